@@ -1,0 +1,41 @@
+# Convenience front end: `make run` and `make test` are the two commands of the README.
+# Both install missing Debian packages (scripts/setup.sh), configure and build with CMake.
+BUILD ?= build
+JOBS  ?= $(shell nproc)
+CMAKE_FLAGS ?=
+SCENARIO ?= scenarios/default.cfg
+OUT ?= results/default.h5
+
+.PHONY: all setup configure build run test bench asan clean
+
+all: build
+
+setup:
+	@bash scripts/setup.sh
+
+$(BUILD)/CMakeCache.txt: | setup
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
+
+configure: $(BUILD)/CMakeCache.txt
+
+build: setup configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+run: build
+	@mkdir -p $(dir $(OUT))
+	$(BUILD)/spotlab run $(SCENARIO) --out $(OUT)
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+bench: build
+	$(BUILD)/spotlab bench phold
+
+# The whole suite under AddressSanitizer and UndefinedBehaviorSanitizer, in its own build folder.
+asan: setup
+	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DSPOTLAB_SANITIZE=ON
+	cmake --build build-asan -j $(JOBS)
+	cd build-asan && ctest --output-on-failure -j $(JOBS)
+
+clean:
+	rm -rf $(BUILD) build-asan

@@ -1,0 +1,33 @@
+/* app.h - the `spotlab` command: subcommands register themselves here.
+ *
+ * Each subcommand lives in its own file app/cmd_*.c and registers with APP_COMMAND; main()
+ * dispatches on the first one or two words ("run", "bench phold"). Exit codes: 0 success,
+ * 1 run-time failure, 2 bad usage or bad input (scenario, job file, result file).
+ */
+#ifndef APP_APP_H
+#define APP_APP_H
+
+#include <stdio.h>
+
+typedef struct app_command {
+  const char *name;      /* "run", "bench phold": one or two words */
+  const char *summary;   /* one line for `spotlab --help` */
+  int (*main)(int argc, char **argv); /* argv[0] is the command name's last word */
+} app_command;
+
+void app_register(const app_command *c);
+#define APP_COMMAND(var) \
+  static void __attribute__((constructor)) app__reg_##var(void) { app_register(&(var)); }
+
+/* MPI: initialised on first use (thread level FUNNELED), finalised at exit. */
+void app_mpi_init(int *argc, char ***argv);
+int app_mpi_rank(void);
+int app_mpi_size(void);
+
+/* Option helpers: parse "--key value" / "--key=value". Return 1 if argv[*i] matched. */
+int app_opt(int argc, char **argv, int *i, const char *name, const char **value);
+int app_opt_u64(const char *opt, const char *text, unsigned long long lo, unsigned long long hi,
+                unsigned long long *out);
+int app_opt_double(const char *opt, const char *text, double lo, double hi, double *out);
+
+#endif

@@ -1,0 +1,127 @@
+/* main.c - `spotlab`: dispatch to the registered subcommands. */
+#include "app/app.h"
+#include "spotlab_config.h"
+
+#include <errno.h>
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define APP_MAX_COMMANDS 32
+static const app_command *app__cmds[APP_MAX_COMMANDS];
+static int app__ncmds;
+
+void app_register(const app_command *c) {
+  if (app__ncmds < APP_MAX_COMMANDS) app__cmds[app__ncmds++] = c;
+}
+
+static int app__mpi_started;
+static void app__mpi_finalize(void) {
+  int fin = 0;
+  MPI_Finalized(&fin);
+  if (!fin) MPI_Finalize();
+}
+void app_mpi_init(int *argc, char ***argv) {
+  if (app__mpi_started) return;
+  int provided;
+  MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
+  app__mpi_started = 1;
+  atexit(app__mpi_finalize);
+}
+int app_mpi_rank(void) {
+  int r = 0;
+  if (app__mpi_started) MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+int app_mpi_size(void) {
+  int n = 1;
+  if (app__mpi_started) MPI_Comm_size(MPI_COMM_WORLD, &n);
+  return n;
+}
+
+int app_opt(int argc, char **argv, int *i, const char *name, const char **value) {
+  size_t n = strlen(name);
+  const char *a = argv[*i];
+  if (strncmp(a, name, n) != 0) return 0;
+  if (a[n] == '=') { *value = a + n + 1; return 1; }
+  if (a[n] != '\0') return 0;
+  if (*i + 1 >= argc) {
+    fprintf(stderr, "spotlab: option %s needs a value\n", name);
+    exit(2);
+  }
+  *value = argv[++*i];
+  return 1;
+}
+
+int app_opt_u64(const char *opt, const char *text, unsigned long long lo, unsigned long long hi,
+                unsigned long long *out) {
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(text, &end, 10);
+  if (errno || end == text || *end || text[0] == '-' || v < lo || v > hi) {
+    fprintf(stderr, "spotlab: %s: '%s' is not a whole number in [%llu, %llu]\n", opt, text, lo, hi);
+    return -1;
+  }
+  *out = v;
+  return 0;
+}
+
+int app_opt_double(const char *opt, const char *text, double lo, double hi, double *out) {
+  char *end;
+  errno = 0;
+  double v = strtod(text, &end);
+  if (errno || end == text || *end || !(v >= lo && v <= hi)) {
+    fprintf(stderr, "spotlab: %s: '%s' is not a number in [%g, %g]\n", opt, text, lo, hi);
+    return -1;
+  }
+  *out = v;
+  return 0;
+}
+
+static int app__cmp(const void *a, const void *b) {
+  return strcmp((*(const app_command *const *)a)->name, (*(const app_command *const *)b)->name);
+}
+
+static void app__usage(FILE *f) {
+  fprintf(f,
+          "spotlab %s - a research testbed for decentralized GPU clouds\n\n"
+          "usage: spotlab COMMAND [options]   (spotlab COMMAND --help for each)\n\ncommands:\n",
+          SPOTLAB_VERSION);
+  qsort(app__cmds, (size_t)app__ncmds, sizeof app__cmds[0], app__cmp);
+  for (int i = 0; i < app__ncmds; i++)
+    fprintf(f, "  %-16s %s\n", app__cmds[i]->name, app__cmds[i]->summary);
+  fprintf(f, "\nExit status: 0 success, 1 run-time failure, 2 bad usage or bad input.\n");
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+    app__usage(stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  if (!strcmp(argv[1], "--version")) {
+    printf("spotlab %s (CUDA kernels %s)\n", SPOTLAB_VERSION, SPOTLAB_HAVE_CUDA ? "built" : "not built");
+    return 0;
+  }
+  /* Two-word commands first ("bench phold"), then one word. */
+  for (int i = 0; i < app__ncmds; i++) {
+    const char *n = app__cmds[i]->name, *sp = strchr(n, ' ');
+    if (sp && argc >= 3 && !strncmp(n, argv[1], (size_t)(sp - n)) && strlen(argv[1]) == (size_t)(sp - n) &&
+        !strcmp(sp + 1, argv[2]))
+      return app__cmds[i]->main(argc - 2, argv + 2);
+  }
+  for (int i = 0; i < app__ncmds; i++)
+    if (!strchr(app__cmds[i]->name, ' ') && !strcmp(app__cmds[i]->name, argv[1]))
+      return app__cmds[i]->main(argc - 1, argv + 1);
+  /* A group word alone ("spotlab bench"): list its subcommands. */
+  int shown = 0;
+  for (int i = 0; i < app__ncmds; i++) {
+    const char *n = app__cmds[i]->name, *sp = strchr(n, ' ');
+    if (sp && !strncmp(n, argv[1], (size_t)(sp - n)) && strlen(argv[1]) == (size_t)(sp - n)) {
+      if (!shown++) fprintf(stderr, "usage: spotlab %s SUBCOMMAND\n", argv[1]);
+      fprintf(stderr, "  %-16s %s\n", n, app__cmds[i]->summary);
+    }
+  }
+  if (shown) return 2;
+  fprintf(stderr, "spotlab: unknown command '%s' (spotlab --help lists them)\n", argv[1]);
+  return 2;
+}

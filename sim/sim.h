@@ -1,0 +1,179 @@
+/* sim.h - spotlab's discrete-event engine: the contract between the engine and its models.
+ *
+ * A model is a set of logical processes (LPs, "entities") that own their state and interact only
+ * by timestamped messages. The model declares, in a const sim_model, its LP types (a table of
+ * handlers in the spirit of ROSS's tw_lptype), how many LPs there are, the size of a message and
+ * the lookahead (the smallest delay of any message sent to another LP). The engine owns all
+ * memory, runs the LPs on one or several MPI ranks, and collects their outputs.
+ *
+ * Determinism. Events at one LP are handled in the order of the key (time, source LP, source
+ * sequence number), which does not depend on how LPs are spread over ranks; every LP owns a
+ * random stream derived from the run seed and its id; outputs are integer sums (exact in any
+ * order) or per-LP records gathered in LP order. So one model and seed give bit-identical
+ * results on any number of ranks. Models must keep their side of it: an LP's handlers read and
+ * write only that LP's state, the read-only model context, and what the engine hands them.
+ *
+ * The engine knows nothing of markets or GPUs, and models know nothing of MPI or HDF5.
+ */
+#ifndef SIM_SIM_H
+#define SIM_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <gsl/gsl_rng.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef double sim_time;   /* simulated time, seconds */
+typedef uint64_t sim_id;   /* LP id, 0 .. nlps-1 */
+
+#define SIM_TIME_INF (1.0 / 0.0)
+
+typedef struct sim_lp sim_lp;         /* an LP as the engine holds it; opaque to models */
+typedef struct sim_engine sim_engine; /* one run of one model on this rank; opaque */
+
+/* ---- Errors ---------------------------------------------------------------------------------
+ * Functions that can fail on input return 0 or a negative sim_err; sim_strerror names it. */
+typedef enum sim_err {
+  SIM_OK = 0,
+  SIM_ENOMEM = -1,   /* out of memory */
+  SIM_EINVAL = -2,   /* invalid argument or model description */
+  SIM_EIO = -3,      /* a file could not be read or written */
+  SIM_ECONFIG = -4,  /* the scenario has errors (already reported with FILE:LINE) */
+  SIM_EFORMAT = -5,  /* a result file is damaged or of another version */
+  SIM_ENOTFOUND = -6 /* a named thing (model, dataset, key) does not exist */
+} sim_err;
+const char *sim_strerror(int err);
+
+/* Fatal errors are for bugs, out-of-memory and MPI failures only (never for bad user input):
+ * prints "spotlab: fatal [rank R] FILE:LINE: message" and aborts every rank. */
+#define SIM_FATAL(...) sim__fatal(__FILE__, __LINE__, __VA_ARGS__)
+void sim__fatal(const char *file, int line, const char *fmt, ...)
+    __attribute__((noreturn, format(printf, 3, 4)));
+
+/* ---- Outputs ------------------------------------------------------------------------------- */
+
+/* A series: int64 sums in time bins (or one bin when bin_width is 0, i.e. a counter), with
+ * `ncols` columns (e.g. one per region). Integer sums are exact in any order, which is what keeps
+ * results bit-identical across rank counts: express money in micro-units, time in ms, etc. */
+typedef struct sim_series_def {
+  const char *name;        /* dataset name, e.g. "income_by_persona" */
+  const char *unit;        /* unit of each value, e.g. "USD*1e-6", "GPU*ms" */
+  sim_time bin_width;      /* seconds per bin; 0 = a single bin for the whole run */
+  unsigned ncols;          /* columns per bin (>= 1) */
+  const char *const *colnames; /* ncols names, or NULL */
+  const char *help;        /* one line, stored as an attribute */
+} sim_series_def;
+
+/* A table: records of fixed size written by LPs (usually in finalize), gathered in the order
+ * (LP id, write order) and stored as an HDF5 compound dataset. */
+typedef enum sim_ftype { SIM_F_I64, SIM_F_U64, SIM_F_I32, SIM_F_F64, SIM_F_STR16 } sim_ftype;
+typedef struct sim_field {
+  const char *name;
+  sim_ftype type;
+  size_t offset;           /* offsetof(record, field) */
+  const char *unit;        /* "s", "USD", "1" ... */
+} sim_field;
+typedef struct sim_table_def {
+  const char *name;
+  size_t record_size;
+  const sim_field *fields;
+  unsigned nfields;
+  const char *help;
+} sim_table_def;
+
+/* ---- The model ----------------------------------------------------------------------------- */
+
+typedef struct sim_lptype {
+  const char *name;
+  size_t state_size;       /* bytes of state per LP of this type, zeroed before init */
+  /* Called once per LP before time 0 events; may send messages (with the usual delays). */
+  void (*init)(sim_lp *lp, void *state);
+  /* Handles one event. `msg` points to the model's message (msg_size bytes, valid during the
+   * call); `src` is the LP that sent it. */
+  void (*event)(sim_lp *lp, void *state, const void *msg, sim_id src);
+  /* Called once per LP after the end time; may write table records and series, not send. */
+  void (*finalize)(sim_lp *lp, void *state);
+} sim_lptype;
+
+typedef struct sim_model {
+  const char *name;
+  const sim_lptype *types;
+  unsigned ntypes;
+  /* Which type an LP has. Pure function of (ctx, id). NULL when ntypes == 1. */
+  unsigned (*type_of)(const void *ctx, sim_id id);
+  sim_id nlps;
+  size_t msg_size;         /* bytes of every message (the largest the model sends) */
+  sim_time lookahead;      /* > 0: every message to another LP has delay >= lookahead */
+  sim_time end_time;       /* events at t >= end_time are not handled */
+  const void *ctx;         /* read-only data shared by all LPs (parameters, tables) */
+  const sim_series_def *series;
+  unsigned nseries;
+  const sim_table_def *tables;
+  unsigned ntables;
+} sim_model;
+
+/* ---- What handlers may call ---------------------------------------------------------------- */
+sim_id sim_lp_id(const sim_lp *lp);
+sim_time sim_now(const sim_lp *lp);
+const void *sim_lp_ctx(const sim_lp *lp);
+/* The LP's own random stream: a gsl_rng, so every gsl_ran_* distribution works on it. Its state
+ * derives from (run seed, LP id) only. */
+gsl_rng *sim_lp_rng(sim_lp *lp);
+/* Schedules `msg` (len <= msg_size bytes; the rest is zeroed) at dst, now + delay. delay >= 0
+ * for dst == self, delay >= lookahead otherwise; breaking that is a model bug (fatal). */
+void sim_send(sim_lp *lp, sim_id dst, sim_time delay, const void *msg, size_t len);
+/* Adds v to series `s`, column `col`, in the bin of time t (clamped to the run). */
+void sim_series_add(sim_lp *lp, unsigned s, unsigned col, sim_time t, int64_t v);
+/* Appends one record (record_size bytes) to table `tab`. */
+void sim_table_put(sim_lp *lp, unsigned tab, const void *record);
+
+/* ---- Running ------------------------------------------------------------------------------- */
+
+typedef struct sim_run_opts {
+  uint64_t seed;           /* run seed; LP streams derive from (seed, id) */
+  int use_mpi;             /* 1: partition over MPI_COMM_WORLD; 0: this thread alone */
+  int progress;            /* 1: progress line on stderr (rank 0) */
+  const char *progress_label; /* e.g. "rep 2/8", or NULL */
+} sim_run_opts;
+
+/* What a run produced, complete on rank 0 (on other ranks: stats only). */
+typedef struct sim_results {
+  const sim_model *model;
+  uint64_t seed;
+  int ranks;
+  uint64_t events;          /* committed events, all ranks */
+  uint64_t windows;         /* synchronization windows (1 when sequential) */
+  double wall_s;            /* wall time of the event loop, seconds */
+  double peak_rss_mib;      /* max over ranks of peak resident memory, MiB */
+  /* series[s] has nbins[s] * ncols int64 values, row-major (bin, col). */
+  int64_t **series;
+  size_t *nbins;
+  /* tables[t] holds nrecords[t] records of record_size bytes, in (LP id, write order). */
+  unsigned char **tables;
+  size_t *nrecords;
+} sim_results;
+
+/* Runs `model` to its end time. Collective over MPI_COMM_WORLD when opts->use_mpi. Returns 0 and
+ * fills *res (free with sim_results_free), or a negative sim_err. */
+int sim_run(const sim_model *model, const sim_run_opts *opts, sim_results *res);
+void sim_results_free(sim_results *res);
+
+/* Number of bins of series `s` of `model`. */
+size_t sim_series_nbins(const sim_model *model, unsigned s);
+
+/* Seed of replication r derived from a base seed (splitmix64 of both): common random numbers
+ * across scenarios that share the base seed. */
+uint64_t sim_rep_seed(uint64_t base_seed, unsigned rep);
+
+/* The engine's stream generator as a gsl_rng_type (xoshiro256**, 32 bytes of state), and the
+ * seeding of one stream from (seed, stream id). Exposed for tests and for non-LP users. */
+extern const gsl_rng_type *sim_rng_xoshiro;
+void sim_rng_seed_stream(gsl_rng *r, uint64_t seed, uint64_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,205 @@
+/* runner.c - see runner.h. */
+#include "app/runner.h"
+#include "app/app.h"
+#include "app/models.h"
+
+#include <libgen.h>
+#include <math.h>
+#include <omp.h>
+#include <time.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const sim_param app_run_params[] = {
+    {"seed", SIM_P_INT, offsetof(app_run_cfg, seed), "1", 0, 9.2e18, "1",
+     "base seed; replication r runs a seed derived from it (r = 0 runs this one)"},
+    {"reps", SIM_P_INT, offsetof(app_run_cfg, reps), "1", 1, 10000, "replications",
+     "independent replications, summarized with 95% confidence intervals"},
+    {"end", SIM_P_DURATION, offsetof(app_run_cfg, end), "\"7d\"", 1e-9, 3.2e9, "s",
+     "simulated time to run (seconds, or \"12h\", \"7d\", ...)"},
+    {NULL},
+};
+
+typedef struct app__top {
+  char *model;
+} app__top;
+
+static const sim_param app__top_params[] = {
+    {"model", SIM_P_STRING, offsetof(app__top, model), NULL, SIM_UNBOUNDED, NULL,
+     "which model the scenario runs (spotlab keys lists them); its keys go in a group of that name"},
+    {NULL},
+};
+
+int app_load(const char *path, const char *const *overrides, int noverrides, sim_diag *d, app_loaded *l) {
+  memset(l, 0, sizeof *l);
+  l->scn = sim_scenario_load(path, d);
+  if (!l->scn) return SIM_ECONFIG;
+  for (int i = 0; i < noverrides; i++)
+    if (sim_scenario_set(l->scn, overrides[i], d)) goto fail;
+
+  const char *name = sim_scenario_string(l->scn, "model");
+  l->cls = app_model_find(name);
+  const char *ignore[] = {"run", name ? name : "", NULL};
+  app__top top = {0};
+  int rc = sim_param_parse(l->scn, "", app__top_params, &top, ignore, d);
+  if (rc == 0 && !l->cls) {
+    char list[256] = "";
+    for (size_t i = 0; i < app_model_count(); i++) {
+      strncat(list, i ? ", " : "", sizeof list - strlen(list) - 1);
+      strncat(list, app_model_at(i)->name, sizeof list - strlen(list) - 1);
+    }
+    sim_param_error(l->scn, "model", d, "unknown model '%s' (known: %s)", top.model, list);
+    rc = SIM_ECONFIG;
+  }
+  sim_param_free(app__top_params, &top);
+  int rc2 = sim_param_parse(l->scn, "run", app_run_params, &l->run, NULL, d);
+  if (rc || rc2 || !l->cls) goto fail;
+
+  l->cfg = calloc(1, l->cls->params_size);
+  if (!l->cfg) goto fail;
+  if (sim_param_parse(l->scn, l->cls->name, l->cls->params, l->cfg, NULL, d)) {
+    free(l->cfg);
+    l->cfg = NULL;
+    goto fail;
+  }
+  if (l->cls->validate && l->cls->validate(l->cfg, l->scn, d)) goto fail;
+
+  char *pcopy = strdup(path);
+  if (!pcopy) goto fail;
+  const char *base = dirname(pcopy);
+  rc = l->cls->build(l->cfg, l->run.end, base, l->scn, d, &l->model);
+  free(pcopy);
+  if (rc) {
+    if (d->nerrors == 0) sim_diag_report(d, path, 0, "cannot build the model: %s", sim_strerror(rc));
+    goto fail;
+  }
+  l->built = 1;
+  l->model.end_time = l->run.end;
+
+  size_t len = 0;
+  FILE *mf = open_memstream(&l->effective, &len);
+  if (mf) {
+    fprintf(mf, "model = \"%s\";\n", l->cls->name);
+    sim_param_dump(mf, "run", app_run_params, &l->run);
+    sim_param_dump(mf, l->cls->name, l->cls->params, l->cfg);
+    fclose(mf);
+  }
+  return SIM_OK;
+fail:
+  app_unload(l);
+  return SIM_ECONFIG;
+}
+
+void app_unload(app_loaded *l) {
+  if (l->built && l->cls->destroy) l->cls->destroy(&l->model);
+  if (l->cfg) {
+    sim_param_free(l->cls->params, l->cfg);
+    free(l->cfg);
+  }
+  free(l->effective);
+  sim_scenario_free(l->scn);
+  memset(l, 0, sizeof *l);
+}
+
+static double app__now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int app_run_reps(app_loaded *l, int progress, app_run_out *o) {
+  int reps = (int)l->run.reps, rank = app_mpi_rank();
+  unsigned nm = l->cls->nmetrics;
+  memset(o, 0, sizeof *o);
+  o->reps = calloc((size_t)reps, sizeof *o->reps);
+  o->values = calloc((size_t)reps * (nm ? nm : 1), sizeof *o->values);
+  if (!o->reps || !o->values) SIM_FATAL("out of memory");
+  o->ranks = app_mpi_size();
+  o->threads = o->ranks > 1 ? 1 : omp_get_max_threads();
+  if (o->threads > reps) o->threads = reps;
+  int failed = 0, done = 0;
+  double t0 = app__now();
+
+  if (o->ranks > 1) {
+    for (int r = 0; r < reps; r++) {
+      char label[32];
+      snprintf(label, sizeof label, "rep %d/%d", r + 1, reps);
+      sim_run_opts opts = {sim_rep_seed((uint64_t)l->run.seed, (unsigned)r), 1, progress, label};
+      int rc = sim_run(&l->model, &opts, &o->reps[r]);
+      if (rc) SIM_FATAL("the engine refused the model: %s", sim_strerror(rc));
+    }
+  } else {
+#pragma omp parallel for schedule(dynamic, 1) num_threads(o->threads)
+    for (int r = 0; r < reps; r++) {
+      char label[32];
+      snprintf(label, sizeof label, "rep %d/%d", r + 1, reps);
+      /* With several threads, per-event progress lines would interleave: show completions. */
+      sim_run_opts opts = {sim_rep_seed((uint64_t)l->run.seed, (unsigned)r), 0, progress && o->threads == 1, label};
+      int rc = sim_run(&l->model, &opts, &o->reps[r]);
+      if (rc) SIM_FATAL("the engine refused the model: %s", sim_strerror(rc));
+#pragma omp critical
+      {
+        done++;
+        if (progress && o->threads > 1)
+          fprintf(stderr, "\rreplications: %d of %d done, %.0f s elapsed   %s", done, reps, app__now() - t0,
+                  done == reps ? "\n" : "");
+      }
+    }
+  }
+  o->wall_s = app__now() - t0;
+  if (rank != 0) return 0;
+  for (int r = 0; r < reps; r++) {
+    if (nm) l->cls->compute_metrics(&l->model, &o->reps[r], o->values + (size_t)r * nm);
+    char msg[512];
+    if (l->cls->check && l->cls->check(&l->model, &o->reps[r], msg, sizeof msg)) {
+      fprintf(stderr, "spotlab: replication %d (seed %llu) failed its end-of-run check: %s\n", r,
+              (unsigned long long)o->reps[r].seed, msg);
+      failed = 1;
+    }
+  }
+  return failed;
+}
+
+void app_run_out_free(app_loaded *l, app_run_out *o) {
+  for (int r = 0; o->reps && r < (int)l->run.reps; r++) sim_results_free(&o->reps[r]);
+  free(o->reps);
+  free(o->values);
+  memset(o, 0, sizeof *o);
+}
+
+int app_write_results(const char *path, app_loaded *l, app_run_out *o) {
+  sim_run_meta meta = {l->cls->name, sim_scenario_path(l->scn), sim_scenario_text(l->scn), l->effective,
+                       (uint64_t)l->run.seed, (int)l->run.reps, o->ranks, o->threads, o->wall_s, l->run.end};
+  char err[512];
+  int rc = sim_results_write(path, &meta, &l->model, o->reps, l->cls->metrics, l->cls->nmetrics, o->values, err,
+                             sizeof err);
+  if (rc) fprintf(stderr, "spotlab: %s\n", err);
+  return rc;
+}
+
+void app_print_summary(FILE *f, app_loaded *l, app_run_out *o) {
+  int reps = (int)l->run.reps;
+  uint64_t ev = 0;
+  for (int r = 0; r < reps; r++) ev += o->reps[r].events;
+  fprintf(f, "\n%s: %d replication%s of %.6g s simulated, %d rank%s x %d thread%s, %.3f s wall, %llu events "
+             "(%.3g events/s)\n\n",
+          l->cls->name, reps, reps == 1 ? "" : "s", l->run.end, o->ranks, o->ranks == 1 ? "" : "s", o->threads,
+          o->threads == 1 ? "" : "s", o->wall_s, (unsigned long long)ev, o->wall_s > 0 ? (double)ev / o->wall_s : 0);
+  unsigned nm = l->cls->nmetrics;
+  if (!nm) return;
+  size_t w = 6;
+  for (unsigned k = 0; k < nm; k++)
+    if (strlen(l->cls->metrics[k].name) > w) w = strlen(l->cls->metrics[k].name);
+  fprintf(f, "%-*s %14s %-24s %-10s\n", (int)w, "metric", "mean", "95% CI", "unit");
+  for (unsigned k = 0; k < nm; k++) {
+    sim_summary s;
+    sim_summarize(o->values + k, (size_t)reps, nm, &s);
+    char ci[48];
+    if (reps > 1 && isfinite(s.ci95_lo))
+      snprintf(ci, sizeof ci, "[%.4g, %.4g]", s.ci95_lo, s.ci95_hi);
+    else
+      snprintf(ci, sizeof ci, "(1 rep: no CI)");
+    fprintf(f, "%-*s %14.6g %-24s %-10s\n", (int)w, l->cls->metrics[k].name, s.mean, ci, l->cls->metrics[k].unit);
+  }
+}

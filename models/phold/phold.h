@@ -1,0 +1,35 @@
+/* phold.h - PHOLD, the standard benchmark model of parallel discrete-event engines.
+ *
+ * N LPs each start with `start` events. Handling an event schedules one new event at
+ * now + lookahead + Exp(mean) on the same LP, or, with probability `remote`, on an LP drawn
+ * uniformly (Fujimoto, "Performance of Time Warp under synthetic workloads", 1990; the variant of
+ * ../shared/bench/phold_ref.c and ROSS's models/phold). Each LP records how many events it handled
+ * and a hash of their (time, source) sequence: two runs agree on every LP's hash only if every LP
+ * saw the same events in the same order, which is what the determinism tests compare.
+ */
+#ifndef MODELS_PHOLD_H
+#define MODELS_PHOLD_H
+
+#include "sim/model_class.h"
+
+typedef struct phold_config {
+  int64_t lps;        /* logical processes */
+  int64_t start;      /* initial events per LP */
+  double lookahead;   /* s */
+  double mean;        /* s, mean of the exponential part of the delay */
+  double remote;      /* probability that an event goes to a uniformly drawn LP */
+} phold_config;
+
+typedef struct phold_lp_record {
+  uint64_t id;
+  uint64_t events;
+  uint64_t hash;
+} phold_lp_record;
+
+extern const sim_model_class phold_class;
+extern const sim_param phold_params[];
+
+/* Fills `m` for config `c` and end time `end` (no allocation; `c` must outlive `m`). */
+void phold_model_init(sim_model *m, const phold_config *c, sim_time end);
+
+#endif

@@ -1,0 +1,611 @@
+/* engine.c - the event loop: LPs, the pending-event set, conservative MPI synchronization and
+ * the collection of outputs.
+ *
+ * Pending events live in one binary min-heap per rank ordered by the key (time, source LP,
+ * source sequence number). The key is unique and independent of the partition, so each LP sees
+ * its events in the same order whatever the number of ranks (see sim.h).
+ *
+ * Parallel runs use window-based conservative synchronization (YAWNS-style; Nicol, "The cost of
+ * conservative synchronization in parallel discrete event simulations", JACM 1993): every window
+ * starts at the global minimum pending time T and handles all events with t < T + lookahead.
+ * Any message to another LP has delay >= lookahead, so it lands at or after the window's end
+ * and no rank ever receives an event in its past. At the end of a window, messages to other
+ * ranks are exchanged with MPI_Alltoallv. A sequential run (one rank, or one thread of a
+ * replication) needs no windows: it pops events in key order until the end time.
+ */
+#include "sim/sim.h"
+
+#include <math.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+struct sim_lp {
+  sim_engine *eng;
+  sim_id id;
+  uint64_t seq;          /* messages sent so far: the tie-break of the event key */
+  const sim_lptype *type;
+  void *state;
+  gsl_rng rng;           /* rng.state points at rs */
+  uint64_t rs[4];
+};
+
+/* One pending event. `slot` indexes the payload slab when msg_size > 0. */
+typedef struct sim__ev {
+  double t;
+  uint64_t src;
+  uint64_t seq;
+  uint32_t dst;          /* local LP index */
+  uint32_t slot;
+} sim__ev;
+
+/* An event travelling to another rank: header then msg_size payload bytes. */
+typedef struct sim__wire {
+  double t;
+  uint64_t src;
+  uint64_t seq;
+  uint64_t dst;          /* global LP id */
+} sim__wire;
+
+typedef struct sim__buf {
+  unsigned char *p;
+  size_t len, cap;
+} sim__buf;
+
+typedef struct sim__tab {
+  sim__buf data;         /* entries of (uint64 lpid, uint64 local order, record) */
+  uint64_t n;
+} sim__tab;
+
+struct sim_engine {
+  const sim_model *model;
+  int rank, nranks, use_mpi;
+  sim_id first, nlocal;  /* this rank's LPs: [first, first + nlocal) */
+  sim_id base;           /* block partition: ranks < rem own base+1 LPs, the others base */
+  sim_id rem;
+  sim_lp *lps;
+  unsigned char **states; /* one block of states per type */
+  double now, end, lookahead;
+  size_t msg_size;
+  /* heap */
+  sim__ev *heap;
+  size_t hn, hcap;
+  /* payload slab with a free list */
+  unsigned char *slab;
+  uint32_t *free_slots;
+  size_t nfree, slab_cap;
+  /* remote messages, one buffer per destination rank */
+  sim__buf *out;
+  size_t wire_size;
+  /* outputs */
+  int64_t **series;
+  size_t *nbins;
+  sim__tab *tabs;
+  uint64_t tab_order;
+  int finalizing;
+  /* stats */
+  uint64_t events, windows;
+  /* progress */
+  int progress;
+  const char *progress_label;
+  double t_start, t_last_print;
+};
+
+/* ---- small utilities ----------------------------------------------------------------------- */
+
+static double sim__clock(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void *sim__xrealloc(void *p, size_t n) {
+  void *q = realloc(p, n ? n : 1);
+  if (!q) SIM_FATAL("out of memory (%zu bytes)", n);
+  return q;
+}
+
+static void sim__buf_reserve(sim__buf *b, size_t extra) {
+  if (b->len + extra <= b->cap) return;
+  size_t cap = b->cap ? b->cap : 4096;
+  while (cap < b->len + extra) cap *= 2;
+  b->p = sim__xrealloc(b->p, cap);
+  b->cap = cap;
+}
+
+static void sim__mpi_check(int rc, const char *what) {
+  if (rc != MPI_SUCCESS) SIM_FATAL("MPI failure in %s (code %d)", what, rc);
+}
+
+/* ---- partition ----------------------------------------------------------------------------- */
+
+static sim_id sim__first_of(const sim_engine *e, int r) {
+  sim_id ur = (sim_id)r;
+  return ur < e->rem ? ur * (e->base + 1) : e->rem * (e->base + 1) + (ur - e->rem) * e->base;
+}
+
+static int sim__owner(const sim_engine *e, sim_id id) {
+  sim_id big = e->rem * (e->base + 1);
+  if (id < big) return (int)(id / (e->base + 1));
+  return (int)(e->rem + (id - big) / e->base);
+}
+
+/* ---- the heap ------------------------------------------------------------------------------ */
+
+static inline int sim__less(const sim__ev *a, const sim__ev *b) {
+  if (a->t != b->t) return a->t < b->t;
+  if (a->src != b->src) return a->src < b->src;
+  return a->seq < b->seq;
+}
+
+static inline void sim__heap_push(sim_engine *e, const sim__ev *ev) {
+  if (e->hn == e->hcap) {
+    e->hcap = e->hcap ? e->hcap * 2 : 1024;
+    e->heap = sim__xrealloc(e->heap, e->hcap * sizeof *e->heap);
+  }
+  size_t i = e->hn++;
+  sim__ev *h = e->heap;
+  while (i) {
+    size_t p = (i - 1) >> 1;
+    if (!sim__less(ev, &h[p])) break;
+    h[i] = h[p];
+    i = p;
+  }
+  h[i] = *ev;
+}
+
+static inline void sim__heap_pop(sim_engine *e, sim__ev *top) {
+  sim__ev *h = e->heap;
+  *top = h[0];
+  sim__ev last = h[--e->hn];
+  size_t n = e->hn, i = 0;
+  for (;;) {
+    size_t c = 2 * i + 1;
+    if (c >= n) break;
+    if (c + 1 < n && sim__less(&h[c + 1], &h[c])) c++;
+    if (!sim__less(&h[c], &last)) break;
+    h[i] = h[c];
+    i = c;
+  }
+  h[i] = last;
+}
+
+/* ---- payload slab -------------------------------------------------------------------------- */
+
+static uint32_t sim__slot_get(sim_engine *e) {
+  if (!e->nfree) {
+    size_t old = e->slab_cap, cap = old ? old * 2 : 1024;
+    if (cap > UINT32_MAX) SIM_FATAL("more than 2^32 pending events on one rank");
+    e->slab = sim__xrealloc(e->slab, cap * e->msg_size);
+    e->free_slots = sim__xrealloc(e->free_slots, cap * sizeof *e->free_slots);
+    for (size_t s = cap; s > old; s--) e->free_slots[e->nfree++] = (uint32_t)(s - 1);
+    e->slab_cap = cap;
+  }
+  return e->free_slots[--e->nfree];
+}
+
+static inline void sim__slot_put(sim_engine *e, uint32_t s) { e->free_slots[e->nfree++] = s; }
+
+static void sim__enqueue_local(sim_engine *e, double t, uint64_t src, uint64_t seq, sim_id dst,
+                               const void *msg, size_t len) {
+  sim__ev ev = {t, src, seq, (uint32_t)(dst - e->first), 0};
+  if (e->msg_size) {
+    ev.slot = sim__slot_get(e);
+    unsigned char *p = e->slab + (size_t)ev.slot * e->msg_size;
+    if (len) memcpy(p, msg, len);
+    if (len < e->msg_size) memset(p + len, 0, e->msg_size - len);
+  }
+  sim__heap_push(e, &ev);
+}
+
+/* ---- what handlers call -------------------------------------------------------------------- */
+
+sim_id sim_lp_id(const sim_lp *lp) { return lp->id; }
+sim_time sim_now(const sim_lp *lp) { return lp->eng->now; }
+const void *sim_lp_ctx(const sim_lp *lp) { return lp->eng->model->ctx; }
+gsl_rng *sim_lp_rng(sim_lp *lp) { return &lp->rng; }
+
+void sim_send(sim_lp *lp, sim_id dst, sim_time delay, const void *msg, size_t len) {
+  sim_engine *e = lp->eng;
+  if (e->finalizing) SIM_FATAL("LP %llu sent a message from finalize", (unsigned long long)lp->id);
+  if (!(delay >= 0.0)) SIM_FATAL("LP %llu sent a message with delay %g < 0", (unsigned long long)lp->id, delay);
+  if (dst != lp->id && delay < e->lookahead)
+    SIM_FATAL("LP %llu sent to LP %llu with delay %g below the model's lookahead %g",
+              (unsigned long long)lp->id, (unsigned long long)dst, delay, e->lookahead);
+  if (dst >= e->model->nlps) SIM_FATAL("LP %llu sent to LP %llu of %llu", (unsigned long long)lp->id,
+                                       (unsigned long long)dst, (unsigned long long)e->model->nlps);
+  if (len > e->msg_size) SIM_FATAL("message of %zu bytes > msg_size %zu", len, e->msg_size);
+  double t = e->now + delay;
+  uint64_t seq = lp->seq++;
+  if (t >= e->end) return; /* would never be handled */
+  if (dst - e->first < e->nlocal) {
+    sim__enqueue_local(e, t, lp->id, seq, dst, msg, len);
+    return;
+  }
+  sim__buf *b = &e->out[sim__owner(e, dst)];
+  sim__buf_reserve(b, e->wire_size);
+  sim__wire w = {t, lp->id, seq, dst};
+  memcpy(b->p + b->len, &w, sizeof w);
+  if (e->msg_size) {
+    unsigned char *p = b->p + b->len + sizeof w;
+    if (len) memcpy(p, msg, len);
+    if (len < e->msg_size) memset(p + len, 0, e->msg_size - len);
+  }
+  b->len += e->wire_size;
+}
+
+void sim_series_add(sim_lp *lp, unsigned s, unsigned col, sim_time t, int64_t v) {
+  sim_engine *e = lp->eng;
+  const sim_model *m = e->model;
+  if (s >= m->nseries || col >= m->series[s].ncols) SIM_FATAL("series %u column %u out of range", s, col);
+  size_t bin = 0;
+  if (m->series[s].bin_width > 0 && t > 0) {
+    double b = floor(t / m->series[s].bin_width);
+    bin = b >= (double)e->nbins[s] ? e->nbins[s] - 1 : (size_t)b;
+  }
+  e->series[s][bin * m->series[s].ncols + col] += v;
+}
+
+void sim_table_put(sim_lp *lp, unsigned tab, const void *record) {
+  sim_engine *e = lp->eng;
+  const sim_model *m = e->model;
+  if (tab >= m->ntables) SIM_FATAL("table %u out of range", tab);
+  size_t rs = m->tables[tab].record_size;
+  sim__tab *t = &e->tabs[tab];
+  sim__buf_reserve(&t->data, 16 + rs);
+  uint64_t hdr[2] = {lp->id, e->tab_order++};
+  memcpy(t->data.p + t->data.len, hdr, 16);
+  memcpy(t->data.p + t->data.len + 16, record, rs);
+  t->data.len += 16 + rs;
+  t->n++;
+}
+
+size_t sim_series_nbins(const sim_model *m, unsigned s) {
+  const sim_series_def *d = &m->series[s];
+  if (d->bin_width <= 0) return 1;
+  double n = ceil(m->end_time / d->bin_width);
+  return n < 1 ? 1 : (size_t)n;
+}
+
+/* ---- setup and teardown -------------------------------------------------------------------- */
+
+static int sim__validate(const sim_model *m) {
+  if (!m || !m->types || m->ntypes == 0 || m->nlps == 0) return SIM_EINVAL;
+  if (m->ntypes > 1 && !m->type_of) return SIM_EINVAL;
+  if (!(m->lookahead > 0) || !(m->end_time >= 0) || isinf(m->lookahead)) return SIM_EINVAL;
+  for (unsigned s = 0; s < m->nseries; s++)
+    if (m->series[s].ncols == 0 || !(m->series[s].bin_width >= 0)) return SIM_EINVAL;
+  return SIM_OK;
+}
+
+static void sim__engine_free(sim_engine *e) {
+  if (!e) return;
+  const sim_model *m = e->model;
+  if (e->states)
+    for (unsigned t = 0; t < m->ntypes; t++) free(e->states[t]);
+  free(e->states);
+  free(e->lps);
+  free(e->heap);
+  free(e->slab);
+  free(e->free_slots);
+  if (e->out)
+    for (int r = 0; r < e->nranks; r++) free(e->out[r].p);
+  free(e->out);
+  if (e->series)
+    for (unsigned s = 0; s < m->nseries; s++) free(e->series[s]);
+  free(e->series);
+  free(e->nbins);
+  if (e->tabs)
+    for (unsigned t = 0; t < m->ntables; t++) free(e->tabs[t].data.p);
+  free(e->tabs);
+  free(e);
+}
+
+static sim_engine *sim__engine_new(const sim_model *m, const sim_run_opts *o) {
+  sim_engine *e = calloc(1, sizeof *e);
+  if (!e) return NULL;
+  e->model = m;
+  e->use_mpi = o->use_mpi;
+  e->nranks = 1;
+  if (o->use_mpi) {
+    MPI_Comm_rank(MPI_COMM_WORLD, &e->rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &e->nranks);
+  }
+  e->base = m->nlps / (sim_id)e->nranks;
+  e->rem = m->nlps % (sim_id)e->nranks;
+  e->first = sim__first_of(e, e->rank);
+  e->nlocal = sim__first_of(e, e->rank + 1) - e->first;
+  if (e->nlocal > UINT32_MAX) goto fail;
+  e->now = 0;
+  e->end = m->end_time;
+  e->lookahead = m->lookahead;
+  e->msg_size = m->msg_size;
+  e->wire_size = sizeof(sim__wire) + m->msg_size;
+  e->wire_size = (e->wire_size + 7) & ~(size_t)7;
+  e->progress = o->progress && e->rank == 0;
+  e->progress_label = o->progress_label;
+
+  e->out = calloc((size_t)e->nranks, sizeof *e->out);
+  e->lps = calloc(e->nlocal ? e->nlocal : 1, sizeof *e->lps);
+  e->states = calloc(m->ntypes, sizeof *e->states);
+  e->series = calloc(m->nseries ? m->nseries : 1, sizeof *e->series);
+  e->nbins = calloc(m->nseries ? m->nseries : 1, sizeof *e->nbins);
+  e->tabs = calloc(m->ntables ? m->ntables : 1, sizeof *e->tabs);
+  if (!e->out || !e->lps || !e->states || !e->series || !e->nbins || !e->tabs) goto fail;
+  for (unsigned s = 0; s < m->nseries; s++) {
+    e->nbins[s] = sim_series_nbins(m, s);
+    e->series[s] = calloc(e->nbins[s] * m->series[s].ncols, sizeof(int64_t));
+    if (!e->series[s]) goto fail;
+  }
+
+  /* States: count LPs per type, one zeroed block per type. */
+  size_t *count = calloc(m->ntypes, sizeof *count), *used = calloc(m->ntypes, sizeof *used);
+  if (!count || !used) { free(count); free(used); goto fail; }
+  for (sim_id i = 0; i < e->nlocal; i++) {
+    unsigned t = m->ntypes > 1 ? m->type_of(m->ctx, e->first + i) : 0;
+    if (t >= m->ntypes) SIM_FATAL("type_of(%llu) = %u >= ntypes %u", (unsigned long long)(e->first + i), t, m->ntypes);
+    count[t]++;
+  }
+  for (unsigned t = 0; t < m->ntypes; t++) {
+    size_t sz = m->types[t].state_size;
+    if (count[t] && sz) {
+      e->states[t] = calloc(count[t], sz);
+      if (!e->states[t]) { free(count); free(used); goto fail; }
+    }
+  }
+  for (sim_id i = 0; i < e->nlocal; i++) {
+    sim_lp *lp = &e->lps[i];
+    unsigned t = m->ntypes > 1 ? m->type_of(m->ctx, e->first + i) : 0;
+    lp->eng = e;
+    lp->id = e->first + i;
+    lp->type = &m->types[t];
+    lp->state = m->types[t].state_size ? e->states[t] + used[t] * m->types[t].state_size : NULL;
+    used[t]++;
+    lp->rng.type = sim_rng_xoshiro;
+    lp->rng.state = lp->rs;
+    sim_rng_seed_stream(&lp->rng, o->seed, lp->id);
+  }
+  free(count);
+  free(used);
+  return e;
+fail:
+  sim__engine_free(e);
+  return NULL;
+}
+
+/* ---- the loops ----------------------------------------------------------------------------- */
+
+static void sim__progress(sim_engine *e, int final) {
+  double now = sim__clock();
+  if (!final && now - e->t_last_print < 0.5) return;
+  e->t_last_print = now;
+  double el = now - e->t_start;
+  double frac = e->end > 0 ? e->now / e->end : 1.0;
+  if (final) frac = 1.0;
+  fprintf(stderr, "\r%s%ssim time %.4g of %.4g s (%3.0f%%), %llu events, %.3g events/s, %.0f s elapsed%s",
+          e->progress_label ? e->progress_label : "", e->progress_label ? ": " : "", final ? e->end : e->now,
+          e->end, 100.0 * frac, (unsigned long long)e->events, el > 0 ? (double)e->events / el : 0.0, el,
+          final ? "\n" : "   ");
+  fflush(stderr);
+}
+
+/* Handles local events with t < limit. */
+static void sim__process_until(sim_engine *e, double limit) {
+  sim__ev ev;
+  const size_t ms = e->msg_size;
+  while (e->hn && e->heap[0].t < limit) {
+    sim__heap_pop(e, &ev);
+    e->now = ev.t;
+    sim_lp *lp = &e->lps[ev.dst];
+    const void *msg = ms ? e->slab + (size_t)ev.slot * ms : NULL;
+    lp->type->event(lp, lp->state, msg, ev.src);
+    if (ms) sim__slot_put(e, ev.slot);
+    if ((++e->events & 0xFFFF) == 0 && e->progress) sim__progress(e, 0);
+  }
+}
+
+/* Sends every rank its messages and enqueues what arrives. Collective. */
+static void sim__exchange(sim_engine *e) {
+  int P = e->nranks;
+  int *scount = malloc(sizeof(int) * (size_t)P * 4);
+  if (!scount) SIM_FATAL("out of memory");
+  int *rcount = scount + P, *sdispl = rcount + P, *rdispl = sdispl + P;
+  size_t stotal = 0;
+  for (int r = 0; r < P; r++) {
+    if (e->out[r].len > INT32_MAX) SIM_FATAL("more than 2 GiB of messages to one rank in a window");
+    scount[r] = (int)e->out[r].len;
+    stotal += e->out[r].len;
+  }
+  sim__mpi_check(MPI_Alltoall(scount, 1, MPI_INT, rcount, 1, MPI_INT, MPI_COMM_WORLD), "Alltoall");
+  size_t rtotal = 0;
+  for (int r = 0; r < P; r++) {
+    rdispl[r] = (int)rtotal;
+    rtotal += (size_t)rcount[r];
+  }
+  if (rtotal > INT32_MAX || stotal > INT32_MAX) SIM_FATAL("window exchange exceeds 2 GiB");
+  unsigned char *sbuf = malloc(stotal ? stotal : 1), *rbuf = malloc(rtotal ? rtotal : 1);
+  if (!sbuf || !rbuf) SIM_FATAL("out of memory");
+  size_t off = 0;
+  for (int r = 0; r < P; r++) {
+    sdispl[r] = (int)off;
+    if (e->out[r].len) memcpy(sbuf + off, e->out[r].p, e->out[r].len);
+    off += e->out[r].len;
+    e->out[r].len = 0;
+  }
+  sim__mpi_check(MPI_Alltoallv(sbuf, scount, sdispl, MPI_BYTE, rbuf, rcount, rdispl, MPI_BYTE, MPI_COMM_WORLD),
+                 "Alltoallv");
+  for (size_t p = 0; p < rtotal; p += e->wire_size) {
+    sim__wire w;
+    memcpy(&w, rbuf + p, sizeof w);
+    sim__enqueue_local(e, w.t, w.src, w.seq, w.dst, rbuf + p + sizeof w, e->msg_size);
+  }
+  free(sbuf);
+  free(rbuf);
+  free(scount);
+}
+
+static void sim__run_parallel(sim_engine *e) {
+  for (;;) {
+    sim__exchange(e);
+    double lmin = e->hn ? e->heap[0].t : SIM_TIME_INF, gmin;
+    sim__mpi_check(MPI_Allreduce(&lmin, &gmin, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD), "Allreduce");
+    if (!(gmin < e->end)) break;
+    double limit = gmin + e->lookahead;
+    if (limit > e->end) limit = e->end;
+    if (e->now < gmin) e->now = gmin;
+    sim__process_until(e, limit);
+    e->windows++;
+  }
+}
+
+/* ---- collecting results -------------------------------------------------------------------- */
+
+static int sim__cmp_entry(const void *a, const void *b) {
+  uint64_t x[2], y[2];
+  memcpy(x, a, 16);
+  memcpy(y, b, 16);
+  if (x[0] != y[0]) return x[0] < y[0] ? -1 : 1;
+  return x[1] < y[1] ? -1 : (x[1] > y[1]);
+}
+
+/* Sorts this rank's records of table t by (LP id, write order) and strips the headers. */
+static unsigned char *sim__table_sorted(sim_engine *e, unsigned t, size_t *bytes) {
+  size_t rs = e->model->tables[t].record_size, es = 16 + rs;
+  sim__tab *tb = &e->tabs[t];
+  /* qsort needs fixed-size elements: they are (16 + rs) bytes each. */
+  qsort(tb->data.p, (size_t)tb->n, es, sim__cmp_entry);
+  unsigned char *out = malloc(tb->n * rs + 1);
+  if (!out) SIM_FATAL("out of memory");
+  for (uint64_t i = 0; i < tb->n; i++) memcpy(out + i * rs, tb->data.p + i * es + 16, rs);
+  *bytes = tb->n * rs;
+  return out;
+}
+
+static double sim__peak_rss_mib(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return (double)ru.ru_maxrss / 1024.0; /* Linux reports KiB */
+}
+
+static void sim__collect(sim_engine *e, sim_results *res) {
+  const sim_model *m = e->model;
+  int root = e->rank == 0;
+  res->series = calloc(m->nseries ? m->nseries : 1, sizeof *res->series);
+  res->nbins = calloc(m->nseries ? m->nseries : 1, sizeof *res->nbins);
+  res->tables = calloc(m->ntables ? m->ntables : 1, sizeof *res->tables);
+  res->nrecords = calloc(m->ntables ? m->ntables : 1, sizeof *res->nrecords);
+  if (!res->series || !res->nbins || !res->tables || !res->nrecords) SIM_FATAL("out of memory");
+  for (unsigned s = 0; s < m->nseries; s++) {
+    size_t n = e->nbins[s] * m->series[s].ncols;
+    res->nbins[s] = e->nbins[s];
+    if (e->use_mpi && e->nranks > 1) {
+      int64_t *sum = root ? malloc(n * sizeof *sum) : NULL;
+      if (root && !sum) SIM_FATAL("out of memory");
+      if (n > INT32_MAX) SIM_FATAL("series too large");
+      sim__mpi_check(MPI_Reduce(e->series[s], sum, (int)n, MPI_INT64_T, MPI_SUM, 0, MPI_COMM_WORLD), "Reduce");
+      res->series[s] = sum;
+    } else {
+      res->series[s] = e->series[s];
+      e->series[s] = NULL;
+    }
+  }
+  for (unsigned t = 0; t < m->ntables; t++) {
+    size_t bytes, rs = m->tables[t].record_size;
+    unsigned char *mine = sim__table_sorted(e, t, &bytes);
+    if (e->use_mpi && e->nranks > 1) {
+      int P = e->nranks;
+      if (bytes > INT32_MAX) SIM_FATAL("table %s too large to gather", m->tables[t].name);
+      int cnt = (int)bytes, *cnts = root ? malloc(sizeof(int) * (size_t)P * 2) : NULL;
+      sim__mpi_check(MPI_Gather(&cnt, 1, MPI_INT, cnts, 1, MPI_INT, 0, MPI_COMM_WORLD), "Gather");
+      unsigned char *all = NULL;
+      int *displ = NULL;
+      size_t total = 0;
+      if (root) {
+        displ = cnts + P;
+        for (int r = 0; r < P; r++) {
+          displ[r] = (int)total;
+          total += (size_t)cnts[r];
+        }
+        if (total > INT32_MAX) SIM_FATAL("table %s too large to gather", m->tables[t].name);
+        all = malloc(total + 1);
+        if (!all) SIM_FATAL("out of memory");
+      }
+      /* Ranks own contiguous, increasing blocks of ids: concatenation keeps LP order. */
+      sim__mpi_check(MPI_Gatherv(mine, cnt, MPI_BYTE, all, cnts, displ, MPI_BYTE, 0, MPI_COMM_WORLD), "Gatherv");
+      free(mine);
+      free(cnts);
+      res->tables[t] = all;
+      res->nrecords[t] = root ? total / rs : 0;
+    } else {
+      res->tables[t] = mine;
+      res->nrecords[t] = bytes / rs;
+    }
+  }
+  res->events = e->events;
+  res->peak_rss_mib = sim__peak_rss_mib();
+  if (e->use_mpi && e->nranks > 1) {
+    uint64_t ev = e->events, tot = 0;
+    double rss = res->peak_rss_mib, mx = 0;
+    sim__mpi_check(MPI_Allreduce(&ev, &tot, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD), "Allreduce");
+    sim__mpi_check(MPI_Allreduce(&rss, &mx, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD), "Allreduce");
+    res->events = tot;
+    res->peak_rss_mib = mx;
+  }
+}
+
+int sim_run(const sim_model *m, const sim_run_opts *o, sim_results *res) {
+  memset(res, 0, sizeof *res);
+  int rc = sim__validate(m);
+  if (rc) return rc;
+  sim_engine *e = sim__engine_new(m, o);
+  if (!e) return SIM_ENOMEM;
+  e->t_start = e->t_last_print = sim__clock();
+
+  for (sim_id i = 0; i < e->nlocal; i++) {
+    sim_lp *lp = &e->lps[i];
+    if (lp->type->init) lp->type->init(lp, lp->state);
+  }
+  if (e->use_mpi && e->nranks > 1) {
+    sim__run_parallel(e);
+  } else {
+    sim__process_until(e, e->end);
+    e->windows = 1;
+  }
+  e->now = e->end;
+  e->finalizing = 1;
+  for (sim_id i = 0; i < e->nlocal; i++) {
+    sim_lp *lp = &e->lps[i];
+    if (lp->type->finalize) lp->type->finalize(lp, lp->state);
+  }
+  double wall = sim__clock() - e->t_start;
+  if (e->progress) sim__progress(e, 1);
+
+  res->model = m;
+  res->seed = o->seed;
+  res->ranks = e->nranks;
+  res->windows = e->windows;
+  sim__collect(e, res);
+  res->wall_s = wall;
+  if (e->use_mpi && e->nranks > 1) {
+    double mx = 0;
+    sim__mpi_check(MPI_Allreduce(&wall, &mx, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD), "Allreduce");
+    res->wall_s = mx;
+  }
+  sim__engine_free(e);
+  return SIM_OK;
+}
+
+void sim_results_free(sim_results *res) {
+  if (!res || !res->model) return;
+  for (unsigned s = 0; s < res->model->nseries; s++) free(res->series ? res->series[s] : NULL);
+  for (unsigned t = 0; t < res->model->ntables; t++) free(res->tables ? res->tables[t] : NULL);
+  free(res->series);
+  free(res->nbins);
+  free(res->tables);
+  free(res->nrecords);
+  memset(res, 0, sizeof *res);
+}

@@ -1,0 +1,684 @@
+/* param.c - scenario files (libconfig) parsed, validated and dumped through sim_param tables.
+ *
+ * One walk over the table fills the struct (value or default) and one walk over the file's
+ * settings flags keys the table does not declare. Every problem is reported with FILE:LINE and
+ * the full key path; parsing goes on to find the others, and the result is discarded if any was
+ * found, so a scenario is used whole or not at all.
+ */
+#include "sim/param.h"
+#include "sim/sim.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <libconfig.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct sim_scenario {
+  config_t cfg;
+  char *path;
+  char *text;
+};
+
+/* ---- diagnostics --------------------------------------------------------------------------- */
+
+void sim_diag_init(sim_diag *d, FILE *to) {
+  memset(d, 0, sizeof *d);
+  d->to = to;
+}
+
+void sim_diag_report(sim_diag *d, const char *file, int line, const char *fmt, ...) {
+  char msg[480];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  char full[512];
+  if (line > 0)
+    snprintf(full, sizeof full, "%s:%d: %s", file ? file : "(scenario)", line, msg);
+  else
+    snprintf(full, sizeof full, "%s: %s", file ? file : "(scenario)", msg);
+  if (d->nerrors == 0) snprintf(d->first, sizeof d->first, "%s", full);
+  d->nerrors++;
+  if (d->to) fprintf(d->to, "%s\n", full);
+}
+
+/* ---- loading ------------------------------------------------------------------------------- */
+
+static char *sim__read_file(const char *path, int *err) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    *err = errno;
+    return NULL;
+  }
+  size_t cap = 4096, len = 0;
+  char *buf = malloc(cap);
+  size_t n;
+  while (buf && (n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+    len += n;
+    if (cap - len - 1 == 0) {
+      char *nb = realloc(buf, cap *= 2);
+      if (!nb) { free(buf); buf = NULL; }
+      else buf = nb;
+    }
+  }
+  int rerr = ferror(f);
+  fclose(f);
+  if (!buf || rerr) {
+    free(buf);
+    *err = rerr ? EIO : ENOMEM;
+    return NULL;
+  }
+  buf[len] = '\0';
+  return buf;
+}
+
+static sim_scenario *sim__load(char *text, const char *name, sim_diag *d) {
+  sim_scenario *s = calloc(1, sizeof *s);
+  if (!s) { free(text); return NULL; }
+  s->text = text;
+  s->path = strdup(name);
+  config_init(&s->cfg);
+  if (!s->path || config_read_string(&s->cfg, text) != CONFIG_TRUE) {
+    if (s->path)
+      sim_diag_report(d, s->path, config_error_line(&s->cfg), "syntax error: %s", config_error_text(&s->cfg));
+    sim_scenario_free(s);
+    return NULL;
+  }
+  return s;
+}
+
+sim_scenario *sim_scenario_load(const char *path, sim_diag *d) {
+  int err = 0;
+  char *text = sim__read_file(path, &err);
+  if (!text) {
+    sim_diag_report(d, path, 0, "cannot read the scenario file: %s", strerror(err));
+    return NULL;
+  }
+  return sim__load(text, path, d);
+}
+
+sim_scenario *sim_scenario_load_string(const char *text, const char *name, sim_diag *d) {
+  char *copy = strdup(text);
+  if (!copy) return NULL;
+  return sim__load(copy, name, d);
+}
+
+void sim_scenario_free(sim_scenario *s) {
+  if (!s) return;
+  config_destroy(&s->cfg);
+  free(s->path);
+  free(s->text);
+  free(s);
+}
+
+const char *sim_scenario_path(const sim_scenario *s) { return s->path; }
+const char *sim_scenario_text(const sim_scenario *s) { return s->text; }
+
+const char *sim_scenario_string(const sim_scenario *s, const char *key) {
+  const char *v = NULL;
+  if (config_lookup_string(&s->cfg, key, &v) != CONFIG_TRUE) return NULL;
+  return v;
+}
+
+/* ---- values -------------------------------------------------------------------------------- */
+
+int sim_parse_duration(const char *text, double *seconds) {
+  char *end;
+  errno = 0;
+  while (isspace((unsigned char)*text)) text++;
+  double v = strtod(text, &end);
+  if (end == text || errno || !isfinite(v)) return -1;
+  while (isspace((unsigned char)*end)) end++;
+  double mult = 1;
+  if (*end) {
+    switch (*end) {
+    case 's': mult = 1; break;
+    case 'm': mult = 60; break;
+    case 'h': mult = 3600; break;
+    case 'd': mult = 86400; break;
+    case 'w': mult = 604800; break;
+    default: return -1;
+    }
+    end++;
+    while (isspace((unsigned char)*end)) end++;
+    if (*end) return -1;
+  }
+  *seconds = v * mult;
+  return 0;
+}
+
+static const char *sim__type_name(sim_ptype t) {
+  switch (t) {
+  case SIM_P_INT: return "integer";
+  case SIM_P_DOUBLE: return "number";
+  case SIM_P_BOOL: return "boolean";
+  case SIM_P_STRING: return "string";
+  case SIM_P_ENUM: return "choice";
+  case SIM_P_DURATION: return "duration";
+  case SIM_P_DARRAY: return "array of numbers";
+  case SIM_P_GROUP: return "group";
+  case SIM_P_LIST: return "list of groups";
+  }
+  return "?";
+}
+
+static const char *sim__setting_type_name(int t) {
+  switch (t) {
+  case CONFIG_TYPE_INT: case CONFIG_TYPE_INT64: return "an integer";
+  case CONFIG_TYPE_FLOAT: return "a number";
+  case CONFIG_TYPE_STRING: return "a string";
+  case CONFIG_TYPE_BOOL: return "a boolean";
+  case CONFIG_TYPE_ARRAY: return "an array";
+  case CONFIG_TYPE_LIST: return "a list";
+  case CONFIG_TYPE_GROUP: return "a group";
+  }
+  return "something else";
+}
+
+static int sim__bounded(const sim_param *p) { return p->min <= p->max; }
+
+/* Context of one parse: where messages go. */
+typedef struct sim__pctx {
+  const char *file;
+  sim_diag *d;
+  int errors;
+} sim__pctx;
+
+static void sim__err(sim__pctx *c, int line, const char *path, const char *fmt, ...) {
+  char msg[400];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  sim_diag_report(c->d, c->file, line, "key '%s': %s", path, msg);
+  c->errors++;
+}
+
+static int sim__line(const config_setting_t *s) { return s ? (int)config_setting_source_line(s) : 0; }
+
+static void sim__check_range(sim__pctx *c, const sim_param *p, const char *path, int line, double v,
+                             const char *shown) {
+  if (sim__bounded(p) && (v < p->min || v > p->max))
+    sim__err(c, line, path, "value %s is out of range [%g, %g]%s%s", shown, p->min, p->max, p->unit ? " " : "",
+             p->unit ? p->unit : "");
+}
+
+static void sim__free_value(const sim_param *p, void *out);
+static void sim__parse_group(sim__pctx *c, const config_setting_t *g, const sim_param *table, void *out,
+                             const char *prefix, const char *const *ignore);
+
+/* Sets one value from a setting (of the file, or of a parsed default). */
+static void sim__set(sim__pctx *c, const config_setting_t *s, const sim_param *p, void *base, const char *path) {
+  void *dst = (char *)base + p->offset;
+  int line = sim__line(s), t = config_setting_type(s);
+  char shown[64];
+  switch (p->type) {
+  case SIM_P_INT: {
+    if (t != CONFIG_TYPE_INT && t != CONFIG_TYPE_INT64) {
+      sim__err(c, line, path, "expected an integer, found %s", sim__setting_type_name(t));
+      return;
+    }
+    long long v = config_setting_get_int64(s);
+    snprintf(shown, sizeof shown, "%lld", v);
+    sim__check_range(c, p, path, line, (double)v, shown);
+    *(int64_t *)dst = v;
+    return;
+  }
+  case SIM_P_DOUBLE: {
+    double v;
+    if (t == CONFIG_TYPE_FLOAT) v = config_setting_get_float(s);
+    else if (t == CONFIG_TYPE_INT || t == CONFIG_TYPE_INT64) v = (double)config_setting_get_int64(s);
+    else {
+      sim__err(c, line, path, "expected a number, found %s", sim__setting_type_name(t));
+      return;
+    }
+    snprintf(shown, sizeof shown, "%g", v);
+    sim__check_range(c, p, path, line, v, shown);
+    *(double *)dst = v;
+    return;
+  }
+  case SIM_P_DURATION: {
+    double v;
+    if (t == CONFIG_TYPE_FLOAT) v = config_setting_get_float(s);
+    else if (t == CONFIG_TYPE_INT || t == CONFIG_TYPE_INT64) v = (double)config_setting_get_int64(s);
+    else if (t == CONFIG_TYPE_STRING) {
+      if (sim_parse_duration(config_setting_get_string(s), &v)) {
+        sim__err(c, line, path, "'%s' is not a duration (a number of seconds, or e.g. \"90s\", \"30m\", \"12h\", \"7d\", \"2w\")",
+                 config_setting_get_string(s));
+        return;
+      }
+    } else {
+      sim__err(c, line, path, "expected a duration, found %s", sim__setting_type_name(t));
+      return;
+    }
+    snprintf(shown, sizeof shown, "%g s", v);
+    if (sim__bounded(p) && (v < p->min || v > p->max))
+      sim__err(c, line, path, "duration %s is out of range [%g, %g] s", shown, p->min, p->max);
+    *(double *)dst = v;
+    return;
+  }
+  case SIM_P_BOOL:
+    if (t != CONFIG_TYPE_BOOL) {
+      sim__err(c, line, path, "expected true or false, found %s", sim__setting_type_name(t));
+      return;
+    }
+    *(int *)dst = config_setting_get_bool(s);
+    return;
+  case SIM_P_STRING: {
+    if (t != CONFIG_TYPE_STRING) {
+      sim__err(c, line, path, "expected a string, found %s", sim__setting_type_name(t));
+      return;
+    }
+    char *v = strdup(config_setting_get_string(s));
+    if (!v) SIM_FATAL("out of memory");
+    free(*(char **)dst);
+    *(char **)dst = v;
+    return;
+  }
+  case SIM_P_ENUM: {
+    if (t != CONFIG_TYPE_STRING) {
+      sim__err(c, line, path, "expected one of the names listed by `spotlab keys`, found %s",
+               sim__setting_type_name(t));
+      return;
+    }
+    const char *v = config_setting_get_string(s);
+    for (int i = 0; p->choices[i]; i++)
+      if (!strcmp(p->choices[i], v)) {
+        *(int *)dst = i;
+        return;
+      }
+    char list[256] = "";
+    for (int i = 0; p->choices[i]; i++) {
+      strncat(list, i ? ", " : "", sizeof list - strlen(list) - 1);
+      strncat(list, p->choices[i], sizeof list - strlen(list) - 1);
+    }
+    sim__err(c, line, path, "'%s' is not one of: %s", v, list);
+    return;
+  }
+  case SIM_P_DARRAY: {
+    if (t != CONFIG_TYPE_ARRAY && t != CONFIG_TYPE_LIST) {
+      sim__err(c, line, path, "expected an array of numbers [a, b, ...], found %s", sim__setting_type_name(t));
+      return;
+    }
+    int n = config_setting_length(s);
+    if (sim__bounded(p) && (n < (int)p->min || n > (int)p->max)) {
+      if (p->min == p->max)
+        sim__err(c, line, path, "expected %d numbers, found %d", (int)p->min, n);
+      else
+        sim__err(c, line, path, "expected between %d and %d numbers, found %d", (int)p->min, (int)p->max, n);
+      return;
+    }
+    double *v = calloc((size_t)(n ? n : 1), sizeof *v);
+    if (!v) SIM_FATAL("out of memory");
+    for (int i = 0; i < n; i++) {
+      const config_setting_t *e = config_setting_get_elem(s, (unsigned)i);
+      int et = config_setting_type(e);
+      if (et == CONFIG_TYPE_FLOAT) v[i] = config_setting_get_float(e);
+      else if (et == CONFIG_TYPE_INT || et == CONFIG_TYPE_INT64) v[i] = (double)config_setting_get_int64(e);
+      else {
+        sim__err(c, sim__line(e) ? sim__line(e) : line, path, "element %d is %s, expected a number", i,
+                 sim__setting_type_name(et));
+      }
+    }
+    free(*(double **)dst);
+    *(double **)dst = v;
+    *(size_t *)((char *)base + p->count_offset) = (size_t)n;
+    return;
+  }
+  case SIM_P_GROUP:
+    if (t != CONFIG_TYPE_GROUP) {
+      sim__err(c, line, path, "expected a group { ... }, found %s", sim__setting_type_name(t));
+      return;
+    }
+    sim__parse_group(c, s, p->sub, dst, path, NULL);
+    return;
+  case SIM_P_LIST: {
+    if (t != CONFIG_TYPE_LIST) {
+      sim__err(c, line, path, "expected a list of groups ( {...}, {...} ), found %s", sim__setting_type_name(t));
+      return;
+    }
+    int n = config_setting_length(s);
+    if (sim__bounded(p) && (n < (int)p->min || n > (int)p->max)) {
+      sim__err(c, line, path, "expected between %d and %d entries, found %d", (int)p->min, (int)p->max, n);
+      return;
+    }
+    unsigned char *arr = calloc((size_t)(n ? n : 1), p->elem_size);
+    if (!arr) SIM_FATAL("out of memory");
+    void **slot = (void **)dst;
+    size_t *cnt = (size_t *)((char *)base + p->count_offset);
+    sim__free_value(p, base);
+    *slot = arr;
+    *cnt = (size_t)n;
+    for (int i = 0; i < n; i++) {
+      const config_setting_t *e = config_setting_get_elem(s, (unsigned)i);
+      char epath[256];
+      snprintf(epath, sizeof epath, "%s.[%d]", path, i);
+      if (config_setting_type(e) != CONFIG_TYPE_GROUP) {
+        sim__err(c, sim__line(e) ? sim__line(e) : line, epath, "expected a group { ... }, found %s",
+                 sim__setting_type_name(config_setting_type(e)));
+        continue;
+      }
+      sim__parse_group(c, e, p->sub, arr + (size_t)i * p->elem_size, epath, NULL);
+    }
+    return;
+  }
+  }
+}
+
+/* Applies a default given as text by parsing "v = TEXT;". */
+static void sim__set_default(sim__pctx *c, const sim_param *p, void *base, const char *path) {
+  if (p->type == SIM_P_GROUP) {
+    sim__parse_group(c, NULL, p->sub, (char *)base + p->offset, path, NULL);
+    return;
+  }
+  if (!p->def) {
+    sim__err(c, 0, path, "is required (%s%s%s): %s", sim__type_name(p->type), p->unit ? ", " : "",
+             p->unit ? p->unit : "", p->help ? p->help : "");
+    return;
+  }
+  char buf[1024];
+  snprintf(buf, sizeof buf, "v = %s;", p->def);
+  config_t tmp;
+  config_init(&tmp);
+  if (config_read_string(&tmp, buf) != CONFIG_TRUE)
+    SIM_FATAL("bad default '%s' for key %s: %s", p->def, path, config_error_text(&tmp));
+  sim__pctx dc = {"(built-in default)", c->d, 0};
+  sim__set(&dc, config_lookup(&tmp, "v"), p, base, path);
+  if (dc.errors) SIM_FATAL("the built-in default of %s is invalid", path);
+  config_destroy(&tmp);
+}
+
+static unsigned sim__edit_distance(const char *a, const char *b) {
+  size_t la = strlen(a), lb = strlen(b);
+  if (la > 63 || lb > 63) return 99;
+  unsigned d[64][64];
+  for (size_t i = 0; i <= la; i++) d[i][0] = (unsigned)i;
+  for (size_t j = 0; j <= lb; j++) d[0][j] = (unsigned)j;
+  for (size_t i = 1; i <= la; i++)
+    for (size_t j = 1; j <= lb; j++) {
+      unsigned sub = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+      unsigned del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
+      d[i][j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+    }
+  return d[la][lb];
+}
+
+static void sim__parse_group(sim__pctx *c, const config_setting_t *g, const sim_param *table, void *out,
+                             const char *prefix, const char *const *ignore) {
+  char path[256];
+  for (const sim_param *p = table; p->name; p++) {
+    snprintf(path, sizeof path, "%s%s%s", prefix, *prefix ? "." : "", p->name);
+    const config_setting_t *s = g ? config_setting_get_member(g, p->name) : NULL;
+    if (s) sim__set(c, s, p, out, path);
+    else if (p->type == SIM_P_LIST && !p->def)
+      sim__err(c, sim__line(g), path, "is required (%s): %s", sim__type_name(p->type), p->help ? p->help : "");
+    else if (p->type == SIM_P_LIST || p->type == SIM_P_DARRAY) {
+      if (p->def && strcmp(p->def, "()") && strcmp(p->def, "[]")) sim__set_default(c, p, out, path);
+    } else
+      sim__set_default(c, p, out, path);
+  }
+  if (!g) return;
+  int n = config_setting_length(g);
+  for (int i = 0; i < n; i++) {
+    const config_setting_t *s = config_setting_get_elem(g, (unsigned)i);
+    const char *name = config_setting_name(s);
+    if (!name) continue;
+    int known = 0;
+    for (const sim_param *p = table; p->name && !known; p++) known = !strcmp(p->name, name);
+    for (const char *const *ig = ignore; ig && *ig && !known; ig++) known = !strcmp(*ig, name);
+    if (known) continue;
+    const char *best = NULL;
+    unsigned bd = 3;
+    for (const sim_param *p = table; p->name; p++) {
+      unsigned dd = sim__edit_distance(name, p->name);
+      if (dd < bd) { bd = dd; best = p->name; }
+    }
+    snprintf(path, sizeof path, "%s%s%s", prefix, *prefix ? "." : "", name);
+    if (best)
+      sim__err(c, sim__line(s), path, "unknown key (did you mean '%s'?)", best);
+    else
+      sim__err(c, sim__line(s), path, "unknown key (spotlab keys lists the keys of each group)");
+  }
+}
+
+int sim_param_parse(const sim_scenario *s, const char *group, const sim_param *table, void *out,
+                    const char *const *ignore, sim_diag *d) {
+  sim__pctx c = {s->path, d, 0};
+  const config_setting_t *g = config_root_setting(&s->cfg);
+  if (group && *group) {
+    g = config_lookup(&s->cfg, group);
+    if (g && config_setting_type(g) != CONFIG_TYPE_GROUP) {
+      sim__err(&c, sim__line(g), group, "expected a group { ... }, found %s", sim__setting_type_name(config_setting_type(g)));
+      return SIM_ECONFIG;
+    }
+  }
+  sim__parse_group(&c, g, table, out, group ? group : "", ignore);
+  if (c.errors) {
+    sim_param_free(table, out);
+    return SIM_ECONFIG;
+  }
+  return SIM_OK;
+}
+
+int sim_param_defaults(const sim_param *table, void *out, sim_diag *d) {
+  sim__pctx c = {"(defaults)", d, 0};
+  sim__parse_group(&c, NULL, table, out, "", NULL);
+  if (c.errors) {
+    sim_param_free(table, out);
+    return SIM_ECONFIG;
+  }
+  return SIM_OK;
+}
+
+static void sim__free_value(const sim_param *p, void *base) {
+  void *dst = (char *)base + p->offset;
+  switch (p->type) {
+  case SIM_P_STRING:
+    free(*(char **)dst);
+    *(char **)dst = NULL;
+    break;
+  case SIM_P_DARRAY:
+    free(*(double **)dst);
+    *(double **)dst = NULL;
+    *(size_t *)((char *)base + p->count_offset) = 0;
+    break;
+  case SIM_P_GROUP:
+    sim_param_free(p->sub, dst);
+    break;
+  case SIM_P_LIST: {
+    unsigned char *arr = *(unsigned char **)dst;
+    size_t n = *(size_t *)((char *)base + p->count_offset);
+    for (size_t i = 0; arr && i < n; i++) sim_param_free(p->sub, arr + i * p->elem_size);
+    free(arr);
+    *(void **)dst = NULL;
+    *(size_t *)((char *)base + p->count_offset) = 0;
+    break;
+  }
+  default: break;
+  }
+}
+
+void sim_param_free(const sim_param *table, void *out) {
+  for (const sim_param *p = table; p->name; p++) sim__free_value(p, out);
+}
+
+void sim_param_error(const sim_scenario *s, const char *path, sim_diag *d, const char *fmt, ...) {
+  char msg[400];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  const config_setting_t *st = config_lookup(&s->cfg, path);
+  sim_diag_report(d, s->path, sim__line(st), "key '%s': %s", path, msg);
+}
+
+/* ---- overrides (sweeps) ------------------------------------------------------------------- */
+
+int sim_scenario_set(sim_scenario *s, const char *assignment, sim_diag *d) {
+  const char *eq = strchr(assignment, '=');
+  if (!eq || eq == assignment) {
+    sim_diag_report(d, "--param", 0, "'%s' is not KEY=VALUE", assignment);
+    return SIM_ECONFIG;
+  }
+  char key[256];
+  size_t kl = (size_t)(eq - assignment);
+  if (kl >= sizeof key) kl = sizeof key - 1;
+  memcpy(key, assignment, kl);
+  key[kl] = 0;
+  char buf[1024];
+  snprintf(buf, sizeof buf, "v = %s;", eq + 1);
+  config_t tmp;
+  config_init(&tmp);
+  if (config_read_string(&tmp, buf) != CONFIG_TRUE) {
+    sim_diag_report(d, "--param", 0, "key '%s': value '%s' is not valid scenario syntax (strings need quotes)", key,
+                    eq + 1);
+    config_destroy(&tmp);
+    return SIM_ECONFIG;
+  }
+  const config_setting_t *v = config_lookup(&tmp, "v");
+  int vt = config_setting_type(v);
+  /* Find or create the parent groups. */
+  config_setting_t *parent = config_root_setting(&s->cfg);
+  char *dot, *name = key;
+  while ((dot = strchr(name, '.'))) {
+    *dot = 0;
+    config_setting_t *g = config_setting_get_member(parent, name);
+    if (!g) g = config_setting_add(parent, name, CONFIG_TYPE_GROUP);
+    if (!g || config_setting_type(g) != CONFIG_TYPE_GROUP) {
+      sim_diag_report(d, "--param", 0, "key '%s': '%s' is not a group", assignment, name);
+      config_destroy(&tmp);
+      return SIM_ECONFIG;
+    }
+    parent = g;
+    name = dot + 1;
+  }
+  if (config_setting_get_member(parent, name)) config_setting_remove(parent, name);
+  config_setting_t *n = config_setting_add(parent, name, vt);
+  int ok = n != NULL;
+  if (ok) switch (vt) {
+    case CONFIG_TYPE_INT: case CONFIG_TYPE_INT64: ok = config_setting_set_int64(n, config_setting_get_int64(v)); break;
+    case CONFIG_TYPE_FLOAT: ok = config_setting_set_float(n, config_setting_get_float(v)); break;
+    case CONFIG_TYPE_BOOL: ok = config_setting_set_bool(n, config_setting_get_bool(v)); break;
+    case CONFIG_TYPE_STRING: ok = config_setting_set_string(n, config_setting_get_string(v)); break;
+    case CONFIG_TYPE_ARRAY:
+      for (int i = 0; ok && i < config_setting_length(v); i++) {
+        const config_setting_t *e = config_setting_get_elem(v, (unsigned)i);
+        ok = config_setting_type(e) == CONFIG_TYPE_FLOAT
+                 ? config_setting_set_float_elem(n, -1, config_setting_get_float(e)) != NULL
+                 : config_setting_set_int64_elem(n, -1, config_setting_get_int64(e)) != NULL;
+      }
+      break;
+    default: ok = 0;
+    }
+  config_destroy(&tmp);
+  if (!ok) {
+    sim_diag_report(d, "--param", 0, "key '%s': only numbers, strings, booleans and arrays can be overridden", key);
+    return SIM_ECONFIG;
+  }
+  return SIM_OK;
+}
+
+/* ---- dump and describe -------------------------------------------------------------------- */
+
+static void sim__indent(FILE *f, int n) {
+  for (int i = 0; i < n; i++) fputs("  ", f);
+}
+
+static void sim__dump_group(FILE *f, const sim_param *table, const void *base, int depth);
+
+static void sim__dump_value(FILE *f, const sim_param *p, const void *base, int depth) {
+  const void *v = (const char *)base + p->offset;
+  switch (p->type) {
+  case SIM_P_INT: fprintf(f, "%lld;", (long long)*(const int64_t *)v); break;
+  case SIM_P_DOUBLE: fprintf(f, "%.17g;", *(const double *)v); break;
+  case SIM_P_DURATION: fprintf(f, "%.17g;", *(const double *)v); break;
+  case SIM_P_BOOL: fprintf(f, "%s;", *(const int *)v ? "true" : "false"); break;
+  case SIM_P_STRING: {
+    const char *sv = *(char *const *)v;
+    fputc('"', f);
+    for (const char *q = sv ? sv : ""; *q; q++) {
+      if (*q == '"' || *q == '\\') fputc('\\', f);
+      fputc(*q, f);
+    }
+    fputs("\";", f);
+    break;
+  }
+  case SIM_P_ENUM: fprintf(f, "\"%s\";", p->choices[*(const int *)v]); break;
+  case SIM_P_DARRAY: {
+    const double *a = *(double *const *)v;
+    size_t n = *(const size_t *)((const char *)base + p->count_offset);
+    fputc('[', f);
+    for (size_t i = 0; i < n; i++) fprintf(f, "%s%.17g", i ? ", " : "", a[i]);
+    fputs("];", f);
+    break;
+  }
+  case SIM_P_GROUP:
+    fputs("{\n", f);
+    sim__dump_group(f, p->sub, v, depth + 1);
+    sim__indent(f, depth);
+    fputs("};", f);
+    break;
+  case SIM_P_LIST: {
+    const unsigned char *arr = *(unsigned char *const *)v;
+    size_t n = *(const size_t *)((const char *)base + p->count_offset);
+    fputs("(\n", f);
+    for (size_t i = 0; i < n; i++) {
+      sim__indent(f, depth + 1);
+      fputs("{\n", f);
+      sim__dump_group(f, p->sub, arr + i * p->elem_size, depth + 2);
+      sim__indent(f, depth + 1);
+      fprintf(f, "}%s\n", i + 1 < n ? "," : "");
+    }
+    sim__indent(f, depth);
+    fputs(");", f);
+    break;
+  }
+  }
+}
+
+static void sim__dump_group(FILE *f, const sim_param *table, const void *base, int depth) {
+  for (const sim_param *p = table; p->name; p++) {
+    sim__indent(f, depth);
+    fprintf(f, "%s = ", p->name);
+    sim__dump_value(f, p, base, depth);
+    if (p->unit && p->type != SIM_P_GROUP && p->type != SIM_P_LIST) fprintf(f, "  # %s", p->unit);
+    fputc('\n', f);
+  }
+}
+
+void sim_param_dump(FILE *f, const char *group, const sim_param *table, const void *out) {
+  if (group && *group) {
+    fprintf(f, "%s = {\n", group);
+    sim__dump_group(f, table, out, 1);
+    fputs("};\n", f);
+  } else {
+    sim__dump_group(f, table, out, 0);
+  }
+}
+
+void sim_param_describe(FILE *f, const char *group, const sim_param *table) {
+  for (const sim_param *p = table; p->name; p++) {
+    char path[256];
+    snprintf(path, sizeof path, "%s%s%s", group ? group : "", group && *group ? "." : "", p->name);
+    fprintf(f, "%-36s %-16s", path, sim__type_name(p->type));
+    if (p->type == SIM_P_GROUP || p->type == SIM_P_LIST) {
+      fprintf(f, " %s\n", p->help ? p->help : "");
+      char sub[300];
+      snprintf(sub, sizeof sub, "%s%s", path, p->type == SIM_P_LIST ? ".[i]" : "");
+      sim_param_describe(f, sub, p->sub);
+      continue;
+    }
+    fprintf(f, " default %-10s", p->def ? p->def : "(required)");
+    if (sim__bounded(p)) fprintf(f, " [%g, %g]", p->min, p->max);
+    if (p->unit) fprintf(f, " %s", p->unit);
+    if (p->type == SIM_P_ENUM) {
+      fputs(" {", f);
+      for (int i = 0; p->choices[i]; i++) fprintf(f, "%s%s", i ? "|" : "", p->choices[i]);
+      fputc('}', f);
+    }
+    fprintf(f, "  %s\n", p->help ? p->help : "");
+  }
+}

@@ -1,0 +1,35 @@
+/* results_io.h - writing a run's results to HDF5 (layout: docs/results-format.md), and the
+ * statistics across replications that go with them. Rank 0 only; the engine's other code and the
+ * models never touch HDF5. */
+#ifndef SIM_RESULTS_IO_H
+#define SIM_RESULTS_IO_H
+
+#include "sim/model_class.h"
+
+#define SIM_RESULTS_FORMAT "spotlab-results"
+#define SIM_RESULTS_FORMAT_VERSION 1
+
+typedef struct sim_run_meta {
+  const char *model;
+  const char *scenario_path;
+  const char *scenario_text;
+  const char *effective;     /* effective configuration text */
+  uint64_t seed;             /* base seed */
+  int reps, ranks, threads;
+  double wall_s, end_s;
+} sim_run_meta;
+
+/* Mean, standard deviation and 95% confidence interval (Student t) of n values. */
+typedef struct sim_summary {
+  double mean, sd, ci95_lo, ci95_hi;
+  int n;
+} sim_summary;
+void sim_summarize(const double *x, size_t n, size_t stride, sim_summary *out);
+
+/* Writes `path` atomically (PATH.tmp.PID, then rename). values: [reps][nmetrics]. Returns 0 or
+ * SIM_EIO with a message in err. */
+int sim_results_write(const char *path, const sim_run_meta *meta, const sim_model *m, const sim_results *reps,
+                      const sim_metric_def *metrics, unsigned nmetrics, const double *values, char *err,
+                      size_t errlen);
+
+#endif

@@ -1,0 +1,10 @@
+# Engine tests: unit tests, scenario errors, command line, determinism over ranks and threads.
+spotlab_add_test(test_sim SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_sim.c LIBS spotlab_phold spotlab_sim)
+spotlab_add_test(test_param SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_param.c LIBS spotlab_sim)
+spotlab_add_test(test_cli SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_cli.c LIBS spotlab_sim)
+add_dependencies(test_cli spotlab)
+# The same scenario and seed on 1, 2 and 4 ranks and on 1 or 2 threads: identical bits.
+spotlab_add_test(test_determinism SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_determinism.c LIBS spotlab_sim)
+add_dependencies(test_determinism spotlab)
+# MPI sanity at 2 ranks: the engine's parallel path through the command itself.
+spotlab_add_mpi_test(mpi_phold_2ranks 2 $<TARGET_FILE:spotlab> bench phold --lps 512 --end 200 --no-reference --ranks-info)

@@ -1,0 +1,234 @@
+/* test_param.c - scenario files: every kind of bad input gives FILE:LINE and fails whole;
+ * defaults, lists, durations, overrides and the dump round trip. */
+#include "sim/param.h"
+#include "sim/sim.h"
+
+#include <CUnit/CUnit.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct t_item {
+  char *name;
+  double share;
+} t_item;
+
+typedef struct t_inner {
+  int64_t n;
+} t_inner;
+
+typedef struct t_cfg {
+  int64_t count;
+  double rate;
+  int flag;
+  char *label;
+  int mode;
+  double period;
+  double *curve;
+  size_t ncurve;
+  t_inner inner;
+  t_item *items;
+  size_t nitems;
+} t_cfg;
+
+static const char *const t_modes[] = {"fifo", "lifo", NULL};
+static const sim_param t_item_params[] = {
+    {"name", SIM_P_STRING, offsetof(t_item, name), NULL, SIM_UNBOUNDED, NULL, "item name"},
+    {"share", SIM_P_DOUBLE, offsetof(t_item, share), "0.5", 0, 1, "1", "share"},
+    {NULL},
+};
+static const sim_param t_inner_params[] = {
+    {"n", SIM_P_INT, offsetof(t_inner, n), "3", 1, 10, "1", "n"},
+    {NULL},
+};
+static const sim_param t_params[] = {
+    {"count", SIM_P_INT, offsetof(t_cfg, count), "10", 1, 100, "GPUs", "how many"},
+    {"rate", SIM_P_DOUBLE, offsetof(t_cfg, rate), "0.25", 0, 1, "1/s", "a rate"},
+    {"flag", SIM_P_BOOL, offsetof(t_cfg, flag), "false", SIM_UNBOUNDED, NULL, "a flag"},
+    {"label", SIM_P_STRING, offsetof(t_cfg, label), "\"x\"", SIM_UNBOUNDED, NULL, "a label"},
+    {"mode", SIM_P_ENUM, offsetof(t_cfg, mode), "\"fifo\"", SIM_UNBOUNDED, NULL, "queue order", t_modes},
+    {"period", SIM_P_DURATION, offsetof(t_cfg, period), "\"1h\"", 1, 1e9, "s", "a period"},
+    {"curve", SIM_P_DARRAY, offsetof(t_cfg, curve), "[1.0, 2.0]", 1, 24, "1", "a curve", NULL, NULL, 0,
+     offsetof(t_cfg, ncurve)},
+    {"inner", SIM_P_GROUP, offsetof(t_cfg, inner), NULL, SIM_UNBOUNDED, NULL, "nested", NULL, t_inner_params},
+    {"items", SIM_P_LIST, offsetof(t_cfg, items), "()", 0, 8, NULL, "items", NULL, t_item_params, sizeof(t_item),
+     offsetof(t_cfg, nitems)},
+    {NULL},
+};
+
+/* Parses `text` as file "t.cfg" and returns the number of errors; the first message in msg. */
+static int parse(const char *text, t_cfg *c, char *msg) {
+  sim_diag d;
+  sim_diag_init(&d, NULL);
+  memset(c, 0, sizeof *c);
+  sim_scenario *s = sim_scenario_load_string(text, "t.cfg", &d);
+  if (s) {
+    sim_param_parse(s, "g", t_params, c, NULL, &d);
+    sim_scenario_free(s);
+  }
+  strcpy(msg, d.first);
+  return d.nerrors;
+}
+
+static void test_defaults_and_values(void) {
+  t_cfg c;
+  char msg[512];
+  CU_ASSERT_EQUAL_FATAL(parse("g = { rate = 0.5; period = \"2d\"; items = ({ name = \"a\"; }, { name = \"b\"; share = 0.1; }); };", &c, msg), 0);
+  CU_ASSERT_EQUAL(c.count, 10);
+  CU_ASSERT_DOUBLE_EQUAL(c.rate, 0.5, 0);
+  CU_ASSERT_EQUAL(c.flag, 0);
+  CU_ASSERT_STRING_EQUAL(c.label, "x");
+  CU_ASSERT_EQUAL(c.mode, 0);
+  CU_ASSERT_DOUBLE_EQUAL(c.period, 2 * 86400.0, 0);
+  CU_ASSERT_EQUAL(c.ncurve, 2);
+  CU_ASSERT_DOUBLE_EQUAL(c.curve[1], 2.0, 0);
+  CU_ASSERT_EQUAL(c.inner.n, 3);
+  CU_ASSERT_EQUAL_FATAL(c.nitems, 2);
+  CU_ASSERT_STRING_EQUAL(c.items[1].name, "b");
+  CU_ASSERT_DOUBLE_EQUAL(c.items[0].share, 0.5, 0);
+  CU_ASSERT_DOUBLE_EQUAL(c.items[1].share, 0.1, 0);
+  sim_param_free(t_params, &c);
+  /* integers are accepted where numbers are expected */
+  CU_ASSERT_EQUAL(parse("g = { rate = 1; };", &c, msg), 0);
+  CU_ASSERT_DOUBLE_EQUAL(c.rate, 1.0, 0);
+  sim_param_free(t_params, &c);
+}
+
+static void test_unknown_key(void) {
+  t_cfg c;
+  char msg[512];
+  CU_ASSERT_EQUAL(parse("g = {\n  count = 5;\n  rat = 0.5;\n};", &c, msg), 1);
+  CU_ASSERT_STRING_EQUAL(msg, "t.cfg:3: key 'g.rat': unknown key (did you mean 'rate'?)");
+  CU_ASSERT_PTR_NULL(c.label); /* nothing half-parsed is left */
+}
+
+static void test_wrong_type(void) {
+  t_cfg c;
+  char msg[512];
+  CU_ASSERT_EQUAL(parse("g = {\n count = \"ten\";\n};", &c, msg), 1);
+  CU_ASSERT_STRING_EQUAL(msg, "t.cfg:2: key 'g.count': expected an integer, found a string");
+  CU_ASSERT_EQUAL(parse("g = { flag = 1; };", &c, msg), 1);
+  CU_ASSERT(strstr(msg, "expected true or false") != NULL);
+  CU_ASSERT_EQUAL(parse("g = { inner = 3; };", &c, msg), 1);
+  CU_ASSERT(strstr(msg, "expected a group") != NULL);
+  CU_ASSERT_EQUAL(parse("g = { count = 2.5; };", &c, msg), 1);
+  CU_ASSERT(strstr(msg, "expected an integer, found a number") != NULL);
+}
+
+static void test_out_of_range(void) {
+  t_cfg c;
+  char msg[512];
+  CU_ASSERT_EQUAL(parse("g = {\n\n rate = 1.5;\n};", &c, msg), 1);
+  CU_ASSERT_STRING_EQUAL(msg, "t.cfg:3: key 'g.rate': value 1.5 is out of range [0, 1] 1/s");
+  CU_ASSERT_EQUAL(parse("g = { inner = { n = 11; }; };", &c, msg), 1);
+  CU_ASSERT(strstr(msg, "key 'g.inner.n': value 11 is out of range") != NULL);
+  CU_ASSERT_EQUAL(parse("g = { items = ({ name = \"a\"; share = -1.0; }); };", &c, msg), 1);
+  CU_ASSERT(strstr(msg, "key 'g.items.[0].share'") != NULL);
+  CU_ASSERT_EQUAL(parse("g = { curve = []; };", &c, msg), 1);
+  CU_ASSERT(strstr(msg, "between 1 and 24 numbers") != NULL);
+}
+
+static void test_enum_duration_required(void) {
+  t_cfg c;
+  char msg[512];
+  CU_ASSERT_EQUAL(parse("g = { mode = \"random\"; };", &c, msg), 1);
+  CU_ASSERT(strstr(msg, "'random' is not one of: fifo, lifo") != NULL);
+  CU_ASSERT_EQUAL(parse("g = { period = \"3 fortnights\"; };", &c, msg), 1);
+  CU_ASSERT(strstr(msg, "is not a duration") != NULL);
+  CU_ASSERT_EQUAL(parse("g = { items = ({ share = 0.2; }); };", &c, msg), 1);
+  CU_ASSERT(strstr(msg, "key 'g.items.[0].name': is required") != NULL);
+}
+
+static void test_several_errors_reported(void) {
+  t_cfg c;
+  char msg[512];
+  CU_ASSERT_EQUAL(parse("g = { count = 0; rate = 2.0; bogus = 1; };", &c, msg), 3);
+}
+
+static void test_syntax_error_and_missing_file(void) {
+  sim_diag d;
+  sim_diag_init(&d, NULL);
+  CU_ASSERT_PTR_NULL(sim_scenario_load_string("g = {\n count = 5\n rate = 1; };", "bad.cfg", &d));
+  CU_ASSERT_EQUAL(d.nerrors, 1);
+  CU_ASSERT(strncmp(d.first, "bad.cfg:3: syntax error", 23) == 0);
+  sim_diag_init(&d, NULL);
+  CU_ASSERT_PTR_NULL(sim_scenario_load("/no/such/scenario.cfg", &d));
+  CU_ASSERT(strstr(d.first, "/no/such/scenario.cfg: cannot read the scenario file: No such file") != NULL);
+}
+
+static void test_durations(void) {
+  double s;
+  CU_ASSERT_EQUAL(sim_parse_duration("90s", &s), 0);
+  CU_ASSERT_DOUBLE_EQUAL(s, 90, 0);
+  CU_ASSERT_EQUAL(sim_parse_duration("1.5h", &s), 0);
+  CU_ASSERT_DOUBLE_EQUAL(s, 5400, 0);
+  CU_ASSERT_EQUAL(sim_parse_duration("2w", &s), 0);
+  CU_ASSERT_DOUBLE_EQUAL(s, 1209600, 0);
+  CU_ASSERT_EQUAL(sim_parse_duration("12", &s), 0);
+  CU_ASSERT_DOUBLE_EQUAL(s, 12, 0);
+  CU_ASSERT_NOT_EQUAL(sim_parse_duration("5y", &s), 0);
+  CU_ASSERT_NOT_EQUAL(sim_parse_duration("h", &s), 0);
+  CU_ASSERT_NOT_EQUAL(sim_parse_duration("3h x", &s), 0);
+}
+
+static void test_override_and_semantic_error(void) {
+  sim_diag d;
+  sim_diag_init(&d, NULL);
+  sim_scenario *s = sim_scenario_load_string("g = {\n count = 5;\n items = ({ name = \"a\"; });\n};", "o.cfg", &d);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  CU_ASSERT_EQUAL(sim_scenario_set(s, "g.count=7", &d), 0);
+  CU_ASSERT_EQUAL(sim_scenario_set(s, "g.label=\"swept\"", &d), 0);
+  CU_ASSERT_EQUAL(sim_scenario_set(s, "g.inner.n=4", &d), 0);
+  CU_ASSERT_NOT_EQUAL(sim_scenario_set(s, "g.count", &d), 0);
+  t_cfg c;
+  memset(&c, 0, sizeof c);
+  sim_diag_init(&d, NULL);
+  CU_ASSERT_EQUAL_FATAL(sim_param_parse(s, "g", t_params, &c, NULL, &d), 0);
+  CU_ASSERT_EQUAL(c.count, 7);
+  CU_ASSERT_STRING_EQUAL(c.label, "swept");
+  CU_ASSERT_EQUAL(c.inner.n, 4);
+  sim_param_error(s, "g.items.[0].name", &d, "names must be unique");
+  CU_ASSERT_STRING_EQUAL(d.first, "o.cfg:3: key 'g.items.[0].name': names must be unique");
+  sim_param_free(t_params, &c);
+  sim_scenario_free(s);
+}
+
+/* The dump of the effective values parses back to the same values. */
+static void test_dump_round_trip(void) {
+  t_cfg c, c2;
+  char msg[512];
+  CU_ASSERT_EQUAL_FATAL(parse("g = { count = 42; rate = 0.1; mode = \"lifo\"; curve = [0.1, 0.2, 0.3]; items = ({ name = \"q\\\"r\"; share = 0.3; }); };", &c, msg), 0);
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  sim_param_dump(f, "g", t_params, &c);
+  fclose(f);
+  CU_ASSERT_EQUAL_FATAL(parse(buf, &c2, msg), 0);
+  CU_ASSERT_EQUAL(c2.count, 42);
+  CU_ASSERT_EQUAL(c2.rate, c.rate);
+  CU_ASSERT_EQUAL(c2.mode, 1);
+  CU_ASSERT_EQUAL(c2.ncurve, 3);
+  CU_ASSERT_EQUAL(c2.curve[2], c.curve[2]);
+  CU_ASSERT_STRING_EQUAL(c2.items[0].name, "q\"r");
+  free(buf);
+  sim_param_free(t_params, &c);
+  sim_param_free(t_params, &c2);
+}
+
+static CU_TestInfo param_tests[] = {
+    {"defaults, values, lists, groups", test_defaults_and_values},
+    {"unknown key with a suggestion", test_unknown_key},
+    {"wrong type", test_wrong_type},
+    {"out of range", test_out_of_range},
+    {"enum, duration, required", test_enum_duration_required},
+    {"every error is reported", test_several_errors_reported},
+    {"syntax error and missing file", test_syntax_error_and_missing_file},
+    {"durations", test_durations},
+    {"overrides and semantic errors", test_override_and_semantic_error},
+    {"dump parses back", test_dump_round_trip},
+    CU_TEST_INFO_NULL,
+};
+CU_SuiteInfo spotlab_suites[] = {
+    {"param", NULL, NULL, NULL, NULL, param_tests},
+    CU_SUITE_INFO_NULL,
+};

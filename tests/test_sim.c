@@ -1,0 +1,340 @@
+/* test_sim.c - the engine: RNG streams, event order, outputs, replication statistics. */
+#include "models/phold/phold.h"
+#include "sim/results_io.h"
+#include "sim/sim.h"
+
+#include <CUnit/CUnit.h>
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_statistics_double.h>
+#include <hdf5.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* ---- RNG streams ---------------------------------------------------------------------------- */
+
+static void test_rng_reproducible(void) {
+  uint64_t st1[4], st2[4];
+  gsl_rng a = {sim_rng_xoshiro, st1}, b = {sim_rng_xoshiro, st2};
+  sim_rng_seed_stream(&a, 7, 123);
+  sim_rng_seed_stream(&b, 7, 123);
+  for (int i = 0; i < 1000; i++) CU_ASSERT_EQUAL(gsl_rng_get(&a), gsl_rng_get(&b));
+  sim_rng_seed_stream(&b, 7, 124);
+  int same = 0;
+  sim_rng_seed_stream(&a, 7, 123);
+  for (int i = 0; i < 1000; i++) same += gsl_rng_get(&a) == gsl_rng_get(&b);
+  CU_ASSERT_EQUAL(same, 0);
+  sim_rng_seed_stream(&b, 8, 123); /* another seed, same stream id */
+  sim_rng_seed_stream(&a, 7, 123);
+  same = 0;
+  for (int i = 0; i < 1000; i++) same += gsl_rng_get(&a) == gsl_rng_get(&b);
+  CU_ASSERT_EQUAL(same, 0);
+}
+
+/* Streams of neighbouring ids must look independent: the correlation of paired uniforms from
+ * streams i and i+1 stays within 4 standard errors (1/sqrt(n)) of 0 for every pair tested, and
+ * each stream's mean is within 4 standard errors of 1/2. */
+static void test_rng_stream_independence(void) {
+  enum { N = 20000, STREAMS = 16 };
+  static double u[STREAMS][N];
+  uint64_t st[4];
+  gsl_rng r = {sim_rng_xoshiro, st};
+  for (int s = 0; s < STREAMS; s++) {
+    sim_rng_seed_stream(&r, 42, (uint64_t)s);
+    for (int i = 0; i < N; i++) u[s][i] = gsl_rng_uniform(&r);
+  }
+  double se = 1.0 / sqrt((double)N);
+  for (int s = 0; s < STREAMS; s++) {
+    double m = gsl_stats_mean(u[s], 1, N);
+    CU_ASSERT(fabs(m - 0.5) < 4 * sqrt(1.0 / 12.0) * se);
+    if (s + 1 < STREAMS) {
+      double c = gsl_stats_correlation(u[s], 1, u[s + 1], 1, N);
+      CU_ASSERT(fabs(c) < 4 * se);
+    }
+  }
+  /* Lag-1 autocorrelation within a stream. */
+  double c = gsl_stats_correlation(u[0], 1, u[0] + 1, 1, N - 1);
+  CU_ASSERT(fabs(c) < 4 * se);
+}
+
+/* A GSL distribution on an engine stream has the right moments: Exp(2) mean 2, var 4. */
+static void test_rng_gsl_distribution(void) {
+  enum { N = 200000 };
+  uint64_t st[4];
+  gsl_rng r = {sim_rng_xoshiro, st};
+  sim_rng_seed_stream(&r, 1, 99);
+  double sum = 0, sum2 = 0;
+  for (int i = 0; i < N; i++) {
+    double x = gsl_ran_exponential(&r, 2.0);
+    sum += x;
+    sum2 += x * x;
+  }
+  double mean = sum / N, var = sum2 / N - mean * mean;
+  CU_ASSERT(fabs(mean - 2.0) < 4 * 2.0 / sqrt((double)N));
+  CU_ASSERT(fabs(var - 4.0) < 0.1);
+}
+
+static void test_rep_seeds(void) {
+  CU_ASSERT_EQUAL(sim_rep_seed(5, 0), 5);
+  CU_ASSERT_NOT_EQUAL(sim_rep_seed(5, 1), sim_rep_seed(5, 2));
+  CU_ASSERT_NOT_EQUAL(sim_rep_seed(5, 1), sim_rep_seed(6, 1));
+  CU_ASSERT_EQUAL(sim_rep_seed(5, 3), sim_rep_seed(5, 3));
+}
+
+/* ---- event order ---------------------------------------------------------------------------- */
+
+/* LP 0..3 send LP 4 messages that all arrive at t = 1.0 exactly; LP 4 records (src, payload) in
+ * the order it handles them, and a zero-delay self-event sent while handling the first one. */
+typedef struct { int32_t tag; } ord_msg;
+typedef struct { int n; int64_t seen[32]; } ord_state;
+
+static void ord_init(sim_lp *lp, void *st) {
+  sim_id id = sim_lp_id(lp);
+  if (id < 4) {
+    /* Send in reverse tag order from each source: the key orders by (src, seq). */
+    for (int k = 0; k < 2; k++) {
+      ord_msg m = {(int32_t)(id * 10 + k)};
+      sim_send(lp, 4, 1.0, &m, sizeof m);
+    }
+  }
+}
+static void ord_event(sim_lp *lp, void *st, const void *msg, sim_id src) {
+  ord_state *s = st;
+  const ord_msg *m = msg;
+  CU_ASSERT_EQUAL(sim_now(lp), 1.0);
+  if (s->n < 32) s->seen[s->n++] = (int64_t)src * 1000 + m->tag;
+  if (m->tag == 0 && src == 0) {
+    ord_msg self = {99};
+    sim_send(lp, sim_lp_id(lp), 0.0, &self, sizeof self);
+  }
+}
+static void ord_final(sim_lp *lp, void *st) {
+  ord_state *s = st;
+  if (sim_lp_id(lp) == 4) {
+    for (int i = 0; i < s->n; i++) sim_table_put(lp, 0, &s->seen[i]);
+  }
+}
+
+static void test_event_order(void) {
+  static const sim_lptype types[] = {{"ord", sizeof(ord_state), ord_init, ord_event, ord_final}};
+  static const sim_field f[] = {{"v", SIM_F_I64, 0, "1"}};
+  static const sim_table_def tabs[] = {{"seen", sizeof(int64_t), f, 1, ""}};
+  sim_model m = {"ord", types, 1, NULL, 5, sizeof(ord_msg), 0.5, 10.0, NULL, NULL, 0, tabs, 1};
+  sim_results r;
+  sim_run_opts o = {1, 0, 0, NULL};
+  CU_ASSERT_EQUAL_FATAL(sim_run(&m, &o, &r), 0);
+  CU_ASSERT_EQUAL_FATAL(r.nrecords[0], 9);
+  const int64_t *v = (const int64_t *)r.tables[0];
+  /* (t=1, src 0, seq 0), then the self-event (t=1, src 4) sorts after src 0..3? No: the key is
+   * (time, src, seq), so src 0's two, src 1's two, src 2's, src 3's, then src 4's self-event. */
+  int64_t expect[9] = {0, 1, 1010, 1011, 2020, 2021, 3030, 3031, 4099};
+  for (int i = 0; i < 9; i++) CU_ASSERT_EQUAL(v[i], expect[i]);
+  CU_ASSERT_EQUAL(r.events, 9);
+  sim_results_free(&r);
+}
+
+/* A message below the lookahead to another LP is a model bug; the engine does not deliver it
+ * silently. (Checked in a child process, since the engine aborts.) */
+static void la_init(sim_lp *lp, void *st) {
+  if (sim_lp_id(lp) == 0) sim_send(lp, 1, 0.01, NULL, 0);
+}
+static void la_event(sim_lp *lp, void *st, const void *msg, sim_id src) {}
+static void test_lookahead_violation_is_fatal(void) {
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    freopen("/dev/null", "w", stderr);
+    static const sim_lptype types[] = {{"la", 0, la_init, la_event, NULL}};
+    sim_model m = {"la", types, 1, NULL, 2, 0, 0.1, 1.0, NULL, NULL, 0, NULL, 0};
+    sim_results r;
+    sim_run_opts o = {1, 0, 0, NULL};
+    sim_run(&m, &o, &r);
+    _exit(0); /* reached only if the engine accepted the message */
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  CU_ASSERT(!(WIFEXITED(status) && WEXITSTATUS(status) == 0));
+}
+
+static void test_invalid_model(void) {
+  static const sim_lptype types[] = {{"x", 0, NULL, la_event, NULL}};
+  sim_model m = {"x", types, 1, NULL, 2, 0, 0.0 /* lookahead 0 */, 1.0, NULL, NULL, 0, NULL, 0};
+  sim_results r;
+  sim_run_opts o = {1, 0, 0, NULL};
+  CU_ASSERT_EQUAL(sim_run(&m, &o, &r), SIM_EINVAL);
+  m.lookahead = 0.1;
+  m.nlps = 0;
+  CU_ASSERT_EQUAL(sim_run(&m, &o, &r), SIM_EINVAL);
+}
+
+/* PHOLD's conservation: events handled == events sent while the run lasts; the per-LP table sums
+ * to the series total; the same seed twice gives the same hashes; another seed does not. */
+static void test_phold_outputs(void) {
+  phold_config c = {64, 2, 0.1, 0.9, 0.5};
+  sim_model m;
+  phold_model_init(&m, &c, 100.0);
+  sim_results a, b, d;
+  sim_run_opts o = {3, 0, 0, NULL};
+  CU_ASSERT_EQUAL_FATAL(sim_run(&m, &o, &a), 0);
+  CU_ASSERT_EQUAL_FATAL(sim_run(&m, &o, &b), 0);
+  o.seed = 4;
+  CU_ASSERT_EQUAL_FATAL(sim_run(&m, &o, &d), 0);
+  CU_ASSERT_EQUAL(a.nrecords[0], 64);
+  const phold_lp_record *ra = (const phold_lp_record *)a.tables[0], *rb = (const phold_lp_record *)b.tables[0],
+                        *rd = (const phold_lp_record *)d.tables[0];
+  uint64_t sum = 0;
+  int diff = 0;
+  for (int i = 0; i < 64; i++) {
+    CU_ASSERT_EQUAL(ra[i].id, (uint64_t)i);
+    CU_ASSERT_EQUAL(ra[i].hash, rb[i].hash);
+    diff += ra[i].hash != rd[i].hash;
+    sum += ra[i].events;
+  }
+  CU_ASSERT_EQUAL((int64_t)sum, a.series[0][0]);
+  CU_ASSERT_EQUAL(sum, a.events);
+  CU_ASSERT(diff > 60);
+  /* 64 LPs x 2 events, each event needs >= 0.1 s and on average 1.0 s: about 12800 in 100 s. */
+  CU_ASSERT(a.events > 11000 && a.events < 14500);
+  sim_results_free(&a);
+  sim_results_free(&b);
+  sim_results_free(&d);
+}
+
+/* Series bins: an LP adds 1 at t = 0.5, 1.5, ..., 9.5; with 2 s bins over 10 s, 5 bins of 2. */
+static void bin_init(sim_lp *lp, void *st) { sim_send(lp, sim_lp_id(lp), 0.5, NULL, 0); }
+static void bin_event(sim_lp *lp, void *st, const void *msg, sim_id src) {
+  sim_series_add(lp, 0, (unsigned)sim_lp_id(lp), sim_now(lp), 1);
+  sim_series_add(lp, 1, 0, sim_now(lp), 3);
+  sim_send(lp, sim_lp_id(lp), 1.0, NULL, 0);
+}
+static void test_series_bins(void) {
+  static const sim_lptype types[] = {{"bin", 0, bin_init, bin_event, NULL}};
+  static const sim_series_def sd[] = {{"per_lp", "1", 2.0, 2, NULL, ""}, {"total", "1", 0, 1, NULL, ""}};
+  sim_model m = {"bin", types, 1, NULL, 2, 0, 0.1, 10.0, NULL, sd, 2, NULL, 0};
+  sim_results r;
+  sim_run_opts o = {1, 0, 0, NULL};
+  CU_ASSERT_EQUAL_FATAL(sim_run(&m, &o, &r), 0);
+  CU_ASSERT_EQUAL_FATAL(r.nbins[0], 5);
+  for (int b = 0; b < 5; b++) {
+    CU_ASSERT_EQUAL(r.series[0][b * 2 + 0], 2);
+    CU_ASSERT_EQUAL(r.series[0][b * 2 + 1], 2);
+  }
+  CU_ASSERT_EQUAL(r.series[1][0], 2 * 10 * 3);
+  sim_results_free(&r);
+}
+
+/* ---- statistics ----------------------------------------------------------------------------- */
+
+/* Known answer: x = 1..5, mean 3, sd sqrt(2.5), t_{0.975,4} = 2.776445105, half width
+ * 2.776445105 * 1.58113883 / sqrt(5) = 1.963243161 (computed by hand from the t table). */
+static void test_summary_ci(void) {
+  double x[5] = {1, 2, 3, 4, 5};
+  sim_summary s;
+  sim_summarize(x, 5, 1, &s);
+  CU_ASSERT_DOUBLE_EQUAL(s.mean, 3.0, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(s.sd, sqrt(2.5), 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(s.ci95_hi - 3.0, 1.963243161, 1e-6);
+  CU_ASSERT_DOUBLE_EQUAL(3.0 - s.ci95_lo, 1.963243161, 1e-6);
+  CU_ASSERT_EQUAL(s.n, 5);
+  sim_summarize(x, 1, 1, &s);
+  CU_ASSERT(isnan(s.ci95_lo));
+  /* stride: the second column of a 3 x 2 matrix */
+  double y[6] = {0, 10, 0, 20, 0, 30};
+  sim_summarize(y + 1, 3, 2, &s);
+  CU_ASSERT_DOUBLE_EQUAL(s.mean, 20.0, 1e-12);
+}
+
+/* ---- HDF5 round trip ------------------------------------------------------------------------ */
+
+static void test_hdf5_round_trip(void) {
+  phold_config c = {16, 1, 0.1, 0.9, 0.5};
+  sim_model m;
+  phold_model_init(&m, &c, 20.0);
+  sim_results r[2];
+  sim_run_opts o = {11, 0, 0, NULL};
+  CU_ASSERT_EQUAL_FATAL(sim_run(&m, &o, &r[0]), 0);
+  o.seed = 12;
+  CU_ASSERT_EQUAL_FATAL(sim_run(&m, &o, &r[1]), 0);
+  sim_metric_def md[2] = {{"a.x.y", "s", ""}, {"b", "USD", ""}};
+  double vals[4] = {1.0, 2.0, 3.0, 4.0};
+  sim_run_meta meta = {"phold", "x.cfg", "model = \"phold\";", "eff", 11, 2, 1, 1, 0.5, 20.0};
+  char path[] = "rt_test.h5", err[256];
+  unlink(path);
+  CU_ASSERT_EQUAL_FATAL(sim_results_write(path, &meta, &m, r, md, 2, vals, err, sizeof err), 0);
+  CU_ASSERT(access("rt_test.h5.tmp", F_OK) != 0);
+
+  hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  CU_ASSERT_FATAL(f >= 0);
+  /* the per-LP table of rep 1 */
+  hid_t ds = H5Dopen2(f, "/reps/rep_0001/tables/lps", H5P_DEFAULT);
+  CU_ASSERT_FATAL(ds >= 0);
+  hid_t ct = H5Tcreate(H5T_COMPOUND, sizeof(phold_lp_record));
+  H5Tinsert(ct, "id", offsetof(phold_lp_record, id), H5T_NATIVE_UINT64);
+  H5Tinsert(ct, "events", offsetof(phold_lp_record, events), H5T_NATIVE_UINT64);
+  H5Tinsert(ct, "hash", offsetof(phold_lp_record, hash), H5T_NATIVE_UINT64);
+  phold_lp_record back[16];
+  CU_ASSERT(H5Dread(ds, ct, H5S_ALL, H5S_ALL, H5P_DEFAULT, back) >= 0);
+  CU_ASSERT(memcmp(back, r[1].tables[0], sizeof back) == 0);
+  H5Tclose(ct);
+  H5Dclose(ds);
+  /* metrics and the summary's mean */
+  double mv[4];
+  ds = H5Dopen2(f, "/metrics", H5P_DEFAULT);
+  CU_ASSERT(H5Dread(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, mv) >= 0);
+  CU_ASSERT(memcmp(mv, vals, sizeof vals) == 0);
+  H5Dclose(ds);
+  struct { double mean; } sm[2];
+  ds = H5Dopen2(f, "/summary", H5P_DEFAULT);
+  hid_t mt = H5Tcreate(H5T_COMPOUND, sizeof sm[0]);
+  H5Tinsert(mt, "mean", 0, H5T_NATIVE_DOUBLE);
+  CU_ASSERT(H5Dread(ds, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, sm) >= 0);
+  CU_ASSERT_DOUBLE_EQUAL(sm[0].mean, 2.0, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(sm[1].mean, 3.0, 1e-12);
+  H5Tclose(mt);
+  H5Dclose(ds);
+  /* series value and its unit attribute */
+  int64_t tot;
+  ds = H5Dopen2(f, "/reps/rep_0000/series/events", H5P_DEFAULT);
+  CU_ASSERT(H5Dread(ds, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, &tot) >= 0);
+  CU_ASSERT_EQUAL(tot, r[0].series[0][0]);
+  CU_ASSERT(H5Aexists(ds, "unit") > 0);
+  H5Dclose(ds);
+  int32_t ver = 0;
+  hid_t a = H5Aopen(f, "format_version", H5P_DEFAULT);
+  H5Aread(a, H5T_NATIVE_INT32, &ver);
+  H5Aclose(a);
+  CU_ASSERT_EQUAL(ver, SIM_RESULTS_FORMAT_VERSION);
+  H5Fclose(f);
+  unlink(path);
+
+  /* An unwritable place: an error, no file, no temporary left. */
+  CU_ASSERT_EQUAL(sim_results_write("/nonexistent-dir/x.h5", &meta, &m, r, md, 2, vals, err, sizeof err), SIM_EIO);
+  CU_ASSERT(strstr(err, "/nonexistent-dir/x.h5") != NULL);
+  sim_results_free(&r[0]);
+  sim_results_free(&r[1]);
+}
+
+static CU_TestInfo rng_tests[] = {
+    {"streams are reproducible and distinct", test_rng_reproducible},
+    {"neighbouring streams are uncorrelated", test_rng_stream_independence},
+    {"GSL distributions on a stream", test_rng_gsl_distribution},
+    {"replication seeds", test_rep_seeds},
+    CU_TEST_INFO_NULL,
+};
+static CU_TestInfo engine_tests[] = {
+    {"simultaneous events follow (time, src, seq)", test_event_order},
+    {"a message below the lookahead is fatal", test_lookahead_violation_is_fatal},
+    {"invalid models are refused", test_invalid_model},
+    {"PHOLD outputs are consistent and seeded", test_phold_outputs},
+    {"series bins", test_series_bins},
+    {"mean and 95% CI known answer", test_summary_ci},
+    {"HDF5 round trip", test_hdf5_round_trip},
+    CU_TEST_INFO_NULL,
+};
+CU_SuiteInfo spotlab_suites[] = {
+    {"rng", NULL, NULL, NULL, NULL, rng_tests},
+    {"engine", NULL, NULL, NULL, NULL, engine_tests},
+    CU_SUITE_INFO_NULL,
+};

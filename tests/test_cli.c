@@ -55,7 +55,7 @@ static void test_bad_scenarios(void) {
   expect_bad("model = \"phold\";\nrun = { end = \"1 fortnight\"; };\n", "bad.cfg:2: key 'run.end'");
   expect_bad("model = \"philosophy\";\n", "bad.cfg:1: key 'model': unknown model 'philosophy'");
   expect_bad("run = { seed = 1; };\n", "key 'model': is required");
-  expect_bad("model = \"phold\"\nphold = { lps = 3; };\n", "bad.cfg:2: syntax error");
+  expect_bad("model = \"phold\";\nphold = { lps = ; };\n", "bad.cfg:2: syntax error");
   expect_bad("model = \"phold\";\nextra = 1;\n", "bad.cfg:2: key 'extra': unknown key");
   char *out;
   CU_ASSERT_EQUAL(sl("run /no/such/file.cfg", &out), 2);

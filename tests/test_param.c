@@ -148,7 +148,7 @@ static void test_several_errors_reported(void) {
 static void test_syntax_error_and_missing_file(void) {
   sim_diag d;
   sim_diag_init(&d, NULL);
-  CU_ASSERT_PTR_NULL(sim_scenario_load_string("g = {\n count = 5\n rate = 1; };", "bad.cfg", &d));
+  CU_ASSERT_PTR_NULL(sim_scenario_load_string("g = {\n count = 5;\n rate = = 1; };", "bad.cfg", &d));
   CU_ASSERT_EQUAL(d.nerrors, 1);
   CU_ASSERT(strncmp(d.first, "bad.cfg:3: syntax error", 23) == 0);
   sim_diag_init(&d, NULL);

@@ -11,7 +11,7 @@
 /* Runs `cmd` through the shell with stderr merged; returns its exit status; output in *out
  * (malloc'd, NUL-terminated). */
 static inline int tu_run(const char *cmd, char **out) {
-  char full[8192];
+  char full[8300];
   snprintf(full, sizeof full, "%s 2>&1", cmd);
   FILE *p = popen(full, "r");
   size_t cap = 1 << 16, len = 0;

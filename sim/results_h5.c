@@ -208,6 +208,7 @@ int sim_results_write(const char *path, const sim_run_meta *meta, const sim_mode
     gmtime_r(&now, &tmv);
     strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tmv);
     rc |= sim__attr_str(g, "model", meta->model);
+    rc |= sim__attr_str(g, "version", SPOTLAB_VERSION);
     rc |= sim__attr_str(g, "scenario_path", meta->scenario_path);
     rc |= sim__attr_num(g, "seed", H5T_NATIVE_UINT64, &meta->seed);
     i32 = meta->reps;

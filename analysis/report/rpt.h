@@ -1,0 +1,168 @@
+/* rpt.h - spotlab's analysis side: reads the results files that `spotlab run` and `spotlab sweep`
+ * write (docs/results-format.md, docs/reports.md) and turns them into tables (Markdown, CSV),
+ * figures (gnuplot through a pipe, PNG and SVG) and one index.html per report.
+ *
+ * Layers: this library reads HDF5 and drives gnuplot; it knows the names the models give their
+ * tables, series and metrics (providers, jobs, availability, *_by_region, quantity.dim.value) but
+ * never needs a model to be linked. Every figure is drawn only when its inputs are in the file.
+ *
+ * Errors are negative sim_err codes (sim/sim.h): SIM_EIO (cannot open or write), SIM_EFORMAT (not
+ * a spotlab file, damaged, or another format version), SIM_ENOTFOUND (a dataset is missing), with
+ * a message that names the file and what is wrong.
+ */
+#ifndef RPT_RPT_H
+#define RPT_RPT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sim/sim.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RPT_ERRLEN 1024
+
+/* ---- Statistics (GSL) ------------------------------------------------------------------------ */
+
+/* Mean, sample sd and the 95% Student-t interval of n values (stride apart). NaN CI for n < 2. */
+typedef struct rpt_ci {
+  double mean, sd, lo, hi; /* lo/hi: 95% confidence interval of the mean */
+  int n;
+} rpt_ci;
+void rpt_ci_t(const double *x, size_t n, size_t stride, rpt_ci *out);
+/* The paired-difference interval of (after - before), replication by replication. */
+void rpt_ci_paired(const double *before, const double *after, size_t n, size_t stride, rpt_ci *out);
+
+/* ---- Reading a results file ------------------------------------------------------------------ */
+
+typedef struct rpt_file rpt_file; /* an open results or sweep file; opaque */
+
+typedef enum rpt_kind { RPT_RESULTS = 1, RPT_SWEEP = 2 } rpt_kind;
+
+/* Opens `path` and checks that it is a spotlab results (or sweep) file of the supported version
+ * with its /meta, /metrics and /summary (results) or /sweep (sweep) in place. On failure returns a
+ * negative sim_err and a message in err that names the file and the problem. */
+int rpt_open(const char *path, rpt_file **out, char *err, size_t errlen);
+void rpt_close(rpt_file *f);
+/* The message of the last failing call on f. */
+const char *rpt_error(const rpt_file *f);
+const char *rpt_path(const rpt_file *f);
+rpt_kind rpt_file_kind(const rpt_file *f);
+
+/* Results files: meta and metrics. */
+const char *rpt_model(const rpt_file *f);
+uint64_t rpt_seed(const rpt_file *f);         /* base seed */
+double rpt_end_time(const rpt_file *f);       /* simulated seconds */
+int rpt_nreps(const rpt_file *f);
+uint64_t rpt_rep_seed(const rpt_file *f, int rep);
+unsigned rpt_nmetrics(const rpt_file *f);
+const char *rpt_metric_name(const rpt_file *f, unsigned k);
+const char *rpt_metric_unit(const rpt_file *f, unsigned k);
+const double *rpt_metric_values(const rpt_file *f); /* [reps][nmetrics], row-major */
+int rpt_metric_find(const rpt_file *f, const char *name); /* index or -1 */
+/* The mean and interval that /summary stores for metric k (as written by the engine). */
+int rpt_summary_stored(const rpt_file *f, unsigned k, rpt_ci *out);
+
+/* Whether /reps/rep_NNNN/tables/TABLE (with every field listed, NULL-terminated) or
+ * /reps/rep_NNNN/series/NAME exists in every replication. */
+int rpt_has_table(rpt_file *f, const char *table, const char *const *fields);
+int rpt_has_series(rpt_file *f, const char *name);
+/* The first of `names` (NULL-terminated) that is a field of TABLE in replication 0, or NULL. */
+const char *rpt_table_pick_field(rpt_file *f, const char *table, const char *const *names);
+
+/* One column of a table in replication rep: numbers (integers converted to double) or strings
+ * (each `width` bytes, NUL-terminated). Caller frees *out. 0 or a negative sim_err. */
+int rpt_table_num(rpt_file *f, int rep, const char *table, const char *field, double **out, size_t *n);
+int rpt_table_str(rpt_file *f, int rep, const char *table, const char *field, char **out, size_t *width,
+                  size_t *n);
+
+/* A series of replication rep, converted to double. */
+typedef struct rpt_series {
+  size_t nbins, ncols;
+  double *v;           /* [nbins][ncols] */
+  double bin_width;    /* seconds; 0 = one bin for the run */
+  char unit[64];
+  char **colnames;     /* ncols names */
+} rpt_series;
+int rpt_series_read(rpt_file *f, int rep, const char *name, rpt_series *out);
+void rpt_series_free(rpt_series *s);
+
+/* Metric names: "quantity" or "quantity.dimension.value". Splits into the three parts (dimension
+ * and value empty when absent). Each part is cut to its buffer (64 bytes). */
+void rpt_metric_split(const char *name, char quantity[64], char dim[64], char value[64]);
+
+/* ---- Sweep files (docs/reports.md) ---------------------------------------------------------- */
+
+typedef struct rpt_sweep {
+  char param[128];     /* the swept key, "group.key" */
+  char model[64];
+  unsigned npoints, nmetrics;
+  int reps;
+  char **labels;       /* [npoints] the values as given */
+  double *x;           /* [npoints] numeric value, NaN when not a number */
+  char **names, **units; /* [nmetrics] */
+  double *values;      /* [npoints][reps][nmetrics] */
+  char **point_files;  /* [npoints] results file of each point, relative to the sweep file */
+} rpt_sweep;
+/* Writes a sweep file at `path` (atomically, PATH.tmp.PID then rename). */
+int rpt_sweep_write(const char *path, const rpt_sweep *s, const char *scenario_path, uint64_t seed, char *err,
+                    size_t errlen);
+/* Reads the /sweep group of an open sweep file into *s (free with rpt_sweep_free). */
+int rpt_sweep_read(rpt_file *f, rpt_sweep *s);
+void rpt_sweep_free(rpt_sweep *s);
+
+/* ---- Figures (gnuplot) ----------------------------------------------------------------------- */
+
+/* The gnuplot to use: $SPOTLAB_GNUPLOT if set ("none" = no figures), else `gnuplot` on PATH.
+ * Returns 1 when it can be run, 0 otherwise (and then figures are skipped). */
+int rpt_gnuplot_available(const char *program);
+/* Colour i of the 12-colour palette (hex "#rrggbb"), and its dash type (1 solid, 2 dashed). */
+const char *rpt_colour(unsigned i);
+int rpt_dash(unsigned i);
+
+/* ---- Reports --------------------------------------------------------------------------------- */
+
+typedef struct rpt_options {
+  const char *outdir;   /* folder for the report (created) */
+  const char *gnuplot;  /* program, or NULL for $SPOTLAB_GNUPLOT / `gnuplot` */
+  int quiet;            /* 1: no lines on stdout */
+  FILE *log;            /* where "wrote"/"skipped" lines go (stdout when NULL) */
+  unsigned max_timelines; /* providers in the availability sample (default 16) */
+} rpt_options;
+
+/* What a report produced: the files, relative to outdir, and the figures skipped. */
+typedef struct rpt_outcome {
+  char **files; size_t nfiles;
+  char **skipped; size_t nskipped; /* "figure: why" */
+  int figures_drawn;
+} rpt_outcome;
+void rpt_outcome_free(rpt_outcome *o);
+
+/* `spotlab report`: summary tables, figures and index.html for a results or sweep file. Returns 0,
+ * or a negative sim_err with a message in err (SIM_EFORMAT/ENOTFOUND/EIO on the input, SIM_EIO
+ * when the output cannot be written). */
+int rpt_report(const char *path, const rpt_options *opt, rpt_outcome *out, char *err, size_t errlen);
+
+/* `spotlab compare`: paired differences of every metric the two files share. Prints a table on
+ * `tab`, writes compare.md, compare.csv and a figure into opt->outdir. */
+typedef struct rpt_diff {
+  char name[64], unit[24];
+  rpt_ci before, after, diff; /* diff: paired interval of after - before */
+  double rel;                 /* diff.mean / |before.mean|, NaN when before.mean is 0 */
+} rpt_diff;
+int rpt_compare(const char *before, const char *after, const rpt_options *opt, FILE *tab, rpt_diff **diffs,
+                size_t *ndiffs, int *seeds_match, char *err, size_t errlen);
+
+/* The summary table rows of a results file: the mean and CI recomputed from /metrics (GSL), one
+ * row per metric, grouped by dimension (overall first). Writes Markdown and CSV. Returns 0 or
+ * a negative sim_err. `mismatch` counts metrics where /summary disagrees with the recomputation. */
+int rpt_write_summary(rpt_file *f, const char *md_path, const char *csv_path, int *mismatch, char *err,
+                      size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,29 @@
+/* rpt_internal.h - shared between the report library's files; not part of its API. */
+#ifndef RPT_INTERNAL_H
+#define RPT_INTERNAL_H
+
+#include "analysis/report/rpt.h"
+
+/* Writes s into a gnuplot script as a single-quoted string ('' escapes a quote). */
+void rpt__gp_str(FILE *g, const char *s);
+/* Writes the common look (palette as linetypes 1..12, grid, fonts) into a script. */
+void rpt__gp_preamble(FILE *g);
+/* Runs `program` once through a pipe on `body` rendered twice: DIR/NAME.png (pngcairo, 1000 x
+ * height) and DIR/NAME.svg. Returns 0 when both files were made, else -1 with a reason in err. */
+int rpt__gp_render(const char *program, const char *dir, const char *name, int height, const char *body, char *err,
+                   size_t errlen);
+/* The program that rpt_gnuplot_available would check: opt, $SPOTLAB_GNUPLOT, or "gnuplot". */
+const char *rpt__gp_program(const char *opt);
+
+/* A growable list of strings (files written, figures skipped). */
+int rpt__list_add(char ***v, size_t *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Numbers for tables: "%.4g" with NaN shown as "-" */
+void rpt__fmt(char *buf, size_t len, double v);
+
+/* The summary table as HTML tables (for index.html). */
+int rpt__summary_html(rpt_file *f, FILE *o);
+/* HTML-escapes s into o. */
+void rpt__html(FILE *o, const char *s);
+
+#endif

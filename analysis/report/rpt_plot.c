@@ -1,0 +1,137 @@
+/* rpt_plot.c - gnuplot through a pipe: the palette, the common look and rendering one figure as
+ * PNG and SVG. Data travel inline in the script (datablocks `$d << EOD`), so no temporary files
+ * are left around. */
+#include "analysis/report/rpt_internal.h"
+
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Twelve colours that stay apart for 1 to 12 series on white: Paul Tol's "muted" qualitative
+ * scheme (9 colours; P. Tol, "Colour schemes", SRON/EPS/TN/09-002, 2021, fig. 4) followed by three
+ * of the Okabe-Ito colours (Okabe & Ito 2008, "Color Universal Design") that are not close to any
+ * of them. Series 10-12 also get a dashed line, so they differ in two ways from the first nine. */
+static const char *const rpt__palette[12] = {
+    "#332288", "#88CCEE", "#44AA99", "#117733", "#999933", "#DDCC77",
+    "#CC6677", "#882255", "#AA4499", "#E69F00", "#0072B2", "#000000",
+};
+
+const char *rpt_colour(unsigned i) { return rpt__palette[i % 12]; }
+int rpt_dash(unsigned i) { return (i % 12) >= 9 ? 2 : 1; }
+
+void rpt__gp_str(FILE *g, const char *s) {
+  fputc('\'', g);
+  for (; *s; s++) {
+    if (*s == '\'') fputc('\'', g);
+    if (*s == '\n') continue;
+    fputc(*s, g);
+  }
+  fputc('\'', g);
+}
+
+void rpt__gp_preamble(FILE *g) {
+  for (unsigned i = 0; i < 12; i++)
+    fprintf(g, "set linetype %u lc rgb '%s' lw 2 dt %d pt %u ps 0.8\n", i + 1, rpt_colour(i), rpt_dash(i), 5 + 2 * (i % 4));
+  fputs("set linetype cycle 12\n"
+        "set grid back lc rgb '#dddddd' lw 1\n"
+        "set border 3 lc rgb '#444444'\n"
+        "set tics nomirror out\n"
+        "set key outside right top vertical Left reverse noautotitle samplen 2.5 spacing 1.1\n"
+        "set style fill solid 0.85 border -1\n",
+        g);
+}
+
+const char *rpt__gp_program(const char *opt) {
+  if (opt && *opt) return opt;
+  const char *e = getenv("SPOTLAB_GNUPLOT");
+  if (e && *e) return e;
+  return "gnuplot";
+}
+
+int rpt_gnuplot_available(const char *program) {
+  const char *p = rpt__gp_program(program);
+  if (!strcmp(p, "none")) return 0;
+  if (strchr(p, '/')) return access(p, X_OK) == 0;
+  const char *path = getenv("PATH");
+  if (!path) return 0;
+  char *dup = strdup(path);
+  int found = 0;
+  for (char *save = NULL, *d = dup ? strtok_r(dup, ":", &save) : NULL; d && !found; d = strtok_r(NULL, ":", &save)) {
+    char full[4096];
+    snprintf(full, sizeof full, "%s/%s", *d ? d : ".", p);
+    struct stat st;
+    found = stat(full, &st) == 0 && S_ISREG(st.st_mode) && access(full, X_OK) == 0;
+  }
+  free(dup);
+  return found;
+}
+
+static int rpt__nonempty(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && st.st_size > 0;
+}
+
+int rpt__gp_render(const char *program, const char *dir, const char *name, int height, const char *body, char *err,
+                   size_t errlen) {
+  char png[4096], svg[4096], cmd[4200];
+  snprintf(png, sizeof png, "%s/%s.png", dir, name);
+  snprintf(svg, sizeof svg, "%s/%s.svg", dir, name);
+  unlink(png);
+  unlink(svg);
+  /* gnuplot's own complaints go to stderr as they are; the caller names the figure that failed. */
+  snprintf(cmd, sizeof cmd, "%s >&2", program);
+  /* A gnuplot that dies early (or a PROGRAM that is not gnuplot) must not kill us with SIGPIPE
+   * while we write the script: ignore it for the duration, then restore the caller's handler. */
+  struct sigaction ign, old;
+  memset(&ign, 0, sizeof ign);
+  ign.sa_handler = SIG_IGN;
+  sigemptyset(&ign.sa_mask);
+  sigaction(SIGPIPE, &ign, &old);
+  FILE *g = popen(cmd, "w");
+  if (!g) {
+    sigaction(SIGPIPE, &old, NULL);
+    snprintf(err, errlen, "cannot start %s", program);
+    return -1;
+  }
+  /* The same script twice: once per terminal (replot cannot redo a multiplot). */
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass == 0)
+      fprintf(g, "set terminal pngcairo size 1000,%d noenhanced font 'DejaVu Sans,11' background rgb 'white'\n", height);
+    else
+      fprintf(g, "set terminal svg size 1000,%d dynamic noenhanced font 'DejaVu Sans,11' background rgb 'white'\n",
+              height);
+    fputs("set output ", g);
+    rpt__gp_str(g, pass == 0 ? png : svg);
+    fputc('\n', g);
+    rpt__gp_preamble(g);
+    fputs(body, g);
+    fputs("\nunset multiplot\nunset output\nreset\n", g);
+  }
+  int st = pclose(g);
+  sigaction(SIGPIPE, &old, NULL);
+  if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0 || !rpt__nonempty(png) || !rpt__nonempty(svg)) {
+    snprintf(err, errlen, "gnuplot failed on it (its messages are above)");
+    unlink(png);
+    unlink(svg);
+    return -1;
+  }
+  return 0;
+}
+
+int rpt__list_add(char ***v, size_t *n, const char *fmt, ...) {
+  char buf[2048];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  char **nv = realloc(*v, (*n + 1) * sizeof *nv);
+  if (!nv) return -1;
+  *v = nv;
+  if (!(nv[*n] = strdup(buf))) return -1;
+  (*n)++;
+  return 0;
+}

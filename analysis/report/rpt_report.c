@@ -1,0 +1,1299 @@
+/* rpt_report.c - `spotlab report`: the summary table, the figures and index.html of a results
+ * file, or the metric-against-parameter figures of a sweep file.
+ *
+ * Each figure is drawn only when its inputs are in the file (so a report works on any model's
+ * results); otherwise one line says which figure was skipped and why. Without gnuplot the tables
+ * and index.html are still written. Across replications, time series and bar heights are means
+ * with 95% Student-t bands (rpt_ci_t); distributions (income, waits) pool every replication.
+ */
+#include "analysis/report/rpt_internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define RPT_MAX_SERIES 12  /* series per panel: beyond this, the 12 largest are kept */
+
+typedef struct rpt__fig {
+  char name[64], title[256], caption[512];
+} rpt__fig;
+
+typedef struct rpt__ctx {
+  rpt_file *f;
+  const rpt_options *opt;
+  const char *gp;          /* gnuplot program */
+  int have_gp;
+  FILE *log;
+  rpt_outcome *out;
+  rpt__fig *figs;
+  size_t nfigs;
+  int rc;                  /* first hard error (out of memory, unreadable data) */
+  char err[RPT_ERRLEN];
+} rpt__ctx;
+
+static void rpt__say(rpt__ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void rpt__say(rpt__ctx *c, const char *fmt, ...) {
+  if (c->opt->quiet) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vfprintf(c->log, fmt, ap);
+  va_end(ap);
+}
+
+static void rpt__skip(rpt__ctx *c, const char *title, const char *why) {
+  rpt__list_add(&c->out->skipped, &c->out->nskipped, "%s: %s", title, why);
+  rpt__say(c, "skipped figure '%s': %s\n", title, why);
+}
+
+/* Hands a finished script to gnuplot (or notes the skip) and records the figure. */
+static void rpt__emit(rpt__ctx *c, const char *name, const char *title, const char *caption, int height, char *body) {
+  if (!c->have_gp) {
+    rpt__list_add(&c->out->skipped, &c->out->nskipped, "%s: gnuplot is not available", title);
+    free(body);
+    return;
+  }
+  char err[256];
+  if (rpt__gp_render(c->gp, c->opt->outdir, name, height, body, err, sizeof err)) {
+    rpt__list_add(&c->out->skipped, &c->out->nskipped, "%s: %s", title, err);
+    rpt__say(c, "figure '%s' failed: %s\n", title, err);
+    free(body);
+    return;
+  }
+  free(body);
+  rpt__list_add(&c->out->files, &c->out->nfiles, "%s.png", name);
+  rpt__list_add(&c->out->files, &c->out->nfiles, "%s.svg", name);
+  c->out->figures_drawn++;
+  rpt__fig *nf = realloc(c->figs, (c->nfigs + 1) * sizeof *nf);
+  if (!nf) return;
+  c->figs = nf;
+  snprintf(nf[c->nfigs].name, sizeof nf->name, "%s", name);
+  snprintf(nf[c->nfigs].title, sizeof nf->title, "%s", title);
+  snprintf(nf[c->nfigs].caption, sizeof nf->caption, "%s", caption);
+  c->nfigs++;
+  rpt__say(c, "wrote %s/%s.png and .svg (%s)\n", c->opt->outdir, name, title);
+}
+
+static void rpt__hard(rpt__ctx *c, int rc) {
+  if (!c->rc) {
+    c->rc = rc;
+    snprintf(c->err, sizeof c->err, "%s", rpt_error(c->f));
+  }
+}
+
+/* ---- helpers ---------------------------------------------------------------------------------- */
+
+/* "USD*1e-6/GPU-h" -> scale 1e-6, clean "USD/GPU-h". Units without "*1eN" have scale 1. */
+static double rpt__unit_scale(const char *unit, char *clean, size_t len) {
+  const char *m = strstr(unit, "*1e");
+  if (!m) {
+    snprintf(clean, len, "%s", unit);
+    return 1.0;
+  }
+  char *end;
+  double e = strtod(m + 3, &end);
+  snprintf(clean, len, "%.*s%s", (int)(m - unit), unit, end);
+  return pow(10.0, e);
+}
+
+/* Milliseconds per unit of time in a unit such as "GPU*ms" (1), "GPU*s" (1000), "GPU*h". */
+static double rpt__ms_per_unit(const char *unit) {
+  const char *star = strrchr(unit, '*');
+  const char *t = star ? star + 1 : unit;
+  if (!strcmp(t, "ms")) return 1.0;
+  if (!strcmp(t, "s")) return 1000.0;
+  if (!strcmp(t, "h")) return 3.6e6;
+  return 1.0; /* the engine's convention: time in ms */
+}
+
+/* Time axis: hours for runs up to three days, days beyond. */
+static double rpt__time_div(rpt__ctx *c, const char **label) {
+  if (rpt_end_time(c->f) > 3 * 86400.0) {
+    *label = "simulated time (days)";
+    return 86400.0;
+  }
+  *label = "simulated time (hours)";
+  return 3600.0;
+}
+
+static int rpt__cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Category strings of a table column across all replications, with values of a numeric column.
+ * cats: distinct categories (first-seen order); cat_of[i]: category index of row i. */
+typedef struct rpt__groups {
+  char (*cats)[64];
+  unsigned ncats;
+  size_t *count;           /* rows per category */
+  double **vals;           /* per category: values */
+} rpt__groups;
+
+static void rpt__groups_free(rpt__groups *g) {
+  for (unsigned i = 0; i < g->ncats; i++) free(g->vals[i]);
+  free(g->vals);
+  free(g->count);
+  free(g->cats);
+  memset(g, 0, sizeof *g);
+}
+
+/* How rpt__group derives the value of a row. */
+typedef struct rpt__jobf {
+  const char *submit, *start, *end, *wait; /* the field names this file uses (NULL: absent) */
+  const char *outcome;
+} rpt__jobf;
+
+/* The jobs table's field names: the market writes submit_s/start_s/end_s/wait_s and a string
+ * outcome ("done"), the fault-tolerance model submit/start/end and a numeric outcome (1 =
+ * completed, per its field's unit text). */
+static void rpt__job_fields(rpt__ctx *c, rpt__jobf *jf) {
+  const char *sub[] = {"submit_s", "submit", NULL}, *st[] = {"start_s", "start", NULL}, *en[] = {"end_s", "end", NULL},
+             *wt[] = {"wait_s", NULL}, *oc[] = {"outcome", NULL};
+  jf->submit = rpt_table_pick_field(c->f, "jobs", sub);
+  jf->start = rpt_table_pick_field(c->f, "jobs", st);
+  jf->end = rpt_table_pick_field(c->f, "jobs", en);
+  jf->wait = rpt_table_pick_field(c->f, "jobs", wt);
+  jf->outcome = rpt_table_pick_field(c->f, "jobs", oc);
+}
+
+enum { RPT_V_FIELD, RPT_V_WAIT, RPT_V_COMPLETION };
+
+/* Groups a value of each row of `table` by the string field `cat`, over every replication,
+ * keeping only rows whose string field `only_f` equals `only_v` (when only_f is not NULL).
+ * RPT_V_FIELD: the numeric field `num`; RPT_V_WAIT: wait_s, or start - submit; RPT_V_COMPLETION:
+ * end - submit for finished jobs (outcome "done"/"completed" or 1; without an outcome, a finite
+ * end not before the submission). NaN marks a job without that time (never started, not
+ * finished): it stays in the count so CDFs end below 1. */
+static int rpt__group(rpt__ctx *c, const char *table, const char *cat, const char *only_f, const char *only_v, int kind,
+                      const char *num, const rpt__jobf *jf, rpt__groups *g) {
+  memset(g, 0, sizeof *g);
+  unsigned cap = 64;
+  g->cats = calloc(cap, 64);
+  g->count = calloc(cap, sizeof *g->count);
+  g->vals = calloc(cap, sizeof *g->vals);
+  size_t *capv = calloc(cap, sizeof *capv);
+  int rc = !g->cats || !g->count || !g->vals || !capv ? SIM_ENOMEM : 0;
+  for (int r = 0; !rc && r < rpt_nreps(c->f); r++) {
+    char *cs = NULL, *oc_s = NULL, *flt = NULL;
+    double *v = NULL, *sub = NULL, *oc_n = NULL;
+    size_t w, n, n2, wo = 0, wf = 0;
+    rc = rpt_table_str(c->f, r, table, cat, &cs, &w, &n);
+    if (!rc && only_f) rc = rpt_table_str(c->f, r, table, only_f, &flt, &wf, &n2);
+    if (!rc) {
+      if (kind == RPT_V_FIELD) rc = rpt_table_num(c->f, r, table, num, &v, &n2);
+      else if (kind == RPT_V_WAIT && jf->wait) rc = rpt_table_num(c->f, r, table, jf->wait, &v, &n2);
+      else if (kind == RPT_V_WAIT) rc = rpt_table_num(c->f, r, table, jf->start, &v, &n2);
+      else rc = rpt_table_num(c->f, r, table, jf->end, &v, &n2);
+    }
+    if (!rc && kind != RPT_V_FIELD && !(kind == RPT_V_WAIT && jf->wait))
+      rc = rpt_table_num(c->f, r, table, jf->submit, &sub, &n2);
+    if (!rc && kind == RPT_V_COMPLETION && jf->outcome && rpt_table_num(c->f, r, table, jf->outcome, &oc_n, &n2))
+      rc = rpt_table_str(c->f, r, table, jf->outcome, &oc_s, &wo, &n2); /* a string outcome */
+    for (size_t i = 0; !rc && i < n; i++) {
+      if (flt && strcmp(flt + i * wf, only_v)) continue;
+      const char *s = cs + i * w;
+      unsigned k;
+      for (k = 0; k < g->ncats && strcmp(g->cats[k], s); k++) {}
+      if (k == g->ncats) {
+        if (g->ncats == cap) continue; /* more than 64 categories: the rest are left out */
+        snprintf(g->cats[g->ncats++], 64, "%s", s);
+      }
+      double x = v[i];
+      if (kind == RPT_V_WAIT && !jf->wait) x = isfinite(v[i]) && v[i] >= sub[i] ? v[i] - sub[i] : NAN;
+      if (kind == RPT_V_COMPLETION) {
+        int done;
+        if (oc_n) done = oc_n[i] == 1.0;
+        else if (oc_s) done = !strcmp(oc_s + i * wo, "done") || !strcmp(oc_s + i * wo, "completed");
+        else done = isfinite(v[i]) && v[i] >= sub[i];
+        x = done ? v[i] - sub[i] : NAN;
+      }
+      if (g->count[k] == capv[k]) {
+        capv[k] = capv[k] ? 2 * capv[k] : 256;
+        double *nv = realloc(g->vals[k], capv[k] * sizeof *nv);
+        if (!nv) {
+          rc = SIM_ENOMEM;
+          break;
+        }
+        g->vals[k] = nv;
+      }
+      g->vals[k][g->count[k]++] = x;
+    }
+    free(cs);
+    free(oc_s);
+    free(oc_n);
+    free(flt);
+    free(v);
+    free(sub);
+  }
+  free(capv);
+  if (rc) {
+    rpt__hard(c, rc);
+    rpt__groups_free(g);
+  }
+  return rc;
+}
+
+/* Keeps the RPT_MAX_SERIES categories with the most rows (in their first-seen order). */
+static unsigned rpt__top(const rpt__groups *g, unsigned *keep) {
+  unsigned n = 0;
+  for (unsigned i = 0; i < g->ncats; i++) keep[n++] = i;
+  while (n > RPT_MAX_SERIES) { /* drop the smallest */
+    unsigned s = 0;
+    for (unsigned j = 1; j < n; j++)
+      if (g->count[keep[j]] < g->count[keep[s]]) s = j;
+    memmove(keep + s, keep + s + 1, (n - s - 1) * sizeof *keep);
+    n--;
+  }
+  return n;
+}
+
+/* A script buffer: open_memstream writes the pointer into *body, which must outlive the stream. */
+static FILE *rpt__body_open(char **body, size_t *len) {
+  *body = NULL;
+  return open_memstream(body, len);
+}
+
+/* ---- figure: provider income per persona and per pool ----------------------------------------- */
+
+/* Income is heavy-tailed (a few providers earn most): when the largest value is more than 20
+ * times the median, the axis is logarithmic, with incomes under 1 cent (penalties can make a few
+ * negative) drawn at 1 cent; the label says so. */
+#define RPT_INCOME_FLOOR 0.01
+static int rpt__income_log(const rpt__groups *gr) {
+  size_t n = 0;
+  for (unsigned i = 0; i < gr->ncats; i++) n += gr->count[i];
+  double *v = malloc((n ? n : 1) * sizeof *v);
+  if (!v) return 0;
+  size_t m = 0;
+  for (unsigned i = 0; i < gr->ncats; i++)
+    for (size_t j = 0; j < gr->count[i]; j++)
+      if (isfinite(gr->vals[i][j])) v[m++] = gr->vals[i][j];
+  qsort(v, m, sizeof *v, rpt__cmp_double);
+  int lg = m > 0 && v[m / 2] > 0 && v[m - 1] > 20 * v[m / 2];
+  free(v);
+  return lg;
+}
+
+static void rpt__income_panel(FILE *g, const rpt__groups *gr, const char *dim, int lg) {
+  unsigned keep[64], n = rpt__top(gr, keep);
+  fprintf(g, "set title 'per %s%s'\nset key off\nset ylabel 'income per provider over the run (USD%s)'\n", dim,
+          gr->ncats > n ? " (12 largest groups)" : "", lg ? ", log scale" : "");
+  if (lg) fputs("set logscale y\nset yrange [*:*]\n", g);
+  else fputs("unset logscale y\nset yrange [*:*]\n", g);
+  fputs("set style data boxplot\nset style boxplot outliers pointtype 7\nset boxwidth 0.55\nset pointsize 0.4\n", g);
+  fputs("set xtics (", g);
+  for (unsigned i = 0; i < n; i++) {
+    char lab[96];
+    snprintf(lab, sizeof lab, "%s (n=%zu)", gr->cats[keep[i]], gr->count[keep[i]]);
+    fputs(i ? ", " : "", g);
+    rpt__gp_str(g, lab);
+    fprintf(g, " %u", i + 1);
+  }
+  fprintf(g, ") rotate by -30\nset xrange [0.4:%u.6]\n", n);
+  for (unsigned i = 0; i < n; i++) {
+    fprintf(g, "$%s%u << EOD\n", dim, i);
+    size_t m = 0;
+    for (size_t j = 0; j < gr->count[keep[i]]; j++)
+      if (isfinite(gr->vals[keep[i]][j])) {
+        double x = gr->vals[keep[i]][j];
+        fprintf(g, "%.9g\n", lg && x < RPT_INCOME_FLOOR ? RPT_INCOME_FLOOR : x);
+        m++;
+      }
+    if (!m) fputs("NaN\n", g);
+    fputs("EOD\n", g);
+  }
+  fprintf(g, "$%smean << EOD\n", dim);
+  for (unsigned i = 0; i < n; i++) {
+    double s = 0;
+    size_t m = 0;
+    for (size_t j = 0; j < gr->count[keep[i]]; j++)
+      if (isfinite(gr->vals[keep[i]][j])) s += gr->vals[keep[i]][j], m++;
+    fprintf(g, "%u %.9g\n", i + 1, m ? s / (double)m : NAN);
+  }
+  fputs("EOD\nplot ", g);
+  for (unsigned i = 0; i < n; i++) fprintf(g, "%s$%s%u using (%u):1 lt %u", i ? ", " : "", dim, i, i + 1, i + 1);
+  fprintf(g, ", $%smean using 1:2 with points pt 2 ps 1.5 lc rgb 'black' notitle\n", dim);
+}
+
+static void rpt__fig_income(rpt__ctx *c) {
+  const char *title = "Provider income per persona and pool";
+  const char *need[] = {"income_usd", NULL};
+  if (!rpt_has_table(c->f, "providers", need)) {
+    rpt__skip(c, title, "no table 'providers' with a field income_usd");
+    return;
+  }
+  const char *dims[2] = {"persona", "pool"};
+  rpt__groups gr[2];
+  int have[2] = {0, 0};
+  for (int i = 0; i < 2; i++) {
+    const char *one[] = {dims[i], NULL};
+    if (rpt_has_table(c->f, "providers", one) && !rpt__group(c, "providers", dims[i], NULL, NULL, RPT_V_FIELD, "income_usd", NULL, &gr[i])) have[i] = 1;
+  }
+  if (!have[0] && !have[1]) {
+    rpt__skip(c, title, "table 'providers' has neither a persona nor a pool field");
+    return;
+  }
+  FILE *g;
+  size_t len;
+  char *body;
+  g = rpt__body_open(&body, &len);
+  if (!g) return;
+  /* Both panels hold the same providers: one choice of axis for both. */
+  int lg = rpt__income_log(have[0] ? &gr[0] : &gr[1]);
+  fprintf(g, "set multiplot layout 1,%d title 'Provider income over the run, all %d replications pooled (box: quartiles, "
+             "whiskers: 1.5 IQR, x: mean%s)'\n", have[0] + have[1], rpt_nreps(c->f),
+          lg ? "; under 0.01 USD drawn at 0.01" : "");
+  for (int i = 0; i < 2; i++)
+    if (have[i]) rpt__income_panel(g, &gr[i], dims[i], lg);
+  fclose(g);
+  for (int i = 0; i < 2; i++)
+    if (have[i]) rpt__groups_free(&gr[i]);
+  rpt__emit(c, "income", title,
+            "Distribution of each provider's income over the whole run (USD), per persona and per pool; "
+            "every replication's providers pooled.", 600, body);
+}
+
+/* ---- figure: utilization and idle-but-available GPUs per region ------------------------------- */
+
+/* Per region and bin: the mean over replications of f(rented, available) with its 95% band. */
+static void rpt__fig_util(rpt__ctx *c) {
+  const char *title = "Utilization and idle-but-available GPUs per region";
+  if (!rpt_has_series(c->f, "rented_gpu_ms_by_region") || !rpt_has_series(c->f, "available_gpu_ms_by_region")) {
+    rpt__skip(c, title, "series rented_gpu_ms_by_region and available_gpu_ms_by_region are not both in the file");
+    return;
+  }
+  int reps = rpt_nreps(c->f);
+  rpt_series *rs = calloc((size_t)reps, sizeof *rs), *as = calloc((size_t)reps, sizeof *as);
+  int rc = !rs || !as ? SIM_ENOMEM : 0;
+  for (int r = 0; !rc && r < reps; r++) {
+    rc = rpt_series_read(c->f, r, "rented_gpu_ms_by_region", &rs[r]);
+    if (!rc) rc = rpt_series_read(c->f, r, "available_gpu_ms_by_region", &as[r]);
+    if (!rc && (rs[r].nbins != as[r].nbins || rs[r].ncols != as[r].ncols || rs[r].nbins != rs[0].nbins ||
+                rs[r].ncols != rs[0].ncols)) {
+      rpt__skip(c, title, "the rented and available series do not have the same shape in every replication");
+      rc = 1;
+    }
+  }
+  if (!rc && (rs[0].bin_width <= 0 || rs[0].nbins < 2)) {
+    rpt__skip(c, title, "the series have a single bin (no time axis)");
+    rc = 1;
+  }
+  if (rc < 0) rpt__hard(c, rc);
+  if (!rc) {
+    const char *xl;
+    double div = rpt__time_div(c, &xl), bw = rs[0].bin_width;
+    /* Idle-but-available GPUs in a bin = (available - rented) GPU-time / bin length. */
+    double ms_per = rpt__ms_per_unit(as[0].unit), bin_ms = bw * 1000.0;
+    size_t nb = rs[0].nbins, nc = rs[0].ncols;
+    double *u = malloc((size_t)reps * sizeof *u), *idle = malloc((size_t)reps * sizeof *idle);
+    FILE *g;
+    size_t len;
+    char *body;
+    g = rpt__body_open(&body, &len);
+    if (!u || !idle || !g) rc = SIM_ENOMEM;
+    unsigned ncols = nc > RPT_MAX_SERIES ? RPT_MAX_SERIES : (unsigned)nc;
+    for (unsigned col = 0; !rc && col < ncols; col++) {
+      fprintf(g, "$r%u << EOD\n", col);
+      for (size_t b = 0; b < nb; b++) {
+        size_t m = 0, mi = 0;
+        for (int r = 0; r < reps; r++) {
+          double av = as[r].v[b * nc + col], re = rs[r].v[b * nc + col];
+          if (av > 0) u[m++] = 100.0 * re / av; /* utilization = rented / available GPU-time */
+          idle[mi++] = (av - re) * ms_per / bin_ms;
+        }
+        rpt_ci cu, ci;
+        rpt_ci_t(u, m, 1, &cu);
+        rpt_ci_t(idle, mi, 1, &ci);
+        fprintf(g, "%.9g %.6g %.6g %.6g %.6g %.6g %.6g\n", ((double)b + 0.5) * bw / div, cu.mean, cu.lo, cu.hi, ci.mean,
+                ci.lo, ci.hi);
+      }
+      fputs("EOD\n", g);
+    }
+    if (!rc) {
+      fprintf(g, "set multiplot layout 2,1 title 'Per region: mean of %d replication%s%s'\n", reps, reps == 1 ? "" : "s",
+              reps > 1 ? ", shaded: 95% confidence band" : "");
+      fprintf(g, "set xrange [0:%.9g]\n", rpt_end_time(c->f) / div);
+      fprintf(g, "set xlabel ''\nset ylabel 'utilization (%% of available GPU-time)'\nset yrange [0:*]\n"
+                 "set title 'Utilization: rented / available GPU-time per %.3g h bin'\n", bw / 3600.0);
+      for (int panel = 0; panel < 2; panel++) {
+        if (panel == 1)
+          fprintf(g, "set xlabel '%s'\nset ylabel 'GPUs idle but available (mean in bin)'\nset yrange [0:*]\n"
+                     "set title 'Idle-but-available GPUs: (available - rented) GPU-time / bin length'\n", xl);
+        int k = panel ? 5 : 2;
+        fputs("plot ", g);
+        for (unsigned col = 0; col < ncols; col++) {
+          if (reps > 1)
+            fprintf(g, "$r%u using 1:%d:%d with filledcurves fs transparent solid 0.18 noborder lt %u notitle, ", col, k + 1,
+                    k + 2, col + 1);
+          fprintf(g, "$r%u using 1:%d with lines lt %u title ", col, k, col + 1);
+          rpt__gp_str(g, rs[0].colnames[col]);
+          fputs(col + 1 < ncols ? ", " : "\n", g);
+        }
+      }
+    }
+    if (g) fclose(g);
+    free(u);
+    free(idle);
+    if (rc) {
+      free(body);
+      rpt__hard(c, rc);
+    } else {
+      char cap[512];
+      snprintf(cap, sizeof cap, "Top: share of the available (idle or rented) GPU-time that was rented, per region and "
+                                "%.3g h bin. Bottom: the average number of GPUs online and idle in the bin; the idle share of "
+                                "available time is 100%% minus the top panel.%s", bw / 3600.0,
+               nc > ncols ? " Only the first 12 regions are drawn." : "");
+      rpt__emit(c, "utilization", title, cap, 800, body);
+    }
+  }
+  for (int r = 0; rs && as && r < reps; r++) {
+    rpt_series_free(&rs[r]);
+    rpt_series_free(&as[r]);
+  }
+  free(rs);
+  free(as);
+}
+
+/* ---- figure: clearing price per GPU class ----------------------------------------------------- */
+
+static void rpt__fig_price(rpt__ctx *c) {
+  const char *title = "Clearing price per GPU class";
+  if (!rpt_has_series(c->f, "price_sum_by_class") || !rpt_has_series(c->f, "price_n_by_class")) {
+    rpt__skip(c, title, "series price_sum_by_class and price_n_by_class are not both in the file");
+    return;
+  }
+  int reps = rpt_nreps(c->f), rc = 0;
+  rpt_series *ps = calloc((size_t)reps, sizeof *ps), *pn = calloc((size_t)reps, sizeof *pn);
+  if (!ps || !pn) rc = SIM_ENOMEM;
+  for (int r = 0; !rc && r < reps; r++) {
+    rc = rpt_series_read(c->f, r, "price_sum_by_class", &ps[r]);
+    if (!rc) rc = rpt_series_read(c->f, r, "price_n_by_class", &pn[r]);
+    if (!rc && (ps[r].nbins != pn[r].nbins || ps[r].ncols != pn[r].ncols || ps[r].nbins != ps[0].nbins ||
+                ps[r].ncols != ps[0].ncols)) {
+      rpt__skip(c, title, "the price sum and count series do not have the same shape in every replication");
+      rc = 1;
+    }
+  }
+  if (!rc && (ps[0].bin_width <= 0 || ps[0].nbins < 2)) {
+    rpt__skip(c, title, "the price series have a single bin (no time axis)");
+    rc = 1;
+  }
+  if (rc < 0) rpt__hard(c, rc);
+  if (!rc) {
+    rc = 0;
+    char unit[64];
+    double scale = rpt__unit_scale(ps[0].unit, unit, sizeof unit);
+    const char *xl;
+    double div = rpt__time_div(c, &xl), bw = ps[0].bin_width;
+    size_t nb = ps[0].nbins, nc = ps[0].ncols;
+    /* Hourly prices of thinly traded classes are noise: bins are merged into windows of k bins so
+     * that at most 60 points are drawn (a window's price is its cleared value / its count). */
+    size_t k = (nb + 59) / 60, nw = (nb + k - 1) / k;
+    /* Classes that never cleared are left out; beyond 12, the 12 most traded are kept. */
+    double *traded = calloc(nc ? nc : 1, sizeof *traded);
+    unsigned cols[RPT_MAX_SERIES], ncols = 0;
+    for (size_t col = 0; traded && col < nc; col++)
+      for (int r = 0; r < reps; r++)
+        for (size_t b = 0; b < nb; b++) traded[col] += pn[r].v[b * nc + col];
+    for (size_t col = 0; traded && col < nc; col++) {
+      if (traded[col] <= 0) continue;
+      if (ncols < RPT_MAX_SERIES) {
+        cols[ncols++] = (unsigned)col;
+        continue;
+      }
+      unsigned least = 0;
+      for (unsigned j = 1; j < ncols; j++)
+        if (traded[cols[j]] < traded[cols[least]]) least = j;
+      if (traded[col] > traded[cols[least]]) {
+        memmove(cols + least, cols + least + 1, (ncols - least - 1) * sizeof *cols);
+        cols[ncols - 1] = (unsigned)col;
+      }
+    }
+    /* Bands only for a few series (more would hide each other) and only where every replication
+     * traded in the window (a t interval on 2 of 8 replications says little). */
+    int bands = reps > 1 && ncols <= 4;
+    double *p = malloc((size_t)reps * sizeof *p);
+    FILE *g;
+    size_t len;
+    char *body;
+    g = rpt__body_open(&body, &len);
+    if (!p || !g || !traded) rc = SIM_ENOMEM;
+    if (!rc && !ncols) {
+      rpt__skip(c, title, "nothing cleared in any GPU class");
+      rc = 1;
+    }
+    for (unsigned j = 0; !rc && j < ncols; j++) {
+      unsigned col = cols[j];
+      fprintf(g, "$p%u << EOD\n", j);
+      for (size_t w = 0; w < nw; w++) {
+        size_t m = 0;
+        for (int r = 0; r < reps; r++) {
+          double sum = 0, n = 0;
+          for (size_t b = w * k; b < (w + 1) * k && b < nb; b++) {
+            sum += ps[r].v[b * nc + col];
+            n += pn[r].v[b * nc + col];
+          }
+          /* Mean clearing price in a window = sum of the prices cleared / their number. */
+          if (n > 0) p[m++] = scale * sum / n;
+        }
+        rpt_ci ci;
+        rpt_ci_t(p, m, 1, &ci);
+        double t = (double)w * (double)k * bw + 0.5 * (double)k * bw;
+        if (m) fprintf(g, "%.9g %.6g %.6g %.6g\n", t / div, ci.mean, (int)m == reps ? ci.lo : NAN,
+                       (int)m == reps ? ci.hi : NAN);
+        else fputs("\n", g); /* a gap: nothing cleared in this window */
+      }
+      fputs("EOD\n", g);
+    }
+    if (!rc) {
+      fprintf(g, "set title 'Mean clearing price per %.3g h window, mean of %d replication%s%s'\n", k * bw / 3600.0, reps,
+              reps == 1 ? "" : "s", bands ? " (shaded: 95% band)" : "");
+      fprintf(g, "set xrange [0:%.9g]\nset xlabel '%s'\nset ylabel ", rpt_end_time(c->f) / div, xl);
+      char yl[128];
+      snprintf(yl, sizeof yl, "clearing price (%s)", unit[0] ? unit : "as stored");
+      rpt__gp_str(g, yl);
+      fputs("\nset yrange [0:*]\nset datafile missing NaN\nplot ", g);
+      for (unsigned j = 0; j < ncols; j++) {
+        if (bands)
+          fprintf(g, "$p%u using 1:3:4 with filledcurves fs transparent solid 0.18 noborder lt %u notitle, ", j, j + 1);
+        fprintf(g, "$p%u using 1:2 with linespoints pi -1 lt %u title ", j, j + 1);
+        rpt__gp_str(g, ps[0].colnames[cols[j]]);
+        fputs(j + 1 < ncols ? ", " : "\n", g);
+      }
+    }
+    free(traded);
+    if (g) fclose(g);
+    free(p);
+    if (rc) {
+      free(body);
+      if (rc < 0) rpt__hard(c, rc);
+    } else {
+      rpt__emit(c, "price", title,
+                "Average price of the GPU-hours cleared in each time window, per GPU class (classes that never cleared "
+                "are left out); gaps are windows in which nothing of that class cleared. With more than four classes "
+                "the confidence bands are not drawn; the summary table has the intervals.", 600, body);
+    }
+  }
+  for (int r = 0; ps && pn && r < reps; r++) {
+    rpt_series_free(&ps[r]);
+    rpt_series_free(&pn[r]);
+  }
+  free(ps);
+  free(pn);
+}
+
+/* ---- figure: CDFs of job wait and completion time per class (or policy) ----------------------- */
+
+/* Writes an empirical CDF of the finite values of v as a datablock; the denominator is every row
+ * (so jobs that never started or finished keep the curve below 1). Values below `floor` are drawn
+ * at floor (log axis). At most ~400 points. */
+static void rpt__ecdf_block(FILE *g, const char *name, double *v, size_t n, double floor_v) {
+  size_t m = 0;
+  for (size_t i = 0; i < n; i++)
+    if (isfinite(v[i])) v[m++] = v[i] < floor_v ? floor_v : v[i];
+  qsort(v, m, sizeof *v, rpt__cmp_double);
+  fprintf(g, "$%s << EOD\n", name);
+  size_t step = m > 400 ? m / 400 : 1;
+  for (size_t i = 0; i < m; i += step) fprintf(g, "%.9g %.6g\n", v[i], (double)(i + 1) / (double)n);
+  if (m) fprintf(g, "%.9g %.6g\n", v[m - 1], (double)m / (double)n);
+  else fputs("NaN NaN\n", g);
+  fputs("EOD\n", g);
+}
+
+/* Waits and completion times cannot exceed the run: the axis ends there (so it never collapses
+ * when every value sits at the 1 s floor). */
+static void rpt__time_tics(FILE *g, double end_s) {
+  fprintf(g, "set logscale x\nset xrange [1:%.9g]\n", end_s > 10 ? end_s : 10);
+  fputs(""
+        "set xtics ('1 s' 1, '10 s' 10, '1 min' 60, '10 min' 600, '1 h' 3600, '6 h' 21600, '1 d' 86400, "
+        "'1 w' 604800, '4 w' 2419200)\nset yrange [0:1.02]\nset ytics 0.2\n",
+        g);
+}
+
+/* One figure (or one per value of `split`, e.g. the churn level) of wait and completion CDFs per
+ * value of `by` (class or policy). */
+static void rpt__fig_job_cdfs(rpt__ctx *c, const char *by, const char *name, const char *title) {
+  const char *names_cls[] = {"class", "cls", NULL}, *names_by[] = {by, NULL}, *names_split[] = {"churn", NULL};
+  const char *cat = rpt_table_pick_field(c->f, "jobs", strcmp(by, "class") ? names_by : names_cls);
+  rpt__jobf jf;
+  rpt__job_fields(c, &jf);
+  int has_w = jf.wait || (jf.start && jf.submit), has_c = jf.end && jf.submit;
+  if (!cat || (!has_w && !has_c)) {
+    char why[200];
+    snprintf(why, sizeof why, "no table 'jobs' with a %s field and submission/start/end times", by);
+    rpt__skip(c, title, why);
+    return;
+  }
+  /* The split values (at most 4), from replication 0. */
+  const char *split = strcmp(by, "policy") ? NULL : rpt_table_pick_field(c->f, "jobs", names_split);
+  char splits[4][64];
+  unsigned nsplit = 0;
+  if (split) {
+    char *sv = NULL;
+    size_t w, n;
+    if (rpt_table_str(c->f, 0, "jobs", split, &sv, &w, &n)) {
+      rpt__hard(c, SIM_EFORMAT);
+      return;
+    }
+    for (size_t i = 0; i < n; i++) {
+      unsigned k;
+      for (k = 0; k < nsplit && strcmp(splits[k], sv + i * w); k++) {}
+      if (k == nsplit && nsplit < 4) snprintf(splits[nsplit++], 64, "%s", sv + i * w);
+    }
+    free(sv);
+  }
+  for (unsigned sp = 0; sp < (split ? nsplit : 1); sp++) {
+    rpt__groups gw = {0}, gc = {0};
+    const char *sv = split ? splits[sp] : NULL;
+    if (has_w && rpt__group(c, "jobs", cat, split, sv, RPT_V_WAIT, NULL, &jf, &gw)) return;
+    if (has_c && rpt__group(c, "jobs", cat, split, sv, RPT_V_COMPLETION, NULL, &jf, &gc)) {
+      rpt__groups_free(&gw);
+      return;
+    }
+    FILE *g;
+    size_t len;
+    char *body;
+    g = rpt__body_open(&body, &len);
+    if (!g) {
+      rpt__groups_free(&gw);
+      rpt__groups_free(&gc);
+      return;
+    }
+    char sub[160] = "";
+    if (sv) snprintf(sub, sizeof sub, ", %s %s", split, sv);
+    fprintf(g, "set multiplot layout 1,%d title 'Jobs per %s%s, all %d replication%s pooled (curves end below 1 for jobs "
+               "that never started / finished)'\n", has_w + has_c, by, sub, rpt_nreps(c->f),
+            rpt_nreps(c->f) == 1 ? "" : "s");
+    fputs("set key inside left top box opaque\n", g);
+    for (int panel = 0; panel < 2; panel++) {
+      rpt__groups *gr = panel ? &gc : &gw;
+      if (!(panel ? has_c : has_w)) continue;
+      unsigned keep[64], n = rpt__top(gr, keep);
+      for (unsigned i = 0; i < n; i++) {
+        char bn[32];
+        snprintf(bn, sizeof bn, "%c%u", panel ? 'c' : 'w', i);
+        rpt__ecdf_block(g, bn, gr->vals[keep[i]], gr->count[keep[i]], 1.0);
+      }
+      rpt__time_tics(g, rpt_end_time(c->f));
+      fprintf(g, "set title '%s'\nset xlabel '%s (log scale; under 1 s drawn at 1 s)'\nset ylabel 'fraction of jobs'\n",
+              panel ? "Completion time (submit to finish)" : "Wait (submit to first start)",
+              panel ? "completion time" : "wait");
+      fputs("plot ", g);
+      for (unsigned i = 0; i < n; i++) {
+        char lab[96];
+        snprintf(lab, sizeof lab, "%s (n=%zu)", gr->cats[keep[i]], gr->count[keep[i]]);
+        fprintf(g, "%s$%c%u using 1:2 with steps lt %u title ", i ? ", " : "", panel ? 'c' : 'w', i, i + 1);
+        rpt__gp_str(g, lab);
+      }
+      fputc('\n', g);
+    }
+    fclose(g);
+    rpt__groups_free(&gw);
+    rpt__groups_free(&gc);
+    char cap[256], fname[128], ftitle[300];
+    snprintf(cap, sizeof cap, "Empirical CDFs of the time from submission to first start and to completion, per job %s%s.", by,
+             sub);
+    if (sv) {
+      snprintf(fname, sizeof fname, "%s_%s", name, sv);
+      for (char *p = fname; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_')) *p = '_';
+      snprintf(ftitle, sizeof ftitle, "%s (%s %s)", title, split, sv);
+    } else {
+      snprintf(fname, sizeof fname, "%s", name);
+      snprintf(ftitle, sizeof ftitle, "%s", title);
+    }
+    rpt__emit(c, fname, ftitle, cap, 600, body);
+  }
+}
+
+/* ---- figure: a sample of provider availability timelines ------------------------------------- */
+
+static const char *rpt__state_colour(const char *s, unsigned i) {
+  /* Fixed colours for the market's states, so every report reads the same. */
+  if (!strcmp(s, "rented")) return "#117733";
+  if (!strcmp(s, "idle")) return "#88CCEE";
+  if (!strcmp(s, "owner")) return "#DDCC77";
+  if (!strcmp(s, "down")) return "#CC6677";
+  return rpt_colour(i + 4);
+}
+
+static void rpt__fig_timelines(rpt__ctx *c) {
+  const char *title = "Provider availability timelines (sample)";
+  const char *need[] = {"provider", "start_s", "end_s", "state", NULL};
+  if (!rpt_has_table(c->f, "availability", need)) {
+    rpt__skip(c, title, "no table 'availability' with fields provider, start_s, end_s, state");
+    return;
+  }
+  double *pid = NULL, *t0 = NULL, *t1 = NULL;
+  char *st = NULL;
+  size_t n, n2, w;
+  int rc = rpt_table_num(c->f, 0, "availability", "provider", &pid, &n);
+  if (!rc) rc = rpt_table_num(c->f, 0, "availability", "start_s", &t0, &n2);
+  if (!rc) rc = rpt_table_num(c->f, 0, "availability", "end_s", &t1, &n2);
+  if (!rc) rc = rpt_table_str(c->f, 0, "availability", "state", &st, &w, &n2);
+  if (rc) {
+    rpt__hard(c, rc);
+    goto done;
+  }
+  if (!n) {
+    rpt__skip(c, title, "table 'availability' is empty in replication 0");
+    goto done;
+  }
+  unsigned maxp = c->opt->max_timelines ? c->opt->max_timelines : 16;
+  double ids[64];
+  unsigned nid = 0;
+  char states[8][64];
+  unsigned nst = 0;
+  for (size_t i = 0; i < n; i++) { /* the smallest `maxp` provider ids */
+    unsigned k;
+    for (k = 0; k < nid && ids[k] != pid[i]; k++) {}
+    if (k < nid) continue;
+    if (nid < maxp && nid < 64) ids[nid++] = pid[i];
+    else {
+      unsigned big = 0;
+      for (unsigned j = 1; j < nid; j++)
+        if (ids[j] > ids[big]) big = j;
+      if (pid[i] < ids[big]) ids[big] = pid[i];
+    }
+  }
+  qsort(ids, nid, sizeof *ids, rpt__cmp_double);
+  for (size_t i = 0; i < n; i++) {
+    unsigned k;
+    for (k = 0; k < nst && strcmp(states[k], st + i * w); k++) {}
+    if (k == nst && nst < 8) snprintf(states[nst++], 64, "%s", st + i * w);
+  }
+  /* Persona of each sampled provider, when the providers table says it. */
+  char *pers = NULL;
+  double *pids = NULL;
+  size_t np = 0, pw = 0, np2;
+  const char *pf[] = {"id", "persona", NULL};
+  if (rpt_has_table(c->f, "providers", pf) && (rpt_table_str(c->f, 0, "providers", "persona", &pers, &pw, &np) ||
+                                               rpt_table_num(c->f, 0, "providers", "id", &pids, &np2))) {
+    free(pers);
+    pers = NULL;
+  }
+  const char *xl;
+  double div = rpt__time_div(c, &xl);
+  FILE *g;
+  size_t len;
+  char *body;
+  g = rpt__body_open(&body, &len);
+  if (!g) goto done;
+  for (unsigned s = 0; s < nst; s++) {
+    fprintf(g, "$s%u << EOD\n", s);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+      if (strcmp(st + i * w, states[s])) continue;
+      unsigned k;
+      for (k = 0; k < nid && ids[k] != pid[i]; k++) {}
+      if (k == nid) continue;
+      double a = t0[i] / div, b = (isfinite(t1[i]) ? t1[i] : rpt_end_time(c->f)) / div;
+      fprintf(g, "%.9g %u %.9g %.9g %.3f %.3f\n", (a + b) / 2, k, a, b, k - 0.38, k + 0.38);
+      m++;
+    }
+    if (!m) fputs("NaN NaN NaN NaN NaN NaN\n", g);
+    fputs("EOD\n", g);
+  }
+  fprintf(g, "set title 'Replication 0: the first %u providers, state over time'\nset xlabel '%s'\n"
+             "set ylabel 'provider'\nset yrange [-0.6:%u.6] reverse\nset xrange [0:%.9g]\nset grid noytics\nset ytics (",
+          nid, xl, nid ? nid - 1 : 0, rpt_end_time(c->f) / div);
+  for (unsigned k = 0; k < nid; k++) {
+    char lab[96];
+    snprintf(lab, sizeof lab, "%.0f", ids[k]);
+    for (size_t j = 0; pers && j < np; j++)
+      if (pids[j] == ids[k]) snprintf(lab, sizeof lab, "%.0f (%s)", ids[k], pers + j * pw);
+    fputs(k ? ", " : "", g);
+    rpt__gp_str(g, lab);
+    fprintf(g, " %u", k);
+  }
+  fputs(")\nplot ", g);
+  for (unsigned s = 0; s < nst; s++) {
+    fprintf(g, "%s$s%u using 1:2:3:4:5:6 with boxxyerror fs solid 1.0 noborder lc rgb '%s' title ", s ? ", " : "", s,
+            rpt__state_colour(states[s], s));
+    rpt__gp_str(g, states[s]);
+  }
+  fputc('\n', g);
+  fclose(g);
+  free(pers);
+  free(pids);
+  rpt__emit(c, "availability", title,
+            "What a sample of providers (replication 0) did over time: each bar is a span in one state.", 600, body);
+done:
+  free(pid);
+  free(t0);
+  free(t1);
+  free(st);
+}
+
+/* ---- figure: metrics of one dimension side by side (fault-tolerance policies) ----------------- */
+
+/* Metrics named quantity.DIM.value (or quantity.DIM.value.DIM2.value2, e.g. the fault-tolerance
+ * model's goodput.policy.checkpoint.churn.high): one panel per quantity, one group of bars per
+ * value of DIM, and within a group one coloured bar per value of DIM2. Four panels per figure;
+ * more quantities make more figures (name, name_2, ...). */
+#define RPT_BAR_PANELS 4
+#define RPT_BAR_FIGS 6
+static void rpt__fig_dim_bars(rpt__ctx *c, const char *dim, const char *name, const char *title) {
+  unsigned nm = rpt_nmetrics(c->f);
+  char q[64], d[64], v[64];
+  char(*quants)[64] = calloc(RPT_BAR_PANELS * RPT_BAR_FIGS, 64), (*vals)[64] = calloc(RPT_MAX_SERIES, 64),
+  (*subs)[64] = calloc(6, 64);
+  char dim2[64] = "";
+  unsigned nq = 0, nv = 0, ns = 0;
+  for (unsigned k = 0; quants && vals && subs && k < nm; k++) {
+    rpt_metric_split(rpt_metric_name(c->f, k), q, d, v);
+    if (strcmp(d, dim)) continue;
+    char v1[64], d2[64], v2[64];
+    rpt_metric_split(v, v1, d2, v2); /* "checkpoint.churn.high" -> checkpoint, churn, high */
+    unsigned i;
+    for (i = 0; i < nq && strcmp(quants[i], q); i++) {}
+    if (i == nq && nq < RPT_BAR_PANELS * RPT_BAR_FIGS) snprintf(quants[nq++], 64, "%s", q);
+    for (i = 0; i < nv && strcmp(vals[i], v1); i++) {}
+    if (i == nv && nv < RPT_MAX_SERIES) snprintf(vals[nv++], 64, "%s", v1);
+    if (d2[0]) {
+      if (!dim2[0]) snprintf(dim2, sizeof dim2, "%s", d2);
+      for (i = 0; i < ns && strcmp(subs[i], v2); i++) {}
+      if (i == ns && ns < 6 && !strcmp(d2, dim2)) snprintf(subs[ns++], 64, "%s", v2);
+    }
+  }
+  if (!nq) {
+    char why[128];
+    snprintf(why, sizeof why, "no metrics named quantity.%s.value (the run did not compare them)", dim);
+    rpt__skip(c, title, why);
+    free(quants);
+    free(vals);
+    free(subs);
+    return;
+  }
+  unsigned nsub = ns ? ns : 1;
+  double *tmp = malloc((size_t)rpt_nreps(c->f) * sizeof *tmp);
+  for (unsigned fig = 0; tmp && fig * RPT_BAR_PANELS < nq; fig++) {
+    unsigned q0 = fig * RPT_BAR_PANELS, q1 = q0 + RPT_BAR_PANELS < nq ? q0 + RPT_BAR_PANELS : nq;
+    FILE *g;
+    size_t len;
+    char *body;
+    g = rpt__body_open(&body, &len);
+    if (!g) break;
+    unsigned np = q1 - q0, cols = np == 1 ? 1 : 2, rows = (np + cols - 1) / cols;
+    fprintf(g, "set multiplot layout %u,%u title 'Per %s%s%s: mean over %d replication%s, whiskers: 95%% confidence "
+               "interval'\n", rows, cols, dim, ns ? " and " : "", ns ? dim2 : "", rpt_nreps(c->f),
+            rpt_nreps(c->f) == 1 ? "" : "s");
+    double w = 0.8 / nsub; /* bar width within a group */
+    fprintf(g, "set boxwidth %.4f absolute\nset style fill solid 0.85 border -1\nset xtics (", w * 0.9);
+    for (unsigned j = 0; j < nv; j++) {
+      fputs(j ? ", " : "", g);
+      rpt__gp_str(g, vals[j]);
+      fprintf(g, " %u", j + 1);
+    }
+    fprintf(g, ")%s\nset xrange [0.4:%u.6]\n", nv > (cols == 2 ? 4u : 8u) ? " rotate by -25" : "", nv);
+    fputs("set offsets 0, 0, graph 0.2, 0\n", g); /* headroom for the legend above the bars */
+    for (unsigned i = q0; i < q1; i++) {
+      const char *unit = "";
+      double minv = 0, maxv = 0;
+      /* First pass: the unit and the range (seconds above two hours are shown in hours). */
+      for (int pass = 0; pass < 2; pass++) {
+        double conv = 1;
+        char shown[32];
+        snprintf(shown, sizeof shown, "%s", unit);
+        if (pass == 1 && !strcmp(unit, "s") && maxv > 7200) {
+          conv = 1.0 / 3600.0;
+          snprintf(shown, sizeof shown, "h");
+        }
+        for (unsigned s = 0; s < nsub; s++) {
+          if (pass == 1) fprintf(g, "$q%u_%u << EOD\n", i, s);
+          for (unsigned j = 0; j < nv; j++) {
+            char full[256];
+            if (ns) snprintf(full, sizeof full, "%s.%s.%s.%s.%s", quants[i], dim, vals[j], dim2, subs[s]);
+            else snprintf(full, sizeof full, "%s.%s.%s", quants[i], dim, vals[j]);
+            int k = rpt_metric_find(c->f, full);
+            rpt_ci ci = {NAN, NAN, NAN, NAN, 0};
+            if (k >= 0) {
+              rpt_ci_t(rpt_metric_values(c->f) + k, (size_t)rpt_nreps(c->f), nm, &ci);
+              unit = rpt_metric_unit(c->f, (unsigned)k);
+              if (ci.mean < minv) minv = ci.mean;
+              if (ci.mean > maxv) maxv = ci.mean;
+            }
+            if (pass == 1) {
+              double x = j + 1 + (s - (nsub - 1) / 2.0) * w;
+              fprintf(g, "%.4f %.9g %.9g %.9g %u\n", x, ci.mean * conv, (isfinite(ci.lo) ? ci.lo : ci.mean) * conv,
+                      (isfinite(ci.hi) ? ci.hi : ci.mean) * conv, ns ? s + 1 : j + 1);
+            }
+          }
+          if (pass == 1) fputs("EOD\n", g);
+        }
+        if (pass == 1) {
+          char yl[128];
+          snprintf(yl, sizeof yl, "%s (%s)", quants[i], shown);
+          fputs("set title ", g);
+          rpt__gp_str(g, quants[i]);
+          fputs("\nset ylabel ", g);
+          rpt__gp_str(g, yl);
+          /* bars start at 0 unless a mean is negative */
+          fprintf(g, "\nset yrange [%s:*]\n", minv >= 0 ? "0" : "*");
+        }
+      }
+      if (ns && i == q0) fputs("set key inside right top horizontal samplen 1.5 opaque box\n", g);
+      else fputs("set key off\n", g);
+      fputs("plot ", g);
+      for (unsigned s = 0; s < nsub; s++) {
+        if (ns) {
+          char lab[160];
+          snprintf(lab, sizeof lab, "%s %s", dim2, subs[s]);
+          fprintf(g, "%s$q%u_%u using 1:2 with boxes lt %u title ", s ? ", " : "", i, s, s + 1);
+          rpt__gp_str(g, lab);
+        } else {
+          fprintf(g, "$q%u_%u using 1:2:5 with boxes lc variable notitle", i, s);
+        }
+        fprintf(g, ", $q%u_%u using 1:2:3:4 with yerrorbars lc rgb 'black' pt 7 ps 0 lw 1.2 notitle", i, s);
+      }
+      fputc('\n', g);
+    }
+    fclose(g);
+    char fname[96], ftitle[300], cap[300];
+    if (fig) snprintf(fname, sizeof fname, "%s_%u", name, fig + 1);
+    else snprintf(fname, sizeof fname, "%s", name);
+    if (nq > RPT_BAR_PANELS) snprintf(ftitle, sizeof ftitle, "%s (%u of %u)", title, fig + 1, (nq + RPT_BAR_PANELS - 1) / RPT_BAR_PANELS);
+    else snprintf(ftitle, sizeof ftitle, "%s", title);
+    snprintf(cap, sizeof cap, "Every metric named quantity.%s.value%s, one panel per quantity, one group of bars per %s%s%s.", dim,
+             ns ? ".DIM.value" : "", dim, ns ? ", one colour per " : "", ns ? dim2 : "");
+    rpt__emit(c, fname, ftitle, cap, rows > 1 ? 800 : 500, body);
+  }
+  free(tmp);
+  free(quants);
+  free(vals);
+  free(subs);
+}
+
+/* ---- sweep report ----------------------------------------------------------------------------- */
+
+static int rpt__sweep_figs(rpt__ctx *c, const rpt_sweep *s) {
+  unsigned nm = s->nmetrics, np = s->npoints;
+  int numeric = 1;
+  for (unsigned p = 0; p < np; p++) numeric &= isfinite(s->x[p]);
+  /* One figure per quantity: its dimensionless metric alone, or one line per dimension value. */
+  char(*done)[130] = calloc(nm ? nm : 1, 130);
+  double *tmp = malloc((size_t)s->reps * sizeof *tmp);
+  if (!done || !tmp) {
+    free(done);
+    free(tmp);
+    return SIM_ENOMEM;
+  }
+  unsigned ndone = 0;
+  for (unsigned k0 = 0; k0 < nm; k0++) {
+    char q[64], d[64], v[64], key[130];
+    rpt_metric_split(s->names[k0], q, d, v);
+    snprintf(key, sizeof key, "%s.%s", q, d);
+    unsigned i;
+    for (i = 0; i < ndone && strcmp(done[i], key); i++) {}
+    if (i < ndone) continue;
+    snprintf(done[ndone++], 130, "%s", key);
+    unsigned ks[RPT_MAX_SERIES], nk = 0;
+    for (unsigned k = k0; k < nm && nk < RPT_MAX_SERIES; k++) {
+      char q2[64], d2[64], v2[64];
+      rpt_metric_split(s->names[k], q2, d2, v2);
+      if (!strcmp(q2, q) && !strcmp(d2, d)) ks[nk++] = k;
+    }
+    FILE *g;
+    size_t len;
+    char *body;
+    g = rpt__body_open(&body, &len);
+    if (!g) break;
+    double ylo = INFINITY, yhi = -INFINITY;
+    for (unsigned j = 0; j < nk; j++) {
+      fprintf(g, "$m%u << EOD\n", j);
+      for (unsigned p = 0; p < np; p++) {
+        rpt_ci ci;
+        for (int r = 0; r < s->reps; r++) tmp[r] = s->values[((size_t)p * s->reps + r) * nm + ks[j]];
+        rpt_ci_t(tmp, (size_t)s->reps, 1, &ci);
+        if (isfinite(ci.mean)) {
+          ylo = fmin(ylo, isfinite(ci.lo) ? ci.lo : ci.mean);
+          yhi = fmax(yhi, isfinite(ci.hi) ? ci.hi : ci.mean);
+        }
+        /* categories: the series side by side around each category, so their whiskers do not hide each other */
+        double xc = numeric ? s->x[p] : (double)p + ((double)j - (nk - 1) / 2.0) * (nk > 1 ? 0.5 / nk : 0);
+        fprintf(g, "%.9g %.9g %.9g %.9g\n", xc, ci.mean, isfinite(ci.lo) ? ci.lo : ci.mean,
+                isfinite(ci.hi) ? ci.hi : ci.mean);
+      }
+      fputs("EOD\n", g);
+    }
+    char t[300], yl[160];
+    snprintf(t, sizeof t, "%s%s%s against %s (mean of %d replication%s%s)", q, d[0] ? " per " : "", d, s->param, s->reps,
+             s->reps == 1 ? "" : "s", s->reps < 2 ? "" : numeric ? ", shaded: 95% band" : ", whiskers: 95% CI");
+    snprintf(yl, sizeof yl, "%s (%s)", q, s->units[k0]);
+    fputs("set title ", g);
+    rpt__gp_str(g, t);
+    fputs("\nset xlabel ", g);
+    rpt__gp_str(g, s->param);
+    fputs("\nset ylabel ", g);
+    rpt__gp_str(g, yl);
+    fputc('\n', g);
+    if (!numeric) {
+      fputs("set xtics (", g);
+      for (unsigned p = 0; p < np; p++) {
+        fputs(p ? ", " : "", g);
+        rpt__gp_str(g, s->labels[p]);
+        fprintf(g, " %u", p);
+      }
+      fprintf(g, ")\nset xrange [-0.3:%u.3]\n", np ? np - 1 : 0);
+    }
+    if (!d[0]) fputs("set key off\n", g); /* one line: the title says what it is */
+    if (isfinite(ylo) && yhi - ylo <= 1e-12 * (1 + fabs(yhi))) { /* a constant: centre it, do not collapse */
+      double pad = fabs(yhi) > 0 ? 0.1 * fabs(yhi) : 1;
+      fprintf(g, "set yrange [%.9g:%.9g]\n", ylo - pad, yhi + pad);
+    }
+    fputs("plot ", g);
+    for (unsigned j = 0; j < nk; j++) {
+      /* A numeric key: lines with a band. Categories: points with whiskers (no line between them). */
+      if (numeric && s->reps > 1)
+        fprintf(g, "$m%u using 1:3:4 with filledcurves fs transparent solid 0.18 noborder lt %u notitle, ", j, j + 1);
+      if (numeric) fprintf(g, "$m%u using 1:2 with linespoints lt %u title ", j, j + 1);
+      else fprintf(g, "$m%u using 1:2:3:4 with yerrorbars lt %u pt 7 ps 1.2 title ", j, j + 1);
+      rpt__gp_str(g, d[0] ? strchr(strchr(s->names[ks[j]], '.') + 1, '.') + 1 : q);
+      fputs(j + 1 < nk ? ", " : "\n", g);
+    }
+    fclose(g);
+    char name[160], cap[512];
+    snprintf(name, sizeof name, "sweep_%s%s%s", q, d[0] ? "_by_" : "", d);
+    for (char *p = name; *p; p++)
+      if (!(*p == '_' || *p == '-' || (*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z'))) *p = '_';
+    snprintf(cap, sizeof cap, "%s against the swept key %s, with the 95%% confidence band across replications.", q, s->param);
+    rpt__emit(c, name, t, cap, 600, body);
+  }
+  free(done);
+  free(tmp);
+  return 0;
+}
+
+static int rpt__sweep_tables(rpt__ctx *c, const rpt_sweep *s, FILE *md, FILE *csv, FILE *html) {
+  unsigned nm = s->nmetrics, np = s->npoints;
+  double *tmp = malloc((size_t)s->reps * sizeof *tmp);
+  if (!tmp) return SIM_ENOMEM;
+  fprintf(md, "# Sweep of %s\n\nModel `%s`, %u points, %d replication%s per point. Means with 95%% confidence intervals.\n\n",
+          s->param, s->model, np, s->reps, s->reps == 1 ? "" : "s");
+  fprintf(md, "| metric | unit |");
+  fprintf(html, "<table><tr><th>metric</th><th>unit</th>");
+  for (unsigned p = 0; p < np; p++) {
+    fprintf(md, " %s = %s |", s->param, s->labels[p]);
+    fputs("<th>", html); /* the values come from the command line: escaped */
+    rpt__html(html, s->param);
+    fputs(" = ", html);
+    rpt__html(html, s->labels[p]);
+    fputs("</th>", html);
+  }
+  fputs("\n|---|---|", md);
+  for (unsigned p = 0; p < np; p++) fputs("---|", md);
+  fputs("\n", md);
+  fputs("</tr>\n", html);
+  fputs("param,label,x,metric,unit,mean,sd,ci95_lo,ci95_hi,n\n", csv);
+  for (unsigned k = 0; k < nm; k++) {
+    fprintf(md, "| %s | %s |", s->names[k], s->units[k]);
+    fprintf(html, "<tr><td>%s</td><td>%s</td>", s->names[k], s->units[k]);
+    for (unsigned p = 0; p < np; p++) {
+      rpt_ci ci;
+      for (int r = 0; r < s->reps; r++) tmp[r] = s->values[((size_t)p * s->reps + r) * nm + k];
+      rpt_ci_t(tmp, (size_t)s->reps, 1, &ci);
+      char m[32], lo[32], hi[32];
+      rpt__fmt(m, sizeof m, ci.mean);
+      rpt__fmt(lo, sizeof lo, ci.lo);
+      rpt__fmt(hi, sizeof hi, ci.hi);
+      fprintf(md, " %s [%s, %s] |", m, lo, hi);
+      fprintf(html, "<td>%s [%s, %s]</td>", m, lo, hi);
+      fprintf(csv, "%s,%s,%.17g,%s,%s,%.17g,%.17g,%.17g,%.17g,%d\n", s->param, s->labels[p], s->x[p], s->names[k],
+              s->units[k], ci.mean, ci.sd, ci.lo, ci.hi, ci.n);
+    }
+    fputs("\n", md);
+    fputs("</tr>\n", html);
+  }
+  fputs("</table>\n", html);
+  fputs("\nPer-point results files (run `spotlab report` on any of them for its own figures):\n\n", md);
+  for (unsigned p = 0; p < np; p++) fprintf(md, "- %s = %s: `%s`\n", s->param, s->labels[p], s->point_files[p]);
+  free(tmp);
+  return 0;
+}
+
+/* ---- index.html -------------------------------------------------------------------------------- */
+
+void rpt__html(FILE *o, const char *s) {
+  for (; *s; s++) {
+    if (*s == '<') fputs("&lt;", o);
+    else if (*s == '>') fputs("&gt;", o);
+    else if (*s == '&') fputs("&amp;", o);
+    else if (*s == '"') fputs("&quot;", o);
+    else fputc(*s, o);
+  }
+}
+
+static int rpt__index(rpt__ctx *c, const char *tables_html, const char *what) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/index.html", c->opt->outdir);
+  FILE *o = fopen(path, "w");
+  if (!o) return SIM_EIO;
+  fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>spotlab report</title>\n<style>\n"
+        "body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}\n"
+        "table{border-collapse:collapse;margin:0.5em 0 1.5em;font-size:0.9em}\n"
+        "th,td{border:1px solid #ccc;padding:0.25em 0.6em;text-align:left}th{background:#f2f2f2}\n"
+        "figure{margin:1.5em 0}img{max-width:100%;border:1px solid #eee}figcaption{color:#555;font-size:0.9em}\n"
+        ".note{color:#7a4b00;background:#fff6e0;padding:0.5em}\n</style></head><body>\n",
+        o);
+  fputs("<h1>spotlab report</h1>\n<p>", o);
+  fputs(what, o);
+  fputs("</p>\n", o);
+  if (!c->have_gp) fputs("<p class=\"note\">gnuplot was not available: the figures were skipped; the tables are complete.</p>\n", o);
+  if (c->nfigs) {
+    fputs("<h2>Figures</h2>\n<ul>\n", o);
+    for (size_t i = 0; i < c->nfigs; i++) {
+      fprintf(o, "<li><a href=\"#%s\">", c->figs[i].name);
+      rpt__html(o, c->figs[i].title);
+      fputs("</a></li>\n", o);
+    }
+    fputs("</ul>\n", o);
+  }
+  fputs("<h2>Summary</h2>\n", o);
+  fputs(tables_html, o);
+  fputs("<p>Files: <a href=\"summary.md\">summary.md</a>, <a href=\"summary.csv\">summary.csv</a>.</p>\n", o);
+  for (size_t i = 0; i < c->nfigs; i++) {
+    fprintf(o, "<figure id=\"%s\"><h3>", c->figs[i].name);
+    rpt__html(o, c->figs[i].title);
+    fprintf(o, "</h3><a href=\"%s.svg\"><img src=\"%s.png\" alt=\"", c->figs[i].name, c->figs[i].name);
+    rpt__html(o, c->figs[i].title);
+    fputs("\"></a><figcaption>", o);
+    rpt__html(o, c->figs[i].caption);
+    fputs("</figcaption></figure>\n", o);
+  }
+  if (c->out->nskipped) {
+    fputs("<h2>Figures not drawn</h2>\n<ul>\n", o);
+    for (size_t i = 0; i < c->out->nskipped; i++) {
+      fputs("<li>", o);
+      rpt__html(o, c->out->skipped[i]);
+      fputs("</li>\n", o);
+    }
+    fputs("</ul>\n", o);
+  }
+  fputs("</body></html>\n", o);
+  return fclose(o) ? SIM_EIO : 0;
+}
+
+/* ---- the report --------------------------------------------------------------------------------- */
+
+void rpt_outcome_free(rpt_outcome *o) {
+  for (size_t i = 0; i < o->nfiles; i++) free(o->files[i]);
+  for (size_t i = 0; i < o->nskipped; i++) free(o->skipped[i]);
+  free(o->files);
+  free(o->skipped);
+  memset(o, 0, sizeof *o);
+}
+
+static int rpt__mkdir(const char *dir) {
+  char buf[4096];
+  snprintf(buf, sizeof buf, "%s", dir);
+  for (char *p = buf + 1; *p; p++)
+    if (*p == '/') {
+      *p = 0;
+      if (mkdir(buf, 0777) && errno != EEXIST) return -1;
+      *p = '/';
+    }
+  if (mkdir(buf, 0777) && errno != EEXIST) return -1;
+  struct stat st;
+  return stat(buf, &st) == 0 && S_ISDIR(st.st_mode) ? 0 : -1;
+}
+
+int rpt_report(const char *path, const rpt_options *opt, rpt_outcome *out, char *err, size_t errlen) {
+  memset(out, 0, sizeof *out);
+  rpt__ctx c = {0};
+  c.opt = opt;
+  c.out = out;
+  c.log = opt->log ? opt->log : stdout;
+  int rc = rpt_open(path, &c.f, err, errlen);
+  if (rc) return rc;
+  if (rpt__mkdir(opt->outdir)) {
+    snprintf(err, errlen, "%s: cannot create the report folder", opt->outdir);
+    rpt_close(c.f);
+    return SIM_EIO;
+  }
+  c.gp = rpt__gp_program(opt->gnuplot);
+  c.have_gp = rpt_gnuplot_available(opt->gnuplot);
+  if (!c.have_gp)
+    rpt__say(&c, "gnuplot not found ('%s'): the figures are skipped, the tables and index.html are still written\n", c.gp);
+
+  char md[4096], csv[4096];
+  snprintf(md, sizeof md, "%s/summary.md", opt->outdir);
+  snprintf(csv, sizeof csv, "%s/summary.csv", opt->outdir);
+  char *tables = NULL, what[2048];
+  size_t tlen = 0;
+  FILE *th = open_memstream(&tables, &tlen);
+  if (!th) {
+    rpt_close(c.f);
+    snprintf(err, errlen, "out of memory");
+    return SIM_ENOMEM;
+  }
+  if (rpt_file_kind(c.f) == RPT_SWEEP) {
+    rpt_sweep s;
+    rc = rpt_sweep_read(c.f, &s);
+    if (rc) snprintf(err, errlen, "%s", rpt_error(c.f));
+    if (!rc) {
+      FILE *m = fopen(md, "w"), *v = fopen(csv, "w");
+      if (!m || !v) {
+        snprintf(err, errlen, "%s: cannot write the summary files", opt->outdir);
+        rc = SIM_EIO;
+      }
+      if (!rc) rc = rpt__sweep_tables(&c, &s, m, v, th);
+      if (m && fclose(m)) rc = SIM_EIO;
+      if (v && fclose(v)) rc = SIM_EIO;
+      if (!rc) {
+        rpt__list_add(&out->files, &out->nfiles, "summary.md");
+        rpt__list_add(&out->files, &out->nfiles, "summary.csv");
+        rpt__say(&c, "wrote %s and %s\n", md, csv);
+        rc = rpt__sweep_figs(&c, &s);
+      }
+      snprintf(what, sizeof what, "Sweep file <code>%s</code>: model <code>%s</code>, key <code>%s</code> over %u values, %d "
+                                  "replication%s per point.", path, s.model, s.param, s.npoints, s.reps, s.reps == 1 ? "" : "s");
+      rpt_sweep_free(&s);
+    }
+  } else {
+    int mismatch = 0;
+    rc = rpt_write_summary(c.f, md, csv, &mismatch, err, errlen);
+    if (!rc) {
+      rpt__list_add(&out->files, &out->nfiles, "summary.md");
+      rpt__list_add(&out->files, &out->nfiles, "summary.csv");
+      rpt__say(&c, "wrote %s and %s\n", md, csv);
+      if (mismatch)
+        fprintf(stderr, "spotlab report: %s: warning: /summary disagrees with /metrics for %d metric%s; the tables use "
+                        "/metrics\n", path, mismatch, mismatch == 1 ? "" : "s");
+      rpt__summary_html(c.f, th);
+      rpt__fig_income(&c);
+      rpt__fig_util(&c);
+      rpt__fig_price(&c);
+      rpt__fig_job_cdfs(&c, "class", "jobs", "Job wait and completion time per class");
+      rpt__fig_timelines(&c);
+      rpt__fig_dim_bars(&c, "policy", "policies", "Fault-tolerance policies side by side");
+      const char *pol[] = {"policy", NULL};
+      if (rpt_table_pick_field(c.f, "jobs", pol))
+        rpt__fig_job_cdfs(&c, "policy", "policy_jobs", "Job wait and completion time per fault-tolerance policy");
+      if (c.rc) {
+        rc = c.rc;
+        snprintf(err, errlen, "%s", c.err);
+      }
+    }
+    snprintf(what, sizeof what, "Results file <code>%s</code>: model <code>%s</code>, %d replication%s, base seed %llu, "
+                                "%.6g s (%.3g days) simulated.", path, rpt_model(c.f), rpt_nreps(c.f),
+             rpt_nreps(c.f) == 1 ? "" : "s", (unsigned long long)rpt_seed(c.f), rpt_end_time(c.f),
+             rpt_end_time(c.f) / 86400.0);
+  }
+  fclose(th);
+  if (!rc) {
+    rc = rpt__index(&c, tables, what);
+    if (rc) snprintf(err, errlen, "%s/index.html: cannot write", opt->outdir);
+    else {
+      rpt__list_add(&out->files, &out->nfiles, "index.html");
+      rpt__say(&c, "wrote %s/index.html (%d figure%s, %zu skipped)\n", opt->outdir, out->figures_drawn,
+               out->figures_drawn == 1 ? "" : "s", out->nskipped);
+    }
+  }
+  free(tables);
+  free(c.figs);
+  rpt_close(c.f);
+  return rc;
+}

@@ -1,0 +1,225 @@
+/* rpt_table.c - the summary table of a results file: every metric's mean and 95% CI across
+ * replications, recomputed from /metrics with GSL (and checked against /summary), grouped by the
+ * metric's dimension (`quantity.dimension.value`) into sections: overall first, then persona,
+ * pool, region, class, policy, then any other dimension in the order met. Written as Markdown
+ * (one pivot table per dimension: values down, quantities across), CSV (one row per metric) and
+ * an HTML fragment for index.html. */
+#include "analysis/report/rpt_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void rpt__fmt(char *buf, size_t len, double v) {
+  if (v != v) snprintf(buf, len, "-");
+  else if (fabs(v) >= 1e3 && fabs(v) < 1e12) snprintf(buf, len, "%.0f", v); /* no 1.053e+04 next to 203741 */
+  else snprintf(buf, len, "%.4g", v);
+}
+
+static void rpt__cell(char *buf, size_t len, const rpt_ci *c) {
+  char m[32], lo[32], hi[32];
+  rpt__fmt(m, sizeof m, c->mean);
+  rpt__fmt(lo, sizeof lo, c->lo);
+  rpt__fmt(hi, sizeof hi, c->hi);
+  if (c->lo != c->lo) snprintf(buf, len, "%s", m);
+  else snprintf(buf, len, "%s [%s, %s]", m, lo, hi);
+}
+
+/* The sections: dims[0] = "" (overall), then the dimensions in display order. */
+typedef struct rpt__sections {
+  char dims[64][64];
+  unsigned ndims;
+} rpt__sections;
+
+static void rpt__sections_of(rpt_file *f, rpt__sections *s) {
+  static const char *const order[] = {"persona", "pool", "region", "class", "policy", NULL};
+  memset(s, 0, sizeof *s);
+  s->ndims = 1; /* "" */
+  char q[64], d[64], v[64];
+  for (size_t o = 0; order[o]; o++)
+    for (unsigned k = 0; k < rpt_nmetrics(f); k++) {
+      rpt_metric_split(rpt_metric_name(f, k), q, d, v);
+      if (!strcmp(d, order[o])) {
+        snprintf(s->dims[s->ndims++], 64, "%s", d);
+        break;
+      }
+    }
+  for (unsigned k = 0; k < rpt_nmetrics(f); k++) {
+    rpt_metric_split(rpt_metric_name(f, k), q, d, v);
+    if (!d[0]) continue;
+    unsigned i;
+    for (i = 0; i < s->ndims && strcmp(s->dims[i], d); i++) {}
+    if (i == s->ndims && s->ndims < 64) snprintf(s->dims[s->ndims++], 64, "%s", d);
+  }
+}
+
+/* Distinct strings in first-seen order (at most cap). */
+static unsigned rpt__distinct(char (*out)[64], unsigned cap, unsigned n, const char *s) {
+  for (unsigned i = 0; i < n; i++)
+    if (!strcmp(out[i], s)) return n;
+  if (n < cap) snprintf(out[n++], 64, "%s", s);
+  return n;
+}
+
+static int rpt__same(double a, double b) {
+  if (a != a || b != b) return (a != a) == (b != b);
+  return fabs(a - b) <= 1e-9 * (1.0 + fabs(a));
+}
+
+static void rpt__md_section(FILE *o, rpt_file *f, const char *dim, const rpt_ci *ci, int html) {
+  unsigned nm = rpt_nmetrics(f);
+  char q[64], d[64], v[64], cell[128];
+  if (!dim[0]) {
+    unsigned n0 = 0;
+    for (unsigned k = 0; k < nm; k++) {
+      rpt_metric_split(rpt_metric_name(f, k), q, d, v);
+      n0 += !d[0];
+    }
+    if (!n0) return; /* every metric has a dimension: no overall section */
+    if (html) fputs("<h3>Overall</h3>\n<table><tr><th>metric</th><th>unit</th><th>mean [95% CI]</th><th>sd</th><th>n</th></tr>\n", o);
+    else fputs("## Overall\n\n| metric | unit | mean [95% CI] | sd | n |\n|---|---|---|---|---|\n", o);
+    for (unsigned k = 0; k < nm; k++) {
+      rpt_metric_split(rpt_metric_name(f, k), q, d, v);
+      if (d[0]) continue;
+      char sd[32];
+      rpt__cell(cell, sizeof cell, &ci[k]);
+      rpt__fmt(sd, sizeof sd, ci[k].sd);
+      if (html)
+        fprintf(o, "<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%d</td></tr>\n", q, rpt_metric_unit(f, k), cell, sd, ci[k].n);
+      else
+        fprintf(o, "| %s | %s | %s | %s | %d |\n", q, rpt_metric_unit(f, k), cell, sd, ci[k].n);
+    }
+    fputs(html ? "</table>\n" : "\n", o);
+    return;
+  }
+  char(*quants)[64] = calloc(32, 64), (*vals)[64] = calloc(256, 64);
+  unsigned nq = 0, nv = 0;
+  if (!quants || !vals) {
+    free(quants);
+    free(vals);
+    return;
+  }
+  for (unsigned k = 0; k < nm; k++) {
+    rpt_metric_split(rpt_metric_name(f, k), q, d, v);
+    if (strcmp(d, dim)) continue;
+    nq = rpt__distinct(quants, 32, nq, q);
+    nv = rpt__distinct(vals, 256, nv, v);
+  }
+  if (html) fprintf(o, "<h3>By %s</h3>\n", dim);
+  else fprintf(o, "## By %s\n\n", dim);
+  /* At most four quantities per table, so that a table fits a page; more make more tables. */
+  for (unsigned i0 = 0; i0 < nq; i0 += 4) {
+    unsigned i1 = i0 + 4 < nq ? i0 + 4 : nq;
+    if (html) fprintf(o, "<table><tr><th>%s</th>", dim);
+    else fprintf(o, "| %s |", dim);
+    for (unsigned i = i0; i < i1; i++) {
+      const char *unit = "";
+      for (unsigned k = 0; k < nm; k++) {
+        rpt_metric_split(rpt_metric_name(f, k), q, d, v);
+        if (!strcmp(d, dim) && !strcmp(q, quants[i])) {
+          unit = rpt_metric_unit(f, k);
+          break;
+        }
+      }
+      if (html) fprintf(o, "<th>%s (%s)</th>", quants[i], unit);
+      else fprintf(o, " %s (%s) |", quants[i], unit);
+    }
+    if (html) fputs("</tr>\n", o);
+    else {
+      fputs("\n|---|", o);
+      for (unsigned i = i0; i < i1; i++) fputs("---|", o);
+      fputc('\n', o);
+    }
+    for (unsigned j = 0; j < nv; j++) {
+      fprintf(o, html ? "<tr><td>%s</td>" : "| %s |", vals[j]);
+      for (unsigned i = i0; i < i1; i++) {
+        char name[200];
+        snprintf(name, sizeof name, "%s.%s.%s", quants[i], dim, vals[j]);
+        int k = rpt_metric_find(f, name);
+        if (k >= 0) rpt__cell(cell, sizeof cell, &ci[k]);
+        else snprintf(cell, sizeof cell, " ");
+        fprintf(o, html ? "<td>%s</td>" : " %s |", cell);
+      }
+      fputs(html ? "</tr>\n" : "\n", o);
+    }
+    fputs(html ? "</table>\n" : "\n", o);
+  }
+  free(quants);
+  free(vals);
+}
+
+/* Recomputes every metric's interval from /metrics; counts disagreements with /summary. */
+static rpt_ci *rpt__recompute(rpt_file *f, int *mismatch) {
+  unsigned nm = rpt_nmetrics(f);
+  rpt_ci *ci = calloc(nm ? nm : 1, sizeof *ci);
+  if (!ci) return NULL;
+  *mismatch = 0;
+  for (unsigned k = 0; k < nm; k++) {
+    rpt_ci st;
+    rpt_ci_t(rpt_metric_values(f) + k, (size_t)rpt_nreps(f), nm, &ci[k]);
+    rpt_summary_stored(f, k, &st);
+    if (!rpt__same(ci[k].mean, st.mean) || !rpt__same(ci[k].lo, st.lo) || !rpt__same(ci[k].hi, st.hi)) (*mismatch)++;
+  }
+  return ci;
+}
+
+int rpt__summary_html(rpt_file *f, FILE *o) {
+  int mm;
+  rpt_ci *ci = rpt__recompute(f, &mm);
+  if (!ci) return SIM_ENOMEM;
+  rpt__sections s;
+  rpt__sections_of(f, &s);
+  for (unsigned i = 0; i < s.ndims; i++) rpt__md_section(o, f, s.dims[i], ci, 1);
+  free(ci);
+  return 0;
+}
+
+int rpt_write_summary(rpt_file *f, const char *md_path, const char *csv_path, int *mismatch, char *err, size_t errlen) {
+  int mm = 0;
+  rpt_ci *ci = rpt__recompute(f, &mm);
+  if (!ci) {
+    snprintf(err, errlen, "out of memory");
+    return SIM_ENOMEM;
+  }
+  if (mismatch) *mismatch = mm;
+  rpt__sections s;
+  rpt__sections_of(f, &s);
+  unsigned nm = rpt_nmetrics(f);
+  int rc = 0;
+  if (md_path) {
+    FILE *o = fopen(md_path, "w");
+    if (!o) {
+      snprintf(err, errlen, "%s: cannot write", md_path);
+      rc = SIM_EIO;
+    } else {
+      fprintf(o, "# Summary: %s\n\nModel `%s`, %d replication%s, base seed %llu, %.6g s simulated. Means with 95%% "
+                 "confidence intervals across replications (Student t).\n\n",
+              rpt_path(f), rpt_model(f), rpt_nreps(f), rpt_nreps(f) == 1 ? "" : "s",
+              (unsigned long long)rpt_seed(f), rpt_end_time(f));
+      for (unsigned i = 0; i < s.ndims; i++) rpt__md_section(o, f, s.dims[i], ci, 0);
+      if (mm) fprintf(o, "Warning: for %d metric%s the file's /summary disagrees with /metrics; the table shows the "
+                         "values recomputed from /metrics.\n", mm, mm == 1 ? "" : "s");
+      if (fclose(o)) rc = SIM_EIO;
+    }
+  }
+  if (!rc && csv_path) {
+    FILE *o = fopen(csv_path, "w");
+    if (!o) {
+      snprintf(err, errlen, "%s: cannot write", csv_path);
+      rc = SIM_EIO;
+    } else {
+      fputs("section,metric,quantity,dimension,value,unit,mean,sd,ci95_lo,ci95_hi,n\n", o);
+      for (unsigned i = 0; i < s.ndims; i++)
+        for (unsigned k = 0; k < nm; k++) {
+          char q[64], d[64], v[64];
+          rpt_metric_split(rpt_metric_name(f, k), q, d, v);
+          if (strcmp(d, s.dims[i])) continue;
+          fprintf(o, "%s,%s,%s,%s,%s,%s,%.17g,%.17g,%.17g,%.17g,%d\n", d[0] ? d : "overall", rpt_metric_name(f, k), q, d,
+                  v, rpt_metric_unit(f, k), ci[k].mean, ci[k].sd, ci[k].lo, ci[k].hi, ci[k].n);
+        }
+      if (fclose(o)) rc = SIM_EIO;
+    }
+  }
+  free(ci);
+  return rc;
+}

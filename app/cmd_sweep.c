@@ -1,0 +1,271 @@
+/* cmd_sweep.c - `spotlab sweep SCENARIO --param KEY=V1,V2,...`: runs a scenario at every value of
+ * one key and writes one sweep file (layout: docs/reports.md) that `spotlab report` draws as each
+ * metric against the key, with its confidence band. Every point's own results file is kept too
+ * (FILE.points/point_NNNN.h5) for `spotlab report` and `spotlab compare`.
+ *
+ * Parallelism is the runner's: replications on OpenMP threads, or under mpirun each replication
+ * over all ranks, points one after another. Every point uses the same base seed, so points differ
+ * only by the key (common random numbers across the sweep). */
+#include "analysis/report/rpt.h"
+#include "app/app.h"
+#include "app/runner.h"
+
+#include <errno.h>
+#include <libgen.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SWEEP_MAX_POINTS 1000
+
+static double sweep__now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Splits "V1,V2,..." at commas outside brackets and quotes (so "[0.5,0.5]" stays one value). */
+static int sweep__split(const char *list, char **vals, int cap) {
+  int n = 0, depth = 0, quote = 0;
+  const char *start = list;
+  for (const char *p = list;; p++) {
+    if (*p == '"') quote = !quote;
+    else if (!quote && (*p == '[' || *p == '(')) depth++;
+    else if (!quote && (*p == ']' || *p == ')')) depth--;
+    if (*p == 0 || (*p == ',' && !depth && !quote)) {
+      if (n == cap) return -1;
+      vals[n] = strndup(start, (size_t)(p - start));
+      if (!vals[n] || !vals[n][0]) return -2;
+      n++;
+      if (!*p) break;
+      start = p + 1;
+    }
+  }
+  return n;
+}
+
+/* A malloc'd "%s=%s" or "%s/point_%04d.h5" (asprintf is not in C11/POSIX). */
+static char *sweep__join(const char *a, const char *sep, const char *b, int num) {
+  char tmp[8192];
+  if (b) snprintf(tmp, sizeof tmp, "%s%s%s", a, sep, b);
+  else snprintf(tmp, sizeof tmp, "%s%s%04d.h5", a, sep, num);
+  char *r = strdup(tmp);
+  if (!r) SIM_FATAL("out of memory");
+  return r;
+}
+
+static double sweep__number(const char *s) {
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  return errno || end == s || *end ? NAN : v;
+}
+
+static void sweep__help(FILE *f) {
+  fprintf(f,
+          "usage: spotlab sweep SCENARIO --param KEY=V1,V2,... [--reps N] [--seed N] [--out FILE.h5] [--quiet]\n\n"
+          "Runs the scenario once per value of KEY (a scenario key, group.key) and writes one sweep\n"
+          "file: per point and replication every metric, and their means and 95%% confidence\n"
+          "intervals. Each point's full results file is kept as FILE.points/point_NNNN.h5.\n"
+          "`spotlab report FILE.h5` draws every metric against KEY with its confidence band.\n\n"
+          "  --param KEY=V1,...  the key and its values (commas inside [..] or \"..\" do not split)\n"
+          "  --reps N            replications per point (overrides run.reps)\n"
+          "  --seed N            base seed, the same at every point (overrides run.seed)\n"
+          "  --out FILE.h5       sweep file (default: results/SCENARIO-sweep.h5)\n"
+          "  --quiet             no progress lines\n\n"
+          "Every point is checked before the first one runs. Progress: one line per point on stderr.\n"
+          "Under mpirun, points run one after another, each replication over all ranks.\n"
+          "Exit status: 0 done, 1 a check failed or a file could not be written, 2 bad usage or scenario.\n");
+}
+
+static int cmd_sweep_main(int argc, char **argv) {
+  const char *scenario = NULL, *param = NULL, *out = NULL, *v;
+  char seedbuf[64], repsbuf[64];
+  const char *fixed[2];
+  int nfixed = 0, quiet = 0;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      sweep__help(stdout);
+      return 0;
+    } else if (app_opt(argc, argv, &i, "--param", &v)) {
+      if (param) {
+        fprintf(stderr, "spotlab sweep: one --param axis per sweep\n");
+        return 2;
+      }
+      param = v;
+    } else if (app_opt(argc, argv, &i, "--reps", &v)) {
+      unsigned long long x;
+      if (app_opt_u64("--reps", v, 1, 10000, &x)) return 2;
+      snprintf(repsbuf, sizeof repsbuf, "run.reps=%llu", x);
+      fixed[nfixed++] = repsbuf;
+    } else if (app_opt(argc, argv, &i, "--seed", &v)) {
+      unsigned long long x;
+      if (app_opt_u64("--seed", v, 0, (unsigned long long)9.2e18, &x)) return 2;
+      snprintf(seedbuf, sizeof seedbuf, "run.seed=%llu", x);
+      fixed[nfixed++] = seedbuf;
+    } else if (app_opt(argc, argv, &i, "--out", &v)) {
+      out = v;
+    } else if (!strcmp(argv[i], "--quiet")) {
+      quiet = 1;
+    } else if (argv[i][0] == '-') {
+      fprintf(stderr, "spotlab sweep: unknown option '%s' (spotlab sweep --help)\n", argv[i]);
+      return 2;
+    } else if (!scenario) {
+      scenario = argv[i];
+    } else {
+      fprintf(stderr, "spotlab sweep: one scenario at a time ('%s' is extra)\n", argv[i]);
+      return 2;
+    }
+  }
+  if (!scenario || !param) {
+    sweep__help(stderr);
+    return 2;
+  }
+  const char *eq = strchr(param, '=');
+  if (!eq || eq == param || !eq[1]) {
+    fprintf(stderr, "spotlab sweep: --param wants KEY=V1,V2,... (got '%s')\n", param);
+    return 2;
+  }
+  char key[128];
+  snprintf(key, sizeof key, "%.*s", (int)(eq - param), param);
+  if (!strcmp(key, "run.reps") || !strcmp(key, "run.seed")) {
+    fprintf(stderr, "spotlab sweep: %s cannot be swept (every point shares the replications and their seeds)\n", key);
+    return 2;
+  }
+  char *vals[SWEEP_MAX_POINTS];
+  int np = sweep__split(eq + 1, vals, SWEEP_MAX_POINTS);
+  if (np <= 0) {
+    fprintf(stderr, "spotlab sweep: --param %s: %s\n", key,
+            np == -1 ? "more than 1000 values" : "an empty value (two commas in a row, or a trailing comma?)");
+    return 2;
+  }
+
+  app_mpi_init(&argc, &argv);
+  int rank = app_mpi_rank(), rc = 0, failed = 0;
+  char **ovr_text = calloc((size_t)np, sizeof *ovr_text);
+  if (!ovr_text) SIM_FATAL("out of memory");
+  for (int p = 0; p < np; p++)
+    ovr_text[p] = sweep__join(key, "=", vals[p], 0);
+
+  /* Check every point before the first one runs: a bad value must not surface after hours. */
+  sim_diag d;
+  sim_diag_init(&d, rank == 0 ? stderr : NULL);
+  app_loaded l;
+  int reps = 0;
+  const sim_model_class *cls = NULL;
+  for (int p = 0; p < np; p++) {
+    const char *ovr[3] = {fixed[0], fixed[1], NULL};
+    ovr[nfixed] = ovr_text[p];
+    if (app_load(scenario, ovr, nfixed + 1, &d, &l)) {
+      if (rank == 0) fprintf(stderr, "spotlab sweep: point %d (%s) has errors; nothing was run\n", p + 1, ovr_text[p]);
+      rc = 2;
+      goto done;
+    }
+    reps = (int)l.run.reps;
+    cls = l.cls;
+    app_unload(&l);
+  }
+
+  char defout[4096], pdir[4200], *base = NULL;
+  if (!out) {
+    char *c = strdup(scenario);
+    char *b = c ? basename(c) : "run";
+    char *dot = strrchr(b, '.');
+    if (dot) *dot = 0;
+    snprintf(defout, sizeof defout, "results/%s-sweep.h5", b);
+    free(c);
+    out = defout;
+    if (rank == 0) mkdir("results", 0777);
+  }
+  size_t ol = strlen(out);
+  snprintf(pdir, sizeof pdir, "%.*s.points", (int)(ol > 3 && !strcmp(out + ol - 3, ".h5") ? ol - 3 : ol), out);
+  /* Every rank tries (EEXIST is fine), so that all of them agree on giving up. */
+  if (mkdir(pdir, 0777) && errno != EEXIST) {
+    if (rank == 0) fprintf(stderr, "spotlab sweep: cannot create the folder '%s' for the points' results\n", pdir);
+    rc = 2;
+    goto done;
+  }
+  base = strdup(pdir);
+  if (!base) SIM_FATAL("out of memory");
+  const char *rel = basename(base); /* point files relative to the sweep file's folder */
+
+  unsigned nm = cls->nmetrics;
+  rpt_sweep s;
+  memset(&s, 0, sizeof s);
+  snprintf(s.param, sizeof s.param, "%s", key);
+  snprintf(s.model, sizeof s.model, "%s", cls->name);
+  s.npoints = (unsigned)np;
+  s.nmetrics = nm;
+  s.reps = reps;
+  s.labels = vals;
+  s.x = calloc((size_t)np, sizeof *s.x);
+  s.names = calloc(nm ? nm : 1, sizeof *s.names);
+  s.units = calloc(nm ? nm : 1, sizeof *s.units);
+  s.values = calloc((size_t)np * (size_t)reps * (nm ? nm : 1), sizeof *s.values);
+  s.point_files = calloc((size_t)np, sizeof *s.point_files);
+  if (!s.x || !s.names || !s.units || !s.values || !s.point_files) SIM_FATAL("out of memory");
+  for (unsigned k = 0; k < nm; k++) {
+    s.names[k] = (char *)cls->metrics[k].name;
+    s.units[k] = (char *)cls->metrics[k].unit;
+  }
+  uint64_t seed = 0;
+  double t0 = sweep__now();
+  for (int p = 0; p < np && !rc; p++) {
+    const char *ovr[3] = {fixed[0], fixed[1], NULL};
+    ovr[nfixed] = ovr_text[p];
+    if (app_load(scenario, ovr, nfixed + 1, &d, &l)) { /* checked above; a file changed under us */
+      rc = 2;
+      break;
+    }
+    seed = (uint64_t)l.run.seed;
+    s.x[p] = sweep__number(vals[p]);
+    app_run_out o;
+    double tp = sweep__now();
+    failed |= app_run_reps(&l, 0, &o);
+    if (rank == 0) {
+      char pf[4400];
+      snprintf(pf, sizeof pf, "%s/point_%04d.h5", pdir, p);
+      s.point_files[p] = sweep__join(rel, "/point_", NULL, p);
+      if (app_write_results(pf, &l, &o)) rc = 1;
+      memcpy(s.values + (size_t)p * reps * nm, o.values, (size_t)reps * nm * sizeof *o.values);
+      double el = sweep__now() - t0;
+      if (!quiet)
+        fprintf(stderr, "sweep: point %d/%d (%s): %d replication%s in %.1f s; %.0f s elapsed, about %.0f s left\n", p + 1, np,
+                ovr_text[p], reps, reps == 1 ? "" : "s", sweep__now() - tp, el, el / (p + 1) * (np - p - 1));
+    }
+    app_run_out_free(&l, &o);
+    app_unload(&l);
+  }
+  if (rank == 0 && !rc) {
+    char err[RPT_ERRLEN];
+    if (rpt_sweep_write(out, &s, scenario, seed, err, sizeof err)) {
+      fprintf(stderr, "spotlab sweep: %s\n", err);
+      rc = 1;
+    } else if (!quiet) {
+      printf("sweep: %d points of %s, %d replication%s each\nresults: %s (points in %s/)\nnext: spotlab report %s\n", np, key,
+             reps, reps == 1 ? "" : "s", out, pdir, out);
+    }
+  }
+  for (int p = 0; s.point_files && p < np; p++) free(s.point_files[p]);
+  free(s.point_files);
+  free(s.x);
+  free(s.names);
+  free(s.units);
+  free(s.values);
+done:
+  free(base);
+  for (int p = 0; p < np; p++) {
+    free(vals[p]);
+    free(ovr_text[p]);
+  }
+  free(ovr_text);
+  if (rc) return rc;
+  return failed ? 1 : 0;
+}
+
+static const app_command cmd_sweep = {"sweep", "run a scenario over the values of one key; one sweep file",
+                                      cmd_sweep_main};
+APP_COMMAND(cmd_sweep)

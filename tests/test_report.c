@@ -1,0 +1,752 @@
+/* test_report.c - reports, comparisons and sweeps (analysis/report): known-answer statistics, the
+ * report of a small hand-made run produces every file it promises, the no-gnuplot path, damaged
+ * and incomplete files give the intended errors, sweep files round-trip, and the commands' exit
+ * statuses. The results files are written through the engine's own writer (sim_results_write)
+ * from replications built by hand, so every number in them is known. */
+#include "analysis/report/rpt.h"
+#include "sim/results_io.h"
+#include "tests/testutil.h"
+
+#include <CUnit/CUnit.h>
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+#include <hdf5.h>
+#include <math.h>
+#include <stddef.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- a hand-made market-like run ---------------------------------------------------------------- */
+
+typedef struct t_prov {
+  uint64_t id;
+  char persona[16], pool[16], region[16], gpu_class[16];
+  double income_usd, available_h, rented_h;
+} t_prov;
+typedef struct t_job {
+  uint64_t id;
+  char cls[16], region[16], outcome[16], policy[16];
+  int32_t interruptions;
+  double submit_s, start_s, end_s, wait_s, cost_usd;
+} t_job;
+typedef struct t_avail {
+  uint64_t provider;
+  double start_s, end_s;
+  char state[16];
+} t_avail;
+
+static const sim_field t_prov_f[] = {
+    {"id", SIM_F_U64, offsetof(t_prov, id), "1"},
+    {"persona", SIM_F_STR16, offsetof(t_prov, persona), ""},
+    {"pool", SIM_F_STR16, offsetof(t_prov, pool), ""},
+    {"region", SIM_F_STR16, offsetof(t_prov, region), ""},
+    {"gpu_class", SIM_F_STR16, offsetof(t_prov, gpu_class), ""},
+    {"income_usd", SIM_F_F64, offsetof(t_prov, income_usd), "USD"},
+    {"available_h", SIM_F_F64, offsetof(t_prov, available_h), "h"},
+    {"rented_h", SIM_F_F64, offsetof(t_prov, rented_h), "h"},
+};
+static const sim_field t_job_f[] = {
+    {"id", SIM_F_U64, offsetof(t_job, id), "1"},
+    {"class", SIM_F_STR16, offsetof(t_job, cls), ""},
+    {"region", SIM_F_STR16, offsetof(t_job, region), ""},
+    {"outcome", SIM_F_STR16, offsetof(t_job, outcome), ""},
+    {"policy", SIM_F_STR16, offsetof(t_job, policy), ""},
+    {"interruptions", SIM_F_I32, offsetof(t_job, interruptions), "1"},
+    {"submit_s", SIM_F_F64, offsetof(t_job, submit_s), "s"},
+    {"start_s", SIM_F_F64, offsetof(t_job, start_s), "s"},
+    {"end_s", SIM_F_F64, offsetof(t_job, end_s), "s"},
+    {"wait_s", SIM_F_F64, offsetof(t_job, wait_s), "s"},
+    {"cost_usd", SIM_F_F64, offsetof(t_job, cost_usd), "USD"},
+};
+static const sim_field t_avail_f[] = {
+    {"provider", SIM_F_U64, offsetof(t_avail, provider), "1"},
+    {"start_s", SIM_F_F64, offsetof(t_avail, start_s), "s"},
+    {"end_s", SIM_F_F64, offsetof(t_avail, end_s), "s"},
+    {"state", SIM_F_STR16, offsetof(t_avail, state), ""},
+};
+static const sim_table_def t_tables[] = {
+    {"providers", sizeof(t_prov), t_prov_f, 8, "providers"},
+    {"jobs", sizeof(t_job), t_job_f, 11, "jobs"},
+    {"availability", sizeof(t_avail), t_avail_f, 4, "availability"},
+};
+
+#define T_END (3 * 86400.0)
+#define T_BIN 3600.0
+#define T_NBINS 72
+#define T_NPROV 60
+#define T_NJOBS 300
+#define T_NAVAIL_PROV 12
+static const char *const t_regions[] = {"eu-west", "us-east", "asia-se"};
+static const char *const t_classes[] = {"rtx4090", "a100", "h100"};
+static const char *const t_personas[] = {"jade", "katie", "lars", "mina"};
+static const char *const t_pools[] = {"fixed", "bidding", "flexible"};
+static const char *const t_jclasses[] = {"training", "inference", "batch"};
+static const char *const t_policies[] = {"none", "checkpoint", "replicate"};
+static const sim_series_def t_series[] = {
+    {"rented_gpu_ms_by_region", "GPU*ms", T_BIN, 3, t_regions, "rented"},
+    {"available_gpu_ms_by_region", "GPU*ms", T_BIN, 3, t_regions, "available"},
+    {"price_sum_by_class", "USD*1e-6/GPU-h", T_BIN, 3, t_classes, "price sum"},
+    {"price_n_by_class", "1", T_BIN, 3, t_classes, "price count"},
+};
+
+/* Metric 0 is "revenue"; its values per replication are given, so its interval is known. */
+#define T_NM 12
+static const sim_metric_def t_metrics[T_NM] = {
+    {"revenue", "USD", ""},
+    {"utilization", "1", ""},
+    {"income_per_available_hour.persona.jade", "USD/h", ""},
+    {"income_per_available_hour.persona.katie", "USD/h", ""},
+    {"income_per_available_hour.persona.lars", "USD/h", ""},
+    {"income_per_available_hour.persona.mina", "USD/h", ""},
+    {"income_usd.pool.fixed", "USD", ""},
+    {"income_usd.pool.bidding", "USD", ""},
+    {"goodput.policy.none", "1", ""},
+    {"goodput.policy.checkpoint", "1", ""},
+    {"goodput.policy.replicate", "1", ""},
+    {"wait_p50.class.training", "s", ""},
+};
+
+/* One replication's outputs, drawn from its own stream (deterministic for a seed). */
+static void t_fill_rep(sim_results *r, uint64_t seed) {
+  gsl_rng *g = gsl_rng_alloc(gsl_rng_mt19937);
+  gsl_rng_set(g, (unsigned long)seed);
+  memset(r, 0, sizeof *r);
+  r->seed = seed;
+  r->ranks = 1;
+  r->events = 1000;
+  r->windows = 1;
+  r->series = calloc(4, sizeof *r->series);
+  r->nbins = calloc(4, sizeof *r->nbins);
+  r->tables = calloc(3, sizeof *r->tables);
+  r->nrecords = calloc(3, sizeof *r->nrecords);
+  for (int s = 0; s < 4; s++) {
+    r->nbins[s] = T_NBINS;
+    r->series[s] = calloc(T_NBINS * 3, sizeof(int64_t));
+  }
+  for (int b = 0; b < T_NBINS; b++)
+    for (int c = 0; c < 3; c++) {
+      double hour = fmod(b + 8.0 * c, 24.0);
+      double avail = (30 + 10 * c) * (0.8 + 0.2 * sin(2 * M_PI * hour / 24)) * 3.6e6;
+      double u = 0.45 + 0.3 * sin(2 * M_PI * (hour - 6) / 24) + gsl_ran_gaussian(g, 0.04);
+      u = u < 0 ? 0 : u > 1 ? 1 : u;
+      r->series[1][b * 3 + c] = (int64_t)avail;
+      r->series[0][b * 3 + c] = (int64_t)(avail * u);
+      int n = (int)gsl_ran_poisson(g, 4);
+      r->series[3][b * 3 + c] = n;
+      double base = c == 0 ? 0.35e6 : c == 1 ? 1.1e6 : 2.4e6;
+      for (int k = 0; k < n; k++) r->series[2][b * 3 + c] += (int64_t)(base * (1 + 0.25 * u) * gsl_ran_lognormal(g, 0, 0.1));
+    }
+  t_prov *p = calloc(T_NPROV, sizeof *p);
+  for (int i = 0; i < T_NPROV; i++) {
+    p[i].id = (uint64_t)i;
+    snprintf(p[i].persona, 16, "%s", t_personas[i % 4]);
+    snprintf(p[i].pool, 16, "%s", t_pools[(i / 4) % 3]);
+    snprintf(p[i].region, 16, "%s", t_regions[i % 3]);
+    snprintf(p[i].gpu_class, 16, "%s", t_classes[(i / 3) % 3]);
+    p[i].available_h = 72 * gsl_ran_flat(g, 0.3, 1.0);
+    p[i].rented_h = p[i].available_h * gsl_ran_flat(g, 0.1, 0.9);
+    p[i].income_usd = p[i].rented_h * (0.3 + 0.2 * (i % 4)) * gsl_ran_lognormal(g, 0, 0.3);
+  }
+  r->tables[0] = (unsigned char *)p;
+  r->nrecords[0] = T_NPROV;
+  t_job *j = calloc(T_NJOBS, sizeof *j);
+  for (int i = 0; i < T_NJOBS; i++) {
+    int k = i % 3;
+    j[i].id = (uint64_t)i;
+    snprintf(j[i].cls, 16, "%s", t_jclasses[k]);
+    snprintf(j[i].region, 16, "%s", t_regions[(i / 3) % 3]);
+    snprintf(j[i].policy, 16, "%s", t_policies[(i / 9) % 3]);
+    j[i].submit_s = gsl_ran_flat(g, 0, T_END * 0.8);
+    double u = gsl_rng_uniform(g);
+    j[i].wait_s = u < 0.08 ? NAN : gsl_ran_exponential(g, k == 0 ? 3600 : k == 1 ? 60 : 900);
+    j[i].start_s = j[i].submit_s + j[i].wait_s;
+    double dur = gsl_ran_gamma(g, 2, k == 0 ? 4 * 3600 : k == 1 ? 600 : 1800);
+    int done = isfinite(j[i].wait_s) && j[i].start_s + dur < T_END;
+    j[i].end_s = done ? j[i].start_s + dur : NAN;
+    snprintf(j[i].outcome, 16, "%s", done ? "done" : isfinite(j[i].wait_s) ? "running" : "abandoned");
+    j[i].cost_usd = done ? dur / 3600 * 0.8 : 0;
+  }
+  r->tables[1] = (unsigned char *)j;
+  r->nrecords[1] = T_NJOBS;
+  static const char *const states[] = {"idle", "rented", "owner", "down"};
+  size_t na = 0, cap = 64;
+  t_avail *a = calloc(cap, sizeof *a);
+  for (int i = 0; i < T_NAVAIL_PROV; i++)
+    for (double t = 0; t < T_END;) {
+      double len = gsl_ran_exponential(g, 6 * 3600);
+      if (na == cap) a = realloc(a, (cap *= 2) * sizeof *a);
+      a[na].provider = (uint64_t)i;
+      a[na].start_s = t;
+      a[na].end_s = t + len < T_END ? t + len : T_END;
+      snprintf(a[na].state, 16, "%s", states[gsl_rng_uniform_int(g, 4)]);
+      na++;
+      t += len;
+    }
+  r->tables[2] = (unsigned char *)a;
+  r->nrecords[2] = na;
+  gsl_rng_free(g);
+}
+
+/* Writes a results file of `reps` replications; revenue[r] is metric 0 of replication r; the
+ * other metrics are drawn from the replication's seed. Returns sim_results_write's code. */
+static int t_write(const char *path, int reps, uint64_t base_seed, const double *revenue) {
+  sim_model m = {"fake_market", NULL, 0, NULL, 0, 0, 1.0, T_END, NULL, t_series, 4, t_tables, 3};
+  sim_results *r = calloc((size_t)reps, sizeof *r);
+  double *v = calloc((size_t)reps * T_NM, sizeof *v);
+  for (int i = 0; i < reps; i++) {
+    t_fill_rep(&r[i], sim_rep_seed(base_seed, (unsigned)i));
+    gsl_rng *g = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(g, (unsigned long)r[i].seed);
+    v[i * T_NM + 0] = revenue[i];
+    for (int k = 1; k < T_NM; k++) v[i * T_NM + k] = (k >= 8 && k <= 10 ? 0.6 + 0.1 * (k - 8) : 1.0 * k) + gsl_ran_gaussian(g, 0.05);
+    gsl_rng_free(g);
+  }
+  sim_run_meta meta = {"fake_market", "fake.cfg", "model = \"fake_market\";", "eff", base_seed, reps, 1, 1, 0.1, T_END};
+  char err[256];
+  int rc = sim_results_write(path, &meta, &m, r, t_metrics, T_NM, v, err, sizeof err);
+  for (int i = 0; i < reps; i++) {
+    for (int s = 0; s < 4; s++) free(r[i].series[s]);
+    for (int t = 0; t < 3; t++) free(r[i].tables[t]);
+    free(r[i].series);
+    free(r[i].nbins);
+    free(r[i].tables);
+    free(r[i].nrecords);
+  }
+  free(r);
+  free(v);
+  return rc;
+}
+
+/* Known data: x = 2, 4, 4, 4, 5, 5, 7, 9 has mean 5 and sample variance 32/7; t_{0.975,7} =
+ * 2.364624252 (t table), so the half width is 2.364624252 * sqrt(32/7) / sqrt(8) = 1.787487919. */
+static const double t_rev[8] = {2, 4, 4, 4, 5, 5, 7, 9};
+#define T_REV_LO (5.0 - 1.787487919)
+#define T_REV_HI (5.0 + 1.787487919)
+
+static int t_exists(const char *dir, const char *name) {
+  char p[1024];
+  struct stat st;
+  snprintf(p, sizeof p, "%s/%s", dir, name);
+  return stat(p, &st) == 0 && st.st_size > 0;
+}
+
+static char *t_slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *b = calloc(1, (size_t)n + 1);
+  if (b && fread(b, 1, (size_t)n, f) != (size_t)n) b[0] = 0;
+  fclose(f);
+  return b;
+}
+
+/* ---- statistics -------------------------------------------------------------------------------- */
+
+static void test_ci_known(void) {
+  rpt_ci c;
+  rpt_ci_t(t_rev, 8, 1, &c);
+  CU_ASSERT_DOUBLE_EQUAL(c.mean, 5.0, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(c.sd, sqrt(32.0 / 7.0), 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(c.lo, T_REV_LO, 1e-8);
+  CU_ASSERT_DOUBLE_EQUAL(c.hi, T_REV_HI, 1e-8);
+  CU_ASSERT_EQUAL(c.n, 8);
+  /* stride: column 1 of a [3][2] matrix */
+  double m[6] = {0, 1, 0, 2, 0, 3};
+  rpt_ci_t(m + 1, 3, 2, &c);
+  CU_ASSERT_DOUBLE_EQUAL(c.mean, 2.0, 1e-12);
+  rpt_ci_t(t_rev, 1, 1, &c);
+  CU_ASSERT(isnan(c.lo) && isnan(c.hi));
+  CU_ASSERT_DOUBLE_EQUAL(c.mean, 2.0, 0);
+}
+
+/* Paired: before 1,2,3,4 and after 2,4,5,5 differ by d = 1,2,2,1: mean 1.5, sd sqrt(1/3),
+ * t_{0.975,3} = 3.182446305, half width 3.182446305 * sqrt(1/3) / 2 = 0.918693115. */
+static void test_ci_paired_known(void) {
+  double b[4] = {1, 2, 3, 4}, a[4] = {2, 4, 5, 5};
+  rpt_ci c;
+  rpt_ci_paired(b, a, 4, 1, &c);
+  CU_ASSERT_DOUBLE_EQUAL(c.mean, 1.5, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(c.lo, 1.5 - 0.918693115, 1e-8);
+  CU_ASSERT_DOUBLE_EQUAL(c.hi, 1.5 + 0.918693115, 1e-8);
+}
+
+static void test_metric_split(void) {
+  char q[64], d[64], v[64];
+  rpt_metric_split("income_per_available_hour.persona.jade", q, d, v);
+  CU_ASSERT_STRING_EQUAL(q, "income_per_available_hour");
+  CU_ASSERT_STRING_EQUAL(d, "persona");
+  CU_ASSERT_STRING_EQUAL(v, "jade");
+  rpt_metric_split("revenue", q, d, v);
+  CU_ASSERT_STRING_EQUAL(q, "revenue");
+  CU_ASSERT_STRING_EQUAL(d, "");
+  rpt_metric_split("price.gpu.rtx.4090", q, d, v); /* the value keeps its own dots */
+  CU_ASSERT_STRING_EQUAL(v, "rtx.4090");
+}
+
+/* ---- the report ---------------------------------------------------------------------------------- */
+
+static const char *const t_figs[] = {"income", "utilization", "price", "jobs", "availability", "policies", "policy_jobs", NULL};
+
+static void test_report_every_file(void) {
+  CU_ASSERT_EQUAL_FATAL(t_write("rpt_full.h5", 8, 77, t_rev), 0);
+  if (!rpt_gnuplot_available(NULL)) {
+    fprintf(stderr, "\n  (gnuplot is not installed: the figures of this test cannot be checked)\n");
+    return;
+  }
+  FILE *log = fopen("rpt_full.log", "w");
+  rpt_options opt = {"rpt_full_report", NULL, 0, log, 0};
+  rpt_outcome o;
+  char err[RPT_ERRLEN];
+  int rc = rpt_report("rpt_full.h5", &opt, &o, err, sizeof err);
+  fclose(log);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  CU_ASSERT_EQUAL(o.nskipped, 0);
+  for (size_t i = 0; i < o.nskipped; i++) fprintf(stderr, "\n  skipped: %s", o.skipped[i]);
+  CU_ASSERT_EQUAL(o.figures_drawn, 7);
+  CU_ASSERT(t_exists("rpt_full_report", "summary.md"));
+  CU_ASSERT(t_exists("rpt_full_report", "summary.csv"));
+  CU_ASSERT(t_exists("rpt_full_report", "index.html"));
+  char *html = t_slurp("rpt_full_report/index.html");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(html);
+  for (size_t i = 0; t_figs[i]; i++) {
+    char png[64], svg[64];
+    snprintf(png, sizeof png, "%s.png", t_figs[i]);
+    snprintf(svg, sizeof svg, "%s.svg", t_figs[i]);
+    CU_ASSERT(t_exists("rpt_full_report", png));
+    CU_ASSERT(t_exists("rpt_full_report", svg));
+    CU_ASSERT(strstr(html, png) != NULL); /* the page shows every figure */
+  }
+  /* ... and the table, with its sections */
+  CU_ASSERT(strstr(html, "By persona") != NULL);
+  CU_ASSERT(strstr(html, "By policy") != NULL);
+  free(html);
+  /* Every file the outcome lists is there. */
+  for (size_t i = 0; i < o.nfiles; i++) CU_ASSERT(t_exists("rpt_full_report", o.files[i]));
+  CU_ASSERT(o.nfiles == 3 + 2 * 7);
+  /* PNG files start with the PNG signature; SVG files are SVG. */
+  char *png = t_slurp("rpt_full_report/income.png"), *svg = t_slurp("rpt_full_report/income.svg");
+  CU_ASSERT(png && !memcmp(png, "\x89PNG", 4));
+  CU_ASSERT(svg && strstr(svg, "<svg") != NULL);
+  free(png);
+  free(svg);
+  rpt_outcome_free(&o);
+}
+
+/* The summary CSV carries the hand-computed interval for the known metric, and the Markdown has
+ * the sections by dimension. */
+static void test_summary_values(void) {
+  CU_ASSERT_EQUAL_FATAL(t_write("rpt_sum.h5", 8, 77, t_rev), 0);
+  rpt_file *f;
+  char err[RPT_ERRLEN];
+  CU_ASSERT_EQUAL_FATAL(rpt_open("rpt_sum.h5", &f, err, sizeof err), 0);
+  int mm = -1;
+  CU_ASSERT_EQUAL_FATAL(rpt_write_summary(f, "rpt_sum.md", "rpt_sum.csv", &mm, err, sizeof err), 0);
+  CU_ASSERT_EQUAL(mm, 0); /* the engine's /summary agrees with the GSL recomputation */
+  rpt_close(f);
+  FILE *c = fopen("rpt_sum.csv", "r");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  char line[1024];
+  int found = 0;
+  while (fgets(line, sizeof line, c)) {
+    if (strncmp(line, "overall,revenue,", 16)) continue;
+    double mean, sd, lo, hi;
+    int n;
+    /* section,metric,quantity,dimension,value,unit,mean,sd,lo,hi,n */
+    CU_ASSERT_EQUAL(sscanf(line, "overall,revenue,revenue,,,USD,%lf,%lf,%lf,%lf,%d", &mean, &sd, &lo, &hi, &n), 5);
+    CU_ASSERT_DOUBLE_EQUAL(mean, 5.0, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(lo, T_REV_LO, 1e-8);
+    CU_ASSERT_DOUBLE_EQUAL(hi, T_REV_HI, 1e-8);
+    CU_ASSERT_EQUAL(n, 8);
+    found = 1;
+  }
+  fclose(c);
+  CU_ASSERT(found);
+  char *md = t_slurp("rpt_sum.md");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(md);
+  CU_ASSERT(strstr(md, "## Overall") && strstr(md, "## By persona") && strstr(md, "## By pool") &&
+            strstr(md, "## By class") && strstr(md, "## By policy"));
+  CU_ASSERT(strstr(md, "| jade |") != NULL);
+  CU_ASSERT(strstr(md, "5 [3.213, 6.787]") != NULL);
+  CU_ASSERT(strstr(md, "Warning") == NULL);
+  free(md);
+}
+
+/* Without gnuplot: the tables and index.html are still written, and every figure is listed as
+ * skipped. */
+static void test_report_without_gnuplot(void) {
+  CU_ASSERT_EQUAL_FATAL(t_write("rpt_nogp.h5", 3, 5, t_rev), 0);
+  /* none; a missing program; a program that exits at once (must not kill us with SIGPIPE) */
+  const char *progs[] = {"none", "/nonexistent/gnuplot", "/bin/false"};
+  for (int i = 0; i < 3; i++) {
+    FILE *log = fopen("rpt_nogp.log", "w");
+    rpt_options opt = {"rpt_nogp_report", progs[i], 0, log, 0};
+    rpt_outcome o;
+    char err[RPT_ERRLEN];
+    CU_ASSERT_EQUAL(rpt_report("rpt_nogp.h5", &opt, &o, err, sizeof err), 0);
+    fclose(log);
+    CU_ASSERT_EQUAL(o.figures_drawn, 0);
+    CU_ASSERT(o.nskipped >= 6);
+    CU_ASSERT(t_exists("rpt_nogp_report", "summary.md"));
+    CU_ASSERT(t_exists("rpt_nogp_report", "summary.csv"));
+    CU_ASSERT(t_exists("rpt_nogp_report", "index.html"));
+    CU_ASSERT(!t_exists("rpt_nogp_report", "income.png"));
+    char *lg = t_slurp("rpt_nogp.log");
+    if (i < 2) {
+      CU_ASSERT(lg && strstr(lg, "gnuplot not found") && strstr(lg, "figures are skipped"));
+    } else {
+      CU_ASSERT(lg && strstr(lg, "failed: gnuplot failed on it"));
+    }
+    free(lg);
+    rpt_outcome_free(&o);
+  }
+}
+
+/* A file with none of the market's inputs (only metrics) gets a report whose every figure is
+ * skipped, each with its reason. */
+static void test_report_skips_missing_inputs(void) {
+  sim_model m = {"bare", NULL, 0, NULL, 0, 0, 1.0, 100.0, NULL, NULL, 0, NULL, 0};
+  sim_results r[2];
+  memset(r, 0, sizeof r);
+  r[0].seed = 1;
+  r[1].seed = 2;
+  sim_metric_def md[1] = {{"x", "1", ""}};
+  double v[2] = {1, 2};
+  sim_run_meta meta = {"bare", "b.cfg", "", "", 1, 2, 1, 1, 0.1, 100.0};
+  char err[RPT_ERRLEN];
+  CU_ASSERT_EQUAL_FATAL(sim_results_write("rpt_bare.h5", &meta, &m, r, md, 1, v, err, sizeof err), 0);
+  FILE *log = fopen("rpt_bare.log", "w");
+  rpt_options opt = {"rpt_bare_report", NULL, 0, log, 0};
+  rpt_outcome o;
+  CU_ASSERT_EQUAL(rpt_report("rpt_bare.h5", &opt, &o, err, sizeof err), 0);
+  fclose(log);
+  CU_ASSERT_EQUAL(o.figures_drawn, 0);
+  CU_ASSERT_EQUAL(o.nskipped, 6);
+  char *lg = t_slurp("rpt_bare.log");
+  CU_ASSERT(lg && strstr(lg, "skipped figure 'Clearing price per GPU class': series price_sum_by_class"));
+  free(lg);
+  CU_ASSERT(t_exists("rpt_bare_report", "index.html"));
+  rpt_outcome_free(&o);
+}
+
+
+/* The fault-tolerance model's conventions: metrics quantity.policy.P.churn.L, a jobs table with
+ * policy and churn columns, times submit/start/end (end -1 when unfinished) and a numeric outcome
+ * (1 = completed). The report draws grouped bars and one CDF figure per churn level. */
+typedef struct t_ftjob {
+  char policy[16], churn[16];
+  int32_t outcome;
+  double submit, start, end;
+} t_ftjob;
+static const sim_field t_ftjob_f[] = {
+    {"policy", SIM_F_STR16, offsetof(t_ftjob, policy), ""},
+    {"churn", SIM_F_STR16, offsetof(t_ftjob, churn), ""},
+    {"outcome", SIM_F_I32, offsetof(t_ftjob, outcome), "0 unfinished, 1 completed"},
+    {"submit", SIM_F_F64, offsetof(t_ftjob, submit), "s"},
+    {"start", SIM_F_F64, offsetof(t_ftjob, start), "s"},
+    {"end", SIM_F_F64, offsetof(t_ftjob, end), "s"},
+};
+static void test_report_policy_levels(void) {
+  static const sim_table_def tabs[] = {{"jobs", sizeof(t_ftjob), t_ftjob_f, 6, "jobs"}};
+  sim_model m = {"fault_tolerance", NULL, 0, NULL, 0, 0, 1.0, 86400.0, NULL, NULL, 0, tabs, 1};
+  enum { REPS = 3, NJ = 120 };
+  sim_results r[REPS];
+  const char *pol[] = {"none", "checkpoint"}, *lev[] = {"low", "high"};
+  sim_metric_def md[4] = {{"goodput.policy.none.churn.low", "1", ""}, {"goodput.policy.none.churn.high", "1", ""},
+                          {"goodput.policy.checkpoint.churn.low", "1", ""}, {"goodput.policy.checkpoint.churn.high", "1", ""}};
+  double v[REPS * 4];
+  for (int i = 0; i < REPS; i++) {
+    memset(&r[i], 0, sizeof r[i]);
+    r[i].seed = 100 + (uint64_t)i;
+    r[i].tables = calloc(1, sizeof *r[i].tables);
+    r[i].nrecords = calloc(1, sizeof *r[i].nrecords);
+    t_ftjob *j = calloc(NJ, sizeof *j);
+    for (int k = 0; k < NJ; k++) {
+      snprintf(j[k].policy, 16, "%s", pol[k % 2]);
+      snprintf(j[k].churn, 16, "%s", lev[(k / 2) % 2]);
+      j[k].submit = 100.0 * k;
+      j[k].start = j[k].submit + 10.0 * (k % 7);
+      j[k].outcome = k % 5 ? 1 : 0;
+      j[k].end = j[k].outcome ? j[k].start + 600.0 * (1 + k % 3) : -1;
+    }
+    r[i].tables[0] = (unsigned char *)j;
+    r[i].nrecords[0] = NJ;
+    for (int k = 0; k < 4; k++) v[i * 4 + k] = 0.5 + 0.1 * k + 0.01 * i;
+  }
+  sim_run_meta meta = {"fault_tolerance", "ft.cfg", "", "", 7, REPS, 1, 1, 0.1, 86400.0};
+  char err[RPT_ERRLEN];
+  CU_ASSERT_EQUAL_FATAL(sim_results_write("rpt_ft.h5", &meta, &m, r, md, 4, v, err, sizeof err), 0);
+  for (int i = 0; i < REPS; i++) {
+    free(r[i].tables[0]);
+    free(r[i].tables);
+    free(r[i].nrecords);
+  }
+  if (!rpt_gnuplot_available(NULL)) return;
+  FILE *log = fopen("rpt_ft.log", "w");
+  rpt_options opt = {"rpt_ft_report", NULL, 0, log, 0};
+  rpt_outcome o;
+  CU_ASSERT_EQUAL_FATAL(rpt_report("rpt_ft.h5", &opt, &o, err, sizeof err), 0);
+  fclose(log);
+  CU_ASSERT_EQUAL(o.figures_drawn, 3);
+  CU_ASSERT(t_exists("rpt_ft_report", "policies.png"));
+  CU_ASSERT(t_exists("rpt_ft_report", "policy_jobs_low.png"));
+  CU_ASSERT(t_exists("rpt_ft_report", "policy_jobs_high.svg"));
+  rpt_outcome_free(&o);
+}
+
+/* ---- bad files ----------------------------------------------------------------------------------- */
+
+static void t_copy(const char *from, const char *to, long maxbytes) {
+  FILE *a = fopen(from, "rb"), *b = fopen(to, "wb");
+  int ch;
+  long n = 0;
+  while (a && b && (maxbytes < 0 || n < maxbytes) && (ch = fgetc(a)) != EOF) {
+    fputc(ch, b);
+    n++;
+  }
+  if (a) fclose(a);
+  if (b) fclose(b);
+}
+
+static void test_bad_files(void) {
+  CU_ASSERT_EQUAL_FATAL(t_write("rpt_good.h5", 2, 9, t_rev), 0);
+  rpt_file *f = NULL;
+  char err[RPT_ERRLEN];
+  /* missing */
+  CU_ASSERT_EQUAL(rpt_open("rpt_nothere.h5", &f, err, sizeof err), SIM_EIO);
+  CU_ASSERT(strstr(err, "rpt_nothere.h5") != NULL);
+  CU_ASSERT_PTR_NULL(f);
+  /* not HDF5 at all */
+  tu_write("rpt_text.h5", "this is not an HDF5 file\n");
+  CU_ASSERT_EQUAL(rpt_open("rpt_text.h5", &f, err, sizeof err), SIM_EFORMAT);
+  CU_ASSERT(strstr(err, "rpt_text.h5: not an HDF5 file") != NULL);
+  /* damaged: the first 3000 bytes of a good file */
+  t_copy("rpt_good.h5", "rpt_trunc.h5", 3000);
+  CU_ASSERT_EQUAL(rpt_open("rpt_trunc.h5", &f, err, sizeof err), SIM_EFORMAT);
+  CU_ASSERT(strstr(err, "rpt_trunc.h5") != NULL);
+  /* damaged: garbage written over the middle of a good file */
+  t_copy("rpt_good.h5", "rpt_garbled.h5", -1);
+  FILE *g = fopen("rpt_garbled.h5", "r+b");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+  fseek(g, 0, SEEK_END);
+  long size = ftell(g);
+  fseek(g, 96, SEEK_SET);
+  for (long i = 96; i < size / 2; i++) fputc((int)((i * 7919) & 0xff), g);
+  fclose(g);
+  int rc = rpt_open("rpt_garbled.h5", &f, err, sizeof err);
+  CU_ASSERT(rc == SIM_EFORMAT || rc == SIM_ENOTFOUND);
+  CU_ASSERT(strstr(err, "rpt_garbled.h5") != NULL);
+  /* a missing dataset */
+  t_copy("rpt_good.h5", "rpt_nometrics.h5", -1);
+  hid_t h = H5Fopen("rpt_nometrics.h5", H5F_ACC_RDWR, H5P_DEFAULT);
+  CU_ASSERT_FATAL(h >= 0);
+  H5Ldelete(h, "/metrics", H5P_DEFAULT);
+  H5Fclose(h);
+  CU_ASSERT_EQUAL(rpt_open("rpt_nometrics.h5", &f, err, sizeof err), SIM_ENOTFOUND);
+  CU_ASSERT(strstr(err, "rpt_nometrics.h5: dataset /metrics is missing") != NULL);
+  /* another format version */
+  t_copy("rpt_good.h5", "rpt_v99.h5", -1);
+  h = H5Fopen("rpt_v99.h5", H5F_ACC_RDWR, H5P_DEFAULT);
+  hid_t a = H5Aopen(h, "format_version", H5P_DEFAULT);
+  int32_t v99 = 99;
+  H5Awrite(a, H5T_NATIVE_INT32, &v99);
+  H5Aclose(a);
+  H5Fclose(h);
+  CU_ASSERT_EQUAL(rpt_open("rpt_v99.h5", &f, err, sizeof err), SIM_EFORMAT);
+  CU_ASSERT(strstr(err, "format version 99") != NULL);
+  /* an HDF5 file that is not spotlab's */
+  h = H5Fcreate("rpt_other.h5", H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  H5Fclose(h);
+  CU_ASSERT_EQUAL(rpt_open("rpt_other.h5", &f, err, sizeof err), SIM_EFORMAT);
+  CU_ASSERT(strstr(err, "not a spotlab results file") != NULL);
+  /* a missing table is not an error when opening; reading it says which */
+  CU_ASSERT_EQUAL_FATAL(rpt_open("rpt_good.h5", &f, err, sizeof err), 0);
+  double *x;
+  size_t n;
+  CU_ASSERT_EQUAL(rpt_table_num(f, 0, "nosuch", "x", &x, &n), SIM_ENOTFOUND);
+  CU_ASSERT(strstr(rpt_error(f), "/reps/rep_0000/tables/nosuch is missing") != NULL);
+  CU_ASSERT_EQUAL(rpt_table_num(f, 1, "jobs", "nosuch", &x, &n), SIM_ENOTFOUND);
+  CU_ASSERT(strstr(rpt_error(f), "has no field 'nosuch'") != NULL);
+  CU_ASSERT_EQUAL(rpt_table_num(f, 1, "jobs", "wait_s", &x, &n), 0);
+  CU_ASSERT_EQUAL(n, T_NJOBS);
+  free(x);
+  rpt_close(f);
+  /* the report on a damaged file fails with the message, and writes nothing */
+  rpt_options opt = {"rpt_bad_report", "none", 1, NULL, 0};
+  rpt_outcome o;
+  CU_ASSERT_EQUAL(rpt_report("rpt_nometrics.h5", &opt, &o, err, sizeof err), SIM_ENOTFOUND);
+  CU_ASSERT(!t_exists("rpt_bad_report", "index.html"));
+  rpt_outcome_free(&o);
+}
+
+/* ---- compare ------------------------------------------------------------------------------------- */
+
+static void test_compare_paired(void) {
+  double b[4] = {1, 2, 3, 4}, a[4] = {2, 4, 5, 5};
+  CU_ASSERT_EQUAL_FATAL(t_write("rpt_before.h5", 4, 21, b), 0);
+  CU_ASSERT_EQUAL_FATAL(t_write("rpt_after.h5", 4, 21, a), 0);
+  CU_ASSERT_EQUAL_FATAL(t_write("rpt_other_seed.h5", 4, 22, a), 0);
+  FILE *tab = fopen("rpt_compare.txt", "w");
+  rpt_options opt = {"rpt_compare_out", NULL, 1, tab, 0};
+  rpt_diff *d;
+  size_t nd;
+  int seeds;
+  char err[RPT_ERRLEN];
+  CU_ASSERT_EQUAL_FATAL(rpt_compare("rpt_before.h5", "rpt_after.h5", &opt, tab, &d, &nd, &seeds, err, sizeof err), 0);
+  fclose(tab);
+  CU_ASSERT_EQUAL(seeds, 1);
+  CU_ASSERT_EQUAL(nd, T_NM);
+  CU_ASSERT_STRING_EQUAL(d[0].name, "revenue");
+  CU_ASSERT_DOUBLE_EQUAL(d[0].diff.mean, 1.5, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(d[0].diff.lo, 1.5 - 0.918693115, 1e-8);
+  CU_ASSERT_DOUBLE_EQUAL(d[0].diff.hi, 1.5 + 0.918693115, 1e-8);
+  CU_ASSERT_DOUBLE_EQUAL(d[0].rel, 1.5 / 2.5, 1e-12);
+  /* every other metric was drawn from the shared seeds: identical, a zero change */
+  CU_ASSERT_DOUBLE_EQUAL(d[1].diff.mean, 0.0, 0);
+  free(d);
+  CU_ASSERT(t_exists("rpt_compare_out", "compare.md"));
+  CU_ASSERT(t_exists("rpt_compare_out", "compare.csv"));
+  if (rpt_gnuplot_available(NULL)) {
+    CU_ASSERT(t_exists("rpt_compare_out", "compare.png"));
+    CU_ASSERT(t_exists("rpt_compare_out", "compare.svg"));
+  }
+  char *txt = t_slurp("rpt_compare.txt");
+  CU_ASSERT(txt && strstr(txt, "seeds match") && strstr(txt, "+60.00%"));
+  free(txt);
+  /* other seeds: said, and the pairs still give an interval */
+  CU_ASSERT_EQUAL(rpt_compare("rpt_before.h5", "rpt_other_seed.h5", &opt, NULL, &d, &nd, &seeds, err, sizeof err), 0);
+  CU_ASSERT_EQUAL(seeds, 0);
+  free(d);
+}
+
+/* ---- sweep files --------------------------------------------------------------------------------- */
+
+static void test_sweep_round_trip(void) {
+  char *labels[3] = {"0.05", "0.1", "0.2"}, *files[3] = {"p/0.h5", "p/1.h5", "p/2.h5"};
+  char *names[3] = {"revenue", "income.persona.jade", "income.persona.katie"}, *units[3] = {"USD", "USD", "USD"};
+  double x[3] = {0.05, 0.1, 0.2}, vals[3 * 2 * 3];
+  for (int p = 0; p < 3; p++)
+    for (int r = 0; r < 2; r++)
+      for (int k = 0; k < 3; k++) vals[(p * 2 + r) * 3 + k] = 100 * x[p] + r + k;
+  rpt_sweep s = {"market.fee_bidding", "market", 3, 3, 2, labels, x, names, units, vals, files};
+  char err[RPT_ERRLEN];
+  CU_ASSERT_EQUAL_FATAL(rpt_sweep_write("rpt_sweep.h5", &s, "m.cfg", 7, err, sizeof err), 0);
+  rpt_file *f;
+  CU_ASSERT_EQUAL_FATAL(rpt_open("rpt_sweep.h5", &f, err, sizeof err), 0);
+  CU_ASSERT_EQUAL(rpt_file_kind(f), RPT_SWEEP);
+  rpt_sweep b;
+  CU_ASSERT_EQUAL_FATAL(rpt_sweep_read(f, &b), 0);
+  CU_ASSERT_STRING_EQUAL(b.param, "market.fee_bidding");
+  CU_ASSERT_EQUAL(b.npoints, 3);
+  CU_ASSERT_EQUAL(b.nmetrics, 3);
+  CU_ASSERT_EQUAL(b.reps, 2);
+  CU_ASSERT_STRING_EQUAL(b.labels[2], "0.2");
+  CU_ASSERT_STRING_EQUAL(b.names[1], "income.persona.jade");
+  CU_ASSERT_STRING_EQUAL(b.point_files[1], "p/1.h5");
+  CU_ASSERT(memcmp(b.values, vals, sizeof vals) == 0);
+  CU_ASSERT_DOUBLE_EQUAL(b.x[1], 0.1, 0);
+  rpt_sweep_free(&b);
+  rpt_close(f);
+  FILE *log = fopen("rpt_sweep.log", "w");
+  rpt_options opt = {"rpt_sweep_report", NULL, 0, log, 0};
+  rpt_outcome o;
+  CU_ASSERT_EQUAL(rpt_report("rpt_sweep.h5", &opt, &o, err, sizeof err), 0);
+  fclose(log);
+  CU_ASSERT(t_exists("rpt_sweep_report", "summary.md") && t_exists("rpt_sweep_report", "index.html"));
+  if (rpt_gnuplot_available(NULL)) {
+    CU_ASSERT_EQUAL(o.figures_drawn, 2); /* revenue; income per persona */
+    CU_ASSERT(t_exists("rpt_sweep_report", "sweep_revenue.png"));
+    CU_ASSERT(t_exists("rpt_sweep_report", "sweep_income_by_persona.svg"));
+  }
+  rpt_outcome_free(&o);
+}
+
+/* ---- the commands -------------------------------------------------------------------------------- */
+
+static int t_have_bin(void) { return access(tu_bin(), X_OK) == 0; }
+
+static void test_cli_exit_codes(void) {
+  if (!t_have_bin()) {
+    fprintf(stderr, "\n  (spotlab binary not built: command checks skipped)\n");
+    return;
+  }
+  char cmd[8192], *out = NULL;
+  CU_ASSERT_EQUAL_FATAL(t_write("rpt_cli.h5", 3, 4, t_rev), 0);
+  snprintf(cmd, sizeof cmd, "%s report rpt_nothere.h5", tu_bin());
+  CU_ASSERT_EQUAL(tu_run(cmd, &out), 2);
+  CU_ASSERT(out && strstr(out, "rpt_nothere.h5: cannot read"));
+  free(out);
+  snprintf(cmd, sizeof cmd, "%s report rpt_text.h5", tu_bin());
+  tu_write("rpt_text.h5", "not hdf5\n");
+  CU_ASSERT_EQUAL(tu_run(cmd, &out), 2);
+  CU_ASSERT(out && strstr(out, "rpt_text.h5: not an HDF5 file"));
+  free(out);
+  snprintf(cmd, sizeof cmd, "%s report rpt_cli.h5 --out rpt_cli_report --gnuplot none", tu_bin());
+  CU_ASSERT_EQUAL(tu_run(cmd, &out), 0);
+  CU_ASSERT(out && strstr(out, "figures are skipped"));
+  free(out);
+  CU_ASSERT(t_exists("rpt_cli_report", "index.html"));
+  snprintf(cmd, sizeof cmd, "%s compare rpt_cli.h5 rpt_nothere.h5", tu_bin());
+  CU_ASSERT_EQUAL(tu_run(cmd, &out), 2);
+  free(out);
+  snprintf(cmd, sizeof cmd, "%s sweep %s/scenarios/phold.cfg --param phold.nosuchkey=1,2", tu_bin(), tu_src());
+  CU_ASSERT_EQUAL(tu_run(cmd, &out), 2);
+  free(out);
+  snprintf(cmd, sizeof cmd, "%s sweep %s/scenarios/phold.cfg --param run.reps=1,2", tu_bin(), tu_src());
+  CU_ASSERT_EQUAL(tu_run(cmd, &out), 2);
+  free(out);
+}
+
+/* A real sweep of the engine's PHOLD model through the command, then its report. */
+static void test_cli_sweep(void) {
+  if (!t_have_bin()) return;
+  tu_write("rpt_sweep_phold.cfg", "model = \"phold\";\nrun = { seed = 3; reps = 2; end = 20.0; };\n"
+                                  "phold = { lps = 32; start = 1; lookahead = 0.1; mean = 0.9; remote = 0.1; };\n");
+  char cmd[8192], *out = NULL;
+  snprintf(cmd, sizeof cmd, "%s sweep rpt_sweep_phold.cfg --param phold.remote=0.0,0.5,1.0 --out rpt_cli_sweep.h5", tu_bin());
+  CU_ASSERT_EQUAL(tu_run(cmd, &out), 0);
+  CU_ASSERT(out && strstr(out, "sweep: point 3/3 (phold.remote=1.0)"));
+  free(out);
+  CU_ASSERT(t_exists(".", "rpt_cli_sweep.points/point_0002.h5"));
+  snprintf(cmd, sizeof cmd, "%s report rpt_cli_sweep.h5 --out rpt_cli_sweep_report", tu_bin());
+  CU_ASSERT_EQUAL(tu_run(cmd, &out), 0);
+  free(out);
+  CU_ASSERT(t_exists("rpt_cli_sweep_report", "summary.csv"));
+  if (rpt_gnuplot_available(NULL)) CU_ASSERT(t_exists("rpt_cli_sweep_report", "sweep_events.png"));
+  /* two points of the sweep share seeds: compare pairs them */
+  snprintf(cmd, sizeof cmd, "%s compare rpt_cli_sweep.points/point_0000.h5 rpt_cli_sweep.points/point_0002.h5 --out rpt_cli_cmp",
+           tu_bin());
+  CU_ASSERT_EQUAL(tu_run(cmd, &out), 0);
+  CU_ASSERT(out && strstr(out, "seeds match"));
+  free(out);
+}
+
+static CU_TestInfo stats_tests[] = {
+    {"t interval against a hand computation", test_ci_known},
+    {"paired interval against a hand computation", test_ci_paired_known},
+    {"metric names split by dimension", test_metric_split},
+    CU_TEST_INFO_NULL,
+};
+static CU_TestInfo report_tests[] = {
+    {"a small run's report has every promised file", test_report_every_file},
+    {"summary table: hand-computed CI, sections", test_summary_values},
+    {"without gnuplot: tables, index, a clear message", test_report_without_gnuplot},
+    {"figures without inputs are skipped with a reason", test_report_skips_missing_inputs},
+    {"policy x churn metrics and jobs (fault-tolerance layout)", test_report_policy_levels},
+    {"missing, damaged, incomplete, other-version files", test_bad_files},
+    {"compare: paired CI, seed check", test_compare_paired},
+    {"sweep file round trip and its report", test_sweep_round_trip},
+    CU_TEST_INFO_NULL,
+};
+static CU_TestInfo cli_tests[] = {
+    {"report/compare/sweep exit statuses", test_cli_exit_codes},
+    {"sweep of PHOLD, its report, compare of two points", test_cli_sweep},
+    CU_TEST_INFO_NULL,
+};
+CU_SuiteInfo spotlab_suites[] = {
+    {"report_stats", NULL, NULL, NULL, NULL, stats_tests},
+    {"report", NULL, NULL, NULL, NULL, report_tests},
+    {"report_cli", NULL, NULL, NULL, NULL, cli_tests},
+    CU_SUITE_INFO_NULL,
+};

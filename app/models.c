@@ -4,9 +4,11 @@
 #include <string.h>
 
 extern const sim_model_class phold_class;
+extern const sim_model_class ftsim_class;
 
 static const sim_model_class *const app__models[] = {
     &phold_class,
+    &ftsim_class,
 };
 
 const sim_model_class *app_model_find(const char *name) {

@@ -1,0 +1,1474 @@
+/* sched.c - the scheduling core's state machine: GPUs and their candidate queues, jobs and their
+ * runs, the fault-tolerance policies, reputation, staking, billing and autoscaling.
+ *
+ * Layout. GPUs, providers and nodes are dense arrays indexed by the caller's ids. Idle GPUs sit
+ * in one queue per (region, grade) ("per-need queues"), with O(1) removal by swapping. Jobs are
+ * a growable array indexed by job id; a job holds up to SCHED__MAX_RUNS runs (restarts reuse
+ * slots); queued jobs form a FIFO linked list. Timers (heartbeat deadlines, checkpoints) live in
+ * one binary heap with lazy deletion by sequence number. Nothing here reads a clock or does I/O.
+ */
+#include "models/sched/sched.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SCHED__MAX_RUNS 4
+#define SCHED__NIL UINT32_MAX
+
+/* ---- Names ---------------------------------------------------------------------------------- */
+const char *sched_strerror(int err) {
+  switch (err) {
+  case SCHED_OK: return "success";
+  case SCHED_ENOMEM: return "out of memory";
+  case SCHED_EINVAL: return "invalid argument";
+  case SCHED_ESTATE: return "event contradicts the scheduler state";
+  case SCHED_ETIME: return "event earlier than the previous one";
+  default: return "unknown error";
+  }
+}
+
+static const char *const sched__policy_names[SCHED_FT_COUNT] = {"none", "checkpoint", "standby",
+                                                                "replicate", "speculative"};
+const char *sched_policy_name(sched_policy p) {
+  return (unsigned)p < SCHED_FT_COUNT ? sched__policy_names[p] : "?";
+}
+int sched_policy_parse(const char *name) {
+  for (int i = 0; i < SCHED_FT_COUNT; i++)
+    if (name && !strcmp(name, sched__policy_names[i])) return i;
+  return -1;
+}
+const char *sched_reason_name(int r) {
+  static const char *const n[SCHED_R_COUNT] = {"none",      "completed", "gpu_lost",   "app_failed",
+                                               "cancelled", "gave_up",   "degraded",   "scale_down"};
+  return r >= 0 && r < SCHED_R_COUNT ? n[r] : "?";
+}
+
+void sched_config_default(sched_config *c) {
+  memset(c, 0, sizeof *c);
+  c->nregions = 1;
+  c->ngrades = 1;
+  c->seed = 1;
+  c->policy = SCHED_FT_CHECKPOINT;
+  c->ckpt_rule = SCHED_CKPT_YOUNG;
+  c->ckpt_interval_s = 3600;
+  c->gpu_mtbf_s = 24 * 3600.0;
+  c->mtbf_min_failures = 10;
+  c->standby_k = 1;
+  c->replicas = 2;
+  c->bill_cancelled = 1;
+  c->slow_ratio = 0.5;
+  c->degrade_ratio = 0.5;
+  c->heartbeat_timeout_s = 0;
+  c->max_restarts = 100;
+  c->queue_scan = 16;
+  c->sample = 8;
+  c->rep_exponent = 2.0;
+  c->min_reputation = 0.0;
+  c->rep_half_life_s = 7 * 86400.0;
+  c->rep_pos_per_hour = 1.0;
+  c->rep_neg_per_failure = 4.0;
+  c->stake_min = 0;
+  c->slash_per_failure = 0;
+  c->slash_per_down_hour = 0;
+  c->platform_fee = 0.025; /* Clore.ai spot platform fee (shared/data/README.md) */
+  c->node_fee = 0.05;
+  c->delegation_fee = 0.2;
+  c->price_per_score_s = 1e-4;
+  c->target_util = 0.7;
+  c->cooldown_s = 300;
+  c->cluster.split = SCHED_SPLIT_WEIGHTED;
+  c->cluster.even_eff = 1.0;
+  c->cluster.weighted_eff = 1.0;
+  c->cluster.dynamic_eff = 1.0;
+  c->cluster.chunk_overhead_s = 0.01;
+  c->cluster.chunks_per_member = 4;
+  c->net.mode = SCHED_NET_TCP;
+  c->net.packet_bits = 12000;
+  c->net.tcp_rto_s = 1.0; /* RFC 6298 minimum RTO */
+  c->net.tcp_wmax = 64;
+  c->net.tcp_b = 2;
+  c->net.harq_max_tx = 4;
+}
+
+/* ---- State ---------------------------------------------------------------------------------- */
+typedef struct sched__gpu {
+  uint8_t state;          /* sched_gpu_state */
+  uint8_t known;          /* joined at least once (info valid) */
+  uint8_t lost_employed;  /* left while employed: down time is slashed when it returns */
+  uint32_t job, run;      /* BUSY / STANDBY */
+  uint32_t pos;           /* index in its idle queue */
+  uint32_t hb_seq;
+  uint32_t mark;          /* selection stamp */
+  double speed;           /* reported speed factor */
+  double employed_since, billed_until, lost_t;
+  sched_gpu_info info;
+} sched__gpu;
+
+typedef struct sched__provider {
+  double r, s, t;         /* Beta evidence, decayed to time t */
+  double stake;
+  uint8_t known;
+} sched__provider;
+
+typedef struct sched__run {
+  uint32_t id;
+  uint8_t active, in_ckpt, slow, backup;
+  uint32_t *members;      /* capacity: width (batch) or max_replicas (service) */
+  unsigned n;
+  uint32_t *standby;      /* capacity standby_k */
+  unsigned nsb;
+  uint32_t ckpt_seq;
+  double start, rate;     /* placement time, expected work rate */
+  double last_t, last_work; /* last progress report */
+  double billed;          /* USD billed for this run */
+} sched__run;
+
+typedef struct sched__job {
+  uint8_t state;          /* sched_job_state */
+  uint8_t outcome;
+  uint8_t inq, speculated;
+  sched_job_spec spec;
+  double submit, start, end, saved_work, gpu_seconds, cost;
+  double load, last_scale_t;
+  unsigned restarts, replacements;
+  uint32_t next_run;
+  uint32_t qprev, qnext;
+  sched__run *runs;       /* SCHED__MAX_RUNS, allocated on first placement */
+} sched__job;
+
+typedef struct sched__timer {
+  double t;
+  uint32_t a, b, seq;
+  uint8_t kind;           /* SCHED__T_* */
+} sched__timer;
+enum { SCHED__T_HB = 1, SCHED__T_CKPT = 2 };
+
+typedef struct sched__vec {
+  uint32_t *v;
+  uint32_t n, cap;
+} sched__vec;
+
+typedef struct sched__pending {
+  sched_decision d;
+  size_t off;             /* of its GPU list in `pool` */
+} sched__pending;
+
+struct sched {
+  sched_config cfg;
+  sched__pending *pend;   /* decisions of the event being handled, delivered at its end */
+  size_t npend, cappend;
+  uint32_t *pool;         /* their GPU lists */
+  size_t npool, cappool;
+  int oom;
+  double now;
+  uint64_t rng[4];
+  sched__gpu *gpus;
+  sched__provider *prov;
+  double *node_income;
+  sched__job *jobs;
+  uint32_t njobs_cap;     /* allocated job slots */
+  sched__vec *buckets;    /* nregions * ngrades idle queues */
+  uint64_t idle_total;
+  uint32_t qhead, qtail;  /* queued jobs */
+  sched__timer *heap;
+  size_t nheap, capheap;
+  sched__vec deficit;     /* jobs whose runs lack standbys */
+  uint32_t stamp;
+  double obs_up_s;        /* employed GPU time observed, for the MTBF estimate */
+  uint64_t obs_failures;
+  uint32_t *scratch;      /* selection output, max_gpus */
+  double *kscratch;       /* selection keys */
+  double *sp_scratch;     /* speeds for rate estimates */
+  uint32_t *bsel;         /* selection: eligible buckets, and their cumulative sizes */
+  uint64_t *bcum;
+  sched_link *ln_scratch;
+  sched_ledger ledger;
+  sched_counters cnt;
+  uint64_t arrived, ended;
+};
+
+/* ---- Random numbers: xoshiro256** (Blackman & Vigna 2018), seeded by splitmix64 ----------- */
+static uint64_t sched__rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+static uint64_t sched__next(sched *s) {
+  uint64_t *q = s->rng, r = sched__rotl(q[1] * 5, 7) * 9, t = q[1] << 17;
+  q[2] ^= q[0]; q[3] ^= q[1]; q[1] ^= q[2]; q[0] ^= q[3]; q[2] ^= t; q[3] = sched__rotl(q[3], 45);
+  return r;
+}
+static double sched__u01(sched *s) { return ((sched__next(s) >> 11) + 0.5) * 0x1.0p-53; }
+static uint64_t sched__below(sched *s, uint64_t k) { return k ? sched__next(s) % k : 0; }
+
+/* ---- Small helpers -------------------------------------------------------------------------- */
+static int sched__vec_push(sched__vec *v, uint32_t x) {
+  if (v->n == v->cap) {
+    uint32_t nc = v->cap ? v->cap * 2 : 16;
+    uint32_t *p = realloc(v->v, nc * sizeof *p);
+    if (!p) return SCHED_ENOMEM;
+    v->v = p;
+    v->cap = nc;
+  }
+  v->v[v->n++] = x;
+  return 0;
+}
+
+/* Decisions are queued and delivered once the event has been applied in full, so that the sink
+ * always sees a consistent core (it may query it, and tests check the invariants there). */
+static void sched__emit(sched *s, sched_decision *d) {
+  d->t = s->now;
+  s->cnt.decisions++;
+  if (s->npend == s->cappend) {
+    size_t nc = s->cappend ? 2 * s->cappend : 64;
+    sched__pending *p = realloc(s->pend, nc * sizeof *p);
+    if (!p) { s->oom = 1; return; }
+    s->pend = p;
+    s->cappend = nc;
+  }
+  if (s->npool + d->ngpus > s->cappool) {
+    size_t nc = s->cappool ? 2 * s->cappool : 256;
+    while (nc < s->npool + d->ngpus) nc *= 2;
+    uint32_t *p = realloc(s->pool, nc * sizeof *p);
+    if (!p) { s->oom = 1; return; }
+    s->pool = p;
+    s->cappool = nc;
+  }
+  sched__pending *q = &s->pend[s->npend++];
+  q->d = *d;
+  q->off = s->npool;
+  if (d->ngpus) memcpy(s->pool + s->npool, d->gpus, d->ngpus * sizeof *s->pool);
+  s->npool += d->ngpus;
+}
+
+static void sched__flush(sched *s) {
+  for (size_t i = 0; i < s->npend; i++) {
+    sched_decision d = s->pend[i].d;
+    d.gpus = d.ngpus ? s->pool + s->pend[i].off : NULL;
+    s->cfg.sink(s->cfg.sink_ctx, &d);
+  }
+  s->npend = s->npool = 0;
+}
+
+static unsigned sched__bucket_of(const sched *s, const sched__gpu *g) {
+  return g->info.region * s->cfg.ngrades + g->info.grade;
+}
+
+static int sched__idle_add(sched *s, uint32_t id) {
+  sched__gpu *g = &s->gpus[id];
+  sched__vec *b = &s->buckets[sched__bucket_of(s, g)];
+  if (sched__vec_push(b, id)) {
+    s->oom = 1; /* reported by sched_handle */
+    return SCHED_ENOMEM;
+  }
+  g->pos = b->n - 1;
+  g->state = SCHED_GPU_IDLE;
+  s->idle_total++;
+  return 0;
+}
+
+static void sched__idle_remove(sched *s, uint32_t id) {
+  sched__gpu *g = &s->gpus[id];
+  sched__vec *b = &s->buckets[sched__bucket_of(s, g)];
+  uint32_t last = b->v[--b->n];
+  if (last != id) {
+    b->v[g->pos] = last;
+    s->gpus[last].pos = g->pos;
+  }
+  s->idle_total--;
+}
+
+/* Timers: a binary min-heap on t. */
+static int sched__timer_push(sched *s, double t, int kind, uint32_t a, uint32_t b, uint32_t seq) {
+  if (s->nheap == s->capheap) {
+    size_t nc = s->capheap ? s->capheap * 2 : 256;
+    sched__timer *p = realloc(s->heap, nc * sizeof *p);
+    if (!p) return SCHED_ENOMEM;
+    s->heap = p;
+    s->capheap = nc;
+  }
+  size_t i = s->nheap++;
+  while (i) {
+    size_t p = (i - 1) / 2;
+    if (s->heap[p].t <= t) break;
+    s->heap[i] = s->heap[p];
+    i = p;
+  }
+  s->heap[i] = (sched__timer){t, a, b, seq, (uint8_t)kind};
+  return 0;
+}
+static sched__timer sched__timer_pop(sched *s) {
+  sched__timer top = s->heap[0], last = s->heap[--s->nheap];
+  size_t i = 0, n = s->nheap;
+  for (;;) {
+    size_t c = 2 * i + 1;
+    if (c >= n) break;
+    if (c + 1 < n && s->heap[c + 1].t < s->heap[c].t) c++;
+    if (s->heap[c].t >= last.t) break;
+    s->heap[i] = s->heap[c];
+    i = c;
+  }
+  if (n) s->heap[i] = last;
+  return top;
+}
+
+/* ---- Reputation, staking, billing ----------------------------------------------------------- */
+
+/* Evidence decays with a half-life: r <- r 2^(-dt / half_life) (the "forgetting factor" of
+ * Josang & Ismail 2002, applied per unit of time instead of per observation). */
+static void sched__rep_decay(const sched *s, const sched__provider *p, double t, double *r,
+                             double *sv) {
+  double f = 1;
+  if (s->cfg.rep_half_life_s > 0 && t > p->t) f = exp2(-(t - p->t) / s->cfg.rep_half_life_s);
+  *r = p->r * f;
+  *sv = p->s * f;
+}
+static double sched__rep(const sched *s, uint32_t prov, double t) {
+  double r, sv;
+  sched__rep_decay(s, &s->prov[prov], t, &r, &sv);
+  return sched_beta_expect(r, sv);
+}
+static void sched__rep_add(sched *s, uint32_t prov, double pos, double neg) {
+  sched__provider *p = &s->prov[prov];
+  sched__rep_decay(s, p, s->now, &p->r, &p->s);
+  p->t = s->now;
+  p->r += pos;
+  p->s += neg;
+}
+
+static void sched__slash(sched *s, uint32_t prov, double amount) {
+  sched__provider *p = &s->prov[prov];
+  if (!(amount > 0)) return;
+  if (amount > p->stake) amount = p->stake;
+  p->stake -= amount;
+  s->ledger.slashed += amount;
+}
+
+/* Splits an amount billed to a client: platform_fee to the platform, node_fee to the GP Node
+ * that manages the GPU (less delegation_fee of that when the node delegates), the rest to the
+ * provider. */
+static void sched__ledger_split(sched *s, sched__job *j, const sched__gpu *g, double amount) {
+  double plat = amount * s->cfg.platform_fee, node = amount * s->cfg.node_fee;
+  double deleg = 0;
+  if (s->cfg.node_delegated && s->cfg.node_delegated[g->info.node]) deleg = node * s->cfg.delegation_fee;
+  s->ledger.billed += amount;
+  s->ledger.platform_income += plat;
+  s->ledger.node_income += node - deleg;
+  s->ledger.delegate_income += deleg;
+  s->ledger.provider_income += amount - plat - node;
+  s->node_income[g->info.node] += node - deleg;
+  j->cost += amount;
+}
+
+/* Bills an employed GPU up to now: price_per_h x hours since it was last billed. Services are
+ * billed per task instead (sched__task_done). */
+static void sched__bill(sched *s, uint32_t id) {
+  sched__gpu *g = &s->gpus[id];
+  if (g->state != SCHED_GPU_BUSY && g->state != SCHED_GPU_STANDBY) return;
+  double dt = s->now - g->billed_until;
+  if (!(dt > 0)) return;
+  g->billed_until = s->now;
+  sched__job *j = &s->jobs[g->job];
+  j->gpu_seconds += dt;
+  if (j->spec.kind == SCHED_JOB_SERVICE) return;
+  double amount = g->info.price_per_h * dt / 3600.0;
+  sched__ledger_split(s, j, g, amount);
+  for (unsigned k = 0; k < SCHED__MAX_RUNS; k++)
+    if (j->runs && j->runs[k].active && j->runs[k].id == g->run) j->runs[k].billed += amount;
+}
+
+/* ---- Runs ----------------------------------------------------------------------------------- */
+static sched__run *sched__run_find(sched *s, sched__job *j, uint32_t run) {
+  if (!j->runs) return NULL;
+  for (unsigned k = 0; k < SCHED__MAX_RUNS; k++)
+    if (j->runs[k].active && j->runs[k].id == run) return &j->runs[k];
+  return NULL;
+}
+static unsigned sched__active_runs(const sched__job *j) {
+  unsigned n = 0;
+  if (j->runs)
+    for (unsigned k = 0; k < SCHED__MAX_RUNS; k++) n += j->runs[k].active;
+  return n;
+}
+
+/* Expected work rate of a run from its members' advertised scores and reported speeds. */
+static double sched__run_rate(sched *s, sched__job *j, sched__run *r) {
+  for (unsigned i = 0; i < r->n; i++) {
+    const sched__gpu *g = &s->gpus[r->members[i]];
+    s->sp_scratch[i] = g->info.score * g->speed;
+    s->ln_scratch[i] = g->info.link;
+  }
+  return sched_cluster_rate(&s->cfg.cluster, &s->cfg.net, s->sp_scratch, s->ln_scratch, r->n,
+                            j->spec.step_work, j->spec.step_bytes);
+}
+
+/* MTBF of one employed GPU: observed employed time / failures once enough failures were seen,
+ * else the configured prior. */
+static double sched__gpu_mtbf(const sched *s) {
+  if (s->obs_failures >= s->cfg.mtbf_min_failures && s->obs_failures > 0)
+    return s->obs_up_s / (double)s->obs_failures;
+  return s->cfg.gpu_mtbf_s;
+}
+
+/* Checkpoint interval of a run: fixed, or Young/Daly with C = time to write ckpt_bytes over the
+ * slowest member link (the transfer model) and M = MTBF of one GPU / n (any member's failure
+ * stops a synchronous run; independent exponential failures). */
+static double sched__ckpt_interval(sched *s, sched__job *j, sched__run *r, double *cost) {
+  double C = 0;
+  for (unsigned i = 0; i < r->n; i++) {
+    double c = sched_net_transfer_time(&s->cfg.net, &s->gpus[r->members[i]].info.link,
+                                       j->spec.ckpt_bytes);
+    if (c > C) C = c;
+  }
+  *cost = C;
+  if (s->cfg.ckpt_rule == SCHED_CKPT_FIXED || !(C > 0) || !isfinite(C)) return s->cfg.ckpt_interval_s;
+  double M = sched__gpu_mtbf(s) / (r->n ? r->n : 1);
+  double T = s->cfg.ckpt_rule == SCHED_CKPT_DALY ? sched_daly_interval(C, M) : sched_young_interval(C, M);
+  return T > 1.0 ? T : 1.0;
+}
+
+static void sched__arm_ckpt(sched *s, sched__job *j, sched__run *r, double after) {
+  if (s->cfg.policy != SCHED_FT_CHECKPOINT || j->spec.kind != SCHED_JOB_BATCH) return;
+  double C;
+  double T = sched__ckpt_interval(s, j, r, &C);
+  r->ckpt_seq++;
+  sched__timer_push(s, s->now + after + T, SCHED__T_CKPT, (uint32_t)(j - s->jobs), r->id, r->ckpt_seq);
+}
+
+/* Releases a GPU from employment (bills it, credits reputation for the hours served) and puts it
+ * back in the idle queues. */
+static void sched__release(sched *s, uint32_t id) {
+  sched__gpu *g = &s->gpus[id];
+  sched__bill(s, id);
+  double hours = (s->now - g->employed_since) / 3600.0;
+  s->obs_up_s += s->now - g->employed_since;
+  if (hours > 0) sched__rep_add(s, g->info.provider, hours * s->cfg.rep_pos_per_hour, 0);
+  g->job = g->run = SCHED__NIL;
+  sched__idle_add(s, id);
+}
+
+/* ---- Selection -------------------------------------------------------------------------------
+ * Candidates come from the idle queues that match the job's region and grade. When they hold
+ * more than `sample` per needed GPU, that many are drawn at random (the "power of d choices"
+ * keeps a placement O(sample x need) at 100k GPUs); otherwise all are examined. Candidates that
+ * fail the job's sector, link, price, stake or reputation limits are dropped; among the rest,
+ * `need` are drawn without replacement with weight w = E^rep_exponent x score x speed / price
+ * (Efraimidis & Spirakis 2006: keep the largest u^(1/w)), so reputation raises the chance of
+ * being chosen without excluding newcomers. */
+static int sched__eligible(const sched *s, const sched_job_spec *sp, const sched__gpu *g) {
+  const sched_gpu_info *in = &g->info;
+  if (sp->sectors && (in->sectors & sp->sectors) != sp->sectors) return 0;
+  if (sp->max_loss > 0 && in->link.loss > sp->max_loss) return 0;
+  if (sp->max_rtt_s > 0 && in->link.rtt_s > sp->max_rtt_s) return 0;
+  if (sp->min_bw_bps > 0 && in->link.bw_bps < sp->min_bw_bps) return 0;
+  if (sp->max_price_per_h > 0 && in->price_per_h > sp->max_price_per_h) return 0;
+  if (s->prov[in->provider].stake < s->cfg.stake_min) return 0;
+  if (g->speed < s->cfg.degrade_ratio) return 0; /* degraded: back when it reports better */
+  if (s->cfg.min_reputation > 0 && sched__rep(s, in->provider, s->now) < s->cfg.min_reputation) return 0;
+  return 1;
+}
+
+typedef struct sched__pick {
+  unsigned need, got;
+  uint32_t *ids;
+  double *keys;
+} sched__pick;
+
+static void sched__consider(sched *s, sched__pick *pk, uint32_t id) {
+  sched__gpu *g = &s->gpus[id];
+  if (g->mark == s->stamp) return;
+  g->mark = s->stamp;
+  double w = g->info.score * g->speed;
+  if (g->info.price_per_h > 0) w /= g->info.price_per_h;
+  if (s->cfg.rep_exponent != 0) {
+    double e = sched__rep(s, g->info.provider, s->now);
+    /* pow is the costliest step of a placement; the usual exponents need none. */
+    w *= s->cfg.rep_exponent == 2 ? e * e : s->cfg.rep_exponent == 1 ? e : pow(e, s->cfg.rep_exponent);
+  }
+  if (!(w > 0)) w = 1e-300;
+  double key = log(sched__u01(s)) / w; /* log(u^(1/w)): larger is better */
+  if (pk->got < pk->need) {
+    unsigned i = pk->got++;
+    while (i > 0 && pk->keys[i - 1] < key) {
+      pk->keys[i] = pk->keys[i - 1];
+      pk->ids[i] = pk->ids[i - 1];
+      i--;
+    }
+    pk->keys[i] = key;
+    pk->ids[i] = id;
+  } else if (key > pk->keys[pk->need - 1]) {
+    unsigned i = pk->need - 1;
+    while (i > 0 && pk->keys[i - 1] < key) {
+      pk->keys[i] = pk->keys[i - 1];
+      pk->ids[i] = pk->ids[i - 1];
+      i--;
+    }
+    pk->keys[i] = key;
+    pk->ids[i] = id;
+  }
+}
+
+/* Picks `need` idle GPUs for spec into out (not yet removed from the queues). 0 or -1. */
+static int sched__select(sched *s, const sched_job_spec *sp, unsigned need, uint32_t *out) {
+  if (need == 0) return 0;
+  if (s->idle_total < need) return -1;
+  unsigned r0 = 0, r1 = s->cfg.nregions;
+  if (sp->region >= 0) { r0 = (unsigned)sp->region; r1 = r0 + 1; }
+  unsigned g0 = sp->min_grade < s->cfg.ngrades ? sp->min_grade : s->cfg.ngrades;
+  uint64_t total = 0;
+  unsigned nb = 0;
+  for (unsigned r = r0; r < r1; r++)
+    for (unsigned g = g0; g < s->cfg.ngrades; g++) {
+      uint32_t b = r * s->cfg.ngrades + g;
+      if (!s->buckets[b].n) continue;
+      total += s->buckets[b].n;
+      s->bsel[nb] = b;
+      s->bcum[nb++] = total; /* draws below bcum[k] and at or above bcum[k-1] fall in bucket k */
+    }
+  if (total < need) return -1;
+  sched__pick pk = {need, 0, out, s->kscratch};
+  for (int pass = 0; pass < 2; pass++) {
+    if (++s->stamp == 0) s->stamp = 1;
+    pk.got = 0;
+    uint64_t draws = (uint64_t)s->cfg.sample * need;
+    if (pass == 0 && draws < total) {
+      for (uint64_t d = 0; d < draws; d++) {
+        uint64_t x = sched__below(s, total);
+        unsigned lo = 0, hi = nb - 1; /* first k with x < bcum[k] */
+        while (lo < hi) {
+          unsigned mid = (lo + hi) / 2;
+          if (x < s->bcum[mid]) hi = mid; else lo = mid + 1;
+        }
+        uint32_t id = s->buckets[s->bsel[lo]].v[x - (lo ? s->bcum[lo - 1] : 0)];
+        if (s->gpus[id].mark != s->stamp && sched__eligible(s, sp, &s->gpus[id]))
+          sched__consider(s, &pk, id);
+        else
+          s->gpus[id].mark = s->stamp;
+      }
+      if (pk.got == need) return 0;
+      continue; /* too few passed the filters: examine everyone */
+    }
+    for (unsigned r = r0; r < r1; r++)
+      for (unsigned g = g0; g < s->cfg.ngrades; g++) {
+        sched__vec *b = &s->buckets[r * s->cfg.ngrades + g];
+        for (uint32_t i = 0; i < b->n; i++)
+          if (sched__eligible(s, sp, &s->gpus[b->v[i]])) sched__consider(s, &pk, b->v[i]);
+      }
+    return pk.got == need ? 0 : -1;
+  }
+  return -1;
+}
+
+static void sched__employ(sched *s, uint32_t id, uint32_t job, uint32_t run, int state) {
+  sched__gpu *g = &s->gpus[id];
+  sched__idle_remove(s, id);
+  g->state = (uint8_t)state;
+  g->job = job;
+  g->run = run;
+  g->employed_since = g->billed_until = s->now;
+}
+
+/* Places a new run of job j (width members, plus standby_k standbys under STANDBY). Returns 0,
+ * -1 when the GPUs are not there (nothing changed), or SCHED_ENOMEM. */
+static int sched__place_run(sched *s, uint32_t jid, int backup) {
+  sched__job *j = &s->jobs[jid];
+  unsigned width = j->spec.width;
+  unsigned k = s->cfg.policy == SCHED_FT_STANDBY ? s->cfg.standby_k : 0;
+  if (!j->runs) {
+    j->runs = calloc(SCHED__MAX_RUNS, sizeof *j->runs);
+    if (!j->runs) return SCHED_ENOMEM;
+  }
+  sched__run *r = NULL;
+  for (unsigned i = 0; i < SCHED__MAX_RUNS; i++)
+    if (!j->runs[i].active) { r = &j->runs[i]; break; }
+  if (!r) return -1;
+  if (!r->members) {
+    r->members = malloc(width * sizeof *r->members);
+    r->standby = malloc((s->cfg.standby_k + 1) * sizeof *r->standby);
+    if (!r->members || !r->standby) return SCHED_ENOMEM;
+  }
+  /* Members first; standbys are best effort (a run starts without them when the pool is short
+   * and gets them as GPUs join). */
+  if (sched__select(s, &j->spec, width, s->scratch) != 0) return -1;
+  uint32_t run = j->next_run++;
+  r->id = run;
+  r->active = 1;
+  r->in_ckpt = r->slow = 0;
+  r->backup = (uint8_t)backup;
+  r->n = width;
+  r->nsb = 0;
+  r->start = r->last_t = s->now;
+  r->last_work = backup ? 0 : j->saved_work;
+  r->billed = 0;
+  for (unsigned i = 0; i < width; i++) {
+    r->members[i] = s->scratch[i];
+    sched__employ(s, s->scratch[i], jid, run, SCHED_GPU_BUSY);
+  }
+  r->rate = sched__run_rate(s, j, r);
+  /* Staging: every member fetches the inputs (and the checkpoint, when resuming from one) over
+   * its own link; the run starts when the slowest has them. */
+  double bytes = j->spec.input_bytes + (j->saved_work > 0 && !backup ? j->spec.ckpt_bytes : 0);
+  double stage = 0;
+  for (unsigned i = 0; i < width; i++) {
+    double t = sched_net_transfer_time(&s->cfg.net, &s->gpus[r->members[i]].info.link, bytes);
+    if (t > stage) stage = t;
+  }
+  r->last_t = s->now + stage; /* progress is judged from when it can compute */
+  if (j->state != SCHED_JOB_RUNNING && j->start < 0) j->start = s->now;
+  j->state = SCHED_JOB_RUNNING;
+  s->cnt.placements++;
+  sched_decision d = {.type = SCHED_D_PLACE, .job = jid, .run = run, .gpus = r->members,
+                      .ngpus = width, .value = stage};
+  sched__emit(s, &d);
+  sched__arm_ckpt(s, j, r, stage);
+  if (k && sched__select(s, &j->spec, k, s->scratch) == 0) {
+    for (unsigned i = 0; i < k; i++) {
+      r->standby[r->nsb++] = s->scratch[i];
+      sched__employ(s, s->scratch[i], jid, run, SCHED_GPU_STANDBY);
+      sched_decision e = {.type = SCHED_D_STANDBY, .job = jid, .run = run, .gpu = s->scratch[i]};
+      sched__emit(s, &e);
+    }
+  } else if (k) {
+    sched__vec_push(&s->deficit, jid);
+  }
+  return 0;
+}
+
+/* Tops up the standbys of a run from the idle pool (as many as possible). */
+static void sched__refill_standby(sched *s, uint32_t jid, sched__run *r) {
+  sched__job *j = &s->jobs[jid];
+  while (r->nsb < s->cfg.standby_k && sched__select(s, &j->spec, 1, s->scratch) == 0) {
+    uint32_t id = s->scratch[0];
+    r->standby[r->nsb++] = id;
+    sched__employ(s, id, jid, r->id, SCHED_GPU_STANDBY);
+    sched_decision e = {.type = SCHED_D_STANDBY, .job = jid, .run = r->id, .gpu = id};
+    sched__emit(s, &e);
+  }
+  if (r->nsb < s->cfg.standby_k) sched__vec_push(&s->deficit, jid);
+}
+
+static void sched__queue_push(sched *s, uint32_t jid, int front) {
+  sched__job *j = &s->jobs[jid];
+  j->inq = 1;
+  if (front) {
+    j->qprev = SCHED__NIL;
+    j->qnext = s->qhead;
+    if (s->qhead != SCHED__NIL) s->jobs[s->qhead].qprev = jid; else s->qtail = jid;
+    s->qhead = jid;
+  } else {
+    j->qnext = SCHED__NIL;
+    j->qprev = s->qtail;
+    if (s->qtail != SCHED__NIL) s->jobs[s->qtail].qnext = jid; else s->qhead = jid;
+    s->qtail = jid;
+  }
+}
+static void sched__queue_remove(sched *s, uint32_t jid) {
+  sched__job *j = &s->jobs[jid];
+  if (!j->inq) return;
+  if (j->qprev != SCHED__NIL) s->jobs[j->qprev].qnext = j->qnext; else s->qhead = j->qnext;
+  if (j->qnext != SCHED__NIL) s->jobs[j->qnext].qprev = j->qprev; else s->qtail = j->qprev;
+  j->inq = 0;
+}
+
+/* Tries queued jobs in FIFO order (skipping those that do not fit: backfilling), at most
+ * queue_scan of them. REPLICATE places up to `replicas` runs, the first being required. */
+static int sched__schedule(sched *s) {
+  unsigned tried = 0;
+  uint32_t jid = s->qhead;
+  while (jid != SCHED__NIL && tried < s->cfg.queue_scan && s->idle_total > 0) {
+    uint32_t next = s->jobs[jid].qnext;
+    tried++;
+    int rc = sched__place_run(s, jid, 0);
+    if (rc < -1) return rc;
+    if (rc == 0) {
+      sched__queue_remove(s, jid);
+      if (s->cfg.policy == SCHED_FT_REPLICATE)
+        for (unsigned c = 1; c < s->cfg.replicas; c++)
+          if (sched__place_run(s, jid, 0) != 0) break;
+    }
+    jid = next;
+  }
+  /* Runs that lack standbys get them as GPUs come. */
+  while (s->deficit.n && s->idle_total > 0) {
+    uint32_t d = s->deficit.v[--s->deficit.n];
+    sched__job *j = &s->jobs[d];
+    if (j->state != SCHED_JOB_RUNNING || !j->runs) continue;
+    for (unsigned k = 0; k < SCHED__MAX_RUNS; k++)
+      if (j->runs[k].active && j->runs[k].nsb < s->cfg.standby_k) {
+        sched__refill_standby(s, d, &j->runs[k]);
+        if (j->runs[k].nsb < s->cfg.standby_k) return 0; /* pool dry; it was pushed back */
+      }
+  }
+  return 0;
+}
+
+static void sched__end_job(sched *s, uint32_t jid, sched_reason why) {
+  sched__job *j = &s->jobs[jid];
+  sched__queue_remove(s, jid);
+  j->state = SCHED_JOB_ENDED;
+  j->outcome = (uint8_t)why;
+  j->end = s->now;
+  s->ended++;
+  if (why == SCHED_R_COMPLETED) s->cnt.jobs_completed++; else s->cnt.jobs_failed++;
+  sched_decision d = {.type = SCHED_D_END, .job = jid, .reason = why};
+  sched__emit(s, &d);
+}
+
+/* Stops a run: all members and standbys go back to the pool. */
+static void sched__stop_run(sched *s, uint32_t jid, sched__run *r, sched_reason why) {
+  sched__job *j = &s->jobs[jid];
+  sched_decision d = {.type = SCHED_D_STOP, .job = jid, .run = r->id, .reason = why};
+  sched__emit(s, &d);
+  s->cnt.stops++;
+  for (unsigned i = 0; i < r->n; i++) sched__release(s, r->members[i]);
+  for (unsigned i = 0; i < r->nsb; i++) sched__release(s, r->standby[i]);
+  if (why == SCHED_R_CANCELLED) {
+    s->ledger.cancelled_billed += r->billed;
+    if (!s->cfg.bill_cancelled) {
+      /* The client is not charged for a losing copy; the platform pays its hosts. */
+      s->ledger.billed -= r->billed;
+      s->ledger.platform_income -= r->billed;
+      j->cost -= r->billed;
+    }
+  }
+  r->active = 0;
+  r->n = r->nsb = 0;
+  r->ckpt_seq++;
+}
+
+/* A run was interrupted (member lost, crash). Other runs of the job carry on; a job left with
+ * none goes back to the head of the queue, resuming from its checkpoint (CHECKPOINT) or from
+ * zero, or ends as given up after max_restarts. */
+static int sched__interrupt(sched *s, uint32_t jid, sched__run *r, sched_reason why) {
+  sched__job *j = &s->jobs[jid];
+  sched__stop_run(s, jid, r, why);
+  if (sched__active_runs(j) > 0) {
+    if (s->cfg.policy == SCHED_FT_REPLICATE) {
+      int rc = sched__place_run(s, jid, 0); /* keep k copies when GPUs allow */
+      if (rc < -1) return rc;
+    }
+    return 0;
+  }
+  j->restarts++;
+  j->speculated = 0;
+  if (s->cfg.policy != SCHED_FT_CHECKPOINT) j->saved_work = 0;
+  if (j->restarts > s->cfg.max_restarts) {
+    sched__end_job(s, jid, SCHED_R_GAVE_UP);
+    return 0;
+  }
+  j->state = SCHED_JOB_QUEUED;
+  sched__queue_push(s, jid, 1);
+  return 0;
+}
+
+/* ---- GPU events ----------------------------------------------------------------------------- */
+static int sched__service_fill(sched *s, uint32_t jid);
+
+/* A GPU is gone (announced, reported missed, or timed out). */
+static int sched__gpu_lost(sched *s, uint32_t id) {
+  sched__gpu *g = &s->gpus[id];
+  if (g->state == SCHED_GPU_IDLE) {
+    sched__idle_remove(s, id);
+    g->state = SCHED_GPU_ABSENT;
+    return 0;
+  }
+  if (g->state == SCHED_GPU_ABSENT) {
+    s->cnt.stale_events++;
+    return 0;
+  }
+  /* Employed: a disconnect while employed counts against its provider and is slashed. */
+  uint32_t jid = g->job, run = g->run;
+  sched__job *j = &s->jobs[jid];
+  sched__run *r = sched__run_find(s, j, run);
+  sched__bill(s, id);
+  s->obs_up_s += s->now - g->employed_since;
+  s->obs_failures++;
+  s->cnt.gpu_failures++;
+  sched__rep_add(s, g->info.provider, (s->now - g->employed_since) / 3600.0 * s->cfg.rep_pos_per_hour,
+                 s->cfg.rep_neg_per_failure);
+  sched__slash(s, g->info.provider, s->cfg.slash_per_failure);
+  g->lost_employed = 1;
+  g->lost_t = s->now;
+  int was_standby = g->state == SCHED_GPU_STANDBY;
+  g->state = SCHED_GPU_ABSENT;
+  g->job = g->run = SCHED__NIL;
+  if (!r) return SCHED_ESTATE; /* cannot happen: checked by sched_check_invariants */
+  if (was_standby) {
+    for (unsigned i = 0; i < r->nsb; i++)
+      if (r->standby[i] == id) { r->standby[i] = r->standby[--r->nsb]; break; }
+    sched_decision d = {.type = SCHED_D_UNSTANDBY, .job = jid, .run = run, .gpu = id,
+                        .reason = SCHED_R_GPU_LOST};
+    sched__emit(s, &d);
+    sched__refill_standby(s, jid, r);
+    return 0;
+  }
+  unsigned slot = 0;
+  while (slot < r->n && r->members[slot] != id) slot++;
+  if (j->spec.kind == SCHED_JOB_SERVICE) {
+    r->members[slot] = r->members[--r->n];
+    uint32_t gone = id;
+    sched_decision d = {.type = SCHED_D_SCALE, .job = jid, .run = run, .value = r->n,
+                        .gpus = &gone, .ngpus = 1, .reason = SCHED_R_GPU_LOST};
+    sched__emit(s, &d);
+    s->cnt.scale_events++;
+    return sched__service_fill(s, jid);
+  }
+  if (s->cfg.policy == SCHED_FT_STANDBY) {
+    /* N+k: promote a standby at once, else take an idle GPU; the newcomer loads the job's state
+     * from its peers (ckpt_bytes over its link) while the run waits. */
+    uint32_t nid = SCHED__NIL;
+    if (r->nsb) {
+      nid = r->standby[--r->nsb];
+    } else if (sched__select(s, &j->spec, 1, s->scratch) == 0) {
+      nid = s->scratch[0];
+      sched__employ(s, nid, jid, run, SCHED_GPU_STANDBY);
+    }
+    if (nid != SCHED__NIL) {
+      s->gpus[nid].state = SCHED_GPU_BUSY;
+      r->members[slot] = nid;
+      r->rate = sched__run_rate(s, j, r);
+      j->replacements++;
+      s->cnt.replacements++;
+      sched_decision d = {.type = SCHED_D_REPLACE, .job = jid, .run = run, .gpu = nid,
+                          .old_gpu = id, .reason = SCHED_R_GPU_LOST,
+                          .value = sched_net_transfer_time(&s->cfg.net, &s->gpus[nid].info.link,
+                                                           j->spec.ckpt_bytes)};
+      r->last_t = fmax(r->last_t, s->now) + d.value; /* the run waits for the newcomer */
+      sched__emit(s, &d);
+      sched__refill_standby(s, jid, r);
+      return 0;
+    }
+  }
+  /* The run cannot go on without the member: remove it and interrupt the run. */
+  r->members[slot] = r->members[--r->n];
+  int rc = sched__interrupt(s, jid, r, SCHED_R_GPU_LOST);
+  if (rc) return rc;
+  return sched__schedule(s);
+}
+
+static int sched__gpu_join(sched *s, uint32_t id, const sched_gpu_info *in) {
+  sched__gpu *g = &s->gpus[id];
+  if (g->state != SCHED_GPU_ABSENT) return SCHED_ESTATE;
+  g->info = *in;
+  g->known = 1;
+  g->speed = 1;
+  sched__provider *p = &s->prov[in->provider];
+  if (!p->known) {
+    p->known = 1;
+    p->stake = in->stake;
+    p->t = s->now;
+  }
+  return 0;
+}
+
+/* The GPU is (back) in the pool: heartbeat tracking, down-time slashing, then scheduling. */
+static int sched__gpu_up(sched *s, uint32_t id) {
+  sched__gpu *g = &s->gpus[id];
+  if (g->lost_employed) {
+    /* Staking: down time of a GPU that left while employed is slashed per hour when it returns
+     * (NGPU's incentive to stay online; rate is a scenario parameter). */
+    sched__slash(s, g->info.provider, s->cfg.slash_per_down_hour * (s->now - g->lost_t) / 3600.0);
+    g->lost_employed = 0;
+  }
+  int rc = sched__idle_add(s, id);
+  if (rc) return rc;
+  g->job = g->run = SCHED__NIL;
+  if (s->cfg.heartbeat_timeout_s > 0) {
+    g->hb_seq++;
+    rc = sched__timer_push(s, s->now + s->cfg.heartbeat_timeout_s, SCHED__T_HB, id, 0, g->hb_seq);
+    if (rc) return rc;
+  }
+  return sched__schedule(s);
+}
+
+static int sched__gpu_degrade(sched *s, uint32_t id, double f) {
+  sched__gpu *g = &s->gpus[id];
+  g->speed = f;
+  if (g->state != SCHED_GPU_BUSY) return 0;
+  sched__job *j = &s->jobs[g->job];
+  sched__run *r = sched__run_find(s, j, g->run);
+  if (!r) return SCHED_ESTATE;
+  r->rate = sched__run_rate(s, j, r);
+  if (f >= s->cfg.degrade_ratio || s->cfg.policy != SCHED_FT_STANDBY || !r->nsb ||
+      j->spec.kind != SCHED_JOB_BATCH)
+    return 0;
+  /* Replace the degraded member by a standby; the degraded GPU goes back to the pool, where its
+   * speed factor lowers its selection weight. */
+  uint32_t nid = r->standby[--r->nsb];
+  unsigned slot = 0;
+  while (slot < r->n && r->members[slot] != id) slot++;
+  r->members[slot] = nid;
+  s->gpus[nid].state = SCHED_GPU_BUSY;
+  r->rate = sched__run_rate(s, j, r);
+  j->replacements++;
+  s->cnt.replacements++;
+  uint32_t jid = g->job;
+  sched_decision d = {.type = SCHED_D_REPLACE, .job = jid, .run = r->id, .gpu = nid, .old_gpu = id,
+                      .reason = SCHED_R_DEGRADED,
+                      .value = sched_net_transfer_time(&s->cfg.net, &s->gpus[nid].info.link,
+                                                       j->spec.ckpt_bytes)};
+  r->last_t = fmax(r->last_t, s->now) + d.value;
+  sched__emit(s, &d);
+  sched__release(s, id);
+  sched__refill_standby(s, jid, r);
+  return 0;
+}
+
+/* ---- Services ------------------------------------------------------------------------------- */
+static double sched__svc_capacity(sched *s, sched__job *j, sched__run *r) {
+  double sum = 0;
+  for (unsigned i = 0; i < r->n; i++) {
+    const sched__gpu *g = &s->gpus[r->members[i]];
+    sum += g->info.score * g->speed;
+  }
+  double mean = r->n ? sum / r->n : 1.0; /* before any replica: one unit of score */
+  return mean * j->spec.req_per_score_s;
+}
+
+/* Brings a service to the replica count its load asks for (scale-up at once, scale-down only
+ * after the cool-down). */
+static int sched__service_fill(sched *s, uint32_t jid) {
+  sched__job *j = &s->jobs[jid];
+  sched__run *r = &j->runs[0];
+  unsigned want = sched_autoscale_replicas(j->load, sched__svc_capacity(s, j, r), s->cfg.target_util,
+                                           j->spec.min_replicas, j->spec.max_replicas);
+  if (want > r->n) {
+    unsigned add = want - r->n, got = 0;
+    while (got < add && sched__select(s, &j->spec, 1, s->scratch + got) == 0) {
+      sched__employ(s, s->scratch[got], jid, r->id, SCHED_GPU_BUSY);
+      r->members[r->n++] = s->scratch[got];
+      got++;
+    }
+    if (got) {
+      j->last_scale_t = s->now;
+      s->cnt.scale_events++;
+      sched_decision d = {.type = SCHED_D_SCALE, .job = jid, .run = r->id, .value = r->n,
+                          .gpus = s->scratch, .ngpus = got};
+      sched__emit(s, &d);
+    }
+  } else if (want < r->n && s->now - j->last_scale_t >= s->cfg.cooldown_s) {
+    unsigned drop = r->n - want;
+    /* The slowest replicas go first. */
+    for (unsigned k = 0; k < drop; k++) {
+      unsigned worst = 0;
+      for (unsigned i = 1; i < r->n; i++) {
+        const sched__gpu *a = &s->gpus[r->members[i]], *b = &s->gpus[r->members[worst]];
+        if (a->info.score * a->speed < b->info.score * b->speed) worst = i;
+      }
+      s->scratch[k] = r->members[worst];
+      r->members[worst] = r->members[--r->n];
+    }
+    j->last_scale_t = s->now;
+    s->cnt.scale_events++;
+    sched_decision d = {.type = SCHED_D_SCALE, .job = jid, .run = r->id, .value = r->n,
+                        .gpus = s->scratch, .ngpus = drop, .reason = SCHED_R_SCALE_DOWN};
+    sched__emit(s, &d);
+    for (unsigned k = 0; k < drop; k++) sched__release(s, s->scratch[k]);
+  }
+  return 0;
+}
+
+/* Pay per task (NGPU): cost = compute score x task duration x price_per_score_s. */
+static int sched__task_done(sched *s, uint32_t jid, uint32_t gid, double dur) {
+  sched__job *j = &s->jobs[jid];
+  sched__gpu *g = &s->gpus[gid];
+  if (g->state != SCHED_GPU_BUSY || g->job != jid) {
+    s->cnt.stale_events++;
+    return 0;
+  }
+  sched__ledger_split(s, j, g, g->info.score * dur * s->cfg.price_per_score_s);
+  return 0;
+}
+
+/* ---- Timers --------------------------------------------------------------------------------- */
+static int sched__tick(sched *s) {
+  while (s->nheap && s->heap[0].t <= s->now) {
+    sched__timer tm = sched__timer_pop(s);
+    if (tm.kind == SCHED__T_HB) {
+      sched__gpu *g = &s->gpus[tm.a];
+      if (g->hb_seq != tm.seq || g->state == SCHED_GPU_ABSENT) continue;
+      int rc = sched__gpu_lost(s, tm.a);
+      if (rc) return rc;
+    } else if (tm.kind == SCHED__T_CKPT) {
+      sched__job *j = &s->jobs[tm.a];
+      sched__run *r = sched__run_find(s, j, tm.b);
+      if (!r || r->ckpt_seq != tm.seq || r->in_ckpt) continue;
+      double C;
+      sched__ckpt_interval(s, j, r, &C);
+      r->in_ckpt = 1;
+      r->last_t = fmax(r->last_t, s->now) + C; /* a blocking checkpoint pauses progress */
+      s->cnt.checkpoints++;
+      sched_decision d = {.type = SCHED_D_CHECKPOINT, .job = tm.a, .run = tm.b, .value = C};
+      sched__emit(s, &d);
+    }
+  }
+  return 0;
+}
+
+double sched_next_wakeup(const sched *s) {
+  /* Stale heap entries may wake the caller early; a TICK then does nothing. */
+  return s->nheap ? s->heap[0].t : INFINITY;
+}
+
+/* ---- Jobs ----------------------------------------------------------------------------------- */
+static int sched__job_grow(sched *s, uint32_t jid) {
+  if (jid < s->njobs_cap) return 0;
+  uint64_t nc = s->njobs_cap ? s->njobs_cap : 1024;
+  while (nc <= jid) nc *= 2;
+  if (nc > s->cfg.max_jobs) nc = s->cfg.max_jobs;
+  sched__job *p = realloc(s->jobs, nc * sizeof *p);
+  if (!p) return SCHED_ENOMEM;
+  memset(p + s->njobs_cap, 0, (nc - s->njobs_cap) * sizeof *p);
+  s->jobs = p;
+  s->njobs_cap = (uint32_t)nc;
+  return 0;
+}
+
+static int sched__job_arrive(sched *s, uint32_t jid, const sched_job_spec *sp) {
+  if (sp->kind == SCHED_JOB_BATCH && (sp->width == 0 || !(sp->work > 0))) return SCHED_EINVAL;
+  if (sp->kind == SCHED_JOB_SERVICE &&
+      (sp->max_replicas == 0 || sp->min_replicas > sp->max_replicas || !(sp->req_per_score_s > 0)))
+    return SCHED_EINVAL;
+  if (sp->region >= (int32_t)s->cfg.nregions) return SCHED_EINVAL;
+  int rc = sched__job_grow(s, jid);
+  if (rc) return rc;
+  sched__job *j = &s->jobs[jid];
+  if (j->state != SCHED_JOB_UNKNOWN) return SCHED_ESTATE;
+  memset(j, 0, sizeof *j);
+  j->spec = *sp;
+  j->submit = s->now;
+  j->start = -1;
+  j->end = -1;
+  j->qprev = j->qnext = SCHED__NIL;
+  s->arrived++;
+  s->cnt.jobs_arrived++;
+  if (sp->kind == SCHED_JOB_SERVICE) {
+    j->runs = calloc(SCHED__MAX_RUNS, sizeof *j->runs);
+    if (!j->runs) return SCHED_ENOMEM;
+    sched__run *r = &j->runs[0];
+    r->members = malloc(sp->max_replicas * sizeof *r->members);
+    r->standby = malloc(sizeof *r->standby);
+    if (!r->members || !r->standby) return SCHED_ENOMEM;
+    r->id = j->next_run++;
+    r->active = 1;
+    r->start = s->now;
+    j->state = SCHED_JOB_RUNNING;
+    j->start = s->now;
+    j->last_scale_t = -INFINITY;
+    return sched__service_fill(s, jid);
+  }
+  j->state = SCHED_JOB_QUEUED;
+  sched__queue_push(s, jid, 0);
+  return sched__schedule(s);
+}
+
+static int sched__job_finish(sched *s, uint32_t jid, sched__run *win) {
+  sched__job *j = &s->jobs[jid];
+  for (unsigned k = 0; k < SCHED__MAX_RUNS; k++)
+    if (j->runs[k].active && &j->runs[k] != win) sched__stop_run(s, jid, &j->runs[k], SCHED_R_CANCELLED);
+  for (unsigned i = 0; i < win->n; i++) sched__release(s, win->members[i]);
+  for (unsigned i = 0; i < win->nsb; i++) sched__release(s, win->standby[i]);
+  win->active = 0;
+  win->n = win->nsb = 0;
+  win->ckpt_seq++;
+  j->saved_work = j->spec.work;
+  sched__end_job(s, jid, SCHED_R_COMPLETED);
+  return sched__schedule(s);
+}
+
+/* Progress report: a run whose observed rate falls under slow_ratio x its expected rate is slow
+ * (degradation detected by progress rate). SPECULATIVE then starts one backup copy of the job
+ * (Dean & Ghemawat 2004's backup tasks; LATE, Zaharia et al. 2008, for the rate test). */
+static int sched__progress(sched *s, uint32_t jid, sched__run *r, double work) {
+  sched__job *j = &s->jobs[jid];
+  if (s->now <= r->last_t) return 0; /* staging, checkpoint or recovery: nothing to judge */
+  double dt = s->now - r->last_t;
+  if (dt > 0 && r->rate > 0) {
+    double obs = (work - r->last_work) / dt;
+    r->slow = obs < s->cfg.slow_ratio * r->rate;
+  }
+  r->last_t = s->now;
+  r->last_work = work;
+  if (r->slow && s->cfg.policy == SCHED_FT_SPECULATIVE && !j->speculated && !r->backup &&
+      sched__active_runs(j) == 1) {
+    int rc = sched__place_run(s, jid, 1);
+    if (rc < -1) return rc;
+    if (rc == 0) {
+      j->speculated = 1;
+      s->cnt.speculations++;
+    }
+  }
+  return 0;
+}
+
+/* ---- Dispatch ------------------------------------------------------------------------------- */
+static int sched__check_gpu(const sched *s, uint32_t id) { return id < s->cfg.max_gpus ? 0 : SCHED_EINVAL; }
+
+static int sched__run_event(sched *s, const sched_event *ev, sched__job **jp, sched__run **rp) {
+  if (ev->job >= s->njobs_cap || s->jobs[ev->job].state == SCHED_JOB_UNKNOWN) return SCHED_EINVAL;
+  *jp = &s->jobs[ev->job];
+  *rp = (*jp)->state == SCHED_JOB_RUNNING ? sched__run_find(s, *jp, ev->run) : NULL;
+  if (!*rp) s->cnt.stale_events++;
+  return 0;
+}
+
+static int sched__handle(sched *s, const sched_event *ev);
+
+int sched_handle(sched *s, const sched_event *ev) {
+  if (!s || !ev) return SCHED_EINVAL;
+  int rc = sched__handle(s, ev);
+  if (s->oom) {
+    s->oom = 0;
+    rc = SCHED_ENOMEM;
+  }
+  sched__flush(s);
+  return rc;
+}
+
+static int sched__handle(sched *s, const sched_event *ev) {
+  if (!isfinite(ev->t)) return SCHED_EINVAL;
+  if (ev->t < s->now) return SCHED_ETIME;
+  if ((unsigned)ev->type >= SCHED_EV_COUNT) return SCHED_EINVAL;
+  /* Validate before changing anything. */
+  switch (ev->type) {
+  case SCHED_EV_GPU_JOIN: {
+    const sched_gpu_info *in = &ev->u.gpu;
+    if (sched__check_gpu(s, ev->gpu) || in->provider >= s->cfg.max_providers ||
+        in->node >= s->cfg.max_nodes || in->region >= s->cfg.nregions || in->grade >= s->cfg.ngrades ||
+        !(in->score > 0) || !(in->price_per_h >= 0) || !(in->link.loss >= 0 && in->link.loss < 1) ||
+        !(in->link.bw_bps > 0) || !(in->link.rtt_s >= 0))
+      return SCHED_EINVAL;
+    if (s->gpus[ev->gpu].state != SCHED_GPU_ABSENT) return SCHED_ESTATE;
+    break;
+  }
+  case SCHED_EV_GPU_LEAVE: case SCHED_EV_GPU_MISSED: case SCHED_EV_HEARTBEAT:
+    if (sched__check_gpu(s, ev->gpu)) return SCHED_EINVAL;
+    if (ev->type == SCHED_EV_HEARTBEAT && !s->gpus[ev->gpu].known) return SCHED_ESTATE;
+    break;
+  case SCHED_EV_GPU_DEGRADE:
+    if (sched__check_gpu(s, ev->gpu) || !(ev->value > 0)) return SCHED_EINVAL;
+    if (!s->gpus[ev->gpu].known) return SCHED_ESTATE;
+    break;
+  case SCHED_EV_JOB_ARRIVE:
+    if (ev->job >= s->cfg.max_jobs) return SCHED_EINVAL;
+    if (ev->job < s->njobs_cap && s->jobs[ev->job].state != SCHED_JOB_UNKNOWN) return SCHED_ESTATE;
+    break;
+  case SCHED_EV_LOAD: case SCHED_EV_TASK_DONE:
+    if (ev->job >= s->njobs_cap || s->jobs[ev->job].spec.kind != SCHED_JOB_SERVICE ||
+        s->jobs[ev->job].state != SCHED_JOB_RUNNING || !(ev->value >= 0))
+      return SCHED_EINVAL;
+    if (ev->type == SCHED_EV_TASK_DONE && sched__check_gpu(s, ev->gpu)) return SCHED_EINVAL;
+    break;
+  default: break;
+  }
+  s->now = ev->t;
+  s->cnt.events++;
+  sched__job *j;
+  sched__run *r;
+  int rc = 0;
+  switch (ev->type) {
+  case SCHED_EV_GPU_JOIN:
+    rc = sched__gpu_join(s, ev->gpu, &ev->u.gpu);
+    if (!rc) rc = sched__gpu_up(s, ev->gpu);
+    break;
+  case SCHED_EV_GPU_LEAVE: case SCHED_EV_GPU_MISSED:
+    rc = sched__gpu_lost(s, ev->gpu);
+    break;
+  case SCHED_EV_HEARTBEAT: {
+    sched__gpu *g = &s->gpus[ev->gpu];
+    if (g->state == SCHED_GPU_ABSENT) {
+      /* A heartbeat after its timeout: the GPU is back, as a fresh idle GPU; the job it held
+       * has been dealt with already. */
+      s->cnt.stale_events++;
+      g->speed = 1;
+      rc = sched__gpu_up(s, ev->gpu);
+    } else if (s->cfg.heartbeat_timeout_s > 0) {
+      g->hb_seq++;
+      rc = sched__timer_push(s, s->now + s->cfg.heartbeat_timeout_s, SCHED__T_HB, ev->gpu, 0, g->hb_seq);
+    }
+    break;
+  }
+  case SCHED_EV_GPU_DEGRADE:
+    rc = sched__gpu_degrade(s, ev->gpu, ev->value);
+    break;
+  case SCHED_EV_TICK:
+    rc = sched__tick(s);
+    break;
+  case SCHED_EV_JOB_ARRIVE:
+    rc = sched__job_arrive(s, ev->job, &ev->u.job);
+    break;
+  case SCHED_EV_JOB_PROGRESS:
+    rc = sched__run_event(s, ev, &j, &r);
+    if (!rc && r) rc = sched__progress(s, ev->job, r, ev->value);
+    break;
+  case SCHED_EV_JOB_FINISH:
+    rc = sched__run_event(s, ev, &j, &r);
+    if (!rc && r) rc = sched__job_finish(s, ev->job, r);
+    break;
+  case SCHED_EV_JOB_FAIL:
+    rc = sched__run_event(s, ev, &j, &r);
+    if (!rc && r) {
+      rc = sched__interrupt(s, ev->job, r, SCHED_R_APP_FAILED);
+      if (!rc) rc = sched__schedule(s);
+    }
+    break;
+  case SCHED_EV_CKPT_DONE:
+    rc = sched__run_event(s, ev, &j, &r);
+    if (!rc && r) {
+      if (!r->in_ckpt) { s->cnt.stale_events++; break; }
+      r->in_ckpt = 0;
+      if (ev->value > j->saved_work) j->saved_work = ev->value < j->spec.work ? ev->value : j->spec.work;
+      sched__arm_ckpt(s, j, r, 0);
+    }
+    break;
+  case SCHED_EV_BILLING:
+    for (uint32_t i = 0; i < s->cfg.max_gpus; i++) sched__bill(s, i);
+    break;
+  case SCHED_EV_LOAD:
+    s->jobs[ev->job].load = ev->value;
+    rc = sched__service_fill(s, ev->job);
+    break;
+  case SCHED_EV_TASK_DONE:
+    rc = sched__task_done(s, ev->job, ev->gpu, ev->value);
+    break;
+  default: break;
+  }
+  return rc;
+}
+
+/* ---- Life cycle ----------------------------------------------------------------------------- */
+int sched_create(const sched_config *cfg, sched **out) {
+  *out = NULL;
+  if (!cfg || !cfg->sink || cfg->max_gpus == 0 || cfg->max_gpus >= SCHED__NIL || cfg->max_providers == 0 ||
+      cfg->max_nodes == 0 || cfg->max_jobs == 0 || cfg->max_jobs >= SCHED__NIL || cfg->nregions == 0 ||
+      cfg->ngrades == 0 || cfg->nregions > 65535 || cfg->ngrades > 65535 ||
+      (unsigned)cfg->policy >= SCHED_FT_COUNT || !(cfg->ckpt_interval_s > 0) || !(cfg->gpu_mtbf_s > 0) ||
+      cfg->replicas < 1 || cfg->replicas > SCHED__MAX_RUNS || cfg->standby_k > 64 || cfg->sample == 0 ||
+      !(cfg->platform_fee >= 0) || !(cfg->node_fee >= 0) || cfg->platform_fee + cfg->node_fee > 1 ||
+      !(cfg->delegation_fee >= 0 && cfg->delegation_fee <= 1) ||
+      !(cfg->target_util > 0 && cfg->target_util <= 1) || cfg->heartbeat_timeout_s < 0 ||
+      !(cfg->net.packet_bits >= 1))
+    return SCHED_EINVAL;
+  sched *s = calloc(1, sizeof *s);
+  if (!s) return SCHED_ENOMEM;
+  s->cfg = *cfg;
+  s->qhead = s->qtail = SCHED__NIL;
+  uint64_t x = cfg->seed;
+  for (int i = 0; i < 4; i++) { /* splitmix64 */
+    uint64_t z = (x += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    s->rng[i] = z ^ (z >> 31);
+  }
+  size_t nb = (size_t)cfg->nregions * cfg->ngrades;
+  s->gpus = calloc(cfg->max_gpus, sizeof *s->gpus);
+  s->prov = calloc(cfg->max_providers, sizeof *s->prov);
+  s->node_income = calloc(cfg->max_nodes, sizeof *s->node_income);
+  s->buckets = calloc(nb, sizeof *s->buckets);
+  s->scratch = malloc((size_t)cfg->max_gpus * sizeof *s->scratch);
+  s->kscratch = malloc((size_t)cfg->max_gpus * sizeof *s->kscratch);
+  s->sp_scratch = malloc(65536 * sizeof *s->sp_scratch);
+  s->ln_scratch = malloc(65536 * sizeof *s->ln_scratch);
+  s->bsel = malloc(nb * sizeof *s->bsel);
+  s->bcum = malloc(nb * sizeof *s->bcum);
+  if (!s->bsel || !s->bcum || !s->gpus || !s->prov || !s->node_income || !s->buckets || !s->scratch || !s->kscratch ||
+      !s->sp_scratch || !s->ln_scratch) {
+    sched_destroy(s);
+    return SCHED_ENOMEM;
+  }
+  for (uint32_t i = 0; i < cfg->max_gpus; i++) s->gpus[i].job = s->gpus[i].run = SCHED__NIL;
+  *out = s;
+  return 0;
+}
+
+void sched_destroy(sched *s) {
+  if (!s) return;
+  for (uint32_t i = 0; i < s->njobs_cap; i++)
+    if (s->jobs[i].runs) {
+      for (unsigned k = 0; k < SCHED__MAX_RUNS; k++) {
+        free(s->jobs[i].runs[k].members);
+        free(s->jobs[i].runs[k].standby);
+      }
+      free(s->jobs[i].runs);
+    }
+  if (s->buckets)
+    for (size_t b = 0; b < (size_t)s->cfg.nregions * s->cfg.ngrades; b++) free(s->buckets[b].v);
+  free(s->buckets);
+  free(s->jobs);
+  free(s->gpus);
+  free(s->prov);
+  free(s->node_income);
+  free(s->heap);
+  free(s->deficit.v);
+  free(s->scratch);
+  free(s->kscratch);
+  free(s->sp_scratch);
+  free(s->ln_scratch);
+  free(s->pend);
+  free(s->pool);
+  free(s->bsel);
+  free(s->bcum);
+  free(s);
+}
+
+/* ---- Queries -------------------------------------------------------------------------------- */
+int sched_gpu_query(const sched *s, uint32_t gpu, double t, sched_gpu_status *out) {
+  if (!s || gpu >= s->cfg.max_gpus) return SCHED_EINVAL;
+  const sched__gpu *g = &s->gpus[gpu];
+  memset(out, 0, sizeof *out);
+  out->state = (sched_gpu_state)g->state;
+  out->job = g->job;
+  out->run = g->run;
+  out->speed = g->speed;
+  if (g->known) {
+    out->reputation = sched__rep(s, g->info.provider, t);
+    out->stake = s->prov[g->info.provider].stake;
+  }
+  return 0;
+}
+
+int sched_job_query(const sched *s, uint32_t job, sched_job_status *out) {
+  if (!s) return SCHED_EINVAL;
+  memset(out, 0, sizeof *out);
+  if (job >= s->njobs_cap || s->jobs[job].state == SCHED_JOB_UNKNOWN) {
+    out->state = SCHED_JOB_UNKNOWN;
+    return job < s->cfg.max_jobs ? 0 : SCHED_EINVAL;
+  }
+  const sched__job *j = &s->jobs[job];
+  out->state = (sched_job_state)j->state;
+  out->outcome = (sched_reason)j->outcome;
+  out->submit = j->submit;
+  out->start = j->start;
+  out->end = j->end;
+  out->runs_active = sched__active_runs(j);
+  out->restarts = j->restarts;
+  out->replacements = j->replacements;
+  out->saved_work = j->saved_work;
+  out->gpu_seconds = j->gpu_seconds;
+  out->cost = j->cost;
+  if (j->runs)
+    for (unsigned k = 0; k < SCHED__MAX_RUNS; k++)
+      if (j->runs[k].active) {
+        if (out->expected_rate == 0) out->expected_rate = j->runs[k].rate;
+        if (j->spec.kind == SCHED_JOB_SERVICE) out->replicas = j->runs[k].n;
+      }
+  return 0;
+}
+
+int sched_run_members(const sched *s, uint32_t job, uint32_t run, uint32_t *gpus, unsigned cap) {
+  if (!s || job >= s->njobs_cap) return SCHED_EINVAL;
+  const sched__job *j = &s->jobs[job];
+  if (!j->runs) return SCHED_EINVAL;
+  for (unsigned k = 0; k < SCHED__MAX_RUNS; k++)
+    if (j->runs[k].active && j->runs[k].id == run) {
+      for (unsigned i = 0; i < j->runs[k].n && i < cap; i++) gpus[i] = j->runs[k].members[i];
+      return (int)j->runs[k].n;
+    }
+  return SCHED_EINVAL;
+}
+
+void sched_ledger_get(const sched *s, sched_ledger *out) { *out = s->ledger; }
+double sched_node_income(const sched *s, uint32_t node) {
+  return node < s->cfg.max_nodes ? s->node_income[node] : -1.0;
+}
+void sched_counters_get(const sched *s, sched_counters *out) { *out = s->cnt; }
+
+/* ---- Invariants ----------------------------------------------------------------------------- */
+static int sched__fail(char *msg, size_t len, const char *fmt, ...) {
+  if (msg && len) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, len, fmt, ap);
+    va_end(ap);
+  }
+  return -1;
+}
+
+int sched_check_invariants(const sched *s, char *msg, size_t len) {
+  uint64_t idle = 0, busy = 0, standby = 0;
+  for (size_t b = 0; b < (size_t)s->cfg.nregions * s->cfg.ngrades; b++) {
+    const sched__vec *v = &s->buckets[b];
+    idle += v->n;
+    for (uint32_t i = 0; i < v->n; i++) {
+      const sched__gpu *g = &s->gpus[v->v[i]];
+      if (g->state != SCHED_GPU_IDLE || g->pos != i || sched__bucket_of(s, g) != b)
+        return sched__fail(msg, len, "idle queue %zu slot %u: gpu %u is not idle there", b, i, v->v[i]);
+    }
+  }
+  if (idle != s->idle_total) return sched__fail(msg, len, "idle count %llu != %llu", (unsigned long long)idle,
+                                                (unsigned long long)s->idle_total);
+  for (uint32_t i = 0; i < s->cfg.max_gpus; i++) {
+    const sched__gpu *g = &s->gpus[i];
+    if (g->state == SCHED_GPU_BUSY || g->state == SCHED_GPU_STANDBY) {
+      if (g->job >= s->njobs_cap) return sched__fail(msg, len, "gpu %u employed by unknown job", i);
+      const sched__job *j = &s->jobs[g->job];
+      const sched__run *r = NULL;
+      if (j->runs)
+        for (unsigned k = 0; k < SCHED__MAX_RUNS; k++)
+          if (j->runs[k].active && j->runs[k].id == g->run) r = &j->runs[k];
+      if (!r || j->state != SCHED_JOB_RUNNING)
+        return sched__fail(msg, len, "gpu %u employed by job %u run %u, which is not running", i, g->job, g->run);
+      unsigned seen = 0;
+      const uint32_t *list = g->state == SCHED_GPU_BUSY ? r->members : r->standby;
+      unsigned n = g->state == SCHED_GPU_BUSY ? r->n : r->nsb;
+      for (unsigned m = 0; m < n; m++) seen += list[m] == i;
+      if (seen != 1) return sched__fail(msg, len, "gpu %u appears %u times in job %u run %u", i, seen, g->job, g->run);
+      if (g->state == SCHED_GPU_BUSY) busy++; else standby++;
+    }
+  }
+  uint64_t members = 0, sbs = 0, queued = 0, running = 0, ended = 0;
+  for (uint32_t i = 0; i < s->njobs_cap; i++) {
+    const sched__job *j = &s->jobs[i];
+    if (j->state == SCHED_JOB_UNKNOWN) continue;
+    unsigned act = sched__active_runs(j);
+    if (j->runs)
+      for (unsigned k = 0; k < SCHED__MAX_RUNS; k++)
+        if (j->runs[k].active) {
+          const sched__run *r = &j->runs[k];
+          members += r->n;
+          sbs += r->nsb;
+          for (unsigned m = 0; m < r->n; m++) {
+            const sched__gpu *g = &s->gpus[r->members[m]];
+            if (g->state != SCHED_GPU_BUSY || g->job != i || g->run != r->id)
+              return sched__fail(msg, len, "job %u run %u lists gpu %u, which is not its member", i, r->id, r->members[m]);
+          }
+          if (j->spec.kind == SCHED_JOB_BATCH && r->n != j->spec.width)
+            return sched__fail(msg, len, "job %u run %u has %u members, wants %u", i, r->id, r->n, j->spec.width);
+        }
+    switch (j->state) {
+    case SCHED_JOB_QUEUED:
+      queued++;
+      if (!j->inq || act) return sched__fail(msg, len, "queued job %u: in queue %d, %u runs", i, j->inq, act);
+      break;
+    case SCHED_JOB_RUNNING:
+      running++;
+      if (j->inq) return sched__fail(msg, len, "running job %u is also queued", i);
+      if (j->spec.kind == SCHED_JOB_BATCH && act == 0)
+        return sched__fail(msg, len, "job %u is running with no run (interrupted and not requeued)", i);
+      break;
+    case SCHED_JOB_ENDED:
+      ended++;
+      if (j->inq || act) return sched__fail(msg, len, "ended job %u: in queue %d, %u runs", i, j->inq, act);
+      if (j->outcome != SCHED_R_COMPLETED && j->outcome != SCHED_R_GAVE_UP)
+        return sched__fail(msg, len, "ended job %u has no reason", i);
+      break;
+    }
+  }
+  if (members != busy || sbs != standby)
+    return sched__fail(msg, len, "members %llu vs busy GPUs %llu, standbys %llu vs %llu", (unsigned long long)members,
+                       (unsigned long long)busy, (unsigned long long)sbs, (unsigned long long)standby);
+  if (queued + running + ended != s->arrived || ended != s->ended ||
+      ended != s->cnt.jobs_completed + s->cnt.jobs_failed)
+    return sched__fail(msg, len, "job count: %llu queued + %llu running + %llu ended != %llu arrived",
+                       (unsigned long long)queued, (unsigned long long)running, (unsigned long long)ended,
+                       (unsigned long long)s->arrived);
+  uint64_t inq = 0;
+  for (uint32_t q = s->qhead; q != SCHED__NIL; q = s->jobs[q].qnext)
+    if (++inq > queued) break;
+  if (inq != queued) return sched__fail(msg, len, "queue holds %llu jobs, %llu are queued", (unsigned long long)inq,
+                                        (unsigned long long)queued);
+  const sched_ledger *l = &s->ledger;
+  double parts = l->provider_income + l->node_income + l->delegate_income + l->platform_income;
+  if (fabs(l->billed - parts) > 1e-9 * fmax(1.0, fabs(l->billed)))
+    return sched__fail(msg, len, "ledger: billed %.12g != shares %.12g", l->billed, parts);
+  return 0;
+}

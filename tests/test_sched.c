@@ -1,0 +1,814 @@
+/* test_sched.c - the scheduling core without any engine: known answers for its models, scripted
+ * event streams for each fault-tolerance policy (failure at every step of a job's life, double
+ * failures, a standby failing while promoted, a heartbeat back after its timeout), randomized
+ * streams, and the invariants checked after every single event. */
+#include "models/sched/sched.h"
+
+#include <CUnit/CUnit.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- Harness -------------------------------------------------------------------------------- */
+#define MAXD 20000
+typedef struct rec {
+  sched_decision d[MAXD];
+  uint32_t gpus[MAXD][8];
+  size_t n;
+} rec;
+
+static sched *S;
+
+/* Every decision is recorded, and the invariants are checked as each one arrives. */
+static void sink(void *ctx, const sched_decision *d) {
+  rec *r = ctx;
+  if (S) {
+    char msg[256];
+    int inv = sched_check_invariants(S, msg, sizeof msg);
+    if (inv) fprintf(stderr, "invariant broken at decision %d (job %u) t=%g: %s\n", d->type, d->job, d->t, msg);
+    CU_ASSERT_EQUAL(inv, 0);
+  }
+  if (r->n >= MAXD) return;
+  r->d[r->n] = *d;
+  for (unsigned i = 0; i < d->ngpus && i < 8; i++) r->gpus[r->n][i] = d->gpus[i];
+  r->d[r->n].gpus = r->gpus[r->n];
+  r->n++;
+}
+
+static rec *R;
+
+static void setup(sched_policy p, void (*tweak)(sched_config *)) {
+  R = calloc(1, sizeof *R);
+  sched_config c;
+  sched_config_default(&c);
+  c.max_gpus = 64;
+  c.max_providers = 64;
+  c.max_nodes = 4;
+  c.max_jobs = 1000;
+  c.nregions = 2;
+  c.ngrades = 2;
+  c.sink = sink;
+  c.sink_ctx = R;
+  c.policy = p;
+  c.ckpt_rule = SCHED_CKPT_FIXED;
+  c.ckpt_interval_s = 100;
+  c.net.mode = SCHED_NET_ARQ;
+  if (tweak) tweak(&c);
+  CU_ASSERT_FATAL(sched_create(&c, &S) == 0);
+}
+static void teardown(void) {
+  sched_destroy(S);
+  free(R);
+  S = NULL;
+  R = NULL;
+}
+
+/* Every event goes through here: the invariants are checked after each one. */
+static int ev(sched_event e) {
+  int rc = sched_handle(S, &e);
+  char msg[256];
+  int inv = sched_check_invariants(S, msg, sizeof msg);
+  if (inv) fprintf(stderr, "invariant broken after event %d at t=%g: %s\n", e.type, e.t, msg);
+  CU_ASSERT_EQUAL_FATAL(inv, 0);
+  return rc;
+}
+
+static sched_gpu_info ginfo(uint32_t provider, unsigned region, unsigned grade, double score) {
+  sched_gpu_info g = {0};
+  g.provider = provider;
+  g.node = provider % 4;
+  g.region = (uint16_t)region;
+  g.grade = (uint16_t)grade;
+  g.score = score;
+  g.price_per_h = 1.0;
+  g.stake = 10;
+  g.link.bw_bps = 100e6;
+  g.link.rtt_s = 0.05;
+  g.link.loss = 0.0;
+  return g;
+}
+static int join(double t, uint32_t id) {
+  sched_event e = {.type = SCHED_EV_GPU_JOIN, .t = t, .gpu = id};
+  e.u.gpu = ginfo(id, 0, 0, 1.0);
+  return ev(e);
+}
+static int gev(sched_ev_type type, double t, uint32_t gpu, double v) {
+  return ev((sched_event){.type = type, .t = t, .gpu = gpu, .value = v});
+}
+static int jev(sched_ev_type type, double t, uint32_t job, uint32_t run, double v) {
+  return ev((sched_event){.type = type, .t = t, .job = job, .run = run, .value = v});
+}
+static sched_job_spec batch(unsigned width, double work) {
+  sched_job_spec j = {0};
+  j.kind = SCHED_JOB_BATCH;
+  j.width = (uint16_t)width;
+  j.region = -1;
+  j.work = work;
+  j.ckpt_bytes = 1e6;
+  return j;
+}
+static int arrive(double t, uint32_t job, sched_job_spec sp) {
+  sched_event e = {.type = SCHED_EV_JOB_ARRIVE, .t = t, .job = job};
+  e.u.job = sp;
+  return ev(e);
+}
+/* The last decision of a type (and its index), or NULL. */
+static const sched_decision *last(sched_dec_type type) {
+  for (size_t i = R->n; i-- > 0;)
+    if (R->d[i].type == type) return &R->d[i];
+  return NULL;
+}
+static unsigned count(sched_dec_type type) {
+  unsigned n = 0;
+  for (size_t i = 0; i < R->n; i++) n += R->d[i].type == type;
+  return n;
+}
+static sched_job_status jstat(uint32_t job) {
+  sched_job_status st;
+  sched_job_query(S, job, &st);
+  return st;
+}
+static sched_gpu_state gstate(uint32_t gpu) {
+  sched_gpu_status st;
+  sched_gpu_query(S, gpu, 0, &st);
+  return st.state;
+}
+
+/* ---- Known answers: models ------------------------------------------------------------------ */
+static void test_young_daly(void) {
+  /* Young 1974: sqrt(2 C M); C = 60 s, M = 1 day. */
+  CU_ASSERT_DOUBLE_EQUAL(sched_young_interval(60, 86400), sqrt(2.0 * 60 * 86400), 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(sched_young_interval(50, 10000), 1000.0, 1e-9);
+  /* Young's T minimizes the first-order waste per unit time C/T + T/(2M) (Young 1974, eq. 3):
+   * the derivative -C/T^2 + 1/(2M) vanishes there, so nearby T waste strictly more. */
+  double C = 50, M = 10000, T = sched_young_interval(C, M);
+  double w0 = C / T + T / (2 * M);
+  CU_ASSERT(C / (0.95 * T) + 0.95 * T / (2 * M) > w0);
+  CU_ASSERT(C / (1.05 * T) + 1.05 * T / (2 * M) > w0);
+  /* Daly 2006 eq. 37 at C = 50, M = 10000: x = C/2M = 0.0025,
+   * sqrt(2CM) (1 + sqrt(x)/3 + x/9) - C = 1000 (1 + 0.05/3 + 0.0025/9) - 50. */
+  CU_ASSERT_DOUBLE_EQUAL(sched_daly_interval(50, 10000), 1000.0 * (1 + 0.05 / 3 + 0.0025 / 9) - 50, 1e-9);
+  /* Daly -> Young as C/M -> 0: the relative gap is sqrt(x)/3 + x/9 - C/T_young, O(sqrt(C/M)). */
+  double C2 = 1, M2 = 1e8, y = sched_young_interval(C2, M2), d = sched_daly_interval(C2, M2);
+  CU_ASSERT(fabs(d - y) / y < sqrt(C2 / (2 * M2)));
+  /* C >= 2M: Daly says checkpoint every M. */
+  CU_ASSERT_DOUBLE_EQUAL(sched_daly_interval(300, 100), 100, 0);
+  CU_ASSERT_EQUAL(sched_young_interval(0, 100), 0);
+}
+
+static void test_beta(void) {
+  CU_ASSERT_DOUBLE_EQUAL(sched_beta_expect(0, 0), 0.5, 0);
+  CU_ASSERT_DOUBLE_EQUAL(sched_beta_expect(8, 2), 0.75, 1e-15);
+  CU_ASSERT_DOUBLE_EQUAL(sched_beta_expect(0, 10), 1.0 / 12, 1e-15);
+}
+
+static void test_net(void) {
+  sched_net_params np;
+  sched_config c;
+  sched_config_default(&c);
+  np = c.net;
+  np.mode = SCHED_NET_ARQ;
+  CU_ASSERT_DOUBLE_EQUAL(sched_net_expected_tx(&np, 0.0), 1.0, 0);
+  CU_ASSERT_DOUBLE_EQUAL(sched_net_expected_tx(&np, 0.5), 2.0, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(sched_net_expected_tx(&np, 0.9), 10.0, 1e-9);
+  /* HARQ with one transmission combined is plain ARQ. */
+  np.mode = SCHED_NET_HARQ_CC;
+  np.harq_max_tx = 1;
+  CU_ASSERT_DOUBLE_EQUAL(sched_net_expected_tx(&np, 0.3), 1.0 / 0.7, 1e-12);
+  /* Known answer at p = 0.5, L = 12000, m = 2, computed here independently with erfc:
+   * BER1 = 1 - 0.5^(1/L); x = Qinv(BER1) found by bisection; P2 = 1 - (1 - Q(sqrt2 x))^L;
+   * E = (1 + 0.5) / (1 - P2). */
+  np.harq_max_tx = 2;
+  double L = 12000, ber1 = 1 - pow(0.5, 1 / L), lo = 0, hi = 40;
+  for (int i = 0; i < 200; i++) {
+    double mid = 0.5 * (lo + hi);
+    if (0.5 * erfc(mid / sqrt(2)) > ber1) lo = mid; else hi = mid;
+  }
+  double q2 = 0.5 * erfc(sqrt(2.0) * lo / sqrt(2.0));
+  double P2 = 1 - pow(1 - q2, L);
+  CU_ASSERT_DOUBLE_EQUAL(sched_net_expected_tx(&np, 0.5), 1.5 / (1 - P2), 1e-9);
+  /* Soft combining never needs more transmissions than ARQ, and its advantage grows with p. */
+  np.harq_max_tx = 4;
+  double prev = 1;
+  sched_net_params arq = np;
+  arq.mode = SCHED_NET_ARQ;
+  for (double p = 0.05; p < 0.999; p += 0.05) {
+    double h = sched_net_expected_tx(&np, p), a = sched_net_expected_tx(&arq, p);
+    CU_ASSERT(h <= a * (1 + 1e-12));
+    CU_ASSERT(a / h >= prev * (1 - 1e-12));
+    prev = a / h;
+  }
+  /* PFTK without loss is window-limited: Wmax / RTT packets/s, capped by the link. */
+  np.mode = SCHED_NET_TCP;
+  sched_link l = {1e9, 0.1, 0.0};
+  CU_ASSERT_DOUBLE_EQUAL(sched_net_goodput(&np, &l), np.tcp_wmax / 0.1 * np.packet_bits, 1e-6);
+  l.bw_bps = 1e6;
+  CU_ASSERT_DOUBLE_EQUAL(sched_net_goodput(&np, &l), 1e6, 1e-9);
+  /* PFTK with loss, by hand: p = 0.01, b = 2, RTT = 0.1, T0 = 1:
+   * den = 0.1 sqrt(4 0.01/3) + 1 min(1, 3 sqrt(6 0.01/8)) 0.01 (1 + 32e-4). */
+  l = (sched_link){1e9, 0.1, 0.01};
+  double den = 0.1 * sqrt(2 * 2 * 0.01 / 3) + 1.0 * fmin(1, 3 * sqrt(3 * 2 * 0.01 / 8)) * 0.01 * (1 + 32e-4);
+  CU_ASSERT_DOUBLE_EQUAL(sched_net_goodput(&np, &l), fmin(64 / 0.1, 1 / den) * 12000, 1e-6);
+  /* Transfer time: half an RTT plus bits over goodput. */
+  np.mode = SCHED_NET_ARQ;
+  l = (sched_link){8e6, 0.2, 0.5};
+  CU_ASSERT_DOUBLE_EQUAL(sched_net_transfer_time(&np, &l, 1e6), 0.1 + 8e6 / 4e6, 1e-12);
+}
+
+static void test_cluster(void) {
+  sched_config c;
+  sched_config_default(&c);
+  sched_cluster_params cp = c.cluster;
+  sched_net_params np = c.net;
+  np.mode = SCHED_NET_ARQ;
+  double sp[4] = {1, 1, 1, 0.5};
+  sched_link ln[4];
+  for (int i = 0; i < 4; i++) ln[i] = (sched_link){8e6, 0.0, 0.0};
+  /* Step of 4 work units, no communication: even split waits for the 0.5-speed member:
+   * (4/4)/0.5 = 2 s per step -> rate 2; weighted: 4/3.5 s -> rate 3.5. */
+  cp.split = SCHED_SPLIT_EVEN;
+  CU_ASSERT_DOUBLE_EQUAL(sched_cluster_rate(&cp, &np, sp, ln, 4, 4, 0), 2.0, 1e-12);
+  cp.split = SCHED_SPLIT_WEIGHTED;
+  CU_ASSERT_DOUBLE_EQUAL(sched_cluster_rate(&cp, &np, sp, ln, 4, 4, 0), 3.5, 1e-12);
+  /* Dynamic: m = 16 chunks, h = 0.01: t = 4/3.5 + 4*0.01 + 0.5*(4/16)/(3.5/4). */
+  cp.split = SCHED_SPLIT_DYNAMIC;
+  double t = 4 / 3.5 + 4 * 0.01 + 0.5 * 0.25 / 0.875;
+  CU_ASSERT_DOUBLE_EQUAL(sched_cluster_rate(&cp, &np, sp, ln, 4, 4, 0), 4 / t, 1e-12);
+  /* Ring all-reduce of 1 MB on 8 Mbit/s links, 2 members, no latency: 2 (1/2) 8e6/8e6 = 1 s. */
+  cp.split = SCHED_SPLIT_WEIGHTED;
+  double sp2[2] = {1, 1};
+  CU_ASSERT_DOUBLE_EQUAL(sched_cluster_rate(&cp, &np, sp2, ln, 2, 2, 1e6), 2.0 / (1.0 + 1.0), 1e-12);
+  /* Efficiency from calibration scales compute only. */
+  cp.weighted_eff = 0.5;
+  CU_ASSERT_DOUBLE_EQUAL(sched_cluster_rate(&cp, &np, sp2, ln, 2, 2, 0), 1.0, 1e-12);
+  /* More members on slow links can be slower than fewer: communication dominates. */
+  cp.weighted_eff = 1;
+  double r1 = sched_cluster_rate(&cp, &np, sp2, ln, 1, 2, 1e6), r2 = sched_cluster_rate(&cp, &np, sp2, ln, 2, 2, 1e6);
+  CU_ASSERT(r2 < 2 * r1);
+  CU_ASSERT_EQUAL(sched_autoscale_replicas(100, 10, 0.5, 1, 100), 20);
+  CU_ASSERT_EQUAL(sched_autoscale_replicas(0, 10, 0.5, 2, 100), 2);
+  CU_ASSERT_EQUAL(sched_autoscale_replicas(1e9, 10, 0.5, 1, 7), 7);
+}
+
+/* ---- Scripted streams ----------------------------------------------------------------------- */
+
+/* A job's life with a failure injected after step `k` of it (k = 0: no failure). Steps: 1 arrive
+ * with no GPU, 2 GPUs join (placed, staging), 3 progress, 4 checkpoint timer, 5 checkpoint done,
+ * 6 progress, 7 finish, 8 after the end. The failing GPU is member 0 of the current run (or a
+ * free GPU when there is no run). After the stream the job must be ended once (completed) or
+ * be queued/running, never lost; invariants hold at every event. */
+static void life_with_failure(sched_policy pol, int k) {
+  setup(pol, NULL);
+  double t = 0, saved_after = -1;
+  int failed = 0;
+  for (int step = 1; step <= 8; step++) {
+    t += 10;
+    sched_job_status st = jstat(7);
+    uint32_t run = 0;
+    const sched_decision *pl = last(SCHED_D_PLACE);
+    if (pl) run = pl->run;
+    switch (step) {
+    case 1: arrive(t, 7, batch(2, 1000)); break;
+    case 2: for (uint32_t g = 0; g < 6; g++) join(t, g); break;
+    case 3: case 6: if (st.state == SCHED_JOB_RUNNING) jev(SCHED_EV_JOB_PROGRESS, t, 7, run, step * 10.0); break;
+    case 4: ev((sched_event){.type = SCHED_EV_TICK, .t = 200}); t = 200; break;
+    case 5: {
+      const sched_decision *c = last(SCHED_D_CHECKPOINT);
+      if (c) jev(SCHED_EV_CKPT_DONE, t, 7, c->run, 500);
+      break;
+    }
+    case 7: if (st.state == SCHED_JOB_RUNNING) jev(SCHED_EV_JOB_FINISH, t, 7, run, 0); break;
+    case 8: break;
+    }
+    if (step == k) {
+      uint32_t victim = 5;
+      pl = last(SCHED_D_PLACE);
+      if (pl && jstat(7).state == SCHED_JOB_RUNNING) victim = pl->gpus[0];
+      CU_ASSERT_EQUAL(gev(SCHED_EV_GPU_LEAVE, t, victim, 0), 0);
+      failed = 1;
+      saved_after = jstat(7).saved_work;
+    }
+  }
+  sched_job_status st = jstat(7);
+  CU_ASSERT(st.state == SCHED_JOB_ENDED || st.state == SCHED_JOB_RUNNING || st.state == SCHED_JOB_QUEUED);
+  CU_ASSERT(count(SCHED_D_END) <= 1);
+  if (st.state == SCHED_JOB_ENDED) CU_ASSERT_EQUAL(st.outcome, SCHED_R_COMPLETED);
+  if (!failed || k == 1 || k >= 7) CU_ASSERT_EQUAL(st.state, SCHED_JOB_ENDED);
+  /* Under CHECKPOINT a failure after the checkpoint keeps the saved work; other policies that
+   * restart start over from zero. */
+  if (pol == SCHED_FT_CHECKPOINT && k == 6) CU_ASSERT_DOUBLE_EQUAL(saved_after, 500, 0);
+  if (pol == SCHED_FT_NONE && k == 6) CU_ASSERT_DOUBLE_EQUAL(saved_after, 0, 0);
+  if (pol == SCHED_FT_CHECKPOINT) CU_ASSERT(count(SCHED_D_CHECKPOINT) > 0);
+  /* A checkpoint whose run died while writing it is stale: nothing saved. */
+  if (pol == SCHED_FT_CHECKPOINT && k == 4) {
+    sched_counters c;
+    sched_counters_get(S, &c);
+    CU_ASSERT(c.stale_events >= 1);
+    CU_ASSERT_DOUBLE_EQUAL(saved_after, 0, 0);
+  }
+  /* N+k: a member failure is absorbed by a standby, no restart. */
+  if (pol == SCHED_FT_STANDBY && k >= 2 && k <= 6) {
+    CU_ASSERT_EQUAL(st.restarts, 0);
+    CU_ASSERT_EQUAL(st.replacements, 1);
+  }
+  teardown();
+}
+
+static void test_failure_each_step(void) {
+  for (int p = 0; p < SCHED_FT_COUNT; p++)
+    for (int k = 0; k <= 8; k++) life_with_failure((sched_policy)p, k);
+}
+
+static void test_double_failure(void) {
+  setup(SCHED_FT_CHECKPOINT, NULL);
+  for (uint32_t g = 0; g < 2; g++) join(0, g);
+  arrive(1, 1, batch(2, 100));
+  const sched_decision *pl = last(SCHED_D_PLACE);
+  CU_ASSERT_FATAL(pl != NULL);
+  uint32_t a = pl->gpus[0], b = pl->gpus[1];
+  gev(SCHED_EV_GPU_LEAVE, 5, a, 0);
+  gev(SCHED_EV_GPU_MISSED, 5, b, 0); /* the same job, same instant */
+  sched_job_status st = jstat(1);
+  /* One interruption (one STOP), the job requeued once, waiting: only one GPU is left. */
+  CU_ASSERT_EQUAL(count(SCHED_D_STOP), 1);
+  CU_ASSERT_EQUAL(st.restarts, 1);
+  CU_ASSERT_EQUAL(st.state, SCHED_JOB_QUEUED);
+  sched_counters c;
+  sched_counters_get(S, &c);
+  CU_ASSERT_EQUAL(c.gpu_failures, 1); /* b was already released when it went */
+  /* Both come back: the job runs again, on a new run id. */
+  join(20, a);
+  CU_ASSERT_EQUAL(jstat(1).state, SCHED_JOB_QUEUED);
+  join(21, b);
+  CU_ASSERT_EQUAL(jstat(1).state, SCHED_JOB_RUNNING);
+  CU_ASSERT_NOT_EQUAL(last(SCHED_D_PLACE)->run, pl->run);
+  teardown();
+}
+
+static void k2(sched_config *c) { c->standby_k = 2; }
+static void test_standby_fails_while_promoted(void) {
+  setup(SCHED_FT_STANDBY, NULL);
+  for (uint32_t g = 0; g < 4; g++) join(0, g);
+  arrive(1, 1, batch(2, 100));
+  const sched_decision *pl = last(SCHED_D_PLACE), *sb = last(SCHED_D_STANDBY);
+  CU_ASSERT_FATAL(pl && sb);
+  uint32_t m0 = pl->gpus[0], spare = sb->gpu;
+  gev(SCHED_EV_GPU_LEAVE, 5, m0, 0);
+  const sched_decision *rp = last(SCHED_D_REPLACE);
+  CU_ASSERT_FATAL(rp != NULL);
+  CU_ASSERT_EQUAL(rp->gpu, spare);
+  CU_ASSERT_EQUAL(rp->old_gpu, m0);
+  CU_ASSERT(rp->value > 0); /* recovery: state from peers */
+  /* The promoted standby fails during its recovery: the last free GPU (4 - 2 members - 1
+   * failed) became the new standby at once and now takes its place. */
+  gev(SCHED_EV_GPU_LEAVE, 5.5, spare, 0);
+  CU_ASSERT_EQUAL(count(SCHED_D_REPLACE), 2);
+  CU_ASSERT_EQUAL(jstat(1).restarts, 0);
+  /* A third failure with nothing left interrupts the run; the job is requeued, not lost. */
+  gev(SCHED_EV_GPU_LEAVE, 6, last(SCHED_D_REPLACE)->gpu, 0);
+  sched_job_status st = jstat(1);
+  CU_ASSERT_EQUAL(st.state, SCHED_JOB_QUEUED);
+  CU_ASSERT_EQUAL(st.restarts, 1);
+  teardown();
+  /* With k = 2, both standbys are reserved at placement. */
+  setup(SCHED_FT_STANDBY, k2);
+  for (uint32_t g = 0; g < 5; g++) join(0, g);
+  arrive(1, 1, batch(2, 100));
+  CU_ASSERT_EQUAL(count(SCHED_D_STANDBY), 2);
+  teardown();
+}
+
+static void hb(sched_config *c) { c->heartbeat_timeout_s = 30; }
+static void test_heartbeat_after_timeout(void) {
+  setup(SCHED_FT_NONE, hb);
+  join(0, 0);
+  join(0, 1);
+  arrive(1, 1, batch(1, 100));
+  uint32_t m = last(SCHED_D_PLACE)->gpus[0], other = 1 - m;
+  CU_ASSERT_DOUBLE_EQUAL(sched_next_wakeup(S), 30, 0);
+  gev(SCHED_EV_HEARTBEAT, 20, other, 0);
+  gev(SCHED_EV_HEARTBEAT, 20, m, 0);
+  gev(SCHED_EV_HEARTBEAT, 45, other, 0);
+  /* m is silent after t = 20: its deadline is 50. A tick at 49 changes nothing. */
+  ev((sched_event){.type = SCHED_EV_TICK, .t = 49});
+  CU_ASSERT_EQUAL(gstate(m), SCHED_GPU_BUSY);
+  ev((sched_event){.type = SCHED_EV_TICK, .t = 50});
+  CU_ASSERT_EQUAL(gstate(m), SCHED_GPU_ABSENT);
+  CU_ASSERT_EQUAL(last(SCHED_D_STOP)->reason, SCHED_R_GPU_LOST);
+  /* The job moved to the other GPU at once. */
+  CU_ASSERT_EQUAL(jstat(1).state, SCHED_JOB_RUNNING);
+  CU_ASSERT_EQUAL(last(SCHED_D_PLACE)->gpus[0], other);
+  uint32_t newrun = last(SCHED_D_PLACE)->run;
+  /* m's heartbeat returns late: it is an idle GPU again, holding nothing. */
+  gev(SCHED_EV_HEARTBEAT, 55, m, 0);
+  CU_ASSERT_EQUAL(gstate(m), SCHED_GPU_IDLE);
+  /* A finish reported by the old run is stale; the new run's finish counts once. */
+  jev(SCHED_EV_JOB_FINISH, 60, 1, 0, 0);
+  CU_ASSERT_EQUAL(jstat(1).state, SCHED_JOB_RUNNING);
+  jev(SCHED_EV_JOB_FINISH, 70, 1, newrun, 0);
+  jev(SCHED_EV_JOB_FINISH, 71, 1, newrun, 0);
+  CU_ASSERT_EQUAL(jstat(1).state, SCHED_JOB_ENDED);
+  CU_ASSERT_EQUAL(count(SCHED_D_END), 1);
+  sched_counters c;
+  sched_counters_get(S, &c);
+  CU_ASSERT_EQUAL(c.jobs_completed, 1);
+  CU_ASSERT(c.stale_events >= 2);
+  teardown();
+}
+
+static void test_checkpoint_young(void) {
+  /* Young rule: C = transfer of 1e6 bytes over 100 Mbit/s lossless ARQ link with 50 ms RTT
+   * = 0.025 + 0.08 s; M = prior MTBF 86400 / 2 members. */
+  setup(SCHED_FT_CHECKPOINT, NULL);
+  sched_destroy(S);
+  sched_config c;
+  sched_config_default(&c);
+  c.max_gpus = c.max_providers = 8;
+  c.max_nodes = 4;
+  c.max_jobs = 10;
+  c.sink = sink;
+  c.sink_ctx = R;
+  c.net.mode = SCHED_NET_ARQ;
+  c.ckpt_rule = SCHED_CKPT_YOUNG;
+  c.gpu_mtbf_s = 86400;
+  CU_ASSERT_FATAL(sched_create(&c, &S) == 0);
+  join(0, 0);
+  join(0, 1);
+  arrive(0, 1, batch(2, 1e6));
+  double C = 0.025 + 8e6 / 100e6, T = sqrt(2 * C * 43200.0);
+  CU_ASSERT_DOUBLE_EQUAL(sched_next_wakeup(S), last(SCHED_D_PLACE)->value + T, 1e-9);
+  ev((sched_event){.type = SCHED_EV_TICK, .t = sched_next_wakeup(S)});
+  const sched_decision *ck = last(SCHED_D_CHECKPOINT);
+  CU_ASSERT_FATAL(ck != NULL);
+  CU_ASSERT_DOUBLE_EQUAL(ck->value, C, 1e-12);
+  teardown();
+}
+
+static void test_replicate(void) {
+  setup(SCHED_FT_REPLICATE, NULL);
+  for (uint32_t g = 0; g < 4; g++) join(0, g);
+  arrive(1, 1, batch(2, 100));
+  CU_ASSERT_EQUAL(count(SCHED_D_PLACE), 2);
+  uint32_t r0 = R->d[0].type == SCHED_D_PLACE ? R->d[0].run : 0;
+  (void)r0;
+  const sched_decision *p1 = last(SCHED_D_PLACE);
+  uint32_t win = p1->run;
+  ev((sched_event){.type = SCHED_EV_BILLING, .t = 3601});
+  jev(SCHED_EV_JOB_FINISH, 3601, 1, win, 0);
+  const sched_decision *st = last(SCHED_D_STOP);
+  CU_ASSERT_FATAL(st != NULL);
+  CU_ASSERT_EQUAL(st->reason, SCHED_R_CANCELLED);
+  CU_ASSERT_NOT_EQUAL(st->run, win);
+  uint32_t loser = st->run;
+  jev(SCHED_EV_JOB_FINISH, 3602, 1, loser, 0); /* the loser's late finish */
+  CU_ASSERT_EQUAL(count(SCHED_D_END), 1);
+  /* 4 GPUs x 3600 s x 1 USD/h, the cancelled copy billed (bill_cancelled = 1). */
+  sched_ledger l;
+  sched_ledger_get(S, &l);
+  CU_ASSERT_DOUBLE_EQUAL(l.billed, 4.0, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(l.cancelled_billed, 2.0, 1e-9);
+  teardown();
+}
+static void nobill(sched_config *c) { c->bill_cancelled = 0; }
+static void test_replicate_unbilled(void) {
+  setup(SCHED_FT_REPLICATE, nobill);
+  for (uint32_t g = 0; g < 4; g++) join(0, g);
+  arrive(0, 1, batch(2, 100));
+  uint32_t win = last(SCHED_D_PLACE)->run;
+  jev(SCHED_EV_JOB_FINISH, 3600, 1, win, 0);
+  sched_ledger l;
+  sched_ledger_get(S, &l);
+  CU_ASSERT_DOUBLE_EQUAL(l.billed, 2.0, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(jstat(1).cost, 2.0, 1e-9);
+  /* Hosts of the losing copy are still paid; the platform absorbs it. */
+  CU_ASSERT_DOUBLE_EQUAL(l.provider_income, 4.0 * (1 - 0.025 - 0.05), 1e-9);
+  teardown();
+}
+
+static void test_speculative(void) {
+  setup(SCHED_FT_SPECULATIVE, NULL);
+  for (uint32_t g = 0; g < 4; g++) join(0, g);
+  arrive(0, 1, batch(2, 1000));
+  uint32_t run = last(SCHED_D_PLACE)->run;
+  double rate = jstat(1).expected_rate;
+  CU_ASSERT_DOUBLE_EQUAL(rate, 2.0, 1e-12); /* two members of score 1, no synchronisation */
+  jev(SCHED_EV_JOB_PROGRESS, 10, 1, run, 19); /* 1.9 / s: fine */
+  CU_ASSERT_EQUAL(count(SCHED_D_PLACE), 1);
+  jev(SCHED_EV_JOB_PROGRESS, 20, 1, run, 24); /* 0.5 / s < 0.5 x 2: slow -> backup copy */
+  CU_ASSERT_EQUAL(count(SCHED_D_PLACE), 2);
+  uint32_t backup = last(SCHED_D_PLACE)->run;
+  jev(SCHED_EV_JOB_PROGRESS, 30, 1, run, 25);
+  CU_ASSERT_EQUAL(count(SCHED_D_PLACE), 2); /* one backup per job */
+  jev(SCHED_EV_JOB_FINISH, 500, 1, backup, 0);
+  CU_ASSERT_EQUAL(last(SCHED_D_STOP)->run, run);
+  CU_ASSERT_EQUAL(jstat(1).state, SCHED_JOB_ENDED);
+  teardown();
+}
+
+static void test_degrade_replaced(void) {
+  setup(SCHED_FT_STANDBY, NULL);
+  for (uint32_t g = 0; g < 3; g++) join(0, g);
+  arrive(0, 1, batch(2, 1000));
+  uint32_t m = last(SCHED_D_PLACE)->gpus[1];
+  gev(SCHED_EV_GPU_DEGRADE, 5, m, 0.8); /* mild: kept, rate drops */
+  CU_ASSERT_DOUBLE_EQUAL(jstat(1).expected_rate, 1.8, 1e-12);
+  gev(SCHED_EV_GPU_DEGRADE, 6, m, 0.2); /* under degrade_ratio: replaced by the standby */
+  CU_ASSERT_EQUAL(last(SCHED_D_REPLACE)->reason, SCHED_R_DEGRADED);
+  CU_ASSERT_EQUAL(gstate(m), SCHED_GPU_IDLE);
+  CU_ASSERT_DOUBLE_EQUAL(jstat(1).expected_rate, 2.0, 1e-12);
+  teardown();
+}
+
+static void test_reputation_and_stake(void) {
+  setup(SCHED_FT_NONE, NULL);
+  join(0, 0);
+  arrive(0, 1, batch(1, 10));
+  gev(SCHED_EV_GPU_LEAVE, 3600, 0, 0);
+  sched_gpu_status st;
+  sched_gpu_query(S, 0, 3600, &st);
+  /* One hour served (+1) then a disconnect while employed (+4 negative): E = 2/7. */
+  CU_ASSERT_DOUBLE_EQUAL(st.reputation, 2.0 / 7.0, 1e-12);
+  /* Evidence halves after a half-life (7 days): r = 0.5, s = 2 -> E = 1.5/4.5. */
+  sched_gpu_query(S, 0, 3600 + 7 * 86400.0, &st);
+  CU_ASSERT_DOUBLE_EQUAL(st.reputation, 1.5 / 4.5, 1e-12);
+  teardown();
+}
+
+static void slashcfg(sched_config *c) {
+  c->slash_per_failure = 4;
+  c->slash_per_down_hour = 1;
+  c->stake_min = 5;
+}
+static void test_slashing(void) {
+  setup(SCHED_FT_NONE, slashcfg);
+  join(0, 0);
+  join(0, 1);
+  arrive(0, 1, batch(1, 10));
+  uint32_t m = last(SCHED_D_PLACE)->gpus[0];
+  gev(SCHED_EV_GPU_LEAVE, 10, m, 0);
+  sched_gpu_status st;
+  sched_gpu_query(S, m, 10, &st);
+  CU_ASSERT_DOUBLE_EQUAL(st.stake, 6, 1e-12);
+  /* Back after 2 hours down: 2 more slashed -> 4 < stake_min: never selected again. */
+  join(10 + 7200, m);
+  sched_gpu_query(S, m, 0, &st);
+  CU_ASSERT_DOUBLE_EQUAL(st.stake, 4, 1e-12);
+  sched_ledger l;
+  sched_ledger_get(S, &l);
+  CU_ASSERT_DOUBLE_EQUAL(l.slashed, 6, 1e-12);
+  arrive(8000, 2, batch(1, 10));
+  arrive(8000, 3, batch(1, 10));
+  /* job 1 runs on the other GPU; 2 and 3 wait although m is idle. */
+  CU_ASSERT_EQUAL(gstate(m), SCHED_GPU_IDLE);
+  CU_ASSERT_EQUAL(jstat(2).state + jstat(3).state, SCHED_JOB_QUEUED * 2);
+  teardown();
+}
+
+/* Two idle GPUs of equal score and price; provider A has a bad record. A 1-GPU job picks A with
+ * probability wA / (wA + wB), w = E^2 (Efraimidis-Spirakis sampling of one item is exactly
+ * proportional). 4000 trials: the count must lie within 5 binomial standard deviations. */
+static void manyjobs(sched_config *c) { c->max_jobs = 10000; }
+static void test_selection_weight(void) {
+  setup(SCHED_FT_NONE, manyjobs);
+  join(0, 0);
+  join(0, 1);
+  /* Give provider 0 negative evidence: employ, then fail. */
+  arrive(0, 1, batch(2, 10));
+  gev(SCHED_EV_GPU_LEAVE, 0, 0, 0); /* 0 fails; 1 released with 0 hours */
+  join(0, 0);
+  /* job 1 requeued and placed on both again: finish it */
+  jev(SCHED_EV_JOB_FINISH, 0, 1, last(SCHED_D_PLACE)->run, 0);
+  sched_gpu_status a, b;
+  sched_gpu_query(S, 0, 0, &a);
+  sched_gpu_query(S, 1, 0, &b);
+  double wa = a.reputation * a.reputation, wb = b.reputation * b.reputation, pa = wa / (wa + wb);
+  int n = 4000, hits = 0;
+  for (int i = 0; i < n; i++) {
+    uint32_t jid = 2 + (uint32_t)i;
+    sched_job_spec sp = batch(1, 10);
+    sched_event e = {.type = SCHED_EV_JOB_ARRIVE, .t = 0, .job = jid};
+    e.u.job = sp;
+    CU_ASSERT_EQUAL_FATAL(sched_handle(S, &e), 0);
+    const sched_decision *pl = last(SCHED_D_PLACE);
+    hits += pl->gpus[0] == 0;
+    sched_event f = {.type = SCHED_EV_JOB_FINISH, .t = 0, .job = jid, .run = pl->run};
+    CU_ASSERT_EQUAL_FATAL(sched_handle(S, &f), 0);
+    R->n = 0;
+  }
+  double sd = sqrt(n * pa * (1 - pa));
+  CU_ASSERT(fabs(hits - n * pa) < 5 * sd);
+  CU_ASSERT(pa < 0.5);
+  teardown();
+}
+
+static uint8_t deleg[4] = {0, 1, 0, 0};
+static void fees(sched_config *c) {
+  c->platform_fee = 0.1;
+  c->node_fee = 0.2;
+  c->delegation_fee = 0.5;
+  c->node_delegated = deleg;
+}
+static void test_ledger_fees(void) {
+  setup(SCHED_FT_NONE, fees);
+  join(0, 0); /* node 0 */
+  join(0, 1); /* node 1, delegated */
+  arrive(0, 1, batch(2, 10));
+  ev((sched_event){.type = SCHED_EV_BILLING, .t = 7200});
+  sched_ledger l;
+  sched_ledger_get(S, &l);
+  /* 2 GPUs x 2 h x 1 USD/h = 4: platform 0.4, nodes 0.8 of which node 1 pays half of its 0.4. */
+  CU_ASSERT_DOUBLE_EQUAL(l.billed, 4, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(l.platform_income, 0.4, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(l.provider_income, 2.8, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(sched_node_income(S, 0), 0.4, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(sched_node_income(S, 1), 0.2, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(l.delegate_income, 0.2, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(jstat(1).cost, 4, 1e-12);
+  teardown();
+}
+
+static void test_autoscale_service(void) {
+  setup(SCHED_FT_NONE, NULL);
+  for (uint32_t g = 0; g < 10; g++) join(0, g);
+  sched_job_spec sp = {0};
+  sp.kind = SCHED_JOB_SERVICE;
+  sp.region = -1;
+  sp.req_per_score_s = 10; /* a score-1 replica serves 10 req/s */
+  sp.min_replicas = 1;
+  sp.max_replicas = 8;
+  arrive(0, 1, sp);
+  CU_ASSERT_EQUAL(jstat(1).replicas, 1);
+  /* 35 req/s at target 0.7: ceil(35 / 7) = 5 replicas. */
+  jev(SCHED_EV_LOAD, 10, 1, 0, 35);
+  CU_ASSERT_EQUAL(jstat(1).replicas, 5);
+  CU_ASSERT_EQUAL(last(SCHED_D_SCALE)->ngpus, 4);
+  /* Load falls inside the cool-down (300 s): no change; after it: down to 2. */
+  jev(SCHED_EV_LOAD, 100, 1, 0, 10);
+  CU_ASSERT_EQUAL(jstat(1).replicas, 5);
+  jev(SCHED_EV_LOAD, 400, 1, 0, 10);
+  CU_ASSERT_EQUAL(jstat(1).replicas, 2);
+  CU_ASSERT_EQUAL(last(SCHED_D_SCALE)->reason, SCHED_R_SCALE_DOWN);
+  /* Pay per task: score 1 x 20 s x 1e-4 USD. No hourly billing for services. */
+  uint32_t rep;
+  CU_ASSERT_EQUAL(sched_run_members(S, 1, 0, &rep, 1), 2);
+  ev((sched_event){.type = SCHED_EV_TASK_DONE, .t = 500, .job = 1, .gpu = rep, .value = 20});
+  ev((sched_event){.type = SCHED_EV_BILLING, .t = 3600});
+  CU_ASSERT_DOUBLE_EQUAL(jstat(1).cost, 20 * 1e-4, 1e-15);
+  /* A replica lost is replaced from the pool. */
+  gev(SCHED_EV_GPU_LEAVE, 3700, rep, 0);
+  CU_ASSERT_EQUAL(jstat(1).replicas, 2);
+  teardown();
+}
+
+static void test_bad_input(void) {
+  setup(SCHED_FT_NONE, NULL);
+  sched_event e = {.type = SCHED_EV_GPU_JOIN, .t = 5, .gpu = 64};
+  e.u.gpu = ginfo(0, 0, 0, 1);
+  CU_ASSERT_EQUAL(sched_handle(S, &e), SCHED_EINVAL); /* id out of range */
+  e.gpu = 1;
+  e.u.gpu.region = 2;
+  CU_ASSERT_EQUAL(sched_handle(S, &e), SCHED_EINVAL); /* region out of range */
+  e.u.gpu = ginfo(0, 0, 0, 1);
+  CU_ASSERT_EQUAL(sched_handle(S, &e), 0);
+  CU_ASSERT_EQUAL(sched_handle(S, &e), SCHED_ESTATE); /* joined twice */
+  e.t = 4;
+  e.gpu = 2;
+  CU_ASSERT_EQUAL(sched_handle(S, &e), SCHED_ETIME); /* back in time */
+  sched_event h = {.type = SCHED_EV_HEARTBEAT, .t = 6, .gpu = 9};
+  CU_ASSERT_EQUAL(sched_handle(S, &h), SCHED_ESTATE); /* never joined */
+  sched_event j = {.type = SCHED_EV_JOB_ARRIVE, .t = 6, .job = 3};
+  j.u.job = batch(0, 1);
+  CU_ASSERT_EQUAL(sched_handle(S, &j), SCHED_EINVAL); /* zero width */
+  j.u.job = batch(1, 1);
+  CU_ASSERT_EQUAL(sched_handle(S, &j), 0);
+  CU_ASSERT_EQUAL(sched_handle(S, &j), SCHED_ESTATE); /* job id reused */
+  sched_event f = {.type = SCHED_EV_JOB_FINISH, .t = 6, .job = 999};
+  CU_ASSERT_EQUAL(sched_handle(S, &f), SCHED_EINVAL);
+  char msg[128];
+  CU_ASSERT_EQUAL(sched_check_invariants(S, msg, sizeof msg), 0);
+  sched_config c;
+  sched_config_default(&c);
+  sched *x;
+  CU_ASSERT_EQUAL(sched_create(&c, &x), SCHED_EINVAL); /* no sink, no sizes */
+  CU_ASSERT_PTR_NULL(x);
+  CU_ASSERT_STRING_EQUAL(sched_strerror(SCHED_ETIME), "event earlier than the previous one");
+  teardown();
+}
+
+/* ---- Randomized streams --------------------------------------------------------------------- */
+/* Random joins, leaves, misses, heartbeats, degradations, arrivals, progress, finishes, crashes,
+ * checkpoints and ticks for each policy, 3000 events each; invariants after every event, and at
+ * the end: every job ended once or is still queued/running. Returns a hash of the decisions. */
+static uint64_t fuzz(sched_policy pol, uint64_t seed) {
+  setup(pol, hb);
+  uint64_t x = seed, h = 1469598103934665603ull;
+  double t = 0;
+  uint32_t njobs = 0;
+#define RND() (x ^= x << 13, x ^= x >> 7, x ^= x << 17, x)
+  for (int i = 0; i < 3000; i++) {
+    t += (double)(RND() % 100) / 10.0;
+    unsigned what = RND() % 12;
+    uint32_t g = RND() % 24;
+    sched_gpu_status gs;
+    sched_gpu_query(S, g, t, &gs);
+    size_t before = R->n;
+    if (what <= 1) {
+      if (gs.state == SCHED_GPU_ABSENT) {
+        sched_event e = {.type = SCHED_EV_GPU_JOIN, .t = t, .gpu = g};
+        e.u.gpu = ginfo(g, g % 2, (g / 2) % 2, 0.5 + (g % 5) * 0.5);
+        CU_ASSERT_EQUAL(ev(e), 0);
+      } else {
+        CU_ASSERT_EQUAL(gev(what ? SCHED_EV_GPU_MISSED : SCHED_EV_GPU_LEAVE, t, g, 0), 0);
+      }
+    } else if (what == 2) {
+      if (gs.state != SCHED_GPU_ABSENT || R->n) {
+        sched_event e = {.type = SCHED_EV_HEARTBEAT, .t = t, .gpu = g};
+        int rc = sched_handle(S, &e);
+        CU_ASSERT(rc == 0 || rc == SCHED_ESTATE);
+        char msg[256];
+        CU_ASSERT_EQUAL_FATAL(sched_check_invariants(S, msg, sizeof msg), 0);
+      }
+    } else if (what == 3 && gs.state != SCHED_GPU_ABSENT) {
+      gev(SCHED_EV_GPU_DEGRADE, t, g, 0.1 + (RND() % 10) / 10.0);
+    } else if (what <= 5 && njobs < 900) {
+      sched_job_spec sp = batch(1 + RND() % 3, 100);
+      sp.region = (RND() % 3) ? -1 : (int32_t)(RND() % 2);
+      sp.min_grade = (uint16_t)(RND() % 2);
+      CU_ASSERT_EQUAL(arrive(t, njobs++, sp), 0);
+    } else if (what <= 10 && njobs) {
+      uint32_t jid = RND() % njobs;
+      sched_job_status st = jstat(jid);
+      /* A run id that may be current or stale. */
+      uint32_t run = st.state == SCHED_JOB_RUNNING ? (uint32_t)(RND() % 6) : 0;
+      for (size_t k = R->n; k-- > 0 && (RND() % 2);)
+        if (R->d[k].job == jid && R->d[k].type == SCHED_D_PLACE) { run = R->d[k].run; break; }
+      sched_ev_type ty = what == 6 ? SCHED_EV_JOB_PROGRESS : what == 7 ? SCHED_EV_JOB_FINISH
+                       : what == 8 ? SCHED_EV_JOB_FAIL : what == 9 ? SCHED_EV_CKPT_DONE : SCHED_EV_JOB_PROGRESS;
+      CU_ASSERT_EQUAL(jev(ty, t, jid, run, (double)(RND() % 100)), 0);
+    } else {
+      ev((sched_event){.type = (RND() % 4) ? SCHED_EV_TICK : SCHED_EV_BILLING, .t = t});
+    }
+    for (size_t k = before; k < R->n; k++) {
+      h = (h ^ (uint64_t)R->d[k].type) * 1099511628211ull;
+      h = (h ^ R->d[k].job) * 1099511628211ull;
+      h = (h ^ R->d[k].gpu) * 1099511628211ull;
+      for (unsigned m = 0; m < R->d[k].ngpus && m < 8; m++) h = (h ^ R->gpus[k][m]) * 1099511628211ull;
+    }
+    if (R->n > MAXD - 200) R->n = 0;
+  }
+#undef RND
+  unsigned ended = 0;
+  for (uint32_t j = 0; j < njobs; j++) {
+    sched_job_status st = jstat(j);
+    CU_ASSERT(st.state == SCHED_JOB_QUEUED || st.state == SCHED_JOB_RUNNING || st.state == SCHED_JOB_ENDED);
+    ended += st.state == SCHED_JOB_ENDED;
+  }
+  sched_counters c;
+  sched_counters_get(S, &c);
+  CU_ASSERT_EQUAL(c.jobs_completed + c.jobs_failed, ended);
+  CU_ASSERT(c.jobs_completed > 0);
+  CU_ASSERT(c.gpu_failures > 0);
+  teardown();
+  return h;
+}
+
+static void test_fuzz_all_policies(void) {
+  for (int p = 0; p < SCHED_FT_COUNT; p++) {
+    uint64_t a = fuzz((sched_policy)p, 88172645463325252ull + (uint64_t)p);
+    uint64_t b = fuzz((sched_policy)p, 88172645463325252ull + (uint64_t)p);
+    CU_ASSERT_EQUAL(a, b); /* same events, same decisions */
+  }
+}
+
+static CU_TestInfo model_tests[] = {
+    {"Young/Daly intervals", test_young_daly},
+    {"Beta reputation", test_beta},
+    {"ARQ, HARQ-CC and TCP transfers", test_net},
+    {"cluster speed and autoscaling", test_cluster},
+    CU_TEST_INFO_NULL,
+};
+static CU_TestInfo core_tests[] = {
+    {"failure at each step of a job's life, every policy", test_failure_each_step},
+    {"double failure of one job", test_double_failure},
+    {"standby fails while promoted", test_standby_fails_while_promoted},
+    {"heartbeat back after its timeout", test_heartbeat_after_timeout},
+    {"Young checkpoint timer", test_checkpoint_young},
+    {"replicas: first finish wins, billed", test_replicate},
+    {"replicas: cancelled copies unbilled", test_replicate_unbilled},
+    {"speculative backup on slow progress", test_speculative},
+    {"degraded member replaced", test_degrade_replaced},
+    {"reputation with decay", test_reputation_and_stake},
+    {"staking and slashing", test_slashing},
+    {"selection weighted by reputation", test_selection_weight},
+    {"ledger: platform, node and delegation fees", test_ledger_fees},
+    {"autoscaling and pay per task", test_autoscale_service},
+    {"bad input", test_bad_input},
+    {"randomized streams, every policy", test_fuzz_all_policies},
+    CU_TEST_INFO_NULL,
+};
+CU_SuiteInfo spotlab_suites[] = {
+    {"sched models", NULL, NULL, NULL, NULL, model_tests},
+    {"sched core", NULL, NULL, NULL, NULL, core_tests},
+    CU_SUITE_INFO_NULL,
+};

@@ -1,0 +1,32 @@
+# The kernels module: CPU twins, strategies on the emulated CPU cluster, GPU path (a clean
+# "no device" here; the full GPU checks where one is present). Built with CUDA when nvcc is there,
+# so a passing run also shows that the CUDA build compiles, links and starts without libcuda.
+spotlab_add_test(test_kernels SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_kernels.c LIBS spotlab_kernels)
+
+# The `spotlab bench kernels` command on its own: app/main.c (dispatch, option helpers) and the
+# command file, without the engine, so the command is tested even while the engine is elsewhere.
+add_executable(krn_bench_cli ${CMAKE_SOURCE_DIR}/app/main.c ${CMAKE_SOURCE_DIR}/app/cmd_bench_kernels.c)
+target_link_libraries(krn_bench_cli PRIVATE spotlab_kernels MPI::MPI_C PkgConfig::HDF5 ${M_LIBRARY})
+set(KRN_CLI $<TARGET_FILE:krn_bench_cli>)
+add_test(NAME kernels_cli_help COMMAND ${KRN_CLI} bench kernels --help)
+# bad input: exit status 2 and a message naming the option
+add_test(NAME kernels_cli_bad_input COMMAND sh -c
+  "for a in '--members 1' '--spread 0.5' '--kernels triad,fft' '--fail-member 9' '--replicas 5' '--bogus' '--fail-at 1.5' '--out'; do \
+     $0 bench kernels --cpu $a 2>err.txt; s=$?; \
+     if [ $s -ne 2 ] || ! grep -q -- \"$(echo $a | cut -d' ' -f1)\" err.txt; then echo \"$a: status $s\"; cat err.txt; exit 1; fi; \
+   done" ${KRN_CLI})
+# a small CPU run: table, HDF5 file, calibration file, exit 0
+add_test(NAME kernels_cli_cpu_run COMMAND sh -c
+  "rm -rf cli_out && mkdir cli_out && $0 bench kernels --cpu --scale 0.02 --out cli_out/k.h5 --calib-dir cli_out/cal > cli_out/table.txt \
+   && grep -q 'dynamic' cli_out/table.txt && ! grep -q ' NO$' cli_out/table.txt \
+   && test -f cli_out/k.h5 && ! ls cli_out/*.tmp* 2>/dev/null \
+   && head -1 cli_out/cal/cpu-*.csv | grep -qx 'key,value,unit,device,note' \
+   && grep -q '^dynamic_efficiency,' cli_out/cal/cpu-*.csv && grep -q '^stream_bw_gbs,' cli_out/cal/cpu-*.csv \
+   && { ! command -v h5dump >/dev/null || h5dump -H cli_out/k.h5 | grep -q 'DATASET \"kernels\"'; }" ${KRN_CLI})
+# and through the real `spotlab` (the command registers itself with APP_COMMAND)
+if(TARGET spotlab)
+  add_test(NAME kernels_spotlab_help COMMAND sh -c "$0 --help | grep -q 'bench kernels' && $0 bench kernels --help" $<TARGET_FILE:spotlab>)
+  set_tests_properties(kernels_spotlab_help PROPERTIES ENVIRONMENT "${SPOTLAB_TEST_ENV}" TIMEOUT 60)
+endif()
+set_tests_properties(kernels_cli_help kernels_cli_bad_input kernels_cli_cpu_run PROPERTIES
+                     ENVIRONMENT "${SPOTLAB_TEST_ENV}" TIMEOUT 300)

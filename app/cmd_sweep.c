@@ -86,6 +86,7 @@ static int cmd_sweep_main(int argc, char **argv) {
   char seedbuf[64], repsbuf[64];
   const char *fixed[2];
   int nfixed = 0, quiet = 0;
+  char *base = NULL; /* freed at done: declared before the first goto */
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
       sweep__help(stdout);
@@ -169,7 +170,7 @@ static int cmd_sweep_main(int argc, char **argv) {
     app_unload(&l);
   }
 
-  char defout[4096], pdir[4200], *base = NULL;
+  char defout[4096], pdir[4200];
   if (!out) {
     char *c = strdup(scenario);
     char *b = c ? basename(c) : "run";

@@ -15,7 +15,7 @@ static const char *src_dir(void) {
   return s ? s : "..";
 }
 
-static void fits_path(char *p, size_t n) { snprintf(p, n, "%s/../shared/data/churn_fta_fits.csv", src_dir()); }
+static void fits_path(char *p, size_t n) { snprintf(p, n, "%s/data/churn_fta_fits.csv", src_dir()); }
 
 static void test_fits(void) {
   char p[1024], err[512];

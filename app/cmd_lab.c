@@ -1,0 +1,166 @@
+/* cmd_lab.c - `spotlab lab`: run a job file on real workers under the scheduling core (lab/). */
+#include "app/app.h"
+
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lab/lab.h"
+
+#include <mpi.h>
+
+static void lab__help(FILE *f) {
+  fprintf(f,
+          "usage: spotlab lab JOBFILE [--journal FILE] [--resume] [--out FILE.h5] [--also-simulate]\n"
+          "                   [--verbose] [--check]\n"
+          "       spotlab lab --keys\n\n"
+          "Runs the jobs of JOBFILE on worker processes, every decision (placement, replacement,\n"
+          "checkpoints, redundancy) made by the scheduling core, with the faults the file asks for.\n"
+          "This machine has no GPU support in lab mode yet: workers are CPU processes running the\n"
+          "kernels' CPU twins, slowed to lab.speeds by duty-cycling (docs/lab.md).\n\n"
+          "  --journal FILE    append-only journal (default results/JOBNAME.journal); kernel job\n"
+          "                    outputs go to FILE.d/\n"
+          "  --resume          continue the lab recorded in the journal (after the runner died)\n"
+          "  --out FILE.h5     results (default results/JOBNAME.h5; docs/results-format.md)\n"
+          "  --also-simulate   also run the job file through the simulator with the measured worker\n"
+          "                    speeds and print simulated and real times side by side\n"
+          "  --verbose         one line per decision and fault\n"
+          "  --check           validate the job file and stop\n"
+          "  --keys            list every key of a job file\n\n"
+          "Under mpirun (one rank per host, e.g. mpirun -np 2 --hostfile HOSTS spotlab lab FILE), rank 0\n"
+          "runs the scheduling core, the journal and the report; every rank runs its block of the\n"
+          "workers and relays their messages.\n\n"
+          "Exit status: 0 the lab ran to the end (jobs may have failed: see the table), 1 run-time\n"
+          "failure (time limit, I/O), 2 bad usage or bad job file (FILE:LINE: message).\n");
+}
+
+static void lab__default_path(const char *jobfile, const char *ext, char *out, size_t len) {
+  char *c = strdup(jobfile);
+  char *b = c ? basename(c) : "lab";
+  char *dot = strrchr(b, '.');
+  if (dot) *dot = 0;
+  snprintf(out, len, "results/%s%s", b, ext);
+  free(c);
+}
+
+static int cmd_lab_main(int argc, char **argv) {
+  const char *jobfile = NULL, *journal = NULL, *out = NULL, *v;
+  int resume = 0, sim = 0, verbose = 0, check = 0;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      lab__help(stdout);
+      return 0;
+    } else if (!strcmp(argv[i], "--keys")) {
+      lab_config_describe(stdout);
+      return 0;
+    } else if (app_opt(argc, argv, &i, "--journal", &v)) {
+      journal = v;
+    } else if (app_opt(argc, argv, &i, "--out", &v)) {
+      out = v;
+    } else if (!strcmp(argv[i], "--resume")) {
+      resume = 1;
+    } else if (!strcmp(argv[i], "--also-simulate")) {
+      sim = 1;
+    } else if (!strcmp(argv[i], "--verbose")) {
+      verbose = 1;
+    } else if (!strcmp(argv[i], "--check")) {
+      check = 1;
+    } else if (argv[i][0] == '-') {
+      fprintf(stderr, "spotlab lab: unknown option '%s' (spotlab lab --help)\n", argv[i]);
+      return 2;
+    } else if (!jobfile) {
+      jobfile = argv[i];
+    } else {
+      fprintf(stderr, "spotlab lab: one job file at a time ('%s' is extra)\n", argv[i]);
+      return 2;
+    }
+  }
+  if (!jobfile) {
+    lab__help(stderr);
+    return 2;
+  }
+  /* Several hosts: one MPI rank per host (mpirun with a host file). MPI is started only then,
+   * since the runner forks its workers. */
+  const char *np = getenv("OMPI_COMM_WORLD_SIZE");
+  if (!np) np = getenv("PMI_SIZE");
+  int use_mpi = np && atoi(np) > 1, rank = 0;
+  if (use_mpi) {
+    app_mpi_init(&argc, &argv);
+    rank = app_mpi_rank();
+  }
+  sim_diag d;
+  sim_diag_init(&d, rank == 0 ? stderr : NULL);
+  lab_config *cfg;
+  if (lab_config_load(jobfile, &d, &cfg) != 0) {
+    if (rank == 0)
+      fprintf(stderr, "spotlab lab: %d error%s in %s; nothing was run\n", d.nerrors, d.nerrors == 1 ? "" : "s",
+            jobfile);
+    return 2;
+  }
+  if (check && rank == 0) {
+    printf("%s: OK: %zu jobs, %zu scheduled faults, %lld workers\n", jobfile, cfg->njobs, cfg->nfaults,
+           (long long)cfg->lab.workers);
+    lab_config_free(cfg);
+    return 0;
+  }
+  if (check) {
+    lab_config_free(cfg);
+    return 0;
+  }
+  char defj[4096], defo[4096];
+  if ((!journal || !out) && rank == 0) mkdir("results", 0777);
+  if (!journal) {
+    lab__default_path(jobfile, ".journal", defj, sizeof defj);
+    journal = defj;
+  }
+  if (!out) {
+    lab__default_path(jobfile, ".h5", defo, sizeof defo);
+    out = defo;
+  }
+  if (rank == 0) {
+    char *oc = strdup(out);
+    const char *dir = oc ? dirname(oc) : ".";
+    int ok = access(dir, W_OK) == 0;
+    if (!ok) fprintf(stderr, "spotlab lab: cannot write results into folder '%s'\n", dir);
+    free(oc);
+    if (!ok) {
+      lab_config_free(cfg);
+      if (use_mpi) MPI_Abort(MPI_COMM_WORLD, 2);
+      return 2;
+    }
+  }
+  lab_opts o = {journal, out, resume, sim, verbose, rank == 0 ? stdout : NULL, use_mpi};
+  lab_report rep;
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  int rc = lab_run(cfg, &o, &rep);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  double wall = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+  int status = 0;
+  if (rank != 0) {
+    status = rc ? 1 : 0;
+  } else if (rc && rc != LAB_ETIMEOUT) {
+    fprintf(stderr, "spotlab lab: %s\n", lab_strerror(rc));
+    status = rc == LAB_EJOURNAL ? 2 : 1;
+  } else {
+    if (rc == LAB_ETIMEOUT) status = 1;
+    lab_report_print(stdout, cfg, &rep);
+    char err[512];
+    if (lab_results_write(out, cfg, &rep, wall, err, sizeof err) != 0) {
+      fprintf(stderr, "spotlab lab: %s\n", err);
+      status = 1;
+    } else {
+      printf("\njournal: %s\nresults: %s\n", journal, out);
+    }
+  }
+  lab_report_free(&rep);
+  lab_config_free(cfg);
+  return status;
+}
+
+static const app_command cmd_lab = {"lab", "run a job file on real workers under the scheduling core",
+                                    cmd_lab_main};
+APP_COMMAND(cmd_lab)

@@ -1,0 +1,170 @@
+/* lab.h - spotlab's lab mode: real jobs on real (or CPU-emulated) workers, every decision made by
+ * the same scheduling core (models/sched/sched.h) that the simulator drives.
+ *
+ * A job file (libconfig syntax, parsed through sim/param.h so every problem is FILE:LINE) names
+ * the workers, the fault-tolerance policy, the jobs (built-in kernel jobs from kernels/ sized by a
+ * work amount, or shell commands) and the faults to inject. The runner forks one worker process
+ * per worker; workers talk to it over pipes (heartbeats, progress, checkpoints, done/failed). The
+ * runner turns what it hears into sched events, with its monotonic clock as the time, and carries
+ * out the core's decisions. It keeps an append-only journal of the events it handed to the core
+ * (fsync'd at each state change): the core is deterministic, so replaying the journal into a fresh
+ * core rebuilds its state, which is how `--resume` continues after the runner itself was killed.
+ *
+ * Results go to the HDF5 layout of simulated runs (docs/results-format.md): a `jobs` table and
+ * headline metrics. `also_simulate` replays the same job file through the engine (sim_run) with
+ * the workers' measured speeds and the same fault schedule, the same core deciding, and reports
+ * simulated and real makespan and completion times side by side.
+ *
+ * Errors are negative lab_err codes (lab_strerror). Bad job files are reported to a sim_diag.
+ */
+#ifndef LAB_LAB_H
+#define LAB_LAB_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sim/param.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum lab_err {
+  LAB_OK = 0,
+  LAB_ENOMEM = -1,   /* out of memory */
+  LAB_EINVAL = -2,   /* invalid argument */
+  LAB_ECONFIG = -3,  /* the job file has errors (already reported with FILE:LINE) */
+  LAB_EIO = -4,      /* a file (journal, results, job output) could not be read or written */
+  LAB_ESYS = -5,     /* a system call failed (fork, pipe, poll) */
+  LAB_EJOURNAL = -6, /* the journal is damaged or belongs to another job file */
+  LAB_ESCHED = -7,   /* the scheduling core rejected an event (a bug in the glue) */
+  LAB_ETIMEOUT = -8, /* the lab ran past lab.time_limit with jobs unfinished */
+} lab_err;
+const char *lab_strerror(int err);
+
+/* ---- The job file --------------------------------------------------------------------------- */
+typedef enum lab_action { LAB_FAULT_KILL = 0, LAB_FAULT_STALL, LAB_FAULT_SLOW } lab_action;
+
+typedef struct lab_job_def {
+  char *name;              /* unique */
+  char *kernel;            /* "triad", "gemm", "mlp", or "" for a command job */
+  char *command;           /* run with /bin/sh -c, or "" for a kernel job */
+  double work;             /* kernel: seconds at speed 1.0 on one CPU thread; command: estimate */
+  double at;               /* submission time, s after the lab starts */
+  int64_t seed;            /* kernel inputs */
+} lab_job_def;
+
+typedef struct lab_fault_def {
+  double at;               /* s after the lab starts */
+  int64_t worker;
+  int action;              /* lab_action */
+  double factor;           /* SLOW: new speed factor (0, 1] */
+  double duration;         /* STALL: how long (0 = for good) */
+} lab_fault_def;
+
+typedef struct lab_random_def {
+  double rate;             /* faults per worker per second (Poisson), 0 = none */
+  int action;              /* lab_action */
+  double until;            /* no random fault after this time */
+  double factor, duration; /* as in lab_fault_def */
+} lab_random_def;
+
+typedef struct lab_settings {
+  int64_t workers;         /* CPU worker processes */
+  double *speeds;          /* duty cycle per worker (one value = all) */
+  size_t nspeeds;
+  int64_t threads;         /* OpenMP threads per worker */
+  int policy;              /* sched_policy */
+  int64_t replicas, standby;
+  double heartbeat;        /* s between heartbeats */
+  double heartbeat_timeout;/* s of silence before the core declares a worker lost */
+  double ckpt_interval;    /* s between checkpoints (policy checkpoint) */
+  int64_t max_restarts;    /* interruptions before a job is given up */
+  double respawn;          /* s after a kill before the worker comes back; 0 = never */
+  double time_limit;       /* the lab stops (LAB_ETIMEOUT) after this long */
+  double calibrate;        /* s each worker spends measuring its speed */
+  int verify;              /* kernel jobs: check the output against the reference at the end */
+  int64_t seed;            /* the core's generator and the random faults */
+  lab_random_def random;
+} lab_settings;
+
+typedef struct lab_config {
+  lab_settings lab;
+  lab_job_def *jobs;
+  size_t njobs;
+  lab_fault_def *faults;
+  size_t nfaults;
+  char *path;              /* the job file */
+  char *text;              /* its text (stored with the results) */
+  char *effective;         /* every key's effective value */
+} lab_config;
+
+/* Loads and validates a job file; problems go to d as FILE:LINE messages (LAB_ECONFIG). */
+int lab_config_load(const char *path, sim_diag *d, lab_config **out);
+int lab_config_load_string(const char *text, const char *name, sim_diag *d, lab_config **out);
+void lab_config_free(lab_config *c);
+/* `spotlab lab --keys`: every key of the job file. */
+void lab_config_describe(FILE *f);
+
+/* ---- Running -------------------------------------------------------------------------------- */
+typedef struct lab_opts {
+  const char *journal;     /* journal path (required) */
+  const char *out;         /* HDF5 results, or NULL */
+  int resume;              /* 1: continue the lab recorded in `journal` */
+  int also_simulate;       /* 1: also run the job file through the simulator */
+  int verbose;             /* 1: one line per decision on `log` */
+  FILE *log;               /* progress and the report (stdout usually), or NULL */
+  int use_mpi;             /* 1: collective over MPI_COMM_WORLD: rank 0 runs the core and the
+                              journal, every rank runs its block of the workers */
+} lab_opts;
+
+/* Per-job outcome of a lab (or of its simulation). */
+typedef struct lab_job_result {
+  int outcome;             /* sched_reason of the END (COMPLETED, GAVE_UP), or -1 if none */
+  int ends;                /* END decisions seen for the job (exactly 1 when all went well) */
+  int finishes;            /* runs that completed the job's work (FINISH events accepted) */
+  double submit, start, end; /* s since the lab started */
+  unsigned restarts, runs;
+  int exit_status;         /* command jobs: last exit status (-1 none, 128+N killed by N) */
+  char stderr_tail[512];   /* command jobs: the end of stderr of the last failed run */
+  char workers[64];        /* workers that ran it, e.g. "0,2" */
+} lab_job_result;
+
+typedef struct lab_report {
+  size_t njobs;
+  lab_job_result *jobs;    /* njobs, in job-file order */
+  lab_job_result *sim;     /* njobs, when also_simulate; NULL otherwise */
+  double makespan, sim_makespan;
+  double *scores;          /* worker speeds measured alone before the lab (work units / s) */
+  double *observed;        /* worker speeds observed from progress during the lab (NaN: too
+                              little seen); the simulated twin uses these where known */
+  size_t nworkers;
+  unsigned completed, failed;
+  unsigned worker_losses;  /* workers the core declared lost */
+  unsigned resumed;        /* 1 if this run continued a journal */
+  char device[256];        /* the GPU probe's answer: "1 NAME..." or "0 why there is none" */
+} lab_report;
+void lab_report_free(lab_report *r);
+
+/* Runs the lab to the end of every job. 0, or a negative lab_err (the report holds what is known). */
+int lab_run(const lab_config *cfg, const lab_opts *o, lab_report *rep);
+
+/* Prints the per-job table (and simulation side by side when present). */
+void lab_report_print(FILE *f, const lab_config *cfg, const lab_report *r);
+
+/* Writes the report in the HDF5 results layout. 0 or LAB_EIO with a message in err. */
+int lab_results_write(const char *path, const lab_config *cfg, const lab_report *r, double wall_s,
+                      char *err, size_t errlen);
+
+/* The simulated twin of a lab: the job file, the measured worker scores, per kernel job its
+ * number of chunk executions (checkpoint granularity; 0 for command jobs), and per command job
+ * the duration of its last real run (s, NaN = unknown: `work` is used) and whether that run
+ * failed. Runs one engine LP that holds a fresh scheduling core. Fills sim[njobs], *makespan. */
+int lab_simulate(const lab_config *cfg, const double *scores, const size_t *nchunks,
+                 const double *cmd_seconds, const int *cmd_failed, lab_job_result *sim, double *makespan);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,233 @@
+/* lab_config.c - the lab job file: keys declared once in sim_param tables (defaults, bounds,
+ * help), parsed by the engine's scenario machinery so every problem is reported as FILE:LINE. */
+#include "lab/lab.h"
+#include "kernels/krn.h"
+#include "models/sched/sched.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *lab_strerror(int err) {
+  switch (err) {
+  case LAB_OK: return "success";
+  case LAB_ENOMEM: return "out of memory";
+  case LAB_EINVAL: return "invalid argument";
+  case LAB_ECONFIG: return "the job file has errors";
+  case LAB_EIO: return "a file could not be read or written";
+  case LAB_ESYS: return "a system call failed";
+  case LAB_EJOURNAL: return "the journal is damaged or belongs to another job file";
+  case LAB_ESCHED: return "the scheduling core rejected an event";
+  case LAB_ETIMEOUT: return "the lab ran past lab.time_limit";
+  default: return "unknown error";
+  }
+}
+
+static const char *const lab__policies[] = {"none", "checkpoint", "standby", "replicate", "speculative",
+                                            NULL};
+static const char *const lab__actions[] = {"kill", "stall", "slow", NULL};
+
+static const sim_param lab__random_params[] = {
+    {"rate", SIM_P_DOUBLE, offsetof(lab_random_def, rate), "0", 0, 10, "1/s",
+     "random faults per worker per second (Poisson process per worker)"},
+    {"action", SIM_P_ENUM, offsetof(lab_random_def, action), "\"kill\"", SIM_UNBOUNDED, NULL,
+     "what a random fault does", lab__actions},
+    {"until", SIM_P_DURATION, offsetof(lab_random_def, until), "60", 0, 1e6, "s",
+     "no random fault after this time"},
+    {"factor", SIM_P_DOUBLE, offsetof(lab_random_def, factor), "0.5", 0.01, 1, "1",
+     "slow: the worker's new speed factor"},
+    {"duration", SIM_P_DURATION, offsetof(lab_random_def, duration), "0", 0, 1e6, "s",
+     "stall: how long (0 = for good)"},
+    {NULL},
+};
+
+static const sim_param lab__settings_params[] = {
+    {"workers", SIM_P_INT, offsetof(lab_settings, workers), "2", 1, 64, "workers",
+     "CPU worker processes (one per GPU or green-context partition where a GPU exists)"},
+    {"speeds", SIM_P_DARRAY, offsetof(lab_settings, speeds), "[1.0]", 1, 64, "1",
+     "duty cycle of each worker in (0, 1] (one value applies to all)", NULL, NULL, 0,
+     offsetof(lab_settings, nspeeds)},
+    {"threads", SIM_P_INT, offsetof(lab_settings, threads), "1", 1, 64, "threads",
+     "OpenMP threads per worker"},
+    {"policy", SIM_P_ENUM, offsetof(lab_settings, policy), "\"checkpoint\"", SIM_UNBOUNDED, NULL,
+     "fault-tolerance policy of the scheduling core", lab__policies},
+    {"replicas", SIM_P_INT, offsetof(lab_settings, replicas), "2", 2, 4, "copies",
+     "policy replicate: copies per job"},
+    {"standby", SIM_P_INT, offsetof(lab_settings, standby), "1", 1, 8, "workers",
+     "policy standby: standbys per run"},
+    {"heartbeat", SIM_P_DURATION, offsetof(lab_settings, heartbeat), "0.2", 0.01, 60, "s",
+     "period of worker heartbeats (and progress reports)"},
+    {"heartbeat_timeout", SIM_P_DURATION, offsetof(lab_settings, heartbeat_timeout), "1.0", 0.02, 3600,
+     "s", "silence after which the core declares a worker lost"},
+    {"ckpt_interval", SIM_P_DURATION, offsetof(lab_settings, ckpt_interval), "1.0", 0.05, 1e6, "s",
+     "policy checkpoint: time between checkpoints (fixed rule)"},
+    {"max_restarts", SIM_P_INT, offsetof(lab_settings, max_restarts), "2", 0, 1000, "1",
+     "interruptions (lost worker, failed run) after which a job is given up"},
+    {"respawn", SIM_P_DURATION, offsetof(lab_settings, respawn), "0", 0, 1e6, "s",
+     "a killed worker comes back after this long (0 = never)"},
+    {"time_limit", SIM_P_DURATION, offsetof(lab_settings, time_limit), "600", 1, 1e7, "s",
+     "the lab gives up (exit 1) after this long"},
+    {"calibrate", SIM_P_DURATION, offsetof(lab_settings, calibrate), "0.1", 0.01, 10, "s",
+     "time each worker spends measuring its speed before it joins"},
+    {"verify", SIM_P_BOOL, offsetof(lab_settings, verify), "true", SIM_UNBOUNDED, NULL,
+     "kernel jobs: check the assembled output against the double-precision reference"},
+    {"seed", SIM_P_INT, offsetof(lab_settings, seed), "1", 0, 9e18, "1",
+     "seed of the core's generator and of the random faults"},
+    {"random", SIM_P_GROUP, offsetof(lab_settings, random), NULL, SIM_UNBOUNDED, NULL,
+     "random faults", NULL, lab__random_params},
+    {NULL},
+};
+
+static const sim_param lab__job_params[] = {
+    {"name", SIM_P_STRING, offsetof(lab_job_def, name), NULL, SIM_UNBOUNDED, NULL, "job name (unique)"},
+    {"kernel", SIM_P_STRING, offsetof(lab_job_def, kernel), "\"\"", SIM_UNBOUNDED, NULL,
+     "built-in kernel job: triad, gemm or mlp"},
+    {"command", SIM_P_STRING, offsetof(lab_job_def, command), "\"\"", SIM_UNBOUNDED, NULL,
+     "command job: run with /bin/sh -c"},
+    {"work", SIM_P_DOUBLE, offsetof(lab_job_def, work), "1.0", 0.001, 1e6, "s",
+     "kernel: seconds of work at speed 1.0 on one thread; command: expected seconds"},
+    {"at", SIM_P_DURATION, offsetof(lab_job_def, at), "0", 0, 1e6, "s", "submission time"},
+    {"seed", SIM_P_INT, offsetof(lab_job_def, seed), "1", 0, 9e18, "1", "kernel: seed of the inputs"},
+    {NULL},
+};
+
+static const sim_param lab__fault_params[] = {
+    {"at", SIM_P_DURATION, offsetof(lab_fault_def, at), NULL, 0, 1e6, "s", "when"},
+    {"worker", SIM_P_INT, offsetof(lab_fault_def, worker), NULL, 0, 63, "1", "which worker (0-based)"},
+    {"action", SIM_P_ENUM, offsetof(lab_fault_def, action), "\"kill\"", SIM_UNBOUNDED, NULL,
+     "kill (SIGKILL), stall (SIGSTOP) or slow", lab__actions},
+    {"factor", SIM_P_DOUBLE, offsetof(lab_fault_def, factor), "0.5", 0.01, 1, "1",
+     "slow: the worker's new speed factor"},
+    {"duration", SIM_P_DURATION, offsetof(lab_fault_def, duration), "0", 0, 1e6, "s",
+     "stall: how long (0 = for good)"},
+    {NULL},
+};
+
+typedef struct lab__top {
+  lab_settings lab;
+  lab_job_def *jobs;
+  size_t njobs;
+  lab_fault_def *faults;
+  size_t nfaults;
+} lab__top;
+
+static const sim_param lab__top_params[] = {
+    {"lab", SIM_P_GROUP, offsetof(lab__top, lab), NULL, SIM_UNBOUNDED, NULL, "workers and policy", NULL,
+     lab__settings_params},
+    {"jobs", SIM_P_LIST, offsetof(lab__top, jobs), NULL, 1, 100000, NULL, "the jobs", NULL, lab__job_params,
+     sizeof(lab_job_def), offsetof(lab__top, njobs)},
+    {"faults", SIM_P_LIST, offsetof(lab__top, faults), "()", 0, 100000, NULL, "scheduled faults", NULL,
+     lab__fault_params, sizeof(lab_fault_def), offsetof(lab__top, nfaults)},
+    {NULL},
+};
+
+void lab_config_describe(FILE *f) { sim_param_describe(f, "", lab__top_params); }
+
+/* Cross-field checks, each reported at its key's line. */
+static int lab__validate(const lab__top *t, const sim_scenario *s, sim_diag *d) {
+  int before = d->nerrors;
+  char key[96];
+  if (t->lab.nspeeds != 1 && t->lab.nspeeds != (size_t)t->lab.workers)
+    sim_param_error(s, "lab.speeds", d, "%zu speeds for %lld workers (give one, or one per worker)",
+                    t->lab.nspeeds, (long long)t->lab.workers);
+  for (size_t i = 0; i < t->lab.nspeeds; i++)
+    if (!(t->lab.speeds[i] > 0 && t->lab.speeds[i] <= 1))
+      sim_param_error(s, "lab.speeds", d, "speed %g of worker %zu is not in (0, 1]", t->lab.speeds[i], i);
+  if (t->lab.heartbeat_timeout <= t->lab.heartbeat)
+    sim_param_error(s, "lab.heartbeat_timeout", d, "%g s is not longer than lab.heartbeat (%g s)",
+                    t->lab.heartbeat_timeout, t->lab.heartbeat);
+  for (size_t i = 0; i < t->njobs; i++) {
+    const lab_job_def *j = &t->jobs[i];
+    int hk = j->kernel && *j->kernel, hc = j->command && *j->command;
+    if (hk == hc) {
+      snprintf(key, sizeof key, "jobs.[%zu].name", i);
+      sim_param_error(s, key, d, "job '%s' needs exactly one of 'kernel' and 'command'", j->name);
+    }
+    krn_kernel k;
+    if (hk && krn_kernel_parse(j->kernel, &k) != 0) {
+      snprintf(key, sizeof key, "jobs.[%zu].kernel", i);
+      sim_param_error(s, key, d, "unknown kernel '%s' (triad, gemm, mlp)", j->kernel);
+    }
+    if (hc && strpbrk(j->command, "\n\r")) {
+      snprintf(key, sizeof key, "jobs.[%zu].command", i);
+      sim_param_error(s, key, d, "a command must fit on one line");
+    }
+    for (size_t k2 = 0; k2 < i; k2++)
+      if (!strcmp(t->jobs[k2].name, j->name)) {
+        snprintf(key, sizeof key, "jobs.[%zu].name", i);
+        sim_param_error(s, key, d, "job name '%s' is used twice (first as job %zu)", j->name, k2);
+        break;
+      }
+    if (strlen(j->name) > 15 || strpbrk(j->name, " \t,")) {
+      snprintf(key, sizeof key, "jobs.[%zu].name", i);
+      sim_param_error(s, key, d, "job name '%s': at most 15 characters, no blanks or commas", j->name);
+    }
+  }
+  for (size_t i = 0; i < t->nfaults; i++)
+    if (t->faults[i].worker >= t->lab.workers) {
+      snprintf(key, sizeof key, "faults.[%zu].worker", i);
+      sim_param_error(s, key, d, "worker %lld does not exist (lab.workers = %lld)",
+                      (long long)t->faults[i].worker, (long long)t->lab.workers);
+    }
+  return d->nerrors > before ? LAB_ECONFIG : 0;
+}
+
+static int lab__load(sim_scenario *s, sim_diag *d, lab_config **out) {
+  *out = NULL;
+  if (!s) return LAB_ECONFIG;
+  lab__top t;
+  memset(&t, 0, sizeof t);
+  if (sim_param_parse(s, "", lab__top_params, &t, NULL, d) != 0) {
+    sim_scenario_free(s);
+    return LAB_ECONFIG;
+  }
+  if (lab__validate(&t, s, d) != 0) {
+    sim_param_free(lab__top_params, &t);
+    sim_scenario_free(s);
+    return LAB_ECONFIG;
+  }
+  lab_config *c = calloc(1, sizeof *c);
+  char *eff = NULL;
+  size_t efflen = 0;
+  FILE *m = open_memstream(&eff, &efflen);
+  if (!c || !m) {
+    if (m) fclose(m);
+    free(c);
+    sim_param_free(lab__top_params, &t);
+    sim_scenario_free(s);
+    return LAB_ENOMEM;
+  }
+  sim_param_dump(m, "", lab__top_params, &t);
+  fclose(m);
+  c->lab = t.lab;
+  c->jobs = t.jobs;
+  c->njobs = t.njobs;
+  c->faults = t.faults;
+  c->nfaults = t.nfaults;
+  c->path = strdup(sim_scenario_path(s));
+  c->text = strdup(sim_scenario_text(s));
+  c->effective = eff;
+  sim_scenario_free(s);
+  if (!c->path || !c->text) {
+    lab_config_free(c);
+    return LAB_ENOMEM;
+  }
+  *out = c;
+  return 0;
+}
+
+int lab_config_load(const char *path, sim_diag *d, lab_config **out) {
+  return lab__load(sim_scenario_load(path, d), d, out);
+}
+int lab_config_load_string(const char *text, const char *name, sim_diag *d, lab_config **out) {
+  return lab__load(sim_scenario_load_string(text, name, d), d, out);
+}
+
+void lab_config_free(lab_config *c) {
+  if (!c) return;
+  lab__top t = {c->lab, c->jobs, c->njobs, c->faults, c->nfaults};
+  sim_param_free(lab__top_params, &t);
+  free(c->path);
+  free(c->text);
+  free(c->effective);
+  free(c);
+}

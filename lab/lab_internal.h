@@ -1,0 +1,57 @@
+/* lab_internal.h - what the lab's files share: the worker process and its line protocol, and the
+ * shape of kernel jobs. Not part of the public API.
+ *
+ * Runner -> worker, one line each:
+ *   C SECONDS                       measure speed for SECONDS; answer "C RATE" (chunks/s)
+ *   K JOB RUN KERNEL NCHUNKS START WPC SEED VERIFY PATH   run a kernel job from chunk START
+ *   X JOB RUN COMMAND...            run a command job (/bin/sh -c COMMAND...)
+ *   P JOB RUN                       checkpoint the run
+ *   T JOB RUN                       stop the run
+ *   S FACTOR                        new speed factor (duty cycle)
+ * Worker -> runner:
+ *   H                               heartbeat (every lab.heartbeat)
+ *   G JOB RUN PGID                  a command job's process group (killed if the worker dies)
+ *   W JOB RUN WORK                  progress: work units done by the run so far
+ *   K JOB RUN WORK                  checkpoint written: work units durable
+ *   D JOB RUN                       the run completed the job
+ *   F JOB RUN EXIT SIGNAL TAIL      the run failed (exit status, signal, stderr tail escaped)
+ * Lines are written with one write() of at most LAB__LINE bytes (< PIPE_BUF: atomic). */
+#ifndef LAB_LAB_INTERNAL_H
+#define LAB_LAB_INTERNAL_H
+
+#include "kernels/krn.h"
+#include "lab/lab.h"
+
+#define LAB__LINE 1024
+#define LAB__TAIL 400
+
+/* The shape of every kernel job of kernel k: LAB__DISTINCT distinct chunks of a fixed size; a job
+ * of N chunk executions runs chunk c % LAB__DISTINCT as its c-th (see lab_worker.c). */
+#define LAB__DISTINCT 16
+void lab__kernel_dims(krn_kernel k, krn_dims *d);
+/* Calibration kernel job (gemm, a few chunks) used to measure worker speeds. */
+void lab__calib_dims(krn_dims *d);
+
+/* Body of a worker process (after fork): never returns. */
+void lab__worker_main(int id, int rfd, int wfd, double speed, int threads, double heartbeat)
+    __attribute__((noreturn));
+
+/* One fault to inject: the scheduled ones and the random ones (a Poisson process per worker
+ * from lab.seed), merged and sorted by time. The real lab and its simulated twin share it. */
+typedef struct lab__fault {
+  double at;
+  int worker, action;
+  double factor, duration;
+} lab__fault;
+int lab__faults(const lab_config *c, lab__fault **out, size_t *n);
+
+/* Monotonic seconds. */
+double lab__now(void);
+void lab__sleep(double s);
+
+/* Escapes text for one protocol line (\n -> \\n, others non-printable -> '?', ' ' -> '_'
+ * never: spaces are kept, the tail is the last field). */
+void lab__escape(const char *in, size_t n, char *out, size_t outlen);
+void lab__unescape(char *s);
+
+#endif

@@ -1,0 +1,185 @@
+/* lab_report.c - the lab's report: the per-job table on the terminal (with the simulation side by
+ * side) and the HDF5 results file in the layout of simulated runs (docs/results-format.md). */
+#include "lab/lab.h"
+#include "models/sched/sched.h"
+#include "sim/results_io.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *lab__outcome(const lab_job_result *r) {
+  if (r->outcome < 0) return "unfinished";
+  if (r->outcome == SCHED_R_COMPLETED) return "completed";
+  return "failed";
+}
+
+static int lab__dcmp(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Nearest-rank percentile (Hyndman & Fan 1996, definition 1) of n sorted values. */
+static double lab__pct(const double *v, size_t n, double p) {
+  if (!n) return NAN;
+  size_t k = (size_t)ceil(p * (double)n);
+  return v[k ? k - 1 : 0];
+}
+
+static void lab__completions(const lab_job_result *jr, size_t n, double *p50, double *p99) {
+  double *v = malloc((n ? n : 1) * sizeof *v);
+  size_t m = 0;
+  for (size_t j = 0; v && j < n; j++)
+    if (jr[j].outcome == SCHED_R_COMPLETED && isfinite(jr[j].end)) v[m++] = jr[j].end - jr[j].submit;
+  if (v) qsort(v, m, sizeof *v, lab__dcmp);
+  *p50 = v ? lab__pct(v, m, 0.50) : NAN;
+  *p99 = v ? lab__pct(v, m, 0.99) : NAN;
+  free(v);
+}
+
+void lab_report_print(FILE *f, const lab_config *cfg, const lab_report *r) {
+  fprintf(f, "\n%-15s %-7s %-10s %-9s %8s %8s %8s %4s %5s", "job", "kind", "workers", "outcome", "submit", "start",
+          "end", "rst", "exit");
+  if (r->sim) fprintf(f, " | %9s %9s %9s", "sim end", "sim cmpl", "diff");
+  fputc('\n', f);
+  for (size_t j = 0; j < r->njobs; j++) {
+    const lab_job_result *x = &r->jobs[j];
+    fprintf(f, "%-15s %-7s %-10s %-9s %8.3f %8.3f %8.3f %4u %5d", cfg->jobs[j].name,
+            cfg->jobs[j].kernel[0] ? cfg->jobs[j].kernel : "command", x->workers[0] ? x->workers : "-", lab__outcome(x),
+            x->submit, x->start, x->end, x->restarts, x->exit_status);
+    if (r->sim) {
+      const lab_job_result *s = &r->sim[j];
+      double real_c = x->end - x->submit, sim_c = s->end - s->submit;
+      fprintf(f, " | %9.3f %9.3f %+9.3f", s->end, sim_c, sim_c - real_c);
+    }
+    fputc('\n', f);
+  }
+  for (size_t j = 0; j < r->njobs; j++)
+    if (r->jobs[j].outcome >= 0 && r->jobs[j].outcome != SCHED_R_COMPLETED)
+      fprintf(f, "failed %s: exit status %d; stderr tail: %s\n", cfg->jobs[j].name, r->jobs[j].exit_status,
+              r->jobs[j].stderr_tail[0] ? r->jobs[j].stderr_tail : "(none)");
+  double p50, p99;
+  lab__completions(r->jobs, r->njobs, &p50, &p99);
+  if (r->device[0] == '1')
+    fprintf(f, "\nGPU found (%s), but lab mode runs CPU workers only so far\n", r->device + 2);
+  else
+    fprintf(f, "\nno GPU here (%s): the workers are CPU processes\n", r->device[0] ? r->device + 2 : "not probed");
+  fprintf(f, "worker speeds, measured alone / observed in the lab (work units/s):");
+  for (size_t i = 0; i < r->nworkers; i++)
+    fprintf(f, " %zu:%.3f/%.3f", i, r->scores[i], r->observed ? r->observed[i] : NAN);
+  fprintf(f, "\njobs: %u completed, %u failed of %zu; workers lost: %u%s\n", r->completed, r->failed, r->njobs,
+          r->worker_losses, r->resumed ? "; resumed from the journal" : "");
+  fprintf(f, "makespan %.3f s, completion p50 %.3f s, p99 %.3f s\n", r->makespan, p50, p99);
+  if (r->sim) {
+    double s50, s99;
+    lab__completions(r->sim, r->njobs, &s50, &s99);
+    fprintf(f, "\n%-22s %10s %10s %10s\n", "", "real", "simulated", "sim-real");
+    fprintf(f, "%-22s %10.3f %10.3f %+10.3f\n", "makespan (s)", r->makespan, r->sim_makespan,
+            r->sim_makespan - r->makespan);
+    fprintf(f, "%-22s %10.3f %10.3f %+10.3f\n", "completion p50 (s)", p50, s50, s50 - p50);
+    fprintf(f, "%-22s %10.3f %10.3f %+10.3f\n", "completion p99 (s)", p99, s99, s99 - p99);
+    double sum = 0;
+    size_t n = 0;
+    for (size_t j = 0; j < r->njobs; j++) {
+      double d = (r->sim[j].end - r->sim[j].submit) - (r->jobs[j].end - r->jobs[j].submit);
+      if (isfinite(d)) { sum += fabs(d); n++; }
+    }
+    fprintf(f, "%-22s %10s %10s %10.3f\n", "mean |completion diff|", "", "", n ? sum / (double)n : NAN);
+  }
+}
+
+typedef struct lab__rec {
+  char name[16], kind[16], workers[16];
+  double submit_s, start_s, end_s, completion_s;
+  char outcome[16];
+  int32_t exit_status, restarts, runs;
+  double sim_end_s;          /* NaN without --also-simulate */
+} lab__rec;
+
+static const sim_field lab__fields[] = {
+    {"name", SIM_F_STR16, offsetof(lab__rec, name), ""},
+    {"kind", SIM_F_STR16, offsetof(lab__rec, kind), ""},
+    {"workers", SIM_F_STR16, offsetof(lab__rec, workers), ""},
+    {"submit_s", SIM_F_F64, offsetof(lab__rec, submit_s), "s"},
+    {"start_s", SIM_F_F64, offsetof(lab__rec, start_s), "s"},
+    {"end_s", SIM_F_F64, offsetof(lab__rec, end_s), "s"},
+    {"completion_s", SIM_F_F64, offsetof(lab__rec, completion_s), "s"},
+    {"outcome", SIM_F_STR16, offsetof(lab__rec, outcome), ""},
+    {"exit_status", SIM_F_I32, offsetof(lab__rec, exit_status), "1"},
+    {"restarts", SIM_F_I32, offsetof(lab__rec, restarts), "1"},
+    {"runs", SIM_F_I32, offsetof(lab__rec, runs), "1"},
+    {"sim_end_s", SIM_F_F64, offsetof(lab__rec, sim_end_s), "s"},
+};
+static const sim_table_def lab__tables[] = {
+    {"jobs", sizeof(lab__rec), lab__fields, sizeof lab__fields / sizeof lab__fields[0],
+     "one row per job of the lab: where it ran, when, how it ended"},
+};
+static const sim_metric_def lab__metrics[] = {
+    {"makespan", "s", "first submission to last end"},
+    {"completion_p50", "s", "median end - submit of completed jobs"},
+    {"completion_p99", "s", "99th percentile of end - submit of completed jobs"},
+    {"jobs_completed", "1", "jobs that completed"},
+    {"jobs_failed", "1", "jobs that ended without completing"},
+    {"workers_lost", "1", "workers the core declared lost"},
+    {"sim_makespan", "s", "makespan of the simulated twin (NaN without --also-simulate)"},
+    {"sim_completion_p50", "s", "median completion of the simulated twin"},
+};
+
+int lab_results_write(const char *path, const lab_config *cfg, const lab_report *r, double wall_s, char *err,
+                      size_t errlen) {
+  lab__rec *recs = calloc(r->njobs ? r->njobs : 1, sizeof *recs);
+  if (!recs) {
+    snprintf(err, errlen, "out of memory");
+    return LAB_ENOMEM;
+  }
+  for (size_t j = 0; j < r->njobs; j++) {
+    const lab_job_result *x = &r->jobs[j];
+    lab__rec *q = &recs[j];
+    snprintf(q->name, sizeof q->name, "%s", cfg->jobs[j].name);
+    snprintf(q->kind, sizeof q->kind, "%s", cfg->jobs[j].kernel[0] ? cfg->jobs[j].kernel : "command");
+    snprintf(q->workers, sizeof q->workers, "%.15s", x->workers);
+    q->submit_s = x->submit;
+    q->start_s = x->start;
+    q->end_s = x->end;
+    q->completion_s = x->end - x->submit;
+    snprintf(q->outcome, sizeof q->outcome, "%s", lab__outcome(x));
+    q->exit_status = x->exit_status;
+    q->restarts = (int32_t)x->restarts;
+    q->runs = (int32_t)x->runs;
+    q->sim_end_s = r->sim ? r->sim[j].end : NAN;
+  }
+  sim_model m;
+  memset(&m, 0, sizeof m);
+  m.name = "lab";
+  m.nlps = 1;
+  m.tables = lab__tables;
+  m.ntables = 1;
+  unsigned char *tabs[1] = {(unsigned char *)recs};
+  size_t nrec[1] = {r->njobs};
+  sim_results res;
+  memset(&res, 0, sizeof res);
+  res.model = &m;
+  res.seed = (uint64_t)cfg->lab.seed;
+  res.ranks = 1;
+  res.wall_s = wall_s;
+  res.tables = tabs;
+  res.nrecords = nrec;
+  double vals[8];
+  double p50, p99, s50 = NAN, s99;
+  lab__completions(r->jobs, r->njobs, &p50, &p99);
+  if (r->sim) lab__completions(r->sim, r->njobs, &s50, &s99);
+  vals[0] = r->makespan;
+  vals[1] = p50;
+  vals[2] = p99;
+  vals[3] = r->completed;
+  vals[4] = r->failed;
+  vals[5] = r->worker_losses;
+  vals[6] = r->sim ? r->sim_makespan : NAN;
+  vals[7] = s50;
+  sim_run_meta meta = {"lab", cfg->path, cfg->text, cfg->effective, (uint64_t)cfg->lab.seed, 1, 1, 1, wall_s,
+                       r->makespan};
+  int rc = sim_results_write(path, &meta, &m, &res, lab__metrics, 8, vals, err, errlen);
+  free(recs);
+  return rc ? LAB_EIO : 0;
+}

@@ -1,0 +1,1142 @@
+/* lab_run.c - the lab runner: worker processes, the scheduling core driven by real events, fault
+ * injection, and the journal that makes the runner itself restartable.
+ *
+ * The glue is thin on purpose: every decision (where a job runs, when it is stopped, restarted,
+ * checkpointed or given up) comes from sched_handle; this file only turns what the workers say
+ * into sched events and the core's decisions into messages to the workers.
+ *
+ * Journal (append-only text, one record a line, fdatasync'd after every event that changed the
+ * core's state, i.e. any event but a heartbeat or a tick that produced no decision):
+ *   # spotlab-lab-journal 1 NJOBS NWORKERS HASH   (HASH: FNV-1a of the job file's text)
+ *   N JOB NCHUNKS                       the chunking of a kernel job (fixed once, at first start)
+ *   E TYPE T GPU JOB RUN VALUE          one event handed to the core (JOIN: VALUE = score;
+ *                                       ARRIVE: the spec is rebuilt from the job file)
+ *   X JOB EXIT SIGNAL TAIL              why a run failed (before its FAIL event)
+ *   R T                                 the runner resumed here
+ * Resume replays every E record into a fresh core (decisions are recorded, not carried out):
+ * the core is deterministic, so it ends in the state it had when the runner died. The workers of
+ * that runner are gone (they die with it, PR_SET_PDEATHSIG), so each GPU the core still holds is
+ * reported missed: its run is requeued from its checkpoint by the core's own rules. Jobs the
+ * journal shows ended are never started again. */
+#include "lab/lab_internal.h"
+#include "models/sched/sched.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <mpi.h>
+#include <libgen.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define LAB__MAXDEC 64
+#define LAB__CTRL_TAG 30000 /* MPI tag of control messages (worker lines use the worker's id) */
+
+typedef struct lab__worker {
+  int gid;                /* worker id (= the core's GPU id) */
+  int rank;               /* MPI rank that runs its process (0 without MPI) */
+  int remote;             /* runs on another rank: pipes and signals go through that rank */
+  pid_t pid;              /* 0 = no process; -1 = a live process on another rank */
+  int to, from;           /* pipes: runner -> worker, worker -> runner */
+  char buf[8192];         /* partial line from the worker */
+  size_t blen;
+  int joined;             /* the core was told it joined (since its last spawn) */
+  int want_join;          /* calibrated, waiting for the core to see it absent before JOIN */
+  int stalled;            /* SIGSTOPped */
+  double cont_at;         /* SIGCONT then (0 = never) */
+  double respawn_at;      /* spawn again then (0 = no) */
+  double speed;           /* duty cycle now */
+  double score;           /* measured speed, work units / s */
+  long job, run;          /* assignment, job -1 = none */
+  double run_start;       /* when the assignment started (s, lab time) */
+  pid_t pgid;             /* a command job's process group, 0 = none */
+  char last[256];         /* the last answer lab__ask took */
+  /* observed speed: work reported / time between consecutive progress reports of one run,
+   * divided by the worker's slow-down factor at the time (so `slow` faults are not counted) */
+  long pw_job, pw_run;
+  double pw_t, pw_work, obs_work, obs_time;
+} lab__worker;
+
+typedef struct lab__dec {
+  sched_decision d;
+  uint32_t gpus[8];
+} lab__dec;
+
+typedef struct lab__lab {
+  const lab_config *cfg;
+  const lab_opts *o;
+  lab_report *rep;
+  sched *s;
+  lab__worker *w;
+  size_t nw;
+  size_t *nchunks;        /* per job: kernel chunks (0 = command job) */
+  double *wpc;            /* per job: work units per chunk */
+  int *arrived;
+  double *cmd_seconds;    /* per job: duration of its last command run (NaN = none) */
+  int *cmd_failed;        /* per job: that run failed */
+  lab__fault *faults;
+  size_t nfaults, next_fault;
+  double ref_rate;        /* calibration chunks / s of an unslowed worker */
+  double t_origin;        /* monotonic clock at lab time t_base */
+  double t_base;
+  double t_last;          /* last event time */
+  FILE *journal;
+  char outdir[4096];      /* kernel outputs go here */
+  int replaying;
+  lab__dec dec[LAB__MAXDEC];
+  size_t ndec;
+  size_t ended;
+  int err;
+  int rank, nranks;       /* MPI: rank 0 runs the core, every rank runs its own workers */
+} lab__lab;
+
+static double lab__t(lab__lab *L) {
+  double t = L->t_base + (lab__now() - L->t_origin);
+  return t > L->t_last ? t : L->t_last;
+}
+
+/* FNV-1a 64 of the job file's text: a journal belongs to one job file. */
+static unsigned long long lab__hash(const char *t) {
+  unsigned long long h = 0xcbf29ce484222325ULL;
+  for (; t && *t; t++) h = (h ^ (unsigned char)*t) * 0x100000001b3ULL;
+  return h;
+}
+
+static void lab__log(lab__lab *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void lab__log(lab__lab *L, const char *fmt, ...) {
+  if (!L->o->log || !L->o->verbose || L->replaying) return;
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(L->o->log, "[%8.3f] ", L->t_last);
+  vfprintf(L->o->log, fmt, ap);
+  fputc('\n', L->o->log);
+  va_end(ap);
+  fflush(L->o->log);
+}
+
+/* ---- Talking to workers --------------------------------------------------------------------- */
+static void lab__send(lab__worker *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void lab__send(lab__worker *w, const char *fmt, ...) {
+  if (!w->pid || (!w->remote && w->to < 0)) return;
+  char b[LAB__LINE + 64];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(b, sizeof b - 1, fmt, ap);
+  va_end(ap);
+  if (n < 0) return;
+  if ((size_t)n > sizeof b - 2) n = (int)sizeof b - 2;
+  b[n++] = '\n';
+  if (w->remote) {
+    MPI_Send(b, n, MPI_CHAR, w->rank, w->gid, MPI_COMM_WORLD);
+    return;
+  }
+  ssize_t rc;
+  do rc = write(w->to, b, (size_t)n); while (rc < 0 && errno == EINTR);
+  /* EPIPE: the worker died; its silence is how the core will learn it. */
+}
+
+/* A control message to the rank that runs remote worker w ("SPAWN", "SIG", "BURY"). */
+static void lab__ctrl(const lab__worker *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void lab__ctrl(const lab__worker *w, const char *fmt, ...) {
+  char b[256];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(b, sizeof b, fmt, ap);
+  va_end(ap);
+  if (n > 0) MPI_Send(b, n + 1, MPI_CHAR, w->rank, LAB__CTRL_TAG, MPI_COMM_WORLD);
+}
+
+/* Sends a signal to the worker (and to its command's process group first). */
+static void lab__signal(lab__worker *w, int sig) {
+  if (!w->pid) return;
+  if (w->remote) {
+    lab__ctrl(w, "SIG %d %d %ld", w->gid, sig, (long)w->pgid);
+    return;
+  }
+  if (w->pgid > 0) kill(-w->pgid, sig);
+  kill(w->pid, sig);
+}
+
+static double lab__speed_of(const lab_config *c, size_t i) {
+  return c->lab.nspeeds == 1 ? c->lab.speeds[0] : c->lab.speeds[i];
+}
+
+static int lab__spawn_into(lab__lab *L, lab__worker *w, size_t i) {
+  int a[2], b[2];
+  if (pipe(a) != 0) return LAB_ESYS;
+  if (pipe(b) != 0) { close(a[0]); close(a[1]); return LAB_ESYS; }
+  if (L->journal) fflush(L->journal);
+  if (L->o->log) fflush(L->o->log);
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid < 0) { close(a[0]); close(a[1]); close(b[0]); close(b[1]); return LAB_ESYS; }
+  if (pid == 0) {
+    /* Only this worker's own pipe ends stay open. */
+    for (size_t k = 0; k < L->nw; k++)
+      if (L->w[k].pid) { close(L->w[k].to); close(L->w[k].from); }
+    if (L->journal) close(fileno(L->journal));
+    close(a[1]);
+    close(b[0]);
+    lab__worker_main((int)i, a[0], b[1], w->speed, (int)L->cfg->lab.threads, L->cfg->lab.heartbeat);
+  }
+  close(a[0]);
+  close(b[1]);
+  fcntl(a[1], F_SETFD, FD_CLOEXEC);
+  fcntl(b[0], F_SETFD, FD_CLOEXEC);
+  w->pid = pid;
+  w->to = a[1];
+  w->from = b[0];
+  w->blen = 0;
+  w->joined = w->want_join = w->stalled = 0;
+  w->cont_at = w->respawn_at = 0;
+  w->job = -1;
+  w->pgid = 0;
+  return 0;
+}
+static int lab__spawn(lab__lab *L, size_t i) {
+  lab__worker *w = &L->w[i];
+  if (!w->remote) return lab__spawn_into(L, w, i);
+  lab__ctrl(w, "SPAWN %d %.17g", w->gid, w->speed);
+  w->pid = -1;
+  w->blen = 0;
+  w->joined = w->want_join = w->stalled = 0;
+  w->cont_at = w->respawn_at = 0;
+  w->job = -1;
+  w->pgid = 0;
+  return 0;
+}
+
+/* The process is gone or must go: reap it, and its command's process group. */
+static void lab__bury(lab__worker *w) {
+  if (w->remote) {
+    if (w->pid) lab__ctrl(w, "BURY %d", w->gid);
+    w->pid = 0;
+    w->pgid = 0;
+    w->job = -1;
+    w->stalled = 0;
+    return;
+  }
+  if (w->pgid > 0) kill(-w->pgid, SIGKILL);
+  if (w->pid) {
+    kill(w->pid, SIGKILL);
+    waitpid(w->pid, NULL, 0);
+  }
+  if (w->to >= 0) close(w->to);
+  if (w->from >= 0) close(w->from);
+  w->pid = 0;
+  w->to = w->from = -1;
+  w->pgid = 0;
+  w->job = -1;
+  w->stalled = 0;
+}
+
+/* ---- The core ------------------------------------------------------------------------------- */
+static void lab__sink(void *ctx, const sched_decision *d) {
+  lab__lab *L = ctx;
+  if (L->ndec == LAB__MAXDEC) { L->err = LAB_ESCHED; return; }
+  lab__dec *x = &L->dec[L->ndec++];
+  x->d = *d;
+  unsigned n = d->ngpus < 8 ? d->ngpus : 8;
+  for (unsigned i = 0; i < n; i++) x->gpus[i] = d->gpus[i];
+  x->d.gpus = x->gpus;
+  x->d.ngpus = n;
+}
+
+static void lab__add_worker_name(lab_job_result *r, uint32_t g) {
+  char one[16];
+  snprintf(one, sizeof one, "%s%u", r->workers[0] ? "," : "", g);
+  /* a worker that already appears is not repeated */
+  char key[18];
+  snprintf(key, sizeof key, ",%u,", g);
+  char have[80];
+  snprintf(have, sizeof have, ",%s,", r->workers);
+  if (strstr(have, key)) return;
+  if (strlen(r->workers) + strlen(one) < sizeof r->workers) strcat(r->workers, one);
+}
+
+static void lab__start_run(lab__lab *L, uint32_t g, uint32_t job, uint32_t run) {
+  lab__worker *w = &L->w[g];
+  const lab_job_def *jd = &L->cfg->jobs[job];
+  w->job = job;
+  w->run = run;
+  w->run_start = L->t_last;
+  w->pgid = 0;
+  if (L->nchunks[job]) {
+    sched_job_status st;
+    sched_job_query(L->s, job, &st);
+    /* Resume from the durable progress: whole chunks saved by the last checkpoint. */
+    size_t start = (size_t)floor(st.saved_work / L->wpc[job] + 1e-9);
+    if (start >= L->nchunks[job]) start = L->nchunks[job] - 1;
+    lab__send(w, "K %u %u %s %zu %zu %.17g %llu %d %s/%s.out", job, run, jd->kernel, L->nchunks[job], start,
+              L->wpc[job], (unsigned long long)jd->seed, L->cfg->lab.verify, L->outdir, jd->name);
+    lab__log(L, "start %s run %u on worker %u from chunk %zu/%zu", jd->name, run, g, start, L->nchunks[job]);
+  } else {
+    lab__send(w, "X %u %u %s", job, run, jd->command);
+    lab__log(L, "start %s run %u on worker %u: %s", jd->name, run, g, jd->command);
+  }
+}
+
+static void lab__unassign(lab__lab *L, uint32_t job, long run) {
+  for (size_t i = 0; i < L->nw; i++) {
+    lab__worker *w = &L->w[i];
+    if (w->job == (long)job && (run < 0 || w->run == run)) {
+      lab__send(w, "T %ld %ld", w->job, w->run);
+      w->job = -1;
+      w->pgid = 0;
+    }
+  }
+}
+
+/* Records a decision, and carries it out unless replaying the journal. */
+static void lab__apply(lab__lab *L, const sched_decision *d) {
+  lab_job_result *r = d->job < L->rep->njobs ? &L->rep->jobs[d->job] : NULL;
+  int live = !L->replaying;
+  switch (d->type) {
+  case SCHED_D_PLACE:
+    r->runs++;
+    for (unsigned i = 0; i < d->ngpus; i++) {
+      lab__add_worker_name(r, d->gpus[i]);
+      if (live) lab__start_run(L, d->gpus[i], d->job, d->run);
+    }
+    break;
+  case SCHED_D_STOP:
+    lab__log(L, "stop %s run %u (%s)", L->cfg->jobs[d->job].name, d->run, sched_reason_name(d->reason));
+    if (live) lab__unassign(L, d->job, d->run);
+    break;
+  case SCHED_D_CHECKPOINT:
+    if (live)
+      for (size_t i = 0; i < L->nw; i++)
+        if (L->w[i].job == (long)d->job && L->w[i].run == (long)d->run) lab__send(&L->w[i], "P %u %u", d->job, d->run);
+    break;
+  case SCHED_D_REPLACE:
+    lab__add_worker_name(r, d->gpu);
+    lab__log(L, "replace worker %u by %u in %s run %u", d->old_gpu, d->gpu, L->cfg->jobs[d->job].name, d->run);
+    if (live) {
+      if (d->old_gpu < L->nw && L->w[d->old_gpu].job == (long)d->job) {
+        lab__send(&L->w[d->old_gpu], "T %u %u", d->job, d->run);
+        L->w[d->old_gpu].job = -1;
+      }
+      lab__start_run(L, d->gpu, d->job, d->run);
+    }
+    break;
+  case SCHED_D_END:
+    r->ends++;
+    r->outcome = d->reason;
+    L->ended++;
+    lab__log(L, "end %s: %s", L->cfg->jobs[d->job].name, sched_reason_name(d->reason));
+    if (live) lab__unassign(L, d->job, -1);
+    break;
+  default: break; /* STANDBY/UNSTANDBY reserve nothing physical here; SCALE: no services */
+  }
+}
+
+static void lab__fill_event(lab__lab *L, sched_event *ev, int type, double t, uint32_t gpu, uint32_t job,
+                            uint32_t run, double value) {
+  memset(ev, 0, sizeof *ev);
+  ev->type = (sched_ev_type)type;
+  ev->t = t;
+  ev->gpu = gpu;
+  ev->job = job;
+  ev->run = run;
+  ev->value = value;
+  if (type == SCHED_EV_GPU_JOIN) {
+    /* One provider per worker, one node, one region and class: the lab's machines are alike
+     * except for their measured speed. The link is a LAN (1 Gbit/s, 1 ms). */
+    ev->u.gpu.provider = gpu;
+    ev->u.gpu.score = value;
+    ev->u.gpu.price_per_h = 1.0;
+    ev->u.gpu.link.bw_bps = 1e9;
+    ev->u.gpu.link.rtt_s = 1e-3;
+  } else if (type == SCHED_EV_JOB_ARRIVE) {
+    ev->u.job.kind = SCHED_JOB_BATCH;
+    ev->u.job.width = 1;
+    ev->u.job.region = -1;
+    ev->u.job.work = L->cfg->jobs[job].work;
+  }
+}
+
+/* Hands one event to the core (journaling it first), then applies the decisions. */
+static int lab__handle(lab__lab *L, int type, double t, uint32_t gpu, uint32_t job, uint32_t run, double value) {
+  sched_event ev;
+  lab__fill_event(L, &ev, type, t, gpu, job, run, value);
+  if (!L->replaying && L->journal)
+    fprintf(L->journal, "E %d %.17g %u %u %u %.17g\n", type, t, gpu, job, run, value);
+  sched_counters before, after;
+  sched_counters_get(L->s, &before);
+  L->ndec = 0;
+  L->t_last = t;
+  int rc = sched_handle(L->s, &ev);
+  if (rc) {
+    fprintf(stderr, "spotlab lab: the scheduling core rejected event %d (t=%g gpu=%u job=%u run=%u): %s\n", type, t,
+            gpu, job, run, sched_strerror(rc));
+    return LAB_ESCHED;
+  }
+  if (L->err) return L->err;
+  sched_counters_get(L->s, &after);
+  if (type == SCHED_EV_JOB_FINISH && after.stale_events == before.stale_events) L->rep->jobs[job].finishes++;
+  if (type == SCHED_EV_GPU_JOIN && gpu < L->rep->nworkers) L->rep->scores[gpu] = value;
+  L->rep->worker_losses += (unsigned)(after.gpu_failures - before.gpu_failures);
+  size_t n = L->ndec;
+  for (size_t i = 0; i < n; i++) lab__apply(L, &L->dec[i].d);
+  if (!L->replaying && L->journal &&
+      ((type != SCHED_EV_HEARTBEAT && type != SCHED_EV_TICK) || n > 0)) {
+    if (fflush(L->journal) != 0 || fdatasync(fileno(L->journal)) != 0) return LAB_EIO;
+  }
+  return 0;
+}
+
+/* ---- Worker messages ------------------------------------------------------------------------ */
+static int lab__on_line(lab__lab *L, size_t i, char *line) {
+  lab__worker *w = &L->w[i];
+  long job = -1, run = -1, a = 0, b = 0;
+  double x = 0;
+  int pos = 0;
+  double t = lab__t(L);
+  switch (line[0]) {
+  case 'H':
+    if (w->joined) return lab__handle(L, SCHED_EV_HEARTBEAT, t, (uint32_t)i, 0, 0, 0);
+    return 0;
+  case 'C':
+    if (sscanf(line + 1, "%lg", &x) == 1) {
+      w->score = L->ref_rate > 0 ? x / L->ref_rate : 0;
+      if (!(w->score > 0)) w->score = 1e-3;
+      w->want_join = 1;
+    }
+    return 0;
+  case 'G':
+    if (sscanf(line + 1, "%ld %ld %ld", &job, &run, &a) == 3 && w->job == job && w->run == run) w->pgid = (pid_t)a;
+    return 0;
+  case 'W':
+    if (sscanf(line + 1, "%ld %ld %lg", &job, &run, &x) == 3 && job >= 0 && (size_t)job < L->cfg->njobs) {
+      if (L->nchunks[job] && w->pw_job == job && w->pw_run == run && x >= w->pw_work && t > w->pw_t &&
+          t - w->pw_t < 3 * L->cfg->lab.heartbeat) {
+        w->obs_work += x - w->pw_work;
+        w->obs_time += (t - w->pw_t) * (w->speed / lab__speed_of(L->cfg, i));
+      }
+      w->pw_job = job;
+      w->pw_run = run;
+      w->pw_t = t;
+      w->pw_work = x;
+      return lab__handle(L, SCHED_EV_JOB_PROGRESS, t, (uint32_t)i, (uint32_t)job, (uint32_t)run, x);
+    }
+    return 0;
+  case 'K':
+    if (sscanf(line + 1, "%ld %ld %lg", &job, &run, &x) == 3 && job >= 0 && (size_t)job < L->cfg->njobs)
+      return lab__handle(L, SCHED_EV_CKPT_DONE, t, (uint32_t)i, (uint32_t)job, (uint32_t)run, x);
+    return 0;
+  case 'D':
+    if (sscanf(line + 1, "%ld %ld", &job, &run) == 2 && job >= 0 && (size_t)job < L->cfg->njobs) {
+      if (w->job == job && w->run == run) {
+        if (!L->nchunks[job]) { L->cmd_seconds[job] = t - w->run_start; L->cmd_failed[job] = 0; }
+        w->job = -1;
+        w->pgid = 0;
+      }
+      L->rep->jobs[job].exit_status = L->nchunks[job] ? -1 : 0;
+      return lab__handle(L, SCHED_EV_JOB_FINISH, t, (uint32_t)i, (uint32_t)job, (uint32_t)run, 0);
+    }
+    return 0;
+  case 'F':
+    if (sscanf(line + 1, "%ld %ld %ld %ld %n", &job, &run, &a, &b, &pos) >= 4 && job >= 0 &&
+        (size_t)job < L->cfg->njobs) {
+      const char *tail = pos ? line + 1 + pos : "";
+      if (w->job == job && w->run == run) {
+        if (!L->nchunks[job]) { L->cmd_seconds[job] = t - w->run_start; L->cmd_failed[job] = 1; }
+        w->job = -1;
+        w->pgid = 0;
+      }
+      /* The exit status as a shell reports it: 128 + N when killed by signal N. */
+      int status = b ? 128 + (int)b : (int)a;
+      lab_job_result *r = &L->rep->jobs[job];
+      r->exit_status = status;
+      snprintf(r->stderr_tail, sizeof r->stderr_tail, "%s", tail);
+      lab__unescape(r->stderr_tail);
+      if (L->journal) fprintf(L->journal, "X %ld %d %ld %s\n", job, status, b, tail);
+      lab__log(L, "%s run %ld failed on worker %zu: exit %d", L->cfg->jobs[job].name, run, i, status);
+      return lab__handle(L, SCHED_EV_JOB_FAIL, t, (uint32_t)i, (uint32_t)job, (uint32_t)run, 0);
+    }
+    return 0;
+  default: return 0;
+  }
+}
+
+/* The worker's process is gone (killed). The core is not told: it learns it from the silence. */
+static void lab__worker_gone(lab__lab *L, size_t i) {
+  lab__worker *w = &L->w[i];
+  lab__log(L, "worker %zu exited", i);
+  if (w->remote) {
+    w->pid = 0; /* its rank reaped it already */
+    w->pgid = 0;
+    w->job = -1;
+    w->stalled = 0;
+  } else {
+    lab__bury(w);
+  }
+  if (L->cfg->lab.respawn > 0) w->respawn_at = lab__t(L) + L->cfg->lab.respawn;
+}
+
+static int lab__read_worker(lab__lab *L, size_t i) {
+  lab__worker *w = &L->w[i];
+  ssize_t n = read(w->from, w->buf + w->blen, sizeof w->buf - 1 - w->blen);
+  if (n < 0 && errno == EINTR) return 0;
+  if (n <= 0) {
+    lab__worker_gone(L, i);
+    return 0;
+  }
+  w->blen += (size_t)n;
+  char *start = w->buf, *nl;
+  while ((nl = memchr(start, '\n', w->blen - (size_t)(start - w->buf)))) {
+    *nl = 0;
+    int rc = lab__on_line(L, i, start);
+    if (rc) return rc;
+    start = nl + 1;
+  }
+  w->blen -= (size_t)(start - w->buf);
+  memmove(w->buf, start, w->blen);
+  if (w->blen == sizeof w->buf - 1) w->blen = 0;
+  return 0;
+}
+
+/* ---- Faults --------------------------------------------------------------------------------- */
+static int lab__fault_cmp(const void *a, const void *b) {
+  const lab__fault *x = a, *y = b;
+  if (x->at != y->at) return x->at < y->at ? -1 : 1;
+  return x->worker - y->worker;
+}
+
+/* splitmix64 (Steele, Lea & Flood, OOPSLA 2014): the random faults' stream per worker. */
+static uint64_t lab__mix(uint64_t *s) {
+  uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+int lab__faults(const lab_config *c, lab__fault **out, size_t *nout) {
+  size_t cap = c->nfaults + 16, n = 0;
+  lab__fault *f = malloc(cap * sizeof *f);
+  if (!f) return LAB_ENOMEM;
+  for (size_t i = 0; i < c->nfaults; i++)
+    f[n++] = (lab__fault){c->faults[i].at, (int)c->faults[i].worker, c->faults[i].action, c->faults[i].factor,
+                          c->faults[i].duration};
+  const lab_random_def *r = &c->lab.random;
+  if (r->rate > 0) {
+    for (int64_t wk = 0; wk < c->lab.workers; wk++) {
+      uint64_t st = (uint64_t)c->lab.seed * 0x2545F4914F6CDD1DULL + (uint64_t)wk + 1;
+      double t = 0;
+      for (;;) {
+        /* Poisson process: exponential gaps, -ln(U) / rate. */
+        double u = ((double)(lab__mix(&st) >> 11) + 0.5) * 0x1.0p-53;
+        t += -log(u) / r->rate;
+        if (t > r->until) break;
+        if (n == cap) {
+          cap *= 2;
+          lab__fault *g = realloc(f, cap * sizeof *f);
+          if (!g) { free(f); return LAB_ENOMEM; }
+          f = g;
+        }
+        f[n++] = (lab__fault){t, (int)wk, r->action, r->factor, r->duration};
+      }
+    }
+  }
+  qsort(f, n, sizeof *f, lab__fault_cmp);
+  *out = f;
+  *nout = n;
+  return 0;
+}
+
+static void lab__inject(lab__lab *L, const lab__fault *f) {
+  lab__worker *w = &L->w[f->worker];
+  static const char *const names[] = {"kill", "stall", "slow"};
+  lab__log(L, "fault: %s worker %d", names[f->action], f->worker);
+  if (!w->pid) return;
+  switch (f->action) {
+  case LAB_FAULT_KILL:
+    lab__signal(w, SIGKILL); /* the pipe's EOF tells the runner; heartbeats stop for the core */
+    break;
+  case LAB_FAULT_STALL:
+    lab__signal(w, SIGSTOP);
+    w->stalled = 1;
+    w->cont_at = f->duration > 0 ? f->at + f->duration : 0;
+    break;
+  default:
+    w->speed = f->factor;
+    lab__send(w, "S %.17g", f->factor);
+    break;
+  }
+}
+
+/* ---- Setup ----------------------------------------------------------------------------------
+ * The runner itself never runs a kernel: libgomp's thread pool does not survive fork(), so a
+ * runner that had used OpenMP could not start workers any more. Reference measurements are made
+ * by a helper worker at full speed, before the lab's workers exist. */
+
+/* The first line from worker w that starts with `tag` (others, heartbeats, are dropped), parsed
+ * as a number; NaN on timeout or death. */
+static double lab__ask(lab__worker *w, char tag, double timeout) {
+  double until = lab__now() + timeout;
+  for (;;) {
+    char *nl;
+    while ((nl = memchr(w->buf, '\n', w->blen))) {
+      *nl = 0;
+      double v = NAN;
+      int hit = w->buf[0] == tag && sscanf(w->buf + 1, "%lg", &v) == 1;
+      if (hit) {
+        const char *q = w->buf + 1;
+        while (*q == ' ') q++;
+        snprintf(w->last, sizeof w->last, "%s", q);
+      }
+      size_t used = (size_t)(nl + 1 - w->buf);
+      w->blen -= used;
+      memmove(w->buf, nl + 1, w->blen);
+      if (hit) return v;
+    }
+    double left = until - lab__now();
+    if (left <= 0) return NAN;
+    struct pollfd p = {w->from, POLLIN, 0};
+    if (poll(&p, 1, (int)(left * 1000) + 1) > 0) {
+      ssize_t n = read(w->from, w->buf + w->blen, sizeof w->buf - 1 - w->blen);
+      if (n <= 0) return NAN;
+      w->blen += (size_t)n;
+    }
+  }
+}
+
+/* Waits up to `ms` for anything from the workers, local (pipes) or on other ranks (MPI), and
+ * handles it. */
+static int lab__pump_once(lab__lab *L, struct pollfd *pf, size_t *idx, int ms) {
+  nfds_t np = 0;
+  for (size_t i = 0; i < L->nw; i++)
+    if (L->w[i].pid > 0 && !L->w[i].remote) {
+      pf[np].fd = L->w[i].from;
+      pf[np].events = POLLIN;
+      pf[np].revents = 0;
+      idx[np++] = i;
+    }
+  if (L->nranks > 1 && ms > 2) ms = 2; /* MPI messages are looked for between polls */
+  int n = poll(pf, np, ms);
+  if (n < 0 && errno != EINTR) return LAB_ESYS;
+  for (nfds_t k = 0; n > 0 && k < np; k++)
+    if (pf[k].revents) {
+      int rc = lab__read_worker(L, idx[k]);
+      if (rc) return rc;
+    }
+  while (L->nranks > 1) {
+    int flag = 0;
+    MPI_Status st;
+    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
+    if (!flag) break;
+    int len;
+    MPI_Get_count(&st, MPI_CHAR, &len);
+    char buf[LAB__LINE + 64];
+    if (len < 0 || len >= (int)sizeof buf) len = (int)sizeof buf - 1;
+    MPI_Recv(buf, (int)sizeof buf - 1, MPI_CHAR, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    buf[len] = 0;
+    if (st.MPI_TAG < 0 || (size_t)st.MPI_TAG >= L->nw) continue;
+    size_t i = (size_t)st.MPI_TAG;
+    if (!L->w[i].pid) continue; /* a late line of a worker already buried */
+    if (buf[0] == 1) {
+      lab__worker_gone(L, i);
+      continue;
+    }
+    char *nl = strchr(buf, '\n');
+    if (nl) *nl = 0;
+    int rc = lab__on_line(L, i, buf);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+/* Waits for worker i's calibration answer (other lines are dropped: it has not joined). */
+static int lab__wait_calibration(lab__lab *L, size_t i, double timeout, struct pollfd *pf, size_t *idx) {
+  double until = lab__now() + timeout;
+  while (!L->w[i].want_join) {
+    if (lab__now() > until || !L->w[i].pid) return LAB_ESYS;
+    int rc = lab__pump_once(L, pf, idx, 20);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+/* ---- Ranks other than 0: run the local workers, relay their lines to rank 0 and its messages
+ * to them, carry out its control messages. No scheduling happens here. */
+static int lab__relay(lab__lab *L) {
+  struct pollfd pf[64];
+  size_t idx[64];
+  for (;;) {
+    nfds_t np = 0;
+    for (size_t i = 0; i < L->nw; i++)
+      if (L->w[i].pid > 0 && !L->w[i].remote) {
+        pf[np].fd = L->w[i].from;
+        pf[np].events = POLLIN;
+        pf[np].revents = 0;
+        idx[np++] = i;
+      }
+    int n = poll(pf, np, 2);
+    for (nfds_t k = 0; n > 0 && k < np; k++) {
+      if (!pf[k].revents) continue;
+      lab__worker *w = &L->w[idx[k]];
+      ssize_t r = read(w->from, w->buf + w->blen, sizeof w->buf - 1 - w->blen);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) {
+        char eof = 1;
+        lab__bury(w);
+        MPI_Send(&eof, 1, MPI_CHAR, 0, w->gid, MPI_COMM_WORLD);
+        continue;
+      }
+      w->blen += (size_t)r;
+      char *start = w->buf, *nl;
+      while ((nl = memchr(start, '\n', w->blen - (size_t)(start - w->buf)))) {
+        MPI_Send(start, (int)(nl - start + 1), MPI_CHAR, 0, w->gid, MPI_COMM_WORLD);
+        start = nl + 1;
+      }
+      w->blen -= (size_t)(start - w->buf);
+      memmove(w->buf, start, w->blen);
+      if (w->blen == sizeof w->buf - 1) w->blen = 0;
+    }
+    for (;;) {
+      int flag = 0;
+      MPI_Status st;
+      MPI_Iprobe(0, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
+      if (!flag) break;
+      int len;
+      MPI_Get_count(&st, MPI_CHAR, &len);
+      char buf[LAB__LINE + 64];
+      if (len < 0 || len >= (int)sizeof buf) len = (int)sizeof buf - 1;
+      MPI_Recv(buf, (int)sizeof buf - 1, MPI_CHAR, 0, st.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      buf[len] = 0;
+      if (st.MPI_TAG != LAB__CTRL_TAG) {
+        if (st.MPI_TAG >= 0 && (size_t)st.MPI_TAG < L->nw) {
+          lab__worker *w = &L->w[st.MPI_TAG];
+          if (w->pid > 0) {
+            ssize_t rc;
+            do rc = write(w->to, buf, (size_t)len); while (rc < 0 && errno == EINTR);
+          }
+        }
+        continue;
+      }
+      int g = -1, sig = 0;
+      long pg = 0;
+      double speed = 1;
+      if (!strncmp(buf, "QUIT", 4)) {
+        for (size_t i = 0; i < L->nw; i++)
+          if (!L->w[i].remote) lab__bury(&L->w[i]);
+        return 0;
+      } else if (sscanf(buf, "SPAWN %d %lg", &g, &speed) == 2 && g >= 0 && (size_t)g < L->nw && !L->w[g].remote) {
+        L->w[g].speed = speed;
+        if (L->w[g].pid > 0) lab__bury(&L->w[g]);
+        if (lab__spawn_into(L, &L->w[g], (size_t)g) != 0) {
+          char eof = 1;
+          MPI_Send(&eof, 1, MPI_CHAR, 0, g, MPI_COMM_WORLD);
+        }
+      } else if (sscanf(buf, "SIG %d %d %ld", &g, &sig, &pg) == 3 && g >= 0 && (size_t)g < L->nw &&
+                 !L->w[g].remote && L->w[g].pid > 0) {
+        if (pg > 0) kill(-(pid_t)pg, sig);
+        kill(L->w[g].pid, sig);
+      } else if (sscanf(buf, "BURY %d", &g) == 1 && g >= 0 && (size_t)g < L->nw && !L->w[g].remote) {
+        lab__bury(&L->w[g]);
+      }
+    }
+  }
+}
+
+static int lab__join(lab__lab *L, size_t i, double t) {
+  lab__worker *w = &L->w[i];
+  w->want_join = 0;
+  w->joined = 1;
+  lab__log(L, "worker %zu joins, score %.3f", i, w->score);
+  return lab__handle(L, SCHED_EV_GPU_JOIN, t, (uint32_t)i, 0, 0, w->score);
+}
+
+/* Reads the journal into a fresh core. */
+static int lab__replay(lab__lab *L, const char *path) {
+  FILE *f = fopen(path, "r+");
+  if (!f) {
+    fprintf(stderr, "spotlab lab: cannot open journal %s: %s\n", path, strerror(errno));
+    return LAB_EIO;
+  }
+  char line[LAB__LINE * 2];
+  long good_end = 0;
+  int lineno = 0, rc = 0;
+  unsigned long nj = 0, nwk = 0;
+  unsigned long long hash = 0;
+  L->replaying = 1;
+  while (fgets(line, sizeof line, f)) {
+    size_t len = strlen(line);
+    if (len == 0 || line[len - 1] != '\n') break; /* a torn last record: dropped */
+    line[len - 1] = 0;
+    lineno++;
+    int type;
+    double t, v;
+    unsigned g, j, r;
+    long job, sig;
+    int status, pos = 0;
+    size_t nc;
+    if (lineno == 1) {
+      if (sscanf(line, "# spotlab-lab-journal 1 %lu %lu %llx", &nj, &nwk, &hash) != 3 || nj != L->cfg->njobs ||
+          nwk != L->nw || hash != lab__hash(L->cfg->text)) {
+        fprintf(stderr, "%s:1: not a journal of job file %s (as it is now)\n", path, L->cfg->path);
+        rc = LAB_EJOURNAL;
+        break;
+      }
+    } else if (line[0] == 'E' && sscanf(line, "E %d %lg %u %u %u %lg", &type, &t, &g, &j, &r, &v) == 6) {
+      if (type == SCHED_EV_JOB_ARRIVE && j < L->cfg->njobs) L->arrived[j] = 1;
+      rc = lab__handle(L, type, t, g, j, r, v);
+      if (rc) {
+        fprintf(stderr, "%s:%d: the core rejects this record\n", path, lineno);
+        rc = LAB_EJOURNAL;
+        break;
+      }
+    } else if (line[0] == 'N' && sscanf(line, "N %ld %zu", &job, &nc) == 2 && job >= 0 &&
+               (size_t)job < L->cfg->njobs && nc > 0) {
+      L->nchunks[job] = nc;
+      L->wpc[job] = L->cfg->jobs[job].work / (double)nc;
+    } else if (line[0] == 'X' && sscanf(line, "X %ld %d %ld %n", &job, &status, &sig, &pos) >= 3 && job >= 0 &&
+               (size_t)job < L->cfg->njobs) {
+      L->rep->jobs[job].exit_status = status;
+      snprintf(L->rep->jobs[job].stderr_tail, sizeof L->rep->jobs[job].stderr_tail, "%s", pos ? line + pos : "");
+      lab__unescape(L->rep->jobs[job].stderr_tail);
+    } else if (line[0] == 'R' || line[0] == '#') {
+    } else {
+      fprintf(stderr, "%s:%d: unreadable journal record\n", path, lineno);
+      rc = LAB_EJOURNAL;
+      break;
+    }
+    good_end = ftell(f);
+  }
+  L->replaying = 0;
+  if (!rc && lineno == 0) {
+    fprintf(stderr, "%s: empty journal\n", path);
+    rc = LAB_EJOURNAL;
+  }
+  if (rc) {
+    fclose(f);
+    return rc;
+  }
+  /* Drop a torn tail, then append after the last whole record. */
+  if (ftruncate(fileno(f), good_end) != 0 || fseek(f, good_end, SEEK_SET) != 0) {
+    fclose(f);
+    return LAB_EIO;
+  }
+  L->journal = f;
+  return 0;
+}
+
+static int lab__mkdir_for(const char *journal, char *outdir, size_t len) {
+  snprintf(outdir, len, "%s.d", journal);
+  if (mkdir(outdir, 0777) != 0 && errno != EEXIST) {
+    fprintf(stderr, "spotlab lab: cannot create %s: %s\n", outdir, strerror(errno));
+    return LAB_EIO;
+  }
+  return 0;
+}
+
+static void lab__finish_report(lab__lab *L) {
+  lab_report *R = L->rep;
+  double first = INFINITY, last = 0;
+  R->completed = R->failed = 0;
+  for (size_t j = 0; j < R->njobs; j++) {
+    sched_job_status st;
+    lab_job_result *r = &R->jobs[j];
+    if (sched_job_query(L->s, (uint32_t)j, &st) != 0 || st.state == SCHED_JOB_UNKNOWN) {
+      r->submit = r->start = r->end = NAN;
+      continue;
+    }
+    r->submit = st.submit;
+    r->start = st.start >= 0 ? st.start : NAN;
+    r->end = st.state == SCHED_JOB_ENDED ? st.end : NAN;
+    r->restarts = st.restarts;
+    if (st.state == SCHED_JOB_ENDED) {
+      if (st.outcome == SCHED_R_COMPLETED) R->completed++; else R->failed++;
+      if (st.end > last) last = st.end;
+    }
+    if (st.submit < first) first = st.submit;
+  }
+  R->makespan = isfinite(first) ? last - first : NAN;
+}
+
+int lab_run(const lab_config *cfg, const lab_opts *o, lab_report *rep) {
+  memset(rep, 0, sizeof *rep);
+  if (!cfg || !o || !o->journal) return LAB_EINVAL;
+  signal(SIGPIPE, SIG_IGN);
+  int rc = 0;
+  lab__lab L;
+  memset(&L, 0, sizeof L);
+  L.cfg = cfg;
+  L.o = o;
+  L.rep = rep;
+  L.nw = (size_t)cfg->lab.workers;
+  rep->njobs = cfg->njobs;
+  rep->nworkers = L.nw;
+  rep->jobs = calloc(cfg->njobs, sizeof *rep->jobs);
+  rep->scores = calloc(L.nw, sizeof *rep->scores);
+  L.w = calloc(L.nw, sizeof *L.w);
+  L.nchunks = calloc(cfg->njobs, sizeof *L.nchunks);
+  L.wpc = calloc(cfg->njobs, sizeof *L.wpc);
+  L.arrived = calloc(cfg->njobs, sizeof *L.arrived);
+  L.cmd_seconds = calloc(cfg->njobs, sizeof *L.cmd_seconds);
+  L.cmd_failed = calloc(cfg->njobs, sizeof *L.cmd_failed);
+  if (!rep->jobs || !rep->scores || !L.w || !L.nchunks || !L.wpc || !L.arrived || !L.cmd_seconds || !L.cmd_failed) {
+    rc = LAB_ENOMEM;
+    goto out;
+  }
+  for (size_t j = 0; j < cfg->njobs; j++) {
+    rep->jobs[j].outcome = -1;
+    rep->jobs[j].exit_status = -1;
+    L.cmd_seconds[j] = NAN;
+  }
+  L.nranks = 1;
+  if (o->use_mpi) {
+    MPI_Comm_rank(MPI_COMM_WORLD, &L.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &L.nranks);
+  }
+  if (L.nw > 64 || (size_t)L.nranks > L.nw) {
+    if (L.rank == 0)
+      fprintf(stderr, "spotlab lab: %zu workers cannot be spread over %d ranks (at most 64, at least one per "
+                      "rank)\n", L.nw, L.nranks);
+    rc = LAB_EINVAL;
+    goto out;
+  }
+  for (size_t i = 0; i < L.nw; i++) {
+    lab__worker *w = &L.w[i];
+    w->to = w->from = -1;
+    w->job = -1;
+    w->speed = lab__speed_of(cfg, i);
+    w->gid = (int)i;
+    w->pw_job = -1;
+    /* blocks of workers per rank (host): rank r runs workers [r n / R, (r + 1) n / R) */
+    w->rank = (int)(i * (size_t)L.nranks / L.nw);
+    w->remote = w->rank != L.rank;
+  }
+  if (L.rank != 0) {
+    rc = lab__relay(&L);
+    goto out;
+  }
+  struct pollfd pf[64];
+  size_t idx[64];
+
+  /* The core, configured from the job file. */
+  sched_config sc;
+  sched_config_default(&sc);
+  sc.max_gpus = sc.max_providers = (uint32_t)L.nw;
+  sc.max_nodes = 1;
+  sc.max_jobs = (uint32_t)cfg->njobs;
+  sc.sink = lab__sink;
+  sc.sink_ctx = &L;
+  sc.seed = (uint64_t)cfg->lab.seed;
+  sc.policy = (sched_policy)cfg->lab.policy;
+  sc.ckpt_rule = SCHED_CKPT_FIXED;
+  sc.ckpt_interval_s = cfg->lab.ckpt_interval;
+  sc.standby_k = (unsigned)cfg->lab.standby;
+  sc.replicas = (unsigned)cfg->lab.replicas;
+  sc.heartbeat_timeout_s = cfg->lab.heartbeat_timeout;
+  sc.max_restarts = (unsigned)cfg->lab.max_restarts;
+  sc.queue_scan = (unsigned)(cfg->njobs < 64 ? cfg->njobs : 64);
+  rc = sched_create(&sc, &L.s);
+  if (rc) {
+    fprintf(stderr, "spotlab lab: scheduling core: %s\n", sched_strerror(rc));
+    rc = LAB_ESCHED;
+    goto out;
+  }
+  if ((rc = lab__mkdir_for(o->journal, L.outdir, sizeof L.outdir))) goto out;
+  if ((rc = lab__faults(cfg, &L.faults, &L.nfaults))) goto out;
+
+  if (o->resume) {
+    if ((rc = lab__replay(&L, o->journal))) goto out;
+    rep->resumed = 1;
+  } else {
+    int fd = open(o->journal, O_WRONLY | O_CREAT | O_EXCL | O_APPEND, 0644);
+    if (fd < 0) {
+      fprintf(stderr, "spotlab lab: cannot create journal %s: %s%s\n", o->journal, strerror(errno),
+              errno == EEXIST ? " (continue it with --resume, or remove it)" : "");
+      rc = LAB_EIO;
+      goto out;
+    }
+    L.journal = fdopen(fd, "a");
+    fprintf(L.journal, "# spotlab-lab-journal 1 %zu %zu %016llx\n", cfg->njobs, L.nw, lab__hash(cfg->text));
+  }
+  /* Kernel jobs are cut into chunk executions of a fixed size once: `work` seconds at speed 1.0
+   * make round(work / seconds-per-chunk) of them (measured here, unslowed, before any worker
+   * runs; at least LAB__DISTINCT). The count is journaled, so a resumed lab keeps it. */
+  lab__worker helper;
+  memset(&helper, 0, sizeof helper);
+  helper.speed = 1.0;
+  helper.to = helper.from = -1;
+  if ((rc = lab__spawn_into(&L, &helper, 0))) goto out;
+  lab__send(&helper, "Q");
+  if (!isnan(lab__ask(&helper, 'Q', 60))) {
+    /* the line's text after the flag is the device or why there is none */
+    snprintf(rep->device, sizeof rep->device, "%s", helper.last);
+    lab__unescape(rep->device);
+  }
+  double chunk_s[KRN_NKERNELS] = {0};
+  for (size_t j = 0; j < cfg->njobs; j++) {
+    krn_kernel k;
+    if (!cfg->jobs[j].kernel[0] || L.nchunks[j] || krn_kernel_parse(cfg->jobs[j].kernel, &k) != 0) continue;
+    if (!(chunk_s[k] > 0)) {
+      lab__send(&helper, "M %s", krn_kernel_name(k));
+      chunk_s[k] = lab__ask(&helper, 'M', 60);
+    }
+    double n = chunk_s[k] > 0 ? floor(cfg->jobs[j].work / chunk_s[k] + 0.5) : LAB__DISTINCT;
+    /* at least every distinct chunk once, so that the output is whole */
+    L.nchunks[j] = n < LAB__DISTINCT ? LAB__DISTINCT : n > 1e7 ? 10000000 : (size_t)n;
+    L.wpc[j] = cfg->jobs[j].work / (double)L.nchunks[j];
+    fprintf(L.journal, "N %zu %zu\n", j, L.nchunks[j]);
+  }
+  fflush(L.journal);
+  fdatasync(fileno(L.journal));
+  lab__send(&helper, "C %.17g", cfg->lab.calibrate);
+  L.ref_rate = lab__ask(&helper, 'C', 30 + 10 * cfg->lab.calibrate);
+  lab__bury(&helper);
+  if (!(L.ref_rate > 0)) {
+    fprintf(stderr, "spotlab lab: the reference worker did not report its speed\n");
+    rc = LAB_ESYS;
+    goto out;
+  }
+
+  /* Workers: spawn, measure one at a time (so they do not slow each other's measurement). */
+  for (size_t i = 0; i < L.nw; i++) {
+    if ((rc = lab__spawn(&L, i))) goto out;
+    lab__send(&L.w[i], "C %.17g", cfg->lab.calibrate);
+    if ((rc = lab__wait_calibration(&L, i, 30 + 10 * cfg->lab.calibrate, pf, idx))) {
+      fprintf(stderr, "spotlab lab: worker %zu did not report its speed\n", i);
+      goto out;
+    }
+  }
+  /* The clock starts (or continues, after a resume) now. */
+  L.t_origin = lab__now();
+  L.t_base = L.t_last;
+  double t = lab__t(&L);
+  if (o->resume) {
+    fprintf(L.journal, "R %.17g\n", t);
+    while (L.next_fault < L.nfaults && L.faults[L.next_fault].at <= t) L.next_fault++;
+    /* The previous runner's workers died with it: every GPU the core still holds is lost. */
+    for (size_t i = 0; i < L.nw; i++) {
+      sched_gpu_status gs;
+      if (sched_gpu_query(L.s, (uint32_t)i, t, &gs) == 0 && gs.state != SCHED_GPU_ABSENT)
+        if ((rc = lab__handle(&L, SCHED_EV_GPU_MISSED, t, (uint32_t)i, 0, 0, 0))) goto out;
+    }
+  }
+  for (size_t i = 0; i < L.nw; i++)
+    if ((rc = lab__join(&L, i, t))) goto out;
+
+  while (L.ended < cfg->njobs) {
+    t = lab__t(&L);
+    if (t > cfg->lab.time_limit) {
+      fprintf(stderr, "spotlab lab: time limit of %g s reached with %zu of %zu jobs ended\n", cfg->lab.time_limit,
+              L.ended, cfg->njobs);
+      rc = LAB_ETIMEOUT;
+      break;
+    }
+    double next = t + 0.05;
+    /* arrivals */
+    for (size_t j = 0; j < cfg->njobs && !rc; j++) {
+      if (L.arrived[j]) continue;
+      if (cfg->jobs[j].at <= t) {
+        L.arrived[j] = 1;
+        rc = lab__handle(&L, SCHED_EV_JOB_ARRIVE, t, 0, (uint32_t)j, 0, 0);
+      } else if (cfg->jobs[j].at < next) {
+        next = cfg->jobs[j].at;
+      }
+    }
+    /* faults, resumed stalls, respawns, pending joins */
+    while (!rc && L.next_fault < L.nfaults && L.faults[L.next_fault].at <= t) lab__inject(&L, &L.faults[L.next_fault++]);
+    if (L.next_fault < L.nfaults && L.faults[L.next_fault].at < next) next = L.faults[L.next_fault].at;
+    for (size_t i = 0; i < L.nw && !rc; i++) {
+      lab__worker *w = &L.w[i];
+      if (w->stalled && w->cont_at > 0 && w->cont_at <= t) {
+        lab__signal(w, SIGCONT);
+        w->stalled = 0;
+        lab__log(&L, "worker %zu resumes", i);
+      }
+      if (!w->pid && w->respawn_at > 0 && w->respawn_at <= t) {
+        w->speed = lab__speed_of(cfg, i);
+        if ((rc = lab__spawn(&L, i))) break;
+        lab__send(w, "C %.17g", cfg->lab.calibrate);
+        lab__log(&L, "worker %zu respawned", i);
+      }
+      if (w->want_join) {
+        sched_gpu_status gs;
+        sched_gpu_query(L.s, (uint32_t)i, t, &gs);
+        if (gs.state == SCHED_GPU_ABSENT) rc = lab__join(&L, i, t);
+      }
+    }
+    /* the core's timers */
+    if (!rc && sched_next_wakeup(L.s) <= t) rc = lab__handle(&L, SCHED_EV_TICK, t, 0, 0, 0, 0);
+    if (rc) break;
+    double wake = sched_next_wakeup(L.s);
+    if (wake < next) next = wake;
+    /* wait for workers */
+    int ms = (int)ceil((next - lab__t(&L)) * 1000);
+    if (ms < 0) ms = 0;
+    if (ms > 50) ms = 50;
+    if ((rc = lab__pump_once(&L, pf, idx, ms))) break;
+  }
+
+out:
+  if (L.w && L.rank == 0) {
+    for (size_t i = 0; i < L.nw; i++) lab__bury(&L.w[i]);
+    for (int r = 1; r < L.nranks; r++) MPI_Send("QUIT", 5, MPI_CHAR, r, LAB__CTRL_TAG, MPI_COMM_WORLD);
+  }
+  if (L.rank != 0) {
+    sched_destroy(L.s);
+    free(L.w);
+    free(L.nchunks);
+    free(L.wpc);
+    free(L.arrived);
+    free(L.cmd_seconds);
+    free(L.cmd_failed);
+    rep->njobs = 0; /* the report lives on rank 0 */
+    return rc;
+  }
+  if (L.s) {
+    lab__finish_report(&L);
+    char msg[256];
+    if (sched_check_invariants(L.s, msg, sizeof msg) != 0) {
+      fprintf(stderr, "spotlab lab: scheduling core invariant broken: %s\n", msg);
+      if (!rc) rc = LAB_ESCHED;
+    }
+  }
+  if (L.journal) {
+    fflush(L.journal);
+    fdatasync(fileno(L.journal));
+    fclose(L.journal);
+  }
+  /* Observed speeds (at least 0.3 s of kernel progress seen), for the report and the twin. */
+  rep->observed = calloc(L.nw ? L.nw : 1, sizeof *rep->observed);
+  double *twin_speed = calloc(L.nw ? L.nw : 1, sizeof *twin_speed);
+  for (size_t i = 0; rep->observed && twin_speed && i < L.nw; i++) {
+    rep->observed[i] = L.w[i].obs_time >= 0.3 ? L.w[i].obs_work / L.w[i].obs_time : NAN;
+    twin_speed[i] = isfinite(rep->observed[i]) && rep->observed[i] > 0 ? rep->observed[i] : rep->scores[i];
+  }
+  if (!rc && o->also_simulate) {
+    rep->sim = calloc(cfg->njobs, sizeof *rep->sim);
+    if (!rep->sim || !twin_speed) rc = LAB_ENOMEM;
+    else rc = lab_simulate(cfg, twin_speed, L.nchunks, L.cmd_seconds, L.cmd_failed, rep->sim, &rep->sim_makespan);
+  }
+  free(twin_speed);
+  sched_destroy(L.s);
+  free(L.w);
+  free(L.nchunks);
+  free(L.wpc);
+  free(L.arrived);
+  free(L.cmd_seconds);
+  free(L.cmd_failed);
+  free(L.faults);
+  return rc;
+}
+
+void lab_report_free(lab_report *r) {
+  if (!r) return;
+  free(r->jobs);
+  free(r->sim);
+  free(r->scores);
+  free(r->observed);
+  memset(r, 0, sizeof *r);
+}

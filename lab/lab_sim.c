@@ -1,0 +1,398 @@
+/* lab_sim.c - the simulated twin of a lab, for `spotlab lab --also-simulate`.
+ *
+ * One engine LP holds a fresh scheduling core (the same sched.c the real runner drives) and plays
+ * the lab's workers as a model: worker i computes at its measured score (work units / s, scaled
+ * by later `slow` faults), heartbeats every lab.heartbeat while alive and not stalled, and goes
+ * silent when killed; kernel runs checkpoint at chunk granularity, command jobs take as long as
+ * their last real run did (and fail if it failed). Same job file, same fault schedule, same
+ * policy: the differences between the twin and the real lab are what the model leaves out
+ * (process start-up, pipe latency, CPU contention between workers, duty-cycle jitter). */
+#include "lab/lab_internal.h"
+#include "models/sched/sched.h"
+#include "sim/sim.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { LS_ARRIVE = 1, LS_FAULT, LS_HB, LS_TICK, LS_DONE, LS_CONT, LS_RESPAWN };
+
+typedef struct ls_msg {
+  int type;
+  int32_t a;              /* job, fault index or worker */
+  uint32_t run, gen;
+} ls_msg;
+
+typedef struct ls_worker {
+  int alive, stalled, joined;
+  double factor;          /* speed now / speed at join */
+  long job;               /* -1 = idle */
+  uint32_t run, gen;      /* gen: invalidates DONE events of a run that was stopped or rescheduled */
+  double t0, w0;          /* the run's (re)start time and the work done then */
+  double stall_t;         /* when the stall began */
+} ls_worker;
+
+typedef struct ls_ctx {
+  const lab_config *cfg;
+  const double *scores, *cmd_seconds;
+  const size_t *nchunks;  /* kernel jobs: chunk executions (checkpoint granularity) */
+  const int *cmd_failed;
+  const lab__fault *faults;
+  size_t nfaults;
+} ls_ctx;
+
+typedef struct ls_state {
+  sched *s;
+  ls_worker *w;
+  lab_job_result *jobs;
+  sched_decision dec[64];
+  uint32_t gpus[64][4];
+  size_t ndec;
+  double tick_at;
+  int overflow;
+} ls_state;
+
+typedef struct ls_rec {
+  int32_t job, outcome, ends, restarts;
+  double submit, start, end;
+} ls_rec;
+
+static const sim_field ls_fields[] = {
+    {"job", SIM_F_I32, offsetof(ls_rec, job), "1"},         {"outcome", SIM_F_I32, offsetof(ls_rec, outcome), "1"},
+    {"ends", SIM_F_I32, offsetof(ls_rec, ends), "1"},       {"restarts", SIM_F_I32, offsetof(ls_rec, restarts), "1"},
+    {"submit", SIM_F_F64, offsetof(ls_rec, submit), "s"},   {"start", SIM_F_F64, offsetof(ls_rec, start), "s"},
+    {"end", SIM_F_F64, offsetof(ls_rec, end), "s"},
+};
+static const sim_table_def ls_tables[] = {{"jobs", sizeof(ls_rec), ls_fields, 7, "simulated jobs"}};
+
+static void ls_sink(void *ctx, const sched_decision *d) {
+  ls_state *st = ctx;
+  if (st->ndec == 64) { st->overflow = 1; return; }
+  st->dec[st->ndec] = *d;
+  unsigned n = d->ngpus < 4 ? d->ngpus : 4;
+  for (unsigned i = 0; i < n; i++) st->gpus[st->ndec][i] = d->gpus[i];
+  st->dec[st->ndec].gpus = st->gpus[st->ndec];
+  st->dec[st->ndec].ngpus = n;
+  st->ndec++;
+}
+
+static void ls_send(sim_lp *lp, double at, int type, int32_t a, uint32_t run, uint32_t gen) {
+  ls_msg m = {type, a, run, gen};
+  double d = at - sim_now(lp);
+  sim_send(lp, sim_lp_id(lp), d > 0 ? d : 0, &m, sizeof m);
+}
+
+static double ls_rate(const ls_ctx *c, const ls_worker *w, size_t i) { return c->scores[i] * w->factor; }
+
+/* Work the worker's run has done by time t. */
+static double ls_work(const ls_ctx *c, const ls_worker *w, size_t i, double t) {
+  double until = w->stalled ? w->stall_t : t;
+  return w->w0 + ls_rate(c, w, i) * (until - w->t0);
+}
+
+static void ls_schedule_done(sim_lp *lp, ls_state *st, size_t i) {
+  const ls_ctx *c = sim_lp_ctx(lp);
+  ls_worker *w = &st->w[i];
+  w->gen++;
+  if (w->job < 0 || w->stalled || !w->alive) return;
+  const lab_job_def *jd = &c->cfg->jobs[w->job];
+  double left;
+  if (jd->kernel[0]) {
+    left = (jd->work - w->w0) / ls_rate(c, w, i);
+  } else {
+    double real = c->cmd_seconds[w->job];
+    left = isfinite(real) ? real - (w->w0 / jd->work) * real : (jd->work - w->w0) / ls_rate(c, w, i);
+  }
+  ls_send(lp, w->t0 + (left > 0 ? left : 0), LS_DONE, (int32_t)i, w->run, w->gen);
+}
+
+static void ls_start(sim_lp *lp, ls_state *st, size_t i, uint32_t job, uint32_t run) {
+  const ls_ctx *c = sim_lp_ctx(lp);
+  ls_worker *w = &st->w[i];
+  sched_job_status js;
+  sched_job_query(st->s, job, &js);
+  w->job = job;
+  w->run = run;
+  w->t0 = sim_now(lp);
+  /* kernels resume from the last checkpoint; commands restart from zero */
+  w->w0 = c->cfg->jobs[job].kernel[0] ? js.saved_work : 0;
+  ls_schedule_done(lp, st, i);
+}
+
+static void ls_handle(sim_lp *lp, ls_state *st, int type, uint32_t gpu, uint32_t job, uint32_t run, double value);
+
+static void ls_apply(sim_lp *lp, ls_state *st, const sched_decision *d) {
+  const ls_ctx *c = sim_lp_ctx(lp);
+  size_t nw = (size_t)c->cfg->lab.workers;
+  switch (d->type) {
+  case SCHED_D_PLACE:
+    st->jobs[d->job].runs++;
+    for (unsigned k = 0; k < d->ngpus; k++)
+      if (st->w[d->gpus[k]].alive) ls_start(lp, st, d->gpus[k], d->job, d->run);
+    break;
+  case SCHED_D_REPLACE:
+    for (size_t i = 0; i < nw; i++)
+      if ((uint32_t)i == d->old_gpu && st->w[i].job == (long)d->job) { st->w[i].job = -1; st->w[i].gen++; }
+    if (st->w[d->gpu].alive) ls_start(lp, st, d->gpu, d->job, d->run);
+    break;
+  case SCHED_D_STOP:
+    for (size_t i = 0; i < nw; i++)
+      if (st->w[i].job == (long)d->job && st->w[i].run == d->run) { st->w[i].job = -1; st->w[i].gen++; }
+    break;
+  case SCHED_D_CHECKPOINT:
+    for (size_t i = 0; i < nw; i++) {
+      ls_worker *w = &st->w[i];
+      if (w->job != (long)d->job || w->run != d->run || w->stalled || !w->alive) continue;
+      /* answered at once (a chunk checkpoint is an fdatasync): a message to self at time now,
+       * since the sink must not call the core back */
+      ls_send(lp, sim_now(lp), LS_TICK, -2 - (int32_t)i, d->run, (uint32_t)d->job);
+    }
+    break;
+  case SCHED_D_END:
+    st->jobs[d->job].ends++;
+    st->jobs[d->job].outcome = d->reason;
+    for (size_t i = 0; i < nw; i++)
+      if (st->w[i].job == (long)d->job) { st->w[i].job = -1; st->w[i].gen++; }
+    break;
+  default: break;
+  }
+}
+
+static void ls_handle(sim_lp *lp, ls_state *st, int type, uint32_t gpu, uint32_t job, uint32_t run, double value) {
+  const ls_ctx *c = sim_lp_ctx(lp);
+  sched_event ev;
+  memset(&ev, 0, sizeof ev);
+  ev.type = (sched_ev_type)type;
+  ev.t = sim_now(lp);
+  ev.gpu = gpu;
+  ev.job = job;
+  ev.run = run;
+  ev.value = value;
+  if (type == SCHED_EV_GPU_JOIN) {
+    ev.u.gpu.provider = gpu;
+    ev.u.gpu.score = value;
+    ev.u.gpu.price_per_h = 1.0;
+    ev.u.gpu.link.bw_bps = 1e9;
+    ev.u.gpu.link.rtt_s = 1e-3;
+  } else if (type == SCHED_EV_JOB_ARRIVE) {
+    ev.u.job.kind = SCHED_JOB_BATCH;
+    ev.u.job.width = 1;
+    ev.u.job.region = -1;
+    ev.u.job.work = c->cfg->jobs[job].work;
+  }
+  st->ndec = 0;
+  if (sched_handle(st->s, &ev) != 0 || st->overflow) SIM_FATAL("lab twin: the core rejected event %d", type);
+  size_t n = st->ndec;
+  sched_decision dec[64];
+  uint32_t gp[64][4];
+  memcpy(dec, st->dec, n * sizeof dec[0]);
+  memcpy(gp, st->gpus, sizeof gp);
+  for (size_t k = 0; k < n; k++) {
+    dec[k].gpus = gp[k];
+    ls_apply(lp, st, &dec[k]);
+  }
+  double wake = sched_next_wakeup(st->s);
+  if (isfinite(wake) && (wake < st->tick_at || st->tick_at <= sim_now(lp))) {
+    st->tick_at = wake;
+    ls_send(lp, wake, LS_TICK, -1, 0, 0);
+  }
+}
+
+static void ls_init(sim_lp *lp, void *state) {
+  const ls_ctx *c = sim_lp_ctx(lp);
+  ls_state *st = state;
+  size_t nw = (size_t)c->cfg->lab.workers;
+  sched_config sc;
+  sched_config_default(&sc);
+  sc.max_gpus = sc.max_providers = (uint32_t)nw;
+  sc.max_nodes = 1;
+  sc.max_jobs = (uint32_t)c->cfg->njobs;
+  sc.sink = ls_sink;
+  sc.sink_ctx = st;
+  sc.seed = (uint64_t)c->cfg->lab.seed;
+  sc.policy = (sched_policy)c->cfg->lab.policy;
+  sc.ckpt_rule = SCHED_CKPT_FIXED;
+  sc.ckpt_interval_s = c->cfg->lab.ckpt_interval;
+  sc.standby_k = (unsigned)c->cfg->lab.standby;
+  sc.replicas = (unsigned)c->cfg->lab.replicas;
+  sc.heartbeat_timeout_s = c->cfg->lab.heartbeat_timeout;
+  sc.max_restarts = (unsigned)c->cfg->lab.max_restarts;
+  sc.queue_scan = (unsigned)(c->cfg->njobs < 64 ? c->cfg->njobs : 64);
+  st->w = calloc(nw, sizeof *st->w);
+  st->jobs = calloc(c->cfg->njobs, sizeof *st->jobs);
+  if (!st->w || !st->jobs || sched_create(&sc, &st->s) != 0) SIM_FATAL("lab twin: out of memory");
+  for (size_t j = 0; j < c->cfg->njobs; j++) {
+    st->jobs[j].outcome = -1;
+    ls_send(lp, c->cfg->jobs[j].at, LS_ARRIVE, (int32_t)j, 0, 0);
+  }
+  for (size_t f = 0; f < c->nfaults; f++) ls_send(lp, c->faults[f].at, LS_FAULT, (int32_t)f, 0, 0);
+  for (size_t i = 0; i < nw; i++) {
+    st->w[i].alive = 1;
+    st->w[i].factor = 1;
+    st->w[i].job = -1;
+    st->w[i].joined = 1;
+  }
+  st->tick_at = INFINITY;
+  for (size_t i = 0; i < nw; i++) {
+    ls_handle(lp, st, SCHED_EV_GPU_JOIN, (uint32_t)i, 0, 0, c->scores[i] > 0 ? c->scores[i] : 1e-3);
+    ls_send(lp, c->cfg->lab.heartbeat, LS_HB, (int32_t)i, 0, 0);
+  }
+}
+
+static void ls_event(sim_lp *lp, void *state, const void *msg, sim_id src) {
+  const ls_ctx *c = sim_lp_ctx(lp);
+  ls_state *st = state;
+  const ls_msg *m = msg;
+  double now = sim_now(lp);
+  switch (m->type) {
+  case LS_ARRIVE: ls_handle(lp, st, SCHED_EV_JOB_ARRIVE, 0, (uint32_t)m->a, 0, 0); break;
+  case LS_HB: {
+    ls_worker *w = &st->w[m->a];
+    if (!w->alive) break;
+    if (!w->stalled && w->joined) ls_handle(lp, st, SCHED_EV_HEARTBEAT, (uint32_t)m->a, 0, 0, 0);
+    ls_send(lp, now + c->cfg->lab.heartbeat, LS_HB, m->a, 0, 0);
+    break;
+  }
+  case LS_TICK:
+    if (m->a == -1) {
+      if (sched_next_wakeup(st->s) <= now) ls_handle(lp, st, SCHED_EV_TICK, 0, 0, 0, 0);
+    } else {
+      /* a checkpoint answer: worker -2 - a, job in gen */
+      size_t i = (size_t)(-2 - m->a);
+      ls_worker *w = &st->w[i];
+      uint32_t job = m->gen;
+      double saved = 0;
+      if (w->job == (long)job && w->run == m->run && c->cfg->jobs[job].kernel[0]) {
+        double unit = c->cfg->jobs[job].work / (double)(c->nchunks[job] ? c->nchunks[job] : 1);
+        saved = floor(ls_work(c, w, i, now) / unit + 1e-9) * unit;
+      }
+      ls_handle(lp, st, SCHED_EV_CKPT_DONE, (uint32_t)i, job, m->run, saved);
+    }
+    break;
+  case LS_DONE: {
+    ls_worker *w = &st->w[m->a];
+    if (m->gen != w->gen || w->job < 0) break;
+    uint32_t job = (uint32_t)w->job;
+    int fail = !c->cfg->jobs[job].kernel[0] && c->cmd_failed[job];
+    w->job = -1;
+    ls_handle(lp, st, fail ? SCHED_EV_JOB_FAIL : SCHED_EV_JOB_FINISH, (uint32_t)m->a, job, m->run, 0);
+    break;
+  }
+  case LS_FAULT: {
+    const lab__fault *f = &c->faults[m->a];
+    ls_worker *w = &st->w[f->worker];
+    if (!w->alive) break;
+    if (f->action == LAB_FAULT_KILL) {
+      w->alive = 0;
+      w->joined = 0;
+      w->job = -1;
+      w->gen++;
+      if (c->cfg->lab.respawn > 0) ls_send(lp, now + c->cfg->lab.respawn, LS_RESPAWN, f->worker, 0, 0);
+    } else if (f->action == LAB_FAULT_STALL) {
+      if (w->stalled) break;
+      if (w->job >= 0) w->w0 = ls_work(c, w, (size_t)f->worker, now);
+      w->t0 = now;
+      w->stalled = 1;
+      w->stall_t = now;
+      w->gen++;
+      if (f->duration > 0) ls_send(lp, now + f->duration, LS_CONT, f->worker, 0, 0);
+    } else {
+      if (w->job >= 0 && !w->stalled) {
+        w->w0 = ls_work(c, w, (size_t)f->worker, now);
+        w->t0 = now;
+      }
+      w->factor = f->factor / (c->cfg->lab.nspeeds == 1 ? c->cfg->lab.speeds[0] : c->cfg->lab.speeds[f->worker]);
+      ls_schedule_done(lp, st, (size_t)f->worker);
+    }
+    break;
+  }
+  case LS_CONT: {
+    ls_worker *w = &st->w[m->a];
+    if (!w->alive || !w->stalled) break;
+    w->stalled = 0;
+    w->t0 = now;
+    ls_schedule_done(lp, st, (size_t)m->a);
+    break;
+  }
+  case LS_RESPAWN: {
+    ls_worker *w = &st->w[m->a];
+    sched_gpu_status gs;
+    sched_gpu_query(st->s, (uint32_t)m->a, now, &gs);
+    if (gs.state != SCHED_GPU_ABSENT) { /* the core has not noticed the loss yet */
+      ls_send(lp, now + c->cfg->lab.heartbeat, LS_RESPAWN, m->a, 0, 0);
+      break;
+    }
+    w->alive = 1;
+    w->joined = 1;
+    w->factor = 1;
+    w->job = -1;
+    ls_handle(lp, st, SCHED_EV_GPU_JOIN, (uint32_t)m->a, 0, 0, c->scores[m->a] > 0 ? c->scores[m->a] : 1e-3);
+    ls_send(lp, now + c->cfg->lab.heartbeat, LS_HB, m->a, 0, 0);
+    break;
+  }
+  default: break;
+  }
+  (void)src;
+}
+
+static void ls_final(sim_lp *lp, void *state) {
+  const ls_ctx *c = sim_lp_ctx(lp);
+  ls_state *st = state;
+  for (size_t j = 0; j < c->cfg->njobs; j++) {
+    sched_job_status js;
+    ls_rec r = {(int32_t)j, st->jobs[j].outcome, st->jobs[j].ends, 0, NAN, NAN, NAN};
+    if (sched_job_query(st->s, (uint32_t)j, &js) == 0 && js.state != SCHED_JOB_UNKNOWN) {
+      r.restarts = (int32_t)js.restarts;
+      r.submit = js.submit;
+      r.start = js.start >= 0 ? js.start : NAN;
+      r.end = js.state == SCHED_JOB_ENDED ? js.end : NAN;
+    }
+    sim_table_put(lp, 0, &r);
+  }
+  sched_destroy(st->s);
+  free(st->w);
+  free(st->jobs);
+}
+
+int lab_simulate(const lab_config *cfg, const double *scores, const size_t *nchunks, const double *cmd_seconds,
+                 const int *cmd_failed, lab_job_result *sim, double *makespan) {
+  ls_ctx c = {cfg, scores, cmd_seconds, nchunks, cmd_failed, NULL, 0};
+  int rc = lab__faults(cfg, (lab__fault **)&c.faults, &c.nfaults);
+  if (rc) return rc;
+  static const sim_lptype types[] = {{"lab", sizeof(ls_state), ls_init, ls_event, ls_final}};
+  sim_model m;
+  memset(&m, 0, sizeof m);
+  m.name = "lab-twin";
+  m.types = types;
+  m.ntypes = 1;
+  m.nlps = 1;
+  m.msg_size = sizeof(ls_msg);
+  m.lookahead = 1.0; /* one LP: no message crosses LPs */
+  m.end_time = cfg->lab.time_limit;
+  m.ctx = &c;
+  m.tables = ls_tables;
+  m.ntables = 1;
+  sim_run_opts o = {(uint64_t)cfg->lab.seed, 0, 0, NULL};
+  sim_results res;
+  rc = sim_run(&m, &o, &res);
+  free((void *)c.faults);
+  if (rc) return LAB_ESYS;
+  const ls_rec *r = (const ls_rec *)res.tables[0];
+  double first = INFINITY, last = 0;
+  for (size_t k = 0; k < res.nrecords[0] && k < cfg->njobs; k++) {
+    lab_job_result *x = &sim[r[k].job];
+    memset(x, 0, sizeof *x);
+    x->outcome = r[k].outcome;
+    x->ends = r[k].ends;
+    x->restarts = (unsigned)r[k].restarts;
+    x->submit = r[k].submit;
+    x->start = r[k].start;
+    x->end = r[k].end;
+    x->exit_status = -1;
+    if (r[k].submit < first) first = r[k].submit;
+    if (isfinite(r[k].end) && r[k].end > last) last = r[k].end;
+  }
+  *makespan = isfinite(first) ? last - first : NAN;
+  sim_results_free(&res);
+  return 0;
+}

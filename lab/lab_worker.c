@@ -1,0 +1,499 @@
+/* lab_worker.c - a CPU worker process: runs kernel jobs chunk by chunk with the CPU twins
+ * (krn_cpu_chunk), or command jobs with fork/exec, and talks to the runner over two pipes.
+ *
+ * It stands in for one GPU (or green-context partition) of a lab. Its speed is a duty cycle, as
+ * krn_exec_cpu slows its members: after each piece of work of `busy` seconds it idles
+ * busy * (1/speed - 1) (kernels/krn_job.c, krn__duty_pay). Chunks are idempotent and each one's
+ * output goes to the job's output file at its own offset (pwrite), so a checkpoint is an
+ * fdatasync of that file plus the count of chunks done: a restart elsewhere resumes from it. */
+#include "lab/lab_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+double lab__now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void lab__sleep(double s) {
+  if (!(s > 0)) return;
+  struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
+}
+
+void lab__escape(const char *in, size_t n, char *out, size_t outlen) {
+  size_t o = 0;
+  for (size_t i = 0; i < n && o + 3 < outlen; i++) {
+    unsigned char c = (unsigned char)in[i];
+    if (c == '\n') { out[o++] = '\\'; out[o++] = 'n'; }
+    else if (c == '\\') { out[o++] = '\\'; out[o++] = '\\'; }
+    else out[o++] = (c >= 32 && c < 127) ? (char)c : '?';
+  }
+  out[o] = 0;
+}
+
+void lab__unescape(char *s) {
+  char *w = s;
+  for (char *r = s; *r; r++) {
+    if (*r == '\\' && r[1] == 'n') { *w++ = '\n'; r++; }
+    else if (*r == '\\' && r[1] == '\\') { *w++ = '\\'; r++; }
+    else *w++ = *r;
+  }
+  *w = 0;
+}
+
+/* Duty cycle as krn_exec_cpu applies it (kernels/krn_job.c, krn__duty_pay): working `busy`
+ * seconds at duty s takes busy / s of wall time, so idle busy * (1/s - 1); oversleeping is paid
+ * back by working sooner next time. */
+static void lab__duty_pay(double speed, double busy, double *debt) {
+  if (speed >= 1.0 || !(busy > 0)) return;
+  *debt += busy * (1.0 / speed - 1.0);
+  if (*debt > 200e-6) {
+    double t0 = lab__now();
+    lab__sleep(*debt);
+    *debt -= lab__now() - t0;
+  }
+}
+
+/* The shape of kernel jobs: LAB__DISTINCT distinct chunks of a fixed size per kernel (a few
+ * milliseconds each on one core), so a job's memory stays small however much work it has. A job
+ * of N chunk executions runs chunk c % LAB__DISTINCT as its c-th execution: chunks are idempotent,
+ * so repeating one rewrites the same values, and the output of a finished job is the kernel's
+ * whole output, which can be verified. */
+void lab__kernel_dims(krn_kernel k, krn_dims *d) {
+  memset(d, 0, sizeof *d);
+  d->nchunks = LAB__DISTINCT;
+  switch (k) {
+  case KRN_TRIAD: d->n = LAB__DISTINCT * (size_t)(1 << 18); break;
+  case KRN_GEMM: d->m = LAB__DISTINCT * 128; d->k = 512; d->p = 512; break;
+  default: d->batch = LAB__DISTINCT * 512; d->d_in = 64; d->d_hidden = 128; d->d_out = 16; break;
+  }
+}
+void lab__calib_dims(krn_dims *d) { lab__kernel_dims(KRN_GEMM, d); }
+
+typedef struct lab__w {
+  int id, rfd, wfd, threads;
+  double speed, heartbeat, next_hb, debt, t_last;
+  char in[8192];          /* partial input line */
+  size_t inlen;
+  /* the run in progress */
+  int busy, calib;
+  long job, run;
+  double work_done;       /* work units done by this run (start included) */
+  int stop, ckpt;         /* requests seen between chunks */
+  char pending[LAB__LINE];/* a run request that came while another run was ending (STOP then
+                             PLACE arrive back to back): started as soon as this one returns */
+} lab__w;
+
+static void lab__say(lab__w *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void lab__say(lab__w *w, const char *fmt, ...) {
+  char b[LAB__LINE];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(b, sizeof b - 1, fmt, ap);
+  va_end(ap);
+  if (n < 0) return;
+  if ((size_t)n > sizeof b - 2) n = (int)sizeof b - 2;
+  b[n++] = '\n';
+  ssize_t rc;
+  do rc = write(w->wfd, b, (size_t)n); while (rc < 0 && errno == EINTR);
+  if (rc < 0) _exit(0); /* the runner is gone */
+}
+
+/* Progress, at the heartbeat's cadence, from the thread that does the work. */
+static void lab__heartbeat(lab__w *w) {
+  double now = lab__now();
+  if (now < w->next_hb) return;
+  w->next_hb = now + w->heartbeat;
+  if (w->busy) lab__say(w, "W %ld %ld %.17g", w->job, w->run, w->work_done);
+}
+
+/* Heartbeats come from a thread of their own, so that a long system call of the worker (an
+ * fdatasync of a checkpoint, creating a job's inputs) does not look like a dead worker. A stalled
+ * worker (SIGSTOP) stops all its threads, and a killed one all the more: those still go silent.
+ * Each line is one write() of 2 bytes, atomic on a pipe. */
+static void *lab__heartbeat_thread(void *arg) {
+  lab__w *w = arg;
+  for (;;) {
+    ssize_t rc;
+    do rc = write(w->wfd, "H\n", 2); while (rc < 0 && errno == EINTR);
+    if (rc < 0) _exit(0); /* the runner is gone */
+    lab__sleep(w->heartbeat);
+  }
+  return NULL;
+}
+
+static void lab__handle_line(lab__w *w, char *line);
+
+/* Reads whatever the runner sent (waiting up to `timeout_ms`) and handles complete lines. A
+ * line is taken out of the buffer before it is handled, because handling it may run a whole job
+ * that reads further lines through nested calls. */
+static void lab__pump(lab__w *w, int timeout_ms) {
+  struct pollfd p = {w->rfd, POLLIN, 0};
+  int rc = poll(&p, 1, timeout_ms);
+  if (rc > 0) {
+    ssize_t n = read(w->rfd, w->in + w->inlen, sizeof w->in - 1 - w->inlen);
+    if (n == 0) _exit(0); /* runner closed our pipe: it is gone or wants us gone */
+    if (n > 0) w->inlen += (size_t)n;
+  }
+  char *nl;
+  while ((nl = memchr(w->in, '\n', w->inlen))) {
+    char line[sizeof w->in];
+    size_t len = (size_t)(nl - w->in);
+    memcpy(line, w->in, len);
+    line[len] = 0;
+    w->inlen -= len + 1;
+    memmove(w->in, nl + 1, w->inlen);
+    lab__handle_line(w, line);
+  }
+  if (w->inlen == sizeof w->in - 1) w->inlen = 0; /* an overlong line: dropped */
+}
+
+/* Between two pieces of a chunk: pay the duty cycle, heartbeat, look at requests. */
+static int lab__yield(void *arg) {
+  lab__w *w = arg;
+  double now = lab__now();
+  lab__duty_pay(w->speed, now - w->t_last, &w->debt);
+  lab__heartbeat(w);
+  lab__pump(w, 0);
+  w->t_last = lab__now();
+  return w->stop ? 1 : 0;
+}
+
+static void lab__calibrate(lab__w *w, double seconds) {
+  krn_dims d;
+  lab__calib_dims(&d);
+  krn_job *job;
+  if (krn_job_create(KRN_GEMM, &d, 7, &job) != 0) {
+    lab__say(w, "C 0");
+    return;
+  }
+  float *buf = malloc(krn_job_max_chunk_len(job) * sizeof(float));
+  size_t chunks = 0;
+  w->calib = 1;
+  w->debt = 0;
+  w->stop = 0;
+  double t0 = lab__now(), now = t0;
+  while (buf && (now - t0 < seconds || chunks < 2)) {
+    w->t_last = lab__now();
+    krn_cpu_chunk(job, chunks % d.nchunks, buf, w->threads, lab__yield, w);
+    lab__duty_pay(w->speed, lab__now() - w->t_last, &w->debt);
+    chunks++;
+    now = lab__now();
+  }
+  w->calib = 0;
+  free(buf);
+  krn_job_destroy(job);
+  lab__say(w, "C %.17g", (double)chunks / (now - t0));
+}
+
+/* Seconds per chunk of a kernel at this worker's speed: the median of 3 after a warm-up. */
+static void lab__measure(lab__w *w, const char *name) {
+  krn_kernel k;
+  krn_dims d;
+  krn_job *j = NULL;
+  double t[3] = {0, 0, 0};
+  if (krn_kernel_parse(name, &k) == 0) {
+    lab__kernel_dims(k, &d);
+    if (krn_job_create(k, &d, 3, &j) == 0) {
+      float *buf = malloc(krn_job_max_chunk_len(j) * sizeof(float));
+      if (buf) {
+        krn_cpu_chunk(j, 0, buf, w->threads, NULL, NULL);
+        for (int r = 0; r < 3; r++) {
+          double t0 = lab__now();
+          krn_cpu_chunk(j, (size_t)(r + 1), buf, w->threads, NULL, NULL);
+          t[r] = lab__now() - t0;
+        }
+      }
+      free(buf);
+      krn_job_destroy(j);
+    }
+  }
+  double a = t[0], b = t[1], c = t[2];
+  double med = a > b ? (b > c ? b : (a > c ? c : a)) : (a > c ? a : (b > c ? c : b));
+  lab__say(w, "M %.17g", med);
+}
+
+static void lab__run_kernel(lab__w *w, char *args) {
+  long job, run;
+  char kname[16], path[4096];
+  size_t nchunks, start;
+  double wpc;
+  unsigned long long seed;
+  int verify;
+  if (sscanf(args, "%ld %ld %15s %zu %zu %lg %llu %d %4095s", &job, &run, kname, &nchunks, &start, &wpc, &seed,
+             &verify, path) != 9)
+    return;
+  w->busy = 1;
+  w->job = job;
+  w->run = run;
+  w->stop = w->ckpt = 0;
+  w->work_done = (double)start * wpc;
+  krn_kernel k;
+  krn_dims d;
+  krn_job *kj = NULL;
+  float *buf = NULL;
+  int fd = -1;
+  char why[256] = "";
+  if (krn_kernel_parse(kname, &k) != 0) { snprintf(why, sizeof why, "unknown kernel %s", kname); goto fail; }
+  lab__kernel_dims(k, &d);
+  int rc = krn_job_create(k, &d, seed, &kj);
+  if (rc) { snprintf(why, sizeof why, "krn_job_create: %s", krn_strerror(rc)); goto fail; }
+  buf = malloc(krn_job_max_chunk_len(kj) * sizeof(float));
+  fd = open(path, O_RDWR | O_CREAT, 0644);
+  if (!buf || fd < 0) { snprintf(why, sizeof why, "output %.200s: %s", path, strerror(errno)); goto fail; }
+  w->debt = 0;
+  for (size_t c = start; c < nchunks; c++) {
+    w->t_last = lab__now();
+    size_t ci = c % d.nchunks;
+    rc = krn_cpu_chunk(kj, ci, buf, w->threads, lab__yield, w);
+    if (w->stop) goto stopped;
+    if (rc) { snprintf(why, sizeof why, "chunk %zu: %s", c, krn_strerror(rc)); goto fail; }
+    size_t off, len;
+    krn_job_chunk_span(kj, ci, &off, &len);
+    if (pwrite(fd, buf, len * sizeof(float), (off_t)(off * sizeof(float))) != (ssize_t)(len * sizeof(float))) {
+      snprintf(why, sizeof why, "write %.200s: %s", path, strerror(errno));
+      goto fail;
+    }
+    w->work_done = (double)(c + 1) * wpc;
+    lab__duty_pay(w->speed, lab__now() - w->t_last, &w->debt);
+    lab__heartbeat(w);
+    lab__pump(w, 0);
+    if (w->stop) goto stopped;
+    if (w->ckpt) {
+      w->ckpt = 0;
+      fdatasync(fd);
+      lab__say(w, "K %ld %ld %.17g", job, run, w->work_done);
+    }
+  }
+  fdatasync(fd);
+  if (verify) {
+    size_t n = krn_job_out_len(kj);
+    if (pread(fd, krn_job_out(kj), n * sizeof(float), 0) != (ssize_t)(n * sizeof(float))) {
+      snprintf(why, sizeof why, "read back %.200s: %s", path, strerror(errno));
+      goto fail;
+    }
+    krn_job_finish(kj);
+    double ratio = 0;
+    if (krn_job_verify(kj, &ratio) != 0) {
+      snprintf(why, sizeof why, "output differs from the reference: error/tolerance %.3g", ratio);
+      goto fail;
+    }
+  }
+  lab__say(w, "W %ld %ld %.17g", job, run, w->work_done);
+  lab__say(w, "D %ld %ld", job, run);
+  goto out;
+fail: {
+    char esc[LAB__TAIL * 2 + 4];
+    lab__escape(why, strlen(why), esc, sizeof esc);
+    lab__say(w, "F %ld %ld -1 0 %s", job, run, esc);
+  }
+  goto out;
+stopped:
+out:
+  if (fd >= 0) close(fd);
+  free(buf);
+  krn_job_destroy(kj);
+  w->busy = 0;
+  w->stop = w->ckpt = 0;
+}
+
+static void lab__run_command(lab__w *w, char *args) {
+  long job, run;
+  int pos = 0;
+  if (sscanf(args, "%ld %ld %n", &job, &run, &pos) != 2) return;
+  const char *cmd = args + pos;
+  int ep[2];
+  if (pipe(ep) != 0) {
+    lab__say(w, "F %ld %ld -1 0 pipe: %s", job, run, strerror(errno));
+    return;
+  }
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(ep[0]); close(ep[1]);
+    lab__say(w, "F %ld %ld -1 0 fork: %s", job, run, strerror(errno));
+    return;
+  }
+  if (pid == 0) {
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGKILL); /* the worker's death takes the command with it */
+    int dn = open("/dev/null", O_RDWR);
+    if (dn >= 0) { dup2(dn, 0); dup2(dn, 1); }
+    dup2(ep[1], 2);
+    close(ep[0]); close(ep[1]);
+    close(w->rfd); close(w->wfd);
+    if (dn > 2) close(dn);
+    execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+    _exit(127);
+  }
+  setpgid(pid, pid);
+  close(ep[1]);
+  w->busy = 1;
+  w->job = job;
+  w->run = run;
+  w->stop = w->ckpt = 0;
+  w->work_done = 0; /* a command's progress is unknown until it exits */
+  lab__say(w, "G %ld %ld %ld", job, run, (long)pid);
+  char tail[LAB__TAIL];
+  size_t tlen = 0;
+  int open_err = 1, status = 0, exited = 0;
+  while (!exited) {
+    lab__heartbeat(w);
+    struct pollfd p[2] = {{w->rfd, POLLIN, 0}, {open_err ? ep[0] : -1, POLLIN, 0}};
+    int ms = (int)((w->next_hb - lab__now()) * 1000) + 1;
+    if (ms < 1) ms = 1;
+    if (ms > 50) ms = 50;
+    poll(p, 2, ms);
+    if (p[0].revents) lab__pump(w, 0);
+    if (open_err && p[1].revents) {
+      char b[1024];
+      ssize_t n = read(ep[0], b, sizeof b);
+      if (n <= 0) {
+        open_err = 0;
+      } else {
+        /* keep the last LAB__TAIL bytes */
+        if ((size_t)n >= sizeof tail) { memcpy(tail, b + n - sizeof tail, sizeof tail); tlen = sizeof tail; }
+        else {
+          size_t keep = tlen + (size_t)n > sizeof tail ? sizeof tail - (size_t)n : tlen;
+          memmove(tail, tail + tlen - keep, keep);
+          memcpy(tail + keep, b, (size_t)n);
+          tlen = keep + (size_t)n;
+        }
+      }
+    }
+    if (w->stop) {
+      kill(-pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      close(ep[0]);
+      w->busy = 0;
+      w->stop = 0;
+      return;
+    }
+    if (w->ckpt) {
+      w->ckpt = 0;
+      lab__say(w, "K %ld %ld 0", job, run); /* nothing durable: a command restarts from zero */
+    }
+    if (waitpid(pid, &status, WNOHANG) == pid) exited = 1;
+  }
+  /* drain what stderr still holds */
+  for (;;) {
+    char b[1024];
+    ssize_t n = read(ep[0], b, sizeof b);
+    if (n <= 0) break;
+    size_t keep = tlen + (size_t)n > sizeof tail ? ((size_t)n >= sizeof tail ? 0 : sizeof tail - (size_t)n) : tlen;
+    if ((size_t)n >= sizeof tail) { memcpy(tail, b + n - sizeof tail, sizeof tail); tlen = sizeof tail; continue; }
+    memmove(tail, tail + tlen - keep, keep);
+    memcpy(tail + keep, b, (size_t)n);
+    tlen = keep + (size_t)n;
+  }
+  close(ep[0]);
+  kill(-pid, SIGKILL); /* leftovers of the command's process group */
+  w->busy = 0;
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+    lab__say(w, "D %ld %ld", job, run);
+  } else {
+    char esc[LAB__TAIL * 2 + 4];
+    lab__escape(tail, tlen, esc, sizeof esc);
+    int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1, sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    lab__say(w, "F %ld %ld %d %d %s", job, run, code, sig, esc);
+  }
+}
+
+static void lab__handle_line(lab__w *w, char *line) {
+  long job, run;
+  double x;
+  switch (line[0]) {
+  case 'P':
+    if (w->busy && sscanf(line + 1, "%ld %ld", &job, &run) == 2 && job == w->job && run == w->run) w->ckpt = 1;
+    break;
+  case 'T':
+    if (w->busy && sscanf(line + 1, "%ld %ld", &job, &run) == 2 && job == w->job && run == w->run) w->stop = 1;
+    break;
+  case 'S':
+    if (sscanf(line + 1, "%lg", &x) == 1 && x > 0 && x <= 1) w->speed = x;
+    break;
+  case 'C':
+    if (!w->busy && !w->calib && sscanf(line + 1, "%lg", &x) == 1) lab__calibrate(w, x);
+    break;
+  case 'Q': {
+    /* Is there a GPU? Asked in a worker, never in the runner: a CUDA context does not survive
+     * fork(). */
+    char msg[256] = "", esc[600];
+    krn_gpu *g = NULL;
+    int rc = krn_gpu_open(&g, msg, sizeof msg);
+    if (rc == 0) {
+      krn_gpu_info info;
+      krn_gpu_get_info(g, &info);
+      snprintf(msg, sizeof msg, "%s, %d SMs, green contexts %s", info.name, info.sms,
+               info.green_contexts ? "available" : "unavailable");
+      krn_gpu_close(g);
+    }
+    lab__escape(msg, strlen(msg), esc, sizeof esc);
+    lab__say(w, "Q %d %s", rc == 0 ? 1 : 0, esc);
+    break;
+  }
+  case 'M':
+    if (!w->busy && !w->calib) {
+      char name[16];
+      if (sscanf(line + 1, "%15s", name) == 1) lab__measure(w, name);
+    }
+    break;
+  case 'K':
+  case 'X':
+    if (w->busy || w->calib) {
+      snprintf(w->pending, sizeof w->pending, "%s", line);
+      break;
+    }
+    if (line[0] == 'K') lab__run_kernel(w, line + 1);
+    else lab__run_command(w, line + 1);
+    while (w->pending[0] && !w->busy && !w->calib) {
+      char next[LAB__LINE];
+      snprintf(next, sizeof next, "%s", w->pending);
+      w->pending[0] = 0;
+      if (next[0] == 'K') lab__run_kernel(w, next + 1);
+      else lab__run_command(w, next + 1);
+    }
+    break;
+  default: break;
+  }
+}
+
+void lab__worker_main(int id, int rfd, int wfd, double speed, int threads, double heartbeat) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL); /* a worker never outlives its runner */
+  if (getppid() == 1) _exit(0);      /* the runner died before prctl took effect */
+  signal(SIGPIPE, SIG_IGN);
+  lab__w w;
+  memset(&w, 0, sizeof w);
+  w.id = id;
+  w.rfd = rfd;
+  w.wfd = wfd;
+  w.speed = speed;
+  w.threads = threads;
+  w.heartbeat = heartbeat;
+  w.next_hb = lab__now();
+  pthread_t hb;
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &old); /* signals stay with the main thread */
+  if (pthread_create(&hb, NULL, lab__heartbeat_thread, &w) != 0) _exit(1);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  for (;;) {
+    lab__heartbeat(&w);
+    int ms = (int)((w.next_hb - lab__now()) * 1000) + 1;
+    lab__pump(&w, ms < 1 ? 1 : ms);
+  }
+}

@@ -29,7 +29,10 @@ test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 bench: build
-	$(BUILD)/spotlab bench phold
+	$(BUILD)/spotlab bench phold --repeat 3
+	$(BUILD)/spotlab bench sched
+	$(BUILD)/spotlab bench market
+	$(BUILD)/spotlab bench kernels --cpu
 
 # The whole suite under AddressSanitizer and UndefinedBehaviorSanitizer, in its own build folder.
 asan: setup

@@ -477,7 +477,7 @@ static unsigned char *sim__table_sorted(sim_engine *e, unsigned t, size_t *bytes
   size_t rs = e->model->tables[t].record_size, es = 16 + rs;
   sim__tab *tb = &e->tabs[t];
   /* qsort needs fixed-size elements: they are (16 + rs) bytes each. */
-  qsort(tb->data.p, (size_t)tb->n, es, sim__cmp_entry);
+  if (tb->n) qsort(tb->data.p, (size_t)tb->n, es, sim__cmp_entry); /* never qsort(NULL, 0) */
   unsigned char *out = malloc(tb->n * rs + 1);
   if (!out) SIM_FATAL("out of memory");
   for (uint64_t i = 0; i < tb->n; i++) memcpy(out + i * rs, tb->data.p + i * es + 16, rs);

@@ -1,0 +1,155 @@
+/* cmd_bench_market.c - `spotlab bench market`: the market model at scale.
+ *
+ * Builds a market of N single-GPU providers in three regions (the personas, pools and job classes
+ * of scenarios/default.cfg, demand scaled with the supply), runs it for D days with hourly billing
+ * and prints wall time, events per second and memory per GPU (peak resident memory of all ranks,
+ * and the part above the process's footprint before the model was built). Tables are off, so the
+ * figure is the simulation's own memory, not the output's. --out FILE appends one CSV line.
+ */
+#include "app/app.h"
+#include "models/market/mkt_model.h"
+#include "spotlab_config.h"
+
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+static double bm__rss_mib(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return (double)ru.ru_maxrss / 1024.0; /* Linux: KiB */
+}
+
+static void bm__help(FILE *f) {
+  fprintf(f,
+          "usage: spotlab bench market [--gpus N] [--days D] [--load L] [--seed S] [--rule R] [--out FILE]\n"
+          "                            [--progress]\n\n"
+          "Runs the market model with N single-GPU providers (three regions, the default personas and\n"
+          "pools) for D simulated days with hourly billing, and prints wall time, events/s and memory per\n"
+          "GPU. --load sets synthetic arrivals to L jobs per GPU per day (default 0.8). Under mpirun the\n"
+          "model runs on all ranks. Defaults: --gpus 100000 --days 30.\n");
+}
+
+static const char *bm__scenario =
+    "market = {\n"
+    "  gpus = \"%s/data/gpus.csv\";\n"
+    "  churn_fits = \"%s/data/churn_fta_fits.csv\";\n"
+    "  record_jobs = false; record_providers = false; sample_providers = 0;\n"
+    "  bidding = { rule = \"%s\"; min_bid_usd_h = 0.02; };\n"
+    "  training  = { share = 0.2; dur_mean_h = 12.0; dur_cv = 1.5; gpus_min = 1; gpus_max = 1; mem_min_gb = 16.0;\n"
+    "                value_usd_h = 0.6; checkpoint_h = 1.0; pool_share = [0.6, 0.2, 0.2]; patience_h = 48.0; };\n"
+    "  inference = { share = 0.5; diurnal_amp = 0.6; dur_mean_h = 1.0; mem_min_gb = 8.0; value_usd_h = 0.5;\n"
+    "                checkpoint_h = 0.01; pool_share = [0.2, 0.2, 0.6]; patience_h = 2.0; };\n"
+    "  batch     = { share = 0.3; dur_mean_h = 3.0; gpus_min = 1; gpus_max = 1; mem_min_gb = 8.0;\n"
+    "                value_usd_h = 0.25; pool_share = [0.1, 0.8, 0.1]; patience_h = 24.0; };\n"
+    "  personas = (\n"
+    "    { name = \"jade\"; pool = \"fixed\"; alt_pool = \"bidding\"; fit = \"microsoft99\"; busy_days = \"weekdays\";\n"
+    "      busy_start_h = 19.0; busy_len_h = 4.0; target_factor = 0.3; patience = 3; },\n"
+    "    { name = \"katie\"; pool = \"flexible\"; alt_pool = \"fixed\"; fit = \"microsoft99\"; target_factor = 0.05;\n"
+    "      patience = 3; },\n"
+    "    { name = \"henry\"; pool = \"bidding\"; alt_pool = \"flexible\"; fit = \"skype06\"; self_per_day = 2.0;\n"
+    "      self_mean_h = 3.0; min_margin = 0.0; }\n"
+    "  );\n"
+    "  regions = (\n"
+    "    { name = \"eu\"; tz_h = 1.0; providers = %llu; persona_share = [0.4, 0.3, 0.3];\n"
+    "      gpu_mix = \"rtx3090:0.3, rtx4090:0.4, rtx5090:0.1, a100:0.2\"; energy_usd_kwh = 0.30; jobs_per_h = %.6f; },\n"
+    "    { name = \"us\"; tz_h = -5.0; providers = %llu; persona_share = [0.3, 0.4, 0.3];\n"
+    "      gpu_mix = \"rtx3060:0.2, rtx4090:0.4, a10:0.2, h100:0.2\"; energy_usd_kwh = 0.15; jobs_per_h = %.6f; },\n"
+    "    { name = \"asia\"; tz_h = 8.0; providers = %llu; persona_share = [0.3, 0.3, 0.4];\n"
+    "      gpu_mix = \"rtx3060:0.3, rtx3080:0.2, rtx4090:0.4, l4:0.1\"; energy_usd_kwh = 0.10; jobs_per_h = %.6f; }\n"
+    "  );\n"
+    "};\n";
+
+static int cmd_bench_market_main(int argc, char **argv) {
+  unsigned long long gpus = 100000, days = 30, seed = 1;
+  double load = 0.8;
+  int progress = 0;
+  const char *rule = "gigaspot", *out = NULL, *v;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { bm__help(stdout); return 0; }
+    else if (app_opt(argc, argv, &i, "--gpus", &v)) { if (app_opt_u64("--gpus", v, 3, 300000000ull, &gpus)) return 2; }
+    else if (app_opt(argc, argv, &i, "--days", &v)) { if (app_opt_u64("--days", v, 1, 3650, &days)) return 2; }
+    else if (app_opt(argc, argv, &i, "--seed", &v)) { if (app_opt_u64("--seed", v, 0, ~0ull, &seed)) return 2; }
+    else if (app_opt(argc, argv, &i, "--load", &v)) { if (app_opt_double("--load", v, 0, 1000, &load)) return 2; }
+    else if (app_opt(argc, argv, &i, "--rule", &v)) {
+      int ok = 0;
+      for (int k = 0; mkt_rule_names[k]; k++) ok |= !strcmp(v, mkt_rule_names[k]);
+      if (!ok) { fprintf(stderr, "spotlab bench market: --rule: '%s' is not a clearing rule (gigaspot, pay_as_bid, vickrey, double, knapsack)\n", v); return 2; }
+      rule = v;
+    }
+    else if (app_opt(argc, argv, &i, "--out", &v)) out = v;
+    else if (!strcmp(argv[i], "--progress")) progress = 1;
+    else { fprintf(stderr, "spotlab bench market: unknown option '%s' (--help)\n", argv[i]); return 2; }
+  }
+  app_mpi_init(&argc, &argv);
+  int rank = app_mpi_rank(), P = app_mpi_size();
+  double rss0 = bm__rss_mib();
+  unsigned long long per[3] = {gpus / 3, gpus / 3, gpus - 2 * (gpus / 3)};
+  char *text = malloc(16384);
+  if (!text) SIM_FATAL("out of memory");
+  snprintf(text, 16384, bm__scenario, SPOTLAB_SOURCE_DIR, SPOTLAB_SOURCE_DIR, rule, per[0], per[0] * load / 24.0,
+           per[1], per[1] * load / 24.0, per[2], per[2] * load / 24.0);
+  sim_diag d;
+  sim_diag_init(&d, rank == 0 ? stderr : NULL);
+  sim_scenario *s = sim_scenario_load_string(text, "bench-market", &d);
+  free(text);
+  mkt_config cfg;
+  memset(&cfg, 0, sizeof cfg);
+  sim_model m;
+  double end = (double)days * 86400.0;
+  if (!s || sim_param_parse(s, "market", mkt_params, &cfg, NULL, &d) || mkt_class.validate(&cfg, s, &d) ||
+      mkt_class.build(&cfg, end, "", s, &d, &m)) {
+    if (rank == 0) fprintf(stderr, "spotlab bench market: cannot build the benchmark market (see above)\n");
+    return 2;
+  }
+  m.end_time = end;
+  if (rank == 0)
+    fprintf(stderr, "bench market: %llu GPUs (%llu LPs), %llu days, hourly billing, rule %s, load %g jobs/GPU/day, %d rank%s\n",
+            gpus, (unsigned long long)m.nlps, days, rule, load, P, P == 1 ? "" : "s");
+  sim_run_opts o = {seed, P > 1, progress && rank == 0, NULL};
+  sim_results r;
+  if (sim_run(&m, &o, &r)) SIM_FATAL("the engine refused the market model");
+  double rss = bm__rss_mib(), rss_all = rss, base_all = rss0;
+  if (P > 1) {
+    MPI_Reduce(&rss, &rss_all, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&rss0, &base_all, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+  }
+  if (rank == 0) {
+    double *met = calloc(mkt_class.nmetrics, sizeof *met);
+    mkt_class.compute_metrics(&m, &r, met);
+    char msg[512];
+    int bad = mkt_class.check(&m, &r, msg, sizeof msg);
+    double per_gpu = rss_all * 1048576.0 / (double)gpus, model_per_gpu = (rss_all - base_all) * 1048576.0 / (double)gpus;
+    printf("%10s %6s %6s %14s %10s %12s %12s %14s %10s\n", "GPUs", "days", "ranks", "events", "wall s", "events/s",
+           "B/GPU (RSS)", "B/GPU (model)", "money");
+    printf("%10llu %6llu %6d %14llu %10.2f %12.4g %12.0f %14.0f %10s\n", gpus, days, P, (unsigned long long)r.events,
+           r.wall_s, (double)r.events / r.wall_s, per_gpu, model_per_gpu, bad ? "NOT OK" : "conserved");
+    printf("utilization:");
+    for (unsigned k = 0; k < mkt_class.nmetrics; k++)
+      if (!strncmp(mkt_class.metrics[k].name, "utilization.pool.", 17))
+        printf(" %s %.3f", mkt_class.metrics[k].name + 17, met[k]);
+    printf("\n");
+    if (bad) fprintf(stderr, "spotlab bench market: %s\n", msg);
+    if (out) {
+      FILE *f = fopen(out, "a");
+      if (!f) { fprintf(stderr, "spotlab bench market: cannot write %s\n", out); return 1; }
+      fprintf(f, "%llu,%llu,%d,%llu,%.3f,%.6g,%.0f,%.0f,%s\n", gpus, days, P, (unsigned long long)r.events, r.wall_s,
+              (double)r.events / r.wall_s, per_gpu, model_per_gpu, bad ? "not_conserved" : "conserved");
+      fclose(f);
+    }
+    free(met);
+    if (bad) { sim_results_free(&r); return 1; }
+  }
+  sim_results_free(&r);
+  mkt_class.destroy(&m);
+  sim_param_free(mkt_params, &cfg);
+  sim_scenario_free(s);
+  return 0;
+}
+
+static const app_command cmd_bench_market = {"bench market", "market model at scale: wall time, events/s, memory per GPU",
+                                             cmd_bench_market_main};
+APP_COMMAND(cmd_bench_market)

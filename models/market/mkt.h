@@ -1,0 +1,209 @@
+/* mkt.h - the economics of spotlab's GPU marketplace, as pure, engine-free C.
+ *
+ * Everything here is a function of its arguments (and a gsl_rng where it samples): auctions and
+ * clearing rules, the double-entry ledger, churn distributions, the unified compute score, the
+ * flexible pool's treasury rule, and loaders for the GPU table and the real traces. The engine
+ * model (mkt_model.c, `mkt_class`) is built on top of these; the unit tests in
+ * tests/test_market.c check them without the engine.
+ *
+ * Money is integer micro-USD (int64, "musd"), so every sum is exact and conservation is checked
+ * with ==, never with a tolerance.
+ */
+#ifndef MKT_MKT_H
+#define MKT_MKT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <gsl/gsl_rng.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Errors ---------------------------------------------------------------------------------- */
+typedef enum mkt_err {
+  MKT_OK = 0,
+  MKT_ENOMEM = -1,  /* out of memory */
+  MKT_EINVAL = -2,  /* invalid argument */
+  MKT_EIO = -3,     /* file cannot be read */
+  MKT_EFORMAT = -4, /* file read but malformed (message names file and line) */
+  MKT_ENOTFOUND = -5 /* named row (GPU, fit) not in the file */
+} mkt_err;
+const char *mkt_strerror(int err);
+
+#define MKT_MUSD 1000000LL /* micro-USD per USD */
+
+/* ---- GPU table (data/gpus.csv) -------------------------------------------------------------- */
+typedef struct mkt_gpu {
+  char name[16];        /* "rtx4090" */
+  int datacenter;       /* 1 for data-centre parts */
+  double fp16_tflops;   /* dense FP16 tensor, TFLOPS */
+  double fp32_tflops;   /* FP32, TFLOPS */
+  double mem_gb;        /* GB */
+  double bw_gbs;        /* memory bandwidth, GB/s */
+  double pl_min_w;      /* power limit range, W */
+  double pl_max_w;
+  double ref_price_usd_h; /* reference price per GPU-hour, USD */
+} mkt_gpu;
+
+/* Reads a gpus.csv ('#' comments, a header line, then rows). On failure returns a negative
+ * mkt_err and writes "FILE:LINE: what" to err. *out is malloc'ed (free()). */
+int mkt_gpus_load(const char *path, mkt_gpu **out, size_t *n, char *err, size_t errlen);
+/* Index of the GPU named `name`, or -1. */
+int mkt_gpu_find(const mkt_gpu *g, size_t n, const char *name);
+
+/* ---- Churn distributions -------------------------------------------------------------------- */
+typedef enum mkt_dist_kind { MKT_DIST_EXP, MKT_DIST_WEIBULL, MKT_DIST_LOGNORMAL, MKT_DIST_GAMMA } mkt_dist_kind;
+extern const char *const mkt_dist_names[]; /* "exp", "weibull", "lognormal", "gamma", NULL */
+/* Parameters as in the Failure Trace Archive fits (hours): exp(p1 = mean), weibull(p1 = shape k,
+ * p2 = scale lambda), lognormal(p1 = mu, p2 = sigma of log hours), gamma(p1 = shape, p2 = scale). */
+typedef struct mkt_dist {
+  mkt_dist_kind kind;
+  double p1, p2;
+} mkt_dist;
+/* A sample in hours (> 0). */
+double mkt_dist_sample(const mkt_dist *d, gsl_rng *r);
+/* Analytic mean and variance, hours and hours^2. */
+double mkt_dist_mean(const mkt_dist *d);
+double mkt_dist_var(const mkt_dist *d);
+/* 0 if the parameters are valid for the kind, else MKT_EINVAL. */
+int mkt_dist_check(const mkt_dist *d);
+/* Looks up (trace, phase "up"/"down", kind) in a churn_fta_fits.csv. */
+int mkt_fits_load(const char *path, const char *trace, const char *phase, mkt_dist_kind kind,
+                  mkt_dist *out, char *err, size_t errlen);
+
+/* ---- Unified compute score (NGPU) ----------------------------------------------------------- */
+/* NGPU "measures the AI inference capability of the nodes and combines it with the measurement of
+ * storage and network bandwidth to form a unified computing power value" (shared/seeds, NGPU).
+ * NGPU publishes no formula; spotlab uses a weighted geometric mean of normalised measurements,
+ *   S = 100 * (T/T_ref)^w_t * (N_eff/N_ref)^w_n * (D/D_ref)^w_d,   N_eff = N * (1 - loss),
+ * so that a machine twice as fast in every input scores twice as much, and any input can be a
+ * measurement (kernels/ measure T on real hardware) instead of a spec-sheet value. */
+typedef struct mkt_score_in {
+  double tflops;        /* measured (or spec) AI throughput, TFLOPS */
+  double net_mbps;      /* network bandwidth, Mbit/s */
+  double loss;          /* packet loss ratio, 0..1 */
+  double disk_mbs;      /* storage bandwidth, MB/s */
+} mkt_score_in;
+typedef struct mkt_score_ref {
+  double tflops, net_mbps, disk_mbs; /* reference machine: scores 100 */
+  double w_t, w_n, w_d;               /* weights, summing to 1 */
+} mkt_score_ref;
+/* Defaults: reference = one A100 (312 TFLOPS FP16, data/gpus.csv), 1000 Mbit/s, 2000 MB/s NVMe;
+ * weights 0.8 / 0.1 / 0.1 (spotlab's choice, documented in docs/market.md). */
+extern const mkt_score_ref mkt_score_default_ref;
+double mkt_score(const mkt_score_in *in, const mkt_score_ref *ref);
+
+/* ---- Auctions and clearing rules ------------------------------------------------------------ */
+typedef enum mkt_rule {
+  MKT_RULE_GIGASPOT,  /* each host runs the most profitable bid (price - energy), pay as bid */
+  MKT_RULE_PAYASBID,  /* highest bids win, each pays its bid */
+  MKT_RULE_VICKREY,   /* highest bids win, each pays the highest losing bid (per GPU) */
+  MKT_RULE_DOUBLE,    /* uniform-price double auction of bids against host asks */
+  MKT_RULE_KNAPSACK   /* set of bids with the highest total revenue, pay as bid */
+} mkt_rule;
+extern const char *const mkt_rule_names[]; /* "gigaspot", "pay_as_bid", "vickrey", "double", "knapsack", NULL */
+
+typedef struct mkt_bid {
+  int64_t price;        /* musd per GPU-hour offered */
+  uint32_t gpus;        /* GPUs wanted (>= 1) */
+  uint32_t power_w;     /* GigaSPOT: mandatory power limit per GPU, W (counted as consumption) */
+} mkt_bid;
+
+/* Clears n bids against `units` identical GPUs (per-GPU prices). win[i] = 1 for winners; pay[i]
+ * = price per GPU-hour winner i pays (0 for losers). `reserve` is the seller's minimum price per
+ * GPU-hour: bids below it never win. For MKT_RULE_GIGASPOT bids are ranked by profit, i.e. price
+ * minus energy cost `energy_musd_per_wh * power_w` per GPU-hour; other rules rank by price.
+ * Ties are broken by lower index (earlier bid). Returns the number of GPUs sold, or < 0.
+ * MKT_RULE_DOUBLE needs asks: use mkt_double_auction. */
+long mkt_clear(mkt_rule rule, const mkt_bid *bids, size_t n, uint64_t units, int64_t reserve,
+               double energy_musd_per_wh, int *win, int64_t *pay);
+
+/* The GigaSPOT host rule (Clore.ai docs, shared/seeds and shared/data/README.md): among bids the
+ * host can run (gpus <= host_gpus, price >= min_bid, power within [pl_min, pl_max]) pick the one
+ * with the highest profit = price - energy price * power limit; ties to the lower index. Returns
+ * the index, or -1 when no bid is profitable (profit <= 0). Prices and energy in musd per GPU-hour. */
+long mkt_gigaspot_pick(const mkt_bid *bids, size_t n, unsigned host_gpus, int64_t min_bid,
+                       double pl_min_w, double pl_max_w, double energy_musd_per_wh);
+
+/* Uniform-price double auction on unit bids and unit asks (musd per GPU-hour): sort bids down and
+ * asks up, trade the k = max{i : bid_i >= ask_i} units, price = (bid_k + ask_k) / 2 rounded down
+ * (the k-double auction with k = 1/2; Satterthwaite & Williams 1989). Returns k; *price set when
+ * k > 0. bids/asks are not modified. */
+size_t mkt_double_auction(const int64_t *bids, size_t nb, const int64_t *asks, size_t na,
+                          int64_t *price);
+
+/* 0/1 knapsack: choose bids maximising sum(price * gpus) subject to sum(gpus) <= capacity. Exact
+ * dynamic programming when n * capacity <= 4e6, else greedy by price (documented fallback).
+ * Returns the total revenue per hour (musd); win[i] set. Ties keep the earlier bids. */
+int64_t mkt_knapsack(const mkt_bid *bids, size_t n, uint64_t capacity, int *win);
+
+/* ---- Double-entry ledger -------------------------------------------------------------------- */
+/* Accounts are indices into an int64 array; a transfer debits one and credits another, so the
+ * sum of all balances is 0 at all times (double entry). Overflow is reported, not wrapped. */
+typedef struct mkt_ledger {
+  int64_t *bal;
+  size_t n;
+} mkt_ledger;
+int mkt_ledger_init(mkt_ledger *l, size_t naccounts);
+void mkt_ledger_fini(mkt_ledger *l);
+/* Moves `amount` (may be negative) from account `from` to `to`. MKT_EINVAL on bad index or
+ * overflow (nothing changes). */
+int mkt_ledger_transfer(mkt_ledger *l, size_t from, size_t to, int64_t amount);
+/* Sum of balances (0 in a consistent ledger); *overflow set if the sum overflowed. */
+int64_t mkt_ledger_sum(const mkt_ledger *l, int *overflow);
+/* Platform fee on an amount, rounded toward zero: amount * fee_ppm / 1e6. The payee gets
+ * amount - fee, so fee + net == amount exactly. */
+int64_t mkt_fee(int64_t amount, int64_t fee_ppm);
+/* price (musd per hour) * duration (ms) / 3.6e6, rounded toward zero, without overflow for any
+ * price below 9e12 musd/h and duration below 2^63 ms. */
+int64_t mkt_cost(int64_t price_musd_h, int64_t dur_ms);
+
+/* ---- Flexible pool treasury (GPGPU's DeFi pool) --------------------------------------------- */
+/* The treasury receives rentals (net of fees) and pays stakers a steady rate per staked available
+ * GPU-hour. At each billing interval the rate is adjusted against a reserve target:
+ *   target = reserve_h * rate * staked_gpus          (musd: reserve_h hours of payouts)
+ *   balance < target       -> rate *= (1 - adjust)  (protect solvency)
+ *   balance > 2 * target   -> rate *= (1 + adjust)  (hand surplus back to stakers)
+ * clamped to [rate_min, rate_max]. A proportional controller on the reserve ratio, spotlab's
+ * reading of GPGPU's "reserve buffer and a rule for adjusting the rate" (no formula published). */
+typedef struct mkt_treasury_rule {
+  double reserve_h;     /* hours of payouts to keep as reserve */
+  double adjust;        /* relative change per interval, 0..1 */
+  int64_t rate_min;     /* musd per GPU-hour */
+  int64_t rate_max;
+} mkt_treasury_rule;
+/* Returns the next rate. */
+int64_t mkt_treasury_next_rate(const mkt_treasury_rule *r, int64_t rate, int64_t balance,
+                               uint64_t staked_gpus);
+/* Pays `owed` from `*balance` as far as it goes: returns the amount paid (<= owed, >= 0) and adds
+ * the unpaid rest to *shortfall. */
+int64_t mkt_treasury_pay(int64_t *balance, int64_t owed, int64_t *shortfall);
+
+/* ---- Erlang C (tests and docs) -------------------------------------------------------------- */
+/* Mean wait in queue of M/M/c with arrival rate lambda and service rate mu per server:
+ *   a = lambda/mu, rho = a/c,  C(c,a) = [a^c/c! * 1/(1-rho)] / [sum_{k<c} a^k/k! + a^c/c! * 1/(1-rho)]
+ *   Wq = C(c,a) / (c*mu - lambda)        (Kleinrock, Queueing Systems vol. 1, 1975, sec. 3.5)
+ * Returns +inf when rho >= 1. */
+double mkt_erlang_c_wait(double lambda, double mu, unsigned c);
+
+/* ---- Traces --------------------------------------------------------------------------------- */
+typedef struct mkt_trace_job {
+  double submit_s;      /* from the trace start */
+  double dur_s;         /* run time */
+  uint32_t gpus;        /* whole GPUs (fractions rounded up) */
+  uint8_t cls;          /* 0 training, 1 inference, 2 batch */
+} mkt_trace_job;
+/* Alibaba cluster-trace-gpu-v2023 pods (name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,
+ * pod_phase,creation_time,deletion_time,scheduled_time): GPU pods with a known run time
+ * (deletion - scheduled > 0). Class: qos LS -> inference, BE -> batch, others -> training. */
+int mkt_trace_load_alibaba_pods(const char *path, mkt_trace_job **out, size_t *n, char *err,
+                                size_t errlen);
+/* Alibaba cluster-trace-v2026-GenAI requests (gmt_create,...,exec_time_seconds,...): SUCCEED
+ * requests as 1-GPU inference jobs of exec_time_seconds, submit relative to the first request. */
+int mkt_trace_load_genai(const char *path, mkt_trace_job **out, size_t *n, char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

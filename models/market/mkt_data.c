@@ -1,0 +1,222 @@
+/* mkt_data.c - loaders for the market's data files: data/gpus.csv, the Failure Trace Archive fits
+ * and the two Alibaba traces (schemas in shared/data/README.md). Every error names file and line. */
+#include "models/market/mkt.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int mkt__err(char *err, size_t len, int code, const char *fmt, ...) {
+  if (err && len) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, len, fmt, ap);
+    va_end(ap);
+  }
+  return code;
+}
+
+/* Splits a CSV line in place on commas (no quoting in these files). Returns the field count. */
+static size_t mkt__split(char *line, char **f, size_t max) {
+  size_t n = 0;
+  line[strcspn(line, "\r\n")] = 0;
+  char *p = line;
+  while (n < max) {
+    f[n++] = p;
+    char *c = strchr(p, ',');
+    if (!c) break;
+    *c = 0;
+    p = c + 1;
+  }
+  return n;
+}
+
+static int mkt__num(const char *s, double *v) {
+  char *end;
+  errno = 0;
+  *v = strtod(s, &end);
+  return (errno || end == s || *end || !isfinite(*v)) ? -1 : 0;
+}
+
+int mkt_gpu_find(const mkt_gpu *g, size_t n, const char *name) {
+  for (size_t i = 0; i < n; i++)
+    if (name && !strcmp(g[i].name, name)) return (int)i;
+  return -1;
+}
+
+int mkt_gpus_load(const char *path, mkt_gpu **out, size_t *n, char *err, size_t errlen) {
+  FILE *f = fopen(path, "r");
+  if (!f) return mkt__err(err, errlen, MKT_EIO, "%s: cannot open: %s", path, strerror(errno));
+  char line[1024];
+  int lineno = 0, header = 0, rc = MKT_OK;
+  size_t cap = 0, cnt = 0;
+  mkt_gpu *g = NULL;
+  while (fgets(line, sizeof line, f)) {
+    lineno++;
+    if (line[0] == '#' || line[strspn(line, " \t\r\n")] == 0) continue;
+    if (!header) { header = 1; continue; }
+    char *fl[12];
+    size_t nf = mkt__split(line, fl, 12);
+    if (nf < 9) { rc = mkt__err(err, errlen, MKT_EFORMAT, "%s:%d: expected 11 fields, found %zu", path, lineno, nf); break; }
+    if (cnt == cap) {
+      cap = cap ? 2 * cap : 32;
+      mkt_gpu *ng = realloc(g, cap * sizeof *ng);
+      if (!ng) { rc = MKT_ENOMEM; break; }
+      g = ng;
+    }
+    mkt_gpu *r = &g[cnt];
+    memset(r, 0, sizeof *r);
+    if (strlen(fl[0]) == 0 || strlen(fl[0]) >= sizeof r->name) {
+      rc = mkt__err(err, errlen, MKT_EFORMAT, "%s:%d: GPU name must have 1 to 15 characters", path, lineno);
+      break;
+    }
+    strcpy(r->name, fl[0]);
+    r->datacenter = !strcmp(fl[1], "datacenter");
+    double *dst[] = {&r->fp16_tflops, &r->fp32_tflops, &r->mem_gb, &r->bw_gbs, &r->pl_min_w, &r->pl_max_w,
+                     &r->ref_price_usd_h};
+    static const char *names[] = {"fp16_tflops", "fp32_tflops", "mem_gb", "bw_gbs", "pl_min_w", "pl_max_w",
+                                  "ref_price_usd_h"};
+    for (int k = 0; k < 7 && rc == MKT_OK; k++)
+      if (mkt__num(fl[2 + k], dst[k]) || *dst[k] <= 0)
+        rc = mkt__err(err, errlen, MKT_EFORMAT, "%s:%d: %s '%s' is not a positive number", path, lineno,
+                      names[k], fl[2 + k]);
+    if (rc == MKT_OK && r->pl_min_w > r->pl_max_w)
+      rc = mkt__err(err, errlen, MKT_EFORMAT, "%s:%d: pl_min_w > pl_max_w", path, lineno);
+    if (rc == MKT_OK && mkt_gpu_find(g, cnt, r->name) >= 0)
+      rc = mkt__err(err, errlen, MKT_EFORMAT, "%s:%d: GPU '%s' listed twice", path, lineno, r->name);
+    if (rc) break;
+    cnt++;
+  }
+  fclose(f);
+  if (rc == MKT_OK && cnt == 0) rc = mkt__err(err, errlen, MKT_EFORMAT, "%s: no GPU rows", path);
+  if (rc) { free(g); return rc; }
+  *out = g;
+  *n = cnt;
+  return MKT_OK;
+}
+
+int mkt_fits_load(const char *path, const char *trace, const char *phase, mkt_dist_kind kind,
+                  mkt_dist *out, char *err, size_t errlen) {
+  FILE *f = fopen(path, "r");
+  if (!f) return mkt__err(err, errlen, MKT_EIO, "%s: cannot open: %s", path, strerror(errno));
+  char line[1024];
+  int lineno = 0, header = 0, rc = MKT_ENOTFOUND;
+  while (fgets(line, sizeof line, f)) {
+    lineno++;
+    if (line[0] == '#' || line[strspn(line, " \t\r\n")] == 0) continue;
+    if (!header) { header = 1; continue; }
+    char *fl[8];
+    size_t nf = mkt__split(line, fl, 8);
+    if (nf < 5) { rc = mkt__err(err, errlen, MKT_EFORMAT, "%s:%d: expected 6 fields", path, lineno); break; }
+    if (strcmp(fl[0], trace) || strcmp(fl[2], phase) || strcmp(fl[3], mkt_dist_names[kind])) continue;
+    mkt_dist d = {kind, 0, 0};
+    if (mkt__num(fl[4], &d.p1) || (kind != MKT_DIST_EXP && (nf < 6 || mkt__num(fl[5], &d.p2))) ||
+        mkt_dist_check(&d)) {
+      rc = mkt__err(err, errlen, MKT_EFORMAT, "%s:%d: bad parameters for %s", path, lineno, fl[3]);
+      break;
+    }
+    *out = d;
+    rc = MKT_OK;
+    break;
+  }
+  fclose(f);
+  if (rc == MKT_ENOTFOUND)
+    mkt__err(err, errlen, rc, "%s: no fit for trace '%s', phase '%s', distribution '%s'", path, trace, phase,
+             mkt_dist_names[kind]);
+  return rc;
+}
+
+static int mkt__push(mkt_trace_job **v, size_t *n, size_t *cap, const mkt_trace_job *j) {
+  if (*n == *cap) {
+    size_t c = *cap ? 2 * *cap : 1024;
+    mkt_trace_job *nv = realloc(*v, c * sizeof *nv);
+    if (!nv) return MKT_ENOMEM;
+    *v = nv;
+    *cap = c;
+  }
+  (*v)[(*n)++] = *j;
+  return MKT_OK;
+}
+
+static int mkt__job_cmp(const void *a, const void *b) {
+  const mkt_trace_job *x = a, *y = b;
+  return x->submit_s < y->submit_s ? -1 : (x->submit_s > y->submit_s);
+}
+
+int mkt_trace_load_alibaba_pods(const char *path, mkt_trace_job **out, size_t *n, char *err,
+                                size_t errlen) {
+  FILE *f = fopen(path, "r");
+  if (!f) return mkt__err(err, errlen, MKT_EIO, "%s: cannot open: %s", path, strerror(errno));
+  char line[2048];
+  int lineno = 0, rc = MKT_OK;
+  size_t cnt = 0, cap = 0;
+  mkt_trace_job *v = NULL;
+  while (fgets(line, sizeof line, f)) {
+    if (++lineno == 1) continue; /* header */
+    char *fl[12];
+    size_t nf = mkt__split(line, fl, 12);
+    if (nf < 11) { rc = mkt__err(err, errlen, MKT_EFORMAT, "%s:%d: expected 11 fields", path, lineno); break; }
+    double ngpu, milli, create, del, sched;
+    if (mkt__num(fl[3], &ngpu) || mkt__num(fl[4], &milli) || mkt__num(fl[8], &create)) {
+      rc = mkt__err(err, errlen, MKT_EFORMAT, "%s:%d: num_gpu, gpu_milli or creation_time not a number", path, lineno);
+      break;
+    }
+    if (ngpu <= 0 || mkt__num(fl[9], &del) || mkt__num(fl[10], &sched) || del - sched <= 0) continue;
+    mkt_trace_job j;
+    j.submit_s = create;
+    j.dur_s = del - sched;
+    /* gpu_milli is the per-GPU share in thousandths; a fraction still occupies one rented GPU. */
+    j.gpus = (uint32_t)ngpu;
+    j.cls = !strcmp(fl[6], "LS") ? 1 : !strcmp(fl[6], "BE") ? 2 : 0;
+    if ((rc = mkt__push(&v, &cnt, &cap, &j))) break;
+  }
+  fclose(f);
+  if (rc) { free(v); return rc; }
+  qsort(v, cnt, sizeof *v, mkt__job_cmp);
+  *out = v;
+  *n = cnt;
+  return MKT_OK;
+}
+
+int mkt_trace_load_genai(const char *path, mkt_trace_job **out, size_t *n, char *err, size_t errlen) {
+  FILE *f = fopen(path, "r");
+  if (!f) return mkt__err(err, errlen, MKT_EIO, "%s: cannot open: %s", path, strerror(errno));
+  char line[2048];
+  int lineno = 0, rc = MKT_OK;
+  size_t cnt = 0, cap = 0;
+  mkt_trace_job *v = NULL;
+  double t0 = NAN;
+  while (fgets(line, sizeof line, f)) {
+    if (++lineno == 1) continue;
+    char *fl[12];
+    size_t nf = mkt__split(line, fl, 12);
+    if (nf < 4) { rc = mkt__err(err, errlen, MKT_EFORMAT, "%s:%d: expected 11 fields", path, lineno); break; }
+    if (strcmp(fl[2], "SUCCEED")) continue;
+    struct tm tm;
+    memset(&tm, 0, sizeof tm);
+    double ex;
+    if (sscanf(fl[0], "%d-%d-%d %d:%d:%d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
+               &tm.tm_sec) != 6 || mkt__num(fl[3], &ex)) {
+      rc = mkt__err(err, errlen, MKT_EFORMAT, "%s:%d: bad gmt_create or exec_time_seconds", path, lineno);
+      break;
+    }
+    tm.tm_year -= 1900;
+    tm.tm_mon -= 1;
+    double t = (double)timegm(&tm);
+    if (isnan(t0)) t0 = t;
+    mkt_trace_job j = {t - t0, ex > 1 ? ex : 1, 1, 1};
+    if ((rc = mkt__push(&v, &cnt, &cap, &j))) break;
+  }
+  fclose(f);
+  if (rc) { free(v); return rc; }
+  qsort(v, cnt, sizeof *v, mkt__job_cmp);
+  double first = cnt ? v[0].submit_s : 0; /* the file is not strictly sorted */
+  for (size_t i = 0; i < cnt; i++) v[i].submit_s -= first;
+  *out = v;
+  *n = cnt;
+  return MKT_OK;
+}

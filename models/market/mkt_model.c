@@ -1,0 +1,947 @@
+/* mkt_model.c - the market model's scenario keys, cross-field checks, build (population, prices,
+ * data files), headline metrics and end-of-run checks (money conserved). LPs are in mkt_lp.c. */
+#include "models/market/mkt_model.h"
+
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern const sim_lptype mkt__lptypes[2];
+extern const size_t mkt__msg_size;
+
+const char *const mkt_pool_names[] = {"fixed", "bidding", "flexible", NULL};
+const char *const mkt_class_names[] = {"training", "inference", "batch", NULL};
+static const char *const mkt__days[] = {"none", "daily", "weekdays", "weekends", NULL};
+
+/* ---- scenario keys ----------------------------------------------------------------------------- */
+#define P(name, type, st, field, def, lo, hi, unit, help) \
+  {name, type, offsetof(st, field), def, lo, hi, unit, help, NULL, NULL, 0, 0}
+#define PE(name, st, field, def, choices, help) \
+  {name, SIM_P_ENUM, offsetof(st, field), def, SIM_UNBOUNDED, NULL, help, choices, NULL, 0, 0}
+#define PA(name, st, field, cnt, def, lo, hi, unit, help) \
+  {name, SIM_P_DARRAY, offsetof(st, field), def, lo, hi, unit, help, NULL, NULL, 0, offsetof(st, cnt)}
+
+static const sim_param mkt__persona_params[] = {
+    P("name", SIM_P_STRING, mkt_persona_cfg, name, NULL, 1.0, 0.0, NULL, "persona name (results group by it)"),
+    PE("pool", mkt_persona_cfg, pool, "\"fixed\"", mkt_pool_names, "pool the persona joins first"),
+    PE("alt_pool", mkt_persona_cfg, alt_pool, "\"flexible\"", mkt_pool_names,
+       "pool it moves to (and back from) when income stays below target"),
+    P("fit", SIM_P_STRING, mkt_persona_cfg, fit, "\"\"", 1.0, 0.0, NULL,
+      "churn: trace name in market.churn_fits (e.g. \"skype06\"); overrides up_p1..down_p2"),
+    PE("up_dist", mkt_persona_cfg, up_dist, "\"weibull\"", mkt_dist_names, "distribution of up periods"),
+    P("up_p1", SIM_P_DOUBLE, mkt_persona_cfg, up_p1, "0.64", -1e3, 1e6, "h or 1",
+      "exp: mean h; weibull: shape; lognormal: mu of ln h; gamma: shape"),
+    P("up_p2", SIM_P_DOUBLE, mkt_persona_cfg, up_p2, "10.86", 0, 1e6, "h or 1",
+      "weibull: scale h; lognormal: sigma; gamma: scale h (default: Skype peers, FTA)"),
+    PE("down_dist", mkt_persona_cfg, down_dist, "\"weibull\"", mkt_dist_names, "distribution of down periods"),
+    P("down_p1", SIM_P_DOUBLE, mkt_persona_cfg, down_p1, "0.63", -1e3, 1e6, "h or 1", "as up_p1"),
+    P("down_p2", SIM_P_DOUBLE, mkt_persona_cfg, down_p2, "9.48", 0, 1e6, "h or 1", "as up_p2"),
+    PE("busy_days", mkt_persona_cfg, busy_days, "\"none\"", mkt__days, "days of the owner's recurring offline period"),
+    P("busy_start_h", SIM_P_DOUBLE, mkt_persona_cfg, busy_start_h, "18", 0, 24, "h", "local start of that period"),
+    P("busy_len_h", SIM_P_DOUBLE, mkt_persona_cfg, busy_len_h, "0", 0, 24, "h", "its length"),
+    P("self_per_day", SIM_P_DOUBLE, mkt_persona_cfg, self_per_day, "0", 0, 1000, "1/day",
+      "owner self-use sessions per day (preempt rentals)"),
+    P("self_mean_h", SIM_P_DOUBLE, mkt_persona_cfg, self_mean_h, "2", 0, 1000, "h", "mean self-use session"),
+    P("min_margin", SIM_P_DOUBLE, mkt_persona_cfg, min_margin, "0.2", 0, 100, "1",
+      "bidding pool: ask = energy cost * (1 + min_margin)"),
+    P("target_factor", SIM_P_DOUBLE, mkt_persona_cfg, target_factor, "0.3", 0, 100, "1",
+      "income target per available GPU-hour, as a fraction of the GPU's reference price"),
+    P("patience", SIM_P_INT, mkt_persona_cfg, patience, "0", 0, 1000, "reviews",
+      "reviews below target before switching pools (0 = never switch)"),
+    {NULL}};
+
+static const sim_param mkt__region_params[] = {
+    P("name", SIM_P_STRING, mkt_region_cfg, name, NULL, 1.0, 0.0, NULL, "region name"),
+    P("tz_h", SIM_P_DOUBLE, mkt_region_cfg, tz_h, "0", -12, 14, "h", "UTC offset of local time"),
+    P("providers", SIM_P_INT, mkt_region_cfg, providers, NULL, 0, 1e8, "providers", "number of providers"),
+    PA("persona_share", mkt_region_cfg, persona_share, npersona_share, NULL, 1, MKT_MAX_PERSONAS, "1",
+       "share of providers per persona, in market.personas order"),
+    P("gpu_mix", SIM_P_STRING, mkt_region_cfg, gpu_mix, "\"rtx4090:1\"", 1.0, 0.0, NULL,
+      "GPU models and shares, \"name:share, ...\" (names from market.gpus)"),
+    PA("gpus_per_provider", mkt_region_cfg, gpus_per_provider, ngpp, "[1.0]", 1, 4, "1",
+       "probabilities of 1, 2, 4, 8 GPUs per provider"),
+    P("energy_usd_kwh", SIM_P_DOUBLE, mkt_region_cfg, energy_usd_kwh, "0.15", 0, 10, "USD/kWh", "energy price"),
+    P("net_mbps", SIM_P_DOUBLE, mkt_region_cfg, net_mbps, "500", 0.001, 1e6, "Mbit/s", "providers' link bandwidth"),
+    P("latency_ms", SIM_P_DOUBLE, mkt_region_cfg, latency_ms, "30", 0, 1e4, "ms",
+      "providers' link latency (reported; messages use market.latency)"),
+    P("loss", SIM_P_DOUBLE, mkt_region_cfg, loss, "0.001", 0, 0.99, "1", "packet loss ratio (lowers the score)"),
+    P("disk_mbs", SIM_P_DOUBLE, mkt_region_cfg, disk_mbs, "2000", 0.001, 1e6, "MB/s", "storage bandwidth"),
+    P("jobs_per_h", SIM_P_DOUBLE, mkt_region_cfg, jobs_per_h, "10", 0, 1e9, "jobs/h", "mean synthetic arrivals"),
+    P("peak_h", SIM_P_DOUBLE, mkt_region_cfg, peak_h, "14", 0, 24, "h", "local hour of the daily demand peak"),
+    P("weekend_factor", SIM_P_DOUBLE, mkt_region_cfg, weekend_factor, "0.7", 0, 10, "1", "weekend demand multiplier"),
+    {NULL}};
+
+#define CLASS_PARAMS(tbl, d_share, d_amp, d_dur, d_cv, d_gmin, d_gmax, d_mem, d_val, d_sig, d_ck, d_pools, d_pat, d_pw)                    \
+  static const sim_param tbl[] = {                                                                            \
+      P("share", SIM_P_DOUBLE, mkt_class_cfg, share, d_share, 0, 1e6, "1", "relative share of arrivals"),       \
+      P("diurnal_amp", SIM_P_DOUBLE, mkt_class_cfg, diurnal_amp, d_amp, 0, 1, "1", "daily amplitude of arrivals"), \
+      P("dur_mean_h", SIM_P_DOUBLE, mkt_class_cfg, dur_mean_h, d_dur, 1e-6, 1e5, "h", "mean run time"),         \
+      P("dur_cv", SIM_P_DOUBLE, mkt_class_cfg, dur_cv, d_cv, 0, 100, "1", "run time CV (gamma; 1 = exponential)"), \
+      P("gpus_min", SIM_P_INT, mkt_class_cfg, gpus_min, d_gmin, 1, 8, "GPUs", "fewest GPUs a job asks for"),    \
+      P("gpus_max", SIM_P_INT, mkt_class_cfg, gpus_max, d_gmax, 1, 8, "GPUs", "most GPUs (one host)"),          \
+      P("mem_min_gb", SIM_P_DOUBLE, mkt_class_cfg, mem_min_gb, d_mem, 0, 1e4, "GB", "minimum GPU memory"),      \
+      P("value_usd_h", SIM_P_DOUBLE, mkt_class_cfg, value_usd_h, d_val, 0, 1e4, "USD/GPU/h",                    \
+        "median valuation (budget; the bid in the bidding pool)"),                                            \
+      P("value_sigma", SIM_P_DOUBLE, mkt_class_cfg, value_sigma, d_sig, 0, 5, "1", "log-normal sigma of it"),   \
+      P("checkpoint_h", SIM_P_DOUBLE, mkt_class_cfg, checkpoint_h, d_ck, 0, 1e4, "h",                           \
+        "progress kept on interruption in multiples of this (0 = restart)"),                                  \
+      PA("pool_share", mkt_class_cfg, pool_share, npool_share, d_pools, 3, 3, "1",                              \
+         "shares of its jobs sent to [fixed, bidding, flexible]"),                                            \
+      P("patience_h", SIM_P_DOUBLE, mkt_class_cfg, patience_h, d_pat, 0, 1e5, "h",                              \
+        "a job not started after this leaves (0 = never)"),                                                   \
+      P("power_w", SIM_P_DOUBLE, mkt_class_cfg, power_w, d_pw, 1, 2000, "W",                                    \
+        "power limit per GPU in its bids (GigaSPOT: mandatory)"),                                             \
+      {NULL}};
+/* Defaults: training long and multi-GPU with hourly checkpoints; inference short replica-hours
+ * with a strong daily cycle; batch interruptible without checkpoints. spotlab's choices. */
+CLASS_PARAMS(mkt__train_params, "0.2", "0.1", "12", "1.5", "1", "4", "16", "0.5", "0.5", "1", "[0.6, 0.2, 0.2]", "0", "300")
+CLASS_PARAMS(mkt__infer_params, "0.5", "0.6", "1", "1", "1", "1", "8", "0.4", "0.5", "0.01", "[0.2, 0.2, 0.6]", "2", "250")
+CLASS_PARAMS(mkt__batch_params, "0.3", "0.2", "3", "1", "1", "2", "8", "0.2", "0.5", "0", "[0.1, 0.8, 0.1]", "0", "200")
+
+static const sim_param mkt__fixed_params[] = {
+    P("fee", SIM_P_DOUBLE, mkt_fixed_cfg, fee, "0.10", 0, 1, "1", "platform fee (Clore on-demand: 10%)"),
+    P("price_factor", SIM_P_DOUBLE, mkt_fixed_cfg, price_factor, "1.0", 0, 1e3, "1",
+      "posted price per GPU-hour = factor * reference price (data/gpus.csv)"),
+    P("penalty_h", SIM_P_DOUBLE, mkt_fixed_cfg, penalty_h, "1", 0, 1e3, "h",
+      "uptime commitment: hours of the rental refunded when the host interrupts it"),
+    {NULL}};
+static const sim_param mkt__bidding_params[] = {
+    P("fee", SIM_P_DOUBLE, mkt_bidding_cfg, fee, "0.025", 0, 1, "1", "platform fee (Clore spot: 2.5%)"),
+    PE("rule", mkt_bidding_cfg, rule, "\"gigaspot\"", mkt_rule_names, "clearing rule"),
+    P("min_bid_usd_h", SIM_P_DOUBLE, mkt_bidding_cfg, min_bid_usd_h, "0", 0, 1e4, "USD/GPU/h", "minimum bid"),
+    {NULL}};
+static const sim_param mkt__flex_params[] = {
+    P("fee", SIM_P_DOUBLE, mkt_flex_cfg, fee, "0.05", 0, 1, "1", "platform fee on pay-per-task revenue"),
+    P("price_per_score_h", SIM_P_DOUBLE, mkt_flex_cfg, price_per_score_h, "0.004", 0, 1e3, "USD/(score*h)",
+      "pay-per-task: cost = score * duration * this (NGPU)"),
+    P("stake_usd", SIM_P_DOUBLE, mkt_flex_cfg, stake_usd, "20", 0, 1e6, "USD/GPU", "stake per GPU to join"),
+    P("rate0_usd_h", SIM_P_DOUBLE, mkt_flex_cfg, rate0_usd_h, "0.2", 0, 1e3, "USD/h",
+      "initial staking rate per available hour of a score-100 GPU"),
+    P("rate_min_usd_h", SIM_P_DOUBLE, mkt_flex_cfg, rate_min_usd_h, "0.001", 0, 1e3, "USD/h", "rate floor"),
+    P("rate_max_usd_h", SIM_P_DOUBLE, mkt_flex_cfg, rate_max_usd_h, "5", 0, 1e3, "USD/h", "rate ceiling"),
+    P("reserve_h", SIM_P_DOUBLE, mkt_flex_cfg, reserve_h, "48", 0, 1e5, "h", "reserve target, hours of payouts"),
+    P("adjust", SIM_P_DOUBLE, mkt_flex_cfg, adjust, "0.02", 0, 1, "1", "rate change per billing interval"),
+    P("seed_usd", SIM_P_DOUBLE, mkt_flex_cfg, seed_usd, "1000", 0, 1e12, "USD", "platform's initial treasury funding per region"),
+    {NULL}};
+
+const sim_param mkt_params[] = {
+    P("gpus", SIM_P_STRING, mkt_config, gpus_file, "\"../data/gpus.csv\"", 1.0, 0.0, NULL,
+      "GPU table (relative to the scenario's folder)"),
+    P("churn_fits", SIM_P_STRING, mkt_config, churn_fits, "\"../data/churn_fta_fits.csv\"", 1.0, 0.0,
+      NULL, "Failure Trace Archive fits, used by personas' `fit`"),
+    P("score_tflops", SIM_P_STRING, mkt_config, score_tflops, "\"\"", 1.0, 0.0, NULL,
+      "measured AI throughput per GPU model for the score, \"rtx4090:150, a100:280\" (TFLOPS); "
+      "others use gpus.csv's fp16_tflops"),
+    {"billing", SIM_P_DURATION, offsetof(mkt_config, billing_s), "\"1h\"", 1, 1e7, "s",
+     "billing interval: bids re-cleared, treasury rate adjusted", NULL, NULL, 0, 0},
+    {"latency", SIM_P_DURATION, offsetof(mkt_config, latency_s), "1", 1e-6, 3600, "s",
+     "message delay between providers and markets (the engine's lookahead)", NULL, NULL, 0, 0},
+    {"review", SIM_P_DURATION, offsetof(mkt_config, review_s), "\"1d\"", 60, 1e8, "s",
+     "providers review their income (pool switching, staking claims)", NULL, NULL, 0, 0},
+    P("churn", SIM_P_BOOL, mkt_config, churn, "true", 1.0, 0.0, NULL, "providers go up and down"),
+    P("calendars", SIM_P_BOOL, mkt_config, calendars, "true", 1.0, 0.0, NULL, "personas' recurring offline periods"),
+    P("self_use", SIM_P_BOOL, mkt_config, self_use, "true", 1.0, 0.0, NULL, "owners' own use preempts rentals"),
+    P("population_seed", SIM_P_INT, mkt_config, population_seed, "1", 0, 9e18, "1",
+      "seed of the provider population (GPUs, personas), the same in every replication"),
+    P("sample_providers", SIM_P_INT, mkt_config, sample_providers, "20", 0, 1e6, "providers",
+      "providers whose state intervals go to the `availability` table"),
+    P("record_jobs", SIM_P_BOOL, mkt_config, record_jobs, "true", 1.0, 0.0, NULL, "write the `jobs` table"),
+    P("record_providers", SIM_P_BOOL, mkt_config, record_providers, "true", 1.0, 0.0, NULL,
+      "write the `providers` table"),
+    P("trace_pods", SIM_P_STRING, mkt_config, trace_pods, "\"\"", 1.0, 0.0, NULL,
+      "replay Alibaba GPU pods (cluster-trace-gpu-v2023 CSV), \"\" = none"),
+    P("trace_genai", SIM_P_STRING, mkt_config, trace_genai, "\"\"", 1.0, 0.0, NULL,
+      "replay Alibaba GenAI inference requests (v2026 CSV), \"\" = none"),
+    P("trace_speedup", SIM_P_DOUBLE, mkt_config, trace_speedup, "1", 1e-3, 1e6, "1",
+      "trace time compression (submit and run times divided by it)"),
+    {"fixed", SIM_P_GROUP, offsetof(mkt_config, fixed), NULL, SIM_UNBOUNDED, NULL, "fixed pool", NULL,
+     mkt__fixed_params, 0, 0},
+    {"bidding", SIM_P_GROUP, offsetof(mkt_config, bidding), NULL, SIM_UNBOUNDED, NULL, "bidding pool", NULL,
+     mkt__bidding_params, 0, 0},
+    {"flexible", SIM_P_GROUP, offsetof(mkt_config, flexible), NULL, SIM_UNBOUNDED, NULL, "flexible (staking) pool",
+     NULL, mkt__flex_params, 0, 0},
+    {"training", SIM_P_GROUP, offsetof(mkt_config, cls[MKT_CLS_TRAINING]), NULL, SIM_UNBOUNDED, NULL,
+     "training jobs", NULL, mkt__train_params, 0, 0},
+    {"inference", SIM_P_GROUP, offsetof(mkt_config, cls[MKT_CLS_INFERENCE]), NULL, SIM_UNBOUNDED, NULL,
+     "inference jobs (replica-hours following the daily demand)", NULL, mkt__infer_params, 0, 0},
+    {"batch", SIM_P_GROUP, offsetof(mkt_config, cls[MKT_CLS_BATCH]), NULL, SIM_UNBOUNDED, NULL,
+     "batch jobs (interruptible)", NULL, mkt__batch_params, 0, 0},
+    {"regions", SIM_P_LIST, offsetof(mkt_config, regions), NULL, 1, MKT_MAX_REGIONS, NULL, "regions", NULL,
+     mkt__region_params, sizeof(mkt_region_cfg), offsetof(mkt_config, nregions)},
+    {"personas", SIM_P_LIST, offsetof(mkt_config, personas), NULL, 1, MKT_MAX_PERSONAS, NULL,
+     "provider personas (jade, katie, henry or your own)", NULL, mkt__persona_params, sizeof(mkt_persona_cfg),
+     offsetof(mkt_config, npersonas)},
+    {NULL}};
+
+/* ---- checks ------------------------------------------------------------------------------------ */
+
+/* Parses "name:share, name:share". Returns count, or -1 with *bad set to the offending token. */
+static int mkt__parse_mix(const char *s, char names[][16], double *shares, int max, char *bad, size_t badlen) {
+  int n = 0;
+  const char *p = s;
+  while (*p) {
+    while (*p == ' ' || *p == ',') p++;
+    if (!*p) break;
+    const char *colon = strchr(p, ':');
+    const char *comma = strchr(p, ',');
+    if (!comma) comma = p + strlen(p);
+    if (!colon || colon > comma || colon - p == 0 || colon - p >= 16 || n >= max) {
+      snprintf(bad, badlen, "%.*s", (int)(comma - p), p);
+      return -1;
+    }
+    memcpy(names[n], p, (size_t)(colon - p));
+    names[n][colon - p] = 0;
+    char *end;
+    shares[n] = strtod(colon + 1, &end);
+    while (end < comma && *end == ' ') end++;
+    if (end != comma || !(shares[n] >= 0)) {
+      snprintf(bad, badlen, "%.*s", (int)(comma - p), p);
+      return -1;
+    }
+    n++;
+    p = comma;
+  }
+  return n;
+}
+
+static int mkt__validate(const void *vcfg, const sim_scenario *s, sim_diag *d) {
+  const mkt_config *c = vcfg;
+  int bad = 0;
+  char path[128];
+  for (size_t i = 0; i < c->npersonas; i++) {
+    const mkt_persona_cfg *p = &c->personas[i];
+    for (size_t k = 0; k < i; k++)
+      if (!strcmp(p->name, c->personas[k].name)) {
+        snprintf(path, sizeof path, "market.personas.[%zu].name", i);
+        sim_param_error(s, path, d, "persona '%s' is defined twice", p->name);
+        bad = 1;
+      }
+    if (strlen(p->name) == 0 || strlen(p->name) > 15) {
+      snprintf(path, sizeof path, "market.personas.[%zu].name", i);
+      sim_param_error(s, path, d, "a persona name needs 1 to 15 characters");
+      bad = 1;
+    }
+    if (!p->fit[0]) {
+      mkt_dist up = {(mkt_dist_kind)p->up_dist, p->up_p1, p->up_p2}, dn = {(mkt_dist_kind)p->down_dist, p->down_p1, p->down_p2};
+      if (mkt_dist_check(&up)) {
+        snprintf(path, sizeof path, "market.personas.[%zu].up_p1", i);
+        sim_param_error(s, path, d, "invalid parameters (%g, %g) for a %s distribution", p->up_p1, p->up_p2,
+                        mkt_dist_names[p->up_dist]);
+        bad = 1;
+      }
+      if (mkt_dist_check(&dn)) {
+        snprintf(path, sizeof path, "market.personas.[%zu].down_p1", i);
+        sim_param_error(s, path, d, "invalid parameters (%g, %g) for a %s distribution", p->down_p1, p->down_p2,
+                        mkt_dist_names[p->down_dist]);
+        bad = 1;
+      }
+    }
+  }
+  int64_t total = 0;
+  for (size_t r = 0; r < c->nregions; r++) {
+    const mkt_region_cfg *g = &c->regions[r];
+    total += g->providers;
+    if (strlen(g->name) == 0 || strlen(g->name) > 15) {
+      snprintf(path, sizeof path, "market.regions.[%zu].name", r);
+      sim_param_error(s, path, d, "a region name needs 1 to 15 characters");
+      bad = 1;
+    }
+    for (size_t k = 0; k < r; k++)
+      if (!strcmp(g->name, c->regions[k].name)) {
+        snprintf(path, sizeof path, "market.regions.[%zu].name", r);
+        sim_param_error(s, path, d, "region '%s' is defined twice", g->name);
+        bad = 1;
+      }
+    if (g->npersona_share != c->npersonas) {
+      snprintf(path, sizeof path, "market.regions.[%zu].persona_share", r);
+      sim_param_error(s, path, d, "has %zu shares but market.personas defines %zu personas", g->npersona_share,
+                      c->npersonas);
+      bad = 1;
+    } else {
+      double sum = 0;
+      int neg = 0;
+      for (size_t k = 0; k < g->npersona_share; k++) { sum += g->persona_share[k]; neg |= g->persona_share[k] < 0; }
+      if (neg || (g->providers > 0 && !(sum > 0))) {
+        snprintf(path, sizeof path, "market.regions.[%zu].persona_share", r);
+        sim_param_error(s, path, d, "shares must be >= 0 with a positive sum");
+        bad = 1;
+      }
+    }
+    double sum = 0;
+    int neg = 0;
+    for (size_t k = 0; k < g->ngpp; k++) { sum += g->gpus_per_provider[k]; neg |= g->gpus_per_provider[k] < 0; }
+    if (neg || !(sum > 0)) {
+      snprintf(path, sizeof path, "market.regions.[%zu].gpus_per_provider", r);
+      sim_param_error(s, path, d, "probabilities must be >= 0 with a positive sum");
+      bad = 1;
+    }
+    char names[32][16], tok[64];
+    double sh[32];
+    int n = mkt__parse_mix(g->gpu_mix, names, sh, 32, tok, sizeof tok);
+    if (n <= 0) {
+      snprintf(path, sizeof path, "market.regions.[%zu].gpu_mix", r);
+      if (n < 0) sim_param_error(s, path, d, "'%s' is not NAME:SHARE", tok);
+      else sim_param_error(s, path, d, "is empty; write e.g. \"rtx4090:0.7, a100:0.3\"");
+      bad = 1;
+    }
+  }
+  if (total > (int64_t)UINT32_MAX - 1) {
+    sim_param_error(s, "market.regions", d, "%lld providers in all: at most %u", (long long)total, UINT32_MAX - 1);
+    bad = 1;
+  }
+  for (int k = 0; k < MKT_NCLASSES; k++) {
+    const mkt_class_cfg *cc = &c->cls[k];
+    if (cc->gpus_min > cc->gpus_max) {
+      snprintf(path, sizeof path, "market.%s.gpus_min", mkt_class_names[k]);
+      sim_param_error(s, path, d, "gpus_min %lld > gpus_max %lld", (long long)cc->gpus_min, (long long)cc->gpus_max);
+      bad = 1;
+    }
+    double sum = 0;
+    int neg = 0;
+    for (size_t i = 0; i < cc->npool_share; i++) { sum += cc->pool_share[i]; neg |= cc->pool_share[i] < 0; }
+    if (neg || (cc->share > 0 && !(sum > 0))) {
+      snprintf(path, sizeof path, "market.%s.pool_share", mkt_class_names[k]);
+      sim_param_error(s, path, d, "shares must be >= 0 with a positive sum");
+      bad = 1;
+    }
+  }
+  if (c->flexible.rate_min_usd_h > c->flexible.rate_max_usd_h) {
+    sim_param_error(s, "market.flexible.rate_min_usd_h", d, "rate_min_usd_h > rate_max_usd_h");
+    bad = 1;
+  }
+  if (c->latency_s * 4 >= c->billing_s) {
+    sim_param_error(s, "market.latency", d, "latency %g s must be under a quarter of the billing interval %g s",
+                    c->latency_s, c->billing_s);
+    bad = 1;
+  }
+  return bad ? SIM_ECONFIG : SIM_OK;
+}
+
+/* ---- build ------------------------------------------------------------------------------------- */
+
+static char *mkt__resolve(const char *base, const char *p) {
+  size_t n = strlen(base) + strlen(p) + 2;
+  char *r = malloc(n);
+  if (!r) return NULL;
+  if (p[0] == '/' || !base[0]) snprintf(r, n, "%s", p);
+  else snprintf(r, n, "%s/%s", base, p);
+  return r;
+}
+
+static void mkt__destroy(sim_model *m) {
+  mkt_ctx *c = (mkt_ctx *)m->ctx;
+  if (!c) return;
+  free(c->gpus);
+  free(c->prov);
+  free(c->posted);
+  free(c->flex_price);
+  free(c->gpu_score_milli);
+  free(c->trace);
+  free(c->region_cols);
+  free(c->gpu_cols);
+  free(c->persona_cols);
+  if (c->series) {
+    for (unsigned i = 0; i < c->nseries; i++) free((void *)c->series[i].colnames);
+    free(c->series);
+  }
+  free(c);
+  m->ctx = NULL;
+}
+
+/* Column names "<prefix>.<field>" for the per-persona/pool/class counters (owned strings packed
+ * in one block after the pointer array). */
+static const char **mkt__cols(const char *const *groups, unsigned ng, const char *const *fields, unsigned nf) {
+  size_t bytes = (size_t)ng * nf * sizeof(char *) + (size_t)ng * nf * 48;
+  char **v = malloc(bytes);
+  if (!v) return NULL;
+  char *txt = (char *)(v + (size_t)ng * nf);
+  for (unsigned g = 0; g < ng; g++)
+    for (unsigned f = 0; f < nf; f++) {
+      char *slot = txt + ((size_t)g * nf + f) * 48;
+      snprintf(slot, 48, "%s.%s", groups[g], fields[f]);
+      v[(size_t)g * nf + f] = slot;
+    }
+  return (const char **)v;
+}
+
+static const sim_field mkt__prov_fields[] = {
+    {"id", SIM_F_U64, offsetof(mkt_prov_rec, id), "1"},
+    {"persona", SIM_F_STR16, offsetof(mkt_prov_rec, persona), ""},
+    {"pool", SIM_F_STR16, offsetof(mkt_prov_rec, pool), ""},
+    {"start_pool", SIM_F_STR16, offsetof(mkt_prov_rec, start_pool), ""},
+    {"region", SIM_F_STR16, offsetof(mkt_prov_rec, region), ""},
+    {"gpu_class", SIM_F_STR16, offsetof(mkt_prov_rec, gpu_class), ""},
+    {"gpus", SIM_F_I32, offsetof(mkt_prov_rec, gpus), "GPUs"},
+    {"switches", SIM_F_I32, offsetof(mkt_prov_rec, switches), "1"},
+    {"interruptions", SIM_F_I32, offsetof(mkt_prov_rec, interruptions), "1"},
+    {"days", SIM_F_I32, offsetof(mkt_prov_rec, days), "days"},
+    {"income_usd", SIM_F_F64, offsetof(mkt_prov_rec, income_usd), "USD"},
+    {"balance_usd", SIM_F_F64, offsetof(mkt_prov_rec, balance_usd), "USD"},
+    {"available_h", SIM_F_F64, offsetof(mkt_prov_rec, available_h), "h"},
+    {"rented_h", SIM_F_F64, offsetof(mkt_prov_rec, rented_h), "h"},
+    {"self_use_h", SIM_F_F64, offsetof(mkt_prov_rec, self_use_h), "h"},
+    {"down_h", SIM_F_F64, offsetof(mkt_prov_rec, down_h), "h"},
+    {"daily_income_cv", SIM_F_F64, offsetof(mkt_prov_rec, daily_income_cv), "1"},
+    {"income_musd", SIM_F_I64, offsetof(mkt_prov_rec, income_musd), "USD*1e-6"},
+    {"balance_musd", SIM_F_I64, offsetof(mkt_prov_rec, balance_musd), "USD*1e-6"},
+};
+static const sim_field mkt__job_fields[] = {
+    {"id", SIM_F_U64, offsetof(mkt_job_rec, id), "1"},
+    {"class", SIM_F_STR16, offsetof(mkt_job_rec, cls), ""},
+    {"region", SIM_F_STR16, offsetof(mkt_job_rec, region), ""},
+    {"pool", SIM_F_STR16, offsetof(mkt_job_rec, pool), ""},
+    {"outcome", SIM_F_STR16, offsetof(mkt_job_rec, outcome), ""},
+    {"gpus", SIM_F_I32, offsetof(mkt_job_rec, gpus), "GPUs"},
+    {"interruptions", SIM_F_I32, offsetof(mkt_job_rec, interruptions), "1"},
+    {"submit_s", SIM_F_F64, offsetof(mkt_job_rec, submit_s), "s"},
+    {"start_s", SIM_F_F64, offsetof(mkt_job_rec, start_s), "s"},
+    {"end_s", SIM_F_F64, offsetof(mkt_job_rec, end_s), "s"},
+    {"wait_s", SIM_F_F64, offsetof(mkt_job_rec, wait_s), "s"},
+    {"cost_usd", SIM_F_F64, offsetof(mkt_job_rec, cost_usd), "USD"},
+    {"cost_musd", SIM_F_I64, offsetof(mkt_job_rec, cost_musd), "USD*1e-6"},
+};
+static const sim_field mkt__avail_fields[] = {
+    {"provider", SIM_F_U64, offsetof(mkt_avail_rec, provider), "1"},
+    {"start_s", SIM_F_F64, offsetof(mkt_avail_rec, start_s), "s"},
+    {"end_s", SIM_F_F64, offsetof(mkt_avail_rec, end_s), "s"},
+    {"state", SIM_F_STR16, offsetof(mkt_avail_rec, state), ""},
+};
+static const sim_table_def mkt__tables[MKT_NTABLES] = {
+    {"providers", sizeof(mkt_prov_rec), mkt__prov_fields, sizeof mkt__prov_fields / sizeof mkt__prov_fields[0],
+     "one record per provider: persona, pool, GPUs, income and time per state"},
+    {"jobs", sizeof(mkt_job_rec), mkt__job_fields, sizeof mkt__job_fields / sizeof mkt__job_fields[0],
+     "one record per job: class, pool, wait, interruptions, cost, outcome"},
+    {"availability", sizeof(mkt_avail_rec), mkt__avail_fields, 4,
+     "state intervals (down, owner, idle, rented) of the first sample_providers providers"},
+};
+
+static const char *const mkt__acct_names[] = {"clients", "providers", "platform", "treasury", "stakes", "transit"};
+static const char *const mkt__pcol_names[] = {"income_musd", "available_gpu_ms", "rented_gpu_ms", "providers", "gpus"};
+static const char *const mkt__jcol_names[] = {"submitted", "started", "done", "wait_ms", "turnaround_ms",
+                                              "interruptions", "cost_musd", "abandoned"};
+static const char *const mkt__fcol_names[] = {"treasury_musd", "rate_musd_h", "shortfall_musd"};
+
+static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, const sim_scenario *s, sim_diag *d,
+                      sim_model *out) {
+  const mkt_config *cfg = vcfg;
+  mkt_ctx *c = calloc(1, sizeof *c);
+  if (!c) return SIM_ENOMEM;
+  memset(out, 0, sizeof *out);
+  out->ctx = c;
+  c->cfg = cfg;
+  c->end = end;
+  c->nreg = (unsigned)cfg->nregions;
+  c->npers = (unsigned)cfg->npersonas;
+  c->nmarkets = (uint64_t)c->nreg * MKT_NPOOLS;
+  char err[512];
+  int rc = SIM_OK;
+
+  /* GPU table */
+  char *gp = mkt__resolve(base_dir, cfg->gpus_file);
+  if (!gp) { rc = SIM_ENOMEM; goto fail; }
+  int e = mkt_gpus_load(gp, &c->gpus, &c->ngpus, err, sizeof err);
+  free(gp);
+  if (e) {
+    sim_param_error(s, "market.gpus", d, "%s", err);
+    rc = SIM_ECONFIG;
+    goto fail;
+  }
+  /* churn distributions per persona */
+  for (unsigned i = 0; i < c->npers; i++) {
+    const mkt_persona_cfg *p = &cfg->personas[i];
+    c->up[i] = (mkt_dist){(mkt_dist_kind)p->up_dist, p->up_p1, p->up_p2};
+    c->down[i] = (mkt_dist){(mkt_dist_kind)p->down_dist, p->down_p1, p->down_p2};
+    if (p->fit[0]) {
+      char *fp = mkt__resolve(base_dir, cfg->churn_fits);
+      if (!fp) { rc = SIM_ENOMEM; goto fail; }
+      char path[96];
+      snprintf(path, sizeof path, "market.personas.[%u].fit", i);
+      int e1 = mkt_fits_load(fp, p->fit, "up", c->up[i].kind, &c->up[i], err, sizeof err);
+      if (e1) sim_param_error(s, path, d, "%s", err);
+      int e2 = e1 ? e1 : mkt_fits_load(fp, p->fit, "down", c->down[i].kind, &c->down[i], err, sizeof err);
+      if (!e1 && e2) sim_param_error(s, path, d, "%s", err);
+      free(fp);
+      if (e1 || e2) { rc = SIM_ECONFIG; goto fail; }
+    }
+  }
+  /* measured throughput replaces the spec value in the score (kernels/ measure it) */
+  if (cfg->score_tflops[0]) {
+    char names[64][16], tok[64];
+    double v[64];
+    int n = mkt__parse_mix(cfg->score_tflops, names, v, 64, tok, sizeof tok);
+    for (int k = 0; k < n; k++) {
+      int g = mkt_gpu_find(c->gpus, c->ngpus, names[k]);
+      if (g < 0 || !(v[k] > 0)) {
+        sim_param_error(s, "market.score_tflops", d, g < 0 ? "unknown GPU '%s'" : "throughput of '%s' must be > 0",
+                        names[k]);
+        rc = SIM_ECONFIG;
+        goto fail;
+      }
+      c->gpus[g].fp16_tflops = v[k];
+    }
+    if (n < 0) {
+      sim_param_error(s, "market.score_tflops", d, "'%s' is not NAME:TFLOPS", tok);
+      rc = SIM_ECONFIG;
+      goto fail;
+    }
+  }
+  /* prices and scores per GPU model */
+  c->posted = calloc(c->ngpus, sizeof *c->posted);
+  c->flex_price = calloc(c->ngpus, sizeof *c->flex_price);
+  c->gpu_score_milli = calloc(c->ngpus, sizeof *c->gpu_score_milli);
+  c->gpu_cols = calloc(c->ngpus, sizeof *c->gpu_cols);
+  if (!c->posted || !c->flex_price || !c->gpu_score_milli || !c->gpu_cols) { rc = SIM_ENOMEM; goto fail; }
+  for (size_t g = 0; g < c->ngpus; g++) {
+    c->posted[g] = (int64_t)llround(c->gpus[g].ref_price_usd_h * cfg->fixed.price_factor * MKT_MUSD);
+    c->gpu_cols[g] = c->gpus[g].name;
+  }
+  /* population: GPU model, GPU count and persona per provider, from population_seed */
+  uint64_t np = 0;
+  for (unsigned r = 0; r < c->nreg; r++) {
+    c->reg_first[r] = np;
+    np += (uint64_t)cfg->regions[r].providers;
+  }
+  c->reg_first[c->nreg] = np;
+  c->nprov = np;
+  c->prov = malloc((np ? np : 1) * sizeof *c->prov);
+  c->region_cols = calloc(c->nreg, sizeof *c->region_cols);
+  if (!c->prov || !c->region_cols) { rc = SIM_ENOMEM; goto fail; }
+  gsl_rng *pr = gsl_rng_alloc(sim_rng_xoshiro);
+  if (!pr) { rc = SIM_ENOMEM; goto fail; }
+  sim_rng_seed_stream(pr, (uint64_t)cfg->population_seed, UINT64_C(0xB0B0));
+  for (unsigned r = 0; r < c->nreg && rc == SIM_OK; r++) {
+    const mkt_region_cfg *g = &cfg->regions[r];
+    c->region_cols[r] = g->name;
+    /* energy: USD/kWh = 1e6 musd / 1000 Wh */
+    c->energy_musd_wh[r] = g->energy_usd_kwh * 1000.0;
+    char names[32][16], tok[64];
+    double sh[32];
+    int nm = mkt__parse_mix(g->gpu_mix, names, sh, 32, tok, sizeof tok);
+    int idx[32];
+    char path[96];
+    snprintf(path, sizeof path, "market.regions.[%u].gpu_mix", r);
+    for (int k = 0; k < nm; k++) {
+      idx[k] = mkt_gpu_find(c->gpus, c->ngpus, names[k]);
+      if (idx[k] < 0) {
+        sim_param_error(s, path, d, "unknown GPU '%s' (see the names in %s)", names[k], cfg->gpus_file);
+        rc = SIM_ECONFIG;
+      }
+    }
+    if (rc) break;
+    gsl_ran_discrete_t *gm = gsl_ran_discrete_preproc((size_t)nm, sh);
+    gsl_ran_discrete_t *pm = gsl_ran_discrete_preproc(g->npersona_share, g->persona_share);
+    gsl_ran_discrete_t *cm = gsl_ran_discrete_preproc(g->ngpp, g->gpus_per_provider);
+    if (!gm || !pm || !cm) {
+      gsl_ran_discrete_free(gm); gsl_ran_discrete_free(pm); gsl_ran_discrete_free(cm);
+      if (g->providers > 0) { sim_param_error(s, path, d, "shares must have a positive sum"); rc = SIM_ECONFIG; }
+      continue;
+    }
+    static const uint8_t counts[4] = {1, 2, 4, 8};
+    for (uint64_t i = c->reg_first[r]; i < c->reg_first[r + 1]; i++) {
+      mkt_pstat *p = &c->prov[i];
+      p->region = (uint8_t)r;
+      p->gpu = (uint8_t)idx[gsl_ran_discrete(pr, gm)];
+      p->persona = (uint8_t)gsl_ran_discrete(pr, pm);
+      p->ngpus = counts[gsl_ran_discrete(pr, cm)];
+      const mkt_gpu *gg = &c->gpus[p->gpu];
+      /* unified score of the machine (mkt_score, NGPU): spec FP16 throughput as the AI measure */
+      mkt_score_in in = {gg->fp16_tflops, g->net_mbps, g->loss, g->disk_mbs};
+      double sc = mkt_score(&in, &mkt_score_default_ref);
+      p->score_milli = (uint32_t)llround(sc * 1000.0 * p->ngpus);
+    }
+    gsl_ran_discrete_free(gm);
+    gsl_ran_discrete_free(pm);
+    gsl_ran_discrete_free(cm);
+  }
+  gsl_rng_free(pr);
+  if (rc) goto fail;
+  /* Flexible pool pay-per-task price per GPU model: score x price_per_score_h (NGPU billing),
+   * with the network and disk of a reference machine (the per-host score varies by region). */
+  for (size_t g = 0; g < c->ngpus; g++) {
+    mkt_score_in in = {c->gpus[g].fp16_tflops, mkt_score_default_ref.net_mbps, 0, mkt_score_default_ref.disk_mbs};
+    double sc = mkt_score(&in, &mkt_score_default_ref);
+    c->gpu_score_milli[g] = (uint32_t)llround(sc * 1000.0);
+    c->flex_price[g] = (int64_t)llround(sc * cfg->flexible.price_per_score_h * MKT_MUSD);
+  }
+  c->fee_ppm[MKT_POOL_FIXED] = (int64_t)llround(cfg->fixed.fee * 1e6);
+  c->fee_ppm[MKT_POOL_BIDDING] = (int64_t)llround(cfg->bidding.fee * 1e6);
+  c->fee_ppm[MKT_POOL_FLEX] = (int64_t)llround(cfg->flexible.fee * 1e6);
+  c->min_bid = (int64_t)llround(cfg->bidding.min_bid_usd_h * MKT_MUSD);
+  c->trule = (mkt_treasury_rule){cfg->flexible.reserve_h, cfg->flexible.adjust,
+                                 (int64_t)llround(cfg->flexible.rate_min_usd_h * MKT_MUSD),
+                                 (int64_t)llround(cfg->flexible.rate_max_usd_h * MKT_MUSD)};
+  c->rate0 = (int64_t)llround(cfg->flexible.rate0_usd_h * MKT_MUSD);
+  c->nbill = (size_t)ceil(end / cfg->billing_s);
+  c->close_t = end - 3 * cfg->latency_s;
+  /* traces */
+  const char *tf[2] = {cfg->trace_pods, cfg->trace_genai};
+  const char *tk[2] = {"market.trace_pods", "market.trace_genai"};
+  for (int t = 0; t < 2; t++) {
+    if (!tf[t][0]) continue;
+    char *p = mkt__resolve(base_dir, tf[t]);
+    if (!p) { rc = SIM_ENOMEM; goto fail; }
+    mkt_trace_job *v = NULL;
+    size_t n = 0;
+    int e3 = t == 0 ? mkt_trace_load_alibaba_pods(p, &v, &n, err, sizeof err) : mkt_trace_load_genai(p, &v, &n, err, sizeof err);
+    free(p);
+    if (e3) { sim_param_error(s, tk[t], d, "%s", err); rc = SIM_ECONFIG; goto fail; }
+    mkt_trace_job *all = realloc(c->trace, (c->ntrace + n) * sizeof *all);
+    if (!all && c->ntrace + n) { free(v); rc = SIM_ENOMEM; goto fail; }
+    c->trace = all;
+    if (n) memcpy(c->trace + c->ntrace, v, n * sizeof *v);
+    c->ntrace += n;
+    free(v);
+  }
+  if (c->ntrace > 1) {
+    /* merge by submit time; stable order for equal times by insertion sort on the pair */
+    for (size_t i = 1; i < c->ntrace; i++) {
+      mkt_trace_job x = c->trace[i];
+      size_t j = i;
+      while (j > 0 && c->trace[j - 1].submit_s > x.submit_s) { c->trace[j] = c->trace[j - 1]; j--; }
+      c->trace[j] = x;
+    }
+  }
+  /* outputs */
+  c->persona_cols = calloc(c->npers, sizeof *c->persona_cols);
+  c->series = calloc(MKT_NSERIES, sizeof *c->series);
+  if (!c->persona_cols || !c->series) { rc = SIM_ENOMEM; goto fail; }
+  for (unsigned i = 0; i < c->npers; i++) c->persona_cols[i] = cfg->personas[i].name;
+  c->nseries = MKT_NSERIES;
+  double bw = cfg->billing_s;
+  /* colnames are copied so that destroy can free every series' names uniformly */
+#define COPY_NAMES(dst, src, n)                                              \
+  do {                                                                       \
+    const char *const *s_ = (src);                                           \
+    const char **v_ = malloc(((n) ? (n) : 1) * sizeof *v_);                  \
+    if (!v_) { rc = SIM_ENOMEM; goto fail; }                                 \
+    for (unsigned i_ = 0; i_ < (n); i_++) v_[i_] = s_[i_];                   \
+    (dst) = v_;                                                              \
+  } while (0)
+  sim_series_def *S = c->series;
+  S[MKT_S_RENTED] = (sim_series_def){"rented_gpu_ms_by_region", "GPU*ms", 3600, c->nreg, NULL,
+                                     "rented GPU time per hour and region"};
+  S[MKT_S_AVAIL] = (sim_series_def){"available_gpu_ms_by_region", "GPU*ms", 3600, c->nreg, NULL,
+                                    "available (idle or rented) GPU time per hour and region"};
+  S[MKT_S_DEMAND] = (sim_series_def){"demand_gpu_ms_by_region", "GPU*ms", 3600, c->nreg, NULL,
+                                     "GPU time wanted by queued and running jobs per hour and region"};
+  S[MKT_S_PRICE_SUM] = (sim_series_def){"price_sum_by_class", "USD*1e-6/GPU/h", 3600, (unsigned)c->ngpus, NULL,
+                                        "sum of rental prices set per hour and GPU model"};
+  S[MKT_S_PRICE_N] = (sim_series_def){"price_n_by_class", "1", 3600, (unsigned)c->ngpus, NULL,
+                                      "number of prices set per hour and GPU model"};
+  S[MKT_S_LEDGER] = (sim_series_def){"ledger", "USD*1e-6", 0, MKT_NACCOUNTS, NULL,
+                                     "double-entry balances at the end (sum must be 0)"};
+  S[MKT_S_PERSONA] = (sim_series_def){"by_persona", "mixed", 0, c->npers * MKT_NPCOLS, NULL,
+                                      "income (musd), available and rented GPU*ms, providers, GPUs per persona"};
+  S[MKT_S_POOL] = (sim_series_def){"by_pool", "mixed", 0, MKT_NPOOLS * MKT_NPCOLS, NULL,
+                                   "income (musd), available and rented GPU*ms per pool (pool at the time)"};
+  S[MKT_S_JOBS] = (sim_series_def){"jobs_by_class", "mixed", 0, MKT_NCLASSES * MKT_NJCOLS, NULL,
+                                   "job counts, summed waits, turnarounds (ms), interruptions, cost (musd)"};
+  S[MKT_S_FLEX] = (sim_series_def){"flexible_pool", "USD*1e-6", bw, MKT_NFCOLS, NULL,
+                                   "flexible pool per billing interval, summed over regions: treasury, rate, shortfall"};
+  COPY_NAMES(S[MKT_S_RENTED].colnames, c->region_cols, c->nreg);
+  COPY_NAMES(S[MKT_S_AVAIL].colnames, c->region_cols, c->nreg);
+  COPY_NAMES(S[MKT_S_DEMAND].colnames, c->region_cols, c->nreg);
+  COPY_NAMES(S[MKT_S_PRICE_SUM].colnames, c->gpu_cols, (unsigned)c->ngpus);
+  COPY_NAMES(S[MKT_S_PRICE_N].colnames, c->gpu_cols, (unsigned)c->ngpus);
+  COPY_NAMES(S[MKT_S_LEDGER].colnames, mkt__acct_names, MKT_NACCOUNTS);
+  S[MKT_S_PERSONA].colnames = mkt__cols((const char *const *)c->persona_cols, c->npers, mkt__pcol_names, MKT_NPCOLS);
+  S[MKT_S_POOL].colnames = mkt__cols(mkt_pool_names, MKT_NPOOLS, mkt__pcol_names, MKT_NPCOLS);
+  S[MKT_S_JOBS].colnames = mkt__cols(mkt_class_names, MKT_NCLASSES, mkt__jcol_names, MKT_NJCOLS);
+  COPY_NAMES(S[MKT_S_FLEX].colnames, mkt__fcol_names, MKT_NFCOLS);
+  S[MKT_S_REGION] = (sim_series_def){"by_region", "mixed", 0, c->nreg * MKT_NPCOLS, NULL,
+                                     "income (musd), available and rented GPU*ms, providers, GPUs per region"};
+  S[MKT_S_REGION].colnames = mkt__cols((const char *const *)c->region_cols, c->nreg, mkt__pcol_names, MKT_NPCOLS);
+  S[MKT_S_GPU] = (sim_series_def){"by_gpu_class", "mixed", 0, (unsigned)c->ngpus * MKT_NPCOLS, NULL,
+                                  "income (musd), available and rented GPU*ms, providers, GPUs per GPU model"};
+  S[MKT_S_GPU].colnames = mkt__cols((const char *const *)c->gpu_cols, (unsigned)c->ngpus, mkt__pcol_names, MKT_NPCOLS);
+  S[MKT_S_FEES] = (sim_series_def){"fees_by_pool", "USD*1e-6", 0, MKT_NPOOLS, NULL, "platform fees collected per pool"};
+  COPY_NAMES(S[MKT_S_FEES].colnames, mkt_pool_names, MKT_NPOOLS);
+  for (unsigned i = 0; i < MKT_NSERIES; i++)
+    if (!S[i].colnames) { rc = SIM_ENOMEM; goto fail; }
+
+  out->name = "market";
+  out->types = mkt__lptypes;
+  out->ntypes = 2;
+  out->type_of = NULL;
+  out->nlps = c->nmarkets + c->nprov;
+  out->msg_size = mkt__msg_size;
+  out->lookahead = cfg->latency_s;
+  out->end_time = end;
+  out->series = c->series;
+  out->nseries = c->nseries;
+  out->tables = mkt__tables;
+  out->ntables = MKT_NTABLES;
+  return SIM_OK;
+fail:
+  mkt__destroy(out);
+  return rc;
+}
+
+static unsigned mkt__type_of(const void *vctx, sim_id id) {
+  const mkt_ctx *c = vctx;
+  return id < c->nmarkets ? 0 : 1;
+}
+
+static int mkt__build_class(const void *cfg, sim_time end, const char *base_dir, const sim_scenario *s, sim_diag *d,
+                            sim_model *out) {
+  int rc = mkt__build(cfg, end, base_dir, s, d, out);
+  if (rc == SIM_OK) out->type_of = mkt__type_of;
+  return rc;
+}
+
+/* ---- metrics ----------------------------------------------------------------------------------- */
+/* Metric names are fixed by the class (sim_model_class has a static list), so per-persona metrics
+ * cover the three personas of the GPGPU documents by name (NaN when a scenario lacks one), and
+ * per-region metrics use the region's position (region.0 = first in market.regions). */
+static const char *const mkt__std_personas[] = {"jade", "katie", "henry"};
+#define MKT_NREG_METRICS 4
+
+enum {
+  MX_INC_H_PERSONA = 0,                     /* 3 */
+  MX_INC_MEAN_PERSONA = MX_INC_H_PERSONA + 3,
+  MX_INC_SD_PERSONA = MX_INC_MEAN_PERSONA + 3,
+  MX_INC_CV_PERSONA = MX_INC_SD_PERSONA + 3,
+  MX_DAILY_CV_PERSONA = MX_INC_CV_PERSONA + 3,
+  MX_UTIL_PERSONA = MX_DAILY_CV_PERSONA + 3,
+  MX_INC_H_POOL = MX_UTIL_PERSONA + 3,
+  MX_UTIL_POOL = MX_INC_H_POOL + 3,
+  MX_IDLE_POOL = MX_UTIL_POOL + 3,
+  MX_UTIL_REGION = MX_IDLE_POOL + 3,
+  MX_IMBAL_REGION = MX_UTIL_REGION + MKT_NREG_METRICS,
+  MX_INC_H_REGION = MX_IMBAL_REGION + MKT_NREG_METRICS,
+  MX_WAIT_CLASS = MX_INC_H_REGION + MKT_NREG_METRICS,
+  MX_TURN_CLASS = MX_WAIT_CLASS + 3,
+  MX_INT_CLASS = MX_TURN_CLASS + 3,
+  MX_COST_CLASS = MX_INT_CLASS + 3,
+  MX_DONE_CLASS = MX_COST_CLASS + 3,
+  MX_PRICE_MEAN = MX_DONE_CLASS + 3,
+  MX_PLATFORM,
+  MX_CLIENT_COST,
+  MX_PROVIDER_INCOME,
+  MX_TREASURY,
+  MX_SHORTFALL,
+  MX_SWITCHES,
+  MX_CONSERVED,
+  MX_N
+};
+
+static const sim_metric_def mkt__metric_defs[MX_N] = {
+    {"income_per_available_hour.persona.jade", "USD/h", "income per available GPU-hour"},
+    {"income_per_available_hour.persona.katie", "USD/h", "income per available GPU-hour"},
+    {"income_per_available_hour.persona.henry", "USD/h", "income per available GPU-hour"},
+    {"income_mean.persona.jade", "USD", "mean income per provider over the run"},
+    {"income_mean.persona.katie", "USD", "mean income per provider over the run"},
+    {"income_mean.persona.henry", "USD", "mean income per provider over the run"},
+    {"income_sd.persona.jade", "USD", "standard deviation of income across providers"},
+    {"income_sd.persona.katie", "USD", "standard deviation of income across providers"},
+    {"income_sd.persona.henry", "USD", "standard deviation of income across providers"},
+    {"income_cv.persona.jade", "1", "coefficient of variation of income across providers"},
+    {"income_cv.persona.katie", "1", "coefficient of variation of income across providers"},
+    {"income_cv.persona.henry", "1", "coefficient of variation of income across providers"},
+    {"daily_income_cv.persona.jade", "1", "mean over providers of the CV of their daily income (predictability)"},
+    {"daily_income_cv.persona.katie", "1", "mean over providers of the CV of their daily income (predictability)"},
+    {"daily_income_cv.persona.henry", "1", "mean over providers of the CV of their daily income (predictability)"},
+    {"utilization.persona.jade", "1", "rented / available GPU time"},
+    {"utilization.persona.katie", "1", "rented / available GPU time"},
+    {"utilization.persona.henry", "1", "rented / available GPU time"},
+    {"income_per_available_hour.pool.fixed", "USD/h", "income per available GPU-hour in the pool"},
+    {"income_per_available_hour.pool.bidding", "USD/h", "income per available GPU-hour in the pool"},
+    {"income_per_available_hour.pool.flexible", "USD/h", "income per available GPU-hour in the pool"},
+    {"utilization.pool.fixed", "1", "rented / available GPU time"},
+    {"utilization.pool.bidding", "1", "rented / available GPU time"},
+    {"utilization.pool.flexible", "1", "rented / available GPU time"},
+    {"idle_share.pool.fixed", "1", "share of available time spent ready but unrented"},
+    {"idle_share.pool.bidding", "1", "share of available time spent ready but unrented"},
+    {"idle_share.pool.flexible", "1", "share of available time spent ready but unrented"},
+    {"utilization.region.0", "1", "rented / available GPU time (region by position)"},
+    {"utilization.region.1", "1", "rented / available GPU time (region by position)"},
+    {"utilization.region.2", "1", "rented / available GPU time (region by position)"},
+    {"utilization.region.3", "1", "rented / available GPU time (region by position)"},
+    {"imbalance.region.0", "1", "demanded / available GPU time (region by position)"},
+    {"imbalance.region.1", "1", "demanded / available GPU time (region by position)"},
+    {"imbalance.region.2", "1", "demanded / available GPU time (region by position)"},
+    {"imbalance.region.3", "1", "demanded / available GPU time (region by position)"},
+    {"income_per_available_hour.region.0", "USD/h", "income per available GPU-hour (region by position)"},
+    {"income_per_available_hour.region.1", "USD/h", "income per available GPU-hour (region by position)"},
+    {"income_per_available_hour.region.2", "USD/h", "income per available GPU-hour (region by position)"},
+    {"income_per_available_hour.region.3", "USD/h", "income per available GPU-hour (region by position)"},
+    {"wait_mean.class.training", "s", "mean wait of started jobs"},
+    {"wait_mean.class.inference", "s", "mean wait of started jobs"},
+    {"wait_mean.class.batch", "s", "mean wait of started jobs"},
+    {"completion_mean.class.training", "s", "mean submit-to-end time of completed jobs"},
+    {"completion_mean.class.inference", "s", "mean submit-to-end time of completed jobs"},
+    {"completion_mean.class.batch", "s", "mean submit-to-end time of completed jobs"},
+    {"interruptions_mean.class.training", "1", "interruptions per submitted job"},
+    {"interruptions_mean.class.inference", "1", "interruptions per submitted job"},
+    {"interruptions_mean.class.batch", "1", "interruptions per submitted job"},
+    {"cost_mean.class.training", "USD", "billed cost per completed job (all billed cost / completed)"},
+    {"cost_mean.class.inference", "USD", "billed cost per completed job (all billed cost / completed)"},
+    {"cost_mean.class.batch", "USD", "billed cost per completed job (all billed cost / completed)"},
+    {"completed_share.class.training", "1", "completed / submitted jobs"},
+    {"completed_share.class.inference", "1", "completed / submitted jobs"},
+    {"completed_share.class.batch", "1", "completed / submitted jobs"},
+    {"price_mean", "USD/h", "mean rental price per GPU-hour set in the run"},
+    {"platform_revenue", "USD", "platform fees collected (all pools)"},
+    {"client_cost_total", "USD", "paid by clients"},
+    {"provider_income_total", "USD", "income received by providers (stakes excluded)"},
+    {"treasury_balance", "USD", "flexible pools' treasuries at the end"},
+    {"treasury_shortfall", "USD", "staking payouts owed but not paid (insolvency)"},
+    {"pool_switches", "1", "providers' pool switches"},
+    {"money_conserved", "1", "1 if the double-entry ledger sums to exactly 0"},
+};
+_Static_assert(sizeof mkt__metric_defs / sizeof mkt__metric_defs[0] == MX_N, "metric table");
+
+static double mkt__div(double a, double b) { return b != 0 ? a / b : NAN; }
+
+static void mkt__compute(const sim_model *m, const sim_results *r, double *out) {
+  const mkt_ctx *c = m->ctx;
+  for (int i = 0; i < MX_N; i++) out[i] = NAN;
+  const int64_t *per = r->series[MKT_S_PERSONA], *pool = r->series[MKT_S_POOL], *jobs = r->series[MKT_S_JOBS];
+  for (int i = 0; i < 3; i++) {
+    int pi = -1;
+    for (unsigned k = 0; k < c->npers; k++)
+      if (!strcmp(c->cfg->personas[k].name, mkt__std_personas[i])) pi = (int)k;
+    if (pi < 0) continue;
+    const int64_t *v = per + pi * MKT_NPCOLS;
+    out[MX_INC_H_PERSONA + i] = mkt__div((double)v[MKT_P_INCOME] / MKT_MUSD, (double)v[MKT_P_AVAIL_MS] / 3.6e6);
+    out[MX_UTIL_PERSONA + i] = mkt__div((double)v[MKT_P_RENTED_MS], (double)v[MKT_P_AVAIL_MS]);
+    if (r->nrecords[MKT_T_PROVIDERS]) {
+      const mkt_prov_rec *pr = (const mkt_prov_rec *)r->tables[MKT_T_PROVIDERS];
+      double n = 0, s = 0, s2 = 0, cvn = 0, cvs = 0;
+      for (size_t k = 0; k < r->nrecords[MKT_T_PROVIDERS]; k++) {
+        if (strcmp(pr[k].persona, mkt__std_personas[i])) continue;
+        n++;
+        s += pr[k].income_usd;
+        s2 += pr[k].income_usd * pr[k].income_usd;
+        if (!isnan(pr[k].daily_income_cv)) { cvn++; cvs += pr[k].daily_income_cv; }
+      }
+      if (n > 0) {
+        double mean = s / n, var = n > 1 ? (s2 - n * mean * mean) / (n - 1) : 0;
+        out[MX_INC_MEAN_PERSONA + i] = mean;
+        out[MX_INC_SD_PERSONA + i] = sqrt(var > 0 ? var : 0);
+        out[MX_INC_CV_PERSONA + i] = mkt__div(out[MX_INC_SD_PERSONA + i], mean);
+        out[MX_DAILY_CV_PERSONA + i] = mkt__div(cvs, cvn);
+      }
+    }
+  }
+  for (int i = 0; i < 3; i++) {
+    const int64_t *v = pool + i * MKT_NPCOLS;
+    out[MX_INC_H_POOL + i] = mkt__div((double)v[MKT_P_INCOME] / MKT_MUSD, (double)v[MKT_P_AVAIL_MS] / 3.6e6);
+    out[MX_UTIL_POOL + i] = mkt__div((double)v[MKT_P_RENTED_MS], (double)v[MKT_P_AVAIL_MS]);
+    out[MX_IDLE_POOL + i] = mkt__div((double)(v[MKT_P_AVAIL_MS] - v[MKT_P_RENTED_MS]), (double)v[MKT_P_AVAIL_MS]);
+  }
+  for (unsigned g = 0; g < c->nreg && g < MKT_NREG_METRICS; g++) {
+    double rent = 0, av = 0, dem = 0;
+    for (size_t b = 0; b < r->nbins[MKT_S_RENTED]; b++) {
+      rent += (double)r->series[MKT_S_RENTED][b * c->nreg + g];
+      av += (double)r->series[MKT_S_AVAIL][b * c->nreg + g];
+      dem += (double)r->series[MKT_S_DEMAND][b * c->nreg + g];
+    }
+    out[MX_UTIL_REGION + g] = mkt__div(rent, av);
+    out[MX_IMBAL_REGION + g] = mkt__div(dem, av);
+    const int64_t *v = r->series[MKT_S_REGION] + g * MKT_NPCOLS;
+    out[MX_INC_H_REGION + g] = mkt__div((double)v[MKT_P_INCOME] / MKT_MUSD, (double)v[MKT_P_AVAIL_MS] / 3.6e6);
+  }
+  for (int k = 0; k < 3; k++) {
+    const int64_t *v = jobs + k * MKT_NJCOLS;
+    out[MX_WAIT_CLASS + k] = mkt__div((double)v[MKT_J_WAIT_MS] / 1000.0, (double)v[MKT_J_STARTED]);
+    out[MX_TURN_CLASS + k] = mkt__div((double)v[MKT_J_TURN_MS] / 1000.0, (double)v[MKT_J_DONE]);
+    out[MX_INT_CLASS + k] = mkt__div((double)v[MKT_J_INTERRUPTS], (double)v[MKT_J_SUBMITTED]);
+    out[MX_COST_CLASS + k] = mkt__div((double)v[MKT_J_COST] / MKT_MUSD, (double)v[MKT_J_DONE]);
+    out[MX_DONE_CLASS + k] = mkt__div((double)v[MKT_J_DONE], (double)v[MKT_J_SUBMITTED]);
+  }
+  double ps = 0, pn = 0;
+  for (size_t b = 0; b < r->nbins[MKT_S_PRICE_SUM]; b++)
+    for (size_t g = 0; g < c->ngpus; g++) {
+      ps += (double)r->series[MKT_S_PRICE_SUM][b * c->ngpus + g];
+      pn += (double)r->series[MKT_S_PRICE_N][b * c->ngpus + g];
+    }
+  out[MX_PRICE_MEAN] = mkt__div(ps / MKT_MUSD, pn);
+  const int64_t *L = r->series[MKT_S_LEDGER];
+  double fees = 0;
+  for (int i = 0; i < MKT_NPOOLS; i++) fees += (double)r->series[MKT_S_FEES][i];
+  out[MX_PLATFORM] = fees / MKT_MUSD;
+  out[MX_CLIENT_COST] = -(double)L[MKT_A_CLIENTS] / MKT_MUSD;
+  double inc = 0;
+  for (int i = 0; i < 3; i++) inc += (double)pool[i * MKT_NPCOLS + MKT_P_INCOME];
+  out[MX_PROVIDER_INCOME] = inc / MKT_MUSD;
+  out[MX_TREASURY] = (double)L[MKT_A_TREASURY] / MKT_MUSD;
+  double sf = 0;
+  for (size_t b = 0; b < r->nbins[MKT_S_FLEX]; b++) sf += (double)r->series[MKT_S_FLEX][b * MKT_NFCOLS + MKT_F_SHORTFALL];
+  out[MX_SHORTFALL] = sf / MKT_MUSD;
+  if (r->nrecords[MKT_T_PROVIDERS]) {
+    const mkt_prov_rec *pr = (const mkt_prov_rec *)r->tables[MKT_T_PROVIDERS];
+    double sw = 0;
+    for (size_t k = 0; k < r->nrecords[MKT_T_PROVIDERS]; k++) sw += pr[k].switches;
+    out[MX_SWITCHES] = sw;
+  }
+  int64_t sum = 0;
+  int of = 0;
+  for (int a = 0; a < MKT_NACCOUNTS; a++) of |= __builtin_add_overflow(sum, L[a], &sum);
+  out[MX_CONSERVED] = (!of && sum == 0) ? 1.0 : 0.0;
+}
+
+/* End-of-run checks, from integer records only: the ledger sums to zero; the providers' table
+ * agrees with the providers' account and with the per-persona income counters; the jobs' billed
+ * costs agree with the clients' account. */
+static int mkt__check(const sim_model *m, const sim_results *r, char *msg, size_t len) {
+  const mkt_ctx *c = m->ctx;
+  const int64_t *L = r->series[MKT_S_LEDGER];
+  int64_t sum = 0;
+  int of = 0;
+  for (int a = 0; a < MKT_NACCOUNTS; a++) of |= __builtin_add_overflow(sum, L[a], &sum);
+  if (of || sum != 0) {
+    snprintf(msg, len, "money not conserved: ledger sums to %lld musd (clients %lld, providers %lld, platform %lld, "
+             "treasury %lld, stakes %lld, transit %lld)", (long long)sum, (long long)L[0], (long long)L[1],
+             (long long)L[2], (long long)L[3], (long long)L[4], (long long)L[5]);
+    return 1;
+  }
+  /* the platform's account = fees collected - the treasuries' seed funding */
+  int64_t fees = 0, seeds = (int64_t)c->nreg * (int64_t)llround(c->cfg->flexible.seed_usd * MKT_MUSD);
+  for (int i = 0; i < MKT_NPOOLS; i++) fees += r->series[MKT_S_FEES][i];
+  if (L[MKT_A_PLATFORM] != fees - seeds) {
+    snprintf(msg, len, "platform account %lld musd != fees %lld - treasury seeds %lld", (long long)L[MKT_A_PLATFORM],
+             (long long)fees, (long long)seeds);
+    return 1;
+  }
+  if (c->cfg->record_providers) {
+    const mkt_prov_rec *pr = (const mkt_prov_rec *)r->tables[MKT_T_PROVIDERS];
+    int64_t bal = 0, inc = 0, pinc = 0;
+    for (size_t k = 0; k < r->nrecords[MKT_T_PROVIDERS]; k++) { bal += pr[k].balance_musd; inc += pr[k].income_musd; }
+    for (unsigned p = 0; p < c->npers; p++) pinc += r->series[MKT_S_PERSONA][p * MKT_NPCOLS + MKT_P_INCOME];
+    if (r->nrecords[MKT_T_PROVIDERS] != c->nprov || bal != L[MKT_A_PROVIDERS] || inc != pinc) {
+      snprintf(msg, len, "provider records (%zu of %llu, balance %lld, income %lld) disagree with the ledger "
+               "(providers %lld) or the persona counters (income %lld)", r->nrecords[MKT_T_PROVIDERS],
+               (unsigned long long)c->nprov, (long long)bal, (long long)inc, (long long)L[MKT_A_PROVIDERS], (long long)pinc);
+      return 1;
+    }
+  }
+  if (c->cfg->record_jobs) {
+    const mkt_job_rec *jr = (const mkt_job_rec *)r->tables[MKT_T_JOBS];
+    int64_t cost = 0;
+    for (size_t k = 0; k < r->nrecords[MKT_T_JOBS]; k++) cost += jr[k].cost_musd;
+    if (cost != -L[MKT_A_CLIENTS]) {
+      snprintf(msg, len, "jobs' billed cost %lld musd disagrees with the clients' account %lld", (long long)cost,
+               (long long)L[MKT_A_CLIENTS]);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+const sim_model_class mkt_class = {
+    "market",
+    "decentralized GPU marketplace: providers with personas and churn, fixed/bidding/flexible pools",
+    mkt_params,
+    sizeof(mkt_config),
+    mkt__validate,
+    mkt__build_class,
+    mkt__destroy,
+    mkt__metric_defs,
+    MX_N,
+    mkt__compute,
+    mkt__check,
+};

@@ -1,0 +1,347 @@
+/* test_market.c - unit tests of the market's economics (models/market/mkt.h), engine-free:
+ * ledger conservation, clearing rules (knapsack against brute force, Vickrey truthfulness,
+ * double auction, GigaSPOT host rule), churn moments, Erlang C, treasury rule, score, loaders. */
+#include "models/market/mkt.h"
+
+#include <CUnit/CUnit.h>
+#include <gsl/gsl_rng.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *src_dir(void) {
+  const char *s = getenv("SPOTLAB_SOURCE_DIR");
+  return s ? s : "..";
+}
+static void path_of(char *buf, size_t n, const char *rel) { snprintf(buf, n, "%s/%s", src_dir(), rel); }
+
+/* ---- ledger ------------------------------------------------------------------------------- */
+static void test_ledger_conserves(void) {
+  mkt_ledger l;
+  CU_ASSERT_EQUAL_FATAL(mkt_ledger_init(&l, 8), MKT_OK);
+  gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+  gsl_rng_set(r, 7);
+  for (int i = 0; i < 100000; i++) {
+    size_t a = gsl_rng_uniform_int(r, 8), b = gsl_rng_uniform_int(r, 8);
+    int64_t amt = (int64_t)gsl_rng_uniform_int(r, 1000000000) - 500000000;
+    int64_t fee_ppm = (int64_t)gsl_rng_uniform_int(r, 200000);
+    int64_t fee = mkt_fee(amt, fee_ppm);
+    /* a pays amt: fee to account 0 (platform), the rest to b */
+    CU_ASSERT_EQUAL(mkt_ledger_transfer(&l, a, 0, fee), MKT_OK);
+    CU_ASSERT_EQUAL(mkt_ledger_transfer(&l, a, b, amt - fee), MKT_OK);
+  }
+  int of = 1;
+  CU_ASSERT_EQUAL(mkt_ledger_sum(&l, &of), 0);
+  CU_ASSERT_EQUAL(of, 0);
+  /* an overflowing transfer is refused and changes nothing */
+  l.bal[3] = INT64_MAX - 5;
+  l.bal[4] = -(INT64_MAX - 5);
+  CU_ASSERT_EQUAL(mkt_ledger_transfer(&l, 4, 3, 10), MKT_EINVAL);
+  CU_ASSERT_EQUAL(l.bal[3], INT64_MAX - 5);
+  CU_ASSERT_EQUAL(mkt_ledger_transfer(&l, 9, 3, 1), MKT_EINVAL);
+  gsl_rng_free(r);
+  mkt_ledger_fini(&l);
+}
+
+static void test_fee_and_cost(void) {
+  CU_ASSERT_EQUAL(mkt_fee(1000000, 25000), 25000);     /* 2.5% of 1 USD (Clore spot fee) */
+  CU_ASSERT_EQUAL(mkt_fee(-999, 100000), -99);         /* toward zero */
+  CU_ASSERT_EQUAL(mkt_cost(3600000, 1000), 1000);      /* 3.6 USD/h for 1 s = 1000 musd */
+  CU_ASSERT_EQUAL(mkt_cost(1000000, 3600000), 1000000);
+  CU_ASSERT_EQUAL(mkt_cost(INT64_C(9000000000000), INT64_C(3600000) * 24 * 365), INT64_C(9000000000000) * 24 * 365);
+}
+
+/* ---- clearing rules ----------------------------------------------------------------------- */
+static int64_t brute_knapsack(const mkt_bid *b, size_t n, uint64_t cap) {
+  int64_t best = 0;
+  for (unsigned m = 0; m < (1u << n); m++) {
+    uint64_t w = 0;
+    int64_t v = 0;
+    for (size_t i = 0; i < n; i++)
+      if (m & (1u << i)) { w += b[i].gpus; v += b[i].price * b[i].gpus; }
+    if (w <= cap && v > best) best = v;
+  }
+  return best;
+}
+
+static void test_knapsack_exact(void) {
+  gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+  gsl_rng_set(r, 11);
+  for (int t = 0; t < 300; t++) {
+    size_t n = 1 + gsl_rng_uniform_int(r, 12);
+    mkt_bid b[12];
+    int win[12];
+    for (size_t i = 0; i < n; i++) {
+      b[i].price = 1 + (int64_t)gsl_rng_uniform_int(r, 5000);
+      b[i].gpus = 1 + (uint32_t)gsl_rng_uniform_int(r, 8);
+      b[i].power_w = 200;
+    }
+    uint64_t cap = gsl_rng_uniform_int(r, 30);
+    int64_t got = mkt_knapsack(b, n, cap, win);
+    CU_ASSERT_EQUAL(got, brute_knapsack(b, n, cap));
+    uint64_t w = 0;
+    int64_t v = 0;
+    for (size_t i = 0; i < n; i++)
+      if (win[i]) { w += b[i].gpus; v += b[i].price * b[i].gpus; }
+    CU_ASSERT(w <= cap);
+    CU_ASSERT_EQUAL(v, got);
+  }
+  /* a knapsack beats greedy-by-price here: one 3-GPU bid at 10 vs two 2-GPU bids at 9, cap 4 */
+  mkt_bid b[3] = {{10, 3, 0}, {9, 2, 0}, {9, 2, 0}};
+  int win[3];
+  CU_ASSERT_EQUAL(mkt_knapsack(b, 3, 4, win), 36);
+  CU_ASSERT(!win[0] && win[1] && win[2]);
+  gsl_rng_free(r);
+}
+
+/* Utility of bidder 0 (unit demand, value v, bid x) against fixed others under a rule. */
+static int64_t utility0(mkt_rule rule, int64_t v, int64_t x, const int64_t *others, size_t n, uint64_t units) {
+  mkt_bid b[16];
+  int win[16];
+  int64_t pay[16];
+  b[0] = (mkt_bid){x, 1, 0};
+  for (size_t i = 0; i < n; i++) b[i + 1] = (mkt_bid){others[i], 1, 0};
+  mkt_clear(rule, b, n + 1, units, 0, 0, win, pay);
+  return win[0] ? v - pay[0] : 0;
+}
+
+static void test_vickrey_truthful(void) {
+  gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+  gsl_rng_set(r, 5);
+  long deviations = 0, gains_pab = 0;
+  for (int t = 0; t < 2000; t++) {
+    size_t n = 1 + gsl_rng_uniform_int(r, 10);
+    uint64_t units = 1 + gsl_rng_uniform_int(r, 5);
+    int64_t others[15];
+    for (size_t i = 0; i < n; i++) others[i] = 1 + (int64_t)gsl_rng_uniform_int(r, 100);
+    int64_t v = 1 + (int64_t)gsl_rng_uniform_int(r, 100);
+    int64_t truthful = utility0(MKT_RULE_VICKREY, v, v, others, n, units);
+    int64_t truthful_pab = utility0(MKT_RULE_PAYASBID, v, v, others, n, units);
+    for (int64_t x = 0; x <= 201; x++) {
+      /* exhaustive over deviations: no bid gives bidder 0 more than bidding its value */
+      CU_ASSERT(utility0(MKT_RULE_VICKREY, v, x, others, n, units) <= truthful);
+      deviations++;
+      if (utility0(MKT_RULE_PAYASBID, v, x, others, n, units) > truthful_pab) gains_pab++;
+    }
+  }
+  CU_ASSERT(deviations > 100000);
+  /* The check has teeth: under pay-as-bid, shading does pay off in some instances. */
+  CU_ASSERT(gains_pab > 0);
+  gsl_rng_free(r);
+}
+
+static void test_clear_rules(void) {
+  mkt_bid b[4] = {{100, 1, 300}, {90, 1, 100}, {80, 2, 100}, {50, 1, 100}};
+  int win[4];
+  int64_t pay[4];
+  /* pay as bid, 2 units: bids 0 and 1 win */
+  CU_ASSERT_EQUAL(mkt_clear(MKT_RULE_PAYASBID, b, 4, 2, 0, 0, win, pay), 2);
+  CU_ASSERT(win[0] && win[1] && !win[2] && !win[3]);
+  CU_ASSERT_EQUAL(pay[0], 100);
+  /* Vickrey: winners pay the highest losing bid (80) */
+  mkt_clear(MKT_RULE_VICKREY, b, 4, 2, 0, 0, win, pay);
+  CU_ASSERT_EQUAL(pay[0], 80);
+  CU_ASSERT_EQUAL(pay[1], 80);
+  /* reserve 85 excludes bids 2 and 3; Vickrey price falls to the reserve */
+  mkt_clear(MKT_RULE_VICKREY, b, 4, 3, 85, 0, win, pay);
+  CU_ASSERT(win[0] && win[1] && !win[2]);
+  CU_ASSERT_EQUAL(pay[0], 85);
+  /* GigaSPOT at 0.1 musd/Wh: nets are 100-30 = 70, 90-10 = 80, 80-10 = 70, 50-10 = 40, so the
+   * single unit goes to bid 1 although bid 0 offers more. */
+  CU_ASSERT_EQUAL(mkt_clear(MKT_RULE_GIGASPOT, b, 4, 1, 0, 0.1, win, pay), 1);
+  CU_ASSERT(win[1] && !win[0]);
+  /* knapsack with 3 units: {0,2} = 100 + 160 = 260 beats {0,1,3} = 240 */
+  CU_ASSERT_EQUAL(mkt_clear(MKT_RULE_KNAPSACK, b, 4, 3, 0, 0, win, pay), 3);
+  CU_ASSERT(win[0] && win[2] && !win[1] && !win[3]);
+  CU_ASSERT_EQUAL(mkt_clear(MKT_RULE_DOUBLE, b, 4, 3, 0, 0, win, pay), MKT_EINVAL);
+}
+
+static void test_gigaspot_pick(void) {
+  /* A 450 W card whose workload is capped at 280 W (the GigaSPOT docs' example): at 0.3 musd/Wh
+   * a 200 musd/h bid at 450 W nets 65, a 180 bid at 280 W nets 96: the host takes the second. */
+  mkt_bid b[3] = {{200, 1, 450}, {180, 1, 280}, {500, 2, 280}};
+  CU_ASSERT_EQUAL(mkt_gigaspot_pick(b, 3, 1, 0, 100, 450, 0.3), 1);
+  CU_ASSERT_EQUAL(mkt_gigaspot_pick(b, 3, 2, 0, 100, 450, 0.3), 2);
+  CU_ASSERT_EQUAL(mkt_gigaspot_pick(b, 3, 1, 190, 100, 450, 0.3), 0);  /* min bid */
+  CU_ASSERT_EQUAL(mkt_gigaspot_pick(b, 3, 1, 0, 300, 450, 0.3), 0);    /* power below card min */
+  CU_ASSERT_EQUAL(mkt_gigaspot_pick(b, 3, 1, 0, 100, 450, 1.0), -1);   /* nothing profitable */
+}
+
+static void test_double_auction(void) {
+  int64_t bids[] = {10, 9, 8, 3}, asks[] = {2, 4, 8, 12}, p = -1;
+  /* 10>=2, 9>=4, 8>=8, then no more asks below: k = 3, price (8+8)/2 */
+  CU_ASSERT_EQUAL(mkt_double_auction(bids, 4, asks, 4, &p), 3);
+  CU_ASSERT_EQUAL(p, 8);
+  int64_t asks2[] = {1, 5};
+  CU_ASSERT_EQUAL(mkt_double_auction(bids, 4, asks2, 2, &p), 2);
+  CU_ASSERT_EQUAL(p, 7); /* (9 + 5) / 2 */
+  int64_t asks3[] = {11};
+  CU_ASSERT_EQUAL(mkt_double_auction(bids, 4, asks3, 1, &p), 0);
+}
+
+/* ---- churn ---------------------------------------------------------------------------------- */
+static void check_moments(const mkt_dist *d, gsl_rng *r) {
+  const int n = 400000;
+  double s = 0, s2 = 0;
+  for (int i = 0; i < n; i++) {
+    double x = mkt_dist_sample(d, r);
+    CU_ASSERT(x > 0);
+    s += x;
+    s2 += x * x;
+  }
+  double mean = s / n, var = s2 / n - mean * mean;
+  double m = mkt_dist_mean(d), v = mkt_dist_var(d);
+  /* sample mean within 5 standard errors of the analytic mean */
+  CU_ASSERT(fabs(mean - m) < 5 * sqrt(v / n));
+  /* sample variance within 15% where the fourth moment is moderate (CV^2 < 10) */
+  if (v / (m * m) < 10) CU_ASSERT(fabs(var - v) < 0.15 * v);
+}
+
+static void test_churn_moments(void) {
+  gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+  gsl_rng_set(r, 3);
+  char p[1024];
+  path_of(p, sizeof p, "data/churn_fta_fits.csv");
+  const char *traces[] = {"microsoft99", "skype06", "overnet03", "nd07cpu"};
+  int loaded = 0;
+  for (int t = 0; t < 4; t++)
+    for (int k = 0; k < 4; k++) {
+      mkt_dist d;
+      char err[256];
+      if (mkt_fits_load(p, traces[t], "up", (mkt_dist_kind)k, &d, err, sizeof err) != MKT_OK) {
+        fprintf(stderr, "%s\n", err);
+        continue;
+      }
+      loaded++;
+      check_moments(&d, r);
+    }
+  CU_ASSERT_EQUAL(loaded, 16);
+  /* fits file: the Skype Weibull up fit is shape 0.64, scale 10.86 */
+  mkt_dist d;
+  CU_ASSERT_EQUAL(mkt_fits_load(p, "skype06", "up", MKT_DIST_WEIBULL, &d, NULL, 0), MKT_OK);
+  CU_ASSERT_DOUBLE_EQUAL(d.p1, 0.64, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(d.p2, 10.86, 1e-12);
+  CU_ASSERT_EQUAL(mkt_fits_load(p, "nosuch", "up", MKT_DIST_EXP, &d, NULL, 0), MKT_ENOTFOUND);
+  /* parameter checks */
+  mkt_dist bad = {MKT_DIST_WEIBULL, -1, 2};
+  CU_ASSERT_EQUAL(mkt_dist_check(&bad), MKT_EINVAL);
+  /* exact moments of a simple case: gamma(2, 3) has mean 6 and variance 18 */
+  mkt_dist g = {MKT_DIST_GAMMA, 2, 3};
+  CU_ASSERT_DOUBLE_EQUAL(mkt_dist_mean(&g), 6, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(mkt_dist_var(&g), 18, 1e-12);
+  mkt_dist w = {MKT_DIST_WEIBULL, 1, 5}; /* shape 1 = exponential of mean 5 */
+  CU_ASSERT_DOUBLE_EQUAL(mkt_dist_mean(&w), 5, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(mkt_dist_var(&w), 25, 1e-9);
+  gsl_rng_free(r);
+}
+
+/* ---- queueing, treasury, score -------------------------------------------------------------- */
+static void test_erlang_c(void) {
+  /* M/M/1: Wq = rho / (mu - lambda) */
+  CU_ASSERT_DOUBLE_EQUAL(mkt_erlang_c_wait(0.5, 1, 1), 1.0, 1e-12);
+  /* M/M/2, lambda = mu = 1: C = 1/3, Wq = 1/3 */
+  CU_ASSERT_DOUBLE_EQUAL(mkt_erlang_c_wait(1, 1, 2), 1.0 / 3, 1e-12);
+  CU_ASSERT(isinf(mkt_erlang_c_wait(2, 1, 2)));
+  /* large c stays finite and tiny at low load */
+  double w = mkt_erlang_c_wait(100, 1, 200);
+  CU_ASSERT(w >= 0 && w < 1e-6);
+}
+
+static void test_treasury(void) {
+  mkt_treasury_rule r = {24, 0.05, 10, 1000000};
+  /* target = 24 h * 1000 musd * 10 GPUs = 240000 */
+  CU_ASSERT_EQUAL(mkt_treasury_next_rate(&r, 1000, 100000, 10), 950);
+  CU_ASSERT_EQUAL(mkt_treasury_next_rate(&r, 1000, 300000, 10), 1000);
+  CU_ASSERT_EQUAL(mkt_treasury_next_rate(&r, 1000, 500000, 10), 1050);
+  CU_ASSERT_EQUAL(mkt_treasury_next_rate(&r, 10, 0, 10), 10);      /* clamp at rate_min */
+  CU_ASSERT_EQUAL(mkt_treasury_next_rate(&r, 12, 1000000, 1), 13); /* integer rate still climbs */
+  int64_t bal = 500, sf = 0;
+  CU_ASSERT_EQUAL(mkt_treasury_pay(&bal, 300, &sf), 300);
+  CU_ASSERT_EQUAL(mkt_treasury_pay(&bal, 300, &sf), 200);
+  CU_ASSERT_EQUAL(bal, 0);
+  CU_ASSERT_EQUAL(sf, 100);
+}
+
+static void test_score(void) {
+  const mkt_score_ref *ref = &mkt_score_default_ref;
+  mkt_score_in a = {ref->tflops, ref->net_mbps, 0, ref->disk_mbs};
+  CU_ASSERT_DOUBLE_EQUAL(mkt_score(&a, ref), 100.0, 1e-9);
+  mkt_score_in b = {2 * ref->tflops, 2 * ref->net_mbps, 0, 2 * ref->disk_mbs};
+  CU_ASSERT_DOUBLE_EQUAL(mkt_score(&b, ref), 200.0, 1e-9);
+  mkt_score_in c = a;
+  c.loss = 0.5;
+  CU_ASSERT(mkt_score(&c, ref) < 100.0);
+  c.tflops = 2 * ref->tflops;
+  CU_ASSERT(mkt_score(&c, ref) > mkt_score(&a, ref)); /* monotone in throughput */
+  mkt_score_in z = {0, 100, 0, 100};
+  CU_ASSERT_EQUAL(mkt_score(&z, ref), 0.0);
+}
+
+/* ---- loaders -------------------------------------------------------------------------------- */
+static void test_gpus_csv(void) {
+  char p[1024], err[512];
+  path_of(p, sizeof p, "data/gpus.csv");
+  mkt_gpu *g = NULL;
+  size_t n = 0;
+  CU_ASSERT_EQUAL_FATAL(mkt_gpus_load(p, &g, &n, err, sizeof err), MKT_OK);
+  CU_ASSERT(n >= 15);
+  const char *need[] = {"rtx3060", "rtx4090", "rtx5090", "a10", "l4", "a100", "h100", "h200"};
+  for (int i = 0; i < 8; i++) CU_ASSERT(mkt_gpu_find(g, n, need[i]) >= 0);
+  int h = mkt_gpu_find(g, n, "h200");
+  CU_ASSERT(h >= 0 && g[h].mem_gb == 141 && g[h].datacenter);
+  free(g);
+  /* a malformed file is reported with its line */
+  const char *tmp = "test_market_bad_gpus.csv";
+  FILE *f = fopen(tmp, "w");
+  fputs("# c\nname,class,fp16,fp32,mem,bw,plmin,plmax,price,ps,src\nx,consumer,1,1,1,1,1,1,1,a,b\n"
+        "y,consumer,1,abc,1,1,1,1,1,a,b\n", f);
+  fclose(f);
+  CU_ASSERT_EQUAL(mkt_gpus_load(tmp, &g, &n, err, sizeof err), MKT_EFORMAT);
+  CU_ASSERT(strstr(err, "test_market_bad_gpus.csv:4:") != NULL);
+  CU_ASSERT(strstr(err, "fp32_tflops") != NULL);
+  remove(tmp);
+  CU_ASSERT_EQUAL(mkt_gpus_load("no/such/file.csv", &g, &n, err, sizeof err), MKT_EIO);
+}
+
+static void test_traces(void) {
+  char p[1024], err[512];
+  mkt_trace_job *j = NULL;
+  size_t n = 0;
+  path_of(p, sizeof p, "data/traces/alibaba2023_openb_pods_default.csv");
+  CU_ASSERT_EQUAL_FATAL(mkt_trace_load_alibaba_pods(p, &j, &n, err, sizeof err), MKT_OK);
+  CU_ASSERT(n > 1000 && n < 8152); /* GPU pods with a known run time only */
+  for (size_t i = 1; i < n; i++) CU_ASSERT(j[i].submit_s >= j[i - 1].submit_s);
+  for (size_t i = 0; i < n; i++) CU_ASSERT(j[i].gpus >= 1 && j[i].dur_s > 0 && j[i].cls <= 2);
+  free(j);
+  path_of(p, sizeof p, "data/traces/alibaba2026_genai_inference_requests.csv");
+  CU_ASSERT_EQUAL_FATAL(mkt_trace_load_genai(p, &j, &n, err, sizeof err), MKT_OK);
+  CU_ASSERT(n > 25000 && n < 26823); /* SUCCEED rows: 24060 + 2152 + 180 */
+  CU_ASSERT_EQUAL(n, 24060 + 2152 + 180);
+  CU_ASSERT_EQUAL(j[0].submit_s, 0);
+  CU_ASSERT(j[n - 1].submit_s > 20 * 86400 && j[n - 1].submit_s < 25 * 86400); /* about 23 days */
+  free(j);
+}
+
+static CU_TestInfo econ_tests[] = {
+    {"ledger conserves money", test_ledger_conserves},
+    {"fee and cost arithmetic", test_fee_and_cost},
+    {"knapsack equals brute force", test_knapsack_exact},
+    {"truthful bidding dominant under Vickrey", test_vickrey_truthful},
+    {"clearing rules known answers", test_clear_rules},
+    {"GigaSPOT most profitable bid", test_gigaspot_pick},
+    {"uniform-price double auction", test_double_auction},
+    {"churn samples match moments", test_churn_moments},
+    {"Erlang C known values", test_erlang_c},
+    {"treasury rate rule", test_treasury},
+    {"compute score", test_score},
+    CU_TEST_INFO_NULL};
+static CU_TestInfo data_tests[] = {
+    {"gpus.csv loads and errors name the line", test_gpus_csv},
+    {"Alibaba traces load", test_traces},
+    CU_TEST_INFO_NULL};
+
+CU_SuiteInfo spotlab_suites[] = {
+    {"market economics", NULL, NULL, NULL, NULL, econ_tests},
+    {"market data", NULL, NULL, NULL, NULL, data_tests},
+    CU_SUITE_INFO_NULL};

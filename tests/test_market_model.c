@@ -1,0 +1,410 @@
+/* test_market_model.c - the market model on the engine (one rank): M/M/c mean wait against Erlang C,
+ * money conserved under every clearing rule, churn giving the expected availability, and bad
+ * scenario values reported as FILE:LINE errors. */
+#include "models/market/mkt_model.h"
+
+#include <CUnit/CUnit.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *src_dir(void) {
+  const char *s = getenv("SPOTLAB_SOURCE_DIR");
+  return s ? s : "..";
+}
+
+typedef struct loaded {
+  sim_scenario *s;
+  mkt_config cfg;
+  sim_model model;
+  int built;
+  sim_diag d;
+} loaded;
+
+/* Parses, validates and builds a market scenario given as text; 0 or SIM_ECONFIG (then d holds
+ * the first message). Files resolve against the source tree's scenarios/ folder. */
+static int load(loaded *l, const char *text, double end) {
+  memset(l, 0, sizeof *l);
+  sim_diag_init(&l->d, NULL);
+  l->s = sim_scenario_load_string(text, "test.cfg", &l->d);
+  if (!l->s) return SIM_ECONFIG;
+  if (sim_param_parse(l->s, "market", mkt_params, &l->cfg, NULL, &l->d)) return SIM_ECONFIG;
+  if (mkt_class.validate(&l->cfg, l->s, &l->d)) return SIM_ECONFIG;
+  char base[1024];
+  snprintf(base, sizeof base, "%s/scenarios", src_dir());
+  int rc = mkt_class.build(&l->cfg, end, base, l->s, &l->d, &l->model);
+  if (rc) return rc;
+  l->model.end_time = end;
+  l->built = 1;
+  return 0;
+}
+
+static void unload(loaded *l) {
+  if (l->built) mkt_class.destroy(&l->model);
+  if (l->s) {
+    sim_param_free(mkt_params, &l->cfg);
+    sim_scenario_free(l->s);
+  }
+}
+
+static int metric_index(const char *name) {
+  for (unsigned i = 0; i < mkt_class.nmetrics; i++)
+    if (!strcmp(mkt_class.metrics[i].name, name)) return (int)i;
+  return -1;
+}
+
+/* Runs one replication; returns the check status; metrics in out (nmetrics doubles). */
+static int run1(loaded *l, uint64_t seed, double *out, char *msg, size_t len) {
+  sim_run_opts o = {seed, 0, 0, NULL};
+  sim_results r;
+  if (sim_run(&l->model, &o, &r) != 0) return -1;
+  mkt_class.compute_metrics(&l->model, &r, out);
+  int bad = mkt_class.check(&l->model, &r, msg, len);
+  sim_results_free(&r);
+  return bad;
+}
+
+/* ---- M/M/c --------------------------------------------------------------------------------- */
+/* Churn, calendars and self-use off, one region of c identical single-GPU always-on hosts in the
+ * fixed pool (FIFO), Poisson arrivals of lambda per hour, exponential run times of 1 h. */
+static const char *mmc_text =
+    "market = {\n"
+    "  churn = false; calendars = false; self_use = false; latency = 0.001; record_jobs = false;\n"
+    "  training = { share = 0.0; };  batch = { share = 0.0; };\n"
+    "  inference = { share = 1.0; diurnal_amp = 0.0; dur_mean_h = 1.0; dur_cv = 1.0; gpus_min = 1; gpus_max = 1;\n"
+    "                mem_min_gb = 0.0; value_usd_h = 100.0; value_sigma = 0.0; patience_h = 0.0;\n"
+    "                pool_share = [1.0, 0.0, 0.0]; };\n"
+    "  personas = ( { name = \"katie\"; pool = \"fixed\"; alt_pool = \"fixed\"; } );\n"
+    "  regions = ( { name = \"eu\"; providers = 10; persona_share = [1.0]; gpu_mix = \"rtx4090:1\";\n"
+    "                jobs_per_h = 8.0; weekend_factor = 1.0; } );\n"
+    "};\n";
+
+static void test_mmc_erlang_c(void) {
+  loaded l;
+  int rc = load(&l, mmc_text, 200 * 86400.0);
+  if (rc) fprintf(stderr, "%s\n", l.d.first);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  int w = metric_index("wait_mean.class.inference"), mc = metric_index("money_conserved");
+  CU_ASSERT_FATAL(w >= 0 && mc >= 0);
+  const int R = 40;
+  double s = 0, s2 = 0;
+  double *out = calloc(mkt_class.nmetrics, sizeof *out);
+  char msg[512];
+  for (int r = 0; r < R; r++) {
+    int bad = run1(&l, sim_rep_seed(42, (unsigned)r), out, msg, sizeof msg);
+    if (bad) fprintf(stderr, "check: %s\n", msg);
+    CU_ASSERT_EQUAL(bad, 0);
+    CU_ASSERT_EQUAL(out[mc], 1.0);
+    double wh = out[w] / 3600.0;
+    s += wh;
+    s2 += wh * wh;
+  }
+  double mean = s / R, sd = sqrt((s2 - R * mean * mean) / (R - 1));
+  /* 95% confidence interval over replications, Student t with 39 degrees of freedom: 2.023 */
+  double half = 2.023 * sd / sqrt(R);
+  double wq = mkt_erlang_c_wait(8.0, 1.0, 10); /* 0.2046 h */
+  fprintf(stderr, "\n  M/M/10, rho 0.8: simulated Wq %.4f h +- %.4f (95%% CI), Erlang C %.4f h\n", mean, half, wq);
+  CU_ASSERT(fabs(mean - wq) <= half);
+  CU_ASSERT(half < 0.15 * wq); /* the interval is tight enough to mean something */
+  free(out);
+  unload(&l);
+}
+
+/* ---- a complete small market ------------------------------------------------------------------ */
+static const char *full_text =
+    "market = {\n"
+    "  bidding = { rule = \"%s\"; min_bid_usd_h = 0.01; };\n"
+    "  personas = (\n"
+    "    { name = \"jade\"; pool = \"fixed\"; alt_pool = \"bidding\"; busy_days = \"daily\"; busy_start_h = 19.0;\n"
+    "      busy_len_h = 4.0; up_dist = \"weibull\"; up_p1 = 0.64; up_p2 = 40.0; patience = 1; target_factor = 0.5; },\n"
+    "    { name = \"katie\"; pool = \"flexible\"; alt_pool = \"fixed\"; up_dist = \"weibull\"; up_p1 = 0.64; up_p2 = 60.0; },\n"
+    "    { name = \"henry\"; pool = \"bidding\"; alt_pool = \"flexible\"; fit = \"skype06\"; self_per_day = 2.0;\n"
+    "      self_mean_h = 3.0; patience = 2; }\n"
+    "  );\n"
+    "  regions = (\n"
+    "    { name = \"eu\"; tz_h = 1.0; providers = 40; persona_share = [0.4, 0.4, 0.2];\n"
+    "      gpu_mix = \"rtx4090:0.5, rtx3090:0.3, a100:0.2\"; gpus_per_provider = [0.7, 0.2, 0.1];\n"
+    "      jobs_per_h = 12.0; energy_usd_kwh = 0.30; },\n"
+    "    { name = \"us\"; tz_h = -5.0; providers = 30; persona_share = [0.3, 0.3, 0.4];\n"
+    "      gpu_mix = \"rtx3060:0.4, rtx4090:0.4, h100:0.2\"; jobs_per_h = 20.0; energy_usd_kwh = 0.12; }\n"
+    "  );\n"
+    "};\n";
+
+static void test_money_conserved_all_rules(void) {
+  double *out = calloc(mkt_class.nmetrics, sizeof *out);
+  int mc = metric_index("money_conserved"), cc = metric_index("client_cost_total"),
+      pf = metric_index("platform_revenue"), pi = metric_index("provider_income_total"),
+      ui = metric_index("utilization.pool.bidding");
+  for (int rule = 0; mkt_rule_names[rule]; rule++) {
+    char text[4096];
+    snprintf(text, sizeof text, full_text, mkt_rule_names[rule]);
+    loaded l;
+    int rc = load(&l, text, 3 * 86400.0);
+    if (rc) fprintf(stderr, "%s\n", l.d.first);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    char msg[512] = "";
+    int bad = run1(&l, 7, out, msg, sizeof msg);
+    if (bad) fprintf(stderr, "rule %s: %s\n", mkt_rule_names[rule], msg);
+    CU_ASSERT_EQUAL(bad, 0);
+    CU_ASSERT_EQUAL(out[mc], 1.0);
+    /* money did move: clients paid, the platform and the providers earned, hosts were rented */
+    CU_ASSERT(out[cc] > 0);
+    CU_ASSERT(out[pf] != 0);
+    CU_ASSERT(out[pi] > 0);
+    CU_ASSERT(out[ui] > 0);
+    unload(&l);
+  }
+  free(out);
+}
+
+/* Same seed, same results; another seed, other results (common random numbers rely on it). */
+static void test_reproducible(void) {
+  char text[4096];
+  snprintf(text, sizeof text, full_text, "gigaspot");
+  loaded l;
+  CU_ASSERT_EQUAL_FATAL(load(&l, text, 2 * 86400.0), 0);
+  unsigned n = mkt_class.nmetrics;
+  double *a = calloc(n, sizeof *a), *b = calloc(n, sizeof *b), *c = calloc(n, sizeof *c);
+  char msg[256];
+  run1(&l, 11, a, msg, sizeof msg);
+  run1(&l, 11, b, msg, sizeof msg);
+  run1(&l, 12, c, msg, sizeof msg);
+  int same = 1, differ = 0;
+  for (unsigned i = 0; i < n; i++) {
+    if (!(a[i] == b[i] || (isnan(a[i]) && isnan(b[i])))) same = 0;
+    if (a[i] != c[i] && !(isnan(a[i]) && isnan(c[i]))) differ = 1;
+  }
+  CU_ASSERT(same);
+  CU_ASSERT(differ);
+  free(a);
+  free(b);
+  free(c);
+  unload(&l);
+}
+
+/* With exponential churn (mean up 10 h, down 5 h) and nothing else, the available share of time
+ * is E[up] / (E[up] + E[down]) = 2/3 (alternating renewal process; Ross, Stochastic Processes). */
+static void test_churn_availability(void) {
+  const char *text =
+      "market = {\n"
+      "  calendars = false; self_use = false; record_jobs = false;\n"
+      "  training = { share = 0.0; }; batch = { share = 0.0; }; inference = { share = 0.0; };\n"
+      "  personas = ( { name = \"henry\"; up_dist = \"exp\"; up_p1 = 10.0; down_dist = \"exp\"; down_p1 = 5.0; } );\n"
+      "  regions = ( { name = \"eu\"; providers = 400; persona_share = [1.0]; jobs_per_h = 0.0; } );\n"
+      "};\n";
+  loaded l;
+  CU_ASSERT_EQUAL_FATAL(load(&l, text, 20 * 86400.0), 0);
+  sim_run_opts o = {3, 0, 0, NULL};
+  sim_results r;
+  CU_ASSERT_EQUAL_FATAL(sim_run(&l.model, &o, &r), 0);
+  const mkt_prov_rec *p = (const mkt_prov_rec *)r.tables[MKT_T_PROVIDERS];
+  double av = 0, tot = 0;
+  for (size_t i = 0; i < r.nrecords[MKT_T_PROVIDERS]; i++) {
+    av += p[i].available_h;
+    tot += p[i].available_h + p[i].down_h + p[i].self_use_h;
+  }
+  CU_ASSERT_EQUAL(r.nrecords[MKT_T_PROVIDERS], 400);
+  CU_ASSERT_DOUBLE_EQUAL(tot, 400 * 20 * 24.0, 1e-6);
+  /* 400 hosts x 480 h / 15 h per cycle = 12800 cycles: the share's sd is about 0.004 */
+  fprintf(stderr, "\n  available share %.4f (expected 0.6667)\n", av / tot);
+  CU_ASSERT(fabs(av / tot - 2.0 / 3.0) < 0.02);
+  sim_results_free(&r);
+  unload(&l);
+}
+
+
+/* ---- known answers of billing ----------------------------------------------------------------- */
+/* One always-on RTX 4090 host in the flexible pool, no jobs, a constant staking rate (adjust 0):
+ * its income is rate x score/100 x hours, paid from the treasury the platform seeded. */
+static void test_flexible_payout(void) {
+  const char *text =
+      "market = {\n"
+      "  churn = false; calendars = false; self_use = false; latency = 0.5;\n"
+      "  training = { share = 0.0; }; batch = { share = 0.0; }; inference = { share = 0.0; };\n"
+      "  flexible = { fee = 0.05; stake_usd = 20.0; rate0_usd_h = 0.2; adjust = 0.0; seed_usd = 1000.0; };\n"
+      "  personas = ( { name = \"katie\"; pool = \"flexible\"; alt_pool = \"flexible\"; } );\n"
+      "  regions = ( { name = \"eu\"; providers = 1; persona_share = [1.0]; gpu_mix = \"rtx4090:1\";\n"
+      "                net_mbps = 1000.0; loss = 0.0; disk_mbs = 2000.0; jobs_per_h = 0.0; } );\n"
+      "};\n";
+  loaded l;
+  CU_ASSERT_EQUAL_FATAL(load(&l, text, 2 * 86400.0), 0);
+  sim_run_opts o = {1, 0, 0, NULL};
+  sim_results r;
+  CU_ASSERT_EQUAL_FATAL(sim_run(&l.model, &o, &r), 0);
+  const mkt_prov_rec *p = (const mkt_prov_rec *)r.tables[MKT_T_PROVIDERS];
+  /* score of a 4090 on the reference network and disk: 100 (165.2/312)^0.8 */
+  double score = 100.0 * pow(165.2 / 312.0, 0.8);
+  /* available from 0 to the book-closing claim at end - 3 x latency */
+  double hours = (2 * 86400.0 - 1.5) / 3600.0;
+  double expect = 0.2 * score / 100.0 * hours;
+  fprintf(stderr, "\n  staking income %.6f USD, expected %.6f\n", p[0].income_usd, expect);
+  CU_ASSERT_DOUBLE_EQUAL(p[0].income_usd, expect, 1e-4);
+  /* the stake went out and stays staked: balance = income - 20 USD */
+  CU_ASSERT_EQUAL(p[0].balance_musd, p[0].income_musd - 20 * MKT_MUSD);
+  /* the treasury paid it: 1000 USD seed minus the income */
+  CU_ASSERT_EQUAL(r.series[MKT_S_LEDGER][MKT_A_TREASURY], 1000 * MKT_MUSD - p[0].income_musd);
+  CU_ASSERT_EQUAL(r.series[MKT_S_LEDGER][MKT_A_STAKES], 20 * MKT_MUSD);
+  char msg[256];
+  CU_ASSERT_EQUAL(mkt_class.check(&l.model, &r, msg, sizeof msg), 0);
+  double base = p[0].income_usd;
+  sim_results_free(&r);
+  unload(&l);
+  /* a measured throughput twice the spec value raises the score, hence the payout, by 2^0.8 */
+  char text2[2048];
+  snprintf(text2, sizeof text2, "%.*s  score_tflops = \"rtx4090:330.4\";\n};\n", (int)(strlen(text) - 3), text);
+  CU_ASSERT_EQUAL_FATAL(load(&l, text2, 2 * 86400.0), 0);
+  CU_ASSERT_EQUAL_FATAL(sim_run(&l.model, &o, &r), 0);
+  p = (const mkt_prov_rec *)r.tables[MKT_T_PROVIDERS];
+  CU_ASSERT_DOUBLE_EQUAL(p[0].income_usd / base, pow(2.0, 0.8), 1e-5);
+  sim_results_free(&r);
+  unload(&l);
+}
+
+/* Fixed pool: jobs of exactly 2 h (CV 0) on always-on hosts pay posted price x 2 h each, the host
+ * receives it less the 10% fee. */
+static void test_fixed_billing(void) {
+  const char *text =
+      "market = {\n"
+      "  churn = false; calendars = false; self_use = false; latency = 0.5;\n"
+      "  fixed = { fee = 0.10; price_factor = 2.0; };\n"
+      "  training = { share = 0.0; }; batch = { share = 0.0; };\n"
+      "  inference = { share = 1.0; diurnal_amp = 0.0; dur_mean_h = 2.0; dur_cv = 0.0; value_usd_h = 10.0;\n"
+      "                value_sigma = 0.0; pool_share = [1.0, 0.0, 0.0]; patience_h = 0.0; };\n"
+      "  personas = ( { name = \"jade\"; pool = \"fixed\"; alt_pool = \"fixed\"; } );\n"
+      "  regions = ( { name = \"eu\"; providers = 50; persona_share = [1.0]; gpu_mix = \"a100:1\";\n"
+      "                jobs_per_h = 5.0; weekend_factor = 1.0; } );\n"
+      "};\n";
+  loaded l;
+  CU_ASSERT_EQUAL_FATAL(load(&l, text, 3 * 86400.0), 0);
+  sim_run_opts o = {5, 0, 0, NULL};
+  sim_results r;
+  CU_ASSERT_EQUAL_FATAL(sim_run(&l.model, &o, &r), 0);
+  const mkt_job_rec *j = (const mkt_job_rec *)r.tables[MKT_T_JOBS];
+  /* posted price: 2 x the A100 reference 2.5454 USD/h (data/gpus.csv) */
+  int64_t price = (int64_t)llround(2.0 * 2.5454 * MKT_MUSD);
+  size_t done = 0;
+  int64_t paid = 0;
+  for (size_t i = 0; i < r.nrecords[MKT_T_JOBS]; i++) {
+    if (strcmp(j[i].outcome, "done")) continue;
+    done++;
+    paid += j[i].cost_musd;
+    CU_ASSERT_EQUAL(j[i].cost_musd, mkt_cost(price, 2 * 3600000));
+    CU_ASSERT_EQUAL(j[i].interruptions, 0);
+    CU_ASSERT_DOUBLE_EQUAL(j[i].end_s - j[i].start_s, 7200.0, 2e-3); /* times kept in ms */
+  }
+  CU_ASSERT(done > 300); /* about 5/h for 70 h */
+  const mkt_prov_rec *p = (const mkt_prov_rec *)r.tables[MKT_T_PROVIDERS];
+  int64_t income = 0;
+  for (size_t i = 0; i < r.nrecords[MKT_T_PROVIDERS]; i++) income += p[i].income_musd;
+  int64_t fees = r.series[MKT_S_FEES][0];
+  /* every billed musd went either to the platform or to a provider (or is still in transit) */
+  CU_ASSERT_EQUAL(income + fees + r.series[MKT_S_LEDGER][MKT_A_TRANSIT], -r.series[MKT_S_LEDGER][MKT_A_CLIENTS]);
+  /* fees are 10% of what was billed, rounded down once per bill (at most one bill per job and one
+   * book-closing bill per host) */
+  int64_t billed = -r.series[MKT_S_LEDGER][MKT_A_CLIENTS];
+  CU_ASSERT(billed / 10 - fees >= 0 && billed / 10 - fees <= (int64_t)(r.nrecords[MKT_T_JOBS] + 50));
+  char msg[256];
+  CU_ASSERT_EQUAL(mkt_class.check(&l.model, &r, msg, sizeof msg), 0);
+  (void)paid;
+  sim_results_free(&r);
+  unload(&l);
+}
+
+/* Trace replay: the GenAI requests arrive as inference jobs in the right number. */
+static void test_trace_replay(void) {
+  const char *text =
+      "market = {\n"
+      "  trace_genai = \"../data/traces/alibaba2026_genai_inference_requests.csv\";\n"
+      "  trace_speedup = 10.0;\n"
+      "  inference = { pool_share = [0.5, 0.0, 0.5]; };\n"
+      "  personas = ( { name = \"katie\"; pool = \"flexible\"; }, { name = \"jade\"; pool = \"fixed\"; } );\n"
+      "  regions = ( { name = \"eu\"; providers = 40; persona_share = [0.5, 0.5]; jobs_per_h = 0.0; },\n"
+      "              { name = \"us\"; providers = 40; persona_share = [0.5, 0.5]; jobs_per_h = 0.0; } );\n"
+      "};\n";
+  loaded l;
+  int rc = load(&l, text, 86400.0);
+  if (rc) fprintf(stderr, "%s\n", l.d.first);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  sim_run_opts o = {1, 0, 0, NULL};
+  sim_results r;
+  CU_ASSERT_EQUAL_FATAL(sim_run(&l.model, &o, &r), 0);
+  const int64_t *jb = r.series[MKT_S_JOBS];
+  /* requests submitted in the first 10 days of the trace (1 simulated day at speedup 10) */
+  mkt_trace_job *tj = NULL;
+  size_t n = 0, expect = 0;
+  char p[1024];
+  snprintf(p, sizeof p, "%s/data/traces/alibaba2026_genai_inference_requests.csv", src_dir());
+  CU_ASSERT_EQUAL_FATAL(mkt_trace_load_genai(p, &tj, &n, NULL, 0), MKT_OK);
+  for (size_t i = 0; i < n; i++) expect += tj[i].submit_s / 10.0 < 86400.0;
+  free(tj);
+  CU_ASSERT_EQUAL(jb[MKT_CLS_INFERENCE * MKT_NJCOLS + MKT_J_SUBMITTED], (int64_t)expect);
+  CU_ASSERT_EQUAL(jb[MKT_CLS_TRAINING * MKT_NJCOLS + MKT_J_SUBMITTED], 0);
+  CU_ASSERT(jb[MKT_CLS_INFERENCE * MKT_NJCOLS + MKT_J_DONE] > (int64_t)expect / 2);
+  char msg[256];
+  CU_ASSERT_EQUAL(mkt_class.check(&l.model, &r, msg, sizeof msg), 0);
+  sim_results_free(&r);
+  unload(&l);
+}
+
+/* ---- scenario errors ------------------------------------------------------------------------ */
+static void expect_error(const char *text, const char *needle) {
+  loaded l;
+  int rc = load(&l, text, 86400.0);
+  CU_ASSERT_EQUAL(rc, SIM_ECONFIG);
+  if (!strstr(l.d.first, needle)) fprintf(stderr, "\n  expected '%s' in: %s\n", needle, l.d.first);
+  CU_ASSERT(strstr(l.d.first, needle) != NULL);
+  unload(&l);
+}
+
+static void test_bad_values(void) {
+  /* persona_share of the wrong length: line 3 holds the key */
+  expect_error("market = {\n  personas = ( { name = \"a\"; } );\n"
+               "  regions = ( { name = \"eu\"; providers = 2; persona_share = [0.5, 0.5]; } );\n};\n",
+               "test.cfg:3: key 'market.regions.[0].persona_share'");
+  /* an unknown GPU in the mix */
+  expect_error("market = {\n  personas = ( { name = \"a\"; } );\n  regions = ( { name = \"eu\"; providers = 2;\n"
+               "    persona_share = [1.0]; gpu_mix = \"rtx9999:1\"; } );\n};\n",
+               "test.cfg:4: key 'market.regions.[0].gpu_mix': unknown GPU 'rtx9999'");
+  /* a negative Weibull shape */
+  expect_error("market = {\n  personas = ( { name = \"a\";\n  up_p1 = -1.0; } );\n"
+               "  regions = ( { name = \"eu\"; providers = 2; persona_share = [1.0]; } );\n};\n",
+               "test.cfg:3: key 'market.personas.[0].up_p1'");
+  /* out of range, by the engine's own table check */
+  expect_error("market = {\n  fixed = { fee = 1.5; };\n  personas = ( { name = \"a\"; } );\n"
+               "  regions = ( { name = \"eu\"; providers = 2; persona_share = [1.0]; } );\n};\n",
+               "test.cfg:2:");
+  /* a fit that is not in the file */
+  expect_error("market = {\n  personas = ( { name = \"a\";\n fit = \"nosuchtrace\"; } );\n"
+               "  regions = ( { name = \"eu\"; providers = 2; persona_share = [1.0]; } );\n};\n",
+               "test.cfg:3: key 'market.personas.[0].fit'");
+  /* an unknown clearing rule */
+  expect_error("market = {\n  bidding = { rule = \"dutch\"; };\n  personas = ( { name = \"a\"; } );\n"
+               "  regions = ( { name = \"eu\"; providers = 2; persona_share = [1.0]; } );\n};\n",
+               "test.cfg:2:");
+  /* a duplicated persona */
+  expect_error("market = {\n  personas = ( { name = \"a\"; },\n { name = \"a\"; } );\n"
+               "  regions = ( { name = \"eu\"; providers = 2; persona_share = [0.5, 0.5]; } );\n};\n",
+               "test.cfg:3: key 'market.personas.[1].name'");
+  /* a measured throughput for an unknown GPU */
+  expect_error("market = {\n  score_tflops = \"rtx4090:150, gtx480:1\";\n  personas = ( { name = \"a\"; } );\n"
+               "  regions = ( { name = \"eu\"; providers = 2; persona_share = [1.0]; } );\n};\n",
+               "test.cfg:2: key 'market.score_tflops': unknown GPU 'gtx480'");
+  /* gpus_min > gpus_max */
+  expect_error("market = {\n  batch = { gpus_min = 4;\n gpus_max = 2; };\n  personas = ( { name = \"a\"; } );\n"
+               "  regions = ( { name = \"eu\"; providers = 2; persona_share = [1.0]; } );\n};\n",
+               "test.cfg:2: key 'market.batch.gpus_min'");
+}
+
+static CU_TestInfo model_tests[] = {
+    {"M/M/c mean wait within the CI of Erlang C", test_mmc_erlang_c},
+    {"money conserved under every clearing rule", test_money_conserved_all_rules},
+    {"same seed same results, other seed other results", test_reproducible},
+    {"churn gives E[up]/(E[up]+E[down]) availability", test_churn_availability},
+    {"flexible pool pays rate x score x available hours", test_flexible_payout},
+    {"fixed pool bills posted price x duration", test_fixed_billing},
+    {"trace replay submits the trace's requests", test_trace_replay},
+    {"bad scenario values give FILE:LINE errors", test_bad_values},
+    CU_TEST_INFO_NULL};
+
+CU_SuiteInfo spotlab_suites[] = {{"market model", NULL, NULL, NULL, NULL, model_tests}, CU_SUITE_INFO_NULL};

@@ -118,7 +118,9 @@ static int cmd_bench_market_main(int argc, char **argv) {
     MPI_Reduce(&rss0, &base_all, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
   }
   if (rank == 0) {
-    double *met = calloc(mkt_class.nmetrics, sizeof *met);
+    unsigned nm;
+    const sim_metric_def *defs = mkt_class.model_metrics(&m, &nm);
+    double *met = calloc(nm, sizeof *met);
     mkt_class.compute_metrics(&m, &r, met);
     char msg[512];
     int bad = mkt_class.check(&m, &r, msg, sizeof msg);
@@ -128,9 +130,8 @@ static int cmd_bench_market_main(int argc, char **argv) {
     printf("%10llu %6llu %6d %14llu %10.2f %12.4g %12.0f %14.0f %10s\n", gpus, days, P, (unsigned long long)r.events,
            r.wall_s, (double)r.events / r.wall_s, per_gpu, model_per_gpu, bad ? "NOT OK" : "conserved");
     printf("utilization:");
-    for (unsigned k = 0; k < mkt_class.nmetrics; k++)
-      if (!strncmp(mkt_class.metrics[k].name, "utilization.pool.", 17))
-        printf(" %s %.3f", mkt_class.metrics[k].name + 17, met[k]);
+    for (unsigned k = 0; k < nm; k++)
+      if (!strncmp(defs[k].name, "utilization.pool.", 17)) printf(" %s %.3f", defs[k].name + 17, met[k]);
     printf("\n");
     if (bad) fprintf(stderr, "spotlab bench market: %s\n", msg);
     if (out) {

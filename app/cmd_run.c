@@ -14,12 +14,13 @@
 static void run__help(FILE *f) {
   fprintf(f,
           "usage: spotlab run SCENARIO [--seed N] [--reps N] [--out FILE.h5] [--param KEY=VALUE]...\n"
-          "                  [--quiet]\n\n"
+          "                  [--all] [--quiet]\n\n"
           "Runs a scenario file and writes its results (HDF5, docs/results-format.md).\n\n"
           "  --seed N          base seed (overrides run.seed); replication r derives its own\n"
           "  --reps N          replications (overrides run.reps); 95%% CIs need 2 or more\n"
           "  --out FILE.h5     results file (default: results/SCENARIO-NAME.h5)\n"
           "  --param K=V       override one scenario key, e.g. --param market.fee_bidding=0.05\n"
+          "  --all             print every metric, not only the model's headline ones\n"
           "  --quiet           no summary table, no progress line\n\n"
           "Replications run in parallel on OpenMP threads (OMP_NUM_THREADS), or one after another\n"
           "over all ranks under mpirun. One scenario and seed give bit-identical results on any\n"
@@ -40,7 +41,7 @@ static void run__default_out(const char *scenario, char *out, size_t len) {
 static int cmd_run_main(int argc, char **argv) {
   const char *scenario = NULL, *out = NULL, *v;
   const char *ovr[APP_MAX_OVERRIDES + 2];
-  int novr = 0, quiet = 0;
+  int novr = 0, quiet = 0, all = 0;
   char seedbuf[64], repsbuf[64];
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -66,6 +67,8 @@ static int cmd_run_main(int argc, char **argv) {
       ovr[novr++] = v;
     } else if (!strcmp(argv[i], "--quiet")) {
       quiet = 1;
+    } else if (!strcmp(argv[i], "--all")) {
+      all = 1;
     } else if (argv[i][0] == '-') {
       fprintf(stderr, "spotlab run: unknown option '%s' (spotlab run --help)\n", argv[i]);
       return 2;
@@ -115,7 +118,7 @@ static int cmd_run_main(int argc, char **argv) {
   if (rank == 0) {
     if (app_write_results(out, &l, &o)) rc = 1;
     if (!quiet) {
-      app_print_summary(stdout, &l, &o);
+      app_print_summary(stdout, &l, &o, all);
       if (!rc) printf("\nresults: %s\n", out);
     }
   }

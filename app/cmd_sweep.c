@@ -87,6 +87,8 @@ static int cmd_sweep_main(int argc, char **argv) {
   const char *fixed[2];
   int nfixed = 0, quiet = 0;
   char *base = NULL; /* freed at done: declared before the first goto */
+  char **names0 = NULL, **units0 = NULL; /* metric names of point 1, which every point must share */
+  unsigned nm0 = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
       sweep__help(stdout);
@@ -167,6 +169,30 @@ static int cmd_sweep_main(int argc, char **argv) {
     }
     reps = (int)l.run.reps;
     cls = l.cls;
+    /* Every point must report the same metrics (a key that changes, say, the number of regions
+     * changes a model's metric list, and the sweep's table has one set of columns). */
+    if (p == 0) {
+      nm0 = l.nmetrics;
+      names0 = calloc(nm0 ? nm0 : 1, sizeof *names0);
+      units0 = calloc(nm0 ? nm0 : 1, sizeof *units0);
+      if (!names0 || !units0) SIM_FATAL("out of memory");
+      for (unsigned k = 0; k < nm0; k++) {
+        names0[k] = strdup(l.metrics[k].name);
+        units0[k] = strdup(l.metrics[k].unit);
+        if (!names0[k] || !units0[k]) SIM_FATAL("out of memory");
+      }
+    } else {
+      int same = l.nmetrics == nm0;
+      for (unsigned k = 0; same && k < nm0; k++) same = !strcmp(l.metrics[k].name, names0[k]);
+      if (!same) {
+        if (rank == 0)
+          fprintf(stderr, "spotlab sweep: point %d (%s) reports other metrics than point 1 (%u vs %u): a sweep "
+                  "axis must not change which metrics the model has\n", p + 1, ovr_text[p], l.nmetrics, nm0);
+        app_unload(&l);
+        rc = 2;
+        goto done;
+      }
+    }
     app_unload(&l);
   }
 
@@ -193,7 +219,7 @@ static int cmd_sweep_main(int argc, char **argv) {
   if (!base) SIM_FATAL("out of memory");
   const char *rel = basename(base); /* point files relative to the sweep file's folder */
 
-  unsigned nm = cls->nmetrics;
+  unsigned nm = nm0;
   rpt_sweep s;
   memset(&s, 0, sizeof s);
   snprintf(s.param, sizeof s.param, "%s", key);
@@ -209,8 +235,8 @@ static int cmd_sweep_main(int argc, char **argv) {
   s.point_files = calloc((size_t)np, sizeof *s.point_files);
   if (!s.x || !s.names || !s.units || !s.values || !s.point_files) SIM_FATAL("out of memory");
   for (unsigned k = 0; k < nm; k++) {
-    s.names[k] = (char *)cls->metrics[k].name;
-    s.units[k] = (char *)cls->metrics[k].unit;
+    s.names[k] = names0[k];
+    s.units[k] = units0[k];
   }
   uint64_t seed = 0;
   double t0 = sweep__now();
@@ -258,6 +284,12 @@ static int cmd_sweep_main(int argc, char **argv) {
   free(s.values);
 done:
   free(base);
+  for (unsigned k = 0; names0 && k < nm0; k++) {
+    free(names0[k]);
+    free(units0[k]);
+  }
+  free(names0);
+  free(units0);
   for (int p = 0; p < np; p++) {
     free(vals[p]);
     free(ovr_text[p]);

@@ -76,6 +76,9 @@ int app_load(const char *path, const char *const *overrides, int noverrides, sim
   }
   l->built = 1;
   l->model.end_time = l->run.end;
+  l->metrics = l->cls->metrics;
+  l->nmetrics = l->cls->nmetrics;
+  if (l->cls->model_metrics) l->metrics = l->cls->model_metrics(&l->model, &l->nmetrics);
 
   size_t len = 0;
   FILE *mf = open_memstream(&l->effective, &len);
@@ -110,7 +113,7 @@ static double app__now(void) {
 
 int app_run_reps(app_loaded *l, int progress, app_run_out *o) {
   int reps = (int)l->run.reps, rank = app_mpi_rank();
-  unsigned nm = l->cls->nmetrics;
+  unsigned nm = l->nmetrics;
   memset(o, 0, sizeof *o);
   o->reps = calloc((size_t)reps, sizeof *o->reps);
   o->values = calloc((size_t)reps * (nm ? nm : 1), sizeof *o->values);
@@ -172,13 +175,13 @@ int app_write_results(const char *path, app_loaded *l, app_run_out *o) {
   sim_run_meta meta = {l->cls->name, sim_scenario_path(l->scn), sim_scenario_text(l->scn), l->effective,
                        (uint64_t)l->run.seed, (int)l->run.reps, o->ranks, o->threads, o->wall_s, l->run.end};
   char err[512];
-  int rc = sim_results_write(path, &meta, &l->model, o->reps, l->cls->metrics, l->cls->nmetrics, o->values, err,
+  int rc = sim_results_write(path, &meta, &l->model, o->reps, l->metrics, l->nmetrics, o->values, err,
                              sizeof err);
   if (rc) fprintf(stderr, "spotlab: %s\n", err);
   return rc;
 }
 
-void app_print_summary(FILE *f, app_loaded *l, app_run_out *o) {
+void app_print_summary(FILE *f, app_loaded *l, app_run_out *o, int all) {
   int reps = (int)l->run.reps;
   uint64_t ev = 0;
   for (int r = 0; r < reps; r++) ev += o->reps[r].events;
@@ -186,20 +189,32 @@ void app_print_summary(FILE *f, app_loaded *l, app_run_out *o) {
              "(%.3g events/s)\n\n",
           l->cls->name, reps, reps == 1 ? "" : "s", l->run.end, o->ranks, o->ranks == 1 ? "" : "s", o->threads,
           o->threads == 1 ? "" : "s", o->wall_s, (unsigned long long)ev, o->wall_s > 0 ? (double)ev / o->wall_s : 0);
-  unsigned nm = l->cls->nmetrics;
+  unsigned nm = l->nmetrics, shown = 0, flagged = 0;
   if (!nm) return;
+  for (unsigned k = 0; k < nm; k++) flagged += l->metrics[k].headline != 0;
+  if (!flagged) all = 1; /* a model that flags nothing shows everything */
   size_t w = 6;
   for (unsigned k = 0; k < nm; k++)
-    if (strlen(l->cls->metrics[k].name) > w) w = strlen(l->cls->metrics[k].name);
+    if ((all || l->metrics[k].headline) && strlen(l->metrics[k].name) > w) w = strlen(l->metrics[k].name);
   fprintf(f, "%-*s %14s %-24s %-10s\n", (int)w, "metric", "mean", "95% CI", "unit");
   for (unsigned k = 0; k < nm; k++) {
+    if (!all && !l->metrics[k].headline) continue;
+    shown++;
     sim_summary s;
     sim_summarize(o->values + k, (size_t)reps, nm, &s);
-    char ci[48];
-    if (reps > 1 && isfinite(s.ci95_lo))
+    char ci[48], mean[32];
+    if (isnan(s.mean))
+      snprintf(ci, sizeof ci, "(undefined here)");
+    else if (reps < 2)
+      snprintf(ci, sizeof ci, "(1 rep: no CI)");
+    else if (isfinite(s.ci95_lo))
       snprintf(ci, sizeof ci, "[%.4g, %.4g]", s.ci95_lo, s.ci95_hi);
     else
-      snprintf(ci, sizeof ci, "(1 rep: no CI)");
-    fprintf(f, "%-*s %14.6g %-24s %-10s\n", (int)w, l->cls->metrics[k].name, s.mean, ci, l->cls->metrics[k].unit);
+      snprintf(ci, sizeof ci, "(undefined in some reps)");
+    snprintf(mean, sizeof mean, isnan(s.mean) ? "-" : "%.6g", s.mean);
+    fprintf(f, "%-*s %14s %-24s %-10s\n", (int)w, l->metrics[k].name, mean, ci, l->metrics[k].unit);
   }
+  if (shown < nm)
+    fprintf(f, "(%u more metrics in the results file: `spotlab run --all` prints them here, `spotlab report` "
+               "tabulates them)\n", nm - shown);
 }

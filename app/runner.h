@@ -22,6 +22,8 @@ typedef struct app_loaded {
   void *cfg;             /* the model's parsed keys */
   sim_model model;
   int built;
+  const sim_metric_def *metrics; /* the built model's metrics (the class's, or its own) */
+  unsigned nmetrics;
   char *effective;       /* every key's effective value, scenario syntax */
 } app_loaded;
 
@@ -44,7 +46,7 @@ void app_run_out_free(app_loaded *l, app_run_out *o);
 
 /* Writes the results file for a finished run (rank 0). */
 int app_write_results(const char *path, app_loaded *l, app_run_out *o);
-/* Prints the summary table of a finished run (rank 0). */
-void app_print_summary(FILE *f, app_loaded *l, app_run_out *o);
+/* Prints the summary table of a finished run (rank 0): the headline metrics, or all of them. */
+void app_print_summary(FILE *f, app_loaded *l, app_run_out *o, int all);
 
 #endif

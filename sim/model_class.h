@@ -11,9 +11,10 @@
 #include "sim/param.h"
 
 typedef struct sim_metric_def {
-  const char *name;   /* e.g. "provider_income_cv_katie" */
+  const char *name;   /* "quantity" or "quantity.dimension.value", e.g. "income_cv.persona.katie" */
   const char *unit;   /* e.g. "USD/h", "1", "s" */
   const char *help;
+  int headline;       /* 1: shown in the short table `spotlab run` prints (all are stored) */
 } sim_metric_def;
 
 typedef struct sim_model_class {
@@ -29,12 +30,17 @@ typedef struct sim_model_class {
   int (*build)(const void *cfg, sim_time end_time, const char *base_dir, const sim_scenario *s,
                sim_diag *d, sim_model *out);
   void (*destroy)(sim_model *m);
-  /* Headline metrics of one replication (rank 0), averaged over replications with 95% CIs. */
+  /* Headline metrics of one replication (rank 0), averaged over replications with 95% CIs:
+   * the class's fixed list, or, when model_metrics is set, the built model's own list (names that
+   * depend on the scenario, such as one metric per persona the scenario defines). */
   const sim_metric_def *metrics;
   unsigned nmetrics;
   void (*compute_metrics)(const sim_model *m, const sim_results *r, double *out);
   /* End-of-run invariant checks (money conserved, ...): 0, or non-zero with a message. May be NULL. */
   int (*check)(const sim_model *m, const sim_results *r, char *msg, size_t len);
+  /* May be NULL. The metric list of a built model (owned by it, valid until destroy); overrides
+   * metrics/nmetrics. compute_metrics then fills that many values. */
+  const sim_metric_def *(*model_metrics)(const sim_model *m, unsigned *n);
 } sim_model_class;
 
 #endif

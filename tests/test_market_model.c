@@ -20,6 +20,8 @@ typedef struct loaded {
   sim_model model;
   int built;
   sim_diag d;
+  const sim_metric_def *metrics; /* the built model's metrics (named after its personas, regions) */
+  unsigned nmetrics;
 } loaded;
 
 /* Parses, validates and builds a market scenario given as text; 0 or SIM_ECONFIG (then d holds
@@ -37,6 +39,7 @@ static int load(loaded *l, const char *text, double end) {
   if (rc) return rc;
   l->model.end_time = end;
   l->built = 1;
+  l->metrics = mkt_class.model_metrics(&l->model, &l->nmetrics);
   return 0;
 }
 
@@ -48,9 +51,9 @@ static void unload(loaded *l) {
   }
 }
 
-static int metric_index(const char *name) {
-  for (unsigned i = 0; i < mkt_class.nmetrics; i++)
-    if (!strcmp(mkt_class.metrics[i].name, name)) return (int)i;
+static int metric_index(const loaded *l, const char *name) {
+  for (unsigned i = 0; i < l->nmetrics; i++)
+    if (!strcmp(l->metrics[i].name, name)) return (int)i;
   return -1;
 }
 
@@ -85,11 +88,11 @@ static void test_mmc_erlang_c(void) {
   int rc = load(&l, mmc_text, 200 * 86400.0);
   if (rc) fprintf(stderr, "%s\n", l.d.first);
   CU_ASSERT_EQUAL_FATAL(rc, 0);
-  int w = metric_index("wait_mean.class.inference"), mc = metric_index("money_conserved");
+  int w = metric_index(&l, "wait_mean.class.inference"), mc = metric_index(&l, "money_conserved");
   CU_ASSERT_FATAL(w >= 0 && mc >= 0);
   const int R = 40;
   double s = 0, s2 = 0;
-  double *out = calloc(mkt_class.nmetrics, sizeof *out);
+  double *out = calloc(l.nmetrics, sizeof *out);
   char msg[512];
   for (int r = 0; r < R; r++) {
     int bad = run1(&l, sim_rep_seed(42, (unsigned)r), out, msg, sizeof msg);
@@ -132,10 +135,6 @@ static const char *full_text =
     "};\n";
 
 static void test_money_conserved_all_rules(void) {
-  double *out = calloc(mkt_class.nmetrics, sizeof *out);
-  int mc = metric_index("money_conserved"), cc = metric_index("client_cost_total"),
-      pf = metric_index("platform_revenue"), pi = metric_index("provider_income_total"),
-      ui = metric_index("utilization.pool.bidding");
   for (int rule = 0; mkt_rule_names[rule]; rule++) {
     char text[4096];
     snprintf(text, sizeof text, full_text, mkt_rule_names[rule]);
@@ -143,6 +142,11 @@ static void test_money_conserved_all_rules(void) {
     int rc = load(&l, text, 3 * 86400.0);
     if (rc) fprintf(stderr, "%s\n", l.d.first);
     CU_ASSERT_EQUAL_FATAL(rc, 0);
+    double *out = calloc(l.nmetrics, sizeof *out);
+    int mc = metric_index(&l, "money_conserved"), cc = metric_index(&l, "client_cost_total"),
+        pf = metric_index(&l, "platform_revenue"), pi = metric_index(&l, "provider_income_total"),
+        ui = metric_index(&l, "utilization.pool.bidding");
+    CU_ASSERT_FATAL(mc >= 0 && cc >= 0 && pf >= 0 && pi >= 0 && ui >= 0);
     char msg[512] = "";
     int bad = run1(&l, 7, out, msg, sizeof msg);
     if (bad) fprintf(stderr, "rule %s: %s\n", mkt_rule_names[rule], msg);
@@ -153,9 +157,9 @@ static void test_money_conserved_all_rules(void) {
     CU_ASSERT(out[pf] != 0);
     CU_ASSERT(out[pi] > 0);
     CU_ASSERT(out[ui] > 0);
+    free(out);
     unload(&l);
   }
-  free(out);
 }
 
 /* Same seed, same results; another seed, other results (common random numbers rely on it). */
@@ -164,7 +168,7 @@ static void test_reproducible(void) {
   snprintf(text, sizeof text, full_text, "gigaspot");
   loaded l;
   CU_ASSERT_EQUAL_FATAL(load(&l, text, 2 * 86400.0), 0);
-  unsigned n = mkt_class.nmetrics;
+  unsigned n = l.nmetrics;
   double *a = calloc(n, sizeof *a), *b = calloc(n, sizeof *b), *c = calloc(n, sizeof *c);
   char msg[256];
   run1(&l, 11, a, msg, sizeof msg);
@@ -396,6 +400,35 @@ static void test_bad_values(void) {
                "test.cfg:2: key 'market.batch.gpus_min'");
 }
 
+/* Personas and regions are the scenario's: a persona renamed "olga" gets its own metrics (and
+ * henry none), and regions are named as the scenario names them. */
+static void test_metrics_follow_scenario(void) {
+  char text[4096], renamed[4096];
+  snprintf(text, sizeof text, full_text, "gigaspot");
+  char *h = strstr(text, "name = \"henry\"");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+  snprintf(renamed, sizeof renamed, "%.*sname = \"olga\"%s", (int)(h - text), text, h + strlen("name = \"henry\""));
+  loaded l;
+  int rc = load(&l, renamed, 2 * 86400.0);
+  if (rc) fprintf(stderr, "%s\n", l.d.first);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  int olga = metric_index(&l, "income_per_available_hour.persona.olga");
+  CU_ASSERT(olga >= 0);
+  CU_ASSERT(metric_index(&l, "income_per_available_hour.persona.henry") < 0);
+  CU_ASSERT(metric_index(&l, "utilization.region.eu") >= 0);
+  CU_ASSERT(metric_index(&l, "utilization.region.us") >= 0);
+  CU_ASSERT(metric_index(&l, "utilization.region.3") < 0);
+  int headline = 0;
+  for (unsigned k = 0; k < l.nmetrics; k++) headline += l.metrics[k].headline != 0;
+  CU_ASSERT(headline > 0 && headline < (int)l.nmetrics);
+  double *out = calloc(l.nmetrics, sizeof *out);
+  char msg[256];
+  CU_ASSERT_EQUAL(run1(&l, 5, out, msg, sizeof msg), 0);
+  CU_ASSERT(olga >= 0 && isfinite(out[olga]) && out[olga] >= 0);
+  free(out);
+  unload(&l);
+}
+
 static CU_TestInfo model_tests[] = {
     {"M/M/c mean wait within the CI of Erlang C", test_mmc_erlang_c},
     {"money conserved under every clearing rule", test_money_conserved_all_rules},
@@ -405,6 +438,7 @@ static CU_TestInfo model_tests[] = {
     {"fixed pool bills posted price x duration", test_fixed_billing},
     {"trace replay submits the trace's requests", test_trace_replay},
     {"bad scenario values give FILE:LINE errors", test_bad_values},
+    {"metrics are named after the scenario's personas and regions", test_metrics_follow_scenario},
     CU_TEST_INFO_NULL};
 
 CU_SuiteInfo spotlab_suites[] = {{"market model", NULL, NULL, NULL, NULL, model_tests}, CU_SUITE_INFO_NULL};

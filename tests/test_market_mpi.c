@@ -46,9 +46,11 @@ int main(int argc, char **argv) {
     uint64_t h = 0xcbf29ce484222325ull;
     for (unsigned i = 0; i < m.nseries; i++) h = fnv(h, r.series[i], r.nbins[i] * m.series[i].ncols * sizeof(int64_t));
     for (unsigned i = 0; i < m.ntables; i++) h = fnv(h, r.tables[i], r.nrecords[i] * m.tables[i].record_size);
-    double *met = calloc(mkt_class.nmetrics, sizeof *met);
+    unsigned nm;
+    mkt_class.model_metrics(&m, &nm);
+    double *met = calloc(nm, sizeof *met);
     mkt_class.compute_metrics(&m, &r, met);
-    h = fnv(h, met, mkt_class.nmetrics * sizeof *met);
+    h = fnv(h, met, nm * sizeof *met);
     char msg[512];
     int bad = mkt_class.check(&m, &r, msg, sizeof msg);
     printf("digest %016llx events %llu ranks %d check %s\n", (unsigned long long)h, (unsigned long long)r.events,

@@ -343,6 +343,9 @@ static void mkt__destroy(sim_model *m) {
   free(c->region_cols);
   free(c->gpu_cols);
   free(c->persona_cols);
+  for (unsigned i = 0; c->metric_names && i < c->nmetrics; i++) free(c->metric_names[i]);
+  free(c->metric_names);
+  free(c->metrics);
   if (c->series) {
     for (unsigned i = 0; i < c->nseries; i++) free((void *)c->series[i].colnames);
     free(c->series);
@@ -689,130 +692,148 @@ static int mkt__build_class(const void *cfg, sim_time end, const char *base_dir,
                             sim_model *out) {
   int rc = mkt__build(cfg, end, base_dir, s, d, out);
   if (rc == SIM_OK) out->type_of = mkt__type_of;
+  if (rc == SIM_OK && mkt__metrics_build((mkt_ctx *)out->ctx) != SIM_OK) {
+    mkt__destroy(out);
+    rc = SIM_ENOMEM;
+  }
   return rc;
 }
 
 /* ---- metrics ----------------------------------------------------------------------------------- */
-/* Metric names are fixed by the class (sim_model_class has a static list), so per-persona metrics
- * cover the three personas of the GPGPU documents by name (NaN when a scenario lacks one), and
- * per-region metrics use the region's position (region.0 = first in market.regions). */
-static const char *const mkt__std_personas[] = {"jade", "katie", "henry"};
-#define MKT_NREG_METRICS 4
-
-enum {
-  MX_INC_H_PERSONA = 0,                     /* 3 */
-  MX_INC_MEAN_PERSONA = MX_INC_H_PERSONA + 3,
-  MX_INC_SD_PERSONA = MX_INC_MEAN_PERSONA + 3,
-  MX_INC_CV_PERSONA = MX_INC_SD_PERSONA + 3,
-  MX_DAILY_CV_PERSONA = MX_INC_CV_PERSONA + 3,
-  MX_UTIL_PERSONA = MX_DAILY_CV_PERSONA + 3,
-  MX_INC_H_POOL = MX_UTIL_PERSONA + 3,
-  MX_UTIL_POOL = MX_INC_H_POOL + 3,
-  MX_IDLE_POOL = MX_UTIL_POOL + 3,
-  MX_UTIL_REGION = MX_IDLE_POOL + 3,
-  MX_IMBAL_REGION = MX_UTIL_REGION + MKT_NREG_METRICS,
-  MX_INC_H_REGION = MX_IMBAL_REGION + MKT_NREG_METRICS,
-  MX_WAIT_CLASS = MX_INC_H_REGION + MKT_NREG_METRICS,
-  MX_TURN_CLASS = MX_WAIT_CLASS + 3,
-  MX_INT_CLASS = MX_TURN_CLASS + 3,
-  MX_COST_CLASS = MX_INT_CLASS + 3,
-  MX_DONE_CLASS = MX_COST_CLASS + 3,
-  MX_PRICE_MEAN = MX_DONE_CLASS + 3,
-  MX_PLATFORM,
-  MX_CLIENT_COST,
-  MX_PROVIDER_INCOME,
-  MX_TREASURY,
-  MX_SHORTFALL,
-  MX_SWITCHES,
-  MX_CONSERVED,
-  MX_N
+/* The metric list depends on the scenario: one set per persona and per region the scenario
+ * defines, named after them (income_per_available_hour.persona.olga, utilization.region.eu), plus
+ * per pool and per job class, plus overall figures. Layout, quantity-major within each block:
+ *   persona block: MQ_P quantities x npers    pool block: MQ_POOL x 3
+ *   region block:  MQ_R quantities x nreg     class block: MQ_C x 3      then MQ_S scalars. */
+typedef struct mkt__mq {
+  const char *q, *unit, *help;
+  int headline;
+} mkt__mq;
+static const mkt__mq mkt__pq[] = {
+    {"income_per_available_hour", "USD/h", "income per available GPU-hour", 1},
+    {"income_mean", "USD", "mean income per provider over the run", 0},
+    {"income_sd", "USD", "standard deviation of income across providers", 0},
+    {"income_cv", "1", "coefficient of variation of income across providers", 0},
+    {"daily_income_cv", "1", "mean over providers of the CV of their daily income (predictability)", 1},
+    {"utilization", "1", "rented / available GPU time", 0},
 };
-
-static const sim_metric_def mkt__metric_defs[MX_N] = {
-    {"income_per_available_hour.persona.jade", "USD/h", "income per available GPU-hour"},
-    {"income_per_available_hour.persona.katie", "USD/h", "income per available GPU-hour"},
-    {"income_per_available_hour.persona.henry", "USD/h", "income per available GPU-hour"},
-    {"income_mean.persona.jade", "USD", "mean income per provider over the run"},
-    {"income_mean.persona.katie", "USD", "mean income per provider over the run"},
-    {"income_mean.persona.henry", "USD", "mean income per provider over the run"},
-    {"income_sd.persona.jade", "USD", "standard deviation of income across providers"},
-    {"income_sd.persona.katie", "USD", "standard deviation of income across providers"},
-    {"income_sd.persona.henry", "USD", "standard deviation of income across providers"},
-    {"income_cv.persona.jade", "1", "coefficient of variation of income across providers"},
-    {"income_cv.persona.katie", "1", "coefficient of variation of income across providers"},
-    {"income_cv.persona.henry", "1", "coefficient of variation of income across providers"},
-    {"daily_income_cv.persona.jade", "1", "mean over providers of the CV of their daily income (predictability)"},
-    {"daily_income_cv.persona.katie", "1", "mean over providers of the CV of their daily income (predictability)"},
-    {"daily_income_cv.persona.henry", "1", "mean over providers of the CV of their daily income (predictability)"},
-    {"utilization.persona.jade", "1", "rented / available GPU time"},
-    {"utilization.persona.katie", "1", "rented / available GPU time"},
-    {"utilization.persona.henry", "1", "rented / available GPU time"},
-    {"income_per_available_hour.pool.fixed", "USD/h", "income per available GPU-hour in the pool"},
-    {"income_per_available_hour.pool.bidding", "USD/h", "income per available GPU-hour in the pool"},
-    {"income_per_available_hour.pool.flexible", "USD/h", "income per available GPU-hour in the pool"},
-    {"utilization.pool.fixed", "1", "rented / available GPU time"},
-    {"utilization.pool.bidding", "1", "rented / available GPU time"},
-    {"utilization.pool.flexible", "1", "rented / available GPU time"},
-    {"idle_share.pool.fixed", "1", "share of available time spent ready but unrented"},
-    {"idle_share.pool.bidding", "1", "share of available time spent ready but unrented"},
-    {"idle_share.pool.flexible", "1", "share of available time spent ready but unrented"},
-    {"utilization.region.0", "1", "rented / available GPU time (region by position)"},
-    {"utilization.region.1", "1", "rented / available GPU time (region by position)"},
-    {"utilization.region.2", "1", "rented / available GPU time (region by position)"},
-    {"utilization.region.3", "1", "rented / available GPU time (region by position)"},
-    {"imbalance.region.0", "1", "demanded / available GPU time (region by position)"},
-    {"imbalance.region.1", "1", "demanded / available GPU time (region by position)"},
-    {"imbalance.region.2", "1", "demanded / available GPU time (region by position)"},
-    {"imbalance.region.3", "1", "demanded / available GPU time (region by position)"},
-    {"income_per_available_hour.region.0", "USD/h", "income per available GPU-hour (region by position)"},
-    {"income_per_available_hour.region.1", "USD/h", "income per available GPU-hour (region by position)"},
-    {"income_per_available_hour.region.2", "USD/h", "income per available GPU-hour (region by position)"},
-    {"income_per_available_hour.region.3", "USD/h", "income per available GPU-hour (region by position)"},
-    {"wait_mean.class.training", "s", "mean wait of started jobs"},
-    {"wait_mean.class.inference", "s", "mean wait of started jobs"},
-    {"wait_mean.class.batch", "s", "mean wait of started jobs"},
-    {"completion_mean.class.training", "s", "mean submit-to-end time of completed jobs"},
-    {"completion_mean.class.inference", "s", "mean submit-to-end time of completed jobs"},
-    {"completion_mean.class.batch", "s", "mean submit-to-end time of completed jobs"},
-    {"interruptions_mean.class.training", "1", "interruptions per submitted job"},
-    {"interruptions_mean.class.inference", "1", "interruptions per submitted job"},
-    {"interruptions_mean.class.batch", "1", "interruptions per submitted job"},
-    {"cost_mean.class.training", "USD", "billed cost per completed job (all billed cost / completed)"},
-    {"cost_mean.class.inference", "USD", "billed cost per completed job (all billed cost / completed)"},
-    {"cost_mean.class.batch", "USD", "billed cost per completed job (all billed cost / completed)"},
-    {"completed_share.class.training", "1", "completed / submitted jobs"},
-    {"completed_share.class.inference", "1", "completed / submitted jobs"},
-    {"completed_share.class.batch", "1", "completed / submitted jobs"},
-    {"price_mean", "USD/h", "mean rental price per GPU-hour set in the run"},
-    {"platform_revenue", "USD", "platform fees collected (all pools)"},
-    {"client_cost_total", "USD", "paid by clients"},
-    {"provider_income_total", "USD", "income received by providers (stakes excluded)"},
-    {"treasury_balance", "USD", "flexible pools' treasuries at the end"},
-    {"treasury_shortfall", "USD", "staking payouts owed but not paid (insolvency)"},
-    {"pool_switches", "1", "providers' pool switches"},
-    {"money_conserved", "1", "1 if the double-entry ledger sums to exactly 0"},
+static const mkt__mq mkt__poolq[] = {
+    {"income_per_available_hour", "USD/h", "income per available GPU-hour in the pool", 0},
+    {"utilization", "1", "rented / available GPU time", 1},
+    {"idle_share", "1", "share of available time spent ready but unrented", 0},
 };
-_Static_assert(sizeof mkt__metric_defs / sizeof mkt__metric_defs[0] == MX_N, "metric table");
+static const mkt__mq mkt__rq[] = {
+    {"utilization", "1", "rented / available GPU time", 0},
+    {"imbalance", "1", "demanded / available GPU time", 1},
+    {"income_per_available_hour", "USD/h", "income per available GPU-hour", 0},
+};
+static const mkt__mq mkt__cq[] = {
+    {"wait_mean", "s", "mean wait of started jobs", 1},
+    {"completion_mean", "s", "mean submit-to-end time of completed jobs", 0},
+    {"interruptions_mean", "1", "interruptions per submitted job", 0},
+    {"cost_mean", "USD", "billed cost per completed job (all billed cost / completed)", 0},
+    {"completed_share", "1", "completed / submitted jobs", 1},
+};
+static const mkt__mq mkt__sq[] = {
+    {"price_mean", "USD/h", "mean rental price per GPU-hour set in the run", 1},
+    {"platform_revenue", "USD", "platform fees collected (all pools)", 1},
+    {"client_cost_total", "USD", "paid by clients", 1},
+    {"provider_income_total", "USD", "income received by providers (stakes excluded)", 1},
+    {"treasury_balance", "USD", "flexible pools' treasuries at the end", 0},
+    {"treasury_shortfall", "USD", "staking payouts owed but not paid (insolvency)", 1},
+    {"pool_switches", "1", "providers' pool switches", 0},
+    {"money_conserved", "1", "1 if the double-entry ledger sums to exactly 0", 1},
+};
+#define MQ_P (sizeof mkt__pq / sizeof mkt__pq[0])
+#define MQ_POOL (sizeof mkt__poolq / sizeof mkt__poolq[0])
+#define MQ_R (sizeof mkt__rq / sizeof mkt__rq[0])
+#define MQ_C (sizeof mkt__cq / sizeof mkt__cq[0])
+#define MQ_S (sizeof mkt__sq / sizeof mkt__sq[0])
+enum { MX_PRICE_MEAN, MX_PLATFORM, MX_CLIENT_COST, MX_PROVIDER_INCOME, MX_TREASURY, MX_SHORTFALL, MX_SWITCHES,
+       MX_CONSERVED };
+
+/* Offsets of the blocks for a context. */
+typedef struct mkt__mlayout {
+  size_t pers, pool, reg, cls, scal, n;
+} mkt__mlayout;
+static mkt__mlayout mkt__layout(const mkt_ctx *c) {
+  mkt__mlayout L;
+  L.pers = 0;
+  L.pool = L.pers + MQ_P * c->npers;
+  L.reg = L.pool + MQ_POOL * MKT_NPOOLS;
+  L.cls = L.reg + MQ_R * c->nreg;
+  L.scal = L.cls + MQ_C * MKT_NCLASSES;
+  L.n = L.scal + MQ_S;
+  return L;
+}
+
+static void mkt__metric_set(sim_metric_def *d, char **name, const mkt__mq *q, const char *dim, const char *val) {
+  size_t len = strlen(q->q) + (dim ? strlen(dim) + strlen(val) + 2 : 0) + 1;
+  char *n = malloc(len);
+  if (!n) return;
+  if (dim) snprintf(n, len, "%s.%s.%s", q->q, dim, val);
+  else snprintf(n, len, "%s", q->q);
+  *name = n;
+  *d = (sim_metric_def){n, q->unit, q->help, q->headline};
+}
+
+/* Builds c->metrics (called at the end of build). 0 or SIM_ENOMEM. */
+static int mkt__metrics_build(mkt_ctx *c) {
+  mkt__mlayout L = mkt__layout(c);
+  c->metrics = calloc(L.n, sizeof *c->metrics);
+  c->metric_names = calloc(L.n, sizeof *c->metric_names);
+  if (!c->metrics || !c->metric_names) return SIM_ENOMEM;
+  c->nmetrics = (unsigned)L.n;
+  for (size_t q = 0; q < MQ_P; q++)
+    for (unsigned p = 0; p < c->npers; p++) {
+      size_t k = L.pers + q * c->npers + p;
+      mkt__metric_set(&c->metrics[k], &c->metric_names[k], &mkt__pq[q], "persona", c->cfg->personas[p].name);
+    }
+  for (size_t q = 0; q < MQ_POOL; q++)
+    for (unsigned i = 0; i < MKT_NPOOLS; i++) {
+      size_t k = L.pool + q * MKT_NPOOLS + i;
+      mkt__metric_set(&c->metrics[k], &c->metric_names[k], &mkt__poolq[q], "pool", mkt_pool_names[i]);
+    }
+  for (size_t q = 0; q < MQ_R; q++)
+    for (unsigned g = 0; g < c->nreg; g++) {
+      size_t k = L.reg + q * c->nreg + g;
+      mkt__metric_set(&c->metrics[k], &c->metric_names[k], &mkt__rq[q], "region", c->cfg->regions[g].name);
+    }
+  for (size_t q = 0; q < MQ_C; q++)
+    for (unsigned j = 0; j < MKT_NCLASSES; j++) {
+      size_t k = L.cls + q * MKT_NCLASSES + j;
+      mkt__metric_set(&c->metrics[k], &c->metric_names[k], &mkt__cq[q], "class", mkt_class_names[j]);
+    }
+  for (size_t q = 0; q < MQ_S; q++) mkt__metric_set(&c->metrics[L.scal + q], &c->metric_names[L.scal + q], &mkt__sq[q], NULL, NULL);
+  for (size_t k = 0; k < L.n; k++)
+    if (!c->metric_names[k]) return SIM_ENOMEM;
+  return SIM_OK;
+}
+
+static const sim_metric_def *mkt__model_metrics(const sim_model *m, unsigned *n) {
+  const mkt_ctx *c = m->ctx;
+  *n = c->nmetrics;
+  return c->metrics;
+}
 
 static double mkt__div(double a, double b) { return b != 0 ? a / b : NAN; }
 
 static void mkt__compute(const sim_model *m, const sim_results *r, double *out) {
   const mkt_ctx *c = m->ctx;
-  for (int i = 0; i < MX_N; i++) out[i] = NAN;
+  mkt__mlayout X = mkt__layout(c);
+  for (size_t i = 0; i < X.n; i++) out[i] = NAN;
+  double *P = out + X.pers, *PO = out + X.pool, *RG = out + X.reg, *CL = out + X.cls, *SC = out + X.scal;
+  const unsigned np = c->npers, nr = c->nreg;
   const int64_t *per = r->series[MKT_S_PERSONA], *pool = r->series[MKT_S_POOL], *jobs = r->series[MKT_S_JOBS];
-  for (int i = 0; i < 3; i++) {
-    int pi = -1;
-    for (unsigned k = 0; k < c->npers; k++)
-      if (!strcmp(c->cfg->personas[k].name, mkt__std_personas[i])) pi = (int)k;
-    if (pi < 0) continue;
+  for (unsigned pi = 0; pi < np; pi++) {
     const int64_t *v = per + pi * MKT_NPCOLS;
-    out[MX_INC_H_PERSONA + i] = mkt__div((double)v[MKT_P_INCOME] / MKT_MUSD, (double)v[MKT_P_AVAIL_MS] / 3.6e6);
-    out[MX_UTIL_PERSONA + i] = mkt__div((double)v[MKT_P_RENTED_MS], (double)v[MKT_P_AVAIL_MS]);
+    P[0 * np + pi] = mkt__div((double)v[MKT_P_INCOME] / MKT_MUSD, (double)v[MKT_P_AVAIL_MS] / 3.6e6);
+    P[5 * np + pi] = mkt__div((double)v[MKT_P_RENTED_MS], (double)v[MKT_P_AVAIL_MS]);
     if (r->nrecords[MKT_T_PROVIDERS]) {
       const mkt_prov_rec *pr = (const mkt_prov_rec *)r->tables[MKT_T_PROVIDERS];
       double n = 0, s = 0, s2 = 0, cvn = 0, cvs = 0;
       for (size_t k = 0; k < r->nrecords[MKT_T_PROVIDERS]; k++) {
-        if (strcmp(pr[k].persona, mkt__std_personas[i])) continue;
+        if (strncmp(pr[k].persona, c->cfg->personas[pi].name, sizeof pr[k].persona)) continue;
         n++;
         s += pr[k].income_usd;
         s2 += pr[k].income_usd * pr[k].income_usd;
@@ -820,38 +841,38 @@ static void mkt__compute(const sim_model *m, const sim_results *r, double *out) 
       }
       if (n > 0) {
         double mean = s / n, var = n > 1 ? (s2 - n * mean * mean) / (n - 1) : 0;
-        out[MX_INC_MEAN_PERSONA + i] = mean;
-        out[MX_INC_SD_PERSONA + i] = sqrt(var > 0 ? var : 0);
-        out[MX_INC_CV_PERSONA + i] = mkt__div(out[MX_INC_SD_PERSONA + i], mean);
-        out[MX_DAILY_CV_PERSONA + i] = mkt__div(cvs, cvn);
+        P[1 * np + pi] = mean;
+        P[2 * np + pi] = sqrt(var > 0 ? var : 0);
+        P[3 * np + pi] = mkt__div(P[2 * np + pi], mean);
+        P[4 * np + pi] = mkt__div(cvs, cvn);
       }
     }
   }
-  for (int i = 0; i < 3; i++) {
+  for (int i = 0; i < MKT_NPOOLS; i++) {
     const int64_t *v = pool + i * MKT_NPCOLS;
-    out[MX_INC_H_POOL + i] = mkt__div((double)v[MKT_P_INCOME] / MKT_MUSD, (double)v[MKT_P_AVAIL_MS] / 3.6e6);
-    out[MX_UTIL_POOL + i] = mkt__div((double)v[MKT_P_RENTED_MS], (double)v[MKT_P_AVAIL_MS]);
-    out[MX_IDLE_POOL + i] = mkt__div((double)(v[MKT_P_AVAIL_MS] - v[MKT_P_RENTED_MS]), (double)v[MKT_P_AVAIL_MS]);
+    PO[0 * MKT_NPOOLS + i] = mkt__div((double)v[MKT_P_INCOME] / MKT_MUSD, (double)v[MKT_P_AVAIL_MS] / 3.6e6);
+    PO[1 * MKT_NPOOLS + i] = mkt__div((double)v[MKT_P_RENTED_MS], (double)v[MKT_P_AVAIL_MS]);
+    PO[2 * MKT_NPOOLS + i] = mkt__div((double)(v[MKT_P_AVAIL_MS] - v[MKT_P_RENTED_MS]), (double)v[MKT_P_AVAIL_MS]);
   }
-  for (unsigned g = 0; g < c->nreg && g < MKT_NREG_METRICS; g++) {
+  for (unsigned g = 0; g < nr; g++) {
     double rent = 0, av = 0, dem = 0;
     for (size_t b = 0; b < r->nbins[MKT_S_RENTED]; b++) {
-      rent += (double)r->series[MKT_S_RENTED][b * c->nreg + g];
-      av += (double)r->series[MKT_S_AVAIL][b * c->nreg + g];
-      dem += (double)r->series[MKT_S_DEMAND][b * c->nreg + g];
+      rent += (double)r->series[MKT_S_RENTED][b * nr + g];
+      av += (double)r->series[MKT_S_AVAIL][b * nr + g];
+      dem += (double)r->series[MKT_S_DEMAND][b * nr + g];
     }
-    out[MX_UTIL_REGION + g] = mkt__div(rent, av);
-    out[MX_IMBAL_REGION + g] = mkt__div(dem, av);
+    RG[0 * nr + g] = mkt__div(rent, av);
+    RG[1 * nr + g] = mkt__div(dem, av);
     const int64_t *v = r->series[MKT_S_REGION] + g * MKT_NPCOLS;
-    out[MX_INC_H_REGION + g] = mkt__div((double)v[MKT_P_INCOME] / MKT_MUSD, (double)v[MKT_P_AVAIL_MS] / 3.6e6);
+    RG[2 * nr + g] = mkt__div((double)v[MKT_P_INCOME] / MKT_MUSD, (double)v[MKT_P_AVAIL_MS] / 3.6e6);
   }
-  for (int k = 0; k < 3; k++) {
+  for (int k = 0; k < MKT_NCLASSES; k++) {
     const int64_t *v = jobs + k * MKT_NJCOLS;
-    out[MX_WAIT_CLASS + k] = mkt__div((double)v[MKT_J_WAIT_MS] / 1000.0, (double)v[MKT_J_STARTED]);
-    out[MX_TURN_CLASS + k] = mkt__div((double)v[MKT_J_TURN_MS] / 1000.0, (double)v[MKT_J_DONE]);
-    out[MX_INT_CLASS + k] = mkt__div((double)v[MKT_J_INTERRUPTS], (double)v[MKT_J_SUBMITTED]);
-    out[MX_COST_CLASS + k] = mkt__div((double)v[MKT_J_COST] / MKT_MUSD, (double)v[MKT_J_DONE]);
-    out[MX_DONE_CLASS + k] = mkt__div((double)v[MKT_J_DONE], (double)v[MKT_J_SUBMITTED]);
+    CL[0 * MKT_NCLASSES + k] = mkt__div((double)v[MKT_J_WAIT_MS] / 1000.0, (double)v[MKT_J_STARTED]);
+    CL[1 * MKT_NCLASSES + k] = mkt__div((double)v[MKT_J_TURN_MS] / 1000.0, (double)v[MKT_J_DONE]);
+    CL[2 * MKT_NCLASSES + k] = mkt__div((double)v[MKT_J_INTERRUPTS], (double)v[MKT_J_SUBMITTED]);
+    CL[3 * MKT_NCLASSES + k] = mkt__div((double)v[MKT_J_COST] / MKT_MUSD, (double)v[MKT_J_DONE]);
+    CL[4 * MKT_NCLASSES + k] = mkt__div((double)v[MKT_J_DONE], (double)v[MKT_J_SUBMITTED]);
   }
   double ps = 0, pn = 0;
   for (size_t b = 0; b < r->nbins[MKT_S_PRICE_SUM]; b++)
@@ -859,29 +880,29 @@ static void mkt__compute(const sim_model *m, const sim_results *r, double *out) 
       ps += (double)r->series[MKT_S_PRICE_SUM][b * c->ngpus + g];
       pn += (double)r->series[MKT_S_PRICE_N][b * c->ngpus + g];
     }
-  out[MX_PRICE_MEAN] = mkt__div(ps / MKT_MUSD, pn);
-  const int64_t *L = r->series[MKT_S_LEDGER];
+  SC[MX_PRICE_MEAN] = mkt__div(ps / MKT_MUSD, pn);
+  const int64_t *Lg = r->series[MKT_S_LEDGER];
   double fees = 0;
   for (int i = 0; i < MKT_NPOOLS; i++) fees += (double)r->series[MKT_S_FEES][i];
-  out[MX_PLATFORM] = fees / MKT_MUSD;
-  out[MX_CLIENT_COST] = -(double)L[MKT_A_CLIENTS] / MKT_MUSD;
+  SC[MX_PLATFORM] = fees / MKT_MUSD;
+  SC[MX_CLIENT_COST] = -(double)Lg[MKT_A_CLIENTS] / MKT_MUSD;
   double inc = 0;
-  for (int i = 0; i < 3; i++) inc += (double)pool[i * MKT_NPCOLS + MKT_P_INCOME];
-  out[MX_PROVIDER_INCOME] = inc / MKT_MUSD;
-  out[MX_TREASURY] = (double)L[MKT_A_TREASURY] / MKT_MUSD;
+  for (int i = 0; i < MKT_NPOOLS; i++) inc += (double)pool[i * MKT_NPCOLS + MKT_P_INCOME];
+  SC[MX_PROVIDER_INCOME] = inc / MKT_MUSD;
+  SC[MX_TREASURY] = (double)Lg[MKT_A_TREASURY] / MKT_MUSD;
   double sf = 0;
   for (size_t b = 0; b < r->nbins[MKT_S_FLEX]; b++) sf += (double)r->series[MKT_S_FLEX][b * MKT_NFCOLS + MKT_F_SHORTFALL];
-  out[MX_SHORTFALL] = sf / MKT_MUSD;
+  SC[MX_SHORTFALL] = sf / MKT_MUSD;
   if (r->nrecords[MKT_T_PROVIDERS]) {
     const mkt_prov_rec *pr = (const mkt_prov_rec *)r->tables[MKT_T_PROVIDERS];
     double sw = 0;
     for (size_t k = 0; k < r->nrecords[MKT_T_PROVIDERS]; k++) sw += pr[k].switches;
-    out[MX_SWITCHES] = sw;
+    SC[MX_SWITCHES] = sw;
   }
   int64_t sum = 0;
   int of = 0;
-  for (int a = 0; a < MKT_NACCOUNTS; a++) of |= __builtin_add_overflow(sum, L[a], &sum);
-  out[MX_CONSERVED] = (!of && sum == 0) ? 1.0 : 0.0;
+  for (int a = 0; a < MKT_NACCOUNTS; a++) of |= __builtin_add_overflow(sum, Lg[a], &sum);
+  SC[MX_CONSERVED] = (!of && sum == 0) ? 1.0 : 0.0;
 }
 
 /* End-of-run checks, from integer records only: the ledger sums to zero; the providers' table
@@ -940,8 +961,9 @@ const sim_model_class mkt_class = {
     mkt__validate,
     mkt__build_class,
     mkt__destroy,
-    mkt__metric_defs,
-    MX_N,
+    NULL, /* the metric list depends on the scenario: mkt__model_metrics */
+    0,
     mkt__compute,
     mkt__check,
+    mkt__model_metrics,
 };

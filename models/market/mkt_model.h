@@ -118,6 +118,9 @@ typedef struct mkt_ctx {
   const char **region_cols, **gpu_cols, **persona_cols;
   sim_series_def *series;
   unsigned nseries;
+  sim_metric_def *metrics;      /* headline metrics, named after this scenario's personas, regions */
+  char **metric_names;
+  unsigned nmetrics;
 } mkt_ctx;
 
 /* Series indices. */

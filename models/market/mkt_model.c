@@ -688,6 +688,8 @@ static unsigned mkt__type_of(const void *vctx, sim_id id) {
   return id < c->nmarkets ? 0 : 1;
 }
 
+static int mkt__metrics_build(mkt_ctx *c);
+
 static int mkt__build_class(const void *cfg, sim_time end, const char *base_dir, const sim_scenario *s, sim_diag *d,
                             sim_model *out) {
   int rc = mkt__build(cfg, end, base_dir, s, d, out);

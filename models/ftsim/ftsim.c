@@ -1109,27 +1109,29 @@ static void ftsim__destroy(sim_model *m) {
 }
 
 /* ---- Metrics: (quantity) x (policy) x (churn level), named quantity.policy.P.churn.L -------- */
+/* The last argument flags the headline metrics `spotlab run` prints (goodput, lost GPU-hours,
+ * deadline misses); every metric is stored and reported. */
 #define FT_Q(X)                                                                                            \
-  X(goodput, "GPU*h/h", "completed work (reference GPU-hours) per hour of simulated time")                 \
-  X(efficiency, "1", "completed work / GPU-hours employed (members and standbys)")                         \
-  X(lost_gpu_hours, "GPU*h", "GPU time whose work was discarded by failures, or spent on recovery")        \
-  X(completion_p50, "s", "median completion time (end - submit) of completed jobs")                        \
-  X(completion_p99, "s", "99th percentile completion time of completed jobs")                              \
-  X(deadline_misses, "jobs", "jobs that finished after their deadline or were unfinished past it")         \
-  X(cost, "USD", "total billed to clients")                                                                \
-  X(node_fees, "USD", "GP Node fee income (license holders and delegated operators)")                      \
-  X(completed, "jobs", "jobs completed")                                                                     \
-  X(service_served, "1", "share of the service's offered requests that were served")                      \
-  X(service_cost_per_kreq, "USD", "pay-per-task cost of 1000 served requests")                             \
-  X(service_replica_hours, "GPU*h", "GPU time the service held")
-#define FT_P(Y, q, u, h)                                                                                    \
-  Y(q, u, h, none, low) Y(q, u, h, none, mid) Y(q, u, h, none, high)                                        \
-  Y(q, u, h, checkpoint, low) Y(q, u, h, checkpoint, mid) Y(q, u, h, checkpoint, high)                      \
-  Y(q, u, h, standby, low) Y(q, u, h, standby, mid) Y(q, u, h, standby, high)                               \
-  Y(q, u, h, replicate, low) Y(q, u, h, replicate, mid) Y(q, u, h, replicate, high)                         \
-  Y(q, u, h, speculative, low) Y(q, u, h, speculative, mid) Y(q, u, h, speculative, high)
-#define FT_DEF(q, u, h, p, l) {#q ".policy." #p ".churn." #l, u, h},
-#define FT_ROW(q, u, h) FT_P(FT_DEF, q, u, h)
+  X(goodput, "GPU*h/h", "completed work (reference GPU-hours) per hour of simulated time", 1)                 \
+  X(efficiency, "1", "completed work / GPU-hours employed (members and standbys)", 0)                         \
+  X(lost_gpu_hours, "GPU*h", "GPU time whose work was discarded by failures, or spent on recovery", 1)        \
+  X(completion_p50, "s", "median completion time (end - submit) of completed jobs", 0)                        \
+  X(completion_p99, "s", "99th percentile completion time of completed jobs", 0)                              \
+  X(deadline_misses, "jobs", "jobs that finished after their deadline or were unfinished past it", 1)         \
+  X(cost, "USD", "total billed to clients", 0)                                                                \
+  X(node_fees, "USD", "GP Node fee income (license holders and delegated operators)", 0)                      \
+  X(completed, "jobs", "jobs completed", 0)                                                                     \
+  X(service_served, "1", "share of the service's offered requests that were served", 0)                      \
+  X(service_cost_per_kreq, "USD", "pay-per-task cost of 1000 served requests", 0)                             \
+  X(service_replica_hours, "GPU*h", "GPU time the service held", 0)
+#define FT_P(Y, q, u, h, hl)                                                                                    \
+  Y(q, u, h, hl, none, low) Y(q, u, h, hl, none, mid) Y(q, u, h, hl, none, high)                                        \
+  Y(q, u, h, hl, checkpoint, low) Y(q, u, h, hl, checkpoint, mid) Y(q, u, h, hl, checkpoint, high)                      \
+  Y(q, u, h, hl, standby, low) Y(q, u, h, hl, standby, mid) Y(q, u, h, hl, standby, high)                               \
+  Y(q, u, h, hl, replicate, low) Y(q, u, h, hl, replicate, mid) Y(q, u, h, hl, replicate, high)                         \
+  Y(q, u, h, hl, speculative, low) Y(q, u, h, hl, speculative, mid) Y(q, u, h, hl, speculative, high)
+#define FT_DEF(q, u, h, hl, p, l) {#q ".policy." #p ".churn." #l, u, h, hl},
+#define FT_ROW(q, u, h, hl) FT_P(FT_DEF, q, u, h, hl)
 static const sim_metric_def ftsim__metrics[] = {FT_Q(FT_ROW)};
 #define FT_NQ 12
 #define FT_NM (FT_NQ * SCHED_FT_COUNT * FTSIM_LEVELS)

@@ -20,17 +20,17 @@ static void fits_path(char *p, size_t n) { snprintf(p, n, "%s/data/churn_fta_fit
 static void test_fits(void) {
   char p[1024], err[512];
   fits_path(p, sizeof p);
-  ftsim_dist d;
-  CU_ASSERT_EQUAL_FATAL(ftsim_fits_load(p, "microsoft99", "up", 1, &d, err, sizeof err), 0);
+  churn_dist d;
+  CU_ASSERT_EQUAL_FATAL(churn_fits_load(p, "microsoft99", "up", CHURN_WEIBULL, &d, err, sizeof err), 0);
   CU_ASSERT_DOUBLE_EQUAL(d.p1, 0.55, 0);
   CU_ASSERT_DOUBLE_EQUAL(d.p2, 35.30, 0);
   /* Weibull mean lambda Gamma(1 + 1/k). */
-  CU_ASSERT_DOUBLE_EQUAL(ftsim_dist_mean_h(&d), 35.30 * tgamma(1 + 1 / 0.55), 1e-12);
-  CU_ASSERT_EQUAL(ftsim_fits_load(p, "overnet03", "down", 0, &d, err, sizeof err), 0);
-  CU_ASSERT_DOUBLE_EQUAL(ftsim_dist_mean_h(&d), 12.00, 0);
-  CU_ASSERT_EQUAL(ftsim_fits_load(p, "nosuch", "up", 1, &d, err, sizeof err), -1);
+  CU_ASSERT_DOUBLE_EQUAL(churn_dist_mean(&d), 35.30 * tgamma(1 + 1 / 0.55), 1e-12);
+  CU_ASSERT_EQUAL(churn_fits_load(p, "overnet03", "down", CHURN_EXP, &d, err, sizeof err), 0);
+  CU_ASSERT_DOUBLE_EQUAL(churn_dist_mean(&d), 12.00, 0);
+  CU_ASSERT_EQUAL(churn_fits_load(p, "nosuch", "up", CHURN_WEIBULL, &d, err, sizeof err), CHURN_ENOTFOUND);
   CU_ASSERT_PTR_NOT_NULL(strstr(err, "no weibull fit for trace 'nosuch'"));
-  CU_ASSERT_EQUAL(ftsim_fits_load("/nonexistent.csv", "x", "up", 1, &d, err, sizeof err), -1);
+  CU_ASSERT_EQUAL(churn_fits_load("/nonexistent.csv", "x", "up", CHURN_WEIBULL, &d, err, sizeof err), CHURN_EIO);
   CU_ASSERT_PTR_NOT_NULL(strstr(err, "cannot open"));
 }
 

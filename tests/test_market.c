@@ -181,7 +181,7 @@ static void test_double_auction(void) {
 }
 
 /* ---- churn ---------------------------------------------------------------------------------- */
-static void check_moments(const mkt_dist *d, gsl_rng *r) {
+static void check_moments(const churn_dist *d, gsl_rng *r) {
   const int n = 400000;
   double s = 0, s2 = 0;
   for (int i = 0; i < n; i++) {
@@ -191,7 +191,7 @@ static void check_moments(const mkt_dist *d, gsl_rng *r) {
     s2 += x * x;
   }
   double mean = s / n, var = s2 / n - mean * mean;
-  double m = mkt_dist_mean(d), v = mkt_dist_var(d);
+  double m = churn_dist_mean(d), v = churn_dist_var(d);
   /* sample mean within 5 standard errors of the analytic mean */
   CU_ASSERT(fabs(mean - m) < 5 * sqrt(v / n));
   /* sample variance within 15% where the fourth moment is moderate (CV^2 < 10) */
@@ -207,9 +207,9 @@ static void test_churn_moments(void) {
   int loaded = 0;
   for (int t = 0; t < 4; t++)
     for (int k = 0; k < 4; k++) {
-      mkt_dist d;
+      churn_dist d;
       char err[256];
-      if (mkt_fits_load(p, traces[t], "up", (mkt_dist_kind)k, &d, err, sizeof err) != MKT_OK) {
+      if (churn_fits_load(p, traces[t], "up", (churn_kind)k, &d, err, sizeof err) != CHURN_OK) {
         fprintf(stderr, "%s\n", err);
         continue;
       }
@@ -218,21 +218,21 @@ static void test_churn_moments(void) {
     }
   CU_ASSERT_EQUAL(loaded, 16);
   /* fits file: the Skype Weibull up fit is shape 0.64, scale 10.86 */
-  mkt_dist d;
-  CU_ASSERT_EQUAL(mkt_fits_load(p, "skype06", "up", MKT_DIST_WEIBULL, &d, NULL, 0), MKT_OK);
+  churn_dist d;
+  CU_ASSERT_EQUAL(churn_fits_load(p, "skype06", "up", CHURN_WEIBULL, &d, NULL, 0), CHURN_OK);
   CU_ASSERT_DOUBLE_EQUAL(d.p1, 0.64, 1e-12);
   CU_ASSERT_DOUBLE_EQUAL(d.p2, 10.86, 1e-12);
-  CU_ASSERT_EQUAL(mkt_fits_load(p, "nosuch", "up", MKT_DIST_EXP, &d, NULL, 0), MKT_ENOTFOUND);
+  CU_ASSERT_EQUAL(churn_fits_load(p, "nosuch", "up", CHURN_EXP, &d, NULL, 0), CHURN_ENOTFOUND);
   /* parameter checks */
-  mkt_dist bad = {MKT_DIST_WEIBULL, -1, 2};
-  CU_ASSERT_EQUAL(mkt_dist_check(&bad), MKT_EINVAL);
+  churn_dist bad = {CHURN_WEIBULL, -1, 2};
+  CU_ASSERT_EQUAL(churn_dist_check(&bad), CHURN_EINVAL);
   /* exact moments of a simple case: gamma(2, 3) has mean 6 and variance 18 */
-  mkt_dist g = {MKT_DIST_GAMMA, 2, 3};
-  CU_ASSERT_DOUBLE_EQUAL(mkt_dist_mean(&g), 6, 1e-12);
-  CU_ASSERT_DOUBLE_EQUAL(mkt_dist_var(&g), 18, 1e-12);
-  mkt_dist w = {MKT_DIST_WEIBULL, 1, 5}; /* shape 1 = exponential of mean 5 */
-  CU_ASSERT_DOUBLE_EQUAL(mkt_dist_mean(&w), 5, 1e-9);
-  CU_ASSERT_DOUBLE_EQUAL(mkt_dist_var(&w), 25, 1e-9);
+  churn_dist g = {CHURN_GAMMA, 2, 3};
+  CU_ASSERT_DOUBLE_EQUAL(churn_dist_mean(&g), 6, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(churn_dist_var(&g), 18, 1e-12);
+  churn_dist w = {CHURN_WEIBULL, 1, 5}; /* shape 1 = exponential of mean 5 */
+  CU_ASSERT_DOUBLE_EQUAL(churn_dist_mean(&w), 5, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(churn_dist_var(&w), 25, 1e-9);
   gsl_rng_free(r);
 }
 

@@ -25,7 +25,7 @@ typedef struct ftsim_ctx {
   int npol;
   sched_policy pol[SCHED_FT_COUNT];
   uint8_t active[SCHED_FT_COUNT]; /* by policy */
-  ftsim_dist up[FTSIM_LEVELS], down[FTSIM_LEVELS];
+  churn_dist up[FTSIM_LEVELS], down[FTSIM_LEVELS];
   sched_cluster_params cluster;
   uint8_t *delegated;      /* per node */
   uint32_t G, max_jobs;    /* batch job ids are < max_jobs - 1; the service is max_jobs - 1 */
@@ -53,69 +53,6 @@ typedef struct ft_msg {
 } ft_msg;
 
 /* ---- Fits and calibration files ------------------------------------------------------------- */
-static const char *const ftsim__dist_names[] = {"exp", "weibull", "lognormal", "gamma", NULL};
-
-int ftsim_fits_load(const char *path, const char *trace, const char *phase, int kind, ftsim_dist *out,
-                    char *err, size_t len) {
-  FILE *f = fopen(path, "r");
-  if (!f) {
-    snprintf(err, len, "%s: cannot open the churn fits file", path);
-    return -1;
-  }
-  char line[512];
-  int ln = 0, found = 0;
-  while (fgets(line, sizeof line, f)) {
-    ln++;
-    if (line[0] == '#' || line[0] == '\n' || !strncmp(line, "trace,", 6)) continue;
-    char *fld[6] = {0};
-    int n = 0;
-    for (char *p = line, *tok; n < 6 && (tok = strsep(&p, ",\r\n")); ) fld[n++] = tok;
-    if (n < 5) {
-      snprintf(err, len, "%s:%d: expected trace,population,phase,dist,p1,p2", path, ln);
-      fclose(f);
-      return -1;
-    }
-    if (strcmp(fld[0], trace) || strcmp(fld[2], phase) || strcmp(fld[3], ftsim__dist_names[kind])) continue;
-    char *e1, *e2 = NULL;
-    out->kind = kind;
-    out->p1 = strtod(fld[4], &e1);
-    out->p2 = n > 5 && fld[5][0] ? strtod(fld[5], &e2) : 0;
-    if (e1 == fld[4] || !(out->p1 > 0 || kind == 2) || (kind != 0 && !(out->p2 > 0))) {
-      snprintf(err, len, "%s:%d: bad parameters for %s %s %s", path, ln, trace, phase, ftsim__dist_names[kind]);
-      fclose(f);
-      return -1;
-    }
-    found = 1;
-    break;
-  }
-  fclose(f);
-  if (!found) {
-    snprintf(err, len, "%s: no %s fit for trace '%s', phase '%s'", path, ftsim__dist_names[kind], trace, phase);
-    return -1;
-  }
-  return 0;
-}
-
-/* Means in hours: exp mean; Weibull lambda Gamma(1 + 1/k); log-normal exp(mu + sigma^2/2);
- * gamma k theta. */
-double ftsim_dist_mean_h(const ftsim_dist *d) {
-  switch (d->kind) {
-  case 0: return d->p1;
-  case 1: return d->p2 * tgamma(1 + 1 / d->p1);
-  case 2: return exp(d->p1 + 0.5 * d->p2 * d->p2);
-  default: return d->p1 * d->p2;
-  }
-}
-
-static double ftsim__sample_h(const ftsim_dist *d, gsl_rng *r) {
-  switch (d->kind) {
-  case 0: return gsl_ran_exponential(r, d->p1);
-  case 1: return gsl_ran_weibull(r, d->p2, d->p1); /* GSL: (scale a, shape b) */
-  case 2: return gsl_ran_lognormal(r, d->p1, d->p2);
-  default: return gsl_ran_gamma(r, d->p1, d->p2);
-  }
-}
-
 int ftsim_calibration_load(const char *path, sched_cluster_params *cp, char *err, size_t len) {
   FILE *f = fopen(path, "r");
   if (!f) {
@@ -673,7 +610,7 @@ static void ft__gpu_up(sim_lp *lp, ft_gpu_state *g, double delay) {
   m.u.gpu = g->info;
   ft__to_scheds(lp, g, delay, &m);
   ft_msg t = {.type = FT_M_TOGGLE};
-  sim_send(lp, sim_lp_id(lp), 3600.0 * ftsim__sample_h(&cx->up[level], sim_lp_rng(lp)), &t, sizeof t);
+  sim_send(lp, sim_lp_id(lp), 3600.0 * churn_dist_draw(&cx->up[level], sim_lp_rng(lp)), &t, sizeof t);
   ft__gpu_schedule_degrade(lp, g);
 }
 
@@ -701,13 +638,13 @@ static void ft__gpu_init(sim_lp *lp, void *st) {
   /* Start in the stationary mix of up and down (alternating renewal process: P(up) =
    * E[up] / (E[up] + E[down])); the first period is drawn whole, an approximation of the
    * residual life that the docs state. */
-  double mu = ftsim_dist_mean_h(&cx->up[level]), md = ftsim_dist_mean_h(&cx->down[level]);
+  double mu = churn_dist_mean(&cx->up[level]), md = churn_dist_mean(&cx->down[level]);
   if (gsl_rng_uniform(r) < mu / (mu + md)) {
     ft__gpu_up(lp, g, c->latency);
   } else {
     g->up = 0;
     ft_msg t = {.type = FT_M_TOGGLE};
-    sim_send(lp, sim_lp_id(lp), 3600.0 * ftsim__sample_h(&cx->down[level], r), &t, sizeof t);
+    sim_send(lp, sim_lp_id(lp), 3600.0 * churn_dist_draw(&cx->down[level], r), &t, sizeof t);
   }
 }
 
@@ -736,7 +673,7 @@ static void ft__gpu_event(sim_lp *lp, void *st, const void *msg, sim_id src) {
         ft__to_scheds(lp, g, delay, &o);
       }
       ft_msg t = {.type = FT_M_TOGGLE};
-      sim_send(lp, sim_lp_id(lp), 3600.0 * ftsim__sample_h(&cx->down[level], r), &t, sizeof t);
+      sim_send(lp, sim_lp_id(lp), 3600.0 * churn_dist_draw(&cx->down[level], r), &t, sizeof t);
     } else {
       ft__gpu_up(lp, g, c->latency);
     }
@@ -1049,11 +986,12 @@ static int ftsim__build(const void *cfgv, sim_time end, const char *base_dir, co
   char path[2048], err[512];
   ftsim__path(path, sizeof path, base_dir, c->churn_file);
   for (int l = 0; l < FTSIM_LEVELS; l++) {
-    if (ftsim_fits_load(path, c->churn_trace[l], "up", c->churn_dist, &cx->up[l], err, sizeof err) ||
-        ftsim_fits_load(path, c->churn_trace[l], "down", c->churn_dist, &cx->down[l], err, sizeof err)) {
+    int frc = churn_fits_load(path, c->churn_trace[l], "up", (churn_kind)c->churn_dist, &cx->up[l], err, sizeof err);
+    if (!frc) frc = churn_fits_load(path, c->churn_trace[l], "down", (churn_kind)c->churn_dist, &cx->down[l], err, sizeof err);
+    if (frc) {
       static const char *const keys[] = {"fault_tolerance.churn_low", "fault_tolerance.churn_mid",
                                          "fault_tolerance.churn_high"};
-      sim_param_error(s, strstr(err, "no ") ? keys[l] : "fault_tolerance.churn_file", d, "%s", err);
+      sim_param_error(s, frc == CHURN_ENOTFOUND ? keys[l] : "fault_tolerance.churn_file", d, "%s", err);
       free(cx);
       return SIM_ECONFIG;
     }

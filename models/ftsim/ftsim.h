@@ -10,6 +10,7 @@
 #ifndef MODELS_FTSIM_FTSIM_H
 #define MODELS_FTSIM_FTSIM_H
 
+#include "models/churn/churn.h"
 #include "models/sched/sched.h"
 #include "sim/model_class.h"
 
@@ -63,16 +64,6 @@ typedef struct ftsim_config {
 
 extern const sim_param ftsim_params[];
 extern const sim_model_class ftsim_class;
-
-/* A fitted distribution from the churn CSV (hours). */
-typedef struct ftsim_dist {
-  int kind;                /* 0 exp(mean), 1 weibull(k, lambda), 2 lognormal(mu, sigma), 3 gamma(k, theta) */
-  double p1, p2;
-} ftsim_dist;
-/* Reads trace/phase/kind from the FTA fits CSV. 0, or -1 with "FILE:LINE: what" in err. */
-int ftsim_fits_load(const char *path, const char *trace, const char *phase, int kind, ftsim_dist *out,
-                    char *err, size_t len);
-double ftsim_dist_mean_h(const ftsim_dist *d);
 
 /* Reads kernels calibration (key,value,unit,device,note) into cluster parameters; unknown keys
  * are ignored. 0, or -1 with "FILE:LINE: what" in err. */

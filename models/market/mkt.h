@@ -12,6 +12,8 @@
 #ifndef MKT_MKT_H
 #define MKT_MKT_H
 
+#include "models/churn/churn.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include <gsl/gsl_rng.h>
@@ -53,24 +55,9 @@ int mkt_gpus_load(const char *path, mkt_gpu **out, size_t *n, char *err, size_t 
 int mkt_gpu_find(const mkt_gpu *g, size_t n, const char *name);
 
 /* ---- Churn distributions -------------------------------------------------------------------- */
-typedef enum mkt_dist_kind { MKT_DIST_EXP, MKT_DIST_WEIBULL, MKT_DIST_LOGNORMAL, MKT_DIST_GAMMA } mkt_dist_kind;
-extern const char *const mkt_dist_names[]; /* "exp", "weibull", "lognormal", "gamma", NULL */
-/* Parameters as in the Failure Trace Archive fits (hours): exp(p1 = mean), weibull(p1 = shape k,
- * p2 = scale lambda), lognormal(p1 = mu, p2 = sigma of log hours), gamma(p1 = shape, p2 = scale). */
-typedef struct mkt_dist {
-  mkt_dist_kind kind;
-  double p1, p2;
-} mkt_dist;
-/* A sample in hours (> 0). */
-double mkt_dist_sample(const mkt_dist *d, gsl_rng *r);
-/* Analytic mean and variance, hours and hours^2. */
-double mkt_dist_mean(const mkt_dist *d);
-double mkt_dist_var(const mkt_dist *d);
-/* 0 if the parameters are valid for the kind, else MKT_EINVAL. */
-int mkt_dist_check(const mkt_dist *d);
-/* Looks up (trace, phase "up"/"down", kind) in a churn_fta_fits.csv. */
-int mkt_fits_load(const char *path, const char *trace, const char *phase, mkt_dist_kind kind,
-                  mkt_dist *out, char *err, size_t errlen);
+/* The distributions and the fits file are models/churn (shared with the fault_tolerance model).
+ * The market keeps time in milliseconds, so its draws are at least 1 ms. */
+double mkt_dist_sample(const churn_dist *d, gsl_rng *r); /* hours, >= 1 ms */
 
 /* ---- Unified compute score (NGPU) ----------------------------------------------------------- */
 /* NGPU "measures the AI inference capability of the nodes and combines it with the measurement of

@@ -99,37 +99,6 @@ int mkt_gpus_load(const char *path, mkt_gpu **out, size_t *n, char *err, size_t 
   return MKT_OK;
 }
 
-int mkt_fits_load(const char *path, const char *trace, const char *phase, mkt_dist_kind kind,
-                  mkt_dist *out, char *err, size_t errlen) {
-  FILE *f = fopen(path, "r");
-  if (!f) return mkt__err(err, errlen, MKT_EIO, "%s: cannot open: %s", path, strerror(errno));
-  char line[1024];
-  int lineno = 0, header = 0, rc = MKT_ENOTFOUND;
-  while (fgets(line, sizeof line, f)) {
-    lineno++;
-    if (line[0] == '#' || line[strspn(line, " \t\r\n")] == 0) continue;
-    if (!header) { header = 1; continue; }
-    char *fl[8];
-    size_t nf = mkt__split(line, fl, 8);
-    if (nf < 5) { rc = mkt__err(err, errlen, MKT_EFORMAT, "%s:%d: expected 6 fields", path, lineno); break; }
-    if (strcmp(fl[0], trace) || strcmp(fl[2], phase) || strcmp(fl[3], mkt_dist_names[kind])) continue;
-    mkt_dist d = {kind, 0, 0};
-    if (mkt__num(fl[4], &d.p1) || (kind != MKT_DIST_EXP && (nf < 6 || mkt__num(fl[5], &d.p2))) ||
-        mkt_dist_check(&d)) {
-      rc = mkt__err(err, errlen, MKT_EFORMAT, "%s:%d: bad parameters for %s", path, lineno, fl[3]);
-      break;
-    }
-    *out = d;
-    rc = MKT_OK;
-    break;
-  }
-  fclose(f);
-  if (rc == MKT_ENOTFOUND)
-    mkt__err(err, errlen, rc, "%s: no fit for trace '%s', phase '%s', distribution '%s'", path, trace, phase,
-             mkt_dist_names[kind]);
-  return rc;
-}
-
 static int mkt__push(mkt_trace_job **v, size_t *n, size_t *cap, const mkt_trace_job *j) {
   if (*n == *cap) {
     size_t c = *cap ? 2 * *cap : 1024;

@@ -1021,7 +1021,7 @@ static void cal_schedule(sim_lp *lp, const mkt_ctx *c, const mkt_pstat *ps) {
 }
 
 static void churn_schedule(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, const mkt_pstat *ps) {
-  const mkt_dist *d = p->up ? &c->up[ps->persona] : &c->down[ps->persona];
+  const churn_dist *d = p->up ? &c->up[ps->persona] : &c->down[ps->persona];
   mkt_msg m = {.kind = M_CHURN};
   sim_send(lp, sim_lp_id(lp), mkt_dist_sample(d, sim_lp_rng(lp)) * 3600.0, &m, sizeof m);
 }
@@ -1048,7 +1048,7 @@ static void prov_init(sim_lp *lp, void *st) {
   p->up = 1;
   if (c->cfg->churn) {
     /* start up with the stationary probability mean_up / (mean_up + mean_down) */
-    double mu = mkt_dist_mean(&c->up[ps->persona]), md = mkt_dist_mean(&c->down[ps->persona]);
+    double mu = churn_dist_mean(&c->up[ps->persona]), md = churn_dist_mean(&c->down[ps->persona]);
     p->up = gsl_rng_uniform(r) < mu / (mu + md);
     churn_schedule(lp, c, p, ps);
   }

@@ -31,12 +31,12 @@ static const sim_param mkt__persona_params[] = {
        "pool it moves to (and back from) when income stays below target"),
     P("fit", SIM_P_STRING, mkt_persona_cfg, fit, "\"\"", 1.0, 0.0, NULL,
       "churn: trace name in market.churn_fits (e.g. \"skype06\"); overrides up_p1..down_p2"),
-    PE("up_dist", mkt_persona_cfg, up_dist, "\"weibull\"", mkt_dist_names, "distribution of up periods"),
+    PE("up_dist", mkt_persona_cfg, up_dist, "\"weibull\"", churn_kind_names, "distribution of up periods"),
     P("up_p1", SIM_P_DOUBLE, mkt_persona_cfg, up_p1, "0.64", -1e3, 1e6, "h or 1",
       "exp: mean h; weibull: shape; lognormal: mu of ln h; gamma: shape"),
     P("up_p2", SIM_P_DOUBLE, mkt_persona_cfg, up_p2, "10.86", 0, 1e6, "h or 1",
       "weibull: scale h; lognormal: sigma; gamma: scale h (default: Skype peers, FTA)"),
-    PE("down_dist", mkt_persona_cfg, down_dist, "\"weibull\"", mkt_dist_names, "distribution of down periods"),
+    PE("down_dist", mkt_persona_cfg, down_dist, "\"weibull\"", churn_kind_names, "distribution of down periods"),
     P("down_p1", SIM_P_DOUBLE, mkt_persona_cfg, down_p1, "0.63", -1e3, 1e6, "h or 1", "as up_p1"),
     P("down_p2", SIM_P_DOUBLE, mkt_persona_cfg, down_p2, "9.48", 0, 1e6, "h or 1", "as up_p2"),
     PE("busy_days", mkt_persona_cfg, busy_days, "\"none\"", mkt__days, "days of the owner's recurring offline period"),
@@ -225,17 +225,17 @@ static int mkt__validate(const void *vcfg, const sim_scenario *s, sim_diag *d) {
       bad = 1;
     }
     if (!p->fit[0]) {
-      mkt_dist up = {(mkt_dist_kind)p->up_dist, p->up_p1, p->up_p2}, dn = {(mkt_dist_kind)p->down_dist, p->down_p1, p->down_p2};
-      if (mkt_dist_check(&up)) {
+      churn_dist up = {(churn_kind)p->up_dist, p->up_p1, p->up_p2}, dn = {(churn_kind)p->down_dist, p->down_p1, p->down_p2};
+      if (churn_dist_check(&up)) {
         snprintf(path, sizeof path, "market.personas.[%zu].up_p1", i);
         sim_param_error(s, path, d, "invalid parameters (%g, %g) for a %s distribution", p->up_p1, p->up_p2,
-                        mkt_dist_names[p->up_dist]);
+                        churn_kind_names[p->up_dist]);
         bad = 1;
       }
-      if (mkt_dist_check(&dn)) {
+      if (churn_dist_check(&dn)) {
         snprintf(path, sizeof path, "market.personas.[%zu].down_p1", i);
         sim_param_error(s, path, d, "invalid parameters (%g, %g) for a %s distribution", p->down_p1, p->down_p2,
-                        mkt_dist_names[p->down_dist]);
+                        churn_kind_names[p->down_dist]);
         bad = 1;
       }
     }
@@ -455,16 +455,16 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
   /* churn distributions per persona */
   for (unsigned i = 0; i < c->npers; i++) {
     const mkt_persona_cfg *p = &cfg->personas[i];
-    c->up[i] = (mkt_dist){(mkt_dist_kind)p->up_dist, p->up_p1, p->up_p2};
-    c->down[i] = (mkt_dist){(mkt_dist_kind)p->down_dist, p->down_p1, p->down_p2};
+    c->up[i] = (churn_dist){(churn_kind)p->up_dist, p->up_p1, p->up_p2};
+    c->down[i] = (churn_dist){(churn_kind)p->down_dist, p->down_p1, p->down_p2};
     if (p->fit[0]) {
       char *fp = mkt__resolve(base_dir, cfg->churn_fits);
       if (!fp) { rc = SIM_ENOMEM; goto fail; }
       char path[96];
       snprintf(path, sizeof path, "market.personas.[%u].fit", i);
-      int e1 = mkt_fits_load(fp, p->fit, "up", c->up[i].kind, &c->up[i], err, sizeof err);
+      int e1 = churn_fits_load(fp, p->fit, "up", c->up[i].kind, &c->up[i], err, sizeof err);
       if (e1) sim_param_error(s, path, d, "%s", err);
-      int e2 = e1 ? e1 : mkt_fits_load(fp, p->fit, "down", c->down[i].kind, &c->down[i], err, sizeof err);
+      int e2 = e1 ? e1 : churn_fits_load(fp, p->fit, "down", c->down[i].kind, &c->down[i], err, sizeof err);
       if (!e1 && e2) sim_param_error(s, path, d, "%s", err);
       free(fp);
       if (e1 || e2) { rc = SIM_ECONFIG; goto fail; }

@@ -21,7 +21,7 @@ typedef struct mkt_persona_cfg {
   char *name;
   int pool, alt_pool;           /* preferred pool; pool switched to when income disappoints */
   char *fit;                    /* trace name in churn_fits ("" = use the up/down keys) */
-  int up_dist, down_dist;       /* mkt_dist_kind */
+  int up_dist, down_dist;       /* churn_kind */
   double up_p1, up_p2, down_p1, down_p2;
   int busy_days;                /* calendar: 0 none, 1 daily, 2 weekdays, 3 weekends */
   double busy_start_h, busy_len_h; /* local time of the owner's recurring offline period */
@@ -98,7 +98,7 @@ typedef struct mkt_pstat {
 typedef struct mkt_ctx {
   const mkt_config *cfg;
   mkt_gpu *gpus; size_t ngpus;
-  mkt_dist up[MKT_MAX_PERSONAS], down[MKT_MAX_PERSONAS];
+  churn_dist up[MKT_MAX_PERSONAS], down[MKT_MAX_PERSONAS];
   unsigned nreg, npers;
   uint64_t nmarkets, nprov;
   uint64_t reg_first[MKT_MAX_REGIONS + 1]; /* provider index range per region */

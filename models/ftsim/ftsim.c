@@ -846,7 +846,7 @@ const sim_param ftsim_params[] = {
     {"churn_file", SIM_P_STRING, FO(churn_file), "\"../data/churn_fta_fits.csv\"", SIM_UNBOUNDED, "1",
      "FTA fits of up/down periods (hours), relative to the scenario's folder"},
     {"churn_dist", SIM_P_ENUM, FO(churn_dist), "\"weibull\"", SIM_UNBOUNDED, "1",
-     "which fitted family to draw periods from", ftsim__dist_names},
+     "which fitted family to draw periods from", churn_kind_names},
     {"churn_low", SIM_P_STRING, FO(churn_trace[0]), "\"microsoft99\"", SIM_UNBOUNDED, "1", "trace of the low churn level"},
     {"churn_mid", SIM_P_STRING, FO(churn_trace[1]), "\"skype06\"", SIM_UNBOUNDED, "1", "trace of the mid churn level"},
     {"churn_high", SIM_P_STRING, FO(churn_trace[2]), "\"overnet03\"", SIM_UNBOUNDED, "1", "trace of the high churn level"},

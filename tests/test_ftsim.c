@@ -29,7 +29,7 @@ static void test_fits(void) {
   CU_ASSERT_EQUAL(churn_fits_load(p, "overnet03", "down", CHURN_EXP, &d, err, sizeof err), 0);
   CU_ASSERT_DOUBLE_EQUAL(churn_dist_mean(&d), 12.00, 0);
   CU_ASSERT_EQUAL(churn_fits_load(p, "nosuch", "up", CHURN_WEIBULL, &d, err, sizeof err), CHURN_ENOTFOUND);
-  CU_ASSERT_PTR_NOT_NULL(strstr(err, "no weibull fit for trace 'nosuch'"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "no fit for trace 'nosuch', phase 'up', distribution 'weibull'"));
   CU_ASSERT_EQUAL(churn_fits_load("/nonexistent.csv", "x", "up", CHURN_WEIBULL, &d, err, sizeof err), CHURN_EIO);
   CU_ASSERT_PTR_NOT_NULL(strstr(err, "cannot open"));
 }

@@ -1,6 +1,7 @@
 /* lab_config.c - the lab job file: keys declared once in sim_param tables (defaults, bounds,
  * help), parsed by the engine's scenario machinery so every problem is reported as FILE:LINE. */
 #include "lab/lab.h"
+#include "lab/lab_internal.h"
 #include "kernels/krn.h"
 #include "models/sched/sched.h"
 
@@ -150,6 +151,13 @@ static int lab__validate(const lab__top *t, const sim_scenario *s, sim_diag *d) 
     if (hc && strpbrk(j->command, "\n\r")) {
       snprintf(key, sizeof key, "jobs.[%zu].command", i);
       sim_param_error(s, key, d, "a command must fit on one line");
+    }
+    /* The runner hands a command to its worker in one line of at most LAB__LINE bytes (an atomic
+     * pipe write) after "X JOB RUN ": refuse what would not fit rather than run a truncated one. */
+    if (hc && strlen(j->command) > LAB__MAX_COMMAND) {
+      snprintf(key, sizeof key, "jobs.[%zu].command", i);
+      sim_param_error(s, key, d, "the command is %zu bytes; at most %d fit (put a longer one in a script)",
+                      strlen(j->command), LAB__MAX_COMMAND);
     }
     for (size_t k2 = 0; k2 < i; k2++)
       if (!strcmp(t->jobs[k2].name, j->name)) {

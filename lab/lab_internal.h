@@ -23,6 +23,8 @@
 #include "lab/lab.h"
 
 #define LAB__LINE 1024
+/* Longest command a job may have: LAB__LINE less "X JOB RUN " and the newline. */
+#define LAB__MAX_COMMAND 960
 #define LAB__TAIL 400
 
 /* The shape of every kernel job of kernel k: LAB__DISTINCT distinct chunks of a fixed size; a job

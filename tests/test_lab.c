@@ -109,6 +109,14 @@ static void test_job_file_errors(void) {
   expect_error("jobs = ( { name = \"a\"; command = \"true\"; },\n { name = \"a\"; command = \"true\"; } );\n",
                "jobs.cfg:2:", "used twice");
   expect_error("lab = { workers = 2; };\n", "jobs.cfg", "jobs");
+  /* a command too long for the worker protocol is refused, never truncated */
+  {
+    char text[2048], longcmd[1100];
+    memset(longcmd, 'x', 1000);
+    longcmd[1000] = 0;
+    snprintf(text, sizeof text, "jobs = (\n { name = \"a\";\n   command = \"echo %s\"; }\n);\n", longcmd);
+    expect_error(text, "jobs.cfg:3:", "at most 960 fit");
+  }
   /* and a good one */
   lab_config *c = load("lab = { workers = 2; speeds = [1.0, 0.5]; policy = \"none\"; };\n"
                        "jobs = ( { name = \"a\"; kernel = \"triad\"; work = 0.5; }, { name = \"b\"; command = \"true\"; at = \"2s\"; } );\n"

@@ -85,17 +85,19 @@ void lab__kernel_dims(krn_kernel k, krn_dims *d) {
 }
 void lab__calib_dims(krn_dims *d) { lab__kernel_dims(KRN_GEMM, d); }
 
+#define LAB__WORKER_IN 8192 /* bytes of a worker's input buffer (and of a deferred request) */
+
 typedef struct lab__w {
   int id, rfd, wfd, threads;
   double speed, heartbeat, next_hb, debt, t_last;
-  char in[8192];          /* partial input line */
+  char in[LAB__WORKER_IN]; /* partial input line */
   size_t inlen;
   /* the run in progress */
   int busy, calib;
   long job, run;
   double work_done;       /* work units done by this run (start included) */
   int stop, ckpt;         /* requests seen between chunks */
-  char pending[LAB__LINE];/* a run request that came while another run was ending (STOP then
+  char pending[LAB__WORKER_IN]; /* a run request that came while another run was ending (STOP then
                              PLACE arrive back to back): started as soon as this one returns */
 } lab__w;
 
@@ -461,7 +463,7 @@ static void lab__handle_line(lab__w *w, char *line) {
     if (line[0] == 'K') lab__run_kernel(w, line + 1);
     else lab__run_command(w, line + 1);
     while (w->pending[0] && !w->busy && !w->calib) {
-      char next[LAB__LINE];
+      char next[LAB__WORKER_IN];
       snprintf(next, sizeof next, "%s", w->pending);
       w->pending[0] = 0;
       if (next[0] == 'K') lab__run_kernel(w, next + 1);

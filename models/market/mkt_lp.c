@@ -1026,6 +1026,19 @@ static void churn_schedule(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, const mkt_
   sim_send(lp, sim_lp_id(lp), mkt_dist_sample(d, sim_lp_rng(lp)) * 3600.0, &m, sizeof m);
 }
 
+/* A provider joining the flexible pool stakes stake_usd per GPU: the money leaves its account
+ * for transit now and reaches the pool's treasury with the message. */
+static void post_stake(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, const mkt_pstat *ps, sim_id market) {
+  int64_t stake = (int64_t)llround(c->cfg->flexible.stake_usd * MKT_MUSD) * ps->ngpus;
+  if (stake <= 0) return;
+  book(lp, MKT_A_PROVIDERS, -stake);
+  book(lp, MKT_A_TRANSIT, stake);
+  p->balance -= stake;
+  p->stake = stake;
+  mkt_msg m = {.kind = M_STAKE, .a = stake};
+  send(lp, market, c->cfg->latency_s, &m);
+}
+
 static void self_schedule(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, const mkt_pstat *ps) {
   const mkt_persona_cfg *pc = &c->cfg->personas[ps->persona];
   if (!c->cfg->self_use || pc->self_per_day <= 0 || pc->self_mean_h <= 0) return;
@@ -1057,15 +1070,7 @@ static void prov_init(sim_lp *lp, void *st) {
   self_schedule(lp, c, p, ps);
   cal_schedule(lp, c, ps);
   if (p->pool == MKT_POOL_FLEX) {
-    int64_t stake = (int64_t)llround(c->cfg->flexible.stake_usd * MKT_MUSD) * ps->ngpus;
-    if (stake > 0) {
-      book(lp, MKT_A_PROVIDERS, -stake);
-      book(lp, MKT_A_TRANSIT, stake);
-      p->balance -= stake;
-      p->stake = stake;
-      mkt_msg m = {.kind = M_STAKE, .a = stake};
-      send(lp, market_id(c, ps->region, p->pool), c->cfg->latency_s, &m);
-    }
+    post_stake(lp, c, p, ps, market_id(c, ps->region, p->pool));
   }
   by_groups(lp, ps, p->pool, MKT_P_PROVIDERS, 1);
   by_groups(lp, ps, p->pool, MKT_P_GPUS, ps->ngpus);
@@ -1108,15 +1113,7 @@ static void review(sim_lp *lp, const mkt_ctx *c, mkt_prov *p) {
       p->claim_from = -1;
       sim_id nw = market_id(c, ps->region, p->pool);
       if (p->pool == MKT_POOL_FLEX) {
-        int64_t stake = (int64_t)llround(c->cfg->flexible.stake_usd * MKT_MUSD) * ps->ngpus;
-        if (stake > 0) {
-          book(lp, MKT_A_PROVIDERS, -stake);
-          book(lp, MKT_A_TRANSIT, stake);
-          p->balance -= stake;
-          p->stake = stake;
-          mkt_msg m = {.kind = M_STAKE, .a = stake};
-          send(lp, nw, c->cfg->latency_s, &m);
-        }
+        post_stake(lp, c, p, ps, nw);
       }
       if (p->state == ST_IDLE) {
         mkt_msg m = {.kind = M_AVAIL};

@@ -42,7 +42,7 @@ static const sim_param lab__random_params[] = {
 };
 
 static const sim_param lab__settings_params[] = {
-    {"workers", SIM_P_INT, offsetof(lab_settings, workers), "2", 1, 64, "workers",
+    {"workers", SIM_P_INT, offsetof(lab_settings, workers), "2", 1, LAB__MAX_WORKERS, "workers",
      "CPU worker processes (one per GPU or green-context partition where a GPU exists)"},
     {"speeds", SIM_P_DARRAY, offsetof(lab_settings, speeds), "[1.0]", 1, 64, "1",
      "duty cycle of each worker in (0, 1] (one value applies to all)", NULL, NULL, 0,

@@ -23,6 +23,8 @@
 #include "lab/lab.h"
 
 #define LAB__LINE 1024
+/* Most workers a lab has (lab.workers is bounded to it in lab_config.c). */
+#define LAB__MAX_WORKERS 64
 /* Longest command a job may have: LAB__LINE less "X JOB RUN " and the newline. */
 #define LAB__MAX_COMMAND 960
 #define LAB__TAIL 400

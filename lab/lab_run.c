@@ -608,17 +608,23 @@ static double lab__ask(lab__worker *w, char tag, double timeout) {
   }
 }
 
-/* Waits up to `ms` for anything from the workers, local (pipes) or on other ranks (MPI), and
- * handles it. */
-static int lab__pump_once(lab__lab *L, struct pollfd *pf, size_t *idx, int ms) {
+/* The local workers' pipes to poll: pf[k] is worker idx[k]. pf and idx hold LAB__MAX_WORKERS. */
+static nfds_t lab__pollset(const lab__lab *L, struct pollfd *pf, size_t *idx) {
   nfds_t np = 0;
-  for (size_t i = 0; i < L->nw; i++)
+  for (size_t i = 0; i < L->nw && np < LAB__MAX_WORKERS; i++)
     if (L->w[i].pid > 0 && !L->w[i].remote) {
       pf[np].fd = L->w[i].from;
       pf[np].events = POLLIN;
       pf[np].revents = 0;
       idx[np++] = i;
     }
+  return np;
+}
+
+/* Waits up to `ms` for anything from the workers, local (pipes) or on other ranks (MPI), and
+ * handles it. */
+static int lab__pump_once(lab__lab *L, struct pollfd *pf, size_t *idx, int ms) {
+  nfds_t np = lab__pollset(L, pf, idx);
   if (L->nranks > 1 && ms > 2) ms = 2; /* MPI messages are looked for between polls */
   int n = poll(pf, np, ms);
   if (n < 0 && errno != EINTR) return LAB_ESYS;
@@ -667,17 +673,10 @@ static int lab__wait_calibration(lab__lab *L, size_t i, double timeout, struct p
 /* ---- Ranks other than 0: run the local workers, relay their lines to rank 0 and its messages
  * to them, carry out its control messages. No scheduling happens here. */
 static int lab__relay(lab__lab *L) {
-  struct pollfd pf[64];
-  size_t idx[64];
+  struct pollfd pf[LAB__MAX_WORKERS];
+  size_t idx[LAB__MAX_WORKERS];
   for (;;) {
-    nfds_t np = 0;
-    for (size_t i = 0; i < L->nw; i++)
-      if (L->w[i].pid > 0 && !L->w[i].remote) {
-        pf[np].fd = L->w[i].from;
-        pf[np].events = POLLIN;
-        pf[np].revents = 0;
-        idx[np++] = i;
-      }
+    nfds_t np = lab__pollset(L, pf, idx);
     int n = poll(pf, np, 2);
     for (nfds_t k = 0; n > 0 && k < np; k++) {
       if (!pf[k].revents) continue;
@@ -918,8 +917,8 @@ int lab_run(const lab_config *cfg, const lab_opts *o, lab_report *rep) {
     rc = lab__relay(&L);
     goto out;
   }
-  struct pollfd pf[64];
-  size_t idx[64];
+  struct pollfd pf[LAB__MAX_WORKERS];
+  size_t idx[LAB__MAX_WORKERS];
 
   /* The core, configured from the job file. */
   sched_config sc;

@@ -42,7 +42,7 @@ static const char *bm__scenario =
     "  training  = { share = 0.2; dur_mean_h = 12.0; dur_cv = 1.5; gpus_min = 1; gpus_max = 1; mem_min_gb = 16.0;\n"
     "                value_usd_h = 0.6; checkpoint_h = 1.0; pool_share = [0.6, 0.2, 0.2]; patience_h = 48.0; };\n"
     "  inference = { share = 0.5; diurnal_amp = 0.6; dur_mean_h = 1.0; mem_min_gb = 8.0; value_usd_h = 0.5;\n"
-    "                checkpoint_h = 0.01; pool_share = [0.2, 0.2, 0.6]; patience_h = 2.0; };\n"
+    "                checkpoint_h = 0.25; pool_share = [0.2, 0.2, 0.6]; patience_h = 2.0; };\n"
     "  batch     = { share = 0.3; dur_mean_h = 3.0; gpus_min = 1; gpus_max = 1; mem_min_gb = 8.0;\n"
     "                value_usd_h = 0.25; pool_share = [0.1, 0.8, 0.1]; patience_h = 24.0; };\n"
     "  personas = (\n"

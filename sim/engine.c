@@ -367,7 +367,7 @@ static sim_engine *sim__engine_new(const sim_model *m, const sim_run_opts *o) {
     used[t]++;
     lp->rng.type = sim_rng_xoshiro;
     lp->rng.state = lp->rs;
-    sim_rng_seed_stream(&lp->rng, o->seed, lp->id);
+    sim_rng_seed_stream(&lp->rng, o->seed, m->stream_of ? m->stream_of(m->ctx, lp->id) : lp->id);
   }
   free(count);
   free(used);

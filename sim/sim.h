@@ -113,6 +113,10 @@ typedef struct sim_model {
   unsigned nseries;
   const sim_table_def *tables;
   unsigned ntables;
+  /* Which random stream an LP draws from. Pure function of (ctx, id); NULL = its id. Models that
+   * hold several copies of one system (to compare policies on common random numbers) give the
+   * same stream to the same entity in every copy. */
+  uint64_t (*stream_of)(const void *ctx, sim_id id);
 } sim_model;
 
 /* ---- What handlers may call ---------------------------------------------------------------- */
@@ -120,7 +124,8 @@ sim_id sim_lp_id(const sim_lp *lp);
 sim_time sim_now(const sim_lp *lp);
 const void *sim_lp_ctx(const sim_lp *lp);
 /* The LP's own random stream: a gsl_rng, so every gsl_ran_* distribution works on it. Its state
- * derives from (run seed, LP id) only. */
+ * derives from (run seed, stream id) only; the stream id is the LP id unless the model's
+ * stream_of says otherwise. */
 gsl_rng *sim_lp_rng(sim_lp *lp);
 /* Schedules `msg` (len <= msg_size bytes; the rest is zeroed) at dst, now + delay. delay >= 0
  * for dst == self, delay >= lookahead otherwise; breaking that is a model bug (fatal). */

@@ -3,6 +3,7 @@
 spotlab_add_test(test_market SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_market.c LIBS spotlab_market)
 spotlab_add_test(test_market_model SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_market_model.c
                  LIBS spotlab_market spotlab_sim)
+spotlab_add_test(test_auction SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_auction.c LIBS spotlab_market)
 
 # Bit-identical results on 1, 2 and 4 ranks: the digest of every series, table and metric of two
 # days of scenarios/default.cfg must not depend on the number of ranks.

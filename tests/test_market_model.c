@@ -265,19 +265,20 @@ static void test_flexible_payout(void) {
   unload(&l);
 }
 
-/* Fixed pool: jobs of exactly 2 h (CV 0) on always-on hosts pay posted price x 2 h each, the host
- * receives it less the 10% fee. */
+/* Fixed pool: jobs of exactly 2 h (CV 0) on the reference GPU (speed 1), on always-on hosts with
+ * no link latency (staging takes no time), pay posted price x 2 h each, the host receives it less
+ * the 10% fee. */
 static void test_fixed_billing(void) {
   const char *text =
       "market = {\n"
-      "  churn = false; calendars = false; self_use = false; latency = 0.5;\n"
+      "  churn = false; calendars = false; self_use = false; latency = 0.5; reference_gpu = \"a100\";\n"
       "  fixed = { fee = 0.10; price_factor = 2.0; };\n"
       "  training = { share = 0.0; }; batch = { share = 0.0; };\n"
       "  inference = { share = 1.0; diurnal_amp = 0.0; dur_mean_h = 2.0; dur_cv = 0.0; value_usd_h = 10.0;\n"
       "                value_sigma = 0.0; pool_share = [1.0, 0.0, 0.0]; patience_h = 0.0; };\n"
       "  personas = ( { name = \"jade\"; pool = \"fixed\"; alt_pool = \"fixed\"; } );\n"
       "  regions = ( { name = \"eu\"; providers = 50; persona_share = [1.0]; gpu_mix = \"a100:1\";\n"
-      "                jobs_per_h = 5.0; weekend_factor = 1.0; } );\n"
+      "                jobs_per_h = 5.0; weekend_factor = 1.0; latency_ms = 0.0; } );\n"
       "};\n";
   loaded l;
   CU_ASSERT_EQUAL_FATAL(load(&l, text, 3 * 86400.0), 0);

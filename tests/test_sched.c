@@ -781,6 +781,761 @@ static void test_fuzz_all_policies(void) {
   }
 }
 
+/* ---- Per-job fault tolerance, candidates, hold, withdraw, forget, memory growth -------------- */
+
+static unsigned count_job(sched_dec_type type, uint32_t job) {
+  unsigned n = 0;
+  for (size_t i = 0; i < R->n; i++) n += R->d[i].type == type && R->d[i].job == job;
+  return n;
+}
+/* The last decision of a type for a job, or NULL. */
+static const sched_decision *last_job(sched_dec_type type, uint32_t job) {
+  for (size_t i = R->n; i-- > 0;)
+    if (R->d[i].type == type && R->d[i].job == job) return &R->d[i];
+  return NULL;
+}
+/* The same, required: the test stops here if there is none. */
+static const sched_decision *must(sched_dec_type type, uint32_t job) {
+  const sched_decision *d = last_job(type, job);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+  return d;
+}
+static size_t idx(const sched_decision *d) { return (size_t)(d - R->d); }
+static sched_ft ftmake(sched_policy p, unsigned k) {
+  sched_ft f = {p, SCHED_CKPT_FIXED, 100, k, 1, 100};
+  return f;
+}
+static int in_set(uint32_t x, const uint32_t *set, unsigned n) {
+  for (unsigned i = 0; i < n; i++)
+    if (set[i] == x) return 1;
+  return 0;
+}
+static sched_counters counters(void) {
+  sched_counters c;
+  sched_counters_get(S, &c);
+  return c;
+}
+
+/* One core, three jobs with three policies: N+k (its own ft), none (its own ft) and the
+ * configuration's checkpointing (ft = NULL); each reacts to the loss of a member in its own way. */
+static void test_per_job_policies(void) {
+  setup(SCHED_FT_CHECKPOINT, NULL);
+  for (uint32_t g = 0; g < 5; g++) join(0, g);
+  sched_ft fa = ftmake(SCHED_FT_STANDBY, 1), fb = ftmake(SCHED_FT_NONE, 0);
+  sched_job_spec a = batch(2, 1000), b = batch(1, 1000), c = batch(1, 1000);
+  a.ft = &fa;
+  b.ft = &fb;
+  CU_ASSERT_EQUAL(arrive(1, 1, a), 0);
+  fa = ftmake(SCHED_FT_NONE, 0); /* copied at arrival: the caller's struct no longer matters */
+  CU_ASSERT_EQUAL(arrive(2, 2, b), 0);
+  CU_ASSERT_EQUAL(arrive(3, 3, c), 0);
+  for (uint32_t j = 1; j <= 3; j++) CU_ASSERT_EQUAL(count_job(SCHED_D_PLACE, j), 1);
+  CU_ASSERT_EQUAL(count_job(SCHED_D_STANDBY, 1), 1);
+  CU_ASSERT_EQUAL(count_job(SCHED_D_STANDBY, 2), 0);
+  CU_ASSERT_EQUAL(count_job(SCHED_D_STANDBY, 3), 0);
+  const sched_decision *sb = last_job(SCHED_D_STANDBY, 1);
+  CU_ASSERT_FATAL(sb != NULL);
+  uint32_t spare = sb->gpu;
+  CU_ASSERT_EQUAL(gstate(spare), SCHED_GPU_STANDBY);
+  for (uint32_t g = 0; g < 5; g++) CU_ASSERT_NOT_EQUAL(gstate(g), SCHED_GPU_IDLE); /* 2+1, 1, 1 */
+
+  /* N+k: a member leaves, the standby takes its place; no stop, no restart. */
+  uint32_t m1 = must(SCHED_D_PLACE, 1)->gpus[0];
+  size_t n0 = R->n;
+  CU_ASSERT_EQUAL(gev(SCHED_EV_GPU_LEAVE, 10, m1, 0), 0);
+  const sched_decision *rp = last_job(SCHED_D_REPLACE, 1);
+  CU_ASSERT_FATAL(rp != NULL && idx(rp) >= n0);
+  CU_ASSERT_EQUAL(rp->old_gpu, m1);
+  CU_ASSERT_EQUAL(rp->gpu, spare);
+  CU_ASSERT_EQUAL(rp->reason, SCHED_R_GPU_LOST);
+  CU_ASSERT_EQUAL(count_job(SCHED_D_STOP, 1), 0);
+  CU_ASSERT_EQUAL(gstate(spare), SCHED_GPU_BUSY);
+  sched_job_status st = jstat(1);
+  CU_ASSERT_EQUAL(st.state, SCHED_JOB_RUNNING);
+  CU_ASSERT_EQUAL(st.restarts, 0);
+  CU_ASSERT_EQUAL(st.replacements, 1);
+
+  /* none: the same kind of loss stops the run and requeues the job (no idle GPU left). */
+  uint32_t m2 = must(SCHED_D_PLACE, 2)->gpus[0];
+  n0 = R->n;
+  CU_ASSERT_EQUAL(gev(SCHED_EV_GPU_LEAVE, 11, m2, 0), 0);
+  const sched_decision *sp2 = last_job(SCHED_D_STOP, 2);
+  CU_ASSERT_FATAL(sp2 != NULL && idx(sp2) >= n0);
+  CU_ASSERT_EQUAL(sp2->reason, SCHED_R_GPU_LOST);
+  CU_ASSERT_EQUAL(count_job(SCHED_D_REPLACE, 2), 0);
+  st = jstat(2);
+  CU_ASSERT_EQUAL(st.state, SCHED_JOB_QUEUED);
+  CU_ASSERT_EQUAL(st.restarts, 1);
+  CU_ASSERT_EQUAL(st.runs_active, 0);
+
+  /* ft = NULL: the configuration's checkpointing; the other two never checkpoint. */
+  double w = sched_next_wakeup(S);
+  CU_ASSERT_FATAL(isfinite(w) && w > 11);
+  ev((sched_event){.type = SCHED_EV_TICK, .t = w});
+  CU_ASSERT_EQUAL(count(SCHED_D_CHECKPOINT), 1);
+  const sched_decision *ck = last_job(SCHED_D_CHECKPOINT, 3);
+  CU_ASSERT_FATAL(ck != NULL);
+  CU_ASSERT_EQUAL(jev(SCHED_EV_CKPT_DONE, w + 1, 3, ck->run, 40), 0);
+  CU_ASSERT_DOUBLE_EQUAL(jstat(3).saved_work, 40, 0);
+  uint32_t m3 = must(SCHED_D_PLACE, 3)->gpus[0];
+  CU_ASSERT_EQUAL(gev(SCHED_EV_GPU_LEAVE, w + 2, m3, 0), 0);
+  CU_ASSERT_EQUAL(count_job(SCHED_D_REPLACE, 3), 0);
+  CU_ASSERT_EQUAL(must(SCHED_D_STOP, 3)->reason, SCHED_R_GPU_LOST);
+  st = jstat(3);
+  CU_ASSERT_EQUAL(st.state, SCHED_JOB_QUEUED);
+  CU_ASSERT_DOUBLE_EQUAL(st.saved_work, 40, 0); /* resumes from its checkpoint */
+  CU_ASSERT_EQUAL(count_job(SCHED_D_CHECKPOINT, 1) + count_job(SCHED_D_CHECKPOINT, 2), 0);
+  teardown();
+
+  /* The other way round: configuration N+k; ft = NULL gets a standby, an own checkpoint ft none
+   * (and its checkpoints), an own replicate ft its SCHED_MAX_RUNS copies. */
+  setup(SCHED_FT_STANDBY, NULL);
+  for (uint32_t g = 0; g < 8; g++) join(0, g);
+  sched_ft fc = ftmake(SCHED_FT_CHECKPOINT, 3), fr = ftmake(SCHED_FT_REPLICATE, 0);
+  fr.replicas = SCHED_MAX_RUNS;
+  sched_job_spec d = batch(1, 1000), e = batch(1, 1000), f = batch(1, 1000);
+  e.ft = &fc;
+  f.ft = &fr;
+  CU_ASSERT_EQUAL(arrive(0, 1, d), 0);
+  CU_ASSERT_EQUAL(arrive(0, 2, e), 0);
+  CU_ASSERT_EQUAL(arrive(0, 3, f), 0);
+  CU_ASSERT_EQUAL(count_job(SCHED_D_STANDBY, 1), 1);
+  CU_ASSERT_EQUAL(count_job(SCHED_D_STANDBY, 2), 0);
+  CU_ASSERT_EQUAL(count_job(SCHED_D_PLACE, 3), SCHED_MAX_RUNS);
+  CU_ASSERT_EQUAL(jstat(3).runs_active, SCHED_MAX_RUNS);
+  ev((sched_event){.type = SCHED_EV_TICK, .t = sched_next_wakeup(S)});
+  CU_ASSERT_EQUAL(count_job(SCHED_D_CHECKPOINT, 2), 1);
+  CU_ASSERT_EQUAL(count_job(SCHED_D_CHECKPOINT, 1) + count_job(SCHED_D_CHECKPOINT, 3), 0);
+  teardown();
+}
+
+/* An invalid ft is refused before anything changes: no job, no decision, same counters, and the
+ * clock did not move (an earlier event is still accepted). */
+static void test_per_job_ft_invalid(void) {
+  setup(SCHED_FT_CHECKPOINT, NULL);
+  join(0, 0);
+  join(0, 1);
+  CU_ASSERT_EQUAL(arrive(5, 1, batch(1, 10)), 0);
+  uint32_t run = must(SCHED_D_PLACE, 1)->run;
+  sched_ft bad[9];
+  for (int i = 0; i < 9; i++) bad[i] = ftmake(SCHED_FT_NONE, 0);
+  bad[0].replicas = 0;
+  bad[1].replicas = SCHED_MAX_RUNS + 1;
+  bad[2].standby_k = SCHED_MAX_STANDBY + 1;
+  bad[3].ckpt_interval_s = 0;
+  bad[4].ckpt_interval_s = -100;
+  bad[5].ckpt_interval_s = NAN;
+  bad[6].policy = SCHED_FT_COUNT;
+  bad[7].ckpt_rule = (sched_ckpt_rule)3;
+  bad[8].policy = SCHED_FT_STANDBY;
+  bad[8].standby_k = 1000;
+  sched_counters c0 = counters();
+  size_t n0 = R->n;
+  for (int i = 0; i < 9; i++)
+    for (int hold = 0; hold < 2; hold++) {
+      sched_job_spec sp = batch(1, 10);
+      sp.ft = &bad[i];
+      sp.hold = (uint8_t)hold;
+      CU_ASSERT_EQUAL(arrive(1000 + i, 2, sp), SCHED_EINVAL);
+      CU_ASSERT_EQUAL(jstat(2).state, SCHED_JOB_UNKNOWN);
+      sched_counters c1 = counters();
+      CU_ASSERT(memcmp(&c0, &c1, sizeof c0) == 0);
+      CU_ASSERT_EQUAL(R->n, n0);
+      CU_ASSERT_EQUAL(gstate(1), SCHED_GPU_IDLE);
+    }
+  /* The clock is where it was: t = 6 < 1000 is not SCHED_ETIME. */
+  CU_ASSERT_EQUAL(jev(SCHED_EV_JOB_FINISH, 6, 1, run, 0), 0);
+  CU_ASSERT_EQUAL(jstat(1).state, SCHED_JOB_ENDED);
+  /* The limits themselves are valid. */
+  sched_ft ok = ftmake(SCHED_FT_NONE, SCHED_MAX_STANDBY);
+  ok.replicas = SCHED_MAX_RUNS;
+  sched_job_spec sp = batch(1, 10);
+  sp.ft = &ok;
+  CU_ASSERT_EQUAL(arrive(7, 2, sp), 0);
+  CU_ASSERT_EQUAL(jstat(2).state, SCHED_JOB_RUNNING);
+  teardown();
+}
+
+/* Members come from the candidates named at arrival, and only from them. */
+static void test_candidates(void) {
+  setup(SCHED_FT_NONE, NULL);
+  for (uint32_t g = 0; g < 8; g++) join(0, g);
+  /* One named GPU among eight idle ones, six times over: each job lands exactly there. */
+  for (uint32_t k = 0; k < 3; k++) {
+    uint32_t want = 7 - 3 * k; /* 7, 4, 1 */
+    uint32_t c[1] = {want};
+    sched_job_spec sp = batch(1, 100);
+    sp.cand = c;
+    sp.ncand = 1;
+    CU_ASSERT_EQUAL(arrive(1, 10 + k, sp), 0);
+    const sched_decision *pl = last_job(SCHED_D_PLACE, 10 + k);
+    CU_ASSERT_FATAL(pl != NULL);
+    CU_ASSERT_EQUAL(pl->ngpus, 1);
+    CU_ASSERT_EQUAL(pl->gpus[0], want);
+  }
+  /* Width 2 from {0, 2, 5}: both members from the set. */
+  uint32_t c3[3] = {0, 2, 5};
+  sched_job_spec sp = batch(2, 100);
+  sp.cand = c3;
+  sp.ncand = 3;
+  CU_ASSERT_EQUAL(arrive(2, 20, sp), 0);
+  const sched_decision *pl = last_job(SCHED_D_PLACE, 20);
+  CU_ASSERT_FATAL(pl != NULL && pl->ngpus == 2);
+  CU_ASSERT(in_set(pl->gpus[0], c3, 3) && in_set(pl->gpus[1], c3, 3));
+  CU_ASSERT_NOT_EQUAL(pl->gpus[0], pl->gpus[1]);
+  /* Named GPUs busy (7), never seen (40) or gone (6 leaves): not placed, although three GPUs
+   * are idle; it waits in the queue. The candidates are caller memory for the arrival only:
+   * freed right after it (ASan would catch a later read). */
+  CU_ASSERT_EQUAL(gev(SCHED_EV_GPU_LEAVE, 3, 6, 0), 0);
+  unsigned idle = 0;
+  for (uint32_t g = 0; g < 8; g++) idle += gstate(g) == SCHED_GPU_IDLE;
+  CU_ASSERT_EQUAL(idle, 2);
+  uint32_t *cb = malloc(3 * sizeof *cb);
+  cb[0] = 7;
+  cb[1] = 40;
+  cb[2] = 6;
+  sp = batch(1, 100);
+  sp.cand = cb;
+  sp.ncand = 3;
+  CU_ASSERT_EQUAL(arrive(4, 30, sp), 0);
+  free(cb);
+  CU_ASSERT_EQUAL(count_job(SCHED_D_PLACE, 30), 0);
+  CU_ASSERT_EQUAL(jstat(30).state, SCHED_JOB_QUEUED);
+  /* The same with hold: it ends at once, released, in the same call. */
+  uint32_t cbad[2] = {7, 40};
+  sp = batch(1, 100);
+  sp.cand = cbad;
+  sp.ncand = 2;
+  sp.hold = 1;
+  size_t n0 = R->n;
+  CU_ASSERT_EQUAL(arrive(5, 31, sp), 0);
+  CU_ASSERT_EQUAL(count_job(SCHED_D_PLACE, 31), 0);
+  const sched_decision *end = last_job(SCHED_D_END, 31);
+  CU_ASSERT_FATAL(end != NULL && idx(end) >= n0);
+  CU_ASSERT_EQUAL(end->reason, SCHED_R_RELEASED);
+  CU_ASSERT_EQUAL(jstat(31).state, SCHED_JOB_ENDED);
+  /* After its arrival the queued job may run anywhere: the next capacity change places it. */
+  join(6, 9);
+  CU_ASSERT_EQUAL(jstat(30).state, SCHED_JOB_RUNNING);
+  teardown();
+}
+
+/* "The members come from these, standbys from anywhere": an N+k job named two GPUs gets its
+ * members there and its standbys elsewhere, at once. */
+static void test_candidates_standby_anywhere(void) {
+  setup(SCHED_FT_NONE, NULL);
+  for (uint32_t g = 0; g < 6; g++) join(0, g);
+  sched_ft f = ftmake(SCHED_FT_STANDBY, 2);
+  uint32_t c[2] = {1, 4};
+  for (int hold = 0; hold < 2; hold++) {
+    uint32_t jid = 1 + (uint32_t)hold;
+    if (hold) { /* room for the second job: the first one finishes */
+      CU_ASSERT_EQUAL(jev(SCHED_EV_JOB_FINISH, 2, 1, must(SCHED_D_PLACE, 1)->run, 0), 0);
+      for (uint32_t g = 0; g < 6; g++) CU_ASSERT_EQUAL(gstate(g), SCHED_GPU_IDLE);
+    }
+    sched_job_spec sp = batch(2, 100);
+    sp.ft = &f;
+    sp.cand = c;
+    sp.ncand = 2;
+    sp.hold = (uint8_t)hold;
+    size_t n0 = R->n;
+    CU_ASSERT_EQUAL(arrive(1 + 2 * hold, jid, sp), 0);
+    const sched_decision *pl = last_job(SCHED_D_PLACE, jid);
+    CU_ASSERT_FATAL(pl != NULL && idx(pl) >= n0 && pl->ngpus == 2);
+    CU_ASSERT(in_set(pl->gpus[0], c, 2) && in_set(pl->gpus[1], c, 2));
+    unsigned nsb = 0;
+    for (size_t i = n0; i < R->n; i++)
+      if (R->d[i].type == SCHED_D_STANDBY && R->d[i].job == jid) {
+        nsb++;
+        CU_ASSERT(!in_set(R->d[i].gpu, c, 2));
+        CU_ASSERT_EQUAL(gstate(R->d[i].gpu), SCHED_GPU_STANDBY);
+      }
+    CU_ASSERT_EQUAL(nsb, 2);
+  }
+  teardown();
+}
+
+/* hold: placed when it can be, else handed back at once; a held job that loses its run is
+ * handed back with its checkpoint and never placed again by the core. */
+static void test_hold(void) {
+  setup(SCHED_FT_CHECKPOINT, NULL);
+  for (uint32_t g = 0; g < 3; g++) join(0, g);
+  sched_job_spec sp = batch(2, 1000);
+  sp.hold = 1;
+  CU_ASSERT_EQUAL(arrive(0, 1, sp), 0);
+  CU_ASSERT_EQUAL(count_job(SCHED_D_PLACE, 1), 1);
+  CU_ASSERT_EQUAL(jstat(1).state, SCHED_JOB_RUNNING);
+  /* Width 2 with one idle GPU: released in the same call, nothing placed, never queued. */
+  size_t n0 = R->n;
+  CU_ASSERT_EQUAL(arrive(1, 2, sp), 0);
+  CU_ASSERT_EQUAL(R->n, n0 + 1);
+  CU_ASSERT_EQUAL(R->d[n0].type, SCHED_D_END);
+  CU_ASSERT_EQUAL(R->d[n0].job, 2);
+  CU_ASSERT_EQUAL(R->d[n0].reason, SCHED_R_RELEASED);
+  CU_ASSERT_DOUBLE_EQUAL(R->d[n0].value, 0, 0);
+  sched_job_status st = jstat(2);
+  CU_ASSERT_EQUAL(st.state, SCHED_JOB_ENDED);
+  CU_ASSERT_EQUAL(st.outcome, SCHED_R_RELEASED);
+  sched_counters c = counters();
+  CU_ASSERT_EQUAL(c.jobs_released, 1);
+  CU_ASSERT_EQUAL(c.jobs_failed + c.jobs_completed, 0);
+  /* Job 1 checkpoints 400 units, then loses a member. */
+  double w = sched_next_wakeup(S);
+  ev((sched_event){.type = SCHED_EV_TICK, .t = w});
+  const sched_decision *ck = last_job(SCHED_D_CHECKPOINT, 1);
+  CU_ASSERT_FATAL(ck != NULL);
+  CU_ASSERT_EQUAL(jev(SCHED_EV_CKPT_DONE, w + 1, 1, ck->run, 400), 0);
+  uint32_t m = must(SCHED_D_PLACE, 1)->gpus[0];
+  n0 = R->n;
+  CU_ASSERT_EQUAL(gev(SCHED_EV_GPU_LEAVE, w + 2, m, 0), 0);
+  CU_ASSERT_EQUAL_FATAL(R->n, n0 + 2);
+  CU_ASSERT_EQUAL(R->d[n0].type, SCHED_D_STOP);
+  CU_ASSERT_EQUAL(R->d[n0].reason, SCHED_R_GPU_LOST);
+  CU_ASSERT_EQUAL(R->d[n0 + 1].type, SCHED_D_END);
+  CU_ASSERT_EQUAL(R->d[n0 + 1].reason, SCHED_R_RELEASED);
+  CU_ASSERT_DOUBLE_EQUAL(R->d[n0 + 1].value, 400, 0);
+  st = jstat(1);
+  CU_ASSERT_EQUAL(st.state, SCHED_JOB_ENDED);
+  CU_ASSERT_EQUAL(st.outcome, SCHED_R_RELEASED);
+  CU_ASSERT_DOUBLE_EQUAL(st.saved_work, 400, 0);
+  /* Two idle GPUs would fit it, and more come: the core leaves it alone. */
+  unsigned idle = 0;
+  for (uint32_t g = 0; g < 3; g++) idle += gstate(g) == SCHED_GPU_IDLE;
+  CU_ASSERT_EQUAL(idle, 2);
+  join(w + 3, m);
+  CU_ASSERT_EQUAL(count_job(SCHED_D_PLACE, 1), 1);
+  CU_ASSERT_EQUAL(jstat(1).state, SCHED_JOB_ENDED);
+  /* A held job whose run crashes is handed back too. */
+  sp = batch(1, 100);
+  sp.hold = 1;
+  CU_ASSERT_EQUAL(arrive(w + 4, 3, sp), 0);
+  CU_ASSERT_EQUAL(jev(SCHED_EV_JOB_FAIL, w + 5, 3, must(SCHED_D_PLACE, 3)->run, 0), 0);
+  CU_ASSERT_EQUAL(must(SCHED_D_STOP, 3)->reason, SCHED_R_APP_FAILED);
+  CU_ASSERT_EQUAL(must(SCHED_D_END, 3)->reason, SCHED_R_RELEASED);
+  CU_ASSERT_EQUAL(count_job(SCHED_D_PLACE, 3), 1);
+  c = counters();
+  CU_ASSERT_EQUAL(c.jobs_released, 3);
+  CU_ASSERT_EQUAL(c.jobs_failed + c.jobs_completed, 0);
+  teardown();
+}
+
+static void test_withdraw(void) {
+  setup(SCHED_FT_CHECKPOINT, NULL);
+  join(0, 0);
+  join(0, 1);
+  CU_ASSERT_EQUAL(arrive(0, 1, batch(2, 1000)), 0);
+  double w = sched_next_wakeup(S);
+  ev((sched_event){.type = SCHED_EV_TICK, .t = w});
+  CU_ASSERT_EQUAL(jev(SCHED_EV_CKPT_DONE, w, 1, must(SCHED_D_CHECKPOINT, 1)->run, 250), 0);
+  /* Running: STOP (preempted), then END (withdrawn, the saved work); the GPUs are idle. */
+  uint32_t run1 = must(SCHED_D_PLACE, 1)->run;
+  size_t n0 = R->n;
+  double t = w + 1;
+  CU_ASSERT_EQUAL(jev(SCHED_EV_JOB_WITHDRAW, t, 1, 0, 0), 0);
+  CU_ASSERT_EQUAL_FATAL(R->n, n0 + 2);
+  CU_ASSERT_EQUAL(R->d[n0].type, SCHED_D_STOP);
+  CU_ASSERT_EQUAL(R->d[n0].run, run1);
+  CU_ASSERT_EQUAL(R->d[n0].reason, SCHED_R_PREEMPTED);
+  CU_ASSERT_EQUAL(R->d[n0 + 1].type, SCHED_D_END);
+  CU_ASSERT_EQUAL(R->d[n0 + 1].reason, SCHED_R_WITHDRAWN);
+  CU_ASSERT_DOUBLE_EQUAL(R->d[n0 + 1].value, 250, 0);
+  CU_ASSERT_EQUAL(gstate(0), SCHED_GPU_IDLE);
+  CU_ASSERT_EQUAL(gstate(1), SCHED_GPU_IDLE);
+  sched_job_status st = jstat(1);
+  CU_ASSERT_EQUAL(st.state, SCHED_JOB_ENDED);
+  CU_ASSERT_EQUAL(st.outcome, SCHED_R_WITHDRAWN);
+  CU_ASSERT_EQUAL(st.runs_active, 0);
+  CU_ASSERT_EQUAL(counters().jobs_released, 1);
+  /* Withdrawing a running job while another waits: the waiting job takes its GPUs, same call. */
+  CU_ASSERT_EQUAL(arrive(t, 2, batch(2, 1000)), 0);
+  CU_ASSERT_EQUAL(arrive(t, 3, batch(2, 1000)), 0);
+  CU_ASSERT_EQUAL(jstat(3).state, SCHED_JOB_QUEUED);
+  uint32_t gone[2] = {must(SCHED_D_PLACE, 2)->gpus[0], must(SCHED_D_PLACE, 2)->gpus[1]};
+  n0 = R->n;
+  t += 1;
+  CU_ASSERT_EQUAL(jev(SCHED_EV_JOB_WITHDRAW, t, 2, 0, 0), 0);
+  const sched_decision *stp = last_job(SCHED_D_STOP, 2), *end = last_job(SCHED_D_END, 2),
+                       *pl = last_job(SCHED_D_PLACE, 3);
+  CU_ASSERT_FATAL(stp && end && pl && idx(stp) >= n0 && idx(pl) >= n0);
+  CU_ASSERT_EQUAL(stp->reason, SCHED_R_PREEMPTED);
+  CU_ASSERT_EQUAL(end->reason, SCHED_R_WITHDRAWN);
+  CU_ASSERT_DOUBLE_EQUAL(end->value, 0, 0);
+  CU_ASSERT(idx(stp) < idx(end));
+  CU_ASSERT(in_set(pl->gpus[0], gone, 2) && in_set(pl->gpus[1], gone, 2));
+  CU_ASSERT_EQUAL(jstat(3).state, SCHED_JOB_RUNNING);
+  /* Queued: it just ends (no STOP). */
+  CU_ASSERT_EQUAL(arrive(t, 4, batch(2, 1000)), 0);
+  CU_ASSERT_EQUAL(jstat(4).state, SCHED_JOB_QUEUED);
+  n0 = R->n;
+  CU_ASSERT_EQUAL(jev(SCHED_EV_JOB_WITHDRAW, t, 4, 0, 0), 0);
+  CU_ASSERT_EQUAL_FATAL(R->n, n0 + 1);
+  CU_ASSERT_EQUAL(R->d[n0].type, SCHED_D_END);
+  CU_ASSERT_EQUAL(R->d[n0].reason, SCHED_R_WITHDRAWN);
+  CU_ASSERT_EQUAL(jstat(4).state, SCHED_JOB_ENDED);
+  /* Queued after an interruption, with a checkpoint: the END carries the saved work. (The
+   * earliest wake-ups may be the stopped runs' timers: tick until job 3's comes.) */
+  for (int k = 0; k < 4 && !last_job(SCHED_D_CHECKPOINT, 3); k++) {
+    w = sched_next_wakeup(S);
+    ev((sched_event){.type = SCHED_EV_TICK, .t = w});
+  }
+  const sched_decision *ck = last_job(SCHED_D_CHECKPOINT, 3);
+  CU_ASSERT_FATAL(ck != NULL);
+  CU_ASSERT_EQUAL(jev(SCHED_EV_CKPT_DONE, w, 3, ck->run, 123), 0);
+  CU_ASSERT_EQUAL(gev(SCHED_EV_GPU_LEAVE, w + 1, must(SCHED_D_PLACE, 3)->gpus[0], 0), 0);
+  CU_ASSERT_EQUAL(jstat(3).state, SCHED_JOB_QUEUED);
+  n0 = R->n;
+  CU_ASSERT_EQUAL(jev(SCHED_EV_JOB_WITHDRAW, w + 2, 3, 0, 0), 0);
+  CU_ASSERT_EQUAL_FATAL(R->n, n0 + 1);
+  CU_ASSERT_EQUAL(R->d[n0].type, SCHED_D_END);
+  CU_ASSERT_DOUBLE_EQUAL(R->d[n0].value, 123, 0);
+  /* Ended already: stale, nothing else changes. */
+  sched_counters c0 = counters();
+  sched_job_status s0 = jstat(1);
+  n0 = R->n;
+  CU_ASSERT_EQUAL(jev(SCHED_EV_JOB_WITHDRAW, w + 3, 1, 0, 0), 0);
+  sched_counters c1 = counters();
+  CU_ASSERT_EQUAL(R->n, n0);
+  CU_ASSERT_EQUAL(c1.stale_events, c0.stale_events + 1);
+  c1.stale_events = c0.stale_events;
+  c1.events = c0.events;
+  CU_ASSERT(memcmp(&c0, &c1, sizeof c0) == 0);
+  sched_job_status s1 = jstat(1);
+  CU_ASSERT(memcmp(&s0, &s1, sizeof s0) == 0);
+  CU_ASSERT_EQUAL(c1.jobs_released, 4);
+  /* Never arrived, or out of range. */
+  CU_ASSERT_EQUAL(jev(SCHED_EV_JOB_WITHDRAW, w + 3, 77, 0, 0), SCHED_EINVAL);
+  CU_ASSERT_EQUAL(jev(SCHED_EV_JOB_WITHDRAW, w + 3, 5000, 0, 0), SCHED_EINVAL);
+  teardown();
+  /* A service: its replicas stop, it ends. */
+  setup(SCHED_FT_NONE, NULL);
+  join(0, 0);
+  sched_job_spec sv = {0};
+  sv.kind = SCHED_JOB_SERVICE;
+  sv.region = -1;
+  sv.req_per_score_s = 10;
+  sv.min_replicas = 1;
+  sv.max_replicas = 2;
+  CU_ASSERT_EQUAL(arrive(0, 1, sv), 0);
+  CU_ASSERT_EQUAL(gstate(0), SCHED_GPU_BUSY);
+  CU_ASSERT_EQUAL(jev(SCHED_EV_JOB_WITHDRAW, 1, 1, 0, 0), 0);
+  CU_ASSERT_EQUAL(must(SCHED_D_STOP, 1)->reason, SCHED_R_PREEMPTED);
+  CU_ASSERT_EQUAL(must(SCHED_D_END, 1)->reason, SCHED_R_WITHDRAWN);
+  CU_ASSERT_EQUAL(gstate(0), SCHED_GPU_IDLE);
+  teardown();
+}
+
+static void test_forget(void) {
+  setup(SCHED_FT_NONE, NULL);
+  join(0, 0);
+  CU_ASSERT_EQUAL(arrive(0, 1, batch(1, 10)), 0);
+  CU_ASSERT_EQUAL(arrive(0, 2, batch(1, 10)), 0);
+  /* Only ended jobs can be forgotten; refused events change nothing. */
+  sched_counters c0 = counters();
+  CU_ASSERT_EQUAL(jev(SCHED_EV_JOB_FORGET, 1, 1, 0, 0), SCHED_ESTATE); /* running */
+  CU_ASSERT_EQUAL(jev(SCHED_EV_JOB_FORGET, 1, 2, 0, 0), SCHED_ESTATE); /* queued */
+  CU_ASSERT_EQUAL(jev(SCHED_EV_JOB_FORGET, 1, 3, 0, 0), SCHED_EINVAL); /* unknown */
+  CU_ASSERT_EQUAL(jev(SCHED_EV_JOB_FORGET, 1, 5000, 0, 0), SCHED_EINVAL);
+  sched_counters c1 = counters();
+  CU_ASSERT(memcmp(&c0, &c1, sizeof c0) == 0);
+  CU_ASSERT_EQUAL(jstat(1).state, SCHED_JOB_RUNNING);
+  CU_ASSERT_EQUAL(jstat(2).state, SCHED_JOB_QUEUED);
+  /* Finished, forgotten, back under the same id: a new job that runs and completes. */
+  CU_ASSERT_EQUAL(jev(SCHED_EV_JOB_FINISH, 2, 1, must(SCHED_D_PLACE, 1)->run, 0), 0);
+  CU_ASSERT_EQUAL(jstat(2).state, SCHED_JOB_RUNNING);
+  CU_ASSERT_EQUAL(jev(SCHED_EV_JOB_FORGET, 3, 1, 0, 0), 0);
+  CU_ASSERT_EQUAL(jstat(1).state, SCHED_JOB_UNKNOWN);
+  CU_ASSERT_EQUAL(jev(SCHED_EV_JOB_FORGET, 3, 1, 0, 0), SCHED_EINVAL); /* gone */
+  CU_ASSERT_EQUAL(arrive(4, 1, batch(1, 10)), 0);
+  sched_job_status st = jstat(1);
+  CU_ASSERT_EQUAL(st.state, SCHED_JOB_QUEUED);
+  CU_ASSERT_DOUBLE_EQUAL(st.submit, 4, 0);
+  CU_ASSERT_EQUAL(st.restarts, 0);
+  CU_ASSERT_DOUBLE_EQUAL(st.cost, 0, 0);
+  CU_ASSERT_EQUAL(jev(SCHED_EV_JOB_FINISH, 5, 2, must(SCHED_D_PLACE, 2)->run, 0), 0);
+  CU_ASSERT_EQUAL(jstat(1).state, SCHED_JOB_RUNNING);
+  CU_ASSERT_EQUAL(count_job(SCHED_D_PLACE, 1), 2);
+  CU_ASSERT_EQUAL(jev(SCHED_EV_JOB_FINISH, 6, 1, must(SCHED_D_PLACE, 1)->run, 0), 0);
+  CU_ASSERT_EQUAL(jstat(1).state, SCHED_JOB_ENDED);
+  CU_ASSERT_EQUAL(jstat(1).outcome, SCHED_R_COMPLETED);
+  /* Released, forgotten, back again. */
+  CU_ASSERT_EQUAL(jev(SCHED_EV_JOB_FORGET, 7, 1, 0, 0), 0);
+  sched_job_spec sp = batch(2, 10); /* width 2 on one GPU: released at once */
+  sp.hold = 1;
+  CU_ASSERT_EQUAL(arrive(8, 1, sp), 0);
+  CU_ASSERT_EQUAL(jstat(1).outcome, SCHED_R_RELEASED);
+  CU_ASSERT_EQUAL(jev(SCHED_EV_JOB_FORGET, 9, 1, 0, 0), 0);
+  CU_ASSERT_EQUAL(arrive(10, 1, batch(1, 10)), 0);
+  CU_ASSERT_EQUAL(jev(SCHED_EV_JOB_FINISH, 11, 1, must(SCHED_D_PLACE, 1)->run, 0), 0);
+  sched_counters c = counters();
+  CU_ASSERT_EQUAL(c.jobs_arrived, 5);
+  CU_ASSERT_EQUAL(c.jobs_completed, 4);
+  CU_ASSERT_EQUAL(c.jobs_released, 1);
+  CU_ASSERT_EQUAL(c.jobs_failed, 0);
+  CU_ASSERT_EQUAL(count(SCHED_D_END), c.jobs_completed + c.jobs_released + c.jobs_failed);
+  teardown();
+}
+
+/* A job id that arrives again is a new job: the timers and runs of its previous life do not
+ * touch it. Its first checkpoint is due ckpt_interval_s after its own placement, and a late
+ * report of the old run is stale. */
+static void test_forget_old_life(void) {
+  setup(SCHED_FT_CHECKPOINT, NULL); /* fixed interval 100 */
+  join(0, 0);
+  CU_ASSERT_EQUAL(arrive(0, 5, batch(1, 1e6)), 0);
+  uint32_t old = must(SCHED_D_PLACE, 5)->run;
+  CU_ASSERT_EQUAL(jev(SCHED_EV_JOB_WITHDRAW, 10, 5, 0, 0), 0);
+  CU_ASSERT_EQUAL(jev(SCHED_EV_JOB_FORGET, 10, 5, 0, 0), 0);
+  CU_ASSERT_EQUAL(arrive(50, 5, batch(1, 1e6)), 0);
+  const sched_decision *pl = last_job(SCHED_D_PLACE, 5);
+  uint32_t now = pl->run;
+  double due = 50 + pl->value + 100;
+  ev((sched_event){.type = SCHED_EV_TICK, .t = 120}); /* the old life's timer was due at ~100 */
+  CU_ASSERT_EQUAL(count_job(SCHED_D_CHECKPOINT, 5), 0);
+  CU_ASSERT_DOUBLE_EQUAL(sched_next_wakeup(S), due, 1e-9);
+  ev((sched_event){.type = SCHED_EV_TICK, .t = due});
+  CU_ASSERT_EQUAL(count_job(SCHED_D_CHECKPOINT, 5), 1);
+  CU_ASSERT_EQUAL(must(SCHED_D_CHECKPOINT, 5)->run, now);
+  /* The old run's late finish must not finish the new job. */
+  CU_ASSERT_NOT_EQUAL(now, old);
+  uint64_t stale = counters().stale_events;
+  CU_ASSERT_EQUAL(jev(SCHED_EV_JOB_FINISH, due + 1, 5, old, 0), 0);
+  CU_ASSERT_EQUAL(jstat(5).state, SCHED_JOB_RUNNING);
+  CU_ASSERT_EQUAL(counters().stale_events, stale + 1);
+  teardown();
+}
+
+/* Memory follows the ids used, not max_gpus / max_providers. */
+static void test_memory_growth(void) {
+  R = calloc(1, sizeof *R);
+  sched_config c;
+  sched_config_default(&c);
+  c.max_gpus = 10000000;
+  c.max_providers = 10000000;
+  c.max_nodes = 4;
+  c.max_jobs = 100;
+  c.sink = sink;
+  c.sink_ctx = R;
+  c.policy = SCHED_FT_NONE;
+  c.net.mode = SCHED_NET_ARQ;
+  CU_ASSERT_FATAL(sched_create(&c, &S) == 0);
+  sched_gpu_status st;
+  CU_ASSERT_EQUAL(sched_gpu_query(S, 9999999, 0, &st), 0); /* before anything joined */
+  CU_ASSERT_EQUAL(st.state, SCHED_GPU_ABSENT);
+  sched_event e = {.type = SCHED_EV_GPU_JOIN, .t = 0, .gpu = 9999999};
+  e.u.gpu = ginfo(9999999, 0, 0, 1.0);
+  CU_ASSERT_EQUAL(ev(e), 0);
+  CU_ASSERT_EQUAL(gstate(9999999), SCHED_GPU_IDLE);
+  CU_ASSERT_EQUAL(sched_gpu_query(S, 5000000, 0, &st), 0);
+  CU_ASSERT_EQUAL(st.state, SCHED_GPU_ABSENT);
+  CU_ASSERT_EQUAL(sched_gpu_query(S, 10000000, 0, &st), SCHED_EINVAL);
+  /* Ids are still checked against the bounds. */
+  e.gpu = 10000000;
+  CU_ASSERT_EQUAL(ev(e), SCHED_EINVAL);
+  e.gpu = 1;
+  e.u.gpu = ginfo(10000000, 0, 0, 1.0);
+  CU_ASSERT_EQUAL(ev(e), SCHED_EINVAL);
+  CU_ASSERT_EQUAL(gstate(1), SCHED_GPU_ABSENT);
+  CU_ASSERT_EQUAL(gev(SCHED_EV_GPU_LEAVE, 0, 10000000, 0), SCHED_EINVAL);
+  /* A job on the highest id and a small one. */
+  join(0, 0);
+  CU_ASSERT_EQUAL(arrive(0, 0, batch(2, 10)), 0);
+  const sched_decision *pl = last(SCHED_D_PLACE);
+  CU_ASSERT_FATAL(pl != NULL && pl->ngpus == 2);
+  CU_ASSERT(pl->gpus[0] == 9999999 || pl->gpus[1] == 9999999);
+  ev((sched_event){.type = SCHED_EV_BILLING, .t = 3600});
+  CU_ASSERT_DOUBLE_EQUAL(jstat(0).cost, 2.0, 1e-9);
+  CU_ASSERT_EQUAL(gev(SCHED_EV_GPU_LEAVE, 3600, 7000000, 0), 0); /* never seen: stale */
+  CU_ASSERT_EQUAL(jev(SCHED_EV_JOB_FINISH, 3601, 0, pl->run, 0), 0);
+  CU_ASSERT_EQUAL(jstat(0).outcome, SCHED_R_COMPLETED);
+  teardown();
+  /* The bounds of a whole region, 4e9 GPUs and providers: nothing is allocated for them. */
+  R = calloc(1, sizeof *R);
+  c.sink_ctx = R;
+  c.max_gpus = c.max_providers = UINT32_MAX - 1;
+  CU_ASSERT_FATAL(sched_create(&c, &S) == 0);
+  join(0, 3);
+  CU_ASSERT_EQUAL(arrive(0, 1, batch(1, 10)), 0);
+  CU_ASSERT_EQUAL(last(SCHED_D_PLACE)->gpus[0], 3);
+  CU_ASSERT_EQUAL(sched_gpu_query(S, UINT32_MAX - 2, 0, &st), 0);
+  CU_ASSERT_EQUAL(st.state, SCHED_GPU_ABSENT);
+  teardown();
+}
+
+static void test_names_and_defaults(void) {
+  for (int i = 0; i < SCHED_FT_COUNT; i++) {
+    CU_ASSERT_PTR_NOT_NULL_FATAL(sched_policy_names[i]);
+    CU_ASSERT_EQUAL(sched_policy_parse(sched_policy_names[i]), i);
+    CU_ASSERT_STRING_EQUAL(sched_policy_name((sched_policy)i), sched_policy_names[i]);
+    for (int k = 0; k < i; k++) CU_ASSERT(strcmp(sched_policy_names[k], sched_policy_names[i]) != 0);
+  }
+  CU_ASSERT_PTR_NULL(sched_policy_names[SCHED_FT_COUNT]);
+  /* The spellings scenarios use (docs/scheduling.md). */
+  static const char *const doc[SCHED_FT_COUNT] = {"none", "checkpoint", "standby", "replicate", "speculative"};
+  for (int i = 0; i < SCHED_FT_COUNT; i++) CU_ASSERT_STRING_EQUAL(sched_policy_names[i], doc[i]);
+  CU_ASSERT_EQUAL(sched_policy_parse("bogus"), -1);
+  CU_ASSERT_EQUAL(sched_policy_parse(""), -1);
+  CU_ASSERT_EQUAL(sched_policy_parse(NULL), -1);
+  CU_ASSERT_STRING_EQUAL(sched_policy_name(SCHED_FT_COUNT), "?");
+  CU_ASSERT_STRING_EQUAL(sched_ckpt_rule_names[SCHED_CKPT_FIXED], "fixed");
+  CU_ASSERT_STRING_EQUAL(sched_ckpt_rule_names[SCHED_CKPT_YOUNG], "young");
+  CU_ASSERT_STRING_EQUAL(sched_ckpt_rule_names[SCHED_CKPT_DALY], "daly");
+  CU_ASSERT_PTR_NULL(sched_ckpt_rule_names[SCHED_CKPT_DALY + 1]);
+  CU_ASSERT_STRING_EQUAL(sched_reason_name(SCHED_R_PREEMPTED), "preempted");
+  CU_ASSERT_STRING_EQUAL(sched_reason_name(SCHED_R_WITHDRAWN), "withdrawn");
+  CU_ASSERT_STRING_EQUAL(sched_reason_name(SCHED_R_RELEASED), "released");
+  CU_ASSERT_STRING_EQUAL(sched_reason_name(SCHED_R_COUNT), "?");
+  /* The defaults, as numbers and as text, agree with sched_config_default. */
+  sched_config c;
+  sched_config_default(&c);
+  char buf[64];
+  CU_ASSERT_EQUAL(c.policy, SCHED_DEFAULT_POLICY);
+  snprintf(buf, sizeof buf, "\"%s\"", sched_policy_names[c.policy]);
+  CU_ASSERT_STRING_EQUAL(buf, SCHED_DEFAULT_POLICY_TEXT);
+  snprintf(buf, sizeof buf, "\"%s\"", sched_ckpt_rule_names[c.ckpt_rule]);
+  CU_ASSERT_STRING_EQUAL(buf, SCHED_DEFAULT_CKPT_RULE_TEXT);
+  CU_ASSERT_DOUBLE_EQUAL(c.ckpt_interval_s, SCHED_DEFAULT_CKPT_INTERVAL_S, 0);
+  CU_ASSERT_DOUBLE_EQUAL(SCHED_DEFAULT_CKPT_INTERVAL_S, 3600, 0); /* "1h" */
+  CU_ASSERT_STRING_EQUAL(SCHED_DEFAULT_CKPT_INTERVAL_TEXT, "\"1h\"");
+  CU_ASSERT_DOUBLE_EQUAL(c.gpu_mtbf_s, SCHED_DEFAULT_GPU_MTBF_S, 0);
+  CU_ASSERT_DOUBLE_EQUAL(SCHED_DEFAULT_GPU_MTBF_S, 24 * 3600, 0); /* "24h" */
+  CU_ASSERT_STRING_EQUAL(SCHED_DEFAULT_GPU_MTBF_TEXT, "\"24h\"");
+  CU_ASSERT_EQUAL(c.standby_k, SCHED_DEFAULT_STANDBY_K);
+  CU_ASSERT_EQUAL(atoi(SCHED_DEFAULT_STANDBY_K_TEXT), SCHED_DEFAULT_STANDBY_K);
+  CU_ASSERT_EQUAL(c.replicas, SCHED_DEFAULT_REPLICAS);
+  CU_ASSERT_EQUAL(atoi(SCHED_DEFAULT_REPLICAS_TEXT), SCHED_DEFAULT_REPLICAS);
+  CU_ASSERT_EQUAL(c.max_restarts, SCHED_DEFAULT_MAX_RESTARTS);
+  CU_ASSERT_EQUAL(atoi(SCHED_DEFAULT_MAX_RESTARTS_TEXT), SCHED_DEFAULT_MAX_RESTARTS);
+}
+
+/* Randomized streams with the new API: per-job policies, hold, candidates, withdrawals and
+ * forgotten ids arriving again, invariants after every event. Checked as it goes: a held job is
+ * never queued; whatever is placed at arrival comes from the job's candidates. At the end every
+ * END is counted once in jobs_completed + jobs_failed + jobs_released. */
+static uint64_t fuzz_ext(sched_policy pol, uint64_t seed) {
+  setup(pol, hb);
+  enum { NJ = 600 };
+  static uint8_t held[NJ];
+  static uint32_t forgot[NJ], lastrun[NJ];
+  uint32_t recent[16] = {0}; /* jobs of the latest placements */
+  unsigned nplaced = 0;
+  memset(held, 0, sizeof held);
+  memset(lastrun, 0, sizeof lastrun);
+  unsigned nforgot = 0;
+  uint64_t x = seed, h = 1469598103934665603ull, ends = 0, arrivals = 0;
+  double t = 0;
+  uint32_t njobs = 0;
+#define RND() (x ^= x << 13, x ^= x >> 7, x ^= x << 17, x)
+  for (int i = 0; i < 3000; i++) {
+    t += (double)(RND() % 100) / 10.0;
+    unsigned what = RND() % 14;
+    uint32_t g = RND() % 24;
+    sched_gpu_status gs;
+    sched_gpu_query(S, g, t, &gs);
+    size_t before = R->n;
+    if (what <= 1) {
+      if (gs.state == SCHED_GPU_ABSENT) {
+        sched_event e = {.type = SCHED_EV_GPU_JOIN, .t = t, .gpu = g};
+        e.u.gpu = ginfo(g, g % 2, (g / 2) % 2, 0.5 + (g % 5) * 0.5);
+        CU_ASSERT_EQUAL(ev(e), 0);
+      } else {
+        CU_ASSERT_EQUAL(gev(what ? SCHED_EV_GPU_MISSED : SCHED_EV_GPU_LEAVE, t, g, 0), 0);
+      }
+    } else if (what == 2 && gs.state != SCHED_GPU_ABSENT) {
+      CU_ASSERT_EQUAL(gev(SCHED_EV_HEARTBEAT, t, g, 0), 0);
+    } else if (what <= 5) {
+      uint32_t jid;
+      if (nforgot && RND() % 2) {
+        unsigned k = (unsigned)(RND() % nforgot);
+        jid = forgot[k];
+        forgot[k] = forgot[--nforgot];
+      } else if (njobs < NJ) {
+        jid = njobs++;
+      } else {
+        continue;
+      }
+      sched_job_spec sp = batch(1 + RND() % 3, 100);
+      sp.region = (RND() % 3) ? -1 : (int32_t)(RND() % 2);
+      sched_policy fp = (sched_policy)(RND() % SCHED_FT_COUNT);
+      sched_ft f = ftmake(fp, (unsigned)(RND() % 3));
+      f.ckpt_rule = (sched_ckpt_rule)(RND() % 3);
+      f.ckpt_interval_s = 20 + (double)(RND() % 200);
+      f.replicas = 1 + (unsigned)(RND() % SCHED_MAX_RUNS);
+      f.max_restarts = (unsigned)(RND() % 5);
+      if (RND() % 3) sp.ft = &f;
+      sp.hold = RND() % 3 == 0;
+      uint32_t cand[6];
+      if (RND() % 3 == 0) {
+        sp.ncand = 1 + (unsigned)(RND() % 6);
+        for (unsigned k = 0; k < sp.ncand; k++) cand[k] = (uint32_t)(RND() % 24);
+        sp.cand = cand;
+      }
+      held[jid] = sp.hold;
+      CU_ASSERT_EQUAL(arrive(t, jid, sp), 0);
+      arrivals++;
+      for (size_t k = before; k < R->n; k++)
+        if (R->d[k].type == SCHED_D_PLACE && R->d[k].job == jid && sp.cand)
+          for (unsigned m = 0; m < R->d[k].ngpus && m < 8; m++) CU_ASSERT(in_set(R->gpus[k][m], cand, sp.ncand));
+    } else if (what <= 10 && njobs) {
+      uint32_t jid = RND() % 4 ? recent[RND() % 16] : RND() % njobs; /* mostly a job placed lately */
+      sched_job_status st = jstat(jid);
+      /* Mostly its latest run, sometimes one that may be stale. */
+      uint32_t run = RND() % 4 ? lastrun[jid] : (uint32_t)(RND() % 6);
+      sched_ev_type ty = what == 6 ? SCHED_EV_JOB_PROGRESS : what == 7 ? SCHED_EV_JOB_FINISH
+                       : what == 8 ? SCHED_EV_JOB_FAIL : what == 9 ? SCHED_EV_CKPT_DONE : SCHED_EV_JOB_PROGRESS;
+      int rc = jev(ty, t, jid, run, (double)(RND() % 100));
+      CU_ASSERT_EQUAL(rc, st.state == SCHED_JOB_UNKNOWN ? SCHED_EINVAL : 0);
+    } else if (what == 11 && njobs) {
+      uint32_t jid = RND() % njobs;
+      sched_job_status st = jstat(jid);
+      int rc = jev(SCHED_EV_JOB_WITHDRAW, t, jid, 0, 0);
+      CU_ASSERT_EQUAL(rc, st.state == SCHED_JOB_UNKNOWN ? SCHED_EINVAL : 0);
+      if (st.state != SCHED_JOB_UNKNOWN) CU_ASSERT_EQUAL(jstat(jid).state, SCHED_JOB_ENDED);
+    } else if (what == 12 && njobs) {
+      uint32_t jid = RND() % njobs;
+      sched_job_status st = jstat(jid);
+      int rc = jev(SCHED_EV_JOB_FORGET, t, jid, 0, 0);
+      CU_ASSERT_EQUAL(rc, st.state == SCHED_JOB_ENDED ? 0 : st.state == SCHED_JOB_UNKNOWN ? SCHED_EINVAL : SCHED_ESTATE);
+      if (rc == 0) forgot[nforgot++] = jid;
+    } else {
+      ev((sched_event){.type = (RND() % 4) ? SCHED_EV_TICK : SCHED_EV_BILLING, .t = t});
+    }
+    for (uint32_t j = 0; j < njobs; j++)
+      if (held[j] && jstat(j).state == SCHED_JOB_QUEUED) {
+        CU_FAIL("a held job waits in the queue");
+        held[j] = 0;
+      }
+    for (size_t k = before; k < R->n; k++) {
+      ends += R->d[k].type == SCHED_D_END;
+      if (R->d[k].type == SCHED_D_PLACE) {
+        lastrun[R->d[k].job] = R->d[k].run;
+        recent[nplaced++ % 16] = R->d[k].job;
+      }
+      h = (h ^ (uint64_t)R->d[k].type) * 1099511628211ull;
+      h = (h ^ R->d[k].job) * 1099511628211ull;
+      h = (h ^ R->d[k].gpu) * 1099511628211ull;
+      for (unsigned m = 0; m < R->d[k].ngpus && m < 8; m++) h = (h ^ R->gpus[k][m]) * 1099511628211ull;
+    }
+    if (R->n > MAXD - 200) R->n = 0;
+  }
+#undef RND
+  sched_counters c = counters();
+  CU_ASSERT_EQUAL(c.jobs_completed + c.jobs_failed + c.jobs_released, ends);
+  CU_ASSERT_EQUAL(c.jobs_arrived, arrivals);
+  CU_ASSERT(c.jobs_released > 0);
+  CU_ASSERT(c.jobs_completed > 0);
+  CU_ASSERT(nforgot > 0 || arrivals > njobs);
+  teardown();
+  return h;
+}
+
+static void test_fuzz_new_api(void) {
+  for (int p = 0; p < SCHED_FT_COUNT; p++) {
+    uint64_t a = fuzz_ext((sched_policy)p, 0x9E3779B97F4A7C15ull + (uint64_t)p);
+    uint64_t b = fuzz_ext((sched_policy)p, 0x9E3779B97F4A7C15ull + (uint64_t)p);
+    CU_ASSERT_EQUAL(a, b);
+  }
+}
+
 static CU_TestInfo model_tests[] = {
     {"Young/Daly intervals", test_young_daly},
     {"Beta reputation", test_beta},
@@ -805,6 +1560,17 @@ static CU_TestInfo core_tests[] = {
     {"autoscaling and pay per task", test_autoscale_service},
     {"bad input", test_bad_input},
     {"randomized streams, every policy", test_fuzz_all_policies},
+    {"per-job policies in one core", test_per_job_policies},
+    {"invalid per-job ft refused, state unchanged", test_per_job_ft_invalid},
+    {"candidates: members only from them", test_candidates},
+    {"candidates: standbys from anywhere", test_candidates_standby_anywhere},
+    {"hold: placed or released at once", test_hold},
+    {"withdraw: running, queued, ended", test_withdraw},
+    {"forget: only ended jobs, id arrives again", test_forget},
+    {"forget: the old life's timers and runs are stale", test_forget_old_life},
+    {"memory grows with the ids used", test_memory_growth},
+    {"policy and rule names, documented defaults", test_names_and_defaults},
+    {"randomized streams with the new API", test_fuzz_new_api},
     CU_TEST_INFO_NULL,
 };
 CU_SuiteInfo spotlab_suites[] = {

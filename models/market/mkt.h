@@ -13,6 +13,7 @@
 #define MKT_MKT_H
 
 #include "models/churn/churn.h"
+#include "models/sched/sched.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -189,6 +190,13 @@ int mkt_trace_load_alibaba_pods(const char *path, mkt_trace_job **out, size_t *n
 /* Alibaba cluster-trace-v2026-GenAI requests (gmt_create,...,exec_time_seconds,...): SUCCEED
  * requests as 1-GPU inference jobs of exec_time_seconds, submit relative to the first request. */
 int mkt_trace_load_genai(const char *path, mkt_trace_job **out, size_t *n, char *err, size_t errlen);
+
+/* ---- Calibration from kernels/ (files in data/calibration) --------------------------------- */
+/* Reads a kernels calibration file (key,value,unit,device,note, as `spotlab bench kernels`
+ * writes it) into the cluster speed model: the even / weighted / dynamic split efficiencies and
+ * the dynamic strategy's chunk overhead; other keys are for other models and are skipped.
+ * 0, or a negative mkt_err with "FILE:LINE: what" in err. */
+int mkt_calibration_load(const char *path, sched_cluster_params *cp, char *err, size_t len);
 
 #ifdef __cplusplus
 }

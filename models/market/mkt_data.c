@@ -189,3 +189,39 @@ int mkt_trace_load_genai(const char *path, mkt_trace_job **out, size_t *n, char 
   *n = cnt;
   return MKT_OK;
 }
+
+int mkt_calibration_load(const char *path, sched_cluster_params *cp, char *err, size_t len) {
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    snprintf(err, len, "%s: cannot open the calibration file", path);
+    return MKT_EIO;
+  }
+  char line[1024];
+  int ln = 0;
+  while (fgets(line, sizeof line, f)) {
+    ln++;
+    if (line[0] == '#' || line[0] == '\n' || !strncmp(line, "key,", 4)) continue;
+    char *p = line, *key = strsep(&p, ","), *val = p ? strsep(&p, ",\r\n") : NULL;
+    if (!val) {
+      snprintf(err, len, "%s:%d: expected key,value,unit,device,note", path, ln);
+      fclose(f);
+      return MKT_EFORMAT;
+    }
+    char *e;
+    double v = strtod(val, &e);
+    double *dst = NULL, lo = 0, hi = 1;
+    if (!strcmp(key, "even_split_efficiency")) dst = &cp->even_eff;
+    else if (!strcmp(key, "weighted_split_efficiency")) dst = &cp->weighted_eff;
+    else if (!strcmp(key, "dynamic_efficiency")) dst = &cp->dynamic_eff;
+    else if (!strcmp(key, "chunk_overhead_s")) { dst = &cp->chunk_overhead_s; hi = 3600; }
+    if (!dst) continue; /* keys for other models */
+    if (e == val || !(v > lo && v <= hi)) {
+      snprintf(err, len, "%s:%d: %s = '%s' is not a number in (%g, %g]", path, ln, key, val, lo, hi);
+      fclose(f);
+      return MKT_EFORMAT;
+    }
+    *dst = v;
+  }
+  fclose(f);
+  return 0;
+}

@@ -1,6 +1,7 @@
 /* mkt_model.c - the market model's scenario keys, cross-field checks, build (population, prices,
- * data files), headline metrics and end-of-run checks (money conserved). LPs are in mkt_lp.c. */
-#include "models/market/mkt_model.h"
+ * speeds, policies, data files), headline metrics and end-of-run checks (money conserved). The
+ * LPs are in mkt_market.c and mkt_provider.c (see mkt_internal.h). */
+#include "models/market/mkt_internal.h"
 
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
@@ -9,8 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-extern const sim_lptype mkt__lptypes[2];
-extern const size_t mkt__msg_size;
 
 const char *const mkt_pool_names[] = {"fixed", "bidding", "flexible", NULL};
 const char *const mkt_class_names[] = {"training", "inference", "batch", NULL};
@@ -87,18 +86,36 @@ static const sim_param mkt__region_params[] = {
         "median valuation (budget; the bid in the bidding pool)"),                                            \
       P("value_sigma", SIM_P_DOUBLE, mkt_class_cfg, value_sigma, d_sig, 0, 5, "1", "log-normal sigma of it"),   \
       P("checkpoint_h", SIM_P_DOUBLE, mkt_class_cfg, checkpoint_h, d_ck, 0, 1e4, "h",                           \
-        "progress kept on interruption in multiples of this (0 = restart)"),                                  \
+        "checkpoint policy, fixed rule: time between checkpoints (0 = no checkpoints)"),                      \
       PA("pool_share", mkt_class_cfg, pool_share, npool_share, d_pools, 3, 3, "1",                              \
          "shares of its jobs sent to [fixed, bidding, flexible]"),                                            \
       P("patience_h", SIM_P_DOUBLE, mkt_class_cfg, patience_h, d_pat, 0, 1e5, "h",                              \
         "a job not started after this leaves (0 = never)"),                                                   \
       P("power_w", SIM_P_DOUBLE, mkt_class_cfg, power_w, d_pw, 1, 2000, "W",                                    \
         "power limit per GPU in its bids (GigaSPOT: mandatory)"),                                             \
+      PE("policy", mkt_class_cfg, policy, SCHED_DEFAULT_POLICY_TEXT, sched_policy_names,                          \
+         "fault tolerance of its jobs in the scheduling core (checkpoint with checkpoint_h = 0 is none)"),  \
+      PE("ckpt_rule", mkt_class_cfg, ckpt_rule, "\"fixed\"", sched_ckpt_rule_names,                            \
+         "checkpoint interval: fixed (checkpoint_h), young or daly (from the checkpoint cost and MTBF)"),   \
+      P("standby_k", SIM_P_INT, mkt_class_cfg, standby_k, SCHED_DEFAULT_STANDBY_K_TEXT, 0, 8, "GPUs",          \
+        "standby policy: standbys per run (billed to the client)"),                                         \
+      P("replicas", SIM_P_INT, mkt_class_cfg, replicas, SCHED_DEFAULT_REPLICAS_TEXT, 1, SCHED_MAX_RUNS, "1",   \
+        "replicate policy: copies per job"),                                                                \
+      P("max_restarts", SIM_P_INT, mkt_class_cfg, max_restarts, SCHED_DEFAULT_MAX_RESTARTS_TEXT, 0, 1e6, "1",  \
+        "a job interrupted more often than this fails"),                                                   \
+      P("deadline_slack", SIM_P_DOUBLE, mkt_class_cfg, deadline_slack, "0", 0, 1e4, "1",                        \
+        "deadline = submit + slack x run time on reference GPUs (0 = none)"),                               \
+      P("step_s", SIM_P_DOUBLE, mkt_class_cfg, step_s, "0", 0, 1e5, "s",                                        \
+        "synchronous step on reference GPUs (multi-GPU jobs all-reduce every step; 0 = none)"),              \
+      P("grad_mb", SIM_P_DOUBLE, mkt_class_cfg, grad_mb, "0", 0, 1e7, "MB", "all-reduced per step"),            \
+      P("input_mb", SIM_P_DOUBLE, mkt_class_cfg, input_mb, "0", 0, 1e7, "MB", "staged to every member"),        \
+      P("ckpt_mb", SIM_P_DOUBLE, mkt_class_cfg, ckpt_mb, "0", 0, 1e7, "MB",                                     \
+        "written by a checkpoint, read back by a replacement"),                                             \
       {NULL}};
 /* Defaults: training long and multi-GPU with hourly checkpoints; inference short replica-hours
  * with a strong daily cycle; batch interruptible without checkpoints. spotlab's choices. */
 CLASS_PARAMS(mkt__train_params, "0.2", "0.1", "12", "1.5", "1", "4", "16", "0.5", "0.5", "1", "[0.6, 0.2, 0.2]", "0", "300")
-CLASS_PARAMS(mkt__infer_params, "0.5", "0.6", "1", "1", "1", "1", "8", "0.4", "0.5", "0.01", "[0.2, 0.2, 0.6]", "2", "250")
+CLASS_PARAMS(mkt__infer_params, "0.5", "0.6", "1", "1", "1", "1", "8", "0.4", "0.5", "0.25", "[0.2, 0.2, 0.6]", "2", "250")
 CLASS_PARAMS(mkt__batch_params, "0.3", "0.2", "3", "1", "1", "2", "8", "0.2", "0.5", "0", "[0.1, 0.8, 0.1]", "0", "200")
 
 static const sim_param mkt__fixed_params[] = {
@@ -110,7 +127,7 @@ static const sim_param mkt__fixed_params[] = {
     {NULL}};
 static const sim_param mkt__bidding_params[] = {
     P("fee", SIM_P_DOUBLE, mkt_bidding_cfg, fee, "0.025", 0, 1, "1", "platform fee (Clore spot: 2.5%)"),
-    PE("rule", mkt_bidding_cfg, rule, "\"gigaspot\"", mkt_rule_names, "clearing rule"),
+    PE("rule", mkt_bidding_cfg, rule, "\"gigaspot\"", mkt_rule_names, "clearing rule (docs/auction.md)"),
     P("min_bid_usd_h", SIM_P_DOUBLE, mkt_bidding_cfg, min_bid_usd_h, "0", 0, 1e4, "USD/GPU/h", "minimum bid"),
     {NULL}};
 static const sim_param mkt__flex_params[] = {
@@ -127,9 +144,40 @@ static const sim_param mkt__flex_params[] = {
     P("seed_usd", SIM_P_DOUBLE, mkt_flex_cfg, seed_usd, "1000", 0, 1e12, "USD", "platform's initial treasury funding per region"),
     {NULL}};
 
+static const char *const mkt__net_names[] = {"tcp", "arq", "harq", NULL};
+static const sim_param mkt__nodes_params[] = {
+    P("count", SIM_P_INT, mkt_nodes_cfg, count, "0", 0, 65535, "licences",
+      "GP Node licences per region (0 = none); each provider is managed by one"),
+    P("node_fee", SIM_P_DOUBLE, mkt_nodes_cfg, node_fee, "0.05", 0, 1, "1",
+      "share of every rental to the node that manages the host"),
+    P("delegated_share", SIM_P_DOUBLE, mkt_nodes_cfg, delegated_share, "0.5", 0, 1, "1",
+      "share of licences whose holders delegate the node to an operator"),
+    P("delegation_fee", SIM_P_DOUBLE, mkt_nodes_cfg, delegation_fee, "0.2", 0, 1, "1",
+      "share of a delegated node's fees paid to its operator"),
+    {NULL}};
+
 const sim_param mkt_params[] = {
     P("gpus", SIM_P_STRING, mkt_config, gpus_file, "\"../data/gpus.csv\"", 1.0, 0.0, NULL,
       "GPU table (relative to the scenario's folder)"),
+    P("reference_gpu", SIM_P_STRING, mkt_config, reference_gpu, "\"rtx4090\"", 1.0, 0.0, NULL,
+      "the GPU of speed 1: job run times are on it, others run at their FP16 throughput relative to it"),
+    P("calibration", SIM_P_STRING, mkt_config, calibration, "\"\"", 1.0, 0.0, NULL,
+      "kernels calibration CSV (cluster split efficiencies, chunk overhead), \"\" = ideal clusters"),
+    P("compare_policies", SIM_P_STRING, mkt_config, compare_policies, "\"\"", 1.0, 0.0, NULL,
+      "\"none,checkpoint,standby\": one copy of the market per policy (all classes), on common random "
+      "numbers; metrics per policy and paired differences from the first"),
+    {"heartbeat_timeout", SIM_P_DURATION, offsetof(mkt_config, heartbeat_s), "\"90s\"", 0, 1e6, "s",
+     "an unannounced departure (churn) is detected this long after it", NULL, NULL, 0, 0},
+    P("slash_usd", SIM_P_DOUBLE, mkt_config, slash_usd, "2", 0, 1e6, "USD",
+      "stake slashed per unannounced departure while employed (flexible pool)"),
+    P("rep_exponent", SIM_P_DOUBLE, mkt_config, rep_exponent, "2", 0, 100, "1",
+      "selection weight ~ reputation^x x speed / price (0 = reputation ignored)"),
+    P("min_reputation", SIM_P_DOUBLE, mkt_config, min_reputation, "0", 0, 1, "1",
+      "hosts below this Beta reputation are not selected"),
+    PE("net", mkt_config, net, "\"harq\"", mkt__net_names,
+       "transfer model: tcp (PFTK), arq, harq (chase combining, as NGPU does)"),
+    {"nodes", SIM_P_GROUP, offsetof(mkt_config, nodes), NULL, SIM_UNBOUNDED, NULL, "GP Nodes", NULL,
+     mkt__nodes_params, 0, 0},
     P("churn_fits", SIM_P_STRING, mkt_config, churn_fits, "\"../data/churn_fta_fits.csv\"", 1.0, 0.0,
       NULL, "Failure Trace Archive fits, used by personas' `fit`"),
     P("score_tflops", SIM_P_STRING, mkt_config, score_tflops, "\"\"", 1.0, 0.0, NULL,
@@ -207,10 +255,43 @@ static int mkt__parse_mix(const char *s, char names[][16], double *shares, int m
   return n;
 }
 
+/* Parses "none, standby" into policy indices. Returns the count, or -1 with the bad token. */
+static int mkt__parse_policies(const char *text, int *out, char *bad, size_t badlen) {
+  int n = 0;
+  const char *p = text;
+  while (*p) {
+    while (*p == ' ' || *p == ',') p++;
+    if (!*p) break;
+    const char *e = p;
+    while (*e && *e != ',' && *e != ' ') e++;
+    char tok[32];
+    snprintf(tok, sizeof tok, "%.*s", (int)(e - p), p);
+    int k = sched_policy_parse(tok);
+    int dup = 0;
+    for (int i = 0; i < n; i++) dup |= out[i] == k;
+    if (k < 0 || dup || n >= MKT_MAX_WORLDS) {
+      snprintf(bad, badlen, "%s%s", tok, k < 0 ? "" : dup ? " (listed twice)" : " (too many)");
+      return -1;
+    }
+    out[n++] = k;
+    p = e;
+  }
+  return n;
+}
+
 static int mkt__validate(const void *vcfg, const sim_scenario *s, sim_diag *d) {
   const mkt_config *c = vcfg;
   int bad = 0;
   char path[128];
+  {
+    int pol[MKT_MAX_WORLDS];
+    char tok[64];
+    if (mkt__parse_policies(c->compare_policies, pol, tok, sizeof tok) < 0) {
+      sim_param_error(s, "market.compare_policies", d, "'%s' is not a policy: write some of none, checkpoint, "
+                      "standby, replicate, speculative, separated by commas", tok);
+      bad = 1;
+    }
+  }
   for (size_t i = 0; i < c->npersonas; i++) {
     const mkt_persona_cfg *p = &c->personas[i];
     for (size_t k = 0; k < i; k++)
@@ -339,6 +420,9 @@ static void mkt__destroy(sim_model *m) {
   free(c->posted);
   free(c->flex_price);
   free(c->gpu_score_milli);
+  free(c->speed);
+  free(c->grade);
+  free(c->node_delegated);
   free(c->trace);
   free(c->region_cols);
   free(c->gpu_cols);
@@ -347,7 +431,10 @@ static void mkt__destroy(sim_model *m) {
   free(c->metric_names);
   free(c->metrics);
   if (c->series) {
-    for (unsigned i = 0; i < c->nseries; i++) free((void *)c->series[i].colnames);
+    for (unsigned i = 0; i < c->nseries; i++) {
+      free((void *)c->series[i].colnames);
+      if (i >= MKT_NSERIES) free((void *)c->series[i].name);
+    }
     free(c->series);
   }
   free(c);
@@ -377,6 +464,8 @@ static const sim_field mkt__prov_fields[] = {
     {"start_pool", SIM_F_STR16, offsetof(mkt_prov_rec, start_pool), ""},
     {"region", SIM_F_STR16, offsetof(mkt_prov_rec, region), ""},
     {"gpu_class", SIM_F_STR16, offsetof(mkt_prov_rec, gpu_class), ""},
+    {"policy", SIM_F_STR16, offsetof(mkt_prov_rec, policy), ""},
+    {"world", SIM_F_I32, offsetof(mkt_prov_rec, world), "1"},
     {"gpus", SIM_F_I32, offsetof(mkt_prov_rec, gpus), "GPUs"},
     {"switches", SIM_F_I32, offsetof(mkt_prov_rec, switches), "1"},
     {"interruptions", SIM_F_I32, offsetof(mkt_prov_rec, interruptions), "1"},
@@ -397,14 +486,41 @@ static const sim_field mkt__job_fields[] = {
     {"region", SIM_F_STR16, offsetof(mkt_job_rec, region), ""},
     {"pool", SIM_F_STR16, offsetof(mkt_job_rec, pool), ""},
     {"outcome", SIM_F_STR16, offsetof(mkt_job_rec, outcome), ""},
+    {"policy", SIM_F_STR16, offsetof(mkt_job_rec, policy), ""},
+    {"world", SIM_F_I32, offsetof(mkt_job_rec, world), "1"},
     {"gpus", SIM_F_I32, offsetof(mkt_job_rec, gpus), "GPUs"},
     {"interruptions", SIM_F_I32, offsetof(mkt_job_rec, interruptions), "1"},
+    {"hosts", SIM_F_I32, offsetof(mkt_job_rec, hosts), "hosts"},
+    {"deadline_missed", SIM_F_I32, offsetof(mkt_job_rec, deadline_missed), "1"},
     {"submit_s", SIM_F_F64, offsetof(mkt_job_rec, submit_s), "s"},
     {"start_s", SIM_F_F64, offsetof(mkt_job_rec, start_s), "s"},
     {"end_s", SIM_F_F64, offsetof(mkt_job_rec, end_s), "s"},
     {"wait_s", SIM_F_F64, offsetof(mkt_job_rec, wait_s), "s"},
     {"cost_usd", SIM_F_F64, offsetof(mkt_job_rec, cost_usd), "USD"},
+    {"value_usd_h", SIM_F_F64, offsetof(mkt_job_rec, value_usd_h), "USD/GPU/h"},
+    {"bid_usd_h", SIM_F_F64, offsetof(mkt_job_rec, bid_usd_h), "USD/GPU/h"},
+    {"paid_usd_h", SIM_F_F64, offsetof(mkt_job_rec, paid_usd_h), "USD/GPU/h"},
+    {"gpu_h", SIM_F_F64, offsetof(mkt_job_rec, gpu_h), "GPU*h"},
+    {"work_gpu_h", SIM_F_F64, offsetof(mkt_job_rec, work_gpu_h), "GPU*h"},
+    {"standby_gpu_h", SIM_F_F64, offsetof(mkt_job_rec, standby_gpu_h), "GPU*h"},
+    {"checkpoint_gpu_h", SIM_F_F64, offsetof(mkt_job_rec, checkpoint_gpu_h), "GPU*h"},
+    {"lost_gpu_h", SIM_F_F64, offsetof(mkt_job_rec, lost_gpu_h), "GPU*h"},
     {"cost_musd", SIM_F_I64, offsetof(mkt_job_rec, cost_musd), "USD*1e-6"},
+    {"value_musd_h", SIM_F_I64, offsetof(mkt_job_rec, value_musd_h), "USD*1e-6/GPU/h"},
+    {"bid_musd_h", SIM_F_I64, offsetof(mkt_job_rec, bid_musd_h), "USD*1e-6/GPU/h"},
+};
+static const sim_field mkt__host_fields[] = {
+    {"provider", SIM_F_U64, offsetof(mkt_host_rec, provider), "1"},
+    {"pool", SIM_F_STR16, offsetof(mkt_host_rec, pool), ""},
+    {"policy", SIM_F_STR16, offsetof(mkt_host_rec, policy), ""},
+    {"world", SIM_F_I32, offsetof(mkt_host_rec, world), "1"},
+    {"node", SIM_F_I32, offsetof(mkt_host_rec, node), "1"},
+    {"failures", SIM_F_I32, offsetof(mkt_host_rec, failures), "1"},
+    {"reputation", SIM_F_F64, offsetof(mkt_host_rec, reputation), "1"},
+    {"stake_usd", SIM_F_F64, offsetof(mkt_host_rec, stake_usd), "USD"},
+    {"slashed_usd", SIM_F_F64, offsetof(mkt_host_rec, slashed_usd), "USD"},
+    {"stake_musd", SIM_F_I64, offsetof(mkt_host_rec, stake_musd), "USD*1e-6"},
+    {"slashed_musd", SIM_F_I64, offsetof(mkt_host_rec, slashed_musd), "USD*1e-6"},
 };
 static const sim_field mkt__avail_fields[] = {
     {"provider", SIM_F_U64, offsetof(mkt_avail_rec, provider), "1"},
@@ -419,12 +535,19 @@ static const sim_table_def mkt__tables[MKT_NTABLES] = {
      "one record per job: class, pool, wait, interruptions, cost, outcome"},
     {"availability", sizeof(mkt_avail_rec), mkt__avail_fields, 4,
      "state intervals (down, owner, idle, rented) of the first sample_providers providers"},
+    {"hosts", sizeof(mkt_host_rec), mkt__host_fields, sizeof mkt__host_fields / sizeof mkt__host_fields[0],
+     "one record per (pool, provider that joined it): reputation, stake and slashing at the end"},
 };
 
-static const char *const mkt__acct_names[] = {"clients", "providers", "platform", "treasury", "stakes", "transit"};
+static const char *const mkt__acct_names[] = {"clients", "providers", "platform", "treasury", "stakes", "transit",
+                                              "nodes", "operators"};
+_Static_assert(sizeof mkt__acct_names / sizeof *mkt__acct_names == MKT_NACCOUNTS, "one name per account");
 static const char *const mkt__pcol_names[] = {"income_musd", "available_gpu_ms", "rented_gpu_ms", "providers", "gpus"};
 static const char *const mkt__jcol_names[] = {"submitted", "started", "done", "wait_ms", "turnaround_ms",
-                                              "interruptions", "cost_musd", "abandoned"};
+                                              "interruptions", "cost_musd", "abandoned", "failed", "gpu_ms",
+                                              "useful_gpu_ms", "lost_gpu_ms", "standby_gpu_ms", "checkpoint_gpu_ms",
+                                              "deadline_missed", "done_cost_musd"};
+_Static_assert(sizeof mkt__jcol_names / sizeof *mkt__jcol_names == MKT_NJCOLS, "one name per jobs column");
 static const char *const mkt__fcol_names[] = {"treasury_musd", "rate_musd_h", "shortfall_musd"};
 
 static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, const sim_scenario *s, sim_diag *d,
@@ -441,6 +564,14 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
   c->nmarkets = (uint64_t)c->nreg * MKT_NPOOLS;
   char err[512];
   int rc = SIM_OK;
+  {
+    char tok[64];
+    int n = mkt__parse_policies(cfg->compare_policies, c->world_policy, tok, sizeof tok);
+    c->nworlds = n > 0 ? (unsigned)n : 1;
+    if (n <= 0) c->world_policy[0] = -1;
+  }
+  c->rule = mkt_rule_find(mkt_rule_names[cfg->bidding.rule]);
+  if (!c->rule) { rc = SIM_EINVAL; goto fail; }
 
   /* GPU table */
   char *gp = mkt__resolve(base_dir, cfg->gpus_file);
@@ -569,6 +700,91 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
     c->gpu_score_milli[g] = (uint32_t)llround(sc * 1000.0);
     c->flex_price[g] = (int64_t)llround(sc * cfg->flexible.price_per_score_h * MKT_MUSD);
   }
+  /* Speeds: work units per second, FP16 throughput (measured where market.score_tflops names it,
+   * else the spec sheet) relative to the reference GPU, whose speed is 1. */
+  {
+    int ref = mkt_gpu_find(c->gpus, c->ngpus, cfg->reference_gpu);
+    if (ref < 0) {
+      sim_param_error(s, "market.reference_gpu", d, "unknown GPU '%s' (see the names in %s)", cfg->reference_gpu,
+                      cfg->gpus_file);
+      rc = SIM_ECONFIG;
+      goto fail;
+    }
+    c->speed = calloc(c->ngpus, sizeof *c->speed);
+    c->grade = calloc(c->ngpus, sizeof *c->grade);
+    if (!c->speed || !c->grade) { rc = SIM_ENOMEM; goto fail; }
+    for (size_t g = 0; g < c->ngpus; g++) c->speed[g] = c->gpus[g].fp16_tflops / c->gpus[ref].fp16_tflops;
+    /* grades: GPU models ranked by memory, so that "at least M GB" is "grade >= the first grade
+     * with M GB" for the core's selection */
+    double mems[64];
+    unsigned nm = 0;
+    for (size_t g = 0; g < c->ngpus; g++) {
+      int seen = 0;
+      for (unsigned k = 0; k < nm; k++) seen |= mems[k] == c->gpus[g].mem_gb;
+      if (!seen && nm < 64) mems[nm++] = c->gpus[g].mem_gb;
+    }
+    for (unsigned a = 1; a < nm; a++)
+      for (unsigned b = a; b > 0 && mems[b - 1] > mems[b]; b--) { double t = mems[b]; mems[b] = mems[b - 1]; mems[b - 1] = t; }
+    c->ngrades = (uint16_t)(nm ? nm : 1);
+    for (size_t g = 0; g < c->ngpus; g++)
+      for (unsigned k = 0; k < nm; k++)
+        if (mems[k] == c->gpus[g].mem_gb) c->grade[g] = (uint16_t)k;
+    for (int k = 0; k < MKT_NCLASSES; k++) {
+      unsigned gmin = nm; /* none: no GPU has enough memory */
+      for (unsigned q = 0; q < nm; q++)
+        if (mems[q] >= cfg->cls[k].mem_min_gb) { gmin = q; break; }
+      c->min_grade[k] = (uint16_t)gmin;
+    }
+  }
+  /* Fault tolerance per world and class: the class's policy, or the world's when policies are
+   * compared. The checkpoint policy with no interval (checkpoint_h = 0) keeps nothing: none. */
+  for (unsigned w = 0; w < c->nworlds; w++)
+    for (int k = 0; k < MKT_NCLASSES; k++) {
+      const mkt_class_cfg *cc = &cfg->cls[k];
+      sched_ft *f = &c->ft[w][k];
+      f->policy = (sched_policy)(c->world_policy[w] >= 0 ? c->world_policy[w] : cc->policy);
+      f->ckpt_rule = (sched_ckpt_rule)cc->ckpt_rule;
+      f->ckpt_interval_s = cc->checkpoint_h > 0 ? cc->checkpoint_h * 3600.0 : SCHED_DEFAULT_CKPT_INTERVAL_S;
+      if (f->policy == SCHED_FT_CHECKPOINT && cc->checkpoint_h <= 0 && f->ckpt_rule == SCHED_CKPT_FIXED)
+        f->policy = SCHED_FT_NONE;
+      f->standby_k = (unsigned)cc->standby_k;
+      f->replicas = (unsigned)cc->replicas;
+      f->max_restarts = (unsigned)cc->max_restarts;
+    }
+  /* The cluster speed model and the transfer model of the scheduling core (defaults in
+   * sched_config_default, docs/scheduling.md), calibrated from kernels/ measurements. */
+  {
+    sched_config dflt;
+    sched_config_default(&dflt);
+    c->cluster = dflt.cluster;
+    c->net = dflt.net;
+    c->net.mode = (sched_arq)cfg->net;
+    if (cfg->calibration[0]) {
+      char *cp = mkt__resolve(base_dir, cfg->calibration);
+      if (!cp) { rc = SIM_ENOMEM; goto fail; }
+      int e4 = mkt_calibration_load(cp, &c->cluster, err, sizeof err);
+      free(cp);
+      if (e4) { sim_param_error(s, "market.calibration", d, "%s", err); rc = SIM_ECONFIG; goto fail; }
+    }
+  }
+  /* GP Nodes: provider i of a region is managed by node (hash of i) mod count; the first
+   * delegated_share of the licences delegate their node (an ASSUMPTION: the seed gives no
+   * numbers). */
+  if (cfg->nodes.count > 0) {
+    c->node_delegated = calloc((size_t)cfg->nodes.count, 1);
+    if (!c->node_delegated) { rc = SIM_ENOMEM; goto fail; }
+    int64_t nd = llround(cfg->nodes.delegated_share * (double)cfg->nodes.count);
+    for (int64_t i = 0; i < nd && i < cfg->nodes.count; i++) c->node_delegated[i] = 1;
+    for (unsigned r = 0; r < c->nreg; r++)
+      for (uint64_t i = c->reg_first[r]; i < c->reg_first[r + 1]; i++) {
+        uint64_t h = (i - c->reg_first[r] + 1) * 0x9E3779B97F4A7C15ull;
+        h ^= h >> 29;
+        c->prov[i].node = (uint16_t)(h % (uint64_t)cfg->nodes.count);
+      }
+  }
+  c->fee_node_ppm = (int64_t)llround(cfg->nodes.node_fee * 1e6);
+  c->fee_deleg_ppm = (int64_t)llround(cfg->nodes.delegation_fee * 1e6);
+  c->slash = (int64_t)llround(cfg->slash_usd * MKT_MUSD);
   c->fee_ppm[MKT_POOL_FIXED] = (int64_t)llround(cfg->fixed.fee * 1e6);
   c->fee_ppm[MKT_POOL_BIDDING] = (int64_t)llround(cfg->bidding.fee * 1e6);
   c->fee_ppm[MKT_POOL_FLEX] = (int64_t)llround(cfg->flexible.fee * 1e6);
@@ -609,10 +825,10 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
   }
   /* outputs */
   c->persona_cols = calloc(c->npers, sizeof *c->persona_cols);
-  c->series = calloc(MKT_NSERIES, sizeof *c->series);
+  c->series = calloc((size_t)MKT_NSERIES * c->nworlds, sizeof *c->series);
   if (!c->persona_cols || !c->series) { rc = SIM_ENOMEM; goto fail; }
   for (unsigned i = 0; i < c->npers; i++) c->persona_cols[i] = cfg->personas[i].name;
-  c->nseries = MKT_NSERIES;
+  c->nseries = MKT_NSERIES; /* world 0's; set to all worlds' below */
   double bw = cfg->billing_s;
   /* colnames are copied so that destroy can free every series' names uniformly */
 #define COPY_NAMES(dst, src, n)                                              \
@@ -664,12 +880,29 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
   COPY_NAMES(S[MKT_S_FEES].colnames, mkt_pool_names, MKT_NPOOLS);
   for (unsigned i = 0; i < MKT_NSERIES; i++)
     if (!S[i].colnames) { rc = SIM_ENOMEM; goto fail; }
+  /* the other worlds' series: the same definitions, named NAME@POLICY */
+  for (unsigned w = 1; w < c->nworlds; w++)
+    for (unsigned i = 0; i < MKT_NSERIES; i++) {
+      sim_series_def *x = &S[w * MKT_NSERIES + i];
+      *x = S[i];
+      const char *pn = sched_policy_name((sched_policy)c->world_policy[w]);
+      size_t len = strlen(S[i].name) + strlen(pn) + 2;
+      char *nm = malloc(len);
+      const char **cols = malloc((S[i].ncols ? S[i].ncols : 1) * sizeof *cols);
+      x->name = nm;
+      x->colnames = cols;
+      c->nseries = w * MKT_NSERIES + i + 1;
+      if (!nm || !cols) { rc = SIM_ENOMEM; goto fail; }
+      snprintf(nm, len, "%s@%s", S[i].name, pn);
+      for (unsigned k = 0; k < S[i].ncols; k++) cols[k] = S[i].colnames[k];
+    }
+  c->nseries = MKT_NSERIES * c->nworlds;
 
   out->name = "market";
   out->types = mkt__lptypes;
   out->ntypes = 2;
   out->type_of = NULL;
-  out->nlps = c->nmarkets + c->nprov;
+  out->nlps = (c->nmarkets + c->nprov) * c->nworlds;
   out->msg_size = mkt__msg_size;
   out->lookahead = cfg->latency_s;
   out->end_time = end;
@@ -685,7 +918,13 @@ fail:
 
 static unsigned mkt__type_of(const void *vctx, sim_id id) {
   const mkt_ctx *c = vctx;
-  return id < c->nmarkets ? 0 : 1;
+  return id % mkt__per_world(c) < c->nmarkets ? 0 : 1;
+}
+
+/* Every world's copy of an entity draws the same numbers: common random numbers. */
+static uint64_t mkt__stream_of(const void *vctx, sim_id id) {
+  const mkt_ctx *c = vctx;
+  return id % mkt__per_world(c);
 }
 
 static int mkt__metrics_build(mkt_ctx *c);
@@ -693,7 +932,10 @@ static int mkt__metrics_build(mkt_ctx *c);
 static int mkt__build_class(const void *cfg, sim_time end, const char *base_dir, const sim_scenario *s, sim_diag *d,
                             sim_model *out) {
   int rc = mkt__build(cfg, end, base_dir, s, d, out);
-  if (rc == SIM_OK) out->type_of = mkt__type_of;
+  if (rc == SIM_OK) {
+    out->type_of = mkt__type_of;
+    out->stream_of = mkt__stream_of;
+  }
   if (rc == SIM_OK && mkt__metrics_build((mkt_ctx *)out->ctx) != SIM_OK) {
     mkt__destroy(out);
     rc = SIM_ENOMEM;

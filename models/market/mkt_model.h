@@ -2,14 +2,17 @@
  * context shared read-only by all LPs, and the class `mkt_class` registered with `spotlab run`.
  *
  * Entities (LPs): one market LP per (region, pool) holds that pool's clients (job generators and
- * queues), its clearing rule and its treasury; one provider LP per provider holds its GPUs, churn,
- * calendar, self-use and income. LP ids: markets first (region * 3 + pool), then providers in
- * region order. Money moves by messages and is booked in integer micro-USD.
+ * queues), its clearing rule, its treasury and its scheduling core (models/sched), which places
+ * every job on the pool's hosts and recovers it when they fail; one provider LP per provider holds
+ * its GPUs, churn, calendar, self-use and income. LP ids: markets first (region * 3 + pool), then
+ * providers in region order, repeated once per compared policy (`compare_policies`). Money moves
+ * by messages and is booked in integer micro-USD. Internals: mkt_internal.h.
  */
 #ifndef MKT_MODEL_H
 #define MKT_MODEL_H
 
 #include "models/market/mkt.h"
+#include "models/sched/sched.h"
 #include "sim/model_class.h"
 
 enum { MKT_POOL_FIXED, MKT_POOL_BIDDING, MKT_POOL_FLEX, MKT_NPOOLS };
@@ -52,7 +55,13 @@ typedef struct mkt_class_cfg {
   int64_t gpus_min, gpus_max;
   double mem_min_gb;            /* minimum GPU memory (the minimum GPU requirement) */
   double value_usd_h, value_sigma; /* valuation per GPU-hour: log-normal median, sigma */
-  double checkpoint_h;          /* progress kept on interruption: multiples of this; 0 = none */
+  double checkpoint_h;          /* checkpoint policy, fixed rule: interval; 0 = no checkpoints */
+  int policy;                   /* sched_policy of its jobs */
+  int ckpt_rule;                /* sched_ckpt_rule */
+  int64_t standby_k, replicas, max_restarts;
+  double deadline_slack;        /* deadline = submit + slack x ideal run time; 0 = none */
+  double step_s;                /* synchronous step on reference GPUs, s (0 = no all-reduce) */
+  double grad_mb, input_mb, ckpt_mb; /* all-reduced per step, staged per member, per checkpoint */
   double *pool_share; size_t npool_share; /* [fixed, bidding, flexible] */
   double patience_h;            /* a job not started after this leaves (0 = waits forever) */
   double power_w;               /* GigaSPOT power limit per GPU in bids */
@@ -65,8 +74,23 @@ typedef struct mkt_flex_cfg {
       adjust, seed_usd;
 } mkt_flex_cfg;
 
+typedef struct mkt_nodes_cfg {
+  int64_t count;                /* GP Node licences per region (0 = no GP Nodes) */
+  double node_fee;              /* share of every rental to the node that manages the host */
+  double delegated_share;       /* share of licences whose holders delegate the node */
+  double delegation_fee;        /* share of a delegated node's fees paid to its operator */
+} mkt_nodes_cfg;
+
 typedef struct mkt_config {
   char *gpus_file, *churn_fits;
+  char *reference_gpu;          /* the GPU whose speed is 1 (work is in its GPU-seconds) */
+  char *calibration;            /* kernels calibration CSV (cluster efficiencies), "" = none */
+  char *compare_policies;       /* "none,standby": one world per policy on common random numbers */
+  double heartbeat_s;           /* an unannounced departure is detected this long after it */
+  double slash_usd;             /* stake slashed per unannounced departure while employed */
+  double rep_exponent, min_reputation; /* core selection: weight ~ E^x; floor on E */
+  int net;                      /* sched_arq: transfers (staging, checkpoints, all-reduce) */
+  mkt_nodes_cfg nodes;
   char *score_tflops;           /* measured AI throughput per GPU model, "name:TFLOPS, ..." */
   double billing_s, latency_s, review_s;
   int churn, calendars, self_use;
@@ -90,10 +114,13 @@ extern const sim_model_class mkt_class;
 typedef struct mkt_pstat {
   uint32_t score_milli;         /* compute score of all its GPUs, 1/1000 points */
   uint8_t gpu, persona, region, ngpus;
+  uint16_t node;                /* GP Node (within its region) that manages it */
+  uint8_t pad[2];
 } mkt_pstat;
 
 #define MKT_MAX_REGIONS 16
 #define MKT_MAX_PERSONAS 16
+#define MKT_MAX_WORLDS SCHED_FT_COUNT
 
 typedef struct mkt_ctx {
   const mkt_config *cfg;
@@ -109,9 +136,22 @@ typedef struct mkt_ctx {
   double energy_musd_wh[MKT_MAX_REGIONS]; /* musd per Wh */
   int64_t fee_ppm[MKT_NPOOLS];
   int64_t min_bid;              /* musd per GPU-hour */
+  const struct mkt_rule_ops *rule; /* the bidding pool's clearing rule */
   mkt_treasury_rule trule;
   int64_t rate0;
   mkt_trace_job *trace; size_t ntrace; /* both traces merged, by submit time */
+  unsigned nworlds;             /* compared policies (1 when none are compared) */
+  int world_policy[MKT_MAX_WORLDS]; /* policy of world w, -1 = each class's own */
+  sched_ft ft[MKT_MAX_WORLDS][MKT_NCLASSES]; /* fault tolerance per world and class */
+  double *speed;                /* per GPU model: work units per second (reference GPU = 1) */
+  uint16_t *grade;              /* per GPU model: rank by memory (0 = least) */
+  uint16_t min_grade[MKT_NCLASSES]; /* weakest grade with enough memory for the class */
+  uint16_t ngrades;
+  uint8_t *node_delegated;      /* per node of a region (count entries): delegates its management */
+  int64_t fee_node_ppm, fee_deleg_ppm;
+  int64_t slash;                /* musd */
+  sched_cluster_params cluster; /* cluster speed model (calibrated when a file is named) */
+  sched_net_params net;
   size_t nbill;                 /* billing intervals in the run */
   double end, close_t;          /* end time; time providers close their books */
   /* output definitions (column names depend on the scenario) */
@@ -129,19 +169,22 @@ enum {
   MKT_S_PERSONA, MKT_S_POOL, MKT_S_JOBS, MKT_S_FLEX, MKT_S_FEES, MKT_S_REGION, MKT_S_GPU, MKT_NSERIES
 };
 /* Columns of the ledger series (one bin): balances that sum to zero. */
-enum { MKT_A_CLIENTS, MKT_A_PROVIDERS, MKT_A_PLATFORM, MKT_A_TREASURY, MKT_A_STAKES, MKT_A_TRANSIT, MKT_NACCOUNTS };
+enum { MKT_A_CLIENTS, MKT_A_PROVIDERS, MKT_A_PLATFORM, MKT_A_TREASURY, MKT_A_STAKES, MKT_A_TRANSIT, MKT_A_NODES,
+       MKT_A_OPERATORS, MKT_NACCOUNTS };
 /* Columns per persona / pool / region / GPU model in MKT_S_PERSONA, _POOL, _REGION, _GPU (one bin). */
 enum { MKT_P_INCOME, MKT_P_AVAIL_MS, MKT_P_RENTED_MS, MKT_P_PROVIDERS, MKT_P_GPUS, MKT_NPCOLS };
 /* Columns per class in MKT_S_JOBS (one bin). */
 enum { MKT_J_SUBMITTED, MKT_J_STARTED, MKT_J_DONE, MKT_J_WAIT_MS, MKT_J_TURN_MS, MKT_J_INTERRUPTS, MKT_J_COST,
-       MKT_J_ABANDONED, MKT_NJCOLS };
+       MKT_J_ABANDONED, MKT_J_FAILED, MKT_J_GPU_MS, MKT_J_USEFUL_MS, MKT_J_LOST_MS, MKT_J_STANDBY_MS, MKT_J_CKPT_MS,
+       MKT_J_MISSED, MKT_J_DONE_COST, MKT_NJCOLS };
 /* Columns of MKT_S_FLEX (one bin per billing interval, summed over regions). */
 enum { MKT_F_BALANCE, MKT_F_RATE, MKT_F_SHORTFALL, MKT_NFCOLS };
 
 /* Table records. */
 typedef struct mkt_prov_rec {
   uint64_t id;
-  char persona[16], pool[16], start_pool[16], region[16], gpu_class[16];
+  char persona[16], pool[16], start_pool[16], region[16], gpu_class[16], policy[16];
+  int32_t world;                /* index of the compared policy (0 = the baseline) */
   int32_t gpus, switches, interruptions, days;
   double income_usd, balance_usd, available_h, rented_h, self_use_h, down_h, daily_income_cv;
   int64_t income_musd, balance_musd;
@@ -149,11 +192,23 @@ typedef struct mkt_prov_rec {
 
 typedef struct mkt_job_rec {
   uint64_t id;
-  char cls[16], region[16], pool[16], outcome[16];
-  int32_t gpus, interruptions;
+  char cls[16], region[16], pool[16], outcome[16], policy[16];
+  int32_t world;                /* index of the compared policy (0 = the baseline) */
+  int32_t gpus, interruptions, hosts, deadline_missed;
   double submit_s, start_s, end_s, wait_s, cost_usd;
-  int64_t cost_musd;
+  double value_usd_h, bid_usd_h, paid_usd_h; /* per GPU-hour: valuation, bid, cost / GPU-hours */
+  double gpu_h, work_gpu_h, standby_gpu_h, checkpoint_gpu_h, lost_gpu_h;
+  int64_t cost_musd, value_musd_h, bid_musd_h;
 } mkt_job_rec;
+
+/* One record per (pool, provider that joined it): what the pool's core knew of it at the end. */
+typedef struct mkt_host_rec {
+  uint64_t provider;
+  char pool[16], policy[16];
+  int32_t world, node, failures;
+  double reputation, stake_usd, slashed_usd;
+  int64_t stake_musd, slashed_musd;
+} mkt_host_rec;
 
 typedef struct mkt_avail_rec {
   uint64_t provider;
@@ -161,6 +216,6 @@ typedef struct mkt_avail_rec {
   char state[16];
 } mkt_avail_rec;
 
-enum { MKT_T_PROVIDERS, MKT_T_JOBS, MKT_T_AVAIL, MKT_NTABLES };
+enum { MKT_T_PROVIDERS, MKT_T_JOBS, MKT_T_AVAIL, MKT_T_HOSTS, MKT_NTABLES };
 
 #endif

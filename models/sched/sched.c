@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SCHED__MAX_RUNS 4
+#define SCHED__MAX_RUNS SCHED_MAX_RUNS
 #define SCHED__NIL UINT32_MAX
 
 /* ---- Names ---------------------------------------------------------------------------------- */
@@ -30,19 +30,24 @@ const char *sched_strerror(int err) {
   }
 }
 
-static const char *const sched__policy_names[SCHED_FT_COUNT] = {"none", "checkpoint", "standby",
-                                                                "replicate", "speculative"};
+const char *const sched_policy_names[SCHED_FT_COUNT + 1] = {"none", "checkpoint", "standby",
+                                                           "replicate", "speculative", NULL};
+_Static_assert(sizeof sched_policy_names / sizeof *sched_policy_names == SCHED_FT_COUNT + 1,
+               "one name per policy");
+const char *const sched_ckpt_rule_names[] = {"fixed", "young", "daly", NULL};
 const char *sched_policy_name(sched_policy p) {
-  return (unsigned)p < SCHED_FT_COUNT ? sched__policy_names[p] : "?";
+  return (unsigned)p < SCHED_FT_COUNT ? sched_policy_names[p] : "?";
 }
 int sched_policy_parse(const char *name) {
   for (int i = 0; i < SCHED_FT_COUNT; i++)
-    if (name && !strcmp(name, sched__policy_names[i])) return i;
+    if (name && !strcmp(name, sched_policy_names[i])) return i;
   return -1;
 }
 const char *sched_reason_name(int r) {
   static const char *const n[SCHED_R_COUNT] = {"none",      "completed", "gpu_lost",   "app_failed",
-                                               "cancelled", "gave_up",   "degraded",   "scale_down"};
+                                               "cancelled", "gave_up",   "degraded",   "scale_down",
+                                               "preempted", "withdrawn", "released"};
+  _Static_assert(sizeof n / sizeof *n == SCHED_R_COUNT, "one name per reason");
   return r >= 0 && r < SCHED_R_COUNT ? n[r] : "?";
 }
 
@@ -51,18 +56,18 @@ void sched_config_default(sched_config *c) {
   c->nregions = 1;
   c->ngrades = 1;
   c->seed = 1;
-  c->policy = SCHED_FT_CHECKPOINT;
+  c->policy = SCHED_DEFAULT_POLICY;
   c->ckpt_rule = SCHED_CKPT_YOUNG;
-  c->ckpt_interval_s = 3600;
-  c->gpu_mtbf_s = 24 * 3600.0;
+  c->ckpt_interval_s = SCHED_DEFAULT_CKPT_INTERVAL_S;
+  c->gpu_mtbf_s = SCHED_DEFAULT_GPU_MTBF_S;
   c->mtbf_min_failures = 10;
-  c->standby_k = 1;
-  c->replicas = 2;
+  c->standby_k = SCHED_DEFAULT_STANDBY_K;
+  c->replicas = SCHED_DEFAULT_REPLICAS;
   c->bill_cancelled = 1;
   c->slow_ratio = 0.5;
   c->degrade_ratio = 0.5;
   c->heartbeat_timeout_s = 0;
-  c->max_restarts = 100;
+  c->max_restarts = SCHED_DEFAULT_MAX_RESTARTS;
   c->queue_scan = 16;
   c->sample = 8;
   c->rep_exponent = 2.0;
@@ -130,7 +135,8 @@ typedef struct sched__job {
   uint8_t state;          /* sched_job_state */
   uint8_t outcome;
   uint8_t inq, speculated;
-  sched_job_spec spec;
+  sched_job_spec spec;    /* spec.cand is cleared after arrival */
+  sched_ft ft;            /* its fault tolerance */
   double submit, start, end, saved_work, gpu_seconds, cost;
   double load, last_scale_t;
   unsigned restarts, replacements;
@@ -165,8 +171,10 @@ struct sched {
   int oom;
   double now;
   uint64_t rng[4];
-  sched__gpu *gpus;
-  sched__provider *prov;
+  sched__gpu *gpus;       /* gpu_cap entries: ids below the largest one seen */
+  uint32_t gpu_cap;
+  sched__provider *prov;  /* prov_cap entries */
+  uint32_t prov_cap;
   double *node_income;
   sched__job *jobs;
   uint32_t njobs_cap;     /* allocated job slots */
@@ -179,15 +187,18 @@ struct sched {
   uint32_t stamp;
   double obs_up_s;        /* employed GPU time observed, for the MTBF estimate */
   uint64_t obs_failures;
-  uint32_t *scratch;      /* selection output, max_gpus */
-  double *kscratch;       /* selection keys */
-  double *sp_scratch;     /* speeds for rate estimates */
+  uint32_t *scratch;      /* selection output, scratch_cap */
+  double *kscratch;       /* selection keys, scratch_cap */
+  size_t scratch_cap;
+  double *sp_scratch;     /* speeds for rate estimates, rate_cap */
+  size_t rate_cap;
   uint32_t *bsel;         /* selection: eligible buckets, and their cumulative sizes */
   uint64_t *bcum;
   sched_link *ln_scratch;
   sched_ledger ledger;
   sched_counters cnt;
-  uint64_t arrived, ended;
+  uint64_t arrived, ended;   /* jobs known now (forgotten ones no longer count) */
+  uint64_t forgotten;         /* ended jobs dropped by JOB_FORGET */
 };
 
 /* ---- Random numbers: xoshiro256** (Blackman & Vigna 2018), seeded by splitmix64 ----------- */
@@ -210,6 +221,49 @@ static int sched__vec_push(sched__vec *v, uint32_t x) {
     v->cap = nc;
   }
   v->v[v->n++] = x;
+  return 0;
+}
+
+/* Memory grows with the ids in use: a core given a whole region's bounds holds only the GPUs
+ * that joined it. */
+static int sched__gpus_reserve(sched *s, uint32_t id) {
+  if (id < s->gpu_cap) return 0;
+  uint64_t nc = s->gpu_cap ? s->gpu_cap : 64;
+  while (nc <= id) nc *= 2;
+  if (nc > s->cfg.max_gpus) nc = s->cfg.max_gpus;
+  sched__gpu *p = realloc(s->gpus, nc * sizeof *p);
+  if (!p) return SCHED_ENOMEM;
+  memset(p + s->gpu_cap, 0, (nc - s->gpu_cap) * sizeof *p);
+  for (uint64_t i = s->gpu_cap; i < nc; i++) p[i].job = p[i].run = SCHED__NIL;
+  s->gpus = p;
+  s->gpu_cap = (uint32_t)nc;
+  return 0;
+}
+static int sched__prov_reserve(sched *s, uint32_t id) {
+  if (id < s->prov_cap) return 0;
+  uint64_t nc = s->prov_cap ? s->prov_cap : 64;
+  while (nc <= id) nc *= 2;
+  if (nc > s->cfg.max_providers) nc = s->cfg.max_providers;
+  sched__provider *p = realloc(s->prov, nc * sizeof *p);
+  if (!p) return SCHED_ENOMEM;
+  memset(p + s->prov_cap, 0, (nc - s->prov_cap) * sizeof *p);
+  s->prov = p;
+  s->prov_cap = (uint32_t)nc;
+  return 0;
+}
+/* Room for n selected GPUs in scratch / kscratch. Callers reserve before they select (a select
+ * writes into scratch and must not move it). */
+static int sched__scratch_reserve(sched *s, size_t n) {
+  if (n <= s->scratch_cap) return 0;
+  size_t nc = s->scratch_cap ? s->scratch_cap : 16;
+  while (nc < n) nc *= 2;
+  uint32_t *a = realloc(s->scratch, nc * sizeof *a);
+  if (!a) return SCHED_ENOMEM;
+  s->scratch = a;
+  double *k = realloc(s->kscratch, nc * sizeof *k);
+  if (!k) return SCHED_ENOMEM;
+  s->kscratch = k;
+  s->scratch_cap = nc;
   return 0;
 }
 
@@ -392,6 +446,16 @@ static unsigned sched__active_runs(const sched__job *j) {
 
 /* Expected work rate of a run from its members' advertised scores and reported speeds. */
 static double sched__run_rate(sched *s, sched__job *j, sched__run *r) {
+  if (r->n > s->rate_cap) {
+    size_t nc = s->rate_cap ? s->rate_cap : 16;
+    while (nc < r->n) nc *= 2;
+    double *a = realloc(s->sp_scratch, nc * sizeof *a);
+    if (a) s->sp_scratch = a;
+    sched_link *b = a ? realloc(s->ln_scratch, nc * sizeof *b) : NULL;
+    if (b) s->ln_scratch = b;
+    if (!a || !b) { s->oom = 1; return 0; }
+    s->rate_cap = nc;
+  }
   for (unsigned i = 0; i < r->n; i++) {
     const sched__gpu *g = &s->gpus[r->members[i]];
     s->sp_scratch[i] = g->info.score * g->speed;
@@ -420,14 +484,14 @@ static double sched__ckpt_interval(sched *s, sched__job *j, sched__run *r, doubl
     if (c > C) C = c;
   }
   *cost = C;
-  if (s->cfg.ckpt_rule == SCHED_CKPT_FIXED || !(C > 0) || !isfinite(C)) return s->cfg.ckpt_interval_s;
+  if (j->ft.ckpt_rule == SCHED_CKPT_FIXED || !(C > 0) || !isfinite(C)) return j->ft.ckpt_interval_s;
   double M = sched__gpu_mtbf(s) / (r->n ? r->n : 1);
-  double T = s->cfg.ckpt_rule == SCHED_CKPT_DALY ? sched_daly_interval(C, M) : sched_young_interval(C, M);
+  double T = j->ft.ckpt_rule == SCHED_CKPT_DALY ? sched_daly_interval(C, M) : sched_young_interval(C, M);
   return T > 1.0 ? T : 1.0;
 }
 
 static void sched__arm_ckpt(sched *s, sched__job *j, sched__run *r, double after) {
-  if (s->cfg.policy != SCHED_FT_CHECKPOINT || j->spec.kind != SCHED_JOB_BATCH) return;
+  if (j->ft.policy != SCHED_FT_CHECKPOINT || j->spec.kind != SCHED_JOB_BATCH) return;
   double C;
   double T = sched__ckpt_interval(s, j, r, &C);
   r->ckpt_seq++;
@@ -511,6 +575,20 @@ static void sched__consider(sched *s, sched__pick *pk, uint32_t id) {
 static int sched__select(sched *s, const sched_job_spec *sp, unsigned need, uint32_t *out) {
   if (need == 0) return 0;
   if (s->idle_total < need) return -1;
+  if (sp->cand) {
+    /* The pool named the candidates: the members come from them (the same weights). */
+    if (++s->stamp == 0) s->stamp = 1;
+    sched__pick pk = {need, 0, out, s->kscratch};
+    for (unsigned i = 0; i < sp->ncand; i++) {
+      uint32_t id = sp->cand[i];
+      if (id >= s->gpu_cap) continue;
+      const sched__gpu *g = &s->gpus[id];
+      if (g->state != SCHED_GPU_IDLE || g->mark == s->stamp) continue;
+      if (g->info.grade < sp->min_grade || (sp->region >= 0 && g->info.region != (unsigned)sp->region)) continue;
+      if (sched__eligible(s, sp, g)) sched__consider(s, &pk, id);
+    }
+    return pk.got == need ? 0 : -1;
+  }
   unsigned r0 = 0, r1 = s->cfg.nregions;
   if (sp->region >= 0) { r0 = (unsigned)sp->region; r1 = r0 + 1; }
   unsigned g0 = sp->min_grade < s->cfg.ngrades ? sp->min_grade : s->cfg.ngrades;
@@ -572,7 +650,7 @@ static void sched__employ(sched *s, uint32_t id, uint32_t job, uint32_t run, int
 static int sched__place_run(sched *s, uint32_t jid, int backup) {
   sched__job *j = &s->jobs[jid];
   unsigned width = j->spec.width;
-  unsigned k = s->cfg.policy == SCHED_FT_STANDBY ? s->cfg.standby_k : 0;
+  unsigned k = j->ft.policy == SCHED_FT_STANDBY ? j->ft.standby_k : 0;
   if (!j->runs) {
     j->runs = calloc(SCHED__MAX_RUNS, sizeof *j->runs);
     if (!j->runs) return SCHED_ENOMEM;
@@ -581,9 +659,10 @@ static int sched__place_run(sched *s, uint32_t jid, int backup) {
   for (unsigned i = 0; i < SCHED__MAX_RUNS; i++)
     if (!j->runs[i].active) { r = &j->runs[i]; break; }
   if (!r) return -1;
+  if (sched__scratch_reserve(s, width > k ? width : k)) return SCHED_ENOMEM;
   if (!r->members) {
     r->members = malloc(width * sizeof *r->members);
-    r->standby = malloc((s->cfg.standby_k + 1) * sizeof *r->standby);
+    r->standby = malloc((j->ft.standby_k + 1) * sizeof *r->standby);
     if (!r->members || !r->standby) return SCHED_ENOMEM;
   }
   /* Members first; standbys are best effort (a run starts without them when the pool is short
@@ -620,7 +699,10 @@ static int sched__place_run(sched *s, uint32_t jid, int backup) {
                       .ngpus = width, .value = stage};
   sched__emit(s, &d);
   sched__arm_ckpt(s, j, r, stage);
-  if (k && sched__select(s, &j->spec, k, s->scratch) == 0) {
+  sched_job_spec any = j->spec; /* the candidates are for members; standbys come from anywhere */
+  any.cand = NULL;
+  any.ncand = 0;
+  if (k && sched__select(s, &any, k, s->scratch) == 0) {
     for (unsigned i = 0; i < k; i++) {
       r->standby[r->nsb++] = s->scratch[i];
       sched__employ(s, s->scratch[i], jid, run, SCHED_GPU_STANDBY);
@@ -636,14 +718,18 @@ static int sched__place_run(sched *s, uint32_t jid, int backup) {
 /* Tops up the standbys of a run from the idle pool (as many as possible). */
 static void sched__refill_standby(sched *s, uint32_t jid, sched__run *r) {
   sched__job *j = &s->jobs[jid];
-  while (r->nsb < s->cfg.standby_k && sched__select(s, &j->spec, 1, s->scratch) == 0) {
+  sched_job_spec any = j->spec; /* not from the candidates of an arrival being handled */
+  any.cand = NULL;
+  any.ncand = 0;
+  if (sched__scratch_reserve(s, 1)) { s->oom = 1; return; }
+  while (r->nsb < j->ft.standby_k && sched__select(s, &any, 1, s->scratch) == 0) {
     uint32_t id = s->scratch[0];
     r->standby[r->nsb++] = id;
     sched__employ(s, id, jid, r->id, SCHED_GPU_STANDBY);
     sched_decision e = {.type = SCHED_D_STANDBY, .job = jid, .run = r->id, .gpu = id};
     sched__emit(s, &e);
   }
-  if (r->nsb < s->cfg.standby_k) sched__vec_push(&s->deficit, jid);
+  if (r->nsb < j->ft.standby_k) sched__vec_push(&s->deficit, jid);
 }
 
 static void sched__queue_push(sched *s, uint32_t jid, int front) {
@@ -681,8 +767,8 @@ static int sched__schedule(sched *s) {
     if (rc < -1) return rc;
     if (rc == 0) {
       sched__queue_remove(s, jid);
-      if (s->cfg.policy == SCHED_FT_REPLICATE)
-        for (unsigned c = 1; c < s->cfg.replicas; c++)
+      if (s->jobs[jid].ft.policy == SCHED_FT_REPLICATE)
+        for (unsigned c = 1; c < s->jobs[jid].ft.replicas; c++)
           if (sched__place_run(s, jid, 0) != 0) break;
     }
     jid = next;
@@ -693,9 +779,9 @@ static int sched__schedule(sched *s) {
     sched__job *j = &s->jobs[d];
     if (j->state != SCHED_JOB_RUNNING || !j->runs) continue;
     for (unsigned k = 0; k < SCHED__MAX_RUNS; k++)
-      if (j->runs[k].active && j->runs[k].nsb < s->cfg.standby_k) {
+      if (j->runs[k].active && j->runs[k].nsb < j->ft.standby_k) {
         sched__refill_standby(s, d, &j->runs[k]);
-        if (j->runs[k].nsb < s->cfg.standby_k) return 0; /* pool dry; it was pushed back */
+        if (j->runs[k].nsb < j->ft.standby_k) return 0; /* pool dry; it was pushed back */
       }
   }
   return 0;
@@ -708,8 +794,11 @@ static void sched__end_job(sched *s, uint32_t jid, sched_reason why) {
   j->outcome = (uint8_t)why;
   j->end = s->now;
   s->ended++;
-  if (why == SCHED_R_COMPLETED) s->cnt.jobs_completed++; else s->cnt.jobs_failed++;
+  if (why == SCHED_R_COMPLETED) s->cnt.jobs_completed++;
+  else if (why == SCHED_R_WITHDRAWN || why == SCHED_R_RELEASED) s->cnt.jobs_released++;
+  else s->cnt.jobs_failed++;
   sched_decision d = {.type = SCHED_D_END, .job = jid, .reason = why};
+  if (why == SCHED_R_WITHDRAWN || why == SCHED_R_RELEASED) d.value = j->saved_work;
   sched__emit(s, &d);
 }
 
@@ -742,7 +831,7 @@ static int sched__interrupt(sched *s, uint32_t jid, sched__run *r, sched_reason 
   sched__job *j = &s->jobs[jid];
   sched__stop_run(s, jid, r, why);
   if (sched__active_runs(j) > 0) {
-    if (s->cfg.policy == SCHED_FT_REPLICATE) {
+    if (j->ft.policy == SCHED_FT_REPLICATE) {
       int rc = sched__place_run(s, jid, 0); /* keep k copies when GPUs allow */
       if (rc < -1) return rc;
     }
@@ -750,9 +839,13 @@ static int sched__interrupt(sched *s, uint32_t jid, sched__run *r, sched_reason 
   }
   j->restarts++;
   j->speculated = 0;
-  if (s->cfg.policy != SCHED_FT_CHECKPOINT) j->saved_work = 0;
-  if (j->restarts > s->cfg.max_restarts) {
+  if (j->ft.policy != SCHED_FT_CHECKPOINT) j->saved_work = 0;
+  if (j->restarts > j->ft.max_restarts) {
     sched__end_job(s, jid, SCHED_R_GAVE_UP);
+    return 0;
+  }
+  if (j->spec.hold) { /* the caller takes it back: it decides whether and where it runs again */
+    sched__end_job(s, jid, SCHED_R_RELEASED);
     return 0;
   }
   j->state = SCHED_JOB_QUEUED;
@@ -812,10 +905,11 @@ static int sched__gpu_lost(sched *s, uint32_t id) {
     s->cnt.scale_events++;
     return sched__service_fill(s, jid);
   }
-  if (s->cfg.policy == SCHED_FT_STANDBY) {
+  if (j->ft.policy == SCHED_FT_STANDBY) {
     /* N+k: promote a standby at once, else take an idle GPU; the newcomer loads the job's state
      * from its peers (ckpt_bytes over its link) while the run waits. */
     uint32_t nid = SCHED__NIL;
+    if (sched__scratch_reserve(s, 1)) return SCHED_ENOMEM;
     if (r->nsb) {
       nid = r->standby[--r->nsb];
     } else if (sched__select(s, &j->spec, 1, s->scratch) == 0) {
@@ -888,7 +982,7 @@ static int sched__gpu_degrade(sched *s, uint32_t id, double f) {
   sched__run *r = sched__run_find(s, j, g->run);
   if (!r) return SCHED_ESTATE;
   r->rate = sched__run_rate(s, j, r);
-  if (f >= s->cfg.degrade_ratio || s->cfg.policy != SCHED_FT_STANDBY || !r->nsb ||
+  if (f >= s->cfg.degrade_ratio || j->ft.policy != SCHED_FT_STANDBY || !r->nsb ||
       j->spec.kind != SCHED_JOB_BATCH)
     return 0;
   /* Replace the degraded member by a standby; the degraded GPU goes back to the pool, where its
@@ -931,6 +1025,7 @@ static int sched__service_fill(sched *s, uint32_t jid) {
   sched__run *r = &j->runs[0];
   unsigned want = sched_autoscale_replicas(j->load, sched__svc_capacity(s, j, r), s->cfg.target_util,
                                            j->spec.min_replicas, j->spec.max_replicas);
+  if (sched__scratch_reserve(s, want > r->n ? want - r->n : r->n)) return SCHED_ENOMEM;
   if (want > r->n) {
     unsigned add = want - r->n, got = 0;
     while (got < add && sched__select(s, &j->spec, 1, s->scratch + got) == 0) {
@@ -1023,18 +1118,44 @@ static int sched__job_grow(sched *s, uint32_t jid) {
   return 0;
 }
 
-static int sched__job_arrive(sched *s, uint32_t jid, const sched_job_spec *sp) {
+/* A job spec is checked before the event changes anything (the clock, the counters). */
+static int sched__spec_check(const sched *s, const sched_job_spec *sp) {
   if (sp->kind == SCHED_JOB_BATCH && (sp->width == 0 || !(sp->work > 0))) return SCHED_EINVAL;
   if (sp->kind == SCHED_JOB_SERVICE &&
       (sp->max_replicas == 0 || sp->min_replicas > sp->max_replicas || !(sp->req_per_score_s > 0)))
     return SCHED_EINVAL;
   if (sp->region >= (int32_t)s->cfg.nregions) return SCHED_EINVAL;
+  if (sp->ft && ((unsigned)sp->ft->policy >= SCHED_FT_COUNT || (unsigned)sp->ft->ckpt_rule > SCHED_CKPT_DALY ||
+                 !(sp->ft->ckpt_interval_s > 0) || sp->ft->standby_k > SCHED_MAX_STANDBY ||
+                 sp->ft->replicas < 1 || sp->ft->replicas > SCHED_MAX_RUNS))
+    return SCHED_EINVAL;
+  if (sp->ncand && !sp->cand) return SCHED_EINVAL;
+  return 0;
+}
+
+static int sched__job_arrive(sched *s, uint32_t jid, const sched_job_spec *sp) {
   int rc = sched__job_grow(s, jid);
   if (rc) return rc;
   sched__job *j = &s->jobs[jid];
   if (j->state != SCHED_JOB_UNKNOWN) return SCHED_ESTATE;
-  memset(j, 0, sizeof *j);
+  if (j->runs) { /* a forgotten job's buffers */
+    for (unsigned k = 0; k < SCHED__MAX_RUNS; k++) {
+      free(j->runs[k].members);
+      free(j->runs[k].standby);
+    }
+    free(j->runs);
+  }
+  uint32_t next_run = j->next_run; /* run ids go on across the id's lives: the timers and late */
+  memset(j, 0, sizeof *j);          /* reports of a forgotten job stay stale for the new one */
+  j->next_run = next_run;
   j->spec = *sp;
+  if (sp->ft) {
+    j->ft = *sp->ft;
+  } else {
+    j->ft = (sched_ft){s->cfg.policy, s->cfg.ckpt_rule, s->cfg.ckpt_interval_s, s->cfg.standby_k,
+                       s->cfg.replicas, s->cfg.max_restarts};
+  }
+  j->spec.ft = NULL;
   j->submit = s->now;
   j->start = -1;
   j->end = -1;
@@ -1056,8 +1177,39 @@ static int sched__job_arrive(sched *s, uint32_t jid, const sched_job_spec *sp) {
     j->last_scale_t = -INFINITY;
     return sched__service_fill(s, jid);
   }
+  if (sp->hold) {
+    /* Placed now (on its candidates when it names some) or handed back at once. */
+    rc = sched__place_run(s, jid, 0);
+    j->spec.cand = NULL;
+    j->spec.ncand = 0;
+    if (rc < -1) return rc;
+    if (rc == -1) {
+      j->state = SCHED_JOB_RUNNING; /* so that ending it is counted like any other end */
+      sched__end_job(s, jid, SCHED_R_RELEASED);
+      return 0;
+    }
+    if (j->ft.policy == SCHED_FT_REPLICATE)
+      for (unsigned c = 1; c < j->ft.replicas; c++)
+        if (sched__place_run(s, jid, 0) != 0) break;
+    return 0;
+  }
   j->state = SCHED_JOB_QUEUED;
   sched__queue_push(s, jid, 0);
+  rc = sched__schedule(s);
+  j->spec.cand = NULL; /* the candidates were the caller's for this event only */
+  j->spec.ncand = 0;
+  return rc;
+}
+
+/* The caller takes a job back: every run stops, the job ends with the work it had saved. */
+static int sched__job_withdraw(sched *s, uint32_t jid) {
+  sched__job *j = &s->jobs[jid];
+  if (j->state == SCHED_JOB_ENDED) { s->cnt.stale_events++; return 0; }
+  if (j->runs)
+    for (unsigned k = 0; k < SCHED__MAX_RUNS; k++)
+      if (j->runs[k].active) sched__stop_run(s, jid, &j->runs[k], SCHED_R_PREEMPTED);
+  if (j->ft.policy != SCHED_FT_CHECKPOINT) j->saved_work = 0;
+  sched__end_job(s, jid, SCHED_R_WITHDRAWN);
   return sched__schedule(s);
 }
 
@@ -1088,7 +1240,7 @@ static int sched__progress(sched *s, uint32_t jid, sched__run *r, double work) {
   }
   r->last_t = s->now;
   r->last_work = work;
-  if (r->slow && s->cfg.policy == SCHED_FT_SPECULATIVE && !j->speculated && !r->backup &&
+  if (r->slow && j->ft.policy == SCHED_FT_SPECULATIVE && !j->speculated && !r->backup &&
       sched__active_runs(j) == 1) {
     int rc = sched__place_run(s, jid, 1);
     if (rc < -1) return rc;
@@ -1137,20 +1289,22 @@ static int sched__handle(sched *s, const sched_event *ev) {
         !(in->score > 0) || !(in->price_per_h >= 0) || !(in->link.loss >= 0 && in->link.loss < 1) ||
         !(in->link.bw_bps > 0) || !(in->link.rtt_s >= 0))
       return SCHED_EINVAL;
-    if (s->gpus[ev->gpu].state != SCHED_GPU_ABSENT) return SCHED_ESTATE;
     break;
   }
   case SCHED_EV_GPU_LEAVE: case SCHED_EV_GPU_MISSED: case SCHED_EV_HEARTBEAT:
     if (sched__check_gpu(s, ev->gpu)) return SCHED_EINVAL;
-    if (ev->type == SCHED_EV_HEARTBEAT && !s->gpus[ev->gpu].known) return SCHED_ESTATE;
     break;
   case SCHED_EV_GPU_DEGRADE:
     if (sched__check_gpu(s, ev->gpu) || !(ev->value > 0)) return SCHED_EINVAL;
-    if (!s->gpus[ev->gpu].known) return SCHED_ESTATE;
     break;
   case SCHED_EV_JOB_ARRIVE:
     if (ev->job >= s->cfg.max_jobs) return SCHED_EINVAL;
     if (ev->job < s->njobs_cap && s->jobs[ev->job].state != SCHED_JOB_UNKNOWN) return SCHED_ESTATE;
+    if (sched__spec_check(s, &ev->u.job)) return SCHED_EINVAL;
+    break;
+  case SCHED_EV_JOB_WITHDRAW: case SCHED_EV_JOB_FORGET:
+    if (ev->job >= s->njobs_cap || s->jobs[ev->job].state == SCHED_JOB_UNKNOWN) return SCHED_EINVAL;
+    if (ev->type == SCHED_EV_JOB_FORGET && s->jobs[ev->job].state != SCHED_JOB_ENDED) return SCHED_ESTATE;
     break;
   case SCHED_EV_LOAD: case SCHED_EV_TASK_DONE:
     if (ev->job >= s->njobs_cap || s->jobs[ev->job].spec.kind != SCHED_JOB_SERVICE ||
@@ -1160,6 +1314,13 @@ static int sched__handle(sched *s, const sched_event *ev) {
     break;
   default: break;
   }
+  if (ev->type <= SCHED_EV_HEARTBEAT || ev->type == SCHED_EV_TASK_DONE) {
+    if (sched__gpus_reserve(s, ev->gpu)) return SCHED_ENOMEM;
+    if (ev->type == SCHED_EV_GPU_JOIN && sched__prov_reserve(s, ev->u.gpu.provider)) return SCHED_ENOMEM;
+  }
+  if ((ev->type == SCHED_EV_GPU_DEGRADE || ev->type == SCHED_EV_HEARTBEAT) && !s->gpus[ev->gpu].known)
+    return SCHED_ESTATE;
+  if (ev->type == SCHED_EV_GPU_JOIN && s->gpus[ev->gpu].state != SCHED_GPU_ABSENT) return SCHED_ESTATE;
   s->now = ev->t;
   s->cnt.events++;
   sched__job *j;
@@ -1221,7 +1382,7 @@ static int sched__handle(sched *s, const sched_event *ev) {
     }
     break;
   case SCHED_EV_BILLING:
-    for (uint32_t i = 0; i < s->cfg.max_gpus; i++) sched__bill(s, i);
+    for (uint32_t i = 0; i < s->gpu_cap; i++) sched__bill(s, i);
     break;
   case SCHED_EV_LOAD:
     s->jobs[ev->job].load = ev->value;
@@ -1230,6 +1391,18 @@ static int sched__handle(sched *s, const sched_event *ev) {
   case SCHED_EV_TASK_DONE:
     rc = sched__task_done(s, ev->job, ev->gpu, ev->value);
     break;
+  case SCHED_EV_JOB_WITHDRAW:
+    rc = sched__job_withdraw(s, ev->job);
+    break;
+  case SCHED_EV_JOB_FORGET: {
+    /* Counted as arrived and ended no more; its run ids go on when the id arrives again. */
+    sched__job *fj = &s->jobs[ev->job];
+    s->arrived--;
+    s->ended--;
+    s->forgotten++;
+    fj->state = SCHED_JOB_UNKNOWN;
+    break;
+  }
   default: break;
   }
   return rc;
@@ -1260,22 +1433,14 @@ int sched_create(const sched_config *cfg, sched **out) {
     s->rng[i] = z ^ (z >> 31);
   }
   size_t nb = (size_t)cfg->nregions * cfg->ngrades;
-  s->gpus = calloc(cfg->max_gpus, sizeof *s->gpus);
-  s->prov = calloc(cfg->max_providers, sizeof *s->prov);
   s->node_income = calloc(cfg->max_nodes, sizeof *s->node_income);
   s->buckets = calloc(nb, sizeof *s->buckets);
-  s->scratch = malloc((size_t)cfg->max_gpus * sizeof *s->scratch);
-  s->kscratch = malloc((size_t)cfg->max_gpus * sizeof *s->kscratch);
-  s->sp_scratch = malloc(65536 * sizeof *s->sp_scratch);
-  s->ln_scratch = malloc(65536 * sizeof *s->ln_scratch);
   s->bsel = malloc(nb * sizeof *s->bsel);
   s->bcum = malloc(nb * sizeof *s->bcum);
-  if (!s->bsel || !s->bcum || !s->gpus || !s->prov || !s->node_income || !s->buckets || !s->scratch || !s->kscratch ||
-      !s->sp_scratch || !s->ln_scratch) {
+  if (!s->bsel || !s->bcum || !s->node_income || !s->buckets || sched__scratch_reserve(s, 16)) {
     sched_destroy(s);
     return SCHED_ENOMEM;
   }
-  for (uint32_t i = 0; i < cfg->max_gpus; i++) s->gpus[i].job = s->gpus[i].run = SCHED__NIL;
   *out = s;
   return 0;
 }
@@ -1313,8 +1478,9 @@ void sched_destroy(sched *s) {
 /* ---- Queries -------------------------------------------------------------------------------- */
 int sched_gpu_query(const sched *s, uint32_t gpu, double t, sched_gpu_status *out) {
   if (!s || gpu >= s->cfg.max_gpus) return SCHED_EINVAL;
-  const sched__gpu *g = &s->gpus[gpu];
   memset(out, 0, sizeof *out);
+  if (gpu >= s->gpu_cap) return 0; /* never seen: absent */
+  const sched__gpu *g = &s->gpus[gpu];
   out->state = (sched_gpu_state)g->state;
   out->job = g->job;
   out->run = g->run;
@@ -1396,7 +1562,7 @@ int sched_check_invariants(const sched *s, char *msg, size_t len) {
   }
   if (idle != s->idle_total) return sched__fail(msg, len, "idle count %llu != %llu", (unsigned long long)idle,
                                                 (unsigned long long)s->idle_total);
-  for (uint32_t i = 0; i < s->cfg.max_gpus; i++) {
+  for (uint32_t i = 0; i < s->gpu_cap; i++) {
     const sched__gpu *g = &s->gpus[i];
     if (g->state == SCHED_GPU_BUSY || g->state == SCHED_GPU_STANDBY) {
       if (g->job >= s->njobs_cap) return sched__fail(msg, len, "gpu %u employed by unknown job", i);
@@ -1448,7 +1614,8 @@ int sched_check_invariants(const sched *s, char *msg, size_t len) {
     case SCHED_JOB_ENDED:
       ended++;
       if (j->inq || act) return sched__fail(msg, len, "ended job %u: in queue %d, %u runs", i, j->inq, act);
-      if (j->outcome != SCHED_R_COMPLETED && j->outcome != SCHED_R_GAVE_UP)
+      if (j->outcome != SCHED_R_COMPLETED && j->outcome != SCHED_R_GAVE_UP && j->outcome != SCHED_R_WITHDRAWN &&
+          j->outcome != SCHED_R_RELEASED)
         return sched__fail(msg, len, "ended job %u has no reason", i);
       break;
     }
@@ -1457,7 +1624,7 @@ int sched_check_invariants(const sched *s, char *msg, size_t len) {
     return sched__fail(msg, len, "members %llu vs busy GPUs %llu, standbys %llu vs %llu", (unsigned long long)members,
                        (unsigned long long)busy, (unsigned long long)sbs, (unsigned long long)standby);
   if (queued + running + ended != s->arrived || ended != s->ended ||
-      ended != s->cnt.jobs_completed + s->cnt.jobs_failed)
+      ended + s->forgotten != s->cnt.jobs_completed + s->cnt.jobs_failed + s->cnt.jobs_released)
     return sched__fail(msg, len, "job count: %llu queued + %llu running + %llu ended != %llu arrived",
                        (unsigned long long)queued, (unsigned long long)running, (unsigned long long)ended,
                        (unsigned long long)s->arrived);

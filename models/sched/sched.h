@@ -53,12 +53,45 @@ typedef enum sched_policy {
 } sched_policy;
 const char *sched_policy_name(sched_policy p);
 int sched_policy_parse(const char *name); /* index, or -1 */
+/* NULL-terminated names of the policies, in enum order: the one list that scenario keys (market,
+ * lab) and `spotlab keys` use. */
+extern const char *const sched_policy_names[];
 
 typedef enum sched_ckpt_rule {
   SCHED_CKPT_FIXED = 0,   /* every ckpt_interval_s */
   SCHED_CKPT_YOUNG,       /* sqrt(2 C M) (Young 1974) */
   SCHED_CKPT_DALY,        /* Daly 2006 higher-order form */
 } sched_ckpt_rule;
+extern const char *const sched_ckpt_rule_names[]; /* "fixed", "young", "daly", NULL */
+
+/* The documented defaults, declared once: sched_config_default and every scenario table that
+ * exposes these settings (market, lab) use these, as numbers and as the text of the default. */
+#define SCHED_DEFAULT_POLICY SCHED_FT_CHECKPOINT
+#define SCHED_DEFAULT_POLICY_TEXT "\"checkpoint\""
+#define SCHED_DEFAULT_CKPT_RULE_TEXT "\"young\""
+#define SCHED_DEFAULT_CKPT_INTERVAL_S 3600.0
+#define SCHED_DEFAULT_CKPT_INTERVAL_TEXT "\"1h\""
+#define SCHED_DEFAULT_GPU_MTBF_S (24 * 3600.0)
+#define SCHED_DEFAULT_GPU_MTBF_TEXT "\"24h\""
+#define SCHED_DEFAULT_STANDBY_K 1
+#define SCHED_DEFAULT_STANDBY_K_TEXT "1"
+#define SCHED_DEFAULT_REPLICAS 2
+#define SCHED_DEFAULT_REPLICAS_TEXT "2"
+#define SCHED_DEFAULT_MAX_RESTARTS 100
+#define SCHED_DEFAULT_MAX_RESTARTS_TEXT "100"
+#define SCHED_MAX_RUNS 4        /* runs of one job at once (replicas and backups included) */
+#define SCHED_MAX_STANDBY 64    /* standbys per run */
+
+/* Fault tolerance of one job: its policy and the policy's settings. A job spec may carry its own
+ * (the market sets one per job class); without one the configuration's apply. */
+typedef struct sched_ft {
+  sched_policy policy;
+  sched_ckpt_rule ckpt_rule;
+  double ckpt_interval_s; /* FIXED rule; also the fallback before any MTBF is known */
+  unsigned standby_k;     /* STANDBY: standbys per run (0..SCHED_MAX_STANDBY) */
+  unsigned replicas;      /* REPLICATE: copies per job (1..SCHED_MAX_RUNS) */
+  unsigned max_restarts;  /* a job interrupted more often than this ends as failed */
+} sched_ft;
 
 typedef enum sched_split {
   SCHED_SPLIT_EVEN = 0,   /* each member gets 1/n of a step: the slowest member sets the pace */
@@ -106,7 +139,9 @@ typedef struct sched_decision sched_decision;
 typedef void (*sched_sink)(void *ctx, const sched_decision *d);
 
 typedef struct sched_config {
-  uint32_t max_gpus, max_providers, max_nodes, max_jobs; /* id ranges */
+  /* Id ranges. Memory grows with the largest id used, not with these bounds, so a core may be
+   * given the bounds of a whole region and hold only the GPUs that join it. */
+  uint32_t max_gpus, max_providers, max_nodes, max_jobs;
   unsigned nregions;      /* regions are 0 .. nregions-1 */
   unsigned ngrades;       /* GPU classes 0 (weakest) .. ngrades-1 */
   sched_sink sink;        /* where decisions go (required) */
@@ -175,6 +210,10 @@ typedef enum sched_ev_type {
   SCHED_EV_BILLING,       /* nothing: a billing interval ended; employed GPUs are billed */
   SCHED_EV_LOAD,          /* job (a service), value = offered load, requests/s */
   SCHED_EV_TASK_DONE,     /* job (a service), gpu, value = task duration, s: pay-per-task */
+  SCHED_EV_JOB_WITHDRAW,  /* job: the caller takes the job back (outbid, cancelled): its runs stop
+                             (SCHED_R_PREEMPTED) and it ends (SCHED_R_WITHDRAWN, value = work
+                             saved); a queued job just ends */
+  SCHED_EV_JOB_FORGET,    /* job: an ended job is dropped; its id may arrive again */
   SCHED_EV_COUNT
 } sched_ev_type;
 
@@ -208,6 +247,16 @@ typedef struct sched_job_spec {
   double max_rtt_s;
   double min_bw_bps;
   double max_price_per_h; /* 0 = no limit */
+  const sched_ft *ft;     /* its fault tolerance (copied at arrival), NULL = the configuration's */
+  /* Candidate GPUs for the placement tried at arrival (caller-owned, read during the JOB_ARRIVE
+   * event only; NULL = any eligible GPU). A pool whose clearing rule has chosen a host for the
+   * job names that host's GPUs here; the members come from these, standbys from anywhere. */
+  const uint32_t *cand;
+  unsigned ncand;
+  /* 1: the job never waits in the core's queue. If it cannot be placed at arrival, or a failure
+   * leaves it with no run, it ends at once with reason SCHED_R_RELEASED (value = work saved),
+   * and the caller decides what happens next (a bid goes back to its pool's clearing). */
+  uint8_t hold;
   /* services */
   double req_per_score_s; /* requests one unit of compute score serves per second */
   uint16_t min_replicas, max_replicas;
@@ -235,7 +284,8 @@ typedef enum sched_dec_type {
   SCHED_D_STANDBY,        /* job, run, gpu: reserve gpu as a standby of the run */
   SCHED_D_UNSTANDBY,      /* job, run, gpu: the standby is released */
   SCHED_D_SCALE,          /* job (service), value = replica count; gpus = replicas added */
-  SCHED_D_END,            /* job, reason: the job ended (completed, failed, gave up) */
+  SCHED_D_END,            /* job, reason: the job ended (completed, failed, gave up, withdrawn,
+                             released; value = work saved for the last two) */
   SCHED_D_COUNT
 } sched_dec_type;
 
@@ -248,6 +298,9 @@ typedef enum sched_reason {
   SCHED_R_GAVE_UP,        /* END: interrupted more than max_restarts times */
   SCHED_R_DEGRADED,       /* REPLACE: a member was degraded */
   SCHED_R_SCALE_DOWN,     /* STOP of a service replica */
+  SCHED_R_PREEMPTED,      /* STOP: the caller withdrew the job */
+  SCHED_R_WITHDRAWN,      /* END: the caller withdrew the job (value = work saved) */
+  SCHED_R_RELEASED,       /* END: a `hold` job could not run (value = work saved) */
   SCHED_R_COUNT
 } sched_reason;
 const char *sched_reason_name(int r);
@@ -341,6 +394,7 @@ typedef struct sched_counters {
   uint64_t gpu_failures;  /* employed GPUs lost (left, missed heartbeats) */
   uint64_t placements, stops, checkpoints, replacements, scale_events;
   uint64_t jobs_arrived, jobs_completed, jobs_failed;
+  uint64_t jobs_released; /* ended as withdrawn or released (handed back to the caller) */
   uint64_t speculations;  /* backup copies launched */
 } sched_counters;
 void sched_counters_get(const sched *s, sched_counters *out);

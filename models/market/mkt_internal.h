@@ -1,0 +1,210 @@
+/* mkt_internal.h - what the market model's files share: the message protocol, the market and
+ * provider LP states, the pool descriptors, and the placement layer on the scheduling core.
+ *
+ * Files, by concept:
+ *   mkt_market.c    the market LP: arrivals, traces, queues, billing ticks, the flexible treasury
+ *   mkt_place.c     the market's side of the scheduling core: hosts join and leave the core, jobs
+ *                   are submitted and withdrawn, decisions are played out and billed per GPU
+ *   pool_fixed.c, pool_bidding.c, pool_flexible.c   one pool each (mkt__pool_ops)
+ *   mkt_provider.c  the provider LP: churn, calendar, self-use, income, pool switching
+ *   mkt_model.c     scenario keys, build, metrics, end-of-run checks
+ *
+ * LP layout: `worlds` copies of the whole market (one per compared policy, all on common random
+ * numbers: LP k of every world draws from stream k). Within a world: markets first (region *
+ * MKT_NPOOLS + pool), then providers in region order.
+ */
+#ifndef MKT_INTERNAL_H
+#define MKT_INTERNAL_H
+
+#include "models/market/mkt_model.h"
+#include "models/market/mkt_rule.h"
+#include "models/sched/sched.h"
+
+#include <math.h>
+
+/* ---- messages -------------------------------------------------------------------------------- */
+enum {
+  M_AVAIL = 1, M_UNAVAIL, M_STAKE, M_UNSTAKE, M_CLAIM,        /* provider -> market */
+  M_RENTED, M_PAY, M_SLASH,                                    /* market -> provider */
+  M_TICK, M_ARRIVE, M_TRACE, M_FINISH, M_CKPT, M_WAKE, M_DETECT, M_MCLOSE, /* market self-events */
+  M_CHURN, M_CAL, M_SELF, M_REVIEW, M_CLOSE                    /* provider self-events */
+};
+enum { PAY_RENTAL, PAY_STAKING, PAY_REFUND };
+
+typedef struct mkt_msg {
+  uint8_t kind;
+  uint8_t reason;     /* PAY: PAY_*; UNAVAIL: 1 announced */
+  uint8_t flag;
+  uint8_t cls;
+  uint32_t slot;      /* job slot (market self-events); provider index (DETECT) */
+  uint32_t gen;       /* run id / session / timer generation */
+  uint32_t epoch;     /* FINISH / CKPT: to drop stale timers */
+  int64_t a;          /* amount (musd), GPUs, interval start (ms) */
+  int64_t b;          /* interval end (ms), session */
+  double v;           /* work units (CKPT) */
+} mkt_msg;
+
+/* ---- the context, per world ------------------------------------------------------------------ */
+static inline const mkt_ctx *mkt__ctx(sim_lp *lp) { return sim_lp_ctx(lp); }
+static inline uint64_t mkt__per_world(const mkt_ctx *c) { return c->nmarkets + c->nprov; }
+static inline unsigned mkt__world(const mkt_ctx *c, sim_lp *lp) { return (unsigned)(sim_lp_id(lp) / mkt__per_world(c)); }
+static inline uint64_t mkt__local(const mkt_ctx *c, sim_lp *lp) { return sim_lp_id(lp) % mkt__per_world(c); }
+static inline sim_id mkt__market_id(const mkt_ctx *c, unsigned world, unsigned region, unsigned pool) {
+  return (sim_id)world * mkt__per_world(c) + (sim_id)region * MKT_NPOOLS + pool;
+}
+static inline sim_id mkt__prov_id(const mkt_ctx *c, unsigned world, uint64_t prov) {
+  return (sim_id)world * mkt__per_world(c) + c->nmarkets + prov;
+}
+static inline int64_t mkt__ms(double t) { return (int64_t)llround(t * 1000.0); }
+/* Series of this LP's world. */
+static inline void mkt__series(sim_lp *lp, const mkt_ctx *c, unsigned s, unsigned col, double t, int64_t v) {
+  sim_series_add(lp, mkt__world(c, lp) * MKT_NSERIES + s, col, t, v);
+}
+static inline void mkt__book(sim_lp *lp, const mkt_ctx *c, unsigned acct, int64_t v) {
+  if (v) mkt__series(lp, c, MKT_S_LEDGER, acct, 0, v);
+}
+void mkt__send(sim_lp *lp, sim_id dst, double delay, const mkt_msg *m);
+/* Adds mult per ms of [t0, t1) to series s, column col, split over its time bins. */
+void mkt__add_span(sim_lp *lp, const mkt_ctx *c, unsigned s, unsigned col, double t0, double t1, int64_t mult);
+
+/* ---- market LP state ------------------------------------------------------------------------- */
+enum { J_FREE, J_QUEUED, J_CORE, J_RUNNING, J_LEAVING };
+
+typedef struct mkt_run {
+  uint32_t id, epoch, ck;
+  uint8_t active, doomed, n, nsb; /* doomed: a member left unseen; the run cannot finish */
+  uint32_t gpus[8];            /* core GPU ids of its members */
+  uint32_t sb[8];              /* and of its standbys (the core frees them without a decision when
+                                  it stops the run or ends the job) */
+  double work, last_t, pause_until, rate, t_durable, t_start;
+} mkt_run;
+
+typedef struct mkt_job {
+  uint64_t id;
+  double submit, first_start, deadline;
+  double work;            /* work units (reference GPU-seconds) of this submission */
+  double work_total;      /* of the whole job */
+  double done;            /* work units already saved by earlier submissions (bids that came back) */
+  int64_t value;          /* valuation, musd per GPU-hour */
+  int64_t bid;            /* what it bids in the bidding pool (truthful: = value) */
+  int64_t price;          /* bidding pool: price per GPU-hour it pays now */
+  int64_t cost;           /* billed so far (net of penalty refunds), musd */
+  int64_t gpu_ms;         /* GPU time billed (members and standbys), GPU*ms */
+  int64_t standby_ms, lost_ms, ckpt_ms, redundant_ms; /* overheads, GPU*ms */
+  uint32_t hosts;         /* distinct hosts of its first placement */
+  uint16_t gpus, interruptions;
+  uint8_t cls, state, from_trace, started;
+  mkt_run runs[SCHED_MAX_RUNS];
+} mkt_job;
+
+/* A host of this pool as the market sees it. */
+typedef struct mkt_host {
+  uint32_t session;       /* provider's availability session (from AVAIL) */
+  int32_t cid;            /* first core GPU id of its GPUs, -1 before it first joins */
+  uint16_t busy;          /* its GPUs employed (members and standbys) */
+  uint16_t sby;           /* of which standbys */
+  uint8_t in;             /* available in this pool */
+  uint8_t unseen;         /* left unannounced; the core is told at detection */
+  int64_t stake;          /* flexible pool: stake held for it, musd */
+  int64_t slashed;        /* slashed from it, musd */
+  uint32_t failures;      /* departures while employed */
+  double gone_t;          /* when it left (billing stops there) */
+} mkt_host;
+
+/* A core GPU, as the market bills it. */
+typedef struct mkt_cgpu {
+  uint32_t prov;          /* global provider index */
+  uint32_t slot;          /* job slot while employed, UINT32_MAX when not */
+  int64_t rate;           /* musd per hour while employed */
+  double since;           /* billed up to */
+  uint8_t standby;
+} mkt_cgpu;
+
+typedef struct mkt_market {
+  unsigned world, region, pool;
+  uint64_t nextid;
+  const struct mkt__pool_ops *ops;
+  sched *core;
+  sim_lp *lp;                               /* set while handling an event (the core's sink) */
+  mkt_job *jobs; uint32_t njobs, capjobs;   /* slots = the core's job ids */
+  uint32_t *freeslots; uint32_t nfree;
+  uint32_t *q; uint32_t qhead, qlen, qcap;  /* bids waiting (bidding pool), FIFO; UINT32_MAX = removed */
+  uint32_t nlive;
+  uint32_t *avail; uint32_t navail, capavail; /* hosts available in the pool (global provider ids) */
+  int32_t *pos;                             /* per region provider: index in avail, -1 */
+  mkt_host *host;                           /* per region provider */
+  mkt_cgpu *cg; uint32_t ncg, capcg;        /* core GPUs */
+  uint32_t *dirty; uint32_t ndirty, capdirty; /* hosts whose rented count changed in this event */
+  uint32_t *forget; uint32_t nforget, capforget; /* jobs the core ended: forget after the event */
+  double wake_at;
+  size_t trace_next;
+  int64_t stakes, staked_score_milli;
+  int64_t treasury, shortfall, rate;
+  int64_t *rate_hist;
+  int64_t last_clear;                       /* bidding: the rule's reference price, -1 */
+} mkt_market;
+
+/* ---- pools (one file each) ------------------------------------------------------------------- */
+typedef struct mkt__pool_ops {
+  const char *name;
+  /* musd per GPU-hour a host of this pool is billed at for a GPU of model g in region r (the
+   * bidding pool: its ask at full power, the floor the core's price filter uses). */
+  int64_t (*gpu_price)(const mkt_ctx *c, unsigned region, const mkt_pstat *ps);
+  /* A new job (or a bid that came back) is in slot s. */
+  void (*submit)(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s);
+  /* Every billing interval, after the abandon pass. */
+  void (*tick)(sim_lp *lp, const mkt_ctx *c, mkt_market *m);
+  /* GPUs of host prov became free (joined, or released). May be NULL. */
+  void (*host_free)(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov);
+  /* The core handed job s back (withdrawn or released) with `saved` work units kept. Returns 1
+   * when the pool keeps the job (a bid waits again), 0 when the job leaves the market. */
+  int (*handed_back)(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s, double saved);
+  uint8_t hold;       /* jobs never wait in the core's queue (the pool's rule ranks them) */
+  uint8_t treasury;   /* rental revenue feeds the pool's treasury; providers stake and claim */
+  uint8_t penalty;    /* the host refunds penalty_h hours of an interrupted rental */
+} mkt__pool_ops;
+
+extern const mkt__pool_ops mkt__pool_fixed, mkt__pool_bidding, mkt__pool_flexible;
+extern const mkt__pool_ops *const mkt__pools[MKT_NPOOLS];
+
+/* ---- placement on the core (mkt_place.c) ----------------------------------------------------- */
+void mkt__place_init(sim_lp *lp, const mkt_ctx *c, mkt_market *m);
+void mkt__place_fini(mkt_market *m);
+/* Feeds one event to the core, then sends what the decisions changed (rented counts, wake-up,
+ * forgotten jobs). */
+void mkt__feed(sim_lp *lp, const mkt_ctx *c, mkt_market *m, sched_event *e);
+/* Host prov's GPUs join / leave the core. announced = 0: the platform learns by heartbeat
+ * timeout, market.heartbeat_timeout after the departure. */
+void mkt__host_join(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov, uint32_t session);
+void mkt__host_leave(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov, int announced, double t_left);
+void mkt__host_detect(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov, uint32_t session);
+/* Submits job s to the core (cand/ncand: the bidding rule's host, or NULL). */
+void mkt__submit(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s, const uint32_t *cand, unsigned ncand);
+void mkt__withdraw(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s);
+/* Self-events of the executor. */
+void mkt__on_finish(sim_lp *lp, const mkt_ctx *c, mkt_market *m, const mkt_msg *msg);
+void mkt__on_ckpt(sim_lp *lp, const mkt_ctx *c, mkt_market *m, const mkt_msg *msg);
+void mkt__on_wake(sim_lp *lp, const mkt_ctx *c, mkt_market *m, const mkt_msg *msg);
+/* Bills every employed GPU up to now (book closing). */
+void mkt__bill_all(sim_lp *lp, const mkt_ctx *c, mkt_market *m);
+/* Re-prices job s (bidding rules that re-price): bills at the old price first. */
+void mkt__reprice(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s, int64_t price);
+/* The core GPU ids of host prov (pool-local), *n of them; NULL before it first joined. */
+const uint32_t *mkt__host_gpus(const mkt_ctx *c, mkt_market *m, uint32_t prov, unsigned *n, uint32_t *buf);
+
+/* ---- market helpers (mkt_market.c) ----------------------------------------------------------- */
+uint32_t mkt__q_push(mkt_market *m, uint32_t slot, int front);
+void mkt__q_del(mkt_market *m, uint32_t i);
+void mkt__q_trim(mkt_market *m);
+void mkt__job_record(sim_lp *lp, const mkt_ctx *c, const mkt_market *m, const mkt_job *j, double end,
+                     const char *outcome);
+void mkt__job_free(mkt_market *m, uint32_t s);
+void mkt__price_sample(sim_lp *lp, const mkt_ctx *c, unsigned gpu, double t, int64_t price);
+/* The lot of host prov for the bidding rule (its GPUs not held by other pools' work). */
+mkt_lot mkt__lot_of(const mkt_ctx *c, unsigned region, uint32_t prov, uint32_t free_gpus);
+mkt_order mkt__order_of(const mkt_ctx *c, const mkt_job *j, int32_t home);
+
+extern const sim_lptype mkt__lptypes[2];
+extern const size_t mkt__msg_size;
+
+#endif

@@ -1,0 +1,497 @@
+/* mkt_market.c - the market LP, one per (region, pool): its clients' jobs (synthetic arrivals and
+ * trace replay), the billing tick (demand, abandonment, the pool's clearing, the flexible pool's
+ * staking rate), the flexible treasury, and job records. Placement, recovery and billing per GPU
+ * go through the pool's scheduling core (mkt_place.c); what differs between pools is in their
+ * descriptors (pool_*.c).
+ *
+ * Protocol (every message to another LP travels with market.latency >= the lookahead):
+ *   provider -> market: AVAIL (session), UNAVAIL (announced or not, when), STAKE, UNSTAKE, CLAIM
+ *     (flexible pool payout for an interval of staked availability);
+ *   market -> provider: RENTED (GPUs employed now), PAY (money), SLASH (stake taken).
+ * Money: the market charges the client and books fees and treasury in its own accounts and sends
+ * the provider's share in a PAY message; until it arrives the money sits in `transit`. So every
+ * LP's bookings sum to zero, and the ledger series (summed over LPs) is zero at the end.
+ */
+#include "models/market/mkt_internal.h"
+
+#include <gsl/gsl_randist.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void mkt__send(sim_lp *lp, sim_id dst, double delay, const mkt_msg *m) { sim_send(lp, dst, delay, m, sizeof *m); }
+
+void mkt__add_span(sim_lp *lp, const mkt_ctx *c, unsigned s, unsigned col, double t0, double t1, int64_t mult) {
+  if (t1 <= t0 || mult == 0) return;
+  double w = c->series[s].bin_width;
+  while (t0 < t1) {
+    double edge = (floor(t0 / w) + 1) * w;
+    double e = edge < t1 ? edge : t1;
+    mkt__series(lp, c, s, col, t0, (mkt__ms(e) - mkt__ms(t0)) * mult);
+    t0 = e;
+  }
+}
+
+void mkt__price_sample(sim_lp *lp, const mkt_ctx *c, unsigned gpu, double t, int64_t price) {
+  mkt__series(lp, c, MKT_S_PRICE_SUM, gpu, t, price);
+  mkt__series(lp, c, MKT_S_PRICE_N, gpu, t, 1);
+}
+
+/* ---- job slots and the bid queue ------------------------------------------------------------- */
+static uint32_t job_alloc(mkt_market *m) {
+  if (m->nfree) return m->freeslots[--m->nfree];
+  if (m->njobs == m->capjobs) {
+    uint32_t nc = m->capjobs ? 2 * m->capjobs : 64;
+    mkt_job *nj = realloc(m->jobs, nc * sizeof *nj);
+    uint32_t *nf = realloc(m->freeslots, nc * sizeof *nf);
+    if (!nj || !nf) SIM_FATAL("out of memory");
+    m->jobs = nj;
+    m->freeslots = nf;
+    m->capjobs = nc;
+  }
+  return m->njobs++;
+}
+
+void mkt__job_free(mkt_market *m, uint32_t s) {
+  m->jobs[s].state = J_FREE;
+  m->freeslots[m->nfree++] = s;
+}
+
+static void q_compact(mkt_market *m) {
+  uint32_t k = 0;
+  for (uint32_t i = m->qhead; i < m->qlen; i++)
+    if (m->q[i] != UINT32_MAX) m->q[k++] = m->q[i];
+  m->qhead = 0;
+  m->qlen = k;
+}
+
+void mkt__q_del(mkt_market *m, uint32_t i) {
+  if (m->q[i] == UINT32_MAX) return;
+  m->q[i] = UINT32_MAX;
+  m->nlive--;
+}
+
+void mkt__q_trim(mkt_market *m) {
+  while (m->qhead < m->qlen && m->q[m->qhead] == UINT32_MAX) m->qhead++;
+}
+
+uint32_t mkt__q_push(mkt_market *m, uint32_t slot, int front) {
+  m->nlive++;
+  if (front && m->qhead > 0) { m->q[--m->qhead] = slot; return m->qhead; }
+  if (m->qlen == m->qcap) {
+    if (m->qhead > m->qcap / 2) q_compact(m);
+    if (m->qlen == m->qcap) {
+      uint32_t nc = m->qcap ? 2 * m->qcap : 64;
+      uint32_t *nq = realloc(m->q, nc * sizeof *nq);
+      if (!nq) SIM_FATAL("out of memory");
+      m->q = nq;
+      m->qcap = nc;
+    }
+  }
+  if (front) {
+    memmove(m->q + m->qhead + 1, m->q + m->qhead, (m->qlen - m->qhead) * sizeof *m->q);
+    m->q[m->qhead] = slot;
+    m->qlen++;
+    return m->qhead;
+  }
+  m->q[m->qlen++] = slot;
+  return m->qlen - 1;
+}
+
+/* ---- records --------------------------------------------------------------------------------- */
+void mkt__job_record(sim_lp *lp, const mkt_ctx *c, const mkt_market *m, const mkt_job *j, double end,
+                     const char *outcome) {
+  if (!c->cfg->record_jobs) return;
+  mkt_job_rec r;
+  memset(&r, 0, sizeof r);
+  r.id = j->id;
+  snprintf(r.cls, sizeof r.cls, "%s", mkt_class_names[j->cls]);
+  snprintf(r.region, sizeof r.region, "%s", c->cfg->regions[m->region].name);
+  snprintf(r.pool, sizeof r.pool, "%s", mkt_pool_names[m->pool]);
+  snprintf(r.outcome, sizeof r.outcome, "%s", outcome);
+  snprintf(r.policy, sizeof r.policy, "%s", sched_policy_name(c->ft[m->world][j->cls].policy));
+  r.world = (int32_t)m->world;
+  r.gpus = j->gpus;
+  r.interruptions = j->interruptions;
+  r.hosts = (int32_t)j->hosts;
+  r.submit_s = j->submit;
+  r.start_s = j->started ? j->first_start : NAN;
+  r.end_s = end;
+  r.wait_s = j->started ? j->first_start - j->submit : NAN;
+  r.deadline_missed = j->deadline > 0 && (isnan(end) || end > j->deadline || strcmp(outcome, "done") != 0);
+  r.cost_musd = j->cost;
+  r.cost_usd = (double)j->cost / MKT_MUSD;
+  r.value_musd_h = j->value;
+  r.bid_musd_h = m->pool == MKT_POOL_BIDDING ? j->bid : 0;
+  r.value_usd_h = (double)j->value / MKT_MUSD;
+  r.bid_usd_h = (double)r.bid_musd_h / MKT_MUSD;
+  r.gpu_h = (double)j->gpu_ms / 3.6e6;
+  r.paid_usd_h = j->gpu_ms > 0 ? r.cost_usd / r.gpu_h : NAN;
+  r.work_gpu_h = j->work_total / 3600.0;
+  r.standby_gpu_h = (double)j->standby_ms / 3.6e6;
+  r.checkpoint_gpu_h = (double)j->ckpt_ms / 3.6e6;
+  r.lost_gpu_h = (double)j->lost_ms / 3.6e6;
+  sim_table_put(lp, MKT_T_JOBS, &r);
+}
+
+/* ---- bids as the clearing rules see them ---------------------------------------------------- */
+mkt_lot mkt__lot_of(const mkt_ctx *c, unsigned region, uint32_t prov, uint32_t free_gpus) {
+  const mkt_pstat *ps = &c->prov[prov];
+  const mkt_gpu *g = &c->gpus[ps->gpu];
+  /* ASSUMPTION: the host's power ceiling is the card's maximum power limit (data/gpus.csv); no
+   * scenario key lowers it yet. */
+  return (mkt_lot){free_gpus, g->mem_gb, g->pl_min_w, g->pl_max_w, c->energy_musd_wh[region],
+                   c->cfg->personas[ps->persona].min_margin, c->min_bid};
+}
+
+mkt_order mkt__order_of(const mkt_ctx *c, const mkt_job *j, int32_t home) {
+  const mkt_class_cfg *cc = &c->cfg->cls[j->cls];
+  return (mkt_order){j->bid, j->gpus, (uint32_t)llround(cc->power_w), cc->mem_min_gb, home};
+}
+
+/* ---- arrivals -------------------------------------------------------------------------------- */
+/* Arrival rate multiplier of class k at time t in region r: daily cosine peaking at peak_h local
+ * time, times the weekend factor. The week starts Monday 00:00 UTC at t = 0. */
+static double demand_shape(const mkt_ctx *c, unsigned r, unsigned k, double t) {
+  const mkt_region_cfg *rg = &c->cfg->regions[r];
+  double loc = t + rg->tz_h * 3600.0;
+  double h = fmod(loc / 3600.0, 24.0);
+  long day = (long)floor(loc / 86400.0);
+  int dow = (int)(((day % 7) + 7) % 7);
+  double f = 1.0 + c->cfg->cls[k].diurnal_amp * cos(2 * M_PI * (h - rg->peak_h) / 24.0);
+  return dow >= 5 ? f * rg->weekend_factor : f;
+}
+
+/* Synthetic arrival rate per second of class k into market (r, pool), before the shape. */
+static double class_rate(const mkt_ctx *c, unsigned r, unsigned pool, unsigned k) {
+  const mkt_class_cfg *cc = &c->cfg->cls[k];
+  double tot = 0;
+  for (unsigned i = 0; i < MKT_NCLASSES; i++) tot += c->cfg->cls[i].share;
+  if (tot <= 0) return 0;
+  double ps = 0;
+  for (size_t i = 0; i < cc->npool_share; i++) ps += cc->pool_share[i];
+  if (ps <= 0) return 0;
+  return c->cfg->regions[r].jobs_per_h / 3600.0 * cc->share / tot * cc->pool_share[pool] / ps;
+}
+
+static double max_rate(const mkt_ctx *c, unsigned r, unsigned pool) {
+  double wf = c->cfg->regions[r].weekend_factor > 1 ? c->cfg->regions[r].weekend_factor : 1;
+  double s = 0;
+  for (unsigned k = 0; k < MKT_NCLASSES; k++) s += class_rate(c, r, pool, k) * (1 + c->cfg->cls[k].diurnal_amp) * wf;
+  return s;
+}
+
+static void schedule_arrival(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
+  double lam = max_rate(c, m->region, m->pool);
+  if (lam <= 0) return;
+  mkt_msg msg = {.kind = M_ARRIVE};
+  mkt__send(lp, sim_lp_id(lp), gsl_ran_exponential(sim_lp_rng(lp), 1.0 / lam), &msg);
+}
+
+/* Gamma-distributed run time with mean and coefficient of variation (cv = 1: exponential). */
+static double draw_duration_s(gsl_rng *r, const mkt_class_cfg *cc) {
+  double mean = cc->dur_mean_h * 3600.0;
+  if (cc->dur_cv <= 0) return mean;
+  double k = 1.0 / (cc->dur_cv * cc->dur_cv);
+  return gsl_ran_gamma(r, k, mean / k);
+}
+
+/* A new job of class k: dur_s of run time on `gpus` reference GPUs (speed 1), so its work is
+ * dur_s x gpus reference GPU-seconds. */
+static void new_job(sim_lp *lp, const mkt_ctx *c, mkt_market *m, unsigned k, double dur_s, unsigned gpus, int trace) {
+  gsl_rng *r = sim_lp_rng(lp);
+  const mkt_class_cfg *cc = &c->cfg->cls[k];
+  uint32_t s = job_alloc(m);
+  mkt_job *j = &m->jobs[s];
+  memset(j, 0, sizeof *j);
+  j->id = ((uint64_t)(mkt__local(c, lp)) << 40) | m->nextid++;
+  j->submit = sim_now(lp);
+  double w = dur_s > 1e-3 ? dur_s : 1e-3;
+  j->work = j->work_total = w * gpus;
+  /* valuation per GPU-hour: log-normal around the class median */
+  j->value = (int64_t)llround(cc->value_usd_h * MKT_MUSD * exp(cc->value_sigma * gsl_ran_gaussian(r, 1.0)));
+  j->bid = j->value; /* truthful bidders (strategic bidding: the "people who respond" work) */
+  j->price = j->bid;
+  j->gpus = (uint16_t)gpus;
+  j->cls = (uint8_t)k;
+  j->from_trace = (uint8_t)trace;
+  j->deadline = cc->deadline_slack > 0 ? j->submit + cc->deadline_slack * w : 0;
+  mkt__series(lp, c, MKT_S_JOBS, k * MKT_NJCOLS + MKT_J_SUBMITTED, 0, 1);
+  m->ops->submit(lp, c, m, s);
+}
+
+static void on_arrive(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
+  gsl_rng *r = sim_lp_rng(lp);
+  double t = sim_now(lp), lam = max_rate(c, m->region, m->pool);
+  double wf = c->cfg->regions[m->region].weekend_factor > 1 ? c->cfg->regions[m->region].weekend_factor : 1;
+  /* Thinning (Lewis & Shedler 1979): pick the class by its maximal rate, accept with
+   * rate(t) / max rate. */
+  double u = gsl_rng_uniform(r) * lam, acc = 0;
+  unsigned k = 0;
+  for (; k < MKT_NCLASSES; k++) {
+    acc += class_rate(c, m->region, m->pool, k) * (1 + c->cfg->cls[k].diurnal_amp) * wf;
+    if (u < acc) break;
+  }
+  if (k == MKT_NCLASSES) k = MKT_NCLASSES - 1;
+  double accept = demand_shape(c, m->region, k, t) / ((1 + c->cfg->cls[k].diurnal_amp) * wf);
+  if (gsl_rng_uniform(r) < accept) {
+    const mkt_class_cfg *cc = &c->cfg->cls[k];
+    unsigned g = (unsigned)(cc->gpus_min + (int64_t)gsl_rng_uniform_int(r, (unsigned long)(cc->gpus_max - cc->gpus_min + 1)));
+    double dur = draw_duration_s(r, cc);
+    new_job(lp, c, m, k, dur, g, 0);
+  }
+  schedule_arrival(lp, c, m);
+}
+
+/* Trace job i belongs to market (i mod regions, pool drawn from its class's pool shares by a hash
+ * of i): a pure function of i, so the split is the same on any number of ranks. */
+static int trace_owner(const mkt_ctx *c, size_t i, unsigned *region, unsigned *pool) {
+  const mkt_trace_job *tj = &c->trace[i];
+  const mkt_class_cfg *cc = &c->cfg->cls[tj->cls];
+  *region = (unsigned)(i % c->nreg);
+  uint64_t h = (uint64_t)i * 0x9E3779B97F4A7C15ull;
+  h ^= h >> 31;
+  double u = (double)(h >> 11) / 9007199254740992.0, ps = 0, acc = 0;
+  for (size_t p = 0; p < cc->npool_share; p++) ps += cc->pool_share[p];
+  if (ps <= 0) return 0;
+  for (unsigned p = 0; p < MKT_NPOOLS; p++) {
+    acc += cc->pool_share[p] / ps;
+    if (u < acc) { *pool = p; return 1; }
+  }
+  *pool = MKT_NPOOLS - 1;
+  return 1;
+}
+
+static void trace_schedule(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
+  for (; m->trace_next < c->ntrace; m->trace_next++) {
+    unsigned r, p;
+    if (!trace_owner(c, m->trace_next, &r, &p) || r != m->region || p != m->pool) continue;
+    double t = c->trace[m->trace_next].submit_s / c->cfg->trace_speedup;
+    if (t >= c->end) { m->trace_next = c->ntrace; return; }
+    mkt_msg msg = {.kind = M_TRACE};
+    double d = t - sim_now(lp);
+    mkt__send(lp, sim_lp_id(lp), d > 0 ? d : 0, &msg);
+    return;
+  }
+}
+
+static void on_trace(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
+  const mkt_trace_job *tj = &c->trace[m->trace_next];
+  unsigned g = tj->gpus > 8 ? 8 : tj->gpus;
+  new_job(lp, c, m, tj->cls, tj->dur_s / c->cfg->trace_speedup, g ? g : 1, 1);
+  m->trace_next++;
+  trace_schedule(lp, c, m);
+}
+
+/* ---- the flexible treasury ------------------------------------------------------------------- */
+/* Owed to a staker for [t0, t1): sum over billing intervals of rate * overlap * score / 100. */
+static int64_t flex_owed(const mkt_ctx *c, const mkt_market *m, int64_t t0_ms, int64_t t1_ms, uint32_t score_milli) {
+  int64_t owed = 0, bill_ms = mkt__ms(c->cfg->billing_s);
+  for (int64_t t = t0_ms; t < t1_ms;) {
+    int64_t i = t / bill_ms, edge = (i + 1) * bill_ms, e = edge < t1_ms ? edge : t1_ms;
+    int64_t rate = m->rate_hist[i < (int64_t)c->nbill ? i : (int64_t)c->nbill - 1];
+    /* rate is per score-100 GPU-hour: rate * score/100 per hour */
+    owed += mkt_cost((int64_t)((__int128)rate * score_milli / 100000), e - t);
+    t = e;
+  }
+  return owed;
+}
+
+/* ---- the billing tick ------------------------------------------------------------------------ */
+static void on_tick(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
+  double now = sim_now(lp);
+  int64_t bill_ms = mkt__ms(c->cfg->billing_s);
+  /* demand: GPUs wanted by queued and running jobs over the next interval; a job never started
+   * within its class's patience leaves */
+  int64_t want = 0;
+  uint32_t abandoned = 0;
+  for (uint32_t s = 0; s < m->njobs; s++) {
+    mkt_job *j = &m->jobs[s];
+    if (j->state == J_FREE || j->state == J_LEAVING) continue;
+    double pat = c->cfg->cls[j->cls].patience_h * 3600.0;
+    if (!j->started && pat > 0 && now - j->submit >= pat && (j->state == J_QUEUED || j->state == J_CORE)) {
+      mkt__series(lp, c, MKT_S_JOBS, j->cls * MKT_NJCOLS + MKT_J_ABANDONED, 0, 1);
+      mkt__job_record(lp, c, m, j, now, "abandoned");
+      if (j->state == J_CORE) {
+        j->state = J_LEAVING; /* the core hands it back; the pool then lets it go */
+        mkt__withdraw(lp, c, m, s);
+      } else {
+        j->state = J_LEAVING;
+        abandoned++;
+      }
+      continue;
+    }
+    want += j->gpus;
+  }
+  if (abandoned) { /* one pass over the queue, then free the slots */
+    for (uint32_t q = m->qhead; q < m->qlen; q++)
+      if (m->q[q] != UINT32_MAX && m->jobs[m->q[q]].state == J_LEAVING) mkt__q_del(m, q);
+    /* (jobs the core held were freed when it handed them back, inside mkt__withdraw) */
+    for (uint32_t s = 0; s < m->njobs; s++)
+      if (m->jobs[s].state == J_LEAVING) mkt__job_free(m, s);
+  }
+  mkt__q_trim(m);
+  mkt__add_span(lp, c, MKT_S_DEMAND, m->region, now, now + c->cfg->billing_s < c->end ? now + c->cfg->billing_s : c->end,
+                want);
+  /* progress reports: the core judges slow runs (speculation) from them */
+  for (uint32_t s = 0; s < m->njobs; s++) {
+    mkt_job *j = &m->jobs[s];
+    if (j->state != J_RUNNING || c->ft[m->world][j->cls].policy != SCHED_FT_SPECULATIVE) continue;
+    for (int k = 0; k < SCHED_MAX_RUNS; k++) {
+      mkt_run *r = &j->runs[k];
+      if (!r->active || r->doomed) continue;
+      double from = r->last_t > r->pause_until ? r->last_t : r->pause_until;
+      double w = r->work + (now > from ? r->rate * (now - from) : 0);
+      sched_event e = {.type = SCHED_EV_JOB_PROGRESS, .job = s, .run = r->id, .value = w};
+      mkt__feed(lp, c, m, &e);
+      if (j->state != J_RUNNING) break;
+    }
+  }
+  m->ops->tick(lp, c, m);
+  if (m->ops->treasury) {
+    size_t i = (size_t)(mkt__ms(now) / bill_ms);
+    if (i < c->nbill) {
+      m->rate = mkt_treasury_next_rate(&c->trule, m->rate, m->treasury, (uint64_t)(m->staked_score_milli / 100000));
+      m->rate_hist[i] = m->rate;
+      mkt__series(lp, c, MKT_S_FLEX, MKT_F_BALANCE, now, m->treasury);
+      mkt__series(lp, c, MKT_S_FLEX, MKT_F_RATE, now, m->rate);
+    }
+  }
+  mkt_msg msg = {.kind = M_TICK};
+  mkt__send(lp, sim_lp_id(lp), c->cfg->billing_s, &msg);
+}
+
+/* ---- the LP ---------------------------------------------------------------------------------- */
+void mkt__market_init(sim_lp *lp, void *st) {
+  const mkt_ctx *c = mkt__ctx(lp);
+  mkt_market *m = st;
+  uint64_t local = mkt__local(c, lp);
+  m->world = mkt__world(c, lp);
+  m->region = (unsigned)(local / MKT_NPOOLS);
+  m->pool = (unsigned)(local % MKT_NPOOLS);
+  m->ops = mkt__pools[m->pool];
+  m->last_clear = -1;
+  uint64_t np = c->reg_first[m->region + 1] - c->reg_first[m->region];
+  m->pos = malloc((np ? np : 1) * sizeof *m->pos);
+  if (!m->pos) SIM_FATAL("out of memory");
+  for (uint64_t i = 0; i < np; i++) m->pos[i] = -1;
+  mkt__place_init(lp, c, m);
+  if (m->ops->treasury) {
+    m->rate_hist = calloc(c->nbill ? c->nbill : 1, sizeof *m->rate_hist);
+    if (!m->rate_hist) SIM_FATAL("out of memory");
+    m->rate = c->rate0;
+    /* the platform seeds the treasury (a transfer, so the ledger stays balanced) */
+    int64_t seed = (int64_t)llround(c->cfg->flexible.seed_usd * MKT_MUSD);
+    m->treasury = seed;
+    mkt__book(lp, c, MKT_A_PLATFORM, -seed);
+    mkt__book(lp, c, MKT_A_TREASURY, seed);
+  }
+  schedule_arrival(lp, c, m);
+  trace_schedule(lp, c, m);
+  mkt_msg t = {.kind = M_TICK};
+  mkt__send(lp, sim_lp_id(lp), 0, &t);
+  if (c->close_t > 0) {
+    mkt_msg cl = {.kind = M_MCLOSE};
+    mkt__send(lp, sim_lp_id(lp), c->close_t, &cl);
+  }
+}
+
+void mkt__market_event(sim_lp *lp, void *st, const void *vmsg, sim_id src) {
+  const mkt_ctx *c = mkt__ctx(lp);
+  mkt_market *m = st;
+  const mkt_msg *msg = vmsg;
+  uint32_t prov = (uint32_t)(src % mkt__per_world(c) - c->nmarkets);
+  /* keep removed entries (holes) at most about half the queue, so bounded scans see live bids;
+   * done here, where no handler holds a queue position */
+  if (m->qlen - m->qhead > 2 * m->nlive + 64) q_compact(m);
+  switch (msg->kind) {
+    case M_TICK: on_tick(lp, c, m); break;
+    case M_ARRIVE: on_arrive(lp, c, m); break;
+    case M_TRACE: on_trace(lp, c, m); break;
+    case M_FINISH: mkt__on_finish(lp, c, m, msg); break;
+    case M_CKPT: mkt__on_ckpt(lp, c, m, msg); break;
+    case M_WAKE: mkt__on_wake(lp, c, m, msg); break;
+    case M_DETECT: mkt__host_detect(lp, c, m, msg->slot, msg->gen); break;
+    case M_MCLOSE: mkt__bill_all(lp, c, m); break; /* close the books before the end */
+    case M_AVAIL: mkt__host_join(lp, c, m, prov, (uint32_t)msg->b); break;
+    case M_UNAVAIL: mkt__host_leave(lp, c, m, prov, msg->reason, (double)msg->a / 1000.0); break;
+    case M_STAKE:
+      mkt__book(lp, c, MKT_A_TRANSIT, -msg->a);
+      mkt__book(lp, c, MKT_A_STAKES, msg->a);
+      m->stakes += msg->a;
+      m->staked_score_milli += c->prov[prov].score_milli;
+      m->host[prov - c->reg_first[m->region]].stake += msg->a;
+      break;
+    case M_UNSTAKE: {
+      /* the provider asks for what it staked; it gets what is left after slashing */
+      mkt_host *h = &m->host[prov - c->reg_first[m->region]];
+      int64_t back = msg->a < h->stake ? msg->a : h->stake;
+      if (back < 0) back = 0;
+      h->stake -= back;
+      mkt__book(lp, c, MKT_A_STAKES, -back);
+      mkt__book(lp, c, MKT_A_TRANSIT, back);
+      m->stakes -= back;
+      m->staked_score_milli -= c->prov[prov].score_milli;
+      mkt_msg pay = {.kind = M_PAY, .reason = PAY_REFUND, .a = back};
+      mkt__send(lp, src, c->cfg->latency_s, &pay);
+      break;
+    }
+    case M_CLAIM: {
+      int64_t owed = flex_owed(c, m, msg->a, msg->b, c->prov[prov].score_milli);
+      int64_t sf = 0;
+      int64_t paid = mkt_treasury_pay(&m->treasury, owed, &sf);
+      m->shortfall += sf;
+      if (sf) mkt__series(lp, c, MKT_S_FLEX, MKT_F_SHORTFALL, sim_now(lp), sf);
+      if (paid) {
+        mkt__book(lp, c, MKT_A_TREASURY, -paid);
+        mkt__book(lp, c, MKT_A_TRANSIT, paid);
+        mkt_msg pay = {.kind = M_PAY, .reason = PAY_STAKING, .a = paid};
+        mkt__send(lp, src, c->cfg->latency_s, &pay);
+      }
+      break;
+    }
+    default: SIM_FATAL("market: unexpected message kind %d", msg->kind);
+  }
+}
+
+void mkt__market_finalize(sim_lp *lp, void *st) {
+  const mkt_ctx *c = mkt__ctx(lp);
+  mkt_market *m = st;
+  for (uint32_t s = 0; s < m->njobs; s++) {
+    const mkt_job *j = &m->jobs[s];
+    if (j->state == J_FREE || j->state == J_LEAVING) continue;
+    mkt__job_record(lp, c, m, j, NAN, j->state == J_RUNNING ? "running" : "queued");
+  }
+  if (c->cfg->record_providers) {
+    double now = sim_now(lp);
+    uint64_t np = c->reg_first[m->region + 1] - c->reg_first[m->region];
+    int wp = c->world_policy[m->world];
+    for (uint64_t i = 0; i < np; i++) {
+      const mkt_host *h = &m->host[i];
+      if (h->cid < 0) continue;
+      mkt_host_rec r;
+      memset(&r, 0, sizeof r);
+      r.provider = c->reg_first[m->region] + i;
+      snprintf(r.pool, sizeof r.pool, "%s", mkt_pool_names[m->pool]);
+      snprintf(r.policy, sizeof r.policy, "%s", wp < 0 ? "by_class" : sched_policy_name((sched_policy)wp));
+      r.world = (int32_t)m->world;
+      r.node = c->cfg->nodes.count > 0 ? c->prov[r.provider].node : -1;
+      r.failures = (int32_t)h->failures;
+      sched_gpu_status gs;
+      sched_gpu_query(m->core, (uint32_t)h->cid, now, &gs);
+      r.reputation = gs.reputation;
+      r.stake_musd = h->stake;
+      r.slashed_musd = h->slashed;
+      r.stake_usd = (double)h->stake / MKT_MUSD;
+      r.slashed_usd = (double)h->slashed / MKT_MUSD;
+      sim_table_put(lp, MKT_T_HOSTS, &r);
+    }
+  }
+  mkt__place_fini(m);
+  free(m->jobs);
+  free(m->freeslots);
+  free(m->q);
+  free(m->pos);
+  free(m->rate_hist);
+  memset(m, 0, sizeof *m);
+}

@@ -1,0 +1,669 @@
+/* mkt_place.c - the market's side of the scheduling core (models/sched): every job of a pool is
+ * placed, protected and recovered by the pool's core, and billed here, per GPU.
+ *
+ * Each market LP (region, pool) owns one core. A host that becomes available in the pool joins
+ * the core as its GPUs (pool-local dense ids, in join order) with its GP Node, memory grade,
+ * speed (reference GPU = 1), price, stake and network link. The pool submits jobs with the fault
+ * tolerance of their class; the core answers with decisions (place, standby, replace, checkpoint,
+ * stop, end), which this file plays out: runs progress at the cluster speed of their members
+ * (sched_cluster_rate: slowest member, links, all-reduce), checkpoints pause them, replacements
+ * reload state, and every employed GPU (member or standby) is billed at its rate until it is
+ * released. An announced departure is told to the core at once; an unannounced one (churn) only
+ * after market.heartbeat_timeout, like a heartbeat monitor would see it, and the runs it hits
+ * stall meanwhile. Money is integer micro-USD; the host's share goes by a PAY message.
+ */
+#include "models/market/mkt_internal.h"
+
+#include <gsl/gsl_rng.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NIL UINT32_MAX
+
+static void *grow(void *p, uint32_t *cap, uint32_t need, size_t elem) {
+  if (need <= *cap) return p;
+  uint32_t nc = *cap ? *cap : 16;
+  while (nc < need) nc *= 2;
+  void *q = realloc(p, (size_t)nc * elem);
+  if (!q) SIM_FATAL("out of memory");
+  *cap = nc;
+  return q;
+}
+
+static mkt_host *host_of(const mkt_ctx *c, mkt_market *m, uint32_t prov) {
+  return &m->host[prov - c->reg_first[m->region]];
+}
+
+const uint32_t *mkt__host_gpus(const mkt_ctx *c, mkt_market *m, uint32_t prov, unsigned *n, uint32_t *buf) {
+  const mkt_host *h = host_of(c, m, prov);
+  *n = 0;
+  if (h->cid < 0) return NULL;
+  unsigned k = c->prov[prov].ngpus;
+  for (unsigned g = 0; g < k; g++) buf[g] = (uint32_t)h->cid + g;
+  *n = k;
+  return buf;
+}
+
+static void mark_dirty(mkt_market *m, uint32_t prov) {
+  m->dirty = grow(m->dirty, &m->capdirty, m->ndirty + 1, sizeof *m->dirty);
+  m->dirty[m->ndirty++] = prov;
+}
+
+/* ---- money ----------------------------------------------------------------------------------- */
+
+/* Books `amount` billed to the client for host prov (less `penalty` refunded by the host): the
+ * platform's fee, the GP Node's fee (and its operator's share when the node is delegated), and
+ * the rest to the host, or to the pool's treasury where rentals feed it. */
+static void pay_host(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov, int64_t amount, int64_t penalty) {
+  if (!amount && !penalty) return;
+  int64_t fee = mkt_fee(amount, c->fee_ppm[m->pool]);
+  int64_t nodefee = 0, deleg = 0;
+  if (c->cfg->nodes.count > 0) {
+    nodefee = mkt_fee(amount, c->fee_node_ppm);
+    if (c->node_delegated[c->prov[prov].node]) deleg = mkt_fee(nodefee, c->fee_deleg_ppm);
+  }
+  int64_t net = amount - fee - nodefee - penalty;
+  mkt__book(lp, c, MKT_A_CLIENTS, -(amount - penalty));
+  mkt__book(lp, c, MKT_A_PLATFORM, fee);
+  mkt__book(lp, c, MKT_A_NODES, nodefee - deleg);
+  mkt__book(lp, c, MKT_A_OPERATORS, deleg);
+  if (fee) mkt__series(lp, c, MKT_S_FEES, m->pool, 0, fee);
+  if (m->ops->treasury) {
+    mkt__book(lp, c, MKT_A_TREASURY, net); /* pay-per-task revenue feeds the pool treasury */
+    m->treasury += net;
+  } else if (net != 0) {
+    mkt__book(lp, c, MKT_A_TRANSIT, net);
+    mkt_msg pay = {.kind = M_PAY, .reason = PAY_RENTAL, .a = net};
+    mkt__send(lp, mkt__prov_id(c, m->world, prov), c->cfg->latency_s, &pay);
+  }
+}
+
+/* Bills core GPU `cid` up to time t (never past its host's departure). Returns the amount. */
+static int64_t bill_gpu(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t cid, double t) {
+  mkt_cgpu *g = &m->cg[cid];
+  if (g->slot == NIL) return 0;
+  const mkt_host *h = host_of(c, m, g->prov);
+  if (!h->in && h->gone_t < t) t = h->gone_t;
+  if (!(t > g->since)) return 0;
+  int64_t ms = mkt__ms(t) - mkt__ms(g->since);
+  g->since = t;
+  if (ms <= 0) return 0;
+  int64_t amount = mkt_cost(g->rate, ms);
+  mkt_job *j = &m->jobs[g->slot];
+  j->cost += amount;
+  j->gpu_ms += ms;
+  mkt__series(lp, c, MKT_S_JOBS, j->cls * MKT_NJCOLS + MKT_J_COST, 0, amount);
+  mkt__series(lp, c, MKT_S_JOBS, j->cls * MKT_NJCOLS + MKT_J_GPU_MS, 0, ms);
+  if (g->standby) {
+    j->standby_ms += ms;
+    mkt__series(lp, c, MKT_S_JOBS, j->cls * MKT_NJCOLS + MKT_J_STANDBY_MS, 0, ms);
+  }
+  pay_host(lp, c, m, g->prov, amount, 0);
+  return amount;
+}
+
+void mkt__bill_all(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
+  double now = sim_now(lp);
+  for (uint32_t i = 0; i < m->ncg; i++) bill_gpu(lp, c, m, i, now);
+}
+
+/* The GPU starts working for job `slot` (member or standby) at `rate` musd per hour. */
+static void employ(const mkt_ctx *c, mkt_market *m, uint32_t cid, uint32_t slot, int standby, double now) {
+  mkt_cgpu *g = &m->cg[cid];
+  const mkt_job *j = &m->jobs[slot];
+  g->slot = slot;
+  g->standby = (uint8_t)standby;
+  g->since = now;
+  g->rate = m->pool == MKT_POOL_BIDDING ? j->price : m->ops->gpu_price(c, m->region, &c->prov[g->prov]);
+  mkt_host *h = host_of(c, m, g->prov);
+  h->busy++;
+  h->sby += (uint16_t)(standby != 0);
+  mark_dirty(m, g->prov);
+}
+
+/* The GPU stops working for its job: billed up to now, then free. `penalty_ms`: the fixed pool's
+ * uptime refund when its host interrupted the rental, capped so that the refund never exceeds
+ * what the client paid for this GPU's rental (a job's cost is never negative). */
+static void release(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t cid, int64_t penalty_ms) {
+  mkt_cgpu *g = &m->cg[cid];
+  if (g->slot == NIL) return;
+  double now = sim_now(lp);
+  bill_gpu(lp, c, m, cid, now);
+  if (penalty_ms > 0) {
+    mkt_job *j = &m->jobs[g->slot];
+    int64_t pen = mkt_cost(g->rate, penalty_ms);
+    if (pen > j->cost) pen = j->cost;
+    if (pen > 0) {
+      j->cost -= pen;
+      mkt__series(lp, c, MKT_S_JOBS, j->cls * MKT_NJCOLS + MKT_J_COST, 0, -pen);
+      pay_host(lp, c, m, g->prov, 0, pen);
+    }
+  }
+  mkt_host *h = host_of(c, m, g->prov);
+  if (g->standby && h->sby) h->sby--;
+  g->slot = NIL;
+  g->standby = 0;
+  if (h->busy) h->busy--;
+  mark_dirty(m, g->prov);
+}
+
+/* ---- runs ------------------------------------------------------------------------------------ */
+static mkt_run *run_find(mkt_job *j, uint32_t run) {
+  for (int k = 0; k < SCHED_MAX_RUNS; k++)
+    if (j->runs[k].active && j->runs[k].id == run) return &j->runs[k];
+  return NULL;
+}
+
+/* Work done so far: the run computes at its rate except while paused (staging, checkpoint,
+ * recovery of a replacement, a member gone unseen). */
+static void advance(mkt_run *r, double now) {
+  double from = r->last_t > r->pause_until ? r->last_t : r->pause_until;
+  if (now > from) r->work += r->rate * (now - from);
+  r->last_t = now;
+}
+
+static double run_rate(const mkt_ctx *c, mkt_market *m, const mkt_job *j, const mkt_run *r) {
+  double sp[8];
+  sched_link ln[8];
+  const mkt_class_cfg *cc = &c->cfg->cls[j->cls];
+  for (unsigned i = 0; i < r->n; i++) {
+    const mkt_pstat *ps = &c->prov[m->cg[r->gpus[i]].prov];
+    const mkt_region_cfg *rg = &c->cfg->regions[ps->region];
+    sp[i] = c->speed[ps->gpu];
+    ln[i] = (sched_link){rg->net_mbps * 1e6, rg->latency_ms * 2e-3, rg->loss};
+  }
+  return sched_cluster_rate(&c->cluster, &c->net, sp, ln, r->n, cc->step_s * j->gpus, cc->grad_mb * 1e6);
+}
+
+/* (Re)schedules the run's finish at its current rate; older finish events become stale. */
+static void arm_finish(sim_lp *lp, mkt_market *m, uint32_t slot, mkt_run *r) {
+  double now = sim_now(lp);
+  mkt_job *j = &m->jobs[slot];
+  r->epoch++;
+  if (!(r->rate > 0) || r->doomed) return;
+  double start = r->pause_until > now ? r->pause_until : now;
+  double rem = j->work - r->work;
+  if (rem < 0) rem = 0;
+  mkt_msg msg = {.kind = M_FINISH, .slot = slot, .gen = r->id, .epoch = r->epoch};
+  mkt__send(lp, sim_lp_id(lp), start + rem / r->rate - now, &msg);
+}
+
+static void run_close(mkt_run *r) {
+  r->active = 0;
+  r->epoch++;
+  r->ck++;
+}
+
+/* ---- the sink -------------------------------------------------------------------------------- */
+static void count_interrupt(sim_lp *lp, const mkt_ctx *c, mkt_job *j) {
+  j->interruptions++;
+  mkt__series(lp, c, MKT_S_JOBS, j->cls * MKT_NJCOLS + MKT_J_INTERRUPTS, 0, 1);
+}
+
+static void sink(void *ctx, const sched_decision *d) {
+  mkt_market *m = ctx;
+  sim_lp *lp = m->lp;
+  const mkt_ctx *c = mkt__ctx(lp);
+  double now = sim_now(lp);
+  if (d->job >= m->njobs) SIM_FATAL("core decided about unknown job %u", d->job);
+  mkt_job *j = &m->jobs[d->job];
+  const sched_ft *ft = &c->ft[m->world][j->cls];
+  switch (d->type) {
+  case SCHED_D_PLACE: {
+    mkt_run *r = NULL;
+    for (int k = 0; k < SCHED_MAX_RUNS; k++)
+      if (!j->runs[k].active) { r = &j->runs[k]; break; }
+    if (!r || d->ngpus > 8) SIM_FATAL("job %u: more than %d runs or 8 GPUs", d->job, SCHED_MAX_RUNS);
+    sched_job_status st;
+    sched_job_query(m->core, d->job, &st);
+    r->active = 1;
+    r->doomed = 0;
+    r->id = d->run;
+    r->n = (uint8_t)d->ngpus;
+    memcpy(r->gpus, d->gpus, d->ngpus * sizeof *r->gpus);
+    r->nsb = 0;
+    for (unsigned i = 0; i < r->n; i++) {
+      employ(c, m, r->gpus[i], d->job, 0, now);
+      mkt__price_sample(lp, c, c->prov[m->cg[r->gpus[i]].prov].gpu, now, m->cg[r->gpus[i]].rate);
+    }
+    r->work = ft->policy == SCHED_FT_CHECKPOINT ? st.saved_work : 0;
+    r->last_t = r->t_start = r->t_durable = now;
+    r->pause_until = now + d->value; /* staging: inputs (and the checkpoint) reach every member */
+    r->rate = run_rate(c, m, j, r);
+    if (!j->started) {
+      j->started = 1;
+      j->first_start = now;
+      mkt__series(lp, c, MKT_S_JOBS, j->cls * MKT_NJCOLS + MKT_J_STARTED, 0, 1);
+      mkt__series(lp, c, MKT_S_JOBS, j->cls * MKT_NJCOLS + MKT_J_WAIT_MS, 0, mkt__ms(now) - mkt__ms(j->submit));
+      uint32_t hosts = 0;
+      for (unsigned i = 0; i < r->n; i++) {
+        int seen = 0;
+        for (unsigned k = 0; k < i; k++) seen |= m->cg[r->gpus[k]].prov == m->cg[r->gpus[i]].prov;
+        hosts += !seen;
+      }
+      j->hosts = hosts;
+    }
+    j->state = J_RUNNING;
+    arm_finish(lp, m, d->job, r);
+    break;
+  }
+  case SCHED_D_STANDBY: {
+    mkt_run *r = run_find(j, d->run);
+    if (!r) SIM_FATAL("standby for unknown run %u of job %u", d->run, d->job);
+    if (r->nsb >= 8) SIM_FATAL("job %u: more than 8 standbys", d->job);
+    r->sb[r->nsb++] = d->gpu;
+    employ(c, m, d->gpu, d->job, 1, now);
+    break;
+  }
+  case SCHED_D_UNSTANDBY: {
+    mkt_run *r = run_find(j, d->run);
+    if (r)
+      for (unsigned i = 0; i < r->nsb; i++)
+        if (r->sb[i] == d->gpu) { r->sb[i] = r->sb[--r->nsb]; break; }
+    release(lp, c, m, d->gpu, 0);
+    break;
+  }
+  case SCHED_D_REPLACE: {
+    mkt_run *r = run_find(j, d->run);
+    if (!r) SIM_FATAL("replace in unknown run %u of job %u", d->run, d->job);
+    advance(r, now);
+    for (unsigned i = 0; i < r->n; i++)
+      if (r->gpus[i] == d->old_gpu) r->gpus[i] = d->gpu;
+    for (unsigned i = 0; i < r->nsb; i++)
+      if (r->sb[i] == d->gpu) { r->sb[i] = r->sb[--r->nsb]; break; }
+    release(lp, c, m, d->old_gpu, 0);
+    if (m->cg[d->gpu].slot == NIL) employ(c, m, d->gpu, d->job, 0, now); /* taken from the idle pool */
+    if (m->cg[d->gpu].standby) {
+      m->cg[d->gpu].standby = 0;
+      host_of(c, m, m->cg[d->gpu].prov)->sby--;
+    }
+    /* The newcomer loads the job's state from its peers; the whole run waits meanwhile. A run
+     * stalled by a member gone unseen resumes from the state its other members kept. */
+    double from = r->pause_until > now && isfinite(r->pause_until) ? r->pause_until : now;
+    r->pause_until = from + d->value;
+    int64_t lost = mkt__ms(d->value) * r->n;
+    j->lost_ms += lost;
+    mkt__series(lp, c, MKT_S_JOBS, j->cls * MKT_NJCOLS + MKT_J_LOST_MS, 0, lost);
+    r->doomed = 0;
+    for (unsigned i = 0; i < r->n; i++) r->doomed |= host_of(c, m, m->cg[r->gpus[i]].prov)->unseen;
+    r->rate = run_rate(c, m, j, r);
+    arm_finish(lp, m, d->job, r);
+    break;
+  }
+  case SCHED_D_CHECKPOINT: {
+    mkt_run *r = run_find(j, d->run);
+    if (!r) SIM_FATAL("checkpoint of unknown run %u of job %u", d->run, d->job);
+    advance(r, now);
+    double from = r->pause_until > now ? r->pause_until : now;
+    if (!isfinite(from)) break; /* stalled: a member is gone; this checkpoint never completes */
+    r->pause_until = from + d->value; /* a blocking checkpoint: the run waits while it writes */
+    int64_t ck = mkt__ms(d->value) * r->n;
+    j->ckpt_ms += ck;
+    mkt__series(lp, c, MKT_S_JOBS, j->cls * MKT_NJCOLS + MKT_J_CKPT_MS, 0, ck);
+    mkt_msg msg = {.kind = M_CKPT, .slot = d->job, .gen = d->run, .epoch = ++r->ck, .v = r->work};
+    arm_finish(lp, m, d->job, r);
+    mkt__send(lp, sim_lp_id(lp), r->pause_until - now, &msg);
+    break;
+  }
+  case SCHED_D_STOP: {
+    mkt_run *r = run_find(j, d->run);
+    if (!r) SIM_FATAL("stop of unknown run %u of job %u", d->run, d->job);
+    advance(r, now);
+    int64_t w = 0;
+    if (d->reason == SCHED_R_CANCELLED) {
+      w = (mkt__ms(now) - mkt__ms(r->t_start)) * r->n;
+      j->redundant_ms += w;
+    } else {
+      w = (mkt__ms(now) - mkt__ms(r->t_durable)) * r->n; /* work since the last checkpoint is lost */
+      j->lost_ms += w;
+      count_interrupt(lp, c, j);
+    }
+    mkt__series(lp, c, MKT_S_JOBS, j->cls * MKT_NJCOLS + MKT_J_LOST_MS, 0, w);
+    int64_t pen = m->ops->penalty && d->reason == SCHED_R_GPU_LOST ? mkt__ms(c->cfg->fixed.penalty_h * 3600.0) : 0;
+    /* the uptime refund is owed for the members whose host left, not for the others */
+    for (unsigned i = 0; i < r->n; i++) {
+      int gone = !host_of(c, m, m->cg[r->gpus[i]].prov)->in;
+      release(lp, c, m, r->gpus[i], gone ? pen : 0);
+    }
+    for (unsigned i = 0; i < r->nsb; i++) release(lp, c, m, r->sb[i], 0);
+    r->nsb = 0;
+    run_close(r);
+    break;
+  }
+  case SCHED_D_END: {
+    for (int k = 0; k < SCHED_MAX_RUNS; k++)
+      if (j->runs[k].active) {
+        mkt_run *r = &j->runs[k];
+        for (unsigned i = 0; i < r->n; i++) release(lp, c, m, r->gpus[i], 0);
+        for (unsigned i = 0; i < r->nsb; i++) release(lp, c, m, r->sb[i], 0);
+        r->nsb = 0;
+        run_close(r);
+      }
+    m->forget = grow(m->forget, &m->capforget, m->nforget + 1, sizeof *m->forget);
+    m->forget[m->nforget++] = d->job;
+    unsigned k = j->cls;
+    if (d->reason == SCHED_R_COMPLETED) {
+      mkt__series(lp, c, MKT_S_JOBS, k * MKT_NJCOLS + MKT_J_DONE, 0, 1);
+      mkt__series(lp, c, MKT_S_JOBS, k * MKT_NJCOLS + MKT_J_TURN_MS, 0, mkt__ms(now) - mkt__ms(j->submit));
+      mkt__series(lp, c, MKT_S_JOBS, k * MKT_NJCOLS + MKT_J_USEFUL_MS, 0, mkt__ms(j->work_total));
+      mkt__series(lp, c, MKT_S_JOBS, k * MKT_NJCOLS + MKT_J_DONE_COST, 0, j->cost);
+      if (j->deadline > 0 && now > j->deadline) mkt__series(lp, c, MKT_S_JOBS, k * MKT_NJCOLS + MKT_J_MISSED, 0, 1);
+      mkt__job_record(lp, c, m, j, now, "done");
+      j->state = J_LEAVING;
+    } else if (d->reason == SCHED_R_GAVE_UP) {
+      mkt__series(lp, c, MKT_S_JOBS, k * MKT_NJCOLS + MKT_J_FAILED, 0, 1);
+      if (j->deadline > 0) mkt__series(lp, c, MKT_S_JOBS, k * MKT_NJCOLS + MKT_J_MISSED, 0, 1);
+      mkt__job_record(lp, c, m, j, now, "failed");
+      j->state = J_LEAVING;
+    } else if (!m->ops->handed_back(lp, c, m, d->job, d->value)) {
+      j->state = J_LEAVING;
+    }
+    break;
+  }
+  default: break; /* SCALE: the market runs no services */
+  }
+}
+
+
+/* ---- feeding the core ------------------------------------------------------------------------ */
+void mkt__feed(sim_lp *lp, const mkt_ctx *c, mkt_market *m, sched_event *e) {
+  sim_lp *outer = m->lp;
+  m->lp = lp;
+  e->t = sim_now(lp);
+  int rc = sched_handle(m->core, e);
+  if (rc)
+    SIM_FATAL("market %s/%s: the scheduling core refused event %d at t=%g: %s", c->cfg->regions[m->region].name,
+              mkt_pool_names[m->pool], e->type, e->t, sched_strerror(rc));
+  /* jobs the core ended: dropped from the core, their slots freed unless the pool keeps them */
+  while (m->nforget) {
+    uint32_t s = m->forget[--m->nforget];
+    sched_event f = {.type = SCHED_EV_JOB_FORGET, .t = e->t, .job = s};
+    rc = sched_handle(m->core, &f);
+    if (rc) SIM_FATAL("JOB_FORGET refused: %s", sched_strerror(rc));
+    if (m->jobs[s].state == J_LEAVING) mkt__job_free(m, s);
+  }
+  /* the core's next timer */
+  double w = sched_next_wakeup(m->core), now = sim_now(lp);
+  if (w < m->wake_at) {
+    m->wake_at = w;
+    mkt_msg msg = {.kind = M_WAKE, .v = w};
+    mkt__send(lp, sim_lp_id(lp), w > now ? w - now : 0, &msg);
+  }
+  /* hosts whose employed GPUs changed: tell them (one message per host and event) */
+  while (m->ndirty && !outer) {
+    uint32_t n = m->ndirty;
+    uint32_t *v = malloc(n * sizeof *v);
+    if (!v) SIM_FATAL("out of memory");
+    memcpy(v, m->dirty, n * sizeof *v);
+    m->ndirty = 0;
+    for (uint32_t i = 0; i < n; i++) {
+      uint32_t prov = v[i];
+      int dup = 0;
+      for (uint32_t k = 0; k < i && !dup; k++) dup = v[k] == prov;
+      if (dup) continue;
+      mkt_host *h = host_of(c, m, prov);
+      if (!h->in) continue;
+      mkt_msg r = {.kind = M_RENTED, .a = h->busy, .b = h->session};
+      mkt__send(lp, mkt__prov_id(c, m->world, prov), c->cfg->latency_s, &r);
+    }
+    /* freed GPUs may take waiting bids at once */
+    if (m->ops->host_free)
+      for (uint32_t i = 0; i < n; i++) {
+        mkt_host *h = host_of(c, m, v[i]);
+        if (h->in && h->busy < c->prov[v[i]].ngpus) m->ops->host_free(lp, c, m, v[i]);
+      }
+    free(v);
+  }
+  m->lp = outer;
+}
+
+static sched_gpu_info gpu_info(const mkt_ctx *c, const mkt_market *m, uint32_t prov) {
+  const mkt_pstat *ps = &c->prov[prov];
+  const mkt_region_cfg *rg = &c->cfg->regions[ps->region];
+  const mkt_host *h = &m->host[prov - c->reg_first[m->region]];
+  sched_gpu_info in;
+  memset(&in, 0, sizeof in);
+  in.provider = (uint32_t)(prov - c->reg_first[m->region]);
+  in.node = c->cfg->nodes.count > 0 ? ps->node : 0;
+  in.region = 0;
+  in.grade = c->grade[ps->gpu];
+  in.score = c->speed[ps->gpu];
+  in.price_per_h = (double)m->ops->gpu_price(c, m->region, ps) / MKT_MUSD;
+  in.stake = (double)h->stake / MKT_MUSD;
+  /* the region's links: bandwidth, round trip = 2 x one-way latency, packet loss */
+  in.link = (sched_link){rg->net_mbps * 1e6, rg->latency_ms * 2e-3, rg->loss};
+  return in;
+}
+
+void mkt__host_join(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov, uint32_t session) {
+  mkt_host *h = host_of(c, m, prov);
+  if (h->unseen) mkt__host_detect(lp, c, m, prov, h->session); /* back before the timeout fired */
+  unsigned n = c->prov[prov].ngpus;
+  if (h->cid < 0) {
+    h->cid = (int32_t)m->ncg;
+    m->cg = grow(m->cg, &m->capcg, m->ncg + n, sizeof *m->cg);
+    for (unsigned g = 0; g < n; g++) m->cg[m->ncg + g] = (mkt_cgpu){prov, NIL, 0, 0, 0};
+    m->ncg += n;
+  }
+  h->in = 1;
+  h->session = session;
+  h->gone_t = INFINITY;
+  if (m->navail == m->capavail) m->avail = grow(m->avail, &m->capavail, m->navail + 1, sizeof *m->avail);
+  m->pos[prov - c->reg_first[m->region]] = (int32_t)m->navail;
+  m->avail[m->navail++] = prov;
+  sched_gpu_info in = gpu_info(c, m, prov);
+  for (unsigned g = 0; g < n; g++) {
+    sched_event e = {.type = SCHED_EV_GPU_JOIN, .gpu = (uint32_t)h->cid + g};
+    e.u.gpu = in;
+    mkt__feed(lp, c, m, &e);
+  }
+  mark_dirty(m, prov); /* tells the host its rented count for this session */
+  if (m->ops->host_free && h->busy < n) m->ops->host_free(lp, c, m, prov);
+}
+
+static void avail_remove(const mkt_ctx *c, mkt_market *m, uint32_t prov) {
+  uint32_t local = (uint32_t)(prov - c->reg_first[m->region]);
+  int32_t i = m->pos[local];
+  if (i < 0) return;
+  uint32_t last = m->avail[--m->navail];
+  if ((uint32_t)i < m->navail) {
+    m->avail[i] = last;
+    m->pos[last - c->reg_first[m->region]] = i;
+  }
+  m->pos[local] = -1;
+}
+
+void mkt__host_leave(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov, int announced, double t_left) {
+  mkt_host *h = host_of(c, m, prov);
+  if (!h->in) return;
+  h->in = 0;
+  h->gone_t = t_left;
+  avail_remove(c, m, prov);
+  unsigned n = c->prov[prov].ngpus;
+  if (announced || h->busy == 0) {
+    for (unsigned g = 0; g < n; g++) {
+      sched_event e = {.type = SCHED_EV_GPU_LEAVE, .gpu = (uint32_t)h->cid + g};
+      mkt__feed(lp, c, m, &e);
+    }
+    return;
+  }
+  /* Unannounced while employed: its idle GPUs are dropped at once (a placement on them would
+   * fail at first contact); the runs it serves stall, and the core learns of the employed GPUs
+   * when their heartbeats time out. */
+  h->unseen = 1;
+  for (unsigned g = 0; g < n; g++) {
+    uint32_t cid = (uint32_t)h->cid + g;
+    if (m->cg[cid].slot == NIL) {
+      sched_event e = {.type = SCHED_EV_GPU_MISSED, .gpu = cid};
+      mkt__feed(lp, c, m, &e);
+      continue;
+    }
+    mkt_job *j = &m->jobs[m->cg[cid].slot];
+    for (int k = 0; k < SCHED_MAX_RUNS; k++) {
+      mkt_run *r = &j->runs[k];
+      if (!r->active) continue;
+      for (unsigned i = 0; i < r->n; i++)
+        if (r->gpus[i] == cid && !r->doomed) {
+          advance(r, t_left > r->last_t ? t_left : r->last_t);
+          r->doomed = 1;
+          r->pause_until = INFINITY;
+          r->epoch++; /* its finish and checkpoint never come */
+          r->ck++;
+        }
+    }
+  }
+  double at = t_left + c->cfg->heartbeat_s, now = sim_now(lp);
+  mkt_msg msg = {.kind = M_DETECT, .slot = prov, .gen = h->session};
+  mkt__send(lp, sim_lp_id(lp), at > now ? at - now : 0, &msg);
+}
+
+void mkt__host_detect(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov, uint32_t session) {
+  mkt_host *h = host_of(c, m, prov);
+  if (!h->unseen || session != h->session) return; /* stale */
+  h->unseen = 0;
+  unsigned n = c->prov[prov].ngpus;
+  int employed = 0;
+  for (unsigned g = 0; g < n; g++) employed |= m->cg[(uint32_t)h->cid + g].slot != NIL;
+  if (employed) {
+    /* Staking: an unannounced departure while employed is slashed (NGPU's incentive to stay
+     * online, shared/seeds 001); the stake goes to the pool's treasury. */
+    h->failures++;
+    int64_t x = c->slash < h->stake ? c->slash : h->stake;
+    if (x > 0 && m->ops->treasury) {
+      h->stake -= x;
+      h->slashed += x;
+      m->stakes -= x;
+      m->treasury += x;
+      mkt__book(lp, c, MKT_A_STAKES, -x);
+      mkt__book(lp, c, MKT_A_TREASURY, x);
+      mkt_msg s = {.kind = M_SLASH, .a = x};
+      mkt__send(lp, mkt__prov_id(c, m->world, prov), c->cfg->latency_s, &s);
+    }
+  }
+  for (unsigned g = 0; g < n; g++) {
+    sched_event e = {.type = SCHED_EV_GPU_MISSED, .gpu = (uint32_t)h->cid + g};
+    mkt__feed(lp, c, m, &e);
+  }
+}
+
+/* ---- jobs ------------------------------------------------------------------------------------ */
+void mkt__submit(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s, const uint32_t *cand, unsigned ncand) {
+  mkt_job *j = &m->jobs[s];
+  const mkt_class_cfg *cc = &c->cfg->cls[j->cls];
+  sched_event e = {.type = SCHED_EV_JOB_ARRIVE, .job = s};
+  sched_job_spec *sp = &e.u.job;
+  sp->kind = SCHED_JOB_BATCH;
+  sp->width = j->gpus;
+  sp->min_grade = c->min_grade[j->cls];
+  sp->region = -1;
+  sp->work = j->work > 1e-3 ? j->work : 1e-3;
+  sp->deadline = j->deadline;
+  sp->step_work = cc->step_s * j->gpus;
+  sp->step_bytes = cc->grad_mb * 1e6;
+  sp->input_bytes = cc->input_mb * 1e6;
+  sp->ckpt_bytes = cc->ckpt_mb * 1e6;
+  /* a client never pays more per GPU-hour than it values (fixed, flexible) or bids (bidding) */
+  sp->max_price_per_h = (double)(m->pool == MKT_POOL_BIDDING ? j->bid : j->value) / MKT_MUSD;
+  if (!(sp->max_price_per_h > 0)) sp->max_price_per_h = 1e-12;
+  sp->ft = &c->ft[m->world][j->cls];
+  sp->cand = cand;
+  sp->ncand = ncand;
+  sp->hold = m->ops->hold;
+  j->state = J_CORE;
+  for (int k = 0; k < SCHED_MAX_RUNS; k++) j->runs[k].active = 0;
+  mkt__feed(lp, c, m, &e);
+}
+
+void mkt__withdraw(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s) {
+  sched_event e = {.type = SCHED_EV_JOB_WITHDRAW, .job = s};
+  mkt__feed(lp, c, m, &e);
+}
+
+void mkt__reprice(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s, int64_t price) {
+  mkt_job *j = &m->jobs[s];
+  if (price == j->price) return;
+  double now = sim_now(lp);
+  for (int k = 0; k < SCHED_MAX_RUNS; k++) {
+    mkt_run *r = &j->runs[k];
+    if (!r->active) continue;
+    for (unsigned i = 0; i < r->n; i++) {
+      bill_gpu(lp, c, m, r->gpus[i], now);
+      m->cg[r->gpus[i]].rate = price;
+      mkt__price_sample(lp, c, c->prov[m->cg[r->gpus[i]].prov].gpu, now, price);
+    }
+    for (unsigned i = 0; i < r->nsb; i++) {
+      bill_gpu(lp, c, m, r->sb[i], now);
+      m->cg[r->sb[i]].rate = price;
+    }
+  }
+  j->price = price;
+}
+
+void mkt__on_finish(sim_lp *lp, const mkt_ctx *c, mkt_market *m, const mkt_msg *msg) {
+  if (msg->slot >= m->njobs) return;
+  mkt_job *j = &m->jobs[msg->slot];
+  mkt_run *r = j->state == J_RUNNING ? run_find(j, msg->gen) : NULL;
+  if (!r || r->epoch != msg->epoch || r->doomed) return; /* stale */
+  sched_event e = {.type = SCHED_EV_JOB_FINISH, .job = msg->slot, .run = msg->gen};
+  mkt__feed(lp, c, m, &e);
+}
+
+void mkt__on_ckpt(sim_lp *lp, const mkt_ctx *c, mkt_market *m, const mkt_msg *msg) {
+  if (msg->slot >= m->njobs) return;
+  mkt_job *j = &m->jobs[msg->slot];
+  mkt_run *r = j->state == J_RUNNING ? run_find(j, msg->gen) : NULL;
+  if (!r || r->ck != msg->epoch || r->doomed) return; /* stale: the run stopped or stalled */
+  r->t_durable = sim_now(lp);
+  sched_event e = {.type = SCHED_EV_CKPT_DONE, .job = msg->slot, .run = msg->gen, .value = msg->v};
+  mkt__feed(lp, c, m, &e);
+}
+
+void mkt__on_wake(sim_lp *lp, const mkt_ctx *c, mkt_market *m, const mkt_msg *msg) {
+  if (msg->v != m->wake_at) return; /* superseded by an earlier wake-up */
+  m->wake_at = INFINITY;
+  sched_event e = {.type = SCHED_EV_TICK};
+  mkt__feed(lp, c, m, &e);
+}
+
+/* ---- life cycle ------------------------------------------------------------------------------ */
+void mkt__place_init(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
+  uint64_t np = c->reg_first[m->region + 1] - c->reg_first[m->region], ng = 0;
+  for (uint64_t i = c->reg_first[m->region]; i < c->reg_first[m->region + 1]; i++) ng += c->prov[i].ngpus;
+  m->host = calloc(np ? np : 1, sizeof *m->host);
+  if (!m->host) SIM_FATAL("out of memory");
+  for (uint64_t i = 0; i < np; i++) m->host[i].cid = -1;
+  sched_config sc;
+  sched_config_default(&sc);
+  sc.max_gpus = (uint32_t)(ng ? ng : 1);
+  sc.max_providers = (uint32_t)(np ? np : 1);
+  sc.max_nodes = (uint32_t)(c->cfg->nodes.count > 0 ? c->cfg->nodes.count : 1);
+  sc.max_jobs = 0x7fffffffu;
+  sc.nregions = 1;
+  sc.ngrades = c->ngrades;
+  sc.sink = sink;
+  sc.sink_ctx = m;
+  /* the core's own stream, from the market's (the same in every world: common random numbers) */
+  sc.seed = (uint64_t)gsl_rng_get(sim_lp_rng(lp)) << 32 ^ gsl_rng_get(sim_lp_rng(lp));
+  sc.heartbeat_timeout_s = 0;  /* the market reports misses (market.heartbeat_timeout) */
+  sc.rep_exponent = c->cfg->rep_exponent;
+  sc.min_reputation = c->cfg->min_reputation;
+  sc.platform_fee = 0;         /* money is the market's: integer ledger, pay_host */
+  sc.node_fee = 0;
+  sc.cluster = c->cluster;
+  sc.net = c->net;
+  int rc = sched_create(&sc, &m->core);
+  if (rc) SIM_FATAL("market %s/%s: cannot create the scheduling core: %s", c->cfg->regions[m->region].name,
+                    mkt_pool_names[m->pool], sched_strerror(rc));
+  m->wake_at = INFINITY;
+}
+
+void mkt__place_fini(mkt_market *m) {
+  sched_destroy(m->core);
+  free(m->host);
+  free(m->cg);
+  free(m->avail);
+  free(m->dirty);
+  free(m->forget);
+  m->core = NULL;
+}

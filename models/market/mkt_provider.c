@@ -1,0 +1,367 @@
+/* mkt_provider.c - the provider LP: one host with its GPUs, its owner's persona (churn, calendar,
+ * self-use), its pool, its income and its stake.
+ *
+ * The provider is the source of truth about its host's availability. It tells its pool's market
+ * AVAIL (with a session number) when the host becomes available and UNAVAIL when it stops being
+ * (announced for self-use and the owner's calendar, unannounced for churn: the platform then
+ * learns it by heartbeat timeout). The market answers RENTED (how many of its GPUs are employed
+ * now, for that session), PAY (money) and SLASH (stake lost). Income and time per state are
+ * counted here; money is booked in integer micro-USD.
+ */
+#include "models/market/mkt_internal.h"
+
+#include <gsl/gsl_randist.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { ST_DOWN, ST_OWNER, ST_IDLE, ST_RENTED };
+static const char *const st_names[] = {"down", "owner", "idle", "rented"};
+
+typedef struct mkt_prov {
+  uint8_t up, cal_busy, self_busy, pool, start_pool, state, low, avail;
+  uint16_t switches, interruptions;
+  uint16_t rented;                          /* GPUs employed now (the market's RENTED) */
+  uint32_t session;                         /* availability sessions so far */
+  double st_since, claim_from;
+  int64_t income, balance, stake;
+  int64_t win_income; double win_avail_s;   /* review window */
+  int64_t st_ms[4];                         /* time per state, ms */
+  int64_t rented_gpu_ms;                    /* GPU time employed */
+  int64_t day; int64_t day_income;          /* daily income statistics (Welford) */
+  uint32_t ndays; double dmean, dm2;
+} mkt_prov;
+
+static uint64_t pidx(const mkt_ctx *c, sim_lp *lp) { return mkt__local(c, lp) - c->nmarkets; }
+static sim_id my_market(const mkt_ctx *c, sim_lp *lp, const mkt_prov *p) {
+  return mkt__market_id(c, mkt__world(c, lp), c->prov[pidx(c, lp)].region, p->pool);
+}
+
+/* Closes whole days up to day `d` in the daily income statistics. */
+static void day_roll(mkt_prov *p, int64_t d) {
+  while (p->day < d) {
+    double x = (double)p->day_income;
+    p->ndays++;
+    double delta = x - p->dmean; /* Welford's running mean and M2 */
+    p->dmean += delta / p->ndays;
+    p->dm2 += delta * (x - p->dmean);
+    p->day_income = 0;
+    p->day++;
+  }
+}
+
+/* Adds v to column `col` of the per-persona, per-pool, per-region and per-GPU-model counters. */
+static void by_groups(sim_lp *lp, const mkt_ctx *c, const mkt_pstat *ps, unsigned pool, unsigned col, int64_t v) {
+  mkt__series(lp, c, MKT_S_PERSONA, ps->persona * MKT_NPCOLS + col, 0, v);
+  mkt__series(lp, c, MKT_S_POOL, pool * MKT_NPCOLS + col, 0, v);
+  mkt__series(lp, c, MKT_S_REGION, ps->region * MKT_NPCOLS + col, 0, v);
+  mkt__series(lp, c, MKT_S_GPU, ps->gpu * MKT_NPCOLS + col, 0, v);
+}
+
+static void earn(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, int64_t amount, int is_income) {
+  mkt__book(lp, c, MKT_A_TRANSIT, -amount);
+  mkt__book(lp, c, MKT_A_PROVIDERS, amount);
+  p->balance += amount;
+  if (!is_income) return;
+  const mkt_pstat *ps = &c->prov[pidx(c, lp)];
+  p->income += amount;
+  p->win_income += amount;
+  day_roll(p, (int64_t)floor(sim_now(lp) / 86400.0));
+  p->day_income += amount;
+  by_groups(lp, c, ps, p->pool, MKT_P_INCOME, amount);
+}
+
+/* Accounts the time since st_since in the current state (series, counters, the availability
+ * sample) and restarts the span at now. */
+static void flush(sim_lp *lp, const mkt_ctx *c, mkt_prov *p) {
+  double now = sim_now(lp), t0 = p->st_since;
+  if (now <= t0) return;
+  const mkt_pstat *ps = &c->prov[pidx(c, lp)];
+  int64_t d = mkt__ms(now) - mkt__ms(t0);
+  p->st_ms[p->state] += d;
+  if (p->state == ST_IDLE || p->state == ST_RENTED) {
+    mkt__add_span(lp, c, MKT_S_AVAIL, ps->region, t0, now, ps->ngpus);
+    by_groups(lp, c, ps, p->pool, MKT_P_AVAIL_MS, d * ps->ngpus);
+    p->win_avail_s += now - t0;
+  }
+  if (p->state == ST_RENTED) {
+    mkt__add_span(lp, c, MKT_S_RENTED, ps->region, t0, now, p->rented);
+    by_groups(lp, c, ps, p->pool, MKT_P_RENTED_MS, d * p->rented);
+    p->rented_gpu_ms += d * p->rented;
+  }
+  if (pidx(c, lp) < (uint64_t)c->cfg->sample_providers && mkt__world(c, lp) == 0) {
+    mkt_avail_rec r;
+    memset(&r, 0, sizeof r);
+    r.provider = pidx(c, lp);
+    r.start_s = t0;
+    r.end_s = now;
+    snprintf(r.state, sizeof r.state, "%s", st_names[p->state]);
+    sim_table_put(lp, MKT_T_AVAIL, &r);
+  }
+  p->st_since = now;
+}
+
+/* Moves the provider to state `ns`, accounting the time spent in the old one. */
+static void set_state(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, int ns) {
+  if (ns == p->state) return;
+  flush(lp, c, p);
+  p->state = (uint8_t)ns;
+  p->st_since = sim_now(lp);
+}
+
+static void flex_claim(sim_lp *lp, const mkt_ctx *c, mkt_prov *p) {
+  double now = sim_now(lp);
+  if (!mkt__pools[p->pool]->treasury || p->claim_from < 0) return;
+  if (now > p->claim_from) {
+    mkt_msg m = {.kind = M_CLAIM, .a = mkt__ms(p->claim_from), .b = mkt__ms(now)};
+    mkt__send(lp, my_market(c, lp, p), c->cfg->latency_s, &m);
+  }
+  p->claim_from = now;
+}
+
+static void tell_avail(sim_lp *lp, const mkt_ctx *c, mkt_prov *p) {
+  p->session++;
+  mkt_msg m = {.kind = M_AVAIL, .b = p->session};
+  mkt__send(lp, my_market(c, lp, p), c->cfg->latency_s, &m);
+  if (mkt__pools[p->pool]->treasury) p->claim_from = sim_now(lp);
+}
+
+static void tell_unavail(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, int announced) {
+  mkt_msg m = {.kind = M_UNAVAIL, .reason = (uint8_t)announced, .a = mkt__ms(sim_now(lp)), .b = p->session};
+  mkt__send(lp, my_market(c, lp, p), c->cfg->latency_s, &m);
+}
+
+/* Recomputes availability from churn, calendar and self-use, and tells the market. A departure
+ * by churn is unannounced (the machine just goes); the owner's own use and calendar are
+ * announced. */
+static void update(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, int announced) {
+  int avail = p->up && !p->cal_busy && !p->self_busy;
+  if (p->avail && !avail) {
+    if (p->rented) p->interruptions++;
+    tell_unavail(lp, c, p, announced);
+    flex_claim(lp, c, p);
+    p->claim_from = -1;
+    p->avail = 0;
+    set_state(lp, c, p, p->up ? ST_OWNER : ST_DOWN);
+    p->rented = 0;
+  } else if (!p->avail && avail) {
+    p->avail = 1;
+    set_state(lp, c, p, ST_IDLE);
+    tell_avail(lp, c, p);
+  } else if (!p->avail) {
+    set_state(lp, c, p, p->up ? ST_OWNER : ST_DOWN);
+  }
+}
+
+/* Calendar: is the owner's recurring period on at local time, and when does it next change. */
+static int cal_on(const mkt_persona_cfg *pc, double loc) {
+  if (pc->busy_days == 0 || pc->busy_len_h <= 0) return 0;
+  long day = (long)floor(loc / 86400.0);
+  for (long d = day - 1; d <= day; d++) {
+    int dow = (int)(((d % 7) + 7) % 7);
+    int ok = pc->busy_days == 1 || (pc->busy_days == 2 && dow < 5) || (pc->busy_days == 3 && dow >= 5);
+    double ws = d * 86400.0 + pc->busy_start_h * 3600.0, we = ws + pc->busy_len_h * 3600.0;
+    if (ok && loc >= ws && loc < we) return 1;
+  }
+  return 0;
+}
+
+static double cal_next(const mkt_persona_cfg *pc, double loc) {
+  long day = (long)floor(loc / 86400.0);
+  double best = INFINITY;
+  for (long d = day - 1; d <= day + 8; d++) {
+    double ws = d * 86400.0 + pc->busy_start_h * 3600.0, we = ws + pc->busy_len_h * 3600.0;
+    if (ws > loc + 1e-6 && ws < best) best = ws;
+    if (we > loc + 1e-6 && we < best) best = we;
+  }
+  return best;
+}
+
+static void cal_schedule(sim_lp *lp, const mkt_ctx *c, const mkt_pstat *ps) {
+  const mkt_persona_cfg *pc = &c->cfg->personas[ps->persona];
+  if (!c->cfg->calendars || pc->busy_days == 0 || pc->busy_len_h <= 0) return;
+  double off = c->cfg->regions[ps->region].tz_h * 3600.0, now = sim_now(lp);
+  double nxt = cal_next(pc, now + off) - off;
+  mkt_msg m = {.kind = M_CAL};
+  mkt__send(lp, sim_lp_id(lp), nxt - now, &m);
+}
+
+static void churn_schedule(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, const mkt_pstat *ps) {
+  const churn_dist *d = p->up ? &c->up[ps->persona] : &c->down[ps->persona];
+  mkt_msg m = {.kind = M_CHURN};
+  mkt__send(lp, sim_lp_id(lp), mkt_dist_sample(d, sim_lp_rng(lp)) * 3600.0, &m);
+}
+
+/* Joining a pool whose providers stake (the flexible pool) stakes stake_usd per GPU: the money
+ * leaves its account for transit now and reaches the pool with the message. */
+static void post_stake(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, const mkt_pstat *ps) {
+  if (!mkt__pools[p->pool]->treasury) return;
+  int64_t stake = (int64_t)llround(c->cfg->flexible.stake_usd * MKT_MUSD) * ps->ngpus;
+  if (stake <= 0) return;
+  mkt__book(lp, c, MKT_A_PROVIDERS, -stake);
+  mkt__book(lp, c, MKT_A_TRANSIT, stake);
+  p->balance -= stake;
+  p->stake = stake;
+  mkt_msg m = {.kind = M_STAKE, .a = stake};
+  mkt__send(lp, my_market(c, lp, p), c->cfg->latency_s, &m);
+}
+
+static void self_schedule(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, const mkt_pstat *ps) {
+  const mkt_persona_cfg *pc = &c->cfg->personas[ps->persona];
+  if (!c->cfg->self_use || pc->self_per_day <= 0 || pc->self_mean_h <= 0) return;
+  /* self-use sessions: Poisson starts at self_per_day, exponential lengths of self_mean_h */
+  double mean_s = p->self_busy ? pc->self_mean_h * 3600.0 : 86400.0 / pc->self_per_day;
+  mkt_msg m = {.kind = M_SELF};
+  mkt__send(lp, sim_lp_id(lp), gsl_ran_exponential(sim_lp_rng(lp), mean_s), &m);
+}
+
+static void prov_init(sim_lp *lp, void *st) {
+  const mkt_ctx *c = mkt__ctx(lp);
+  mkt_prov *p = st;
+  const mkt_pstat *ps = &c->prov[pidx(c, lp)];
+  const mkt_persona_cfg *pc = &c->cfg->personas[ps->persona];
+  gsl_rng *r = sim_lp_rng(lp);
+  p->pool = p->start_pool = (uint8_t)pc->pool;
+  p->claim_from = -1;
+  p->state = ST_DOWN;
+  p->st_since = 0;
+  p->up = 1;
+  if (c->cfg->churn) {
+    /* start up with the stationary probability mean_up / (mean_up + mean_down) */
+    double mu = churn_dist_mean(&c->up[ps->persona]), md = churn_dist_mean(&c->down[ps->persona]);
+    p->up = gsl_rng_uniform(r) < mu / (mu + md);
+    churn_schedule(lp, c, p, ps);
+  }
+  if (c->cfg->calendars) p->cal_busy = (uint8_t)cal_on(pc, c->cfg->regions[ps->region].tz_h * 3600.0);
+  self_schedule(lp, c, p, ps);
+  cal_schedule(lp, c, ps);
+  post_stake(lp, c, p, ps);
+  by_groups(lp, c, ps, p->pool, MKT_P_PROVIDERS, 1);
+  by_groups(lp, c, ps, p->pool, MKT_P_GPUS, ps->ngpus);
+  update(lp, c, p, 1);
+  /* daily review (pool switching, flexible claims) at a provider-specific phase */
+  mkt_msg rv = {.kind = M_REVIEW};
+  mkt__send(lp, sim_lp_id(lp), c->cfg->review_s * (0.5 + 0.5 * gsl_rng_uniform(r)), &rv);
+  if (c->close_t > 0) {
+    mkt_msg cl = {.kind = M_CLOSE};
+    mkt__send(lp, sim_lp_id(lp), c->close_t, &cl);
+  }
+}
+
+/* Income review: switch to the persona's other pool after `patience` reviews below target. */
+static void review(sim_lp *lp, const mkt_ctx *c, mkt_prov *p) {
+  const mkt_pstat *ps = &c->prov[pidx(c, lp)];
+  const mkt_persona_cfg *pc = &c->cfg->personas[ps->persona];
+  flex_claim(lp, c, p);
+  flush(lp, c, p); /* counts the open available span into this window */
+  double hours = p->win_avail_s / 3600.0;
+  if (pc->patience > 0 && hours > 1.0 && pc->alt_pool != pc->pool) {
+    double per_h = (double)p->win_income / MKT_MUSD / hours / ps->ngpus;
+    double target = pc->target_factor * c->gpus[ps->gpu].ref_price_usd_h;
+    p->low = per_h < target ? (uint8_t)(p->low + 1) : 0;
+    if (p->low >= pc->patience && !p->rented) {
+      /* leave the pool (an announced departure), unstake, join the other pool */
+      if (p->avail) tell_unavail(lp, c, p, 1);
+      if (p->stake > 0) {
+        mkt_msg m = {.kind = M_UNSTAKE, .a = p->stake};
+        mkt__send(lp, my_market(c, lp, p), c->cfg->latency_s, &m);
+        p->stake = 0;
+      }
+      p->pool = (uint8_t)(p->pool == pc->pool ? pc->alt_pool : pc->pool);
+      p->switches++;
+      p->low = 0;
+      p->claim_from = -1;
+      post_stake(lp, c, p, ps);
+      if (p->avail) tell_avail(lp, c, p);
+    }
+  }
+  p->win_income = 0;
+  p->win_avail_s = 0;
+  mkt_msg rv = {.kind = M_REVIEW};
+  mkt__send(lp, sim_lp_id(lp), c->cfg->review_s, &rv);
+}
+
+static void prov_event(sim_lp *lp, void *st, const void *vmsg, sim_id src) {
+  const mkt_ctx *c = mkt__ctx(lp);
+  mkt_prov *p = st;
+  const mkt_msg *msg = vmsg;
+  const mkt_pstat *ps = &c->prov[pidx(c, lp)];
+  double now = sim_now(lp);
+  switch (msg->kind) {
+    case M_CHURN:
+      p->up = !p->up;
+      churn_schedule(lp, c, p, ps);
+      update(lp, c, p, 0);
+      break;
+    case M_CAL: {
+      const mkt_persona_cfg *pc = &c->cfg->personas[ps->persona];
+      p->cal_busy = (uint8_t)cal_on(pc, now + c->cfg->regions[ps->region].tz_h * 3600.0);
+      cal_schedule(lp, c, ps);
+      update(lp, c, p, 1);
+      break;
+    }
+    case M_SELF:
+      p->self_busy = !p->self_busy;
+      self_schedule(lp, c, p, ps);
+      update(lp, c, p, 1);
+      break;
+    case M_RENTED:
+      /* only the market of the current pool, for the current session, while available */
+      if (!p->avail || (uint32_t)msg->b != p->session || src != my_market(c, lp, p)) break;
+      flush(lp, c, p);
+      p->rented = (uint16_t)msg->a;
+      set_state(lp, c, p, p->rented ? ST_RENTED : ST_IDLE);
+      break;
+    case M_PAY: earn(lp, c, p, msg->a, msg->reason != PAY_REFUND); break;
+    case M_SLASH: p->stake -= msg->a; break;
+    case M_REVIEW: review(lp, c, p); break;
+    case M_CLOSE: flex_claim(lp, c, p); break; /* the markets close their own books */
+    default: SIM_FATAL("provider: unexpected message kind %d", msg->kind);
+  }
+}
+
+static void prov_finalize(sim_lp *lp, void *st) {
+  const mkt_ctx *c = mkt__ctx(lp);
+  mkt_prov *p = st;
+  const mkt_pstat *ps = &c->prov[pidx(c, lp)];
+  flush(lp, c, p); /* account the open state up to the end */
+  day_roll(p, (int64_t)floor(c->end / 86400.0)); /* whole days only */
+  if (!c->cfg->record_providers) return;
+  mkt_prov_rec r;
+  memset(&r, 0, sizeof r);
+  r.id = pidx(c, lp);
+  snprintf(r.persona, sizeof r.persona, "%s", c->cfg->personas[ps->persona].name);
+  snprintf(r.pool, sizeof r.pool, "%s", mkt_pool_names[p->pool]);
+  snprintf(r.start_pool, sizeof r.start_pool, "%s", mkt_pool_names[p->start_pool]);
+  snprintf(r.region, sizeof r.region, "%s", c->cfg->regions[ps->region].name);
+  snprintf(r.gpu_class, sizeof r.gpu_class, "%s", c->gpus[ps->gpu].name);
+  int wp = c->world_policy[mkt__world(c, lp)];
+  snprintf(r.policy, sizeof r.policy, "%s", wp < 0 ? "by_class" : sched_policy_name((sched_policy)wp));
+  r.world = (int32_t)mkt__world(c, lp);
+  r.gpus = ps->ngpus;
+  r.switches = p->switches;
+  r.interruptions = p->interruptions;
+  r.days = (int32_t)p->ndays;
+  r.income_musd = p->income;
+  r.balance_musd = p->balance;
+  r.income_usd = (double)p->income / MKT_MUSD;
+  r.balance_usd = (double)p->balance / MKT_MUSD;
+  r.available_h = (double)(p->st_ms[ST_IDLE] + p->st_ms[ST_RENTED]) / 3.6e6;
+  r.rented_h = (double)p->rented_gpu_ms / 3.6e6 / ps->ngpus; /* host-hours: GPU-hours / GPUs */
+  r.self_use_h = (double)p->st_ms[ST_OWNER] / 3.6e6;
+  r.down_h = (double)p->st_ms[ST_DOWN] / 3.6e6;
+  double var = p->ndays > 1 ? p->dm2 / (p->ndays - 1) : 0;
+  /* coefficient of variation of daily income: sd / mean (NaN when it never earned) */
+  r.daily_income_cv = p->dmean > 0 ? sqrt(var) / p->dmean : NAN;
+  sim_table_put(lp, MKT_T_PROVIDERS, &r);
+}
+
+extern void mkt__market_init(sim_lp *lp, void *st);
+extern void mkt__market_event(sim_lp *lp, void *st, const void *vmsg, sim_id src);
+extern void mkt__market_finalize(sim_lp *lp, void *st);
+
+const sim_lptype mkt__lptypes[2] = {
+    {"market", sizeof(mkt_market), mkt__market_init, mkt__market_event, mkt__market_finalize},
+    {"provider", sizeof(mkt_prov), prov_init, prov_event, prov_finalize},
+};
+const size_t mkt__msg_size = sizeof(mkt_msg);

@@ -1,0 +1,169 @@
+/* mkt_rule.c - what every clearing rule of the bidding pool shares: a host's energy cost and ask,
+ * whether an order fits a host, the table of rules and its look-ups, and the ranking and first-fit
+ * placement the rules build on (mkt_rule_internal.h). The rules themselves are rule_*.c; what
+ * each does, and how it is tested, is docs/auction.md.
+ */
+#include "models/market/mkt_rule_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- Host economics ---------------------------------------------------------------------------- */
+
+/* llround that saturates instead of being undefined: NaN and values beyond int64 give INT64_MAX
+ * (or INT64_MIN below), so a lot with a broken energy price asks too much to take any order. */
+static int64_t mkt__llround_sat(double x) {
+  if (isnan(x) || x >= 9.2e18) return INT64_MAX;
+  if (x <= -9.2e18) return INT64_MIN;
+  return (int64_t)llround(x);
+}
+
+int64_t mkt_lot_energy(const mkt_lot *l, uint32_t power_w) {
+  if (!l) return 0;
+  /* The power limit is counted as the workload's consumption (Clore.ai GigaSPOT, shared/seeds 004:
+   * "considérer la limite de puissance comme la consommation réelle de la charge de travail"),
+   * clamped to the card's range: energy of one GPU-hour = clamp(P, pl_min, pl_max) W x 1 h x
+   * energy price (musd/Wh). */
+  double p = (double)power_w;
+  if (p > l->pl_max_w) p = l->pl_max_w;
+  if (p < l->pl_min_w) p = l->pl_min_w;
+  return mkt__llround_sat(p * l->energy_musd_wh);
+}
+
+int64_t mkt_lot_ask(const mkt_lot *l, uint32_t power_w) {
+  if (!l) return INT64_MAX;
+  /* ask = max(min_ask, energy x (1 + margin)): the owner's margin over energy (docs/market.md,
+   * bidding pool), at least the pool's reserve. */
+  int64_t e = mkt_lot_energy(l, power_w);
+  int64_t a = e == INT64_MAX ? INT64_MAX : mkt__llround_sat((double)e * (1.0 + l->margin));
+  return a > l->min_ask ? a : l->min_ask;
+}
+
+int mkt_lot_fits(const mkt_lot *l, uint32_t free_gpus, const mkt_order *o) {
+  if (!l || !o) return 0;
+  if (o->gpus < 1 || o->gpus > free_gpus) return 0;
+  if (!(l->mem_gb >= o->mem_min_gb)) return 0;
+  if (!(l->pl_min_w <= (double)o->power_w && (double)o->power_w <= l->pl_max_w)) return 0;
+  return mkt_lot_ask(l, o->power_w) <= o->price;
+}
+
+/* ---- The table ----------------------------------------------------------------------------------- */
+
+/* Same order as mkt_rule_names (mkt.h), which tests/test_auction.c checks. */
+const mkt_rule_ops *const mkt_rule_table[] = {&mkt_rule_gigaspot, &mkt_rule_pay_as_bid, &mkt_rule_vickrey,
+                                              &mkt_rule_double, &mkt_rule_knapsack, NULL};
+
+int mkt_rule_index(const char *name) {
+  if (!name) return -1;
+  for (int k = 0; mkt_rule_table[k]; k++)
+    if (strcmp(mkt_rule_table[k]->name, name) == 0) return k;
+  return -1;
+}
+
+const mkt_rule_ops *mkt_rule_find(const char *name) {
+  int k = mkt_rule_index(name);
+  return k < 0 ? NULL : mkt_rule_table[k];
+}
+
+/* ---- Shared by the rules ------------------------------------------------------------------------- */
+
+int mkt__clear_begin(const mkt_order *orders, size_t n, const mkt_lot *lots, size_t nl,
+                     mkt_clearing *out) {
+  if (n == 0) return MKT_OK;
+  if (!orders || !out || !out->win || !out->lot || !out->pay) return MKT_EINVAL;
+  if (nl > 0 && !lots) return MKT_EINVAL;
+  for (size_t i = 0; i < n; i++) {
+    out->win[i] = 0;
+    out->lot[i] = -1;
+    out->pay[i] = 0;
+  }
+  return MKT_OK;
+}
+
+int32_t mkt__home(const mkt_order *o, size_t nl) {
+  return o->home >= 0 && (size_t)o->home < nl ? o->home : -1;
+}
+
+int mkt__lot_fits_static(const mkt_lot *l, const mkt_order *o) {
+  return o->gpus >= 1 && o->gpus <= l->gpus && l->mem_gb >= o->mem_min_gb &&
+         l->pl_min_w <= (double)o->power_w && (double)o->power_w <= l->pl_max_w;
+}
+
+int mkt__fits_some_lot(const mkt_order *o, const mkt_lot *lots, size_t nl) {
+  for (size_t l = 0; l < nl; l++)
+    if (mkt_lot_fits(&lots[l], lots[l].gpus, o)) return 1;
+  return 0;
+}
+
+typedef struct mkt__price_key {
+  int64_t price; /* higher first */
+  size_t idx;    /* then lower index first */
+} mkt__price_key;
+
+static int mkt__price_key_cmp(const void *a, const void *b) {
+  const mkt__price_key *x = a, *y = b;
+  if (x->price != y->price) return x->price > y->price ? -1 : 1;
+  return x->idx < y->idx ? -1 : (x->idx > y->idx);
+}
+
+/* Insertion sort on (price desc, index asc): inserting the orders in index order, an order passes
+ * only those with a strictly lower price, so equal prices keep the lower index first. */
+static void mkt__rank_insertion(const mkt_order *orders, size_t n, size_t *rank) {
+  for (size_t i = 0; i < n; i++) {
+    size_t j = i;
+    while (j > 0 && orders[rank[j - 1]].price < orders[i].price) {
+      rank[j] = rank[j - 1];
+      j--;
+    }
+    rank[j] = i;
+  }
+}
+
+void mkt__rank_by_price(const mkt_order *orders, size_t n, size_t *rank) {
+  /* The key is a strict total order, so qsort (not stable) and the insertion sort give the same
+   * ranking; the insertion sort serves small n and the case where the keys cannot be allocated. */
+  mkt__price_key *k = n > 16 ? malloc(n * sizeof *k) : NULL;
+  if (!k) {
+    mkt__rank_insertion(orders, n, rank);
+    return;
+  }
+  for (size_t i = 0; i < n; i++) {
+    k[i].price = orders[i].price;
+    k[i].idx = i;
+  }
+  qsort(k, n, sizeof *k, mkt__price_key_cmp);
+  for (size_t i = 0; i < n; i++) rank[i] = k[i].idx;
+  free(k);
+}
+
+void mkt__free_reset(const mkt_lot *lots, size_t nl, uint32_t *free_gpus) {
+  for (size_t l = 0; l < nl; l++) free_gpus[l] = lots[l].gpus;
+}
+
+static int mkt__takes(const mkt_lot *l, uint32_t free_gpus, const mkt_order *o, int64_t max_ask) {
+  return mkt_lot_fits(l, free_gpus, o) && (max_ask == INT64_MAX || mkt_lot_ask(l, o->power_w) <= max_ask);
+}
+
+int32_t mkt__place_first_fit(const mkt_order *o, const mkt_lot *lots, size_t nl, uint32_t *free_gpus,
+                             int64_t max_ask) {
+  int32_t h = mkt__home(o, nl);
+  int32_t at = -1;
+  if (h >= 0 && mkt__takes(&lots[h], free_gpus[h], o, max_ask)) {
+    at = h;
+  } else {
+    for (size_t l = 0; l < nl; l++)
+      if ((int32_t)l != h && mkt__takes(&lots[l], free_gpus[l], o, max_ask)) {
+        at = (int32_t)l;
+        break;
+      }
+  }
+  if (at >= 0) free_gpus[at] -= o->gpus;
+  return at;
+}
+
+int64_t mkt__late_price_bid(const mkt_order *o, const mkt_lot *l, int64_t last) {
+  (void)last;
+  if (!o || !l) return -1;
+  return mkt_lot_fits(l, l->gpus, o) ? o->price : -1;
+}

@@ -1,0 +1,272 @@
+/* pool_bidding.c - the bidding pool (GPGPU's "Bidding Pool", Clore.ai's spot market and
+ * GigaSPOT, shared/seeds 000 and 004): clients bid per GPU-hour, the pool's clearing rule
+ * (mkt_rule.h: one file per rule) decides who wins which host and at what price, and the
+ * scheduling core places each winner on the GPUs of its host (its standbys may come from other
+ * hosts). Bids never wait in the core's queue (`hold`): a bid that loses, or whose run the core
+ * cannot continue, comes back here with the work it had saved and waits for the next clearing.
+ *
+ * Between clearings a new bid, or a host with free GPUs, starts at once where the rule's
+ * late_price allows (pay as bid: the bid; GigaSPOT: the most profitable bid for that host, by
+ * mkt_gigaspot_pick). At every billing interval the rule re-clears running and waiting bids
+ * together: running losers are preempted (their checkpointed work is kept under the checkpoint
+ * policy), waiting winners start on their host, and under re-pricing rules running winners get
+ * the new price. Every winner pays at most its bid (individual rationality, tests/test_auction.c).
+ *
+ * Scale: a clearing looks at no more than CLEAR_WAITING waiting bids (the best), CLEAR_RUNNING
+ * running bids (the weakest, those that can lose) and the hosts they involve plus CLEAR_HOSTS
+ * hosts with free GPUs: exact below those sizes, a bounded window above them. */
+#include "models/market/mkt_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CLEAR_WAITING 256
+#define CLEAR_RUNNING 256
+#define CLEAR_HOSTS 1024
+
+/* The core filters on a GPU's price: give it the host's lowest possible ask (at the card's lowest
+ * power limit), so that it never refuses a host the rule found profitable. */
+static int64_t bid_price(const mkt_ctx *c, unsigned region, const mkt_pstat *ps) {
+  mkt_lot l = mkt__lot_of(c, region, (uint32_t)(ps - c->prov), ps->ngpus);
+  return mkt_lot_ask(&l, (uint32_t)ceil(l.pl_min_w));
+}
+
+static mkt_host *host_of(const mkt_ctx *c, mkt_market *m, uint32_t prov) {
+  return &m->host[prov - c->reg_first[m->region]];
+}
+
+static unsigned free_gpus(const mkt_ctx *c, mkt_market *m, uint32_t prov) {
+  const mkt_host *h = host_of(c, m, prov);
+  return h->in ? c->prov[prov].ngpus - h->busy : 0;
+}
+
+/* Starts bid s on host prov at `price` (the host's GPUs are the candidates). 1 when it runs. */
+static int start_on(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s, uint32_t prov, int64_t price) {
+  uint32_t buf[8];
+  unsigned n;
+  const uint32_t *cand = mkt__host_gpus(c, m, prov, &n, buf);
+  m->jobs[s].price = price;
+  mkt__submit(lp, c, m, s, cand, n);
+  return m->jobs[s].state == J_RUNNING;
+}
+
+/* Price of bid s on host prov between clearings, or -1 when it does not fit there now. */
+static int64_t late(const mkt_ctx *c, mkt_market *m, const mkt_job *j, uint32_t prov) {
+  unsigned f = free_gpus(c, m, prov);
+  if (f < j->gpus) return -1;
+  mkt_lot l = mkt__lot_of(c, m->region, prov, f);
+  mkt_order o = mkt__order_of(c, j, -1);
+  if (!mkt_lot_fits(&l, f, &o)) return -1;
+  return c->rule->late_price(&o, &l, m->last_clear);
+}
+
+static void bid_submit(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s) {
+  mkt_job *j = &m->jobs[s];
+  uint32_t lim = m->navail < 256 ? m->navail : 256;
+  for (uint32_t k = 0; k < lim; k++) {
+    uint32_t prov = m->avail[k];
+    int64_t p = late(c, m, j, prov);
+    if (p < 0) continue;
+    start_on(lp, c, m, s, prov, p);
+    return; /* placed, or handed back to the queue by the core */
+  }
+  j->state = J_QUEUED;
+  mkt__q_push(m, s, 0);
+}
+
+/* A host has free GPUs: it takes waiting bids (GigaSPOT: the most profitable for it, chosen by
+ * mkt_gigaspot_pick; other rules: the highest bid that fits). */
+static void bid_host_free(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov) {
+  for (int rounds = 0; rounds < 8; rounds++) {
+    unsigned f = free_gpus(c, m, prov);
+    if (!f || !m->nlive) return;
+    mkt_bid bids[1024];
+    uint32_t at[1024];
+    uint32_t n = 0, seen = 0;
+    mkt_lot l = mkt__lot_of(c, m->region, prov, f);
+    for (uint32_t i = m->qhead; i < m->qlen && seen < 1024; i++) {
+      seen++; /* holes count too: the queue is compacted when they pile up */
+      uint32_t s = m->q[i];
+      if (s == UINT32_MAX) continue;
+      const mkt_job *j = &m->jobs[s];
+      mkt_order o = mkt__order_of(c, j, -1);
+      if (!mkt_lot_fits(&l, f, &o)) continue;
+      bids[n] = (mkt_bid){j->bid, j->gpus, o.power_w};
+      at[n++] = i;
+    }
+    if (!n) return;
+    long best = -1;
+    if (c->rule == mkt_rule_find("gigaspot")) {
+      best = mkt_gigaspot_pick(bids, n, f, c->min_bid, l.pl_min_w, l.pl_max_w, l.energy_musd_wh);
+    } else {
+      for (uint32_t k = 0; k < n; k++)
+        if (best < 0 || bids[k].price > bids[best].price) best = (long)k;
+    }
+    if (best < 0) return;
+    uint32_t qi = at[best], s = m->q[qi];
+    int64_t p = late(c, m, &m->jobs[s], prov);
+    if (p < 0) return;
+    mkt__q_del(m, qi);
+    mkt__q_trim(m);
+    if (!start_on(lp, c, m, s, prov, p)) return;
+  }
+}
+
+/* A bid came back from the core (outbid, or its run could not go on): it waits again, with the
+ * work it had saved. */
+static int bid_handed_back(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s, double saved) {
+  (void)lp, (void)c;
+  mkt_job *j = &m->jobs[s];
+  if (saved > 0) {
+    j->done += saved;
+    j->work -= saved;
+    if (j->work < 1e-3) j->work = 1e-3;
+  }
+  j->state = J_QUEUED;
+  mkt__q_push(m, s, 0);
+  return 1;
+}
+
+/* The ranking key of a bid for the quick "can anything change" test: price, less the region's
+ * energy at its power limit under GigaSPOT. */
+static double key_of(const mkt_ctx *c, const mkt_market *m, const mkt_job *j) {
+  double k = (double)j->bid;
+  if (c->rule == mkt_rule_find("gigaspot")) k -= c->energy_musd_wh[m->region] * c->cfg->cls[j->cls].power_w;
+  return k;
+}
+
+typedef struct cand { double key; uint32_t slot; uint32_t qpos; } cand;
+static int cand_desc(const void *a, const void *b) {
+  const cand *x = a, *y = b;
+  if (x->key != y->key) return x->key > y->key ? -1 : 1;
+  return x->slot < y->slot ? -1 : (x->slot > y->slot);
+}
+
+static void bid_tick(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
+  const mkt_rule_ops *rule = c->rule;
+  /* running bids on hosts still in the pool (a bid runs on one host: its first run's) */
+  uint32_t nrun = 0, nq = 0;
+  for (uint32_t s = 0; s < m->njobs; s++) nrun += m->jobs[s].state == J_RUNNING;
+  if (!m->nlive && (!rule->reprice || !nrun)) return; /* nothing waits and prices stand */
+  cand *run = malloc((nrun ? nrun : 1) * sizeof *run), *wq = malloc((m->nlive ? m->nlive : 1) * sizeof *wq);
+  if (!run || !wq) SIM_FATAL("out of memory");
+  double rmin = INFINITY, qmax = -INFINITY;
+  uint32_t k = 0;
+  for (uint32_t s = 0; s < m->njobs; s++) {
+    const mkt_job *j = &m->jobs[s];
+    if (j->state != J_RUNNING) continue;
+    const mkt_run *r = NULL;
+    for (int i = 0; i < SCHED_MAX_RUNS && !r; i++)
+      if (j->runs[i].active && !j->runs[i].doomed) r = &j->runs[i];
+    if (!r || m->pos[m->cg[r->gpus[0]].prov - c->reg_first[m->region]] < 0) continue;
+    run[k] = (cand){key_of(c, m, j), s, 0};
+    if (run[k].key < rmin) rmin = run[k].key;
+    k++;
+  }
+  nrun = k;
+  for (uint32_t i = m->qhead; i < m->qlen; i++)
+    if (m->q[i] != UINT32_MAX) {
+      wq[nq] = (cand){key_of(c, m, &m->jobs[m->q[i]]), m->q[i], i};
+      if (wq[nq].key > qmax) qmax = wq[nq].key;
+      nq++;
+    }
+  /* Rules that keep prices: nothing changes unless a waiting bid outranks a running one (idle
+   * GPUs already took what fits them, between clearings). */
+  if (!rule->reprice && (nq == 0 || qmax <= rmin)) {
+    for (uint32_t i = 0; i < m->navail && m->nlive; i++) bid_host_free(lp, c, m, m->avail[i]);
+    free(run);
+    free(wq);
+    return;
+  }
+  qsort(wq, nq, sizeof *wq, cand_desc);
+  qsort(run, nrun, sizeof *run, cand_desc);
+  if (nq > CLEAR_WAITING) nq = CLEAR_WAITING;                 /* the best waiting bids */
+  uint32_t r0 = nrun > CLEAR_RUNNING ? nrun - CLEAR_RUNNING : 0; /* the weakest running bids */
+  uint32_t nr = nrun - r0;
+  /* lots: the running bids' hosts, then hosts with free GPUs */
+  uint32_t cap = nr + CLEAR_HOSTS, nl = 0;
+  uint32_t *lot_prov = malloc((cap ? cap : 1) * sizeof *lot_prov);
+  mkt_lot *lots = malloc((cap ? cap : 1) * sizeof *lots);
+  mkt_order *ord = malloc((nr + nq ? nr + nq : 1) * sizeof *ord);
+  uint32_t *oslot = malloc((nr + nq ? nr + nq : 1) * sizeof *oslot);
+  int *win = malloc((nr + nq ? nr + nq : 1) * sizeof *win);
+  int32_t *lot = malloc((nr + nq ? nr + nq : 1) * sizeof *lot);
+  int64_t *pay = malloc((nr + nq ? nr + nq : 1) * sizeof *pay);
+  int32_t *lot_of_host = malloc((m->navail ? m->navail : 1) * sizeof *lot_of_host);
+  if (!lot_prov || !lots || !ord || !oslot || !win || !lot || !pay || !lot_of_host) SIM_FATAL("out of memory");
+  for (uint32_t i = 0; i < m->navail; i++) lot_of_host[i] = -1;
+  uint32_t no = 0;
+  for (uint32_t i = r0; i < nrun; i++) {
+    const mkt_job *j = &m->jobs[run[i].slot];
+    const mkt_run *r = NULL;
+    for (int q = 0; q < SCHED_MAX_RUNS && !r; q++)
+      if (j->runs[q].active && !j->runs[q].doomed) r = &j->runs[q];
+    uint32_t prov = m->cg[r->gpus[0]].prov;
+    int32_t ai = m->pos[prov - c->reg_first[m->region]];
+    if (lot_of_host[ai] < 0) {
+      lot_of_host[ai] = (int32_t)nl;
+      lot_prov[nl] = prov;
+      lots[nl] = mkt__lot_of(c, m->region, prov, free_gpus(c, m, prov));
+      nl++;
+    }
+    lots[lot_of_host[ai]].gpus += r->n; /* its own GPUs are on offer again */
+    ord[no] = mkt__order_of(c, j, lot_of_host[ai]);
+    oslot[no++] = run[i].slot;
+  }
+  for (uint32_t i = 0; i < m->navail && nl < cap; i++) {
+    if (lot_of_host[i] >= 0) continue;
+    uint32_t prov = m->avail[i];
+    unsigned f = free_gpus(c, m, prov);
+    if (!f) continue;
+    lot_of_host[i] = (int32_t)nl;
+    lot_prov[nl] = prov;
+    lots[nl++] = mkt__lot_of(c, m->region, prov, f);
+  }
+  uint32_t first_waiting = no;
+  for (uint32_t i = 0; i < nq; i++) {
+    ord[no] = mkt__order_of(c, &m->jobs[wq[i].slot], -1);
+    oslot[no++] = wq[i].slot;
+  }
+  mkt_clearing out = {win, lot, pay};
+  long rc = rule->clear(ord, no, lots, nl, &out);
+  if (rc < 0) SIM_FATAL("clearing rule %s failed: %s", rule->name, mkt_strerror((int)rc));
+  if (rule->reference) {
+    int64_t ref = rule->reference(ord, no, &out);
+    if (ref >= 0) m->last_clear = ref;
+  }
+  /* Waiting winners leave the queue first (positions stay valid until the core hands bids back
+   * and the queue may be compacted). */
+  for (uint32_t i = 0; i < nq; i++)
+    if (win[first_waiting + i]) mkt__q_del(m, wq[i].qpos);
+  mkt__q_trim(m);
+  /* Running losers are preempted; running winners are re-priced where the rule re-prices. */
+  for (uint32_t i = 0; i < first_waiting; i++) {
+    if (!win[i]) mkt__withdraw(lp, c, m, oslot[i]);
+    else if (rule->reprice && m->jobs[oslot[i]].state == J_RUNNING) mkt__reprice(lp, c, m, oslot[i], pay[i]);
+  }
+  /* Waiting winners start on their host, best first. */
+  for (uint32_t i = first_waiting; i < no; i++) {
+    if (!win[i]) continue;
+    uint32_t s = oslot[i], prov = lot_prov[lot[i]];
+    if (free_gpus(c, m, prov) >= m->jobs[s].gpus) {
+      start_on(lp, c, m, s, prov, pay[i]);
+    } else { /* its host's GPUs went to another bid's standby meanwhile: it waits */
+      m->jobs[s].state = J_QUEUED;
+      mkt__q_push(m, s, 0);
+    }
+  }
+  free(run);
+  free(wq);
+  free(lot_prov);
+  free(lots);
+  free(ord);
+  free(oslot);
+  free(win);
+  free(lot);
+  free(pay);
+  free(lot_of_host);
+}
+
+const mkt__pool_ops mkt__pool_bidding = {"bidding", bid_price, bid_submit, bid_tick, bid_host_free, bid_handed_back,
+                                         1, 0, 0};

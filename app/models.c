@@ -4,12 +4,10 @@
 #include <string.h>
 
 extern const sim_model_class phold_class;
-extern const sim_model_class ftsim_class;
 extern const sim_model_class mkt_class;
 
 static const sim_model_class *const app__models[] = {
     &phold_class,
-    &ftsim_class,
     &mkt_class,
 };
 

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAXN 16 /* orders per instance */
+#define MAXN 48 /* orders per instance */
 #define MAXL 12 /* lots per instance */
 #define CASES 2000
 
@@ -210,7 +210,7 @@ static void test_rationality(void) {
   chk c = {0};
   for (int t = 0; t < CASES; t++) {
     inst in;
-    gen_inst(&g, &in, 12, 5);
+    gen_inst(&g, &in, t % 8 ? 12 : 40, 5); /* some with more than 16 orders (ranked by qsort) */
     for (size_t k = 0; mkt_rule_table[k]; k++) {
       const mkt_rule_ops *r = mkt_rule_table[k];
       outcome out;
@@ -308,7 +308,7 @@ static void test_feasibility(void) {
   chk c = {0};
   for (int t = 0; t < CASES; t++) {
     inst in;
-    gen_inst(&g, &in, 12, 5);
+    gen_inst(&g, &in, t % 8 ? 12 : 40, 5);
     /* up to three orders that fit nowhere, at the top price, at random places */
     int nimp = (int)rng_int(&g, 0, 3);
     for (int k = 0; k < nimp && in.n < MAXN; k++) {
@@ -380,7 +380,7 @@ static void test_vickrey_truthful(void) {
   long winners = 0;
   for (int t = 0; t < CASES; t++) {
     inst in;
-    gen_inst(&g, &in, 10, 4);
+    gen_inst(&g, &in, t % 8 ? 10 : 30, 4);
     size_t i = (size_t)rng_int(&g, 0, (int64_t)in.n - 1);
     int64_t b;
     int64_t gain = best_misreport_gain(vk, &in, i, &g, &b);
@@ -462,22 +462,20 @@ static void test_vickrey_known(void) {
   d.o[0].price = 99; /* below its home's ask: outbid, it does not move in this clearing */
   CU_ASSERT_EQUAL(run_rule(vk, &d, &o), 0);
   CU_ASSERT_EQUAL(o.lot[0], -1);
-  /* the same with 9 lots (sorted once by ask): asks 90, 80, ..., 10; lots 7 and 8 both ask 10 */
+  /* the same with 9 lots (sorted once by ask): asks 90, 80, ..., 20; lots 7 and 8 both ask 20 */
   inst e = {.n = 3, .nl = 9};
   for (int l = 0; l < 9; l++) {
     e.l[l] = a.l[0];
     e.l[l].gpus = 1;
-    e.l[l].min_ask = l < 8 ? 90 - 10 * l : 10;
+    e.l[l].min_ask = l < 8 ? 90 - 10 * l : 20;
   }
   e.l[2].mem_gb = 8; /* too little memory for the orders */
   for (int i = 0; i < 3; i++)
     e.o[i] = (mkt_order){.price = 200 - i, .gpus = 1, .power_w = 200, .mem_min_gb = 16, .home = -1};
   CU_ASSERT_EQUAL(run_rule(vk, &e, &o), 3);
   CU_ASSERT(o.lot[0] == 7 && o.lot[1] == 8 && o.lot[2] == 6);
-  /* order 2 (198) needs lot 6 (ask 30) whatever it bids above 30, unless it outbids both others,
-   * which takes 199 (ties to the lower index); so its threshold is 30; the others' is 20 (lot 6
-   * would still be theirs at 20... no: at 20 only lots 7, 8 and their asks count) */
-  CU_ASSERT_EQUAL(o.pay[2], 30);
+  /* each pays 30: bidding below 30 it would come last and find only lot 6 (ask 30) left */
+  CU_ASSERT(o.pay[0] == 30 && o.pay[1] == 30 && o.pay[2] == 30);
 }
 
 /* The same check on pay_as_bid must find a profitable misreport: shading the bid. */
@@ -694,6 +692,33 @@ static void test_double_known(void) {
   CU_ASSERT_EQUAL(da->reference(b.o, b.n, &(mkt_clearing){o.win, o.lot, o.pay}), -1);
 }
 
+/* The ranking by price, ties to the lower index, for small and large n (insertion sort up to 16
+ * orders, qsort above): on one lot of G GPUs with single-GPU orders that all fit, pay_as_bid's and
+ * vickrey's winners are the first G of that ranking. */
+static void test_ranking(void) {
+  rng g = {.s = 8};
+  chk c = {0};
+  for (int t = 0; t < 400; t++) {
+    inst in = {.n = (size_t)rng_int(&g, 1, MAXN), .nl = 1};
+    in.l[0] = (mkt_lot){.gpus = (uint32_t)rng_int(&g, 1, 30), .mem_gb = 24, .pl_min_w = 100, .pl_max_w = 300,
+                        .min_ask = 100};
+    for (size_t i = 0; i < in.n; i++)
+      in.o[i] = (mkt_order){.price = rng_int(&g, 100, 110), .gpus = 1, .power_w = 200, .home = -1};
+    for (int r = 0; r < 2; r++) {
+      outcome out;
+      run_rule(mkt_rule_find(r ? "vickrey" : "pay_as_bid"), &in, &out);
+      for (size_t i = 0; i < in.n; i++) {
+        size_t before = 0; /* orders ranked before i */
+        for (size_t j = 0; j < in.n; j++)
+          before += in.o[j].price > in.o[i].price || (in.o[j].price == in.o[i].price && j < i);
+        CHECK(&c, out.win[i] == (before < in.l[0].gpus), "case %d (n = %zu): order %zu ranked %zu, win %d",
+              t, in.n, i, before, out.win[i]);
+      }
+    }
+  }
+  chk_report(&c, "ranking");
+}
+
 /* ---- 5. determinism, edges, home-keeping --------------------------------------------------------- */
 static void test_determinism(void) {
   rng g = {.s = 7};
@@ -743,6 +768,18 @@ static void test_edges(void) {
     CU_ASSERT_EQUAL(lot[0], 0);
     o[0].home = 0;
   }
+  /* an order for no GPU never wins, with few lots or many */
+  for (size_t nl = 1; nl <= 9; nl += 8) {
+    inst z = {.n = 2, .nl = nl};
+    for (size_t k = 0; k < nl; k++) z.l[k] = l;
+    z.o[0] = (mkt_order){.price = 1000000, .gpus = 0, .power_w = 200, .home = -1};
+    z.o[1] = o[1];
+    for (size_t k = 0; mkt_rule_table[k]; k++) {
+      outcome oz;
+      CU_ASSERT_EQUAL(run_rule(mkt_rule_table[k], &z, &oz), 1);
+      CU_ASSERT(!oz.win[0] && oz.win[1]);
+    }
+  }
 }
 
 /* Two identical lots: first fit would put a running order on lot 0, but it keeps its home, lot 1,
@@ -783,6 +820,7 @@ static CU_TestInfo rule_tests[] = {
     {"gigaspot on one lot maximises profit", test_gigaspot_single_lot},
     {"knapsack reaches the best revenue on one lot", test_knapsack_single_lot},
     {"double auction known answers", test_double_known},
+    {"ranking by price, ties to the lower index", test_ranking},
     {"same input, same output", test_determinism},
     {"n = 0, nl = 0 and bad arguments", test_edges},
     {"a running winner keeps its home", test_home_keeping},

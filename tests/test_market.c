@@ -4,6 +4,7 @@
 #include "models/market/mkt.h"
 
 #include <CUnit/CUnit.h>
+#include <unistd.h>
 #include <gsl/gsl_rng.h>
 #include <math.h>
 #include <stdio.h>
@@ -323,6 +324,37 @@ static void test_traces(void) {
   free(j);
 }
 
+/* A kernels calibration file sets the cluster speed model; a bad value names file and line. */
+static void test_calibration(void) {
+  char p[] = "/tmp/test_market_calib_XXXXXX";
+  int fd = mkstemp(p);
+  CU_ASSERT_FATAL(fd >= 0);
+  FILE *f = fdopen(fd, "w");
+  fputs("key,value,unit,device,note\n"
+        "stream_bw_gbs,3661,GB/s,H200,\"triad, 3 arrays\"\n"
+        "even_split_efficiency,0.8,1,H200,measured\n"
+        "dynamic_efficiency,0.9,1,H200,measured\n"
+        "chunk_overhead_s,0.002,s,H200,measured\n",
+        f);
+  fclose(f);
+  sched_config c;
+  sched_config_default(&c);
+  char err[512];
+  CU_ASSERT_EQUAL(mkt_calibration_load(p, &c.cluster, err, sizeof err), 0);
+  CU_ASSERT_DOUBLE_EQUAL(c.cluster.even_eff, 0.8, 0);
+  CU_ASSERT_DOUBLE_EQUAL(c.cluster.dynamic_eff, 0.9, 0);
+  CU_ASSERT_DOUBLE_EQUAL(c.cluster.weighted_eff, 1.0, 0); /* not in the file: default */
+  CU_ASSERT_DOUBLE_EQUAL(c.cluster.chunk_overhead_s, 0.002, 0);
+  f = fopen(p, "w");
+  fputs("key,value,unit,device,note\nweighted_split_efficiency,1.7,1,x,y\n", f);
+  fclose(f);
+  CU_ASSERT_EQUAL(mkt_calibration_load(p, &c.cluster, err, sizeof err), MKT_EFORMAT);
+  char want[600];
+  snprintf(want, sizeof want, "%s:2: weighted_split_efficiency", p);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, want));
+  unlink(p);
+}
+
 static CU_TestInfo econ_tests[] = {
     {"ledger conserves money", test_ledger_conserves},
     {"fee and cost arithmetic", test_fee_and_cost},
@@ -339,6 +371,7 @@ static CU_TestInfo econ_tests[] = {
 static CU_TestInfo data_tests[] = {
     {"gpus.csv loads and errors name the line", test_gpus_csv},
     {"Alibaba traces load", test_traces},
+    {"kernels calibration file loads and errors name the line", test_calibration},
     CU_TEST_INFO_NULL};
 
 CU_SuiteInfo spotlab_suites[] = {

@@ -1,6 +1,8 @@
 /* test_market_model.c - the market model on the engine (one rank): M/M/c mean wait against Erlang C,
- * money conserved under every clearing rule, churn giving the expected availability, and bad
- * scenario values reported as FILE:LINE errors. */
+ * money conserved under every clearing rule, churn giving the expected availability, bad
+ * scenario values reported as FILE:LINE errors, and the market on the scheduling core: policies
+ * compared on common random numbers, standby promotion, bids that fit no host, individual
+ * rationality on random markets, GigaSPOT against pay as bid. */
 #include "models/market/mkt_model.h"
 
 #include <CUnit/CUnit.h>
@@ -430,6 +432,226 @@ static void test_metrics_follow_scenario(void) {
   unload(&l);
 }
 
+
+/* ---- the market on the scheduling core ------------------------------------------------------ */
+/* Runs one replication and keeps the results (tables) for inspection; returns the check status. */
+static int run_keep(loaded *l, uint64_t seed, sim_results *r, char *msg, size_t len) {
+  sim_run_opts o = {seed, 0, 0, NULL};
+  if (sim_run(&l->model, &o, r) != 0) return -1;
+  return mkt_class.check(&l->model, r, msg, len);
+}
+
+/* Policies compared in one run see the same providers, churn and arrivals: every provider is
+ * available exactly as long in every world (pools fixed: no switching). Standbys are promoted
+ * when their host leaves (replacements > 0 only where the policy is standby), and the paired
+ * differences are the per-world metrics' differences. */
+static const char *crn_text =
+    "market = {\n"
+    "  compare_policies = \"none, standby\"; heartbeat_timeout = \"60s\";\n"
+    "  training = { share = 1.0; dur_mean_h = 4.0; gpus_min = 1; gpus_max = 2; mem_min_gb = 0.0; value_usd_h = 5.0;\n"
+    "               checkpoint_h = 1.0; standby_k = 1; pool_share = [0.5, 0.0, 0.5]; patience_h = 0.0; };\n"
+    "  inference = { share = 0.0; }; batch = { share = 0.0; };\n"
+    "  personas = ( { name = \"katie\"; pool = \"fixed\"; alt_pool = \"fixed\"; fit = \"skype06\"; },\n"
+    "               { name = \"henry\"; pool = \"flexible\"; alt_pool = \"flexible\"; fit = \"overnet03\"; } );\n"
+    "  regions = ( { name = \"eu\"; providers = 60; persona_share = [0.5, 0.5]; gpu_mix = \"rtx4090:0.6, a100:0.4\";\n"
+    "                jobs_per_h = 4.0; } );\n"
+    "};\n";
+
+static void test_policies_common_random_numbers(void) {
+  loaded l;
+  int rc = load(&l, crn_text, 3 * 86400.0);
+  if (rc) fprintf(stderr, "%s\n", l.d.first);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  sim_results r;
+  char msg[512] = "";
+  int bad = run_keep(&l, 3, &r, msg, sizeof msg);
+  if (bad) fprintf(stderr, "%s\n", msg);
+  CU_ASSERT_EQUAL_FATAL(bad, 0);
+  const mkt_prov_rec *p = (const mkt_prov_rec *)r.tables[MKT_T_PROVIDERS];
+  size_t np = r.nrecords[MKT_T_PROVIDERS];
+  CU_ASSERT_EQUAL_FATAL(np, 2 * 60);
+  for (size_t i = 0; i < 60; i++) {
+    CU_ASSERT_EQUAL(p[i].world, 0);
+    CU_ASSERT_EQUAL(p[60 + i].world, 1);
+    CU_ASSERT_EQUAL(p[i].id, p[60 + i].id);
+    CU_ASSERT_DOUBLE_EQUAL(p[i].available_h, p[60 + i].available_h, 0); /* the same churn, exactly */
+    CU_ASSERT_DOUBLE_EQUAL(p[i].down_h, p[60 + i].down_h, 0);
+  }
+  const mkt_job_rec *j = (const mkt_job_rec *)r.tables[MKT_T_JOBS];
+  size_t sub[2] = {0, 0}, repl[2] = {0, 0}, sb_h[2] = {0, 0};
+  for (size_t k = 0; k < r.nrecords[MKT_T_JOBS]; k++) {
+    int w = j[k].world;
+    CU_ASSERT_FATAL(w == 0 || w == 1);
+    CU_ASSERT_STRING_EQUAL(j[k].policy, w == 0 ? "none" : "standby");
+    sub[w]++;
+    repl[w] += j[k].replacements > 0;
+    sb_h[w] += j[k].standby_gpu_h > 0;
+  }
+  CU_ASSERT_EQUAL(sub[0], sub[1]); /* the same arrivals */
+  CU_ASSERT_EQUAL(repl[0], 0);     /* nothing to promote without standbys */
+  CU_ASSERT(repl[1] > 0);          /* standbys promoted when a member's host left */
+  CU_ASSERT_EQUAL(sb_h[0], 0);
+  CU_ASSERT(sb_h[1] > 0);
+  double *out = calloc(l.nmetrics, sizeof *out);
+  mkt_class.compute_metrics(&l.model, &r, out);
+  int g0 = metric_index(&l, "goodput.policy.none"), g1 = metric_index(&l, "goodput.policy.standby"),
+      gd = metric_index(&l, "goodput_vs_none.policy.standby"), ld = metric_index(&l, "lost_gpu_h_vs_none.policy.standby");
+  CU_ASSERT_FATAL(g0 >= 0 && g1 >= 0 && gd >= 0 && ld >= 0);
+  CU_ASSERT_DOUBLE_EQUAL(out[gd], out[g1] - out[g0], 1e-12);
+  CU_ASSERT(isfinite(out[ld]));
+  free(out);
+  sim_results_free(&r);
+  unload(&l);
+}
+
+/* A bid that fits no host (8 GPUs; hosts have at most 2) never wins and never preempts running
+ * work, whatever its price, under every rule. Without churn, and with the other bids all equal
+ * single-GPU bids (none outbids another, not even on revenue), nothing else interrupts: no job is
+ * interrupted at all. */
+static const char *nofit_text =
+    "market = {\n"
+    "  churn = false; calendars = false; self_use = false;\n"
+    "  bidding = { rule = \"%s\"; min_bid_usd_h = 0.01; };\n"
+    "  training = { share = 0.3; dur_mean_h = 2.0; gpus_min = 8; gpus_max = 8; mem_min_gb = 0.0; value_usd_h = 50.0;\n"
+    "               value_sigma = 0.0; pool_share = [0.0, 1.0, 0.0]; patience_h = 0.0; };\n"
+    "  batch = { share = 0.7; dur_mean_h = 3.0; gpus_min = 1; gpus_max = 1; mem_min_gb = 0.0; value_usd_h = 0.5;\n"
+    "            value_sigma = 0.0; pool_share = [0.0, 1.0, 0.0]; patience_h = 0.0; };\n"
+    "  inference = { share = 0.0; };\n"
+    "  personas = ( { name = \"henry\"; pool = \"bidding\"; alt_pool = \"bidding\"; min_margin = 0.0; } );\n"
+    "  regions = ( { name = \"eu\"; providers = 12; persona_share = [1.0]; gpu_mix = \"rtx4090:1\";\n"
+    "                gpus_per_provider = [0.5, 0.5]; jobs_per_h = 10.0; energy_usd_kwh = 0.2; } );\n"
+    "};\n";
+
+static void test_bid_fits_nowhere(void) {
+  for (int rule = 0; mkt_rule_names[rule]; rule++) {
+    char text[4096];
+    snprintf(text, sizeof text, nofit_text, mkt_rule_names[rule]);
+    loaded l;
+    CU_ASSERT_EQUAL_FATAL(load(&l, text, 2 * 86400.0), 0);
+    sim_results r;
+    char msg[512] = "";
+    int bad = run_keep(&l, 9, &r, msg, sizeof msg);
+    if (bad) fprintf(stderr, "rule %s: %s\n", mkt_rule_names[rule], msg);
+    CU_ASSERT_EQUAL(bad, 0);
+    const mkt_job_rec *j = (const mkt_job_rec *)r.tables[MKT_T_JOBS];
+    size_t big = 0, small_started = 0;
+    for (size_t k = 0; k < r.nrecords[MKT_T_JOBS]; k++) {
+      if (j[k].interruptions) fprintf(stderr, "rule %s: job %llu (%d GPUs) interrupted %d times\n", mkt_rule_names[rule],
+                                      (unsigned long long)j[k].id, j[k].gpus, j[k].interruptions);
+      CU_ASSERT_EQUAL(j[k].interruptions, 0);
+      if (j[k].gpus == 8) {
+        big++;
+        CU_ASSERT(isnan(j[k].start_s));
+        CU_ASSERT_EQUAL(j[k].cost_musd, 0);
+      } else {
+        small_started += !isnan(j[k].start_s);
+      }
+    }
+    CU_ASSERT(big > 0);
+    CU_ASSERT(small_started > 0);
+    sim_results_free(&r);
+    unload(&l);
+  }
+}
+
+/* Individual rationality on random markets: random multi-GPU bids (1-4 GPUs, log-normal values
+ * with sigma 1), churn and self-use, under every rule and several seeds: no job pays more per
+ * GPU-hour than its bid (bidding) or value (fixed, flexible), no cost is negative, money is
+ * conserved (all checked by the model's end-of-run check), and bids do run. */
+static const char *ir_text =
+    "market = {\n"
+    "  bidding = { rule = \"%s\"; min_bid_usd_h = 0.01; };\n"
+    "  fixed = { penalty_h = 50.0; };\n"
+    "  training = { share = 0.5; dur_mean_h = 3.0; gpus_min = 1; gpus_max = 4; mem_min_gb = 0.0; value_usd_h = 0.4;\n"
+    "               value_sigma = 1.0; power_w = %d; pool_share = [0.2, 0.6, 0.2]; patience_h = 12.0; };\n"
+    "  batch = { share = 0.5; dur_mean_h = 1.0; gpus_min = 1; gpus_max = 2; mem_min_gb = 0.0; value_usd_h = 0.3;\n"
+    "            value_sigma = 1.0; power_w = %d; pool_share = [0.2, 0.6, 0.2]; patience_h = 12.0; };\n"
+    "  inference = { share = 0.0; };\n"
+    "  personas = ( { name = \"henry\"; pool = \"bidding\"; alt_pool = \"bidding\"; fit = \"skype06\"; self_per_day = 1.0; },\n"
+    "               { name = \"jade\"; pool = \"fixed\"; alt_pool = \"fixed\"; fit = \"skype06\"; },\n"
+    "               { name = \"katie\"; pool = \"flexible\"; alt_pool = \"flexible\"; fit = \"skype06\"; } );\n"
+    "  regions = ( { name = \"eu\"; providers = 40; persona_share = [0.6, 0.2, 0.2];\n"
+    "                gpu_mix = \"rtx3060:0.3, rtx4090:0.4, a100:0.3\"; gpus_per_provider = [0.4, 0.3, 0.3];\n"
+    "                jobs_per_h = 12.0; energy_usd_kwh = %.2f; } );\n"
+    "};\n";
+
+static void test_individual_rationality_random(void) {
+  unsigned runs = 0, ran_bids = 0;
+  for (int rule = 0; mkt_rule_names[rule]; rule++)
+    for (int seed = 1; seed <= 3; seed++) {
+      char text[4096];
+      /* power limits and energy prices vary with the seed */
+      snprintf(text, sizeof text, ir_text, mkt_rule_names[rule], 150 + 100 * seed, 400 - 80 * seed, 0.1 * seed);
+      loaded l;
+      int rc = load(&l, text, 2 * 86400.0);
+      if (rc) fprintf(stderr, "%s\n", l.d.first);
+      CU_ASSERT_EQUAL_FATAL(rc, 0);
+      sim_results r;
+      char msg[512] = "";
+      int bad = run_keep(&l, (uint64_t)(100 + seed), &r, msg, sizeof msg);
+      if (bad) fprintf(stderr, "rule %s seed %d: %s\n", mkt_rule_names[rule], seed, msg);
+      CU_ASSERT_EQUAL(bad, 0);
+      const mkt_job_rec *j = (const mkt_job_rec *)r.tables[MKT_T_JOBS];
+      for (size_t k = 0; k < r.nrecords[MKT_T_JOBS]; k++) {
+        CU_ASSERT(j[k].cost_musd >= 0);
+        if (strcmp(j[k].pool, "bidding") || !(j[k].gpu_h > 0)) continue;
+        ran_bids++;
+        CU_ASSERT(j[k].paid_usd_h <= j[k].bid_usd_h * (1 + 1e-9) + 1e-6);
+      }
+      runs++;
+      sim_results_free(&r);
+      unload(&l);
+    }
+  CU_ASSERT_EQUAL(runs, 15);
+  CU_ASSERT(ran_bids > 100);
+}
+
+/* GigaSPOT ranks bids by profit for the host (price - energy at the bid's power limit), pay as
+ * bid by price: with dear energy, a lower bid at a low power limit beats a higher bid at a high
+ * one under GigaSPOT and loses under pay as bid. */
+static const char *power_text =
+    "market = {\n"
+    "  churn = false; calendars = false; self_use = false;\n"
+    "  bidding = { rule = \"%s\"; min_bid_usd_h = 0.01; };\n"
+    "  training = { share = 0.5; dur_mean_h = 2.0; gpus_min = 1; gpus_max = 1; mem_min_gb = 0.0; value_usd_h = 0.60;\n"
+    "               value_sigma = 0.0; power_w = 450.0; pool_share = [0.0, 1.0, 0.0]; patience_h = 0.0; };\n"
+    "  batch = { share = 0.5; dur_mean_h = 2.0; gpus_min = 1; gpus_max = 1; mem_min_gb = 0.0; value_usd_h = 0.50;\n"
+    "            value_sigma = 0.0; power_w = 180.0; pool_share = [0.0, 1.0, 0.0]; patience_h = 0.0; };\n"
+    "  inference = { share = 0.0; };\n"
+    "  personas = ( { name = \"henry\"; pool = \"bidding\"; alt_pool = \"bidding\"; min_margin = 0.0; } );\n"
+    "  regions = ( { name = \"eu\"; providers = 8; persona_share = [1.0]; gpu_mix = \"rtx4090:1\";\n"
+    "                jobs_per_h = 12.0; weekend_factor = 1.0; energy_usd_kwh = 1.0; } );\n"
+    "};\n";
+
+static void test_gigaspot_power_limits(void) {
+  double started[2][2] = {{0}}; /* [rule][class: training, batch] */
+  const char *rules[2] = {"gigaspot", "pay_as_bid"};
+  for (int ri = 0; ri < 2; ri++) {
+    char text[4096];
+    snprintf(text, sizeof text, power_text, rules[ri]);
+    loaded l;
+    CU_ASSERT_EQUAL_FATAL(load(&l, text, 3 * 86400.0), 0);
+    sim_results r;
+    char msg[512] = "";
+    CU_ASSERT_EQUAL(run_keep(&l, 4, &r, msg, sizeof msg), 0);
+    const mkt_job_rec *j = (const mkt_job_rec *)r.tables[MKT_T_JOBS];
+    double sub[2] = {0, 0};
+    for (size_t k = 0; k < r.nrecords[MKT_T_JOBS]; k++) {
+      int b = !strcmp(j[k].cls, "batch");
+      sub[b]++;
+      started[ri][b] += !isnan(j[k].start_s);
+    }
+    for (int b = 0; b < 2; b++) started[ri][b] /= sub[b];
+    sim_results_free(&r);
+    unload(&l);
+  }
+  fprintf(stderr, "\n  started share: gigaspot training %.3f batch %.3f; pay_as_bid training %.3f batch %.3f\n",
+          started[0][0], started[0][1], started[1][0], started[1][1]);
+  /* profit per GPU-hour at 1 USD/kWh: training 0.60 - 0.45 = 0.15, batch 0.50 - 0.18 = 0.32 */
+  CU_ASSERT(started[0][1] > started[0][0]); /* GigaSPOT favours the low-power batch bids */
+  CU_ASSERT(started[1][0] > started[1][1]); /* pay as bid favours the higher training bids */
+}
+
 static CU_TestInfo model_tests[] = {
     {"M/M/c mean wait within the CI of Erlang C", test_mmc_erlang_c},
     {"money conserved under every clearing rule", test_money_conserved_all_rules},
@@ -440,6 +662,10 @@ static CU_TestInfo model_tests[] = {
     {"trace replay submits the trace's requests", test_trace_replay},
     {"bad scenario values give FILE:LINE errors", test_bad_values},
     {"metrics are named after the scenario's personas and regions", test_metrics_follow_scenario},
+    {"compared policies share providers, churn and arrivals; standbys are promoted", test_policies_common_random_numbers},
+    {"a bid that fits no host never wins and never preempts", test_bid_fits_nowhere},
+    {"individual rationality on random markets under every rule", test_individual_rationality_random},
+    {"GigaSPOT differs from pay as bid when power limits differ", test_gigaspot_power_limits},
     CU_TEST_INFO_NULL};
 
 CU_SuiteInfo spotlab_suites[] = {{"market model", NULL, NULL, NULL, NULL, model_tests}, CU_SUITE_INFO_NULL};

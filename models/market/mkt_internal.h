@@ -92,7 +92,7 @@ typedef struct mkt_job {
   int64_t gpu_ms;         /* GPU time billed (members and standbys), GPU*ms */
   int64_t standby_ms, lost_ms, ckpt_ms, redundant_ms; /* overheads, GPU*ms */
   uint32_t hosts;         /* distinct hosts of its first placement */
-  uint16_t gpus, interruptions;
+  uint16_t gpus, interruptions, replacements;
   uint8_t cls, state, from_trace, started;
   mkt_run runs[SCHED_MAX_RUNS];
 } mkt_job;

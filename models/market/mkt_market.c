@@ -113,6 +113,7 @@ void mkt__job_record(sim_lp *lp, const mkt_ctx *c, const mkt_market *m, const mk
   r.world = (int32_t)m->world;
   r.gpus = j->gpus;
   r.interruptions = j->interruptions;
+  r.replacements = j->replacements;
   r.hosts = (int32_t)j->hosts;
   r.submit_s = j->submit;
   r.start_s = j->started ? j->first_start : NAN;

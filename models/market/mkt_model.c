@@ -490,6 +490,7 @@ static const sim_field mkt__job_fields[] = {
     {"world", SIM_F_I32, offsetof(mkt_job_rec, world), "1"},
     {"gpus", SIM_F_I32, offsetof(mkt_job_rec, gpus), "GPUs"},
     {"interruptions", SIM_F_I32, offsetof(mkt_job_rec, interruptions), "1"},
+    {"replacements", SIM_F_I32, offsetof(mkt_job_rec, replacements), "1"},
     {"hosts", SIM_F_I32, offsetof(mkt_job_rec, hosts), "hosts"},
     {"deadline_missed", SIM_F_I32, offsetof(mkt_job_rec, deadline_missed), "1"},
     {"submit_s", SIM_F_F64, offsetof(mkt_job_rec, submit_s), "s"},
@@ -988,6 +989,22 @@ static const mkt__mq mkt__sq[] = {
     {"pool_switches", "1", "providers' pool switches", 0},
     {"money_conserved", "1", "1 if the double-entry ledger sums to exactly 0", 1},
 };
+/* Fault tolerance, per class (the baseline world) and, when policies are compared, per policy
+ * with the paired difference from the first listed policy (same providers, churn and arrivals). */
+static const mkt__mq mkt__fq[] = {
+    {"goodput", "1", "reference GPU-hours of completed jobs per GPU-hour billed (members and standbys)", 1},
+    {"lost_gpu_h", "GPU*h", "GPU time lost: work since the last checkpoint, recovery of replacements", 1},
+    {"deadline_misses", "jobs", "jobs with a deadline that ended late or failed", 0},
+    {"cost_per_useful_gpu_h", "USD/h", "billed cost of completed jobs per reference GPU-hour of their work", 1},
+    {"standby_gpu_h", "GPU*h", "GPU time billed for standbys", 0},
+    {"checkpoint_gpu_h", "GPU*h", "GPU time spent writing checkpoints", 0},
+    {"completed_share", "1", "completed / submitted jobs", 0},
+};
+static const mkt__mq mkt__wq[] = {
+    {"provider_income", "USD", "income received by providers (stakes excluded)", 1},
+};
+#define MQ_F (sizeof mkt__fq / sizeof mkt__fq[0])
+#define MQ_W (sizeof mkt__wq / sizeof mkt__wq[0])
 #define MQ_P (sizeof mkt__pq / sizeof mkt__pq[0])
 #define MQ_POOL (sizeof mkt__poolq / sizeof mkt__poolq[0])
 #define MQ_R (sizeof mkt__rq / sizeof mkt__rq[0])
@@ -998,7 +1015,8 @@ enum { MX_PRICE_MEAN, MX_PLATFORM, MX_CLIENT_COST, MX_PROVIDER_INCOME, MX_TREASU
 
 /* Offsets of the blocks for a context. */
 typedef struct mkt__mlayout {
-  size_t pers, pool, reg, cls, scal, n;
+  size_t pers, pool, reg, cls, scal, ftc, wld, dif, n;
+  unsigned nq; /* quantities per world: MQ_F + MQ_W + npers (income per available hour) */
 } mkt__mlayout;
 static mkt__mlayout mkt__layout(const mkt_ctx *c) {
   mkt__mlayout L;
@@ -1007,7 +1025,11 @@ static mkt__mlayout mkt__layout(const mkt_ctx *c) {
   L.reg = L.pool + MQ_POOL * MKT_NPOOLS;
   L.cls = L.reg + MQ_R * c->nreg;
   L.scal = L.cls + MQ_C * MKT_NCLASSES;
-  L.n = L.scal + MQ_S;
+  L.ftc = L.scal + MQ_S;
+  L.nq = (unsigned)(MQ_F + MQ_W + c->npers);
+  L.wld = L.ftc + MQ_F * MKT_NCLASSES;
+  L.dif = L.wld + (c->nworlds > 1 ? (size_t)L.nq * c->nworlds : 0);
+  L.n = L.dif + (c->nworlds > 1 ? (size_t)L.nq * (c->nworlds - 1) : 0);
   return L;
 }
 
@@ -1049,6 +1071,31 @@ static int mkt__metrics_build(mkt_ctx *c) {
       mkt__metric_set(&c->metrics[k], &c->metric_names[k], &mkt__cq[q], "class", mkt_class_names[j]);
     }
   for (size_t q = 0; q < MQ_S; q++) mkt__metric_set(&c->metrics[L.scal + q], &c->metric_names[L.scal + q], &mkt__sq[q], NULL, NULL);
+  for (size_t q = 0; q < MQ_F; q++)
+    for (unsigned j = 0; j < MKT_NCLASSES; j++) {
+      size_t k = L.ftc + q * MKT_NCLASSES + j;
+      mkt__mq x = mkt__fq[q];
+      x.headline = 0;
+      mkt__metric_set(&c->metrics[k], &c->metric_names[k], &x, "class", mkt_class_names[j]);
+    }
+  /* per policy: QUANTITY.policy.P; paired differences: QUANTITY_vs_BASE.policy.P */
+  static const mkt__mq inc = {"income_per_available_hour", "USD/h", "income per available GPU-hour", 1};
+  for (unsigned w = 0; c->nworlds > 1 && w < c->nworlds; w++)
+    for (unsigned q = 0; q < L.nq; q++) {
+      mkt__mq x = q < MQ_F ? mkt__fq[q] : q < MQ_F + MQ_W ? mkt__wq[q - MQ_F] : inc;
+      char qn[96], val[64];
+      const char *pn = sched_policy_name((sched_policy)c->world_policy[w]);
+      if (q >= MQ_F + MQ_W) snprintf(val, sizeof val, "%s.persona.%s", pn, c->cfg->personas[q - MQ_F - MQ_W].name);
+      else snprintf(val, sizeof val, "%s", pn);
+      size_t k = L.wld + (size_t)w * L.nq + q;
+      mkt__metric_set(&c->metrics[k], &c->metric_names[k], &x, "policy", val);
+      if (w == 0) continue;
+      snprintf(qn, sizeof qn, "%s_vs_%s", x.q, sched_policy_name((sched_policy)c->world_policy[0]));
+      mkt__mq y = {qn, x.unit, "paired difference from the first compared policy (common random numbers)",
+                   q < MQ_F + MQ_W ? x.headline : 0};
+      k = L.dif + (size_t)(w - 1) * L.nq + q;
+      mkt__metric_set(&c->metrics[k], &c->metric_names[k], &y, "policy", val);
+    }
   for (size_t k = 0; k < L.n; k++)
     if (!c->metric_names[k]) return SIM_ENOMEM;
   return SIM_OK;
@@ -1061,6 +1108,20 @@ static const sim_metric_def *mkt__model_metrics(const sim_model *m, unsigned *n)
 }
 
 static double mkt__div(double a, double b) { return b != 0 ? a / b : NAN; }
+
+/* The fault-tolerance quantities (mkt__fq order) of classes [k0, k1) from a jobs series. */
+static void mkt__ft_values(const int64_t *jobs, int k0, int k1, double *v) {
+  double sum[MKT_NJCOLS] = {0};
+  for (int k = k0; k < k1; k++)
+    for (int i = 0; i < MKT_NJCOLS; i++) sum[i] += (double)jobs[k * MKT_NJCOLS + i];
+  v[0] = mkt__div(sum[MKT_J_USEFUL_MS], sum[MKT_J_GPU_MS]);
+  v[1] = sum[MKT_J_LOST_MS] / 3.6e6;
+  v[2] = sum[MKT_J_MISSED];
+  v[3] = mkt__div(sum[MKT_J_DONE_COST] / MKT_MUSD, sum[MKT_J_USEFUL_MS] / 3.6e6);
+  v[4] = sum[MKT_J_STANDBY_MS] / 3.6e6;
+  v[5] = sum[MKT_J_CKPT_MS] / 3.6e6;
+  v[6] = mkt__div(sum[MKT_J_DONE], sum[MKT_J_SUBMITTED]);
+}
 
 static void mkt__compute(const sim_model *m, const sim_results *r, double *out) {
   const mkt_ctx *c = m->ctx;
@@ -1147,51 +1208,97 @@ static void mkt__compute(const sim_model *m, const sim_results *r, double *out) 
   int of = 0;
   for (int a = 0; a < MKT_NACCOUNTS; a++) of |= __builtin_add_overflow(sum, Lg[a], &sum);
   SC[MX_CONSERVED] = (!of && sum == 0) ? 1.0 : 0.0;
+  /* fault tolerance per class (baseline world) */
+  for (int k = 0; k < MKT_NCLASSES; k++) {
+    double v[MQ_F];
+    mkt__ft_values(r->series[MKT_S_JOBS], k, k + 1, v);
+    for (size_t q = 0; q < MQ_F; q++) out[X.ftc + q * MKT_NCLASSES + k] = v[q];
+  }
+  if (c->nworlds < 2) return;
+  for (unsigned w = 0; w < c->nworlds; w++) {
+    double *o = out + X.wld + (size_t)w * X.nq;
+    mkt__ft_values(r->series[w * MKT_NSERIES + MKT_S_JOBS], 0, MKT_NCLASSES, o);
+    const int64_t *pw = r->series[w * MKT_NSERIES + MKT_S_POOL], *pp = r->series[w * MKT_NSERIES + MKT_S_PERSONA];
+    double inc = 0;
+    for (int i = 0; i < MKT_NPOOLS; i++) inc += (double)pw[i * MKT_NPCOLS + MKT_P_INCOME];
+    o[MQ_F] = inc / MKT_MUSD;
+    for (unsigned pi = 0; pi < c->npers; pi++)
+      o[MQ_F + MQ_W + pi] = mkt__div((double)pp[pi * MKT_NPCOLS + MKT_P_INCOME] / MKT_MUSD,
+                                     (double)pp[pi * MKT_NPCOLS + MKT_P_AVAIL_MS] / 3.6e6);
+  }
+  for (unsigned w = 1; w < c->nworlds; w++)
+    for (unsigned q = 0; q < X.nq; q++)
+      out[X.dif + (size_t)(w - 1) * X.nq + q] = out[X.wld + (size_t)w * X.nq + q] - out[X.wld + q];
 }
 
-/* End-of-run checks, from integer records only: the ledger sums to zero; the providers' table
- * agrees with the providers' account and with the per-persona income counters; the jobs' billed
- * costs agree with the clients' account. */
+/* End-of-run checks, from integer records only, in every world: the ledger sums to zero; the
+ * providers' table agrees with the providers' account and with the per-persona income counters;
+ * the jobs' billed costs agree with the clients' account; no job's cost is negative, and none paid
+ * more per GPU-hour than its value (fixed, flexible) or its bid (bidding): individual
+ * rationality, checked on every run. */
 static int mkt__check(const sim_model *m, const sim_results *r, char *msg, size_t len) {
   const mkt_ctx *c = m->ctx;
-  const int64_t *L = r->series[MKT_S_LEDGER];
-  int64_t sum = 0;
-  int of = 0;
-  for (int a = 0; a < MKT_NACCOUNTS; a++) of |= __builtin_add_overflow(sum, L[a], &sum);
-  if (of || sum != 0) {
-    snprintf(msg, len, "money not conserved: ledger sums to %lld musd (clients %lld, providers %lld, platform %lld, "
-             "treasury %lld, stakes %lld, transit %lld)", (long long)sum, (long long)L[0], (long long)L[1],
-             (long long)L[2], (long long)L[3], (long long)L[4], (long long)L[5]);
-    return 1;
-  }
-  /* the platform's account = fees collected - the treasuries' seed funding */
-  int64_t fees = 0, seeds = (int64_t)c->nreg * (int64_t)llround(c->cfg->flexible.seed_usd * MKT_MUSD);
-  for (int i = 0; i < MKT_NPOOLS; i++) fees += r->series[MKT_S_FEES][i];
-  if (L[MKT_A_PLATFORM] != fees - seeds) {
-    snprintf(msg, len, "platform account %lld musd != fees %lld - treasury seeds %lld", (long long)L[MKT_A_PLATFORM],
-             (long long)fees, (long long)seeds);
-    return 1;
-  }
-  if (c->cfg->record_providers) {
-    const mkt_prov_rec *pr = (const mkt_prov_rec *)r->tables[MKT_T_PROVIDERS];
-    int64_t bal = 0, inc = 0, pinc = 0;
-    for (size_t k = 0; k < r->nrecords[MKT_T_PROVIDERS]; k++) { bal += pr[k].balance_musd; inc += pr[k].income_musd; }
-    for (unsigned p = 0; p < c->npers; p++) pinc += r->series[MKT_S_PERSONA][p * MKT_NPCOLS + MKT_P_INCOME];
-    if (r->nrecords[MKT_T_PROVIDERS] != c->nprov || bal != L[MKT_A_PROVIDERS] || inc != pinc) {
-      snprintf(msg, len, "provider records (%zu of %llu, balance %lld, income %lld) disagree with the ledger "
-               "(providers %lld) or the persona counters (income %lld)", r->nrecords[MKT_T_PROVIDERS],
-               (unsigned long long)c->nprov, (long long)bal, (long long)inc, (long long)L[MKT_A_PROVIDERS], (long long)pinc);
+  for (unsigned w = 0; w < c->nworlds; w++) {
+    const char *wn = c->world_policy[w] >= 0 ? sched_policy_name((sched_policy)c->world_policy[w]) : "";
+    const int64_t *L = r->series[w * MKT_NSERIES + MKT_S_LEDGER];
+    int64_t sum = 0;
+    int of = 0;
+    for (int a = 0; a < MKT_NACCOUNTS; a++) of |= __builtin_add_overflow(sum, L[a], &sum);
+    if (of || sum != 0) {
+      snprintf(msg, len, "%s%smoney not conserved: ledger sums to %lld musd (clients %lld, providers %lld, platform "
+               "%lld, treasury %lld, stakes %lld, transit %lld, nodes %lld, operators %lld)", wn, *wn ? ": " : "",
+               (long long)sum, (long long)L[0], (long long)L[1], (long long)L[2], (long long)L[3], (long long)L[4],
+               (long long)L[5], (long long)L[6], (long long)L[7]);
       return 1;
     }
-  }
-  if (c->cfg->record_jobs) {
-    const mkt_job_rec *jr = (const mkt_job_rec *)r->tables[MKT_T_JOBS];
-    int64_t cost = 0;
-    for (size_t k = 0; k < r->nrecords[MKT_T_JOBS]; k++) cost += jr[k].cost_musd;
-    if (cost != -L[MKT_A_CLIENTS]) {
-      snprintf(msg, len, "jobs' billed cost %lld musd disagrees with the clients' account %lld", (long long)cost,
-               (long long)L[MKT_A_CLIENTS]);
+    /* the platform's account = fees collected - the treasuries' seed funding */
+    int64_t fees = 0, seeds = (int64_t)c->nreg * (int64_t)llround(c->cfg->flexible.seed_usd * MKT_MUSD);
+    for (int i = 0; i < MKT_NPOOLS; i++) fees += r->series[w * MKT_NSERIES + MKT_S_FEES][i];
+    if (L[MKT_A_PLATFORM] != fees - seeds) {
+      snprintf(msg, len, "%s%splatform account %lld musd != fees %lld - treasury seeds %lld", wn, *wn ? ": " : "",
+               (long long)L[MKT_A_PLATFORM], (long long)fees, (long long)seeds);
       return 1;
+    }
+    if (c->cfg->record_providers) {
+      const mkt_prov_rec *pr = (const mkt_prov_rec *)r->tables[MKT_T_PROVIDERS];
+      int64_t bal = 0, inc = 0, pinc = 0;
+      size_t n = 0;
+      for (size_t k = 0; k < r->nrecords[MKT_T_PROVIDERS]; k++) {
+        if (pr[k].world != (int32_t)w) continue;
+        n++;
+        bal += pr[k].balance_musd;
+        inc += pr[k].income_musd;
+      }
+      for (unsigned p = 0; p < c->npers; p++) pinc += r->series[w * MKT_NSERIES + MKT_S_PERSONA][p * MKT_NPCOLS + MKT_P_INCOME];
+      if (n != c->nprov || bal != L[MKT_A_PROVIDERS] || inc != pinc) {
+        snprintf(msg, len, "%s%sprovider records (%zu of %llu, balance %lld, income %lld) disagree with the ledger "
+                 "(providers %lld) or the persona counters (income %lld)", wn, *wn ? ": " : "", n,
+                 (unsigned long long)c->nprov, (long long)bal, (long long)inc, (long long)L[MKT_A_PROVIDERS],
+                 (long long)pinc);
+        return 1;
+      }
+    }
+    if (c->cfg->record_jobs) {
+      const mkt_job_rec *jr = (const mkt_job_rec *)r->tables[MKT_T_JOBS];
+      int64_t cost = 0;
+      for (size_t k = 0; k < r->nrecords[MKT_T_JOBS]; k++) {
+        if (jr[k].world != (int32_t)w) continue;
+        cost += jr[k].cost_musd;
+        int64_t limit = strcmp(jr[k].pool, "bidding") ? jr[k].value_musd_h : jr[k].bid_musd_h;
+        int64_t gpu_ms = (int64_t)llround(jr[k].gpu_h * 3.6e6);
+        /* 1 musd of slack per GPU-hour: gpu_h went through a double */
+        if (jr[k].cost_musd < 0 || jr[k].cost_musd > mkt_cost(limit, gpu_ms) + (int64_t)jr[k].gpu_h + 1) {
+          snprintf(msg, len, "%s%sjob %llu (%s pool) cost %lld musd for %.6f GPU-h: %s", wn, *wn ? ": " : "",
+                   (unsigned long long)jr[k].id, jr[k].pool, (long long)jr[k].cost_musd, jr[k].gpu_h,
+                   jr[k].cost_musd < 0 ? "negative" : "more than its value or bid per GPU-hour");
+          return 1;
+        }
+      }
+      if (cost != -L[MKT_A_CLIENTS]) {
+        snprintf(msg, len, "%s%sjobs' billed cost %lld musd disagrees with the clients' account %lld", wn,
+                 *wn ? ": " : "", (long long)cost, (long long)L[MKT_A_CLIENTS]);
+        return 1;
+      }
     }
   }
   return 0;

@@ -194,7 +194,7 @@ typedef struct mkt_job_rec {
   uint64_t id;
   char cls[16], region[16], pool[16], outcome[16], policy[16];
   int32_t world;                /* index of the compared policy (0 = the baseline) */
-  int32_t gpus, interruptions, hosts, deadline_missed;
+  int32_t gpus, interruptions, replacements, hosts, deadline_missed;
   double submit_s, start_s, end_s, wait_s, cost_usd;
   double value_usd_h, bid_usd_h, paid_usd_h; /* per GPU-hour: valuation, bid, cost / GPU-hours */
   double gpu_h, work_gpu_h, standby_gpu_h, checkpoint_gpu_h, lost_gpu_h;

@@ -268,6 +268,7 @@ static void sink(void *ctx, const sched_decision *d) {
     mkt_run *r = run_find(j, d->run);
     if (!r) SIM_FATAL("replace in unknown run %u of job %u", d->run, d->job);
     advance(r, now);
+    j->replacements++;
     for (unsigned i = 0; i < r->n; i++)
       if (r->gpus[i] == d->old_gpu) r->gpus[i] = d->gpu;
     for (unsigned i = 0; i < r->nsb; i++)

@@ -50,9 +50,11 @@ int mkt_lot_fits(const mkt_lot *l, uint32_t free_gpus, const mkt_order *o) {
 
 /* ---- The table ----------------------------------------------------------------------------------- */
 
-/* Same order as mkt_rule_names (mkt.h), which tests/test_auction.c checks. */
+/* Same order as enum mkt_rule and mkt_rule_names (mkt.h); tests/test_auction.c checks the names. */
 const mkt_rule_ops *const mkt_rule_table[] = {&mkt_rule_gigaspot, &mkt_rule_pay_as_bid, &mkt_rule_vickrey,
                                               &mkt_rule_double, &mkt_rule_knapsack, NULL};
+_Static_assert(sizeof mkt_rule_table / sizeof *mkt_rule_table == MKT_RULE_KNAPSACK + 2,
+               "one descriptor per mkt_rule, then NULL");
 
 int mkt_rule_index(const char *name) {
   if (!name) return -1;

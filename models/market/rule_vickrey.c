@@ -1,6 +1,7 @@
-/* rule_vickrey.c - the second-price rule, truthful with multi-GPU bids: the greedy by price of
- * pay_as_bid decides who wins, and every winner pays its critical value (threshold price), the
- * lowest price at which it would still have won, all other bids unchanged.
+/* rule_vickrey.c - the second-price rule, truthful with multi-GPU bids: a greedy by price (the
+ * ranking of pay_as_bid, ties to the lower index) decides who wins, and every winner pays its
+ * critical value (threshold price), the lowest price at which it would still have won, all other
+ * bids unchanged. At its threshold an order wins.
  *
  * For a monotone allocation (a winner still wins when it bids more) charging the threshold makes
  * truthful bidding dominant (Myerson 1981, "Optimal auction design", Math. Oper. Res. 6(1)); for
@@ -17,8 +18,9 @@
  *   - any other order takes, among the lots with room, memory and power range for it, the one with
  *     the lowest ask for it (ties to the lower lot index), and wins if that ask <= its price.
  * Both keep the allocation monotone (a higher bid is processed earlier, when every lot has at least
- * as much room) and make the threshold >= the ask of the lot the order gets at its true bid.
- * Winners are re-priced at every clearing (reprice = 1). docs/auction.md.
+ * as much room) and make the threshold >= the ask of the lot the order gets at its true bid (at
+ * its threshold it may get another lot; it pays the threshold all the same). Winners are re-priced
+ * at every clearing (reprice = 1). docs/auction.md.
  */
 #include "models/market/mkt_rule_internal.h"
 

@@ -4,8 +4,8 @@
  * arrived, progressed, finished or failed; a checkpoint completed; a billing interval ended; a
  * service's load changed; a time tick) and answers with decisions (place a job run on a set of
  * GPUs, stop a run, checkpoint it, replace a member, reserve a standby, scale a service, end a
- * job). It does no I/O, reads no clock and holds no global state: the simulator (models/ftsim)
- * feeds it simulated events and the lab runner will feed it real ones, through this header only.
+ * job). It does no I/O, reads no clock and holds no global state: the simulator (the market model,
+ * models/market/mkt_place.c) feeds it simulated events and the lab runner will feed it real ones, through this header only.
  *
  * Time is the `t` of each event, in seconds; events must come in non-decreasing time.
  * Decisions go to the sink given in the configuration, synchronously, at the end of
@@ -123,8 +123,8 @@ typedef struct sched_net_params {
 } sched_net_params;
 
 /* Parameters of the clustering speed model (see sched_cluster_rate). The efficiencies, chunk
- * overhead and so on are plain numbers here; models/ftsim fills them from a kernels calibration
- * CSV when the scenario names one. */
+ * overhead and so on are plain numbers here; the market fills them from a kernels calibration
+ * CSV when the scenario names one (mkt_calibration_load). */
 typedef struct sched_cluster_params {
   sched_split split;
   double even_eff;        /* achieved / ideal compute throughput, even split */

@@ -21,6 +21,7 @@
 #include "models/sched/sched.h"
 
 #include <math.h>
+#include <string.h>
 
 /* ---- messages -------------------------------------------------------------------------------- */
 enum {
@@ -40,9 +41,10 @@ typedef struct mkt_msg {
   uint32_t gen;       /* run id / session / timer generation */
   uint32_t epoch;     /* FINISH / CKPT: to drop stale timers */
   int64_t a;          /* amount (musd), GPUs, interval start (ms) */
-  int64_t b;          /* interval end (ms), session */
-  double v;           /* work units (CKPT) */
+  int64_t b;          /* interval end (ms), session; CKPT, WAKE: a double's bits (mkt__d2i) */
 } mkt_msg;
+static inline int64_t mkt__d2i(double x) { int64_t i; memcpy(&i, &x, sizeof i); return i; }
+static inline double mkt__i2d(int64_t i) { double x; memcpy(&x, &i, sizeof x); return x; }
 
 /* ---- the context, per world ------------------------------------------------------------------ */
 static inline const mkt_ctx *mkt__ctx(sim_lp *lp) { return sim_lp_ctx(lp); }
@@ -93,21 +95,28 @@ typedef struct mkt_job {
   int64_t standby_ms, lost_ms, ckpt_ms, redundant_ms; /* overheads, GPU*ms */
   uint32_t hosts;         /* distinct hosts of its first placement */
   uint16_t gpus, interruptions, replacements;
-  uint8_t cls, state, from_trace, started;
-  mkt_run runs[SCHED_MAX_RUNS];
+  uint8_t cls, state, from_trace, started, nruns;
+  mkt_run *runs;          /* nruns: as many as its policy runs at once (mkt__job_runs) */
 } mkt_job;
+/* Run slots a job of class k needs in world w: the copies (replicate), the run and its backup
+ * (speculative), else one. */
+static inline uint8_t mkt__job_runs(const mkt_ctx *c, unsigned w, unsigned k) {
+  const sched_ft *f = &c->ft[w][k];
+  return f->policy == SCHED_FT_REPLICATE ? (uint8_t)f->replicas : f->policy == SCHED_FT_SPECULATIVE ? 2 : 1;
+}
 
 /* A host of this pool as the market sees it. */
 typedef struct mkt_host {
+  uint32_t prov;          /* global provider index */
   uint32_t session;       /* provider's availability session (from AVAIL) */
   int32_t cid;            /* first core GPU id of its GPUs, -1 before it first joins */
   uint16_t busy;          /* its GPUs employed (members and standbys) */
   uint16_t sby;           /* of which standbys */
   uint8_t in;             /* available in this pool */
   uint8_t unseen;         /* left unannounced; the core is told at detection */
+  uint16_t failures;      /* departures while employed */
   int64_t stake;          /* flexible pool: stake held for it, musd */
   int64_t slashed;        /* slashed from it, musd */
-  uint32_t failures;      /* departures while employed */
   double gone_t;          /* when it left (billing stops there) */
 } mkt_host;
 
@@ -132,7 +141,8 @@ typedef struct mkt_market {
   uint32_t nlive;
   uint32_t *avail; uint32_t navail, capavail; /* hosts available in the pool (global provider ids) */
   int32_t *pos;                             /* per region provider: index in avail, -1 */
-  mkt_host *host;                           /* per region provider */
+  int32_t *hix;                             /* per region provider: index in host, -1 */
+  mkt_host *host; uint32_t nhost, caphost;  /* hosts that ever staked or joined this pool */
   mkt_cgpu *cg; uint32_t ncg, capcg;        /* core GPUs */
   uint32_t *dirty; uint32_t ndirty, capdirty; /* hosts whose rented count changed in this event */
   uint32_t *forget; uint32_t nforget, capforget; /* jobs the core ended: forget after the event */
@@ -189,6 +199,8 @@ void mkt__on_wake(sim_lp *lp, const mkt_ctx *c, mkt_market *m, const mkt_msg *ms
 void mkt__bill_all(sim_lp *lp, const mkt_ctx *c, mkt_market *m);
 /* Re-prices job s (bidding rules that re-price): bills at the old price first. */
 void mkt__reprice(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s, int64_t price);
+/* Host prov of this pool (created on first use; pointers stay valid until the next creation). */
+mkt_host *mkt__host(const mkt_ctx *c, mkt_market *m, uint32_t prov);
 /* The core GPU ids of host prov (pool-local), *n of them; NULL before it first joined. */
 const uint32_t *mkt__host_gpus(const mkt_ctx *c, mkt_market *m, uint32_t prov, unsigned *n, uint32_t *buf);
 

@@ -53,6 +53,8 @@ static uint32_t job_alloc(mkt_market *m) {
 }
 
 void mkt__job_free(mkt_market *m, uint32_t s) {
+  free(m->jobs[s].runs);
+  m->jobs[s].runs = NULL;
   m->jobs[s].state = J_FREE;
   m->freeslots[m->nfree++] = s;
 }
@@ -216,6 +218,9 @@ static void new_job(sim_lp *lp, const mkt_ctx *c, mkt_market *m, unsigned k, dou
   j->gpus = (uint16_t)gpus;
   j->cls = (uint8_t)k;
   j->from_trace = (uint8_t)trace;
+  j->nruns = mkt__job_runs(c, m->world, k);
+  j->runs = calloc(j->nruns, sizeof *j->runs);
+  if (!j->runs) SIM_FATAL("out of memory");
   j->deadline = cc->deadline_slack > 0 ? j->submit + cc->deadline_slack * w : 0;
   mkt__series(lp, c, MKT_S_JOBS, k * MKT_NJCOLS + MKT_J_SUBMITTED, 0, 1);
   m->ops->submit(lp, c, m, s);
@@ -338,7 +343,7 @@ static void on_tick(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
   for (uint32_t s = 0; s < m->njobs; s++) {
     mkt_job *j = &m->jobs[s];
     if (j->state != J_RUNNING || c->ft[m->world][j->cls].policy != SCHED_FT_SPECULATIVE) continue;
-    for (int k = 0; k < SCHED_MAX_RUNS; k++) {
+    for (int k = 0; k < j->nruns; k++) {
       mkt_run *r = &j->runs[k];
       if (!r->active || r->doomed) continue;
       double from = r->last_t > r->pause_until ? r->last_t : r->pause_until;
@@ -421,11 +426,11 @@ void mkt__market_event(sim_lp *lp, void *st, const void *vmsg, sim_id src) {
       mkt__book(lp, c, MKT_A_STAKES, msg->a);
       m->stakes += msg->a;
       m->staked_score_milli += c->prov[prov].score_milli;
-      m->host[prov - c->reg_first[m->region]].stake += msg->a;
+      mkt__host(c, m, prov)->stake += msg->a;
       break;
     case M_UNSTAKE: {
       /* the provider asks for what it staked; it gets what is left after slashing */
-      mkt_host *h = &m->host[prov - c->reg_first[m->region]];
+      mkt_host *h = mkt__host(c, m, prov);
       int64_t back = msg->a < h->stake ? msg->a : h->stake;
       if (back < 0) back = 0;
       h->stake -= back;
@@ -460,15 +465,17 @@ void mkt__market_finalize(sim_lp *lp, void *st) {
   mkt_market *m = st;
   for (uint32_t s = 0; s < m->njobs; s++) {
     const mkt_job *j = &m->jobs[s];
-    if (j->state == J_FREE || j->state == J_LEAVING) continue;
-    mkt__job_record(lp, c, m, j, NAN, j->state == J_RUNNING ? "running" : "queued");
+    if (j->state != J_FREE && j->state != J_LEAVING)
+      mkt__job_record(lp, c, m, j, NAN, j->state == J_RUNNING ? "running" : "queued");
+    free(j->runs);
   }
   if (c->cfg->record_providers) {
     double now = sim_now(lp);
-    uint64_t np = c->reg_first[m->region + 1] - c->reg_first[m->region];
     int wp = c->world_policy[m->world];
+    uint64_t np = c->reg_first[m->region + 1] - c->reg_first[m->region];
     for (uint64_t i = 0; i < np; i++) {
-      const mkt_host *h = &m->host[i];
+      if (m->hix[i] < 0) continue;
+      const mkt_host *h = &m->host[m->hix[i]];
       if (h->cid < 0) continue;
       mkt_host_rec r;
       memset(&r, 0, sizeof r);

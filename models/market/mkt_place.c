@@ -31,9 +31,20 @@ static void *grow(void *p, uint32_t *cap, uint32_t need, size_t elem) {
   return q;
 }
 
-static mkt_host *host_of(const mkt_ctx *c, mkt_market *m, uint32_t prov) {
-  return &m->host[prov - c->reg_first[m->region]];
+mkt_host *mkt__host(const mkt_ctx *c, mkt_market *m, uint32_t prov) {
+  int32_t *ix = &m->hix[prov - c->reg_first[m->region]];
+  if (*ix < 0) {
+    m->host = grow(m->host, &m->caphost, m->nhost + 1, sizeof *m->host);
+    mkt_host *h = &m->host[m->nhost];
+    memset(h, 0, sizeof *h);
+    h->prov = prov;
+    h->cid = -1;
+    h->gone_t = INFINITY;
+    *ix = (int32_t)m->nhost++;
+  }
+  return &m->host[*ix];
 }
+#define host_of mkt__host
 
 const uint32_t *mkt__host_gpus(const mkt_ctx *c, mkt_market *m, uint32_t prov, unsigned *n, uint32_t *buf) {
   const mkt_host *h = host_of(c, m, prov);
@@ -150,7 +161,7 @@ static void release(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t cid, i
 
 /* ---- runs ------------------------------------------------------------------------------------ */
 static mkt_run *run_find(mkt_job *j, uint32_t run) {
-  for (int k = 0; k < SCHED_MAX_RUNS; k++)
+  for (int k = 0; k < j->nruns; k++)
     if (j->runs[k].active && j->runs[k].id == run) return &j->runs[k];
   return NULL;
 }
@@ -212,9 +223,9 @@ static void sink(void *ctx, const sched_decision *d) {
   switch (d->type) {
   case SCHED_D_PLACE: {
     mkt_run *r = NULL;
-    for (int k = 0; k < SCHED_MAX_RUNS; k++)
+    for (int k = 0; k < j->nruns; k++)
       if (!j->runs[k].active) { r = &j->runs[k]; break; }
-    if (!r || d->ngpus > 8) SIM_FATAL("job %u: more than %d runs or 8 GPUs", d->job, SCHED_MAX_RUNS);
+    if (!r || d->ngpus > 8) SIM_FATAL("job %u: more than %d runs or 8 GPUs", d->job, j->nruns);
     sched_job_status st;
     sched_job_query(m->core, d->job, &st);
     r->active = 1;
@@ -302,7 +313,7 @@ static void sink(void *ctx, const sched_decision *d) {
     int64_t ck = mkt__ms(d->value) * r->n;
     j->ckpt_ms += ck;
     mkt__series(lp, c, MKT_S_JOBS, j->cls * MKT_NJCOLS + MKT_J_CKPT_MS, 0, ck);
-    mkt_msg msg = {.kind = M_CKPT, .slot = d->job, .gen = d->run, .epoch = ++r->ck, .v = r->work};
+    mkt_msg msg = {.kind = M_CKPT, .slot = d->job, .gen = d->run, .epoch = ++r->ck, .b = mkt__d2i(r->work)};
     arm_finish(lp, m, d->job, r);
     mkt__send(lp, sim_lp_id(lp), r->pause_until - now, &msg);
     break;
@@ -333,7 +344,7 @@ static void sink(void *ctx, const sched_decision *d) {
     break;
   }
   case SCHED_D_END: {
-    for (int k = 0; k < SCHED_MAX_RUNS; k++)
+    for (int k = 0; k < j->nruns; k++)
       if (j->runs[k].active) {
         mkt_run *r = &j->runs[k];
         for (unsigned i = 0; i < r->n; i++) release(lp, c, m, r->gpus[i], 0);
@@ -388,7 +399,7 @@ void mkt__feed(sim_lp *lp, const mkt_ctx *c, mkt_market *m, sched_event *e) {
   double w = sched_next_wakeup(m->core), now = sim_now(lp);
   if (w < m->wake_at) {
     m->wake_at = w;
-    mkt_msg msg = {.kind = M_WAKE, .v = w};
+    mkt_msg msg = {.kind = M_WAKE, .b = mkt__d2i(w)};
     mkt__send(lp, sim_lp_id(lp), w > now ? w - now : 0, &msg);
   }
   /* hosts whose employed GPUs changed: tell them (one message per host and event) */
@@ -419,13 +430,13 @@ void mkt__feed(sim_lp *lp, const mkt_ctx *c, mkt_market *m, sched_event *e) {
   m->lp = outer;
 }
 
-static sched_gpu_info gpu_info(const mkt_ctx *c, const mkt_market *m, uint32_t prov) {
+static sched_gpu_info gpu_info(const mkt_ctx *c, mkt_market *m, uint32_t prov) {
   const mkt_pstat *ps = &c->prov[prov];
   const mkt_region_cfg *rg = &c->cfg->regions[ps->region];
-  const mkt_host *h = &m->host[prov - c->reg_first[m->region]];
+  const mkt_host *h = mkt__host(c, (mkt_market *)m, prov);
   sched_gpu_info in;
   memset(&in, 0, sizeof in);
-  in.provider = (uint32_t)(prov - c->reg_first[m->region]);
+  in.provider = (uint32_t)m->hix[prov - c->reg_first[m->region]]; /* pool-local, in join order */
   in.node = c->cfg->nodes.count > 0 ? ps->node : 0;
   in.region = 0;
   in.grade = c->grade[ps->gpu];
@@ -501,7 +512,7 @@ void mkt__host_leave(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov,
       continue;
     }
     mkt_job *j = &m->jobs[m->cg[cid].slot];
-    for (int k = 0; k < SCHED_MAX_RUNS; k++) {
+    for (int k = 0; k < j->nruns; k++) {
       mkt_run *r = &j->runs[k];
       if (!r->active) continue;
       for (unsigned i = 0; i < r->n; i++)
@@ -572,7 +583,7 @@ void mkt__submit(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s, const 
   sp->ncand = ncand;
   sp->hold = m->ops->hold;
   j->state = J_CORE;
-  for (int k = 0; k < SCHED_MAX_RUNS; k++) j->runs[k].active = 0;
+  for (int k = 0; k < j->nruns; k++) j->runs[k].active = 0;
   mkt__feed(lp, c, m, &e);
 }
 
@@ -585,7 +596,7 @@ void mkt__reprice(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s, int64
   mkt_job *j = &m->jobs[s];
   if (price == j->price) return;
   double now = sim_now(lp);
-  for (int k = 0; k < SCHED_MAX_RUNS; k++) {
+  for (int k = 0; k < j->nruns; k++) {
     mkt_run *r = &j->runs[k];
     if (!r->active) continue;
     for (unsigned i = 0; i < r->n; i++) {
@@ -616,12 +627,12 @@ void mkt__on_ckpt(sim_lp *lp, const mkt_ctx *c, mkt_market *m, const mkt_msg *ms
   mkt_run *r = j->state == J_RUNNING ? run_find(j, msg->gen) : NULL;
   if (!r || r->ck != msg->epoch || r->doomed) return; /* stale: the run stopped or stalled */
   r->t_durable = sim_now(lp);
-  sched_event e = {.type = SCHED_EV_CKPT_DONE, .job = msg->slot, .run = msg->gen, .value = msg->v};
+  sched_event e = {.type = SCHED_EV_CKPT_DONE, .job = msg->slot, .run = msg->gen, .value = mkt__i2d(msg->b)};
   mkt__feed(lp, c, m, &e);
 }
 
 void mkt__on_wake(sim_lp *lp, const mkt_ctx *c, mkt_market *m, const mkt_msg *msg) {
-  if (msg->v != m->wake_at) return; /* superseded by an earlier wake-up */
+  if (mkt__i2d(msg->b) != m->wake_at) return; /* superseded by an earlier wake-up */
   m->wake_at = INFINITY;
   sched_event e = {.type = SCHED_EV_TICK};
   mkt__feed(lp, c, m, &e);
@@ -631,9 +642,9 @@ void mkt__on_wake(sim_lp *lp, const mkt_ctx *c, mkt_market *m, const mkt_msg *ms
 void mkt__place_init(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
   uint64_t np = c->reg_first[m->region + 1] - c->reg_first[m->region], ng = 0;
   for (uint64_t i = c->reg_first[m->region]; i < c->reg_first[m->region + 1]; i++) ng += c->prov[i].ngpus;
-  m->host = calloc(np ? np : 1, sizeof *m->host);
-  if (!m->host) SIM_FATAL("out of memory");
-  for (uint64_t i = 0; i < np; i++) m->host[i].cid = -1;
+  m->hix = malloc((np ? np : 1) * sizeof *m->hix);
+  if (!m->hix) SIM_FATAL("out of memory");
+  for (uint64_t i = 0; i < np; i++) m->hix[i] = -1;
   sched_config sc;
   sched_config_default(&sc);
   sc.max_gpus = (uint32_t)(ng ? ng : 1);
@@ -647,6 +658,9 @@ void mkt__place_init(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
   /* the core's own stream, from the market's (the same in every world: common random numbers) */
   sc.seed = (uint64_t)gsl_rng_get(sim_lp_rng(lp)) << 32 ^ gsl_rng_get(sim_lp_rng(lp));
   sc.heartbeat_timeout_s = 0;  /* the market reports misses (market.heartbeat_timeout) */
+  /* queued jobs tried per capacity change: the head of the queue and a little backfilling (a
+   * spotlab choice: each try samples candidates, and the queue moves at every change) */
+  sc.queue_scan = 4;
   sc.rep_exponent = c->cfg->rep_exponent;
   sc.min_reputation = c->cfg->min_reputation;
   sc.platform_fee = 0;         /* money is the market's: integer ledger, pay_host */
@@ -656,12 +670,22 @@ void mkt__place_init(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
   int rc = sched_create(&sc, &m->core);
   if (rc) SIM_FATAL("market %s/%s: cannot create the scheduling core: %s", c->cfg->regions[m->region].name,
                     mkt_pool_names[m->pool], sched_strerror(rc));
+  /* size the tables for the providers that start in this pool (switchers grow them later) */
+  uint32_t g0 = 0, p0 = 0;
+  for (uint64_t i = c->reg_first[m->region]; i < c->reg_first[m->region + 1]; i++)
+    if ((unsigned)c->cfg->personas[c->prov[i].persona].pool == m->pool) { g0 += c->prov[i].ngpus; p0++; }
+  if (g0 && (sched_reserve(m->core, g0, p0) || !(m->cg = malloc((size_t)g0 * sizeof *m->cg)) ||
+             !(m->host = malloc((size_t)p0 * sizeof *m->host))))
+    SIM_FATAL("out of memory");
+  m->capcg = g0;
+  m->caphost = p0;
   m->wake_at = INFINITY;
 }
 
 void mkt__place_fini(mkt_market *m) {
   sched_destroy(m->core);
   free(m->host);
+  free(m->hix);
   free(m->cg);
   free(m->avail);
   free(m->dirty);

@@ -32,9 +32,7 @@ static int64_t bid_price(const mkt_ctx *c, unsigned region, const mkt_pstat *ps)
   return mkt_lot_ask(&l, (uint32_t)ceil(l.pl_min_w));
 }
 
-static mkt_host *host_of(const mkt_ctx *c, mkt_market *m, uint32_t prov) {
-  return &m->host[prov - c->reg_first[m->region]];
-}
+#define host_of mkt__host
 
 static unsigned free_gpus(const mkt_ctx *c, mkt_market *m, uint32_t prov) {
   const mkt_host *h = host_of(c, m, prov);
@@ -157,7 +155,7 @@ static void bid_tick(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
     const mkt_job *j = &m->jobs[s];
     if (j->state != J_RUNNING) continue;
     const mkt_run *r = NULL;
-    for (int i = 0; i < SCHED_MAX_RUNS && !r; i++)
+    for (int i = 0; i < j->nruns && !r; i++)
       if (j->runs[i].active && !j->runs[i].doomed) r = &j->runs[i];
     if (!r || m->pos[m->cg[r->gpus[0]].prov - c->reg_first[m->region]] < 0) continue;
     run[k] = (cand){key_of(c, m, j), s, 0};
@@ -200,7 +198,7 @@ static void bid_tick(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
   for (uint32_t i = r0; i < nrun; i++) {
     const mkt_job *j = &m->jobs[run[i].slot];
     const mkt_run *r = NULL;
-    for (int q = 0; q < SCHED_MAX_RUNS && !r; q++)
+    for (int q = 0; q < j->nruns && !r; q++)
       if (j->runs[q].active && !j->runs[q].doomed) r = &j->runs[q];
     uint32_t prov = m->cg[r->gpus[0]].prov;
     int32_t ai = m->pos[prov - c->reg_first[m->region]];

@@ -17,6 +17,7 @@
 
 #define SCHED__MAX_RUNS SCHED_MAX_RUNS
 #define SCHED__NIL UINT32_MAX
+#define SCHED__SCAN_MAX 64 /* candidates examined when sampling found too few (pools above it) */
 
 /* ---- Names ---------------------------------------------------------------------------------- */
 const char *sched_strerror(int err) {
@@ -142,7 +143,8 @@ typedef struct sched__job {
   unsigned restarts, replacements;
   uint32_t next_run;
   uint32_t qprev, qnext;
-  sched__run *runs;       /* SCHED__MAX_RUNS, allocated on first placement */
+  sched__run *runs;       /* nruns slots, allocated on first placement */
+  uint8_t nruns;          /* 1, 2 (speculative) or the replicas (replicate), <= SCHED__MAX_RUNS */
 } sched__job;
 
 typedef struct sched__timer {
@@ -237,6 +239,26 @@ static int sched__gpus_reserve(sched *s, uint32_t id) {
   for (uint64_t i = s->gpu_cap; i < nc; i++) p[i].job = p[i].run = SCHED__NIL;
   s->gpus = p;
   s->gpu_cap = (uint32_t)nc;
+  return 0;
+}
+static int sched__prov_reserve(sched *s, uint32_t id);
+int sched_reserve(sched *s, uint32_t gpus, uint32_t providers) {
+  if (!s || gpus > s->cfg.max_gpus || providers > s->cfg.max_providers) return SCHED_EINVAL;
+  if (gpus > s->gpu_cap) {
+    sched__gpu *p = realloc(s->gpus, (size_t)gpus * sizeof *p);
+    if (!p) return SCHED_ENOMEM;
+    memset(p + s->gpu_cap, 0, (size_t)(gpus - s->gpu_cap) * sizeof *p);
+    for (uint32_t i = s->gpu_cap; i < gpus; i++) p[i].job = p[i].run = SCHED__NIL;
+    s->gpus = p;
+    s->gpu_cap = gpus;
+  }
+  if (providers > s->prov_cap) {
+    sched__provider *p = realloc(s->prov, (size_t)providers * sizeof *p);
+    if (!p) return SCHED_ENOMEM;
+    memset(p + s->prov_cap, 0, (size_t)(providers - s->prov_cap) * sizeof *p);
+    s->prov = p;
+    s->prov_cap = providers;
+  }
   return 0;
 }
 static int sched__prov_reserve(sched *s, uint32_t id) {
@@ -426,21 +448,21 @@ static void sched__bill(sched *s, uint32_t id) {
   if (j->spec.kind == SCHED_JOB_SERVICE) return;
   double amount = g->info.price_per_h * dt / 3600.0;
   sched__ledger_split(s, j, g, amount);
-  for (unsigned k = 0; k < SCHED__MAX_RUNS; k++)
-    if (j->runs && j->runs[k].active && j->runs[k].id == g->run) j->runs[k].billed += amount;
+  for (unsigned k = 0; j->runs && k < j->nruns; k++)
+    if (j->runs[k].active && j->runs[k].id == g->run) j->runs[k].billed += amount;
 }
 
 /* ---- Runs ----------------------------------------------------------------------------------- */
 static sched__run *sched__run_find(sched *s, sched__job *j, uint32_t run) {
   if (!j->runs) return NULL;
-  for (unsigned k = 0; k < SCHED__MAX_RUNS; k++)
+  for (unsigned k = 0; k < j->nruns; k++)
     if (j->runs[k].active && j->runs[k].id == run) return &j->runs[k];
   return NULL;
 }
 static unsigned sched__active_runs(const sched__job *j) {
   unsigned n = 0;
   if (j->runs)
-    for (unsigned k = 0; k < SCHED__MAX_RUNS; k++) n += j->runs[k].active;
+    for (unsigned k = 0; k < j->nruns; k++) n += j->runs[k].active;
   return n;
 }
 
@@ -623,14 +645,30 @@ static int sched__select(sched *s, const sched_job_spec *sp, unsigned need, uint
           s->gpus[id].mark = s->stamp;
       }
       if (pk.got == need) return 0;
-      continue; /* too few passed the filters: examine everyone */
+      continue; /* too few passed the filters: examine everyone (or a window of SCHED__SCAN_MAX) */
     }
-    for (unsigned r = r0; r < r1; r++)
-      for (unsigned g = g0; g < s->cfg.ngrades; g++) {
-        sched__vec *b = &s->buckets[r * s->cfg.ngrades + g];
-        for (uint32_t i = 0; i < b->n; i++)
-          if (sched__eligible(s, sp, &s->gpus[b->v[i]])) sched__consider(s, &pk, b->v[i]);
-      }
+    if (total <= SCHED__SCAN_MAX) {
+      for (unsigned r = r0; r < r1; r++)
+        for (unsigned g = g0; g < s->cfg.ngrades; g++) {
+          sched__vec *b = &s->buckets[r * s->cfg.ngrades + g];
+          for (uint32_t i = 0; i < b->n; i++)
+            if (sched__eligible(s, sp, &s->gpus[b->v[i]])) sched__consider(s, &pk, b->v[i]);
+        }
+      return pk.got == need ? 0 : -1;
+    }
+    /* Large pools: SCHED__SCAN_MAX consecutive candidates (in bucket order, wrapping) from a
+     * random start, so that a job few GPUs can take costs O(SCHED__SCAN_MAX), not O(pool), per
+     * attempt; it may miss a rare eligible GPU and is then retried at the next capacity change. */
+    uint64_t x = sched__below(s, total);
+    unsigned k = 0;
+    while (x >= s->bcum[k]) k++;
+    uint64_t off = x - (k ? s->bcum[k - 1] : 0);
+    for (uint32_t seen = 0; seen < SCHED__SCAN_MAX; seen++) {
+      const sched__vec *b = &s->buckets[s->bsel[k]];
+      uint32_t id = b->v[off];
+      if (sched__eligible(s, sp, &s->gpus[id])) sched__consider(s, &pk, id);
+      if (++off >= b->n) { off = 0; k = (k + 1) % nb; }
+    }
     return pk.got == need ? 0 : -1;
   }
   return -1;
@@ -652,11 +690,13 @@ static int sched__place_run(sched *s, uint32_t jid, int backup) {
   unsigned width = j->spec.width;
   unsigned k = j->ft.policy == SCHED_FT_STANDBY ? j->ft.standby_k : 0;
   if (!j->runs) {
-    j->runs = calloc(SCHED__MAX_RUNS, sizeof *j->runs);
+    /* as many run slots as the policy can use at once: copies, or the run and its backup */
+    j->nruns = j->ft.policy == SCHED_FT_REPLICATE ? (uint8_t)j->ft.replicas : j->ft.policy == SCHED_FT_SPECULATIVE ? 2 : 1;
+    j->runs = calloc(j->nruns, sizeof *j->runs);
     if (!j->runs) return SCHED_ENOMEM;
   }
   sched__run *r = NULL;
-  for (unsigned i = 0; i < SCHED__MAX_RUNS; i++)
+  for (unsigned i = 0; i < j->nruns; i++)
     if (!j->runs[i].active) { r = &j->runs[i]; break; }
   if (!r) return -1;
   if (sched__scratch_reserve(s, width > k ? width : k)) return SCHED_ENOMEM;
@@ -778,7 +818,7 @@ static int sched__schedule(sched *s) {
     uint32_t d = s->deficit.v[--s->deficit.n];
     sched__job *j = &s->jobs[d];
     if (j->state != SCHED_JOB_RUNNING || !j->runs) continue;
-    for (unsigned k = 0; k < SCHED__MAX_RUNS; k++)
+    for (unsigned k = 0; k < j->nruns; k++)
       if (j->runs[k].active && j->runs[k].nsb < j->ft.standby_k) {
         sched__refill_standby(s, d, &j->runs[k]);
         if (j->runs[k].nsb < j->ft.standby_k) return 0; /* pool dry; it was pushed back */
@@ -1139,7 +1179,7 @@ static int sched__job_arrive(sched *s, uint32_t jid, const sched_job_spec *sp) {
   sched__job *j = &s->jobs[jid];
   if (j->state != SCHED_JOB_UNKNOWN) return SCHED_ESTATE;
   if (j->runs) { /* a forgotten job's buffers */
-    for (unsigned k = 0; k < SCHED__MAX_RUNS; k++) {
+    for (unsigned k = 0; k < j->nruns; k++) {
       free(j->runs[k].members);
       free(j->runs[k].standby);
     }
@@ -1163,7 +1203,8 @@ static int sched__job_arrive(sched *s, uint32_t jid, const sched_job_spec *sp) {
   s->arrived++;
   s->cnt.jobs_arrived++;
   if (sp->kind == SCHED_JOB_SERVICE) {
-    j->runs = calloc(SCHED__MAX_RUNS, sizeof *j->runs);
+    j->nruns = 1;
+    j->runs = calloc(1, sizeof *j->runs);
     if (!j->runs) return SCHED_ENOMEM;
     sched__run *r = &j->runs[0];
     r->members = malloc(sp->max_replicas * sizeof *r->members);
@@ -1206,7 +1247,7 @@ static int sched__job_withdraw(sched *s, uint32_t jid) {
   sched__job *j = &s->jobs[jid];
   if (j->state == SCHED_JOB_ENDED) { s->cnt.stale_events++; return 0; }
   if (j->runs)
-    for (unsigned k = 0; k < SCHED__MAX_RUNS; k++)
+    for (unsigned k = 0; k < j->nruns; k++)
       if (j->runs[k].active) sched__stop_run(s, jid, &j->runs[k], SCHED_R_PREEMPTED);
   if (j->ft.policy != SCHED_FT_CHECKPOINT) j->saved_work = 0;
   sched__end_job(s, jid, SCHED_R_WITHDRAWN);
@@ -1215,7 +1256,7 @@ static int sched__job_withdraw(sched *s, uint32_t jid) {
 
 static int sched__job_finish(sched *s, uint32_t jid, sched__run *win) {
   sched__job *j = &s->jobs[jid];
-  for (unsigned k = 0; k < SCHED__MAX_RUNS; k++)
+  for (unsigned k = 0; k < j->nruns; k++)
     if (j->runs[k].active && &j->runs[k] != win) sched__stop_run(s, jid, &j->runs[k], SCHED_R_CANCELLED);
   for (unsigned i = 0; i < win->n; i++) sched__release(s, win->members[i]);
   for (unsigned i = 0; i < win->nsb; i++) sched__release(s, win->standby[i]);
@@ -1449,7 +1490,7 @@ void sched_destroy(sched *s) {
   if (!s) return;
   for (uint32_t i = 0; i < s->njobs_cap; i++)
     if (s->jobs[i].runs) {
-      for (unsigned k = 0; k < SCHED__MAX_RUNS; k++) {
+      for (unsigned k = 0; k < s->jobs[i].nruns; k++) {
         free(s->jobs[i].runs[k].members);
         free(s->jobs[i].runs[k].standby);
       }
@@ -1512,7 +1553,7 @@ int sched_job_query(const sched *s, uint32_t job, sched_job_status *out) {
   out->gpu_seconds = j->gpu_seconds;
   out->cost = j->cost;
   if (j->runs)
-    for (unsigned k = 0; k < SCHED__MAX_RUNS; k++)
+    for (unsigned k = 0; k < j->nruns; k++)
       if (j->runs[k].active) {
         if (out->expected_rate == 0) out->expected_rate = j->runs[k].rate;
         if (j->spec.kind == SCHED_JOB_SERVICE) out->replicas = j->runs[k].n;
@@ -1524,7 +1565,7 @@ int sched_run_members(const sched *s, uint32_t job, uint32_t run, uint32_t *gpus
   if (!s || job >= s->njobs_cap) return SCHED_EINVAL;
   const sched__job *j = &s->jobs[job];
   if (!j->runs) return SCHED_EINVAL;
-  for (unsigned k = 0; k < SCHED__MAX_RUNS; k++)
+  for (unsigned k = 0; k < j->nruns; k++)
     if (j->runs[k].active && j->runs[k].id == run) {
       for (unsigned i = 0; i < j->runs[k].n && i < cap; i++) gpus[i] = j->runs[k].members[i];
       return (int)j->runs[k].n;
@@ -1569,7 +1610,7 @@ int sched_check_invariants(const sched *s, char *msg, size_t len) {
       const sched__job *j = &s->jobs[g->job];
       const sched__run *r = NULL;
       if (j->runs)
-        for (unsigned k = 0; k < SCHED__MAX_RUNS; k++)
+        for (unsigned k = 0; k < j->nruns; k++)
           if (j->runs[k].active && j->runs[k].id == g->run) r = &j->runs[k];
       if (!r || j->state != SCHED_JOB_RUNNING)
         return sched__fail(msg, len, "gpu %u employed by job %u run %u, which is not running", i, g->job, g->run);
@@ -1587,7 +1628,7 @@ int sched_check_invariants(const sched *s, char *msg, size_t len) {
     if (j->state == SCHED_JOB_UNKNOWN) continue;
     unsigned act = sched__active_runs(j);
     if (j->runs)
-      for (unsigned k = 0; k < SCHED__MAX_RUNS; k++)
+      for (unsigned k = 0; k < j->nruns; k++)
         if (j->runs[k].active) {
           const sched__run *r = &j->runs[k];
           members += r->n;

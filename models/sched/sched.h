@@ -321,6 +321,10 @@ typedef struct sched sched;
 
 /* Checks the configuration and builds the core; 0 or a negative sched_err (*out = NULL). */
 int sched_create(const sched_config *cfg, sched **out);
+/* Sizes the GPU and provider tables for ids below `gpus` and `providers` now (they grow by
+ * doubling otherwise): a caller that knows its population avoids the slack. 0 or SCHED_ENOMEM;
+ * SCHED_EINVAL beyond the configured bounds. */
+int sched_reserve(sched *s, uint32_t gpus, uint32_t providers);
 void sched_destroy(sched *s);
 
 /* Handles one event: updates the state, then sends the resulting decisions to the sink.

@@ -401,6 +401,32 @@ static void test_bad_values(void) {
   expect_error("market = {\n  batch = { gpus_min = 4;\n gpus_max = 2; };\n  personas = ( { name = \"a\"; } );\n"
                "  regions = ( { name = \"eu\"; providers = 2; persona_share = [1.0]; } );\n};\n",
                "test.cfg:2: key 'market.batch.gpus_min'");
+  /* a policy that does not exist in the list of compared policies */
+  expect_error("market = {\n  compare_policies = \"none, standbye\";\n  personas = ( { name = \"a\"; } );\n"
+               "  regions = ( { name = \"eu\"; providers = 2; persona_share = [1.0]; } );\n};\n",
+               "test.cfg:2: key 'market.compare_policies': 'standbye' is not a policy");
+  expect_error("market = {\n  compare_policies = \"none, none\";\n  personas = ( { name = \"a\"; } );\n"
+               "  regions = ( { name = \"eu\"; providers = 2; persona_share = [1.0]; } );\n};\n",
+               "test.cfg:2: key 'market.compare_policies': 'none (listed twice)'");
+  /* an unknown reference GPU, an unknown class policy, too many standbys */
+  expect_error("market = {\n  reference_gpu = \"gtx480\";\n  personas = ( { name = \"a\"; } );\n"
+               "  regions = ( { name = \"eu\"; providers = 2; persona_share = [1.0]; } );\n};\n",
+               "test.cfg:2: key 'market.reference_gpu': unknown GPU 'gtx480'");
+  expect_error("market = {\n  training = { policy = \"checkpointing\"; };\n  personas = ( { name = \"a\"; } );\n"
+               "  regions = ( { name = \"eu\"; providers = 2; persona_share = [1.0]; } );\n};\n",
+               "test.cfg:2: key 'market.training.policy'");
+  expect_error("market = {\n  training = { standby_k = 9; };\n  personas = ( { name = \"a\"; } );\n"
+               "  regions = ( { name = \"eu\"; providers = 2; persona_share = [1.0]; } );\n};\n",
+               "test.cfg:2: key 'market.training.standby_k'");
+  /* fees that leave the host less than nothing */
+  expect_error("market = {\n  nodes = { count = 4; node_fee = 0.2; };\n  fixed = { fee = 0.9; };\n"
+               "  personas = ( { name = \"a\"; } );\n"
+               "  regions = ( { name = \"eu\"; providers = 2; persona_share = [1.0]; } );\n};\n",
+               "test.cfg:3: key 'market.fixed.fee': fee 0.9 plus the GP Nodes' node_fee 0.2");
+  /* a calibration file that is not there */
+  expect_error("market = {\n  calibration = \"no/such/calibration.csv\";\n  personas = ( { name = \"a\"; } );\n"
+               "  regions = ( { name = \"eu\"; providers = 2; persona_share = [1.0]; } );\n};\n",
+               "test.cfg:2: key 'market.calibration':");
 }
 
 /* Personas and regions are the scenario's: a persona renamed "olga" gets its own metrics (and

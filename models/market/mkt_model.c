@@ -389,6 +389,16 @@ static int mkt__validate(const void *vcfg, const sim_scenario *s, sim_diag *d) {
       bad = 1;
     }
   }
+  if (c->nodes.count > 0) {
+    const double fees[MKT_NPOOLS] = {c->fixed.fee, c->bidding.fee, c->flexible.fee};
+    for (int i = 0; i < MKT_NPOOLS; i++)
+      if (fees[i] + c->nodes.node_fee > 1) {
+        snprintf(path, sizeof path, "market.%s.fee", mkt_pool_names[i]);
+        sim_param_error(s, path, d, "fee %g plus the GP Nodes' node_fee %g exceed the rental (more than 1)", fees[i],
+                        c->nodes.node_fee);
+        bad = 1;
+      }
+  }
   if (c->flexible.rate_min_usd_h > c->flexible.rate_max_usd_h) {
     sim_param_error(s, "market.flexible.rate_min_usd_h", d, "rate_min_usd_h > rate_max_usd_h");
     bad = 1;
@@ -1083,10 +1093,13 @@ static int mkt__metrics_build(mkt_ctx *c) {
   for (unsigned w = 0; c->nworlds > 1 && w < c->nworlds; w++)
     for (unsigned q = 0; q < L.nq; q++) {
       mkt__mq x = q < MQ_F ? mkt__fq[q] : q < MQ_F + MQ_W ? mkt__wq[q - MQ_F] : inc;
-      char qn[96], val[64];
+      char qn[96], pq[96], val[64];
       const char *pn = sched_policy_name((sched_policy)c->world_policy[w]);
-      if (q >= MQ_F + MQ_W) snprintf(val, sizeof val, "%s.persona.%s", pn, c->cfg->personas[q - MQ_F - MQ_W].name);
-      else snprintf(val, sizeof val, "%s", pn);
+      snprintf(val, sizeof val, "%s", pn);
+      if (q >= MQ_F + MQ_W) { /* one quantity per persona: income_per_available_hour_katie.policy.P */
+        snprintf(pq, sizeof pq, "%s_%s", inc.q, c->cfg->personas[q - MQ_F - MQ_W].name);
+        x.q = pq;
+      }
       size_t k = L.wld + (size_t)w * L.nq + q;
       mkt__metric_set(&c->metrics[k], &c->metric_names[k], &x, "policy", val);
       if (w == 0) continue;

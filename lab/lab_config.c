@@ -23,8 +23,6 @@ const char *lab_strerror(int err) {
   }
 }
 
-static const char *const lab__policies[] = {"none", "checkpoint", "standby", "replicate", "speculative",
-                                            NULL};
 static const char *const lab__actions[] = {"kill", "stall", "slow", NULL};
 
 static const sim_param lab__random_params[] = {
@@ -49,11 +47,12 @@ static const sim_param lab__settings_params[] = {
      offsetof(lab_settings, nspeeds)},
     {"threads", SIM_P_INT, offsetof(lab_settings, threads), "1", 1, 64, "threads",
      "OpenMP threads per worker"},
-    {"policy", SIM_P_ENUM, offsetof(lab_settings, policy), "\"checkpoint\"", SIM_UNBOUNDED, NULL,
-     "fault-tolerance policy of the scheduling core", lab__policies},
-    {"replicas", SIM_P_INT, offsetof(lab_settings, replicas), "2", 2, 4, "copies",
+    /* the policy names and defaults are the core's (SCHED_DEFAULT_*, shared with the market) */
+    {"policy", SIM_P_ENUM, offsetof(lab_settings, policy), SCHED_DEFAULT_POLICY_TEXT, SIM_UNBOUNDED, NULL,
+     "fault-tolerance policy of the scheduling core", sched_policy_names},
+    {"replicas", SIM_P_INT, offsetof(lab_settings, replicas), SCHED_DEFAULT_REPLICAS_TEXT, 2, SCHED_MAX_RUNS, "copies",
      "policy replicate: copies per job"},
-    {"standby", SIM_P_INT, offsetof(lab_settings, standby), "1", 1, 8, "workers",
+    {"standby", SIM_P_INT, offsetof(lab_settings, standby), SCHED_DEFAULT_STANDBY_K_TEXT, 1, 8, "workers",
      "policy standby: standbys per run"},
     {"heartbeat", SIM_P_DURATION, offsetof(lab_settings, heartbeat), "0.2", 0.01, 60, "s",
      "period of worker heartbeats (and progress reports)"},
@@ -61,7 +60,7 @@ static const sim_param lab__settings_params[] = {
      "s", "silence after which the core declares a worker lost"},
     {"ckpt_interval", SIM_P_DURATION, offsetof(lab_settings, ckpt_interval), "1.0", 0.05, 1e6, "s",
      "policy checkpoint: time between checkpoints (fixed rule)"},
-    {"max_restarts", SIM_P_INT, offsetof(lab_settings, max_restarts), "2", 0, 1000, "1",
+    {"max_restarts", SIM_P_INT, offsetof(lab_settings, max_restarts), SCHED_DEFAULT_MAX_RESTARTS_TEXT, 0, 1000, "1",
      "interruptions (lost worker, failed run) after which a job is given up"},
     {"respawn", SIM_P_DURATION, offsetof(lab_settings, respawn), "0", 0, 1e6, "s",
      "a killed worker comes back after this long (0 = never)"},

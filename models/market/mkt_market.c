@@ -143,7 +143,7 @@ mkt_lot mkt__lot_of(const mkt_ctx *c, unsigned region, uint32_t prov, uint32_t f
   const mkt_gpu *g = &c->gpus[ps->gpu];
   /* ASSUMPTION: the host's power ceiling is the card's maximum power limit (data/gpus.csv); no
    * scenario key lowers it yet. */
-  return (mkt_lot){free_gpus, g->mem_gb, g->pl_min_w, g->pl_max_w, c->energy_musd_wh[region],
+  return (mkt_lot){free_gpus, g->mem_gb, g->pl_min_w, g->pl_max_w, c->energy_musd_wh[region] * ps->energy_permille / 1000.0,
                    c->cfg->personas[ps->persona].min_margin, c->min_bid};
 }
 

@@ -62,7 +62,10 @@ static const sim_param mkt__region_params[] = {
       "GPU models and shares, \"name:share, ...\" (names from market.gpus)"),
     PA("gpus_per_provider", mkt_region_cfg, gpus_per_provider, ngpp, "[1.0]", 1, 4, "1",
        "probabilities of 1, 2, 4, 8 GPUs per provider"),
-    P("energy_usd_kwh", SIM_P_DOUBLE, mkt_region_cfg, energy_usd_kwh, "0.15", 0, 10, "USD/kWh", "energy price"),
+    P("energy_usd_kwh", SIM_P_DOUBLE, mkt_region_cfg, energy_usd_kwh, "0.15", 0, 10, "USD/kWh",
+      "mean energy price of the region's hosts"),
+    P("energy_spread", SIM_P_DOUBLE, mkt_region_cfg, energy_spread, "0.2", 0, 0.99, "1",
+      "each host pays energy_usd_kwh x U(1 - spread, 1 + spread) (tariffs differ within a region)"),
     P("net_mbps", SIM_P_DOUBLE, mkt_region_cfg, net_mbps, "500", 0.001, 1e6, "Mbit/s", "providers' link bandwidth"),
     P("latency_ms", SIM_P_DOUBLE, mkt_region_cfg, latency_ms, "30", 0, 1e4, "ms",
       "providers' link latency (reported; messages use market.latency)"),
@@ -691,6 +694,9 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
       p->gpu = (uint8_t)idx[gsl_ran_discrete(pr, gm)];
       p->persona = (uint8_t)gsl_ran_discrete(pr, pm);
       p->ngpus = counts[gsl_ran_discrete(pr, cm)];
+      /* ASSUMPTION: household and small-business tariffs spread uniformly around the region's
+       * mean; the seeds give none (Clore.ai prices energy per host, shared/seeds 004). */
+      p->energy_permille = (uint16_t)llround(1000.0 * (1.0 + g->energy_spread * (2.0 * gsl_rng_uniform(pr) - 1.0)));
       const mkt_gpu *gg = &c->gpus[p->gpu];
       /* unified score of the machine (mkt_score, NGPU): spec FP16 throughput as the AI measure */
       mkt_score_in in = {gg->fp16_tflops, g->net_mbps, g->loss, g->disk_mbs};

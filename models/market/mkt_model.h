@@ -42,6 +42,7 @@ typedef struct mkt_region_cfg {
   char *gpu_mix;                /* "rtx4090:0.5, a100:0.5" */
   double *gpus_per_provider; size_t ngpp; /* P(1, 2, 4, 8 GPUs) */
   double energy_usd_kwh;
+  double energy_spread;         /* hosts' energy prices: uniform in region price x [1 - s, 1 + s] */
   double net_mbps, latency_ms, loss, disk_mbs;
   double jobs_per_h;            /* mean synthetic job arrivals per hour (all pools) */
   double peak_h;                /* local hour of the daily demand peak */
@@ -115,7 +116,7 @@ typedef struct mkt_pstat {
   uint32_t score_milli;         /* compute score of all its GPUs, 1/1000 points */
   uint8_t gpu, persona, region, ngpus;
   uint16_t node;                /* GP Node (within its region) that manages it */
-  uint8_t pad[2];
+  uint16_t energy_permille;     /* its energy price / the region's, x 1000 (energy is per host) */
 } mkt_pstat;
 
 #define MKT_MAX_REGIONS 16

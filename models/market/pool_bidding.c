@@ -127,7 +127,8 @@ static int bid_handed_back(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t
 }
 
 /* The ranking key of a bid for the quick "can anything change" test: price, less the region's
- * energy at its power limit under GigaSPOT. */
+ * mean energy at its power limit under GigaSPOT (hosts' own prices spread around it, so the test
+ * is a filter for when to clear, not the clearing: the rule itself prices every host). */
 static double key_of(const mkt_ctx *c, const mkt_market *m, const mkt_job *j) {
   double k = (double)j->bid;
   if (c->rule == mkt_rule_find("gigaspot")) k -= c->energy_musd_wh[m->region] * c->cfg->cls[j->cls].power_w;

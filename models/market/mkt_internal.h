@@ -188,6 +188,10 @@ void mkt__feed(sim_lp *lp, const mkt_ctx *c, mkt_market *m, sched_event *e);
 void mkt__host_join(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov, uint32_t session);
 void mkt__host_leave(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov, int announced, double t_left);
 void mkt__host_detect(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov, uint32_t session);
+/* Posted-price pools: 1 when some GPU model of the region has the memory job s needs and a price
+ * (the pool's gpu_price) at or below its value; a job no model can take waits in the market's
+ * queue until its patience runs out instead of blocking the head of the core's queue. */
+int mkt__could_run(const mkt_ctx *c, const mkt_market *m, const mkt_job *j);
 /* Submits job s to the core (cand/ncand: the bidding rule's host, or NULL). */
 void mkt__submit(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s, const uint32_t *cand, unsigned ncand);
 void mkt__withdraw(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s);

@@ -673,6 +673,7 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
     snprintf(path, sizeof path, "market.regions.[%u].gpu_mix", r);
     for (int k = 0; k < nm; k++) {
       idx[k] = mkt_gpu_find(c->gpus, c->ngpus, names[k]);
+      if (idx[k] >= 0 && idx[k] < 64 && sh[k] > 0) c->models_in[r] |= UINT64_C(1) << idx[k];
       if (idx[k] < 0) {
         sim_param_error(s, path, d, "unknown GPU '%s' (see the names in %s)", names[k], cfg->gpus_file);
         rc = SIM_ECONFIG;

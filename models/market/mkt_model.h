@@ -148,6 +148,7 @@ typedef struct mkt_ctx {
   uint16_t *grade;              /* per GPU model: rank by memory (0 = least) */
   uint16_t min_grade[MKT_NCLASSES]; /* weakest grade with enough memory for the class */
   uint16_t ngrades;
+  uint64_t models_in[MKT_MAX_REGIONS]; /* bit g: GPU model g is in the region's gpu_mix (g < 64) */
   uint8_t *node_delegated;      /* per node of a region (count entries): delegates its management */
   int64_t fee_node_ppm, fee_deleg_ppm;
   int64_t slash;                /* musd */

@@ -587,6 +587,19 @@ void mkt__submit(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s, const 
   mkt__feed(lp, c, m, &e);
 }
 
+int mkt__could_run(const mkt_ctx *c, const mkt_market *m, const mkt_job *j) {
+  uint64_t in = c->models_in[m->region];
+  for (size_t g = 0; g < c->ngpus && g < 64; g++) {
+    if (!(in >> g & 1) || c->grade[g] < c->min_grade[j->cls]) continue;
+    mkt_pstat ps = {0};
+    ps.gpu = (uint8_t)g;
+    ps.region = (uint8_t)m->region;
+    ps.ngpus = 1;
+    if (m->ops->gpu_price(c, m->region, &ps) <= j->value) return 1;
+  }
+  return c->ngpus > 64; /* more models than the mask holds: let the core decide */
+}
+
 void mkt__withdraw(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s) {
   sched_event e = {.type = SCHED_EV_JOB_WITHDRAW, .job = s};
   mkt__feed(lp, c, m, &e);

@@ -10,7 +10,12 @@ static int64_t fixed_price(const mkt_ctx *c, unsigned region, const mkt_pstat *p
 }
 
 static void fixed_submit(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s) {
-  mkt__submit(lp, c, m, s, NULL, 0);
+  if (mkt__could_run(c, m, &m->jobs[s])) {
+    mkt__submit(lp, c, m, s, NULL, 0);
+  } else { /* no GPU model of the region could take it: it waits here until its patience ends */
+    m->jobs[s].state = J_QUEUED;
+    mkt__q_push(m, s, 0);
+  }
 }
 
 static void fixed_tick(sim_lp *lp, const mkt_ctx *c, mkt_market *m) { (void)lp, (void)c, (void)m; }

@@ -192,6 +192,12 @@ void mkt__host_detect(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov
  * (the pool's gpu_price) at or below its value; a job no model can take waits in the market's
  * queue until its patience runs out instead of blocking the head of the core's queue. */
 int mkt__could_run(const mkt_ctx *c, const mkt_market *m, const mkt_job *j);
+/* What the posted-price pools (fixed, flexible) share: submit to the core's queue (or wait in
+ * the market when no GPU model could take the job), nothing to do at the tick, and a job handed
+ * back (it gave up waiting) leaves. */
+void mkt__posted_submit(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s);
+void mkt__posted_tick(sim_lp *lp, const mkt_ctx *c, mkt_market *m);
+int mkt__posted_handed_back(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s, double saved);
 /* Submits job s to the core (cand/ncand: the bidding rule's host, or NULL). */
 void mkt__submit(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s, const uint32_t *cand, unsigned ncand);
 void mkt__withdraw(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s);

@@ -600,6 +600,20 @@ int mkt__could_run(const mkt_ctx *c, const mkt_market *m, const mkt_job *j) {
   return c->ngpus > 64; /* more models than the mask holds: let the core decide */
 }
 
+void mkt__posted_submit(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s) {
+  if (mkt__could_run(c, m, &m->jobs[s])) {
+    mkt__submit(lp, c, m, s, NULL, 0);
+  } else { /* no GPU model of the region could take it: it waits here until its patience ends */
+    m->jobs[s].state = J_QUEUED;
+    mkt__q_push(m, s, 0);
+  }
+}
+void mkt__posted_tick(sim_lp *lp, const mkt_ctx *c, mkt_market *m) { (void)lp, (void)c, (void)m; }
+int mkt__posted_handed_back(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s, double saved) {
+  (void)lp, (void)c, (void)m, (void)s, (void)saved;
+  return 0;
+}
+
 void mkt__withdraw(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s) {
   sched_event e = {.type = SCHED_EV_JOB_WITHDRAW, .job = s};
   mkt__feed(lp, c, m, &e);

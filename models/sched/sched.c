@@ -227,51 +227,42 @@ static int sched__vec_push(sched__vec *v, uint32_t x) {
 }
 
 /* Memory grows with the ids in use: a core given a whole region's bounds holds only the GPUs
- * that joined it. */
-static int sched__gpus_reserve(sched *s, uint32_t id) {
-  if (id < s->gpu_cap) return 0;
-  uint64_t nc = s->gpu_cap ? s->gpu_cap : 64;
-  while (nc <= id) nc *= 2;
-  if (nc > s->cfg.max_gpus) nc = s->cfg.max_gpus;
-  sched__gpu *p = realloc(s->gpus, nc * sizeof *p);
+ * that joined it. The tables are resized to exactly nc entries (new ones zeroed, GPUs unowned). */
+static int sched__gpus_resize(sched *s, uint32_t nc) {
+  if (nc <= s->gpu_cap) return 0;
+  sched__gpu *p = realloc(s->gpus, (size_t)nc * sizeof *p);
   if (!p) return SCHED_ENOMEM;
-  memset(p + s->gpu_cap, 0, (nc - s->gpu_cap) * sizeof *p);
-  for (uint64_t i = s->gpu_cap; i < nc; i++) p[i].job = p[i].run = SCHED__NIL;
+  memset(p + s->gpu_cap, 0, (size_t)(nc - s->gpu_cap) * sizeof *p);
+  for (uint32_t i = s->gpu_cap; i < nc; i++) p[i].job = p[i].run = SCHED__NIL;
   s->gpus = p;
-  s->gpu_cap = (uint32_t)nc;
+  s->gpu_cap = nc;
   return 0;
 }
-static int sched__prov_reserve(sched *s, uint32_t id);
-int sched_reserve(sched *s, uint32_t gpus, uint32_t providers) {
-  if (!s || gpus > s->cfg.max_gpus || providers > s->cfg.max_providers) return SCHED_EINVAL;
-  if (gpus > s->gpu_cap) {
-    sched__gpu *p = realloc(s->gpus, (size_t)gpus * sizeof *p);
-    if (!p) return SCHED_ENOMEM;
-    memset(p + s->gpu_cap, 0, (size_t)(gpus - s->gpu_cap) * sizeof *p);
-    for (uint32_t i = s->gpu_cap; i < gpus; i++) p[i].job = p[i].run = SCHED__NIL;
-    s->gpus = p;
-    s->gpu_cap = gpus;
-  }
-  if (providers > s->prov_cap) {
-    sched__provider *p = realloc(s->prov, (size_t)providers * sizeof *p);
-    if (!p) return SCHED_ENOMEM;
-    memset(p + s->prov_cap, 0, (size_t)(providers - s->prov_cap) * sizeof *p);
-    s->prov = p;
-    s->prov_cap = providers;
-  }
+static int sched__prov_resize(sched *s, uint32_t nc) {
+  if (nc <= s->prov_cap) return 0;
+  sched__provider *p = realloc(s->prov, (size_t)nc * sizeof *p);
+  if (!p) return SCHED_ENOMEM;
+  memset(p + s->prov_cap, 0, (size_t)(nc - s->prov_cap) * sizeof *p);
+  s->prov = p;
+  s->prov_cap = nc;
   return 0;
+}
+/* Capacity for id: doubling, at most the configured bound. */
+static uint32_t sched__grown(uint32_t cap, uint32_t id, uint32_t max) {
+  uint64_t nc = cap ? cap : 64;
+  while (nc <= id) nc *= 2;
+  return (uint32_t)(nc > max ? max : nc);
+}
+static int sched__gpus_reserve(sched *s, uint32_t id) {
+  return id < s->gpu_cap ? 0 : sched__gpus_resize(s, sched__grown(s->gpu_cap, id, s->cfg.max_gpus));
 }
 static int sched__prov_reserve(sched *s, uint32_t id) {
-  if (id < s->prov_cap) return 0;
-  uint64_t nc = s->prov_cap ? s->prov_cap : 64;
-  while (nc <= id) nc *= 2;
-  if (nc > s->cfg.max_providers) nc = s->cfg.max_providers;
-  sched__provider *p = realloc(s->prov, nc * sizeof *p);
-  if (!p) return SCHED_ENOMEM;
-  memset(p + s->prov_cap, 0, (nc - s->prov_cap) * sizeof *p);
-  s->prov = p;
-  s->prov_cap = (uint32_t)nc;
-  return 0;
+  return id < s->prov_cap ? 0 : sched__prov_resize(s, sched__grown(s->prov_cap, id, s->cfg.max_providers));
+}
+int sched_reserve(sched *s, uint32_t gpus, uint32_t providers) {
+  if (!s || gpus > s->cfg.max_gpus || providers > s->cfg.max_providers) return SCHED_EINVAL;
+  int rc = sched__gpus_resize(s, gpus);
+  return rc ? rc : sched__prov_resize(s, providers);
 }
 /* Room for n selected GPUs in scratch / kscratch. Callers reserve before they select (a select
  * writes into scratch and must not move it). */

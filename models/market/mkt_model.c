@@ -586,6 +586,7 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
   }
   c->rule = mkt_rule_find(mkt_rule_names[cfg->bidding.rule]);
   if (!c->rule) { rc = SIM_EINVAL; goto fail; }
+  c->rule_is_gigaspot = c->rule == mkt_rule_find("gigaspot");
 
   /* GPU table */
   char *gp = mkt__resolve(base_dir, cfg->gpus_file);

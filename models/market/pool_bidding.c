@@ -95,7 +95,7 @@ static void bid_host_free(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t 
     }
     if (!n) return;
     long best = -1;
-    if (c->rule == mkt_rule_find("gigaspot")) {
+    if (c->rule_is_gigaspot) {
       best = mkt_gigaspot_pick(bids, n, f, c->min_bid, l.pl_min_w, l.pl_max_w, l.energy_musd_wh);
     } else {
       for (uint32_t k = 0; k < n; k++)
@@ -131,7 +131,7 @@ static int bid_handed_back(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t
  * is a filter for when to clear, not the clearing: the rule itself prices every host). */
 static double key_of(const mkt_ctx *c, const mkt_market *m, const mkt_job *j) {
   double k = (double)j->bid;
-  if (c->rule == mkt_rule_find("gigaspot")) k -= c->energy_musd_wh[m->region] * c->cfg->cls[j->cls].power_w;
+  if (c->rule_is_gigaspot) k -= c->energy_musd_wh[m->region] * c->cfg->cls[j->cls].power_w;
   return k;
 }
 

@@ -692,8 +692,9 @@ static int sched__place_run(sched *s, uint32_t jid, int backup) {
   if (!r) return -1;
   if (sched__scratch_reserve(s, width > k ? width : k)) return SCHED_ENOMEM;
   if (!r->members) {
-    r->members = malloc(width * sizeof *r->members);
-    r->standby = malloc((j->ft.standby_k + 1) * sizeof *r->standby);
+    /* one block: the members, then the standbys (freed with members) */
+    r->members = malloc((width + j->ft.standby_k + 1) * sizeof *r->members);
+    r->standby = r->members ? r->members + width : NULL;
     if (!r->members || !r->standby) return SCHED_ENOMEM;
   }
   /* Members first; standbys are best effort (a run starts without them when the pool is short
@@ -1171,8 +1172,7 @@ static int sched__job_arrive(sched *s, uint32_t jid, const sched_job_spec *sp) {
   if (j->state != SCHED_JOB_UNKNOWN) return SCHED_ESTATE;
   if (j->runs) { /* a forgotten job's buffers */
     for (unsigned k = 0; k < j->nruns; k++) {
-      free(j->runs[k].members);
-      free(j->runs[k].standby);
+      free(j->runs[k].members); /* the standbys share its block */
     }
     free(j->runs);
   }
@@ -1198,8 +1198,8 @@ static int sched__job_arrive(sched *s, uint32_t jid, const sched_job_spec *sp) {
     j->runs = calloc(1, sizeof *j->runs);
     if (!j->runs) return SCHED_ENOMEM;
     sched__run *r = &j->runs[0];
-    r->members = malloc(sp->max_replicas * sizeof *r->members);
-    r->standby = malloc(sizeof *r->standby);
+    r->members = malloc((sp->max_replicas + 1u) * sizeof *r->members);
+    r->standby = r->members ? r->members + sp->max_replicas : NULL;
     if (!r->members || !r->standby) return SCHED_ENOMEM;
     r->id = j->next_run++;
     r->active = 1;
@@ -1482,8 +1482,7 @@ void sched_destroy(sched *s) {
   for (uint32_t i = 0; i < s->njobs_cap; i++)
     if (s->jobs[i].runs) {
       for (unsigned k = 0; k < s->jobs[i].nruns; k++) {
-        free(s->jobs[i].runs[k].members);
-        free(s->jobs[i].runs[k].standby);
+        free(s->jobs[i].runs[k].members); /* the standbys share its block */
       }
       free(s->jobs[i].runs);
     }

@@ -262,6 +262,23 @@ static const char *resume_cfg =
     "         { name = \"long\"; command = \"sleep 1.3; echo 4242.5 > /dev/null\"; },\n"
     "         { name = \"late\"; command = \"true\"; at = 2.5; } );\n";
 
+/* 1 when journal `path` holds a JOB_FINISH event of job `job` (complete lines only). */
+static int journal_finished(const char *path, unsigned job) {
+  FILE *f = fopen(path, "r");
+  if (!f) return 0;
+  char line[256];
+  int found = 0;
+  while (!found && fgets(line, sizeof line, f)) {
+    int type;
+    double t, v;
+    unsigned g, jb, run;
+    found = strchr(line, '\n') && sscanf(line, "E %d %lg %u %u %u %lg", &type, &t, &g, &jb, &run, &v) == 6 &&
+            type == SCHED_EV_JOB_FINISH && jb == job;
+  }
+  fclose(f);
+  return found;
+}
+
 static void test_resume(void) {
   const char *j = "lab_resume.journal";
   fresh(j);
@@ -275,13 +292,14 @@ static void test_resume(void) {
     lab_run(c, &o, &r);
     _exit(0);
   }
-  /* kill the runner mid-lab: after the calibration, while k1/k2/long run */
-  usleep(1500000);
+  /* kill the runner mid-lab: as soon as the journal shows `quick` finished (k1, k2 and long still
+   * run then); waits for that event, polling the journal, at most 30 s */
+  for (int i = 0; i < 1500 && !journal_finished(j, 0); i++) usleep(20000);
+  CU_ASSERT(journal_finished(j, 0));
   kill(pid, SIGKILL);
   int st;
   waitpid(pid, &st, 0);
   CU_ASSERT(WIFSIGNALED(st));
-  usleep(200000);
   /* what the dead runner had journaled: jobs ended before it died */
   FILE *f = fopen(j, "r");
   CU_ASSERT_PTR_NOT_NULL_FATAL(f);

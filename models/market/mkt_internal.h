@@ -145,6 +145,7 @@ typedef struct mkt_market {
   mkt_host *host; uint32_t nhost, caphost;  /* hosts that ever staked or joined this pool */
   mkt_cgpu *cg; uint32_t ncg, capcg;        /* core GPUs */
   uint32_t *dirty; uint32_t ndirty, capdirty; /* hosts whose rented count changed in this event */
+  uint32_t *dirty_out; uint32_t capdirty_out;  /* the list being sent (swapped with dirty) */
   uint32_t *forget; uint32_t nforget, capforget; /* jobs the core ended: forget after the event */
   double wake_at;
   size_t trace_next;

@@ -404,10 +404,12 @@ void mkt__feed(sim_lp *lp, const mkt_ctx *c, mkt_market *m, sched_event *e) {
   }
   /* hosts whose employed GPUs changed: tell them (one message per host and event) */
   while (m->ndirty && !outer) {
-    uint32_t n = m->ndirty;
-    uint32_t *v = malloc(n * sizeof *v);
-    if (!v) SIM_FATAL("out of memory");
-    memcpy(v, m->dirty, n * sizeof *v);
+    /* take the list (host_free below may dirty hosts again: the next round sends those) */
+    uint32_t n = m->ndirty, *v = m->dirty, cap = m->capdirty;
+    m->dirty = m->dirty_out;
+    m->capdirty = m->capdirty_out;
+    m->dirty_out = v;
+    m->capdirty_out = cap;
     m->ndirty = 0;
     for (uint32_t i = 0; i < n; i++) {
       uint32_t prov = v[i];
@@ -425,7 +427,6 @@ void mkt__feed(sim_lp *lp, const mkt_ctx *c, mkt_market *m, sched_event *e) {
         mkt_host *h = host_of(c, m, v[i]);
         if (h->in && h->busy < c->prov[v[i]].ngpus) m->ops->host_free(lp, c, m, v[i]);
       }
-    free(v);
   }
   m->lp = outer;
 }
@@ -716,6 +717,7 @@ void mkt__place_fini(mkt_market *m) {
   free(m->cg);
   free(m->avail);
   free(m->dirty);
+  free(m->dirty_out);
   free(m->forget);
   m->core = NULL;
 }

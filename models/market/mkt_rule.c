@@ -169,3 +169,19 @@ int64_t mkt__late_price_bid(const mkt_order *o, const mkt_lot *l, int64_t last) 
   if (!o || !l) return -1;
   return mkt_lot_fits(l, l->gpus, o) ? o->price : -1;
 }
+
+int mkt__ranked_scratch(const mkt_order *orders, size_t n, const mkt_lot *lots, size_t nl, size_t **rank,
+                        uint32_t **free_gpus) {
+  *rank = malloc((n ? n : 1) * sizeof **rank);
+  *free_gpus = malloc((nl ? nl : 1) * sizeof **free_gpus);
+  if (!*rank || !*free_gpus) {
+    free(*rank);
+    free(*free_gpus);
+    *rank = NULL;
+    *free_gpus = NULL;
+    return MKT_ENOMEM;
+  }
+  mkt__rank_by_price(orders, n, *rank);
+  mkt__free_reset(lots, nl, *free_gpus);
+  return 0;
+}

@@ -49,6 +49,12 @@ int32_t mkt__place_first_fit(const mkt_order *o, const mkt_lot *lots, size_t nl,
 /* free[l] = lots[l].gpus. */
 void mkt__free_reset(const mkt_lot *lots, size_t nl, uint32_t *free_gpus);
 
+/* The scratch of the price-ranked rules: *rank (n entries) ranked by mkt__rank_by_price and
+ * *free_gpus (nl entries) reset from the lots. 0, or MKT_ENOMEM with nothing allocated; the
+ * caller frees both. */
+int mkt__ranked_scratch(const mkt_order *orders, size_t n, const mkt_lot *lots, size_t nl, size_t **rank,
+                        uint32_t **free_gpus);
+
 /* late_price of the pay-as-bid rules: the bid when the order fits the empty lot, else -1. */
 int64_t mkt__late_price_bid(const mkt_order *o, const mkt_lot *l, int64_t last);
 

@@ -14,15 +14,9 @@ static long pay_as_bid_clear(const mkt_order *orders, size_t n, const mkt_lot *l
   int rc = mkt__clear_begin(orders, n, lots, nl, out);
   if (rc < 0) return rc;
   if (n == 0 || nl == 0) return 0;
-  size_t *rank = malloc(n * sizeof *rank);
-  uint32_t *free_gpus = malloc(nl * sizeof *free_gpus);
-  if (!rank || !free_gpus) {
-    free(rank);
-    free(free_gpus);
-    return MKT_ENOMEM;
-  }
-  mkt__rank_by_price(orders, n, rank);
-  mkt__free_reset(lots, nl, free_gpus);
+  size_t *rank;
+  uint32_t *free_gpus;
+  if (mkt__ranked_scratch(orders, n, lots, nl, &rank, &free_gpus)) return MKT_ENOMEM;
   long winners = 0;
   for (size_t k = 0; k < n; k++) {
     size_t i = rank[k];

@@ -79,6 +79,7 @@ typedef struct mkt_run {
   uint32_t sb[8];              /* and of its standbys (the core frees them without a decision when
                                   it stops the run or ends the job) */
   double work, last_t, pause_until, rate, t_durable, t_start;
+  double fin_t;                /* when its pending finish timer (epoch) fires, INFINITY if none */
 } mkt_run;
 
 typedef struct mkt_job {

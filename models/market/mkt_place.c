@@ -187,22 +187,35 @@ static double run_rate(const mkt_ctx *c, mkt_market *m, const mkt_job *j, const 
   return sched_cluster_rate(&c->cluster, &c->net, sp, ln, r->n, cc->step_s * j->gpus, cc->grad_mb * 1e6);
 }
 
-/* (Re)schedules the run's finish at its current rate; older finish events become stale. */
-static void arm_finish(sim_lp *lp, mkt_market *m, uint32_t slot, mkt_run *r) {
-  double now = sim_now(lp);
-  mkt_job *j = &m->jobs[slot];
-  r->epoch++;
-  if (!(r->rate > 0) || r->doomed) return;
+/* When the run would finish at its current rate (INFINITY: stalled, doomed or not computing). */
+static double finish_time(const mkt_job *j, const mkt_run *r, double now) {
+  if (!(r->rate > 0) || r->doomed) return INFINITY;
   double start = r->pause_until > now ? r->pause_until : now;
   double rem = j->work - r->work;
-  if (rem < 0) rem = 0;
+  return start + (rem > 0 ? rem : 0) / r->rate;
+}
+
+/* Keeps one finish timer per run, at or before the run's finish. A pause (staging, checkpoint,
+ * replacement) only delays the finish, so the timer already pending stays and is checked when it
+ * fires (mkt__on_finish re-arms it if work remains); only a finish that moved earlier (a faster
+ * run) needs a new timer. One checkpoint therefore costs no finish event of its own, and the
+ * event set holds no stale finish timers. */
+static void arm_finish(sim_lp *lp, mkt_market *m, uint32_t slot, mkt_run *r) {
+  double now = sim_now(lp), t = finish_time(&m->jobs[slot], r, now);
+  if (!(t < r->fin_t)) return;
+  r->epoch++;
+  r->fin_t = t;
   mkt_msg msg = {.kind = M_FINISH, .slot = slot, .gen = r->id, .epoch = r->epoch};
-  mkt__send(lp, sim_lp_id(lp), start + rem / r->rate - now, &msg);
+  mkt__send(lp, sim_lp_id(lp), t - now, &msg);
+}
+static void cancel_finish(mkt_run *r) {
+  r->epoch++;
+  r->fin_t = INFINITY;
 }
 
 static void run_close(mkt_run *r) {
   r->active = 0;
-  r->epoch++;
+  cancel_finish(r);
   r->ck++;
 }
 
@@ -242,6 +255,7 @@ static void sink(void *ctx, const sched_decision *d) {
     r->last_t = r->t_start = r->t_durable = now;
     r->pause_until = now + d->value; /* staging: inputs (and the checkpoint) reach every member */
     r->rate = run_rate(c, m, j, r);
+    r->fin_t = INFINITY;
     if (!j->started) {
       j->started = 1;
       j->first_start = now;
@@ -521,7 +535,7 @@ void mkt__host_leave(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov,
           advance(r, t_left > r->last_t ? t_left : r->last_t);
           r->doomed = 1;
           r->pause_until = INFINITY;
-          r->epoch++; /* its finish and checkpoint never come */
+          cancel_finish(r); /* its finish and checkpoint never come */
           r->ck++;
         }
     }
@@ -645,6 +659,15 @@ void mkt__on_finish(sim_lp *lp, const mkt_ctx *c, mkt_market *m, const mkt_msg *
   mkt_job *j = &m->jobs[msg->slot];
   mkt_run *r = j->state == J_RUNNING ? run_find(j, msg->gen) : NULL;
   if (!r || r->epoch != msg->epoch || r->doomed) return; /* stale */
+  /* a pause since the timer was set moved the finish later: wait for it (sub-microsecond
+   * remainders are rounding, not work) */
+  double now = sim_now(lp);
+  r->fin_t = INFINITY;
+  advance(r, now);
+  if (finish_time(j, r, now) > now + 1e-6) {
+    arm_finish(lp, m, msg->slot, r);
+    return;
+  }
   sched_event e = {.type = SCHED_EV_JOB_FINISH, .job = msg->slot, .run = msg->gen};
   mkt__feed(lp, c, m, &e);
 }

@@ -119,6 +119,18 @@ static void flex_claim(sim_lp *lp, const mkt_ctx *c, mkt_prov *p) {
   p->claim_from = now;
 }
 
+/* Schedules the next review `delay` from now, and the book closing when it falls before that
+ * review: each provider keeps one pending timer for both (not a closing timer for the whole run). */
+static void next_review(sim_lp *lp, const mkt_ctx *c, double delay) {
+  double now = sim_now(lp);
+  if (c->close_t > 0 && now < c->close_t && c->close_t <= now + delay) {
+    mkt_msg cl = {.kind = M_CLOSE};
+    mkt__send(lp, sim_lp_id(lp), c->close_t - now, &cl);
+  }
+  mkt_msg rv = {.kind = M_REVIEW};
+  mkt__send(lp, sim_lp_id(lp), delay, &rv);
+}
+
 static void tell_avail(sim_lp *lp, const mkt_ctx *c, mkt_prov *p) {
   p->session++;
   mkt_msg m = {.kind = M_AVAIL, .b = p->session};
@@ -240,12 +252,7 @@ static void prov_init(sim_lp *lp, void *st) {
   by_groups(lp, c, ps, p->pool, MKT_P_GPUS, ps->ngpus);
   update(lp, c, p, 1);
   /* daily review (pool switching, flexible claims) at a provider-specific phase */
-  mkt_msg rv = {.kind = M_REVIEW};
-  mkt__send(lp, sim_lp_id(lp), c->cfg->review_s * (0.5 + 0.5 * gsl_rng_uniform(r)), &rv);
-  if (c->close_t > 0) {
-    mkt_msg cl = {.kind = M_CLOSE};
-    mkt__send(lp, sim_lp_id(lp), c->close_t, &cl);
-  }
+  next_review(lp, c, c->cfg->review_s * (0.5 + 0.5 * gsl_rng_uniform(r)));
 }
 
 /* Income review: switch to the persona's other pool after `patience` reviews below target. */
@@ -277,8 +284,7 @@ static void review(sim_lp *lp, const mkt_ctx *c, mkt_prov *p) {
   }
   p->win_income = 0;
   p->win_avail_s = 0;
-  mkt_msg rv = {.kind = M_REVIEW};
-  mkt__send(lp, sim_lp_id(lp), c->cfg->review_s, &rv);
+  next_review(lp, c, c->cfg->review_s);
 }
 
 static void prov_event(sim_lp *lp, void *st, const void *vmsg, sim_id src) {

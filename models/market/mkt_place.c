@@ -24,7 +24,7 @@
 static void *grow(void *p, uint32_t *cap, uint32_t need, size_t elem) {
   if (need <= *cap) return p;
   uint32_t nc = *cap ? *cap : 16;
-  while (nc < need) nc *= 2;
+  while (nc < need) nc += nc / 8 + 1; /* by an eighth: the host and GPU tables grow one host at a time */
   void *q = realloc(p, (size_t)nc * elem);
   if (!q) SIM_FATAL("out of memory");
   *cap = nc;

@@ -100,6 +100,17 @@ void sched_config_default(sched_config *c) {
 }
 
 /* ---- State ---------------------------------------------------------------------------------- */
+/* What the core keeps of a GPU's sched_gpu_info: its link as an index in the core's table of
+ * distinct links (a market region's GPUs share one), and no stake (the provider's, read once at
+ * its first join). 40 bytes instead of 64: the GPU table is the core's largest. */
+typedef struct sched__ginfo {
+  uint32_t provider, node;
+  uint16_t region, grade;
+  uint32_t sectors;
+  uint32_t link;          /* index in sched.links */
+  double score, price_per_h;
+} sched__ginfo;
+
 typedef struct sched__gpu {
   uint8_t state;          /* sched_gpu_state */
   uint8_t known;          /* joined at least once (info valid) */
@@ -110,7 +121,7 @@ typedef struct sched__gpu {
   uint32_t mark;          /* selection stamp */
   double speed;           /* reported speed factor */
   double employed_since, billed_until, lost_t;
-  sched_gpu_info info;
+  sched__ginfo info;
 } sched__gpu;
 
 typedef struct sched__provider {
@@ -197,6 +208,10 @@ struct sched {
   uint32_t *bsel;         /* selection: eligible buckets, and their cumulative sizes */
   uint64_t *bcum;
   sched_link *ln_scratch;
+  sched_link *links;      /* distinct GPU links, nlinks of caplinks */
+  uint32_t nlinks, caplinks;
+  uint32_t *link_ix;      /* open-addressing index of links (link_cap slots, power of 2; NIL = free) */
+  uint32_t link_cap;
   sched_ledger ledger;
   sched_counters cnt;
   uint64_t arrived, ended;   /* jobs known now (forgotten ones no longer count) */
@@ -247,10 +262,12 @@ static int sched__prov_resize(sched *s, uint32_t nc) {
   s->prov_cap = nc;
   return 0;
 }
-/* Capacity for id: doubling, at most the configured bound. */
+/* Capacity for id: grown by an eighth at a time, at most the configured bound. */
 static uint32_t sched__grown(uint32_t cap, uint32_t id, uint32_t max) {
+  /* by an eighth: a table that grows one host at a time holds about 6% unused entries on
+   * average, not 25%, and the realloc count stays logarithmic */
   uint64_t nc = cap ? cap : 64;
-  while (nc <= id) nc *= 2;
+  while (nc <= id) nc += nc / 8 + 16;
   return (uint32_t)(nc > max ? max : nc);
 }
 static int sched__gpus_reserve(sched *s, uint32_t id) {
@@ -472,7 +489,7 @@ static double sched__run_rate(sched *s, sched__job *j, sched__run *r) {
   for (unsigned i = 0; i < r->n; i++) {
     const sched__gpu *g = &s->gpus[r->members[i]];
     s->sp_scratch[i] = g->info.score * g->speed;
-    s->ln_scratch[i] = g->info.link;
+    s->ln_scratch[i] = s->links[g->info.link];
   }
   return sched_cluster_rate(&s->cfg.cluster, &s->cfg.net, s->sp_scratch, s->ln_scratch, r->n,
                             j->spec.step_work, j->spec.step_bytes);
@@ -492,7 +509,7 @@ static double sched__gpu_mtbf(const sched *s) {
 static double sched__ckpt_interval(sched *s, sched__job *j, sched__run *r, double *cost) {
   double C = 0;
   for (unsigned i = 0; i < r->n; i++) {
-    double c = sched_net_transfer_time(&s->cfg.net, &s->gpus[r->members[i]].info.link,
+    double c = sched_net_transfer_time(&s->cfg.net, &s->links[s->gpus[r->members[i]].info.link],
                                        j->spec.ckpt_bytes);
     if (c > C) C = c;
   }
@@ -532,11 +549,12 @@ static void sched__release(sched *s, uint32_t id) {
  * (Efraimidis & Spirakis 2006: keep the largest u^(1/w)), so reputation raises the chance of
  * being chosen without excluding newcomers. */
 static int sched__eligible(const sched *s, const sched_job_spec *sp, const sched__gpu *g) {
-  const sched_gpu_info *in = &g->info;
+  const sched__ginfo *in = &g->info;
+  const sched_link *ln = &s->links[in->link];
   if (sp->sectors && (in->sectors & sp->sectors) != sp->sectors) return 0;
-  if (sp->max_loss > 0 && in->link.loss > sp->max_loss) return 0;
-  if (sp->max_rtt_s > 0 && in->link.rtt_s > sp->max_rtt_s) return 0;
-  if (sp->min_bw_bps > 0 && in->link.bw_bps < sp->min_bw_bps) return 0;
+  if (sp->max_loss > 0 && ln->loss > sp->max_loss) return 0;
+  if (sp->max_rtt_s > 0 && ln->rtt_s > sp->max_rtt_s) return 0;
+  if (sp->min_bw_bps > 0 && ln->bw_bps < sp->min_bw_bps) return 0;
   if (sp->max_price_per_h > 0 && in->price_per_h > sp->max_price_per_h) return 0;
   if (s->prov[in->provider].stake < s->cfg.stake_min) return 0;
   if (g->speed < s->cfg.degrade_ratio) return 0; /* degraded: back when it reports better */
@@ -720,7 +738,7 @@ static int sched__place_run(sched *s, uint32_t jid, int backup) {
   double bytes = j->spec.input_bytes + (j->saved_work > 0 && !backup ? j->spec.ckpt_bytes : 0);
   double stage = 0;
   for (unsigned i = 0; i < width; i++) {
-    double t = sched_net_transfer_time(&s->cfg.net, &s->gpus[r->members[i]].info.link, bytes);
+    double t = sched_net_transfer_time(&s->cfg.net, &s->links[s->gpus[r->members[i]].info.link], bytes);
     if (t > stage) stage = t;
   }
   r->last_t = s->now + stage; /* progress is judged from when it can compute */
@@ -956,7 +974,7 @@ static int sched__gpu_lost(sched *s, uint32_t id) {
       s->cnt.replacements++;
       sched_decision d = {.type = SCHED_D_REPLACE, .job = jid, .run = run, .gpu = nid,
                           .old_gpu = id, .reason = SCHED_R_GPU_LOST,
-                          .value = sched_net_transfer_time(&s->cfg.net, &s->gpus[nid].info.link,
+                          .value = sched_net_transfer_time(&s->cfg.net, &s->links[s->gpus[nid].info.link],
                                                            j->spec.ckpt_bytes)};
       r->last_t = fmax(r->last_t, s->now) + d.value; /* the run waits for the newcomer */
       sched__emit(s, &d);
@@ -971,10 +989,58 @@ static int sched__gpu_lost(sched *s, uint32_t id) {
   return sched__schedule(s);
 }
 
+/* The index of link *l in the table of distinct links, added when new. */
+static uint64_t sched__link_hash(const sched_link *l) {
+  uint64_t w[3], h = 0x9e3779b97f4a7c15u;
+  memcpy(&w[0], &l->bw_bps, 8);
+  memcpy(&w[1], &l->rtt_s, 8);
+  memcpy(&w[2], &l->loss, 8);
+  for (int k = 0; k < 3; k++) h = (h ^ w[k]) * 0xff51afd7ed558ccdu, h ^= h >> 32;
+  return h;
+}
+static int sched__link_id(sched *s, const sched_link *l, uint32_t *out) {
+  if (2 * (s->nlinks + 1) > s->link_cap) { /* rebuild the index at twice the size */
+    uint32_t nc = s->link_cap ? 2 * s->link_cap : 16;
+    uint32_t *ix = malloc((size_t)nc * sizeof *ix);
+    if (!ix) return SCHED_ENOMEM;
+    for (uint32_t i = 0; i < nc; i++) ix[i] = SCHED__NIL;
+    for (uint32_t k = 0; k < s->nlinks; k++) {
+      uint32_t h = (uint32_t)sched__link_hash(&s->links[k]) & (nc - 1);
+      while (ix[h] != SCHED__NIL) h = (h + 1) & (nc - 1);
+      ix[h] = k;
+    }
+    free(s->link_ix);
+    s->link_ix = ix;
+    s->link_cap = nc;
+  }
+  uint32_t h = (uint32_t)sched__link_hash(l) & (s->link_cap - 1);
+  for (; s->link_ix[h] != SCHED__NIL; h = (h + 1) & (s->link_cap - 1)) {
+    const sched_link *o = &s->links[s->link_ix[h]];
+    if (!memcmp(&o->bw_bps, &l->bw_bps, 8) && !memcmp(&o->rtt_s, &l->rtt_s, 8) && !memcmp(&o->loss, &l->loss, 8)) {
+      *out = s->link_ix[h];
+      return 0;
+    }
+  }
+  if (s->nlinks == s->caplinks) {
+    uint32_t nc = s->caplinks ? 2 * s->caplinks : 8;
+    sched_link *p = realloc(s->links, (size_t)nc * sizeof *p);
+    if (!p) return SCHED_ENOMEM;
+    s->links = p;
+    s->caplinks = nc;
+  }
+  s->links[s->nlinks] = *l;
+  s->link_ix[h] = s->nlinks;
+  *out = s->nlinks++;
+  return 0;
+}
+
 static int sched__gpu_join(sched *s, uint32_t id, const sched_gpu_info *in) {
   sched__gpu *g = &s->gpus[id];
   if (g->state != SCHED_GPU_ABSENT) return SCHED_ESTATE;
-  g->info = *in;
+  uint32_t link;
+  int rc = sched__link_id(s, &in->link, &link);
+  if (rc) return rc;
+  g->info = (sched__ginfo){in->provider, in->node, in->region, in->grade, in->sectors, link, in->score, in->price_per_h};
   g->known = 1;
   g->speed = 1;
   sched__provider *p = &s->prov[in->provider];
@@ -1030,7 +1096,7 @@ static int sched__gpu_degrade(sched *s, uint32_t id, double f) {
   uint32_t jid = g->job;
   sched_decision d = {.type = SCHED_D_REPLACE, .job = jid, .run = r->id, .gpu = nid, .old_gpu = id,
                       .reason = SCHED_R_DEGRADED,
-                      .value = sched_net_transfer_time(&s->cfg.net, &s->gpus[nid].info.link,
+                      .value = sched_net_transfer_time(&s->cfg.net, &s->links[s->gpus[nid].info.link],
                                                        j->spec.ckpt_bytes)};
   r->last_t = fmax(r->last_t, s->now) + d.value;
   sched__emit(s, &d);
@@ -1499,6 +1565,8 @@ void sched_destroy(sched *s) {
   free(s->kscratch);
   free(s->sp_scratch);
   free(s->ln_scratch);
+  free(s->links);
+  free(s->link_ix);
   free(s->pend);
   free(s->pool);
   free(s->bsel);

@@ -141,6 +141,7 @@ typedef struct sched__run {
   double start, rate;     /* placement time, expected work rate */
   double last_t, last_work; /* last progress report */
   double billed;          /* USD billed for this run */
+  double ckpt_c;          /* time to write a checkpoint over its slowest link, -1 = not known */
 } sched__run;
 
 typedef struct sched__job {
@@ -507,11 +508,15 @@ static double sched__gpu_mtbf(const sched *s) {
  * slowest member link (the transfer model) and M = MTBF of one GPU / n (any member's failure
  * stops a synchronous run; independent exponential failures). */
 static double sched__ckpt_interval(sched *s, sched__job *j, sched__run *r, double *cost) {
-  double C = 0;
-  for (unsigned i = 0; i < r->n; i++) {
-    double c = sched_net_transfer_time(&s->cfg.net, &s->links[s->gpus[r->members[i]].info.link],
-                                       j->spec.ckpt_bytes);
-    if (c > C) C = c;
+  double C = r->ckpt_c;
+  if (!(C >= 0)) { /* once per membership: the members' GPU records are cold in a large pool */
+    C = 0;
+    for (unsigned i = 0; i < r->n; i++) {
+      double c = sched_net_transfer_time(&s->cfg.net, &s->links[s->gpus[r->members[i]].info.link],
+                                         j->spec.ckpt_bytes);
+      if (c > C) C = c;
+    }
+    r->ckpt_c = C;
   }
   *cost = C;
   if (j->ft.ckpt_rule == SCHED_CKPT_FIXED || !(C > 0) || !isfinite(C)) return j->ft.ckpt_interval_s;
@@ -724,6 +729,7 @@ static int sched__place_run(sched *s, uint32_t jid, int backup) {
   r->in_ckpt = r->slow = 0;
   r->backup = (uint8_t)backup;
   r->n = width;
+  r->ckpt_c = -1; /* members changed: the checkpoint cost is recomputed */
   r->nsb = 0;
   r->start = r->last_t = s->now;
   r->last_work = backup ? 0 : j->saved_work;
@@ -948,6 +954,7 @@ static int sched__gpu_lost(sched *s, uint32_t id) {
   while (slot < r->n && r->members[slot] != id) slot++;
   if (j->spec.kind == SCHED_JOB_SERVICE) {
     r->members[slot] = r->members[--r->n];
+    r->ckpt_c = -1; /* members changed: the checkpoint cost is recomputed */
     uint32_t gone = id;
     sched_decision d = {.type = SCHED_D_SCALE, .job = jid, .run = run, .value = r->n,
                         .gpus = &gone, .ngpus = 1, .reason = SCHED_R_GPU_LOST};
@@ -969,6 +976,7 @@ static int sched__gpu_lost(sched *s, uint32_t id) {
     if (nid != SCHED__NIL) {
       s->gpus[nid].state = SCHED_GPU_BUSY;
       r->members[slot] = nid;
+      r->ckpt_c = -1; /* members changed: the checkpoint cost is recomputed */
       r->rate = sched__run_rate(s, j, r);
       j->replacements++;
       s->cnt.replacements++;
@@ -984,6 +992,7 @@ static int sched__gpu_lost(sched *s, uint32_t id) {
   }
   /* The run cannot go on without the member: remove it and interrupt the run. */
   r->members[slot] = r->members[--r->n];
+  r->ckpt_c = -1; /* members changed: the checkpoint cost is recomputed */
   int rc = sched__interrupt(s, jid, r, SCHED_R_GPU_LOST);
   if (rc) return rc;
   return sched__schedule(s);
@@ -1089,6 +1098,7 @@ static int sched__gpu_degrade(sched *s, uint32_t id, double f) {
   unsigned slot = 0;
   while (slot < r->n && r->members[slot] != id) slot++;
   r->members[slot] = nid;
+  r->ckpt_c = -1; /* members changed: the checkpoint cost is recomputed */
   s->gpus[nid].state = SCHED_GPU_BUSY;
   r->rate = sched__run_rate(s, j, r);
   j->replacements++;
@@ -1129,6 +1139,7 @@ static int sched__service_fill(sched *s, uint32_t jid) {
     while (got < add && sched__select(s, &j->spec, 1, s->scratch + got) == 0) {
       sched__employ(s, s->scratch[got], jid, r->id, SCHED_GPU_BUSY);
       r->members[r->n++] = s->scratch[got];
+      r->ckpt_c = -1; /* members changed: the checkpoint cost is recomputed */
       got++;
     }
     if (got) {
@@ -1149,6 +1160,7 @@ static int sched__service_fill(sched *s, uint32_t jid) {
       }
       s->scratch[k] = r->members[worst];
       r->members[worst] = r->members[--r->n];
+      r->ckpt_c = -1; /* members changed: the checkpoint cost is recomputed */
     }
     j->last_scale_t = s->now;
     s->cnt.scale_events++;
@@ -1270,6 +1282,7 @@ static int sched__job_arrive(sched *s, uint32_t jid, const sched_job_spec *sp) {
     r->id = j->next_run++;
     r->active = 1;
     r->start = s->now;
+    r->ckpt_c = -1;
     j->state = SCHED_JOB_RUNNING;
     j->start = s->now;
     j->last_scale_t = -INFINITY;

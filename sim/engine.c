@@ -34,7 +34,11 @@ struct sim_lp {
   uint64_t rs[4];
 };
 
-/* One pending event. `slot` indexes the payload slab when msg_size > 0. */
+/* One pending event. `slot` indexes the payload slab when msg_size > 0, or holds the payload
+ * itself when every byte after its first four is zero (dst then carries SIM__INLINE): timers
+ * and other short messages take no slab slot, which at a million LPs is most pending events. */
+#define SIM__INLINE 0x80000000u
+#define SIM__INLINE_BYTES 4
 typedef struct sim__ev {
   double t;
   uint64_t src;
@@ -78,6 +82,7 @@ struct sim_engine {
   unsigned char *slab;
   uint32_t *free_slots;
   size_t nfree, slab_cap;
+  unsigned char *inl;    /* msg_size bytes: an inline payload, unpacked for its handler */
   /* remote messages, one buffer per destination rank */
   sim__buf *out;
   size_t wire_size;
@@ -198,6 +203,15 @@ static void sim__enqueue_local(sim_engine *e, double t, uint64_t src, uint64_t s
                                const void *msg, size_t len) {
   sim__ev ev = {t, src, seq, (uint32_t)(dst - e->first), 0};
   if (e->msg_size) {
+    const unsigned char *b = msg;
+    size_t k = SIM__INLINE_BYTES;
+    while (k < len && !b[k]) k++;
+    if (k >= len) { /* nothing after the first four bytes: the payload travels in the event */
+      if (len) memcpy(&ev.slot, b, len < SIM__INLINE_BYTES ? len : SIM__INLINE_BYTES);
+      ev.dst |= SIM__INLINE;
+      sim__heap_push(e, &ev);
+      return;
+    }
     ev.slot = sim__slot_get(e);
     unsigned char *p = e->slab + (size_t)ev.slot * e->msg_size;
     if (len) memcpy(p, msg, len);
@@ -295,6 +309,7 @@ static void sim__engine_free(sim_engine *e) {
   free(e->lps);
   free(e->heap);
   free(e->slab);
+  free(e->inl);
   free(e->free_slots);
   if (e->out)
     for (int r = 0; r < e->nranks; r++) free(e->out[r].p);
@@ -323,7 +338,7 @@ static sim_engine *sim__engine_new(const sim_model *m, const sim_run_opts *o) {
   e->rem = m->nlps % (sim_id)e->nranks;
   e->first = sim__first_of(e, e->rank);
   e->nlocal = sim__first_of(e, e->rank + 1) - e->first;
-  if (e->nlocal > UINT32_MAX) goto fail;
+  if (e->nlocal >= SIM__INLINE) goto fail; /* local indices leave dst's top bit free */
   e->now = 0;
   e->end = m->end_time;
   e->lookahead = m->lookahead;
@@ -333,6 +348,8 @@ static sim_engine *sim__engine_new(const sim_model *m, const sim_run_opts *o) {
   e->progress = o->progress && e->rank == 0;
   e->progress_label = o->progress_label;
 
+  e->inl = calloc(m->msg_size > SIM__INLINE_BYTES ? m->msg_size : SIM__INLINE_BYTES, 1);
+  if (!e->inl) goto fail;
   e->out = calloc((size_t)e->nranks, sizeof *e->out);
   e->lps = calloc(e->nlocal ? e->nlocal : 1, sizeof *e->lps);
   e->states = calloc(m->ntypes, sizeof *e->states);
@@ -404,17 +421,24 @@ static void sim__process_until(sim_engine *e, double limit) {
   while (e->hn && e->heap[0].t < limit) {
     sim__heap_pop(e, &ev);
     e->now = ev.t;
-    sim_lp *lp = &e->lps[ev.dst];
-    const void *msg = ms ? e->slab + (size_t)ev.slot * ms : NULL;
+    int inl = (ev.dst & SIM__INLINE) != 0;
+    sim_lp *lp = &e->lps[ev.dst & ~SIM__INLINE];
+    const void *msg = NULL;
+    if (inl) {
+      memcpy(e->inl, &ev.slot, SIM__INLINE_BYTES); /* the rest of e->inl stays zero */
+      msg = e->inl;
+    } else if (ms) {
+      msg = e->slab + (size_t)ev.slot * ms;
+    }
     /* the next event's LP and payload are fetched while this one is handled (when the handler
      * schedules something earlier, the hint is merely wasted) */
     if (e->hn) {
       const sim__ev *nx = &e->heap[0];
-      __builtin_prefetch(&e->lps[nx->dst]);
-      if (ms) __builtin_prefetch(e->slab + (size_t)nx->slot * ms);
+      __builtin_prefetch(&e->lps[nx->dst & ~SIM__INLINE]);
+      if (ms && !(nx->dst & SIM__INLINE)) __builtin_prefetch(e->slab + (size_t)nx->slot * ms);
     }
     lp->type->event(lp, lp->state, msg, ev.src);
-    if (ms) sim__slot_put(e, ev.slot);
+    if (ms && !inl) sim__slot_put(e, ev.slot);
     if ((++e->events & 0xFFFF) == 0 && e->progress) sim__progress(e, 0);
   }
 }

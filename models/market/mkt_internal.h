@@ -116,6 +116,7 @@ typedef struct mkt_host {
   uint8_t in;             /* available in this pool */
   uint8_t unseen;         /* left unannounced; the core is told at detection */
   uint16_t failures;      /* departures while employed */
+  int32_t pos;            /* index in the pool's avail list, -1 when not available */
   int64_t stake;          /* flexible pool: stake held for it, musd */
   int64_t slashed;        /* slashed from it, musd */
   double gone_t;          /* when it left (billing stops there) */
@@ -141,7 +142,6 @@ typedef struct mkt_market {
   uint32_t *q; uint32_t qhead, qlen, qcap;  /* bids waiting (bidding pool), FIFO; UINT32_MAX = removed */
   uint32_t nlive;
   uint32_t *avail; uint32_t navail, capavail; /* hosts available in the pool (global provider ids) */
-  int32_t *pos;                             /* per region provider: index in avail, -1 */
   int32_t *hix;                             /* per region provider: index in host, -1 */
   mkt_host *host; uint32_t nhost, caphost;  /* hosts that ever staked or joined this pool */
   mkt_cgpu *cg; uint32_t ncg, capcg;        /* core GPUs */
@@ -213,6 +213,11 @@ void mkt__bill_all(sim_lp *lp, const mkt_ctx *c, mkt_market *m);
 void mkt__reprice(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s, int64_t price);
 /* Host prov of this pool (created on first use; pointers stay valid until the next creation). */
 mkt_host *mkt__host(const mkt_ctx *c, mkt_market *m, uint32_t prov);
+/* Index of host prov in the pool's avail list, -1 when it is not available there. */
+static inline int32_t mkt__avail_pos(const mkt_ctx *c, const mkt_market *m, uint32_t prov) {
+  int32_t ix = m->hix[prov - c->reg_first[m->region]];
+  return ix < 0 ? -1 : m->host[ix].pos;
+}
 /* The core GPU ids of host prov (pool-local), *n of them; NULL before it first joined. */
 const uint32_t *mkt__host_gpus(const mkt_ctx *c, mkt_market *m, uint32_t prov, unsigned *n, uint32_t *buf);
 

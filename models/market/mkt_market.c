@@ -377,10 +377,6 @@ void mkt__market_init(sim_lp *lp, void *st) {
   m->pool = (unsigned)(local % MKT_NPOOLS);
   m->ops = mkt__pools[m->pool];
   m->last_clear = -1;
-  uint64_t np = c->reg_first[m->region + 1] - c->reg_first[m->region];
-  m->pos = malloc((np ? np : 1) * sizeof *m->pos);
-  if (!m->pos) SIM_FATAL("out of memory");
-  for (uint64_t i = 0; i < np; i++) m->pos[i] = -1;
   mkt__place_init(lp, c, m);
   if (m->ops->treasury) {
     m->rate_hist = calloc(c->nbill ? c->nbill : 1, sizeof *m->rate_hist);
@@ -499,7 +495,6 @@ void mkt__market_finalize(sim_lp *lp, void *st) {
   free(m->jobs);
   free(m->freeslots);
   free(m->q);
-  free(m->pos);
   free(m->rate_hist);
   memset(m, 0, sizeof *m);
 }

@@ -39,6 +39,7 @@ mkt_host *mkt__host(const mkt_ctx *c, mkt_market *m, uint32_t prov) {
     memset(h, 0, sizeof *h);
     h->prov = prov;
     h->cid = -1;
+    h->pos = -1;
     h->gone_t = INFINITY;
     *ix = (int32_t)m->nhost++;
   }
@@ -477,7 +478,7 @@ void mkt__host_join(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov, 
   h->session = session;
   h->gone_t = INFINITY;
   if (m->navail == m->capavail) m->avail = grow(m->avail, &m->capavail, m->navail + 1, sizeof *m->avail);
-  m->pos[prov - c->reg_first[m->region]] = (int32_t)m->navail;
+  h->pos = (int32_t)m->navail;
   m->avail[m->navail++] = prov;
   sched_gpu_info in = gpu_info(c, m, prov);
   for (unsigned g = 0; g < n; g++) {
@@ -490,15 +491,14 @@ void mkt__host_join(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov, 
 }
 
 static void avail_remove(const mkt_ctx *c, mkt_market *m, uint32_t prov) {
-  uint32_t local = (uint32_t)(prov - c->reg_first[m->region]);
-  int32_t i = m->pos[local];
+  int32_t i = mkt__avail_pos(c, m, prov);
   if (i < 0) return;
   uint32_t last = m->avail[--m->navail];
   if ((uint32_t)i < m->navail) {
     m->avail[i] = last;
-    m->pos[last - c->reg_first[m->region]] = i;
+    host_of(c, m, last)->pos = i;
   }
-  m->pos[local] = -1;
+  host_of(c, m, prov)->pos = -1;
 }
 
 void mkt__host_leave(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov, int announced, double t_left) {

@@ -158,7 +158,7 @@ static void bid_tick(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
     const mkt_run *r = NULL;
     for (int i = 0; i < j->nruns && !r; i++)
       if (j->runs[i].active && !j->runs[i].doomed) r = &j->runs[i];
-    if (!r || m->pos[m->cg[r->gpus[0]].prov - c->reg_first[m->region]] < 0) continue;
+    if (!r || mkt__avail_pos(c, m, m->cg[r->gpus[0]].prov) < 0) continue;
     run[k] = (cand){key_of(c, m, j), s, 0};
     if (run[k].key < rmin) rmin = run[k].key;
     k++;
@@ -202,7 +202,7 @@ static void bid_tick(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
     for (int q = 0; q < j->nruns && !r; q++)
       if (j->runs[q].active && !j->runs[q].doomed) r = &j->runs[q];
     uint32_t prov = m->cg[r->gpus[0]].prov;
-    int32_t ai = m->pos[prov - c->reg_first[m->region]];
+    int32_t ai = mkt__avail_pos(c, m, prov);
     if (lot_of_host[ai] < 0) {
       lot_of_host[ai] = (int32_t)nl;
       lot_prov[nl] = prov;

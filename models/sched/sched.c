@@ -125,9 +125,8 @@ typedef struct sched__gpu {
 } sched__gpu;
 
 typedef struct sched__provider {
-  double r, s, t;         /* Beta evidence, decayed to time t */
+  double r, s, t;         /* Beta evidence, decayed to time t; t < 0: never joined */
   double stake;
-  uint8_t known;
 } sched__provider;
 
 typedef struct sched__run {
@@ -258,7 +257,7 @@ static int sched__prov_resize(sched *s, uint32_t nc) {
   if (nc <= s->prov_cap) return 0;
   sched__provider *p = realloc(s->prov, (size_t)nc * sizeof *p);
   if (!p) return SCHED_ENOMEM;
-  memset(p + s->prov_cap, 0, (size_t)(nc - s->prov_cap) * sizeof *p);
+  for (uint32_t i = s->prov_cap; i < nc; i++) p[i] = (sched__provider){0, 0, -1, 0};
   s->prov = p;
   s->prov_cap = nc;
   return 0;
@@ -1053,8 +1052,7 @@ static int sched__gpu_join(sched *s, uint32_t id, const sched_gpu_info *in) {
   g->known = 1;
   g->speed = 1;
   sched__provider *p = &s->prov[in->provider];
-  if (!p->known) {
-    p->known = 1;
+  if (p->t < 0) { /* its first GPU */
     p->stake = in->stake;
     p->t = s->now;
   }

@@ -24,9 +24,9 @@
 #include <time.h>
 #include <unistd.h>
 
+/* 72 bytes: the engine and the LP's id are not stored (a million LPs: 16 MB); the engine is the
+ * one this thread runs (sim__cur), the id follows from the LP's place in its array. */
 struct sim_lp {
-  sim_engine *eng;
-  sim_id id;
   uint64_t seq;          /* messages sent so far: the tie-break of the event key */
   const sim_lptype *type;
   void *state;
@@ -99,6 +99,11 @@ struct sim_engine {
   const char *progress_label;
   double t_start, t_last_print;
 };
+
+/* The engine sim_run is running on this thread (replications run one engine per thread). */
+static _Thread_local sim_engine *sim__cur;
+static inline sim_engine *sim__eng(const sim_lp *lp) { (void)lp; return sim__cur; }
+static inline sim_id sim__id(const sim_lp *lp) { return sim__cur->first + (sim_id)(lp - sim__cur->lps); }
 
 /* ---- small utilities ----------------------------------------------------------------------- */
 
@@ -222,31 +227,32 @@ static void sim__enqueue_local(sim_engine *e, double t, uint64_t src, uint64_t s
 
 /* ---- what handlers call -------------------------------------------------------------------- */
 
-sim_id sim_lp_id(const sim_lp *lp) { return lp->id; }
-sim_time sim_now(const sim_lp *lp) { return lp->eng->now; }
-const void *sim_lp_ctx(const sim_lp *lp) { return lp->eng->model->ctx; }
+sim_id sim_lp_id(const sim_lp *lp) { return sim__id(lp); }
+sim_time sim_now(const sim_lp *lp) { return sim__eng(lp)->now; }
+const void *sim_lp_ctx(const sim_lp *lp) { return sim__eng(lp)->model->ctx; }
 gsl_rng *sim_lp_rng(sim_lp *lp) { return &lp->rng; }
 
 void sim_send(sim_lp *lp, sim_id dst, sim_time delay, const void *msg, size_t len) {
-  sim_engine *e = lp->eng;
-  if (e->finalizing) SIM_FATAL("LP %llu sent a message from finalize", (unsigned long long)lp->id);
-  if (!(delay >= 0.0)) SIM_FATAL("LP %llu sent a message with delay %g < 0", (unsigned long long)lp->id, delay);
-  if (dst != lp->id && delay < e->lookahead)
+  sim_engine *e = sim__eng(lp);
+  sim_id me = sim__id(lp);
+  if (e->finalizing) SIM_FATAL("LP %llu sent a message from finalize", (unsigned long long)me);
+  if (!(delay >= 0.0)) SIM_FATAL("LP %llu sent a message with delay %g < 0", (unsigned long long)me, delay);
+  if (dst != me && delay < e->lookahead)
     SIM_FATAL("LP %llu sent to LP %llu with delay %g below the model's lookahead %g",
-              (unsigned long long)lp->id, (unsigned long long)dst, delay, e->lookahead);
-  if (dst >= e->model->nlps) SIM_FATAL("LP %llu sent to LP %llu of %llu", (unsigned long long)lp->id,
+              (unsigned long long)me, (unsigned long long)dst, delay, e->lookahead);
+  if (dst >= e->model->nlps) SIM_FATAL("LP %llu sent to LP %llu of %llu", (unsigned long long)me,
                                        (unsigned long long)dst, (unsigned long long)e->model->nlps);
   if (len > e->msg_size) SIM_FATAL("message of %zu bytes > msg_size %zu", len, e->msg_size);
   double t = e->now + delay;
   uint64_t seq = lp->seq++;
   if (t >= e->end) return; /* would never be handled */
   if (dst - e->first < e->nlocal) {
-    sim__enqueue_local(e, t, lp->id, seq, dst, msg, len);
+    sim__enqueue_local(e, t, me, seq, dst, msg, len);
     return;
   }
   sim__buf *b = &e->out[sim__owner(e, dst)];
   sim__buf_reserve(b, e->wire_size);
-  sim__wire w = {t, lp->id, seq, dst};
+  sim__wire w = {t, me, seq, dst};
   memcpy(b->p + b->len, &w, sizeof w);
   if (e->msg_size) {
     unsigned char *p = b->p + b->len + sizeof w;
@@ -257,7 +263,7 @@ void sim_send(sim_lp *lp, sim_id dst, sim_time delay, const void *msg, size_t le
 }
 
 void sim_series_add(sim_lp *lp, unsigned s, unsigned col, sim_time t, int64_t v) {
-  sim_engine *e = lp->eng;
+  sim_engine *e = sim__eng(lp);
   const sim_model *m = e->model;
   if (s >= m->nseries || col >= m->series[s].ncols) SIM_FATAL("series %u column %u out of range", s, col);
   size_t bin = 0;
@@ -269,13 +275,13 @@ void sim_series_add(sim_lp *lp, unsigned s, unsigned col, sim_time t, int64_t v)
 }
 
 void sim_table_put(sim_lp *lp, unsigned tab, const void *record) {
-  sim_engine *e = lp->eng;
+  sim_engine *e = sim__eng(lp);
   const sim_model *m = e->model;
   if (tab >= m->ntables) SIM_FATAL("table %u out of range", tab);
   size_t rs = m->tables[tab].record_size;
   sim__tab *t = &e->tabs[tab];
   sim__buf_reserve(&t->data, 16 + rs);
-  uint64_t hdr[2] = {lp->id, e->tab_order++};
+  uint64_t hdr[2] = {sim__id(lp), e->tab_order++};
   memcpy(t->data.p + t->data.len, hdr, 16);
   memcpy(t->data.p + t->data.len + 16, record, rs);
   t->data.len += 16 + rs;
@@ -381,14 +387,12 @@ static sim_engine *sim__engine_new(const sim_model *m, const sim_run_opts *o) {
   for (sim_id i = 0; i < e->nlocal; i++) {
     sim_lp *lp = &e->lps[i];
     unsigned t = m->ntypes > 1 ? m->type_of(m->ctx, e->first + i) : 0;
-    lp->eng = e;
-    lp->id = e->first + i;
     lp->type = &m->types[t];
     lp->state = m->types[t].state_size ? e->states[t] + used[t] * m->types[t].state_size : NULL;
     used[t]++;
     lp->rng.type = sim_rng_xoshiro;
     lp->rng.state = lp->rs;
-    sim_rng_seed_stream(&lp->rng, o->seed, m->stream_of ? m->stream_of(m->ctx, lp->id) : lp->id);
+    sim_rng_seed_stream(&lp->rng, o->seed, m->stream_of ? m->stream_of(m->ctx, e->first + i) : e->first + i);
   }
   free(count);
   free(used);
@@ -599,6 +603,8 @@ int sim_run(const sim_model *m, const sim_run_opts *o, sim_results *res) {
   sim_engine *e = sim__engine_new(m, o);
   if (!e) return SIM_ENOMEM;
   e->t_start = e->t_last_print = sim__clock();
+  sim_engine *outer = sim__cur; /* a model may run an engine of its own inside a handler */
+  sim__cur = e;
 
   for (sim_id i = 0; i < e->nlocal; i++) {
     sim_lp *lp = &e->lps[i];
@@ -631,6 +637,7 @@ int sim_run(const sim_model *m, const sim_run_opts *o, sim_results *res) {
     res->wall_s = mx;
   }
   sim__engine_free(e);
+  sim__cur = outer;
   return SIM_OK;
 }
 

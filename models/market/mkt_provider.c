@@ -23,13 +23,13 @@ typedef struct mkt_prov {
   uint16_t switches, interruptions;
   uint16_t rented;                          /* GPUs employed now (the market's RENTED) */
   uint32_t session;                         /* availability sessions so far */
+  uint32_t ndays; int32_t day;              /* daily income statistics (Welford): days closed, today */
   double st_since, claim_from;
   int64_t income, balance, stake;
   int64_t win_income; double win_avail_s;   /* review window */
   int64_t st_ms[4];                         /* time per state, ms */
   int64_t rented_gpu_ms;                    /* GPU time employed */
-  int64_t day; int64_t day_income;          /* daily income statistics (Welford) */
-  uint32_t ndays; double dmean, dm2;
+  int64_t day_income; double dmean, dm2;
 } mkt_prov;
 
 static uint64_t pidx(const mkt_ctx *c, sim_lp *lp) { return mkt__local(c, lp) - c->nmarkets; }

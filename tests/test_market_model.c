@@ -530,6 +530,54 @@ static void test_policies_common_random_numbers(void) {
   unload(&l);
 }
 
+/* Providers that switch pools (a target no pool pays, patience 1: every review) leave their old
+ * pool for good each time; the pool recycles the departed host's core GPU ids for the next host.
+ * Every host keeps its record in every pool it joined (reputation from the core's provider
+ * table), and the books balance. */
+static const char *switch_text =
+    "market = {\n"
+    "  review = \"6h\";\n"
+    "  training = { share = 0.0; }; batch = { share = 0.0; };\n"
+    "  inference = { share = 1.0; dur_mean_h = 1.0; gpus_min = 1; gpus_max = 1; mem_min_gb = 0.0; value_usd_h = 5.0;\n"
+    "                pool_share = [0.5, 0.0, 0.5]; patience_h = 1.0; };\n"
+    "  personas = ( { name = \"jade\"; pool = \"fixed\"; alt_pool = \"flexible\"; patience = 1; target_factor = 50.0; } );\n"
+    "  regions = ( { name = \"eu\"; providers = 40; persona_share = [1.0]; gpu_mix = \"rtx4090:1\";\n"
+    "                jobs_per_h = 6.0; } );\n"
+    "};\n";
+
+static void test_switchers_recycled(void) {
+  loaded l;
+  int rc = load(&l, switch_text, 4 * 86400.0);
+  if (rc) fprintf(stderr, "%s\n", l.d.first);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  sim_results r;
+  char msg[512] = "";
+  int bad = run_keep(&l, 5, &r, msg, sizeof msg);
+  if (bad) fprintf(stderr, "%s\n", msg);
+  CU_ASSERT_EQUAL_FATAL(bad, 0);
+  const mkt_prov_rec *p = (const mkt_prov_rec *)r.tables[MKT_T_PROVIDERS];
+  const mkt_host_rec *h = (const mkt_host_rec *)r.tables[MKT_T_HOSTS];
+  size_t np = r.nrecords[MKT_T_PROVIDERS], nh = r.nrecords[MKT_T_HOSTS], multi = 0;
+  CU_ASSERT_EQUAL_FATAL(np, 40);
+  for (size_t i = 0; i < np; i++) {
+    int in_fixed = 0, in_flex = 0;
+    for (size_t k = 0; k < nh; k++) {
+      if (h[k].provider != p[i].id) continue;
+      CU_ASSERT(isfinite(h[k].reputation) && h[k].reputation > 0 && h[k].reputation < 1);
+      in_fixed += !strcmp(h[k].pool, "fixed");
+      in_flex += !strcmp(h[k].pool, "flexible");
+    }
+    CU_ASSERT(in_fixed <= 1 && in_flex <= 1);
+    if (p[i].switches >= 2) {
+      multi++;
+      CU_ASSERT(in_fixed == 1 && in_flex == 1); /* it joined both: both records, each once */
+    }
+  }
+  CU_ASSERT(multi >= 10); /* most providers went back and forth */
+  sim_results_free(&r);
+  unload(&l);
+}
+
 /* A bid that fits no host (8 GPUs; hosts have at most 2) never wins and never preempts running
  * work, whatever its price, under every rule. Without churn, and with the other bids all equal
  * single-GPU bids (none outbids another, not even on revenue), nothing else interrupts: no job is
@@ -690,6 +738,7 @@ static CU_TestInfo model_tests[] = {
     {"metrics are named after the scenario's personas and regions", test_metrics_follow_scenario},
     {"compared policies share providers, churn and arrivals; standbys are promoted", test_policies_common_random_numbers},
     {"a bid that fits no host never wins and never preempts", test_bid_fits_nowhere},
+    {"switchers: departed hosts' GPU ids recycled, their records kept", test_switchers_recycled},
     {"individual rationality on random markets under every rule", test_individual_rationality_random},
     {"GigaSPOT differs from pay as bid when power limits differ", test_gigaspot_power_limits},
     CU_TEST_INFO_NULL};

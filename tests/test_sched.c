@@ -1278,6 +1278,41 @@ static void test_forget(void) {
 /* A job id that arrives again is a new job: the timers and runs of its previous life do not
  * touch it. Its first checkpoint is due ckpt_interval_s after its own placement, and a late
  * report of the old run is stale. */
+/* A GPU gone for good is forgotten and its id joins again as another provider's GPU; the first
+ * provider's reputation and stake stay with the provider. */
+static void test_gpu_forget(void) {
+  setup(SCHED_FT_NONE, NULL);
+  CU_ASSERT(isnan(sched_provider_reputation(S, 0, 0, NULL))); /* never joined */
+  join(0, 0);
+  CU_ASSERT_EQUAL(gev(SCHED_EV_GPU_FORGET, 1, 0, 0), SCHED_ESTATE);  /* present */
+  CU_ASSERT_EQUAL(gev(SCHED_EV_GPU_FORGET, 1, 3, 0), SCHED_ESTATE);  /* never joined */
+  CU_ASSERT_EQUAL(gev(SCHED_EV_GPU_FORGET, 1, 64, 0), SCHED_EINVAL); /* out of range */
+  CU_ASSERT_EQUAL(gstate(0), SCHED_GPU_IDLE);
+  /* five hours of work raise provider 0's reputation */
+  CU_ASSERT_EQUAL(arrive(2, 1, batch(1, 18000)), 0);
+  CU_ASSERT_EQUAL(jev(SCHED_EV_JOB_FINISH, 18002, 1, must(SCHED_D_PLACE, 1)->run, 0), 0);
+  double stake = -1, rep = sched_provider_reputation(S, 0, 18002, &stake);
+  CU_ASSERT(rep > 0.5);
+  CU_ASSERT_DOUBLE_EQUAL(stake, 10, 0);
+  CU_ASSERT_EQUAL(gev(SCHED_EV_GPU_LEAVE, 18003, 0, 0), 0);
+  CU_ASSERT_EQUAL(gev(SCHED_EV_GPU_FORGET, 18004, 0, 0), 0);
+  CU_ASSERT_EQUAL(gev(SCHED_EV_GPU_FORGET, 18004, 0, 0), SCHED_ESTATE); /* already forgotten */
+  sched_gpu_status gs;
+  sched_gpu_query(S, 0, 18004, &gs);
+  CU_ASSERT_EQUAL(gs.state, SCHED_GPU_ABSENT);
+  CU_ASSERT_DOUBLE_EQUAL(gs.reputation, 0, 0); /* no provider behind it now */
+  CU_ASSERT_DOUBLE_EQUAL(sched_provider_reputation(S, 0, 18002, NULL), rep, 1e-12);
+  /* the id comes back as provider 7's GPU and takes work */
+  sched_event e = {.type = SCHED_EV_GPU_JOIN, .t = 18005, .gpu = 0};
+  e.u.gpu = ginfo(7, 0, 0, 1.0);
+  CU_ASSERT_EQUAL(ev(e), 0);
+  CU_ASSERT_EQUAL(gstate(0), SCHED_GPU_IDLE);
+  CU_ASSERT(!isnan(sched_provider_reputation(S, 7, 18005, NULL)));
+  CU_ASSERT_EQUAL(arrive(18006, 2, batch(1, 10)), 0);
+  CU_ASSERT_EQUAL(must(SCHED_D_PLACE, 2)->gpus[0], 0);
+  teardown();
+}
+
 static void test_forget_old_life(void) {
   setup(SCHED_FT_CHECKPOINT, NULL); /* fixed interval 100 */
   join(0, 0);
@@ -1568,6 +1603,7 @@ static CU_TestInfo core_tests[] = {
     {"withdraw: running, queued, ended", test_withdraw},
     {"forget: only ended jobs, id arrives again", test_forget},
     {"forget: the old life's timers and runs are stale", test_forget_old_life},
+    {"gpu forget: the id joins again, the provider keeps its reputation", test_gpu_forget},
     {"memory grows with the ids used", test_memory_growth},
     {"policy and rule names, documented defaults", test_names_and_defaults},
     {"randomized streams with the new API", test_fuzz_new_api},

@@ -25,7 +25,7 @@
 
 /* ---- messages -------------------------------------------------------------------------------- */
 enum {
-  M_AVAIL = 1, M_UNAVAIL, M_STAKE, M_UNSTAKE, M_CLAIM,        /* provider -> market */
+  M_AVAIL = 1, M_UNAVAIL, M_STAKE, M_UNSTAKE, M_CLAIM, M_DEPART, /* provider -> market */
   M_RENTED, M_PAY, M_SLASH,                                    /* market -> provider */
   M_TICK, M_ARRIVE, M_TRACE, M_FINISH, M_CKPT, M_WAKE, M_DETECT, M_MCLOSE, /* market self-events */
   M_CHURN, M_CAL, M_SELF, M_REVIEW, M_CLOSE                    /* provider self-events */
@@ -106,7 +106,9 @@ static inline uint8_t mkt__job_runs(const mkt_ctx *c, unsigned w, unsigned k) {
   return f->policy == SCHED_FT_REPLICATE ? (uint8_t)f->replicas : f->policy == SCHED_FT_SPECULATIVE ? 2 : 1;
 }
 
-/* A host of this pool as the market sees it. */
+#define MKT__MAX_HOST_GPUS 8 /* GPUs per provider (mkt_run holds 8 members) */
+
+/* A host of this pool as the market sees it (cid: -1 never joined, -2 departed, ids recycled). */
 typedef struct mkt_host {
   uint32_t prov;          /* global provider index */
   uint32_t session;       /* provider's availability session (from AVAIL) */
@@ -145,6 +147,8 @@ typedef struct mkt_market {
   int32_t *hix;                             /* per region provider: index in host, -1 */
   mkt_host *host; uint32_t nhost, caphost;  /* hosts that ever staked or joined this pool */
   mkt_cgpu *cg; uint32_t ncg, capcg;        /* core GPUs */
+  uint32_t *spare[MKT__MAX_HOST_GPUS + 1];  /* first ids of recycled ranges, by GPU count */
+  uint32_t nspare[MKT__MAX_HOST_GPUS + 1], capspare[MKT__MAX_HOST_GPUS + 1];
   uint32_t *dirty; uint32_t ndirty, capdirty; /* hosts whose rented count changed in this event */
   uint32_t *dirty_out; uint32_t capdirty_out;  /* the list being sent (swapped with dirty) */
   uint32_t *forget; uint32_t nforget, capforget; /* jobs the core ended: forget after the event */
@@ -190,6 +194,10 @@ void mkt__feed(sim_lp *lp, const mkt_ctx *c, mkt_market *m, sched_event *e);
 void mkt__host_join(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov, uint32_t session);
 void mkt__host_leave(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov, int announced, double t_left);
 void mkt__host_detect(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov, uint32_t session);
+/* Host prov has left this pool for another (it switched pools): its core GPU ids are recycled
+ * for the next host that joins with as many GPUs; its record (reputation, stake, failures)
+ * stays, and it gets fresh ids if it comes back. */
+void mkt__host_depart(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov);
 /* Posted-price pools: 1 when some GPU model of the region has the memory job s needs and a price
  * (the pool's gpu_price) at or below its value; a job no model can take waits in the market's
  * queue until its patience runs out instead of blocking the head of the core's queue. */

@@ -41,7 +41,7 @@ void mkt__price_sample(sim_lp *lp, const mkt_ctx *c, unsigned gpu, double t, int
 static uint32_t job_alloc(mkt_market *m) {
   if (m->nfree) return m->freeslots[--m->nfree];
   if (m->njobs == m->capjobs) {
-    uint32_t nc = m->capjobs ? 2 * m->capjobs : 64;
+    uint32_t nc = m->capjobs ? m->capjobs + m->capjobs / 8 + 16 : 64; /* by an eighth */
     mkt_job *nj = realloc(m->jobs, nc * sizeof *nj);
     uint32_t *nf = realloc(m->freeslots, nc * sizeof *nf);
     if (!nj || !nf) SIM_FATAL("out of memory");
@@ -417,6 +417,7 @@ void mkt__market_event(sim_lp *lp, void *st, const void *vmsg, sim_id src) {
     case M_MCLOSE: mkt__bill_all(lp, c, m); break; /* close the books before the end */
     case M_AVAIL: mkt__host_join(lp, c, m, prov, (uint32_t)msg->b); break;
     case M_UNAVAIL: mkt__host_leave(lp, c, m, prov, msg->reason, (double)msg->a / 1000.0); break;
+    case M_DEPART: mkt__host_depart(lp, c, m, prov); break;
     case M_STAKE:
       mkt__book(lp, c, MKT_A_TRANSIT, -msg->a);
       mkt__book(lp, c, MKT_A_STAKES, msg->a);
@@ -472,7 +473,7 @@ void mkt__market_finalize(sim_lp *lp, void *st) {
     for (uint64_t i = 0; i < np; i++) {
       if (m->hix[i] < 0) continue;
       const mkt_host *h = &m->host[m->hix[i]];
-      if (h->cid < 0) continue;
+      if (h->cid == -1) continue; /* staked, never joined */
       mkt_host_rec r;
       memset(&r, 0, sizeof r);
       r.provider = c->reg_first[m->region] + i;
@@ -481,9 +482,7 @@ void mkt__market_finalize(sim_lp *lp, void *st) {
       r.world = (int32_t)m->world;
       r.node = c->cfg->nodes.count > 0 ? c->prov[r.provider].node : -1;
       r.failures = (int32_t)h->failures;
-      sched_gpu_status gs;
-      sched_gpu_query(m->core, (uint32_t)h->cid, now, &gs);
-      r.reputation = gs.reputation;
+      r.reputation = sched_provider_reputation(m->core, (uint32_t)m->hix[i], now, NULL);
       r.stake_musd = h->stake;
       r.slashed_musd = h->slashed;
       r.stake_usd = (double)h->stake / MKT_MUSD;

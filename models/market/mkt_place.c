@@ -469,10 +469,14 @@ void mkt__host_join(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov, 
   if (h->unseen) mkt__host_detect(lp, c, m, prov, h->session); /* back before the timeout fired */
   unsigned n = c->prov[prov].ngpus;
   if (h->cid < 0) {
-    h->cid = (int32_t)m->ncg;
-    m->cg = grow(m->cg, &m->capcg, m->ncg + n, sizeof *m->cg);
-    for (unsigned g = 0; g < n; g++) m->cg[m->ncg + g] = (mkt_cgpu){prov, NIL, 0, 0, 0};
-    m->ncg += n;
+    if (n <= MKT__MAX_HOST_GPUS && m->nspare[n]) { /* ids a departed host of as many GPUs left */
+      h->cid = (int32_t)m->spare[n][--m->nspare[n]];
+    } else {
+      h->cid = (int32_t)m->ncg;
+      m->cg = grow(m->cg, &m->capcg, m->ncg + n, sizeof *m->cg);
+      m->ncg += n;
+    }
+    for (unsigned g = 0; g < n; g++) m->cg[(uint32_t)h->cid + g] = (mkt_cgpu){prov, NIL, 0, 0, 0};
   }
   h->in = 1;
   h->session = session;
@@ -543,6 +547,22 @@ void mkt__host_leave(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov,
   double at = t_left + c->cfg->heartbeat_s, now = sim_now(lp);
   mkt_msg msg = {.kind = M_DETECT, .slot = prov, .gen = h->session};
   mkt__send(lp, sim_lp_id(lp), at > now ? at - now : 0, &msg);
+}
+
+void mkt__host_depart(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov) {
+  mkt_host *h = host_of(c, m, prov);
+  unsigned n = c->prov[prov].ngpus;
+  /* only a host whose GPUs the core has let go: not available, none employed, not awaiting
+   * detection (an unannounced departure keeps its ids until the core learns of it) */
+  if (h->cid < 0 || h->in || h->unseen || h->busy || n > MKT__MAX_HOST_GPUS) return;
+  for (unsigned g = 0; g < n; g++) {
+    sched_event e = {.type = SCHED_EV_GPU_FORGET, .gpu = (uint32_t)h->cid + g};
+    mkt__feed(lp, c, m, &e);
+    m->cg[(uint32_t)h->cid + g] = (mkt_cgpu){NIL, NIL, 0, 0, 0};
+  }
+  m->spare[n] = grow(m->spare[n], &m->capspare[n], m->nspare[n] + 1, sizeof *m->spare[n]);
+  m->spare[n][m->nspare[n]++] = (uint32_t)h->cid;
+  h->cid = -2;
 }
 
 void mkt__host_detect(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov, uint32_t session) {
@@ -738,6 +758,7 @@ void mkt__place_fini(mkt_market *m) {
   free(m->host);
   free(m->hix);
   free(m->cg);
+  for (unsigned k = 0; k <= MKT__MAX_HOST_GPUS; k++) free(m->spare[k]);
   free(m->avail);
   free(m->dirty);
   free(m->dirty_out);

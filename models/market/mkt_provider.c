@@ -274,6 +274,8 @@ static void review(sim_lp *lp, const mkt_ctx *c, mkt_prov *p) {
         mkt__send(lp, my_market(c, lp, p), c->cfg->latency_s, &m);
         p->stake = 0;
       }
+      mkt_msg dep = {.kind = M_DEPART}; /* gone for good: the pool may recycle its GPU ids */
+      mkt__send(lp, my_market(c, lp, p), c->cfg->latency_s, &dep);
       p->pool = (uint8_t)(p->pool == pc->pool ? pc->alt_pool : pc->pool);
       p->switches++;
       p->low = 0;

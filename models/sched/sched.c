@@ -1216,7 +1216,7 @@ double sched_next_wakeup(const sched *s) {
 static int sched__job_grow(sched *s, uint32_t jid) {
   if (jid < s->njobs_cap) return 0;
   uint64_t nc = s->njobs_cap ? s->njobs_cap : 1024;
-  while (nc <= jid) nc *= 2;
+  while (nc <= jid) nc += nc / 8; /* by an eighth, as the GPU tables: new slots are zeroed (touched) */
   if (nc > s->cfg.max_jobs) nc = s->cfg.max_jobs;
   sched__job *p = realloc(s->jobs, nc * sizeof *p);
   if (!p) return SCHED_ENOMEM;
@@ -1411,6 +1411,10 @@ static int sched__handle(sched *s, const sched_event *ev) {
     if (ev->job < s->njobs_cap && s->jobs[ev->job].state != SCHED_JOB_UNKNOWN) return SCHED_ESTATE;
     if (sched__spec_check(s, &ev->u.job)) return SCHED_EINVAL;
     break;
+  case SCHED_EV_GPU_FORGET:
+    if (sched__check_gpu(s, ev->gpu)) return SCHED_EINVAL;
+    if (!s->gpus[ev->gpu].known || s->gpus[ev->gpu].state != SCHED_GPU_ABSENT) return SCHED_ESTATE;
+    break;
   case SCHED_EV_JOB_WITHDRAW: case SCHED_EV_JOB_FORGET:
     if (ev->job >= s->njobs_cap || s->jobs[ev->job].state == SCHED_JOB_UNKNOWN) return SCHED_EINVAL;
     if (ev->type == SCHED_EV_JOB_FORGET && s->jobs[ev->job].state != SCHED_JOB_ENDED) return SCHED_ESTATE;
@@ -1512,9 +1516,26 @@ static int sched__handle(sched *s, const sched_event *ev) {
     fj->state = SCHED_JOB_UNKNOWN;
     break;
   }
+  case SCHED_EV_GPU_FORGET: {
+    /* Absent: in no idle queue, no run, no standby list. Its heartbeat sequence goes on, so
+     * that a timer still pending for the old GPU never matches the new one. */
+    sched__gpu *g = &s->gpus[ev->gpu];
+    uint32_t hb = g->hb_seq;
+    memset(g, 0, sizeof *g);
+    g->job = g->run = SCHED__NIL;
+    g->hb_seq = hb;
+    break;
+  }
   default: break;
   }
   return rc;
+}
+
+double sched_provider_reputation(const sched *s, uint32_t provider, double t, double *stake) {
+  if (stake) *stake = 0;
+  if (!s || provider >= s->prov_cap || s->prov[provider].t < 0) return NAN;
+  if (stake) *stake = s->prov[provider].stake;
+  return sched__rep(s, provider, t);
 }
 
 /* ---- Life cycle ----------------------------------------------------------------------------- */

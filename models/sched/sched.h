@@ -214,6 +214,9 @@ typedef enum sched_ev_type {
                              (SCHED_R_PREEMPTED) and it ends (SCHED_R_WITHDRAWN, value = work
                              saved); a queued job just ends */
   SCHED_EV_JOB_FORGET,    /* job: an ended job is dropped; its id may arrive again */
+  SCHED_EV_GPU_FORGET,    /* gpu: an absent GPU's record is dropped; its id may join again as
+                             another GPU (of any provider). Its provider's reputation and stake
+                             stay. For callers that recycle ids of GPUs gone for good. */
   SCHED_EV_COUNT
 } sched_ev_type;
 
@@ -331,6 +334,10 @@ void sched_destroy(sched *s);
  * Returns 0, or a negative sched_err: for an invalid event (SCHED_EINVAL, SCHED_ESTATE,
  * SCHED_ETIME) the state is unchanged; after SCHED_ENOMEM the core should be destroyed. */
 int sched_handle(sched *s, const sched_event *ev);
+
+/* Reputation (Beta mean, decayed to time t) of provider p, and its stake; NaN and 0 for a
+ * provider none of whose GPUs ever joined. */
+double sched_provider_reputation(const sched *s, uint32_t provider, double t, double *stake);
 
 /* Earliest time at which the core wants a SCHED_EV_TICK (heartbeat deadline, checkpoint timer),
  * or +infinity. */

@@ -65,6 +65,13 @@ typedef struct sim__tab {
   uint64_t n;
 } sim__tab;
 
+/* A block of far events, chained per calendar bucket. */
+#define SIM__CHUNK 31
+typedef struct sim__chunk {
+  sim__ev ev[SIM__CHUNK];
+  uint32_t n, next;
+} sim__chunk;
+
 struct sim_engine {
   const sim_model *model;
   int rank, nranks, use_mpi;
@@ -78,6 +85,17 @@ struct sim_engine {
   /* heap */
   sim__ev *heap;
   size_t hn, hcap;
+  /* far events (the calendar): see sim__far_* */
+  struct sim__chunk *chunks;
+  uint32_t nchunks, capchunks, free_chunk;
+  uint32_t *bhead, *btail;  /* per bucket: first and last chunk, UINT32_MAX = empty */
+  uint32_t ohead, otail;    /* overflow list: beyond the ring */
+  uint64_t nring, nover;    /* events in the ring, in the overflow list */
+  uint64_t cur;             /* bucket whose events the heap holds: horizon = (cur + 1) * w */
+  double w, horizon;        /* bucket width; INFINITY while the calendar is off */
+  uint64_t since_scan;      /* buckets advanced since the overflow list was last scanned */
+  uint64_t adv, ev_at;      /* buckets advanced and events handled since w was last set */
+  unsigned retunes;
   /* payload slab with a free list */
   unsigned char *slab;
   uint32_t *free_slots;
@@ -188,6 +206,179 @@ static inline void sim__heap_pop(sim_engine *e, sim__ev *top) {
   h[i] = last;
 }
 
+/* ---- far events: a calendar in front of the heap ------------------------------------------ */
+/* With hundreds of thousands of events pending, most are far in the future (a provider's next
+ * churn, its daily review) and a binary heap over all of them spends its time on cache misses.
+ * Once the heap holds more than SIM__CAL_ON events, events at or beyond `horizon` go into
+ * buckets of width w (a calendar queue: Brown 1988), a ring of SIM__CAL_B buckets and an
+ * overflow list beyond it, and enter the heap only when their bucket comes up; the heap then
+ * holds about one bucket. Pops still come from the heap alone, and the heap is refilled before
+ * its top could pass an event still in a bucket, so the order of events is exactly the heap's
+ * order on (t, src, seq): results do not change. */
+#define SIM__CAL_ON 65536
+#define SIM__CAL_B 4096u
+#define SIM__CAL_PER_BUCKET 4096.0
+#define SIM__NIL32 UINT32_MAX
+
+static uint32_t sim__chunk_new(sim_engine *e) {
+  uint32_t c = e->free_chunk;
+  if (c != SIM__NIL32) {
+    e->free_chunk = e->chunks[c].next;
+  } else {
+    if (e->nchunks == e->capchunks) {
+      e->capchunks = e->capchunks ? e->capchunks * 2 : 64;
+      e->chunks = sim__xrealloc(e->chunks, (size_t)e->capchunks * sizeof *e->chunks);
+    }
+    c = e->nchunks++;
+  }
+  e->chunks[c].n = 0;
+  e->chunks[c].next = SIM__NIL32;
+  return c;
+}
+static void sim__list_push(sim_engine *e, uint32_t *head, uint32_t *tail, const sim__ev *ev) {
+  if (*tail == SIM__NIL32 || e->chunks[*tail].n == SIM__CHUNK) {
+    uint32_t c = sim__chunk_new(e);
+    if (*tail == SIM__NIL32) *head = c; else e->chunks[*tail].next = c;
+    *tail = c;
+  }
+  sim__chunk *ch = &e->chunks[*tail];
+  ch->ev[ch->n++] = *ev;
+}
+/* Files a far event (t >= horizon) in its bucket, or in the overflow list. */
+static void sim__far_put(sim_engine *e, const sim__ev *ev) {
+  if (ev->t < e->horizon) { /* due already (an overflow event the ring has reached) */
+    sim__heap_push(e, ev);
+    return;
+  }
+  double q = floor(ev->t / e->w);
+  uint64_t k = q < 1.8e19 ? (uint64_t)q : UINT64_MAX;
+  if (k <= e->cur) k = e->cur + 1; /* t / w rounded down to the heap's bucket: the next one */
+  if (k - e->cur < SIM__CAL_B) {
+    uint32_t b = (uint32_t)(k & (SIM__CAL_B - 1));
+    sim__list_push(e, &e->bhead[b], &e->btail[b], ev);
+    e->nring++;
+  } else {
+    sim__list_push(e, &e->ohead, &e->otail, ev);
+    e->nover++;
+  }
+}
+/* Moves the overflow events that the ring now covers into their buckets. */
+static void sim__far_scan(sim_engine *e) {
+  uint32_t c = e->ohead;
+  e->ohead = e->otail = SIM__NIL32;
+  uint64_t n = e->nover;
+  e->nover = 0;
+  while (c != SIM__NIL32) {
+    sim__chunk *ch = &e->chunks[c];
+    for (uint32_t i = 0; i < ch->n; i++) sim__far_put(e, &ch->ev[i]);
+    uint32_t next = e->chunks[c].next; /* chunks may have moved (realloc) */
+    e->chunks[c].next = e->free_chunk;
+    e->free_chunk = c;
+    c = next;
+  }
+  (void)n;
+  e->since_scan = 0;
+}
+/* Turns the calendar on: from now on events at or past the end of the current bucket wait in
+ * buckets. Bucket width: about SIM__CAL_PER_BUCKET events at the rate seen so far. */
+static void sim__far_on(sim_engine *e) {
+  double rate = e->now > 0 ? (double)e->events / e->now : 0;
+  double span = e->end > e->now ? e->end - e->now : 1;
+  e->w = rate > 0 ? SIM__CAL_PER_BUCKET / rate : span / SIM__CAL_B;
+  if (!(e->w >= e->lookahead)) e->w = e->lookahead;
+  e->bhead = malloc(SIM__CAL_B * sizeof *e->bhead);
+  e->btail = malloc(SIM__CAL_B * sizeof *e->btail);
+  if (!e->bhead || !e->btail) SIM_FATAL("out of memory");
+  for (uint32_t b = 0; b < SIM__CAL_B; b++) e->bhead[b] = e->btail[b] = SIM__NIL32;
+  double q = floor(e->now / e->w);
+  e->cur = q < 1.8e19 ? (uint64_t)q : 0;
+  e->horizon = (double)(e->cur + 1) * e->w;
+  e->ev_at = e->events;
+}
+/* Sets the bucket width anew and files every far event again (the heap keeps what it holds). */
+static void sim__far_rebuild(sim_engine *e, double w) {
+  uint32_t list = SIM__NIL32, last = SIM__NIL32;
+  for (uint32_t b = 0; b <= SIM__CAL_B; b++) { /* the buckets, then the overflow list */
+    uint32_t h = b < SIM__CAL_B ? e->bhead[b] : e->ohead, t = b < SIM__CAL_B ? e->btail[b] : e->otail;
+    if (h == SIM__NIL32) continue;
+    if (last == SIM__NIL32) list = h; else e->chunks[last].next = h;
+    last = t;
+    if (b < SIM__CAL_B) e->bhead[b] = e->btail[b] = SIM__NIL32;
+  }
+  e->ohead = e->otail = SIM__NIL32;
+  e->nring = e->nover = 0;
+  e->w = w;
+  double q = floor(e->now / w);
+  e->cur = q < 1.8e19 ? (uint64_t)q : 0;
+  e->horizon = (double)(e->cur + 1) * w;
+  for (uint32_t c = list; c != SIM__NIL32;) {
+    for (uint32_t i = 0; i < e->chunks[c].n; i++) {
+      sim__ev ev = e->chunks[c].ev[i]; /* far_put may move the chunk array */
+      sim__far_put(e, &ev);
+    }
+    uint32_t next = e->chunks[c].next;
+    e->chunks[c].next = e->free_chunk;
+    e->free_chunk = c;
+    c = next;
+  }
+  e->since_scan = e->adv = 0;
+  e->ev_at = e->events;
+}
+
+/* Makes the heap's top the earliest pending event: while the heap is empty or its top is at or
+ * past the horizon and buckets hold events, the next bucket's events enter the heap. */
+static void sim__far_refill(sim_engine *e) {
+  while ((e->hn == 0 || e->heap[0].t >= e->horizon) && (e->nring || e->nover)) {
+    if (!e->nring) { /* nothing in the ring: jump to the earliest overflow event's bucket */
+      double tmin = INFINITY;
+      for (uint32_t c = e->ohead; c != SIM__NIL32; c = e->chunks[c].next)
+        for (uint32_t i = 0; i < e->chunks[c].n; i++)
+          if (e->chunks[c].ev[i].t < tmin) tmin = e->chunks[c].ev[i].t;
+      double q = floor(tmin / e->w);
+      uint64_t k = q < 1.8e19 ? (uint64_t)q : UINT64_MAX - SIM__CAL_B;
+      if (k > e->cur + 1) e->cur = k - 1;
+      sim__far_scan(e);
+      continue;
+    }
+    e->cur++;
+    e->horizon = (double)(e->cur + 1) * e->w;
+    if (++e->since_scan >= SIM__CAL_B / 2) sim__far_scan(e);
+    uint32_t b = (uint32_t)(e->cur & (SIM__CAL_B - 1));
+    uint32_t c = e->bhead[b];
+    e->bhead[b] = e->btail[b] = SIM__NIL32;
+    while (c != SIM__NIL32) {
+      sim__chunk *ch = &e->chunks[c];
+      for (uint32_t i = 0; i < ch->n; i++) sim__heap_push(e, &ch->ev[i]);
+      e->nring -= ch->n;
+      uint32_t next = ch->next;
+      ch->next = e->free_chunk;
+      e->free_chunk = c;
+      c = next;
+    }
+    /* after 512 buckets, check the width against the events they saw: rebuilt (at most three
+     * times) when a bucket averaged under a quarter or over four times the aim */
+    if (e->retunes < 3 && ++e->adv == 512) {
+      double mean = (double)(e->events - e->ev_at) / 512.0;
+      e->retunes++;
+      if (mean < SIM__CAL_PER_BUCKET / 4 || mean > SIM__CAL_PER_BUCKET * 4) {
+        double w = e->w * SIM__CAL_PER_BUCKET / (mean > 1 ? mean : 1);
+        sim__far_rebuild(e, w > e->lookahead ? w : e->lookahead);
+      } else {
+        e->retunes = 3;
+      }
+    }
+  }
+}
+/* Every new pending event goes through here. */
+static inline void sim__pend(sim_engine *e, const sim__ev *ev) {
+  if (ev->t < e->horizon) {
+    sim__heap_push(e, ev);
+    if (e->hn > SIM__CAL_ON && isinf(e->horizon)) sim__far_on(e);
+  } else {
+    sim__far_put(e, ev);
+  }
+}
+
 /* ---- payload slab -------------------------------------------------------------------------- */
 
 static uint32_t sim__slot_get(sim_engine *e) {
@@ -214,7 +405,7 @@ static void sim__enqueue_local(sim_engine *e, double t, uint64_t src, uint64_t s
     if (k >= len) { /* nothing after the first four bytes: the payload travels in the event */
       if (len) memcpy(&ev.slot, b, len < SIM__INLINE_BYTES ? len : SIM__INLINE_BYTES);
       ev.dst |= SIM__INLINE;
-      sim__heap_push(e, &ev);
+      sim__pend(e, &ev);
       return;
     }
     ev.slot = sim__slot_get(e);
@@ -222,7 +413,7 @@ static void sim__enqueue_local(sim_engine *e, double t, uint64_t src, uint64_t s
     if (len) memcpy(p, msg, len);
     if (len < e->msg_size) memset(p + len, 0, e->msg_size - len);
   }
-  sim__heap_push(e, &ev);
+  sim__pend(e, &ev);
 }
 
 /* ---- what handlers call -------------------------------------------------------------------- */
@@ -314,6 +505,9 @@ static void sim__engine_free(sim_engine *e) {
   free(e->states);
   free(e->lps);
   free(e->heap);
+  free(e->chunks);
+  free(e->bhead);
+  free(e->btail);
   free(e->slab);
   free(e->inl);
   free(e->free_slots);
@@ -346,6 +540,8 @@ static sim_engine *sim__engine_new(const sim_model *m, const sim_run_opts *o) {
   e->nlocal = sim__first_of(e, e->rank + 1) - e->first;
   if (e->nlocal >= SIM__INLINE) goto fail; /* local indices leave dst's top bit free */
   e->now = 0;
+  e->horizon = INFINITY; /* the calendar starts off */
+  e->free_chunk = e->ohead = e->otail = SIM__NIL32;
   e->end = m->end_time;
   e->lookahead = m->lookahead;
   e->msg_size = m->msg_size;
@@ -422,7 +618,9 @@ static void sim__progress(sim_engine *e, int final) {
 static void sim__process_until(sim_engine *e, double limit) {
   sim__ev ev;
   const size_t ms = e->msg_size;
-  while (e->hn && e->heap[0].t < limit) {
+  for (;;) {
+    sim__far_refill(e);
+    if (!e->hn || !(e->heap[0].t < limit)) break;
     sim__heap_pop(e, &ev);
     e->now = ev.t;
     int inl = (ev.dst & SIM__INLINE) != 0;
@@ -490,6 +688,7 @@ static void sim__exchange(sim_engine *e) {
 static void sim__run_parallel(sim_engine *e) {
   for (;;) {
     sim__exchange(e);
+    sim__far_refill(e);
     double lmin = e->hn ? e->heap[0].t : SIM_TIME_INF, gmin;
     sim__mpi_check(MPI_Allreduce(&lmin, &gmin, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD), "Allreduce");
     if (!(gmin < e->end)) break;

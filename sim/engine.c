@@ -96,6 +96,7 @@ struct sim_engine {
   uint64_t since_scan;      /* buckets advanced since the overflow list was last scanned */
   uint64_t adv, ev_at;      /* buckets advanced and events handled since w was last set */
   unsigned retunes;
+  size_t cal_on;            /* pending events that turn the calendar on; 0 = never */
   /* payload slab with a free list */
   unsigned char *slab;
   uint32_t *free_slots;
@@ -373,7 +374,7 @@ static void sim__far_refill(sim_engine *e) {
 static inline void sim__pend(sim_engine *e, const sim__ev *ev) {
   if (ev->t < e->horizon) {
     sim__heap_push(e, ev);
-    if (e->hn > SIM__CAL_ON && isinf(e->horizon)) sim__far_on(e);
+    if (e->cal_on && e->hn > e->cal_on && isinf(e->horizon)) sim__far_on(e);
   } else {
     sim__far_put(e, ev);
   }
@@ -541,6 +542,10 @@ static sim_engine *sim__engine_new(const sim_model *m, const sim_run_opts *o) {
   if (e->nlocal >= SIM__INLINE) goto fail; /* local indices leave dst's top bit free */
   e->now = 0;
   e->horizon = INFINITY; /* the calendar starts off */
+  /* SPOTLAB_CALENDAR_MIN: the threshold (0 = never), for tests that compare results with the
+   * calendar on and off */
+  const char *cm = getenv("SPOTLAB_CALENDAR_MIN");
+  e->cal_on = cm && *cm ? (size_t)strtoull(cm, NULL, 10) : SIM__CAL_ON;
   e->free_chunk = e->ohead = e->otail = SIM__NIL32;
   e->end = m->end_time;
   e->lookahead = m->lookahead;

@@ -267,7 +267,6 @@ static void sim__far_put(sim_engine *e, const sim__ev *ev) {
 static void sim__far_scan(sim_engine *e) {
   uint32_t c = e->ohead;
   e->ohead = e->otail = SIM__NIL32;
-  uint64_t n = e->nover;
   e->nover = 0;
   while (c != SIM__NIL32) {
     sim__chunk *ch = &e->chunks[c];
@@ -277,7 +276,6 @@ static void sim__far_scan(sim_engine *e) {
     e->free_chunk = c;
     c = next;
   }
-  (void)n;
   e->since_scan = 0;
 }
 /* Turns the calendar on: from now on events at or past the end of the current bucket wait in
@@ -374,7 +372,7 @@ static void sim__far_refill(sim_engine *e) {
 static inline void sim__pend(sim_engine *e, const sim__ev *ev) {
   if (ev->t < e->horizon) {
     sim__heap_push(e, ev);
-    if (e->cal_on && e->hn > e->cal_on && isinf(e->horizon)) sim__far_on(e);
+    if (e->hn > e->cal_on && e->cal_on && isinf(e->horizon)) sim__far_on(e);
   } else {
     sim__far_put(e, ev);
   }

@@ -466,6 +466,18 @@ static int run_keep(loaded *l, uint64_t seed, sim_results *r, char *msg, size_t 
   if (sim_run(&l->model, &o, r) != 0) return -1;
   return mkt_class.check(&l->model, r, msg, len);
 }
+/* The same, required to load and to pass the end-of-run check (the test stops here otherwise). */
+static void load_ok(loaded *l, const char *text, double end) {
+  int rc = load(l, text, end);
+  if (rc) fprintf(stderr, "%s\n", l->d.first);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+}
+static void run_ok(loaded *l, uint64_t seed, sim_results *r) {
+  char msg[512] = "";
+  int bad = run_keep(l, seed, r, msg, sizeof msg);
+  if (bad) fprintf(stderr, "%s\n", msg);
+  CU_ASSERT_EQUAL_FATAL(bad, 0);
+}
 
 /* Policies compared in one run see the same providers, churn and arrivals: every provider is
  * available exactly as long in every world (pools fixed: no switching). Standbys are promoted
@@ -485,14 +497,9 @@ static const char *crn_text =
 
 static void test_policies_common_random_numbers(void) {
   loaded l;
-  int rc = load(&l, crn_text, 3 * 86400.0);
-  if (rc) fprintf(stderr, "%s\n", l.d.first);
-  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  load_ok(&l, crn_text, 3 * 86400.0);
   sim_results r;
-  char msg[512] = "";
-  int bad = run_keep(&l, 3, &r, msg, sizeof msg);
-  if (bad) fprintf(stderr, "%s\n", msg);
-  CU_ASSERT_EQUAL_FATAL(bad, 0);
+  run_ok(&l, 3, &r);
   const mkt_prov_rec *p = (const mkt_prov_rec *)r.tables[MKT_T_PROVIDERS];
   size_t np = r.nrecords[MKT_T_PROVIDERS];
   CU_ASSERT_EQUAL_FATAL(np, 2 * 60);
@@ -547,14 +554,9 @@ static const char *switch_text =
 
 static void test_switchers_recycled(void) {
   loaded l;
-  int rc = load(&l, switch_text, 4 * 86400.0);
-  if (rc) fprintf(stderr, "%s\n", l.d.first);
-  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  load_ok(&l, switch_text, 4 * 86400.0);
   sim_results r;
-  char msg[512] = "";
-  int bad = run_keep(&l, 5, &r, msg, sizeof msg);
-  if (bad) fprintf(stderr, "%s\n", msg);
-  CU_ASSERT_EQUAL_FATAL(bad, 0);
+  run_ok(&l, 5, &r);
   const mkt_prov_rec *p = (const mkt_prov_rec *)r.tables[MKT_T_PROVIDERS];
   const mkt_host_rec *h = (const mkt_host_rec *)r.tables[MKT_T_HOSTS];
   size_t np = r.nrecords[MKT_T_PROVIDERS], nh = r.nrecords[MKT_T_HOSTS], multi = 0;
@@ -657,9 +659,7 @@ static void test_individual_rationality_random(void) {
       /* power limits and energy prices vary with the seed */
       snprintf(text, sizeof text, ir_text, mkt_rule_names[rule], 150 + 100 * seed, 400 - 80 * seed, 0.1 * seed);
       loaded l;
-      int rc = load(&l, text, 2 * 86400.0);
-      if (rc) fprintf(stderr, "%s\n", l.d.first);
-      CU_ASSERT_EQUAL_FATAL(rc, 0);
+      load_ok(&l, text, 2 * 86400.0);
       sim_results r;
       char msg[512] = "";
       int bad = run_keep(&l, (uint64_t)(100 + seed), &r, msg, sizeof msg);

@@ -697,6 +697,28 @@ static void test_bad_input(void) {
 }
 
 /* ---- Randomized streams --------------------------------------------------------------------- */
+/* What the fuzzers share: an absent GPU joins (region, grade and score from its id), a present
+ * one leaves (what = 0) or is missed (what = 1); and the FNV-1a hash of the decisions since
+ * `from`, folded into h. */
+static void fuzz_join_or_leave(double t, uint32_t g, sched_gpu_state state, unsigned what) {
+  if (state == SCHED_GPU_ABSENT) {
+    sched_event e = {.type = SCHED_EV_GPU_JOIN, .t = t, .gpu = g};
+    e.u.gpu = ginfo(g, g % 2, (g / 2) % 2, 0.5 + (g % 5) * 0.5);
+    CU_ASSERT_EQUAL(ev(e), 0);
+  } else {
+    CU_ASSERT_EQUAL(gev(what ? SCHED_EV_GPU_MISSED : SCHED_EV_GPU_LEAVE, t, g, 0), 0);
+  }
+}
+static uint64_t hash_decisions(uint64_t h, size_t from) {
+  for (size_t k = from; k < R->n; k++) {
+    h = (h ^ (uint64_t)R->d[k].type) * 1099511628211ull;
+    h = (h ^ R->d[k].job) * 1099511628211ull;
+    h = (h ^ R->d[k].gpu) * 1099511628211ull;
+    for (unsigned m = 0; m < R->d[k].ngpus && m < 8; m++) h = (h ^ R->gpus[k][m]) * 1099511628211ull;
+  }
+  return h;
+}
+
 /* Random joins, leaves, misses, heartbeats, degradations, arrivals, progress, finishes, crashes,
  * checkpoints and ticks for each policy, 3000 events each; invariants after every event, and at
  * the end: every job ended once or is still queued/running. Returns a hash of the decisions. */
@@ -714,13 +736,7 @@ static uint64_t fuzz(sched_policy pol, uint64_t seed) {
     sched_gpu_query(S, g, t, &gs);
     size_t before = R->n;
     if (what <= 1) {
-      if (gs.state == SCHED_GPU_ABSENT) {
-        sched_event e = {.type = SCHED_EV_GPU_JOIN, .t = t, .gpu = g};
-        e.u.gpu = ginfo(g, g % 2, (g / 2) % 2, 0.5 + (g % 5) * 0.5);
-        CU_ASSERT_EQUAL(ev(e), 0);
-      } else {
-        CU_ASSERT_EQUAL(gev(what ? SCHED_EV_GPU_MISSED : SCHED_EV_GPU_LEAVE, t, g, 0), 0);
-      }
+      fuzz_join_or_leave(t, g, gs.state, what);
     } else if (what == 2) {
       if (gs.state != SCHED_GPU_ABSENT || R->n) {
         sched_event e = {.type = SCHED_EV_HEARTBEAT, .t = t, .gpu = g};
@@ -749,12 +765,7 @@ static uint64_t fuzz(sched_policy pol, uint64_t seed) {
     } else {
       ev((sched_event){.type = (RND() % 4) ? SCHED_EV_TICK : SCHED_EV_BILLING, .t = t});
     }
-    for (size_t k = before; k < R->n; k++) {
-      h = (h ^ (uint64_t)R->d[k].type) * 1099511628211ull;
-      h = (h ^ R->d[k].job) * 1099511628211ull;
-      h = (h ^ R->d[k].gpu) * 1099511628211ull;
-      for (unsigned m = 0; m < R->d[k].ngpus && m < 8; m++) h = (h ^ R->gpus[k][m]) * 1099511628211ull;
-    }
+    h = hash_decisions(h, before);
     if (R->n > MAXD - 200) R->n = 0;
   }
 #undef RND
@@ -1468,13 +1479,7 @@ static uint64_t fuzz_ext(sched_policy pol, uint64_t seed) {
     sched_gpu_query(S, g, t, &gs);
     size_t before = R->n;
     if (what <= 1) {
-      if (gs.state == SCHED_GPU_ABSENT) {
-        sched_event e = {.type = SCHED_EV_GPU_JOIN, .t = t, .gpu = g};
-        e.u.gpu = ginfo(g, g % 2, (g / 2) % 2, 0.5 + (g % 5) * 0.5);
-        CU_ASSERT_EQUAL(ev(e), 0);
-      } else {
-        CU_ASSERT_EQUAL(gev(what ? SCHED_EV_GPU_MISSED : SCHED_EV_GPU_LEAVE, t, g, 0), 0);
-      }
+      fuzz_join_or_leave(t, g, gs.state, what);
     } else if (what == 2 && gs.state != SCHED_GPU_ABSENT) {
       CU_ASSERT_EQUAL(gev(SCHED_EV_HEARTBEAT, t, g, 0), 0);
     } else if (what <= 5) {
@@ -1545,11 +1550,8 @@ static uint64_t fuzz_ext(sched_policy pol, uint64_t seed) {
         lastrun[R->d[k].job] = R->d[k].run;
         recent[nplaced++ % 16] = R->d[k].job;
       }
-      h = (h ^ (uint64_t)R->d[k].type) * 1099511628211ull;
-      h = (h ^ R->d[k].job) * 1099511628211ull;
-      h = (h ^ R->d[k].gpu) * 1099511628211ull;
-      for (unsigned m = 0; m < R->d[k].ngpus && m < 8; m++) h = (h ^ R->gpus[k][m]) * 1099511628211ull;
     }
+    h = hash_decisions(h, before);
     if (R->n > MAXD - 200) R->n = 0;
   }
 #undef RND

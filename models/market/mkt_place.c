@@ -494,15 +494,15 @@ void mkt__host_join(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov, 
   if (m->ops->host_free && h->busy < n) m->ops->host_free(lp, c, m, prov);
 }
 
-static void avail_remove(const mkt_ctx *c, mkt_market *m, uint32_t prov) {
-  int32_t i = mkt__avail_pos(c, m, prov);
+static void avail_remove(const mkt_ctx *c, mkt_market *m, mkt_host *h) {
+  int32_t i = h->pos;
   if (i < 0) return;
+  h->pos = -1;
   uint32_t last = m->avail[--m->navail];
   if ((uint32_t)i < m->navail) {
     m->avail[i] = last;
     host_of(c, m, last)->pos = i;
   }
-  host_of(c, m, prov)->pos = -1;
 }
 
 void mkt__host_leave(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov, int announced, double t_left) {
@@ -510,7 +510,7 @@ void mkt__host_leave(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov,
   if (!h->in) return;
   h->in = 0;
   h->gone_t = t_left;
-  avail_remove(c, m, prov);
+  avail_remove(c, m, h);
   unsigned n = c->prov[prov].ngpus;
   if (announced || h->busy == 0) {
     for (unsigned g = 0; g < n; g++) {

@@ -49,22 +49,23 @@ static int start_on(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s, uin
   return m->jobs[s].state == J_RUNNING;
 }
 
-/* Price of bid s on host prov between clearings, or -1 when it does not fit there now. */
-static int64_t late(const mkt_ctx *c, mkt_market *m, const mkt_job *j, uint32_t prov) {
+/* Price of order o (a bid, mkt__order_of) on host prov between clearings, or -1 when it does not
+ * fit there now. */
+static int64_t late(const mkt_ctx *c, mkt_market *m, const mkt_order *o, uint32_t prov) {
   unsigned f = free_gpus(c, m, prov);
-  if (f < j->gpus) return -1;
+  if (f < o->gpus) return -1;
   mkt_lot l = mkt__lot_of(c, m->region, prov, f);
-  mkt_order o = mkt__order_of(c, j, -1);
-  if (!mkt_lot_fits(&l, f, &o)) return -1;
-  return c->rule->late_price(&o, &l, m->last_clear);
+  if (!mkt_lot_fits(&l, f, o)) return -1;
+  return c->rule->late_price(o, &l, m->last_clear);
 }
 
 static void bid_submit(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s) {
   mkt_job *j = &m->jobs[s];
   uint32_t lim = m->navail < 256 ? m->navail : 256;
+  mkt_order o = mkt__order_of(c, j, -1); /* once, not per host tried */
   for (uint32_t k = 0; k < lim; k++) {
     uint32_t prov = m->avail[k];
-    int64_t p = late(c, m, j, prov);
+    int64_t p = late(c, m, &o, prov);
     if (p < 0) continue;
     start_on(lp, c, m, s, prov, p);
     return; /* placed, or handed back to the queue by the core */
@@ -103,7 +104,8 @@ static void bid_host_free(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t 
     }
     if (best < 0) return;
     uint32_t qi = at[best], s = m->q[qi];
-    int64_t p = late(c, m, &m->jobs[s], prov);
+    mkt_order o = mkt__order_of(c, &m->jobs[s], -1);
+    int64_t p = late(c, m, &o, prov);
     if (p < 0) return;
     mkt__q_del(m, qi);
     mkt__q_trim(m);

@@ -66,6 +66,8 @@ static inline void mkt__book(sim_lp *lp, const mkt_ctx *c, unsigned acct, int64_
   if (v) mkt__series(lp, c, MKT_S_LEDGER, acct, 0, v);
 }
 void mkt__send(sim_lp *lp, sim_id dst, double delay, const mkt_msg *m);
+/* Array p of *cap elements grown (by an eighth) to hold at least `need`; fatal when out of memory. */
+void *mkt__grow(void *p, uint32_t *cap, uint32_t need, size_t elem);
 /* Adds mult per ms of [t0, t1) to series s, column col, split over its time bins. */
 void mkt__add_span(sim_lp *lp, const mkt_ctx *c, unsigned s, unsigned col, double t0, double t1, int64_t mult);
 

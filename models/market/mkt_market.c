@@ -40,14 +40,10 @@ void mkt__price_sample(sim_lp *lp, const mkt_ctx *c, unsigned gpu, double t, int
 /* ---- job slots and the bid queue ------------------------------------------------------------- */
 static uint32_t job_alloc(mkt_market *m) {
   if (m->nfree) return m->freeslots[--m->nfree];
-  if (m->njobs == m->capjobs) {
-    uint32_t nc = m->capjobs ? m->capjobs + m->capjobs / 8 + 16 : 64; /* by an eighth */
-    mkt_job *nj = realloc(m->jobs, nc * sizeof *nj);
-    uint32_t *nf = realloc(m->freeslots, nc * sizeof *nf);
-    if (!nj || !nf) SIM_FATAL("out of memory");
-    m->jobs = nj;
-    m->freeslots = nf;
-    m->capjobs = nc;
+  if (m->njobs == m->capjobs) { /* the free-slot list holds at most as many as there are slots */
+    uint32_t capf = m->capjobs;
+    m->jobs = mkt__grow(m->jobs, &m->capjobs, m->njobs + 1, sizeof *m->jobs);
+    m->freeslots = mkt__grow(m->freeslots, &capf, m->capjobs, sizeof *m->freeslots);
   }
   return m->njobs++;
 }

@@ -21,7 +21,7 @@
 
 #define NIL UINT32_MAX
 
-static void *grow(void *p, uint32_t *cap, uint32_t need, size_t elem) {
+void *mkt__grow(void *p, uint32_t *cap, uint32_t need, size_t elem) {
   if (need <= *cap) return p;
   uint32_t nc = *cap ? *cap : 16;
   while (nc < need) nc += nc / 8 + 1; /* by an eighth: the host and GPU tables grow one host at a time */
@@ -34,7 +34,7 @@ static void *grow(void *p, uint32_t *cap, uint32_t need, size_t elem) {
 mkt_host *mkt__host(const mkt_ctx *c, mkt_market *m, uint32_t prov) {
   int32_t *ix = &m->hix[prov - c->reg_first[m->region]];
   if (*ix < 0) {
-    m->host = grow(m->host, &m->caphost, m->nhost + 1, sizeof *m->host);
+    m->host = mkt__grow(m->host, &m->caphost, m->nhost + 1, sizeof *m->host);
     mkt_host *h = &m->host[m->nhost];
     memset(h, 0, sizeof *h);
     h->prov = prov;
@@ -58,7 +58,7 @@ const uint32_t *mkt__host_gpus(const mkt_ctx *c, mkt_market *m, uint32_t prov, u
 }
 
 static void mark_dirty(mkt_market *m, uint32_t prov) {
-  m->dirty = grow(m->dirty, &m->capdirty, m->ndirty + 1, sizeof *m->dirty);
+  m->dirty = mkt__grow(m->dirty, &m->capdirty, m->ndirty + 1, sizeof *m->dirty);
   m->dirty[m->ndirty++] = prov;
 }
 
@@ -367,7 +367,7 @@ static void sink(void *ctx, const sched_decision *d) {
         r->nsb = 0;
         run_close(r);
       }
-    m->forget = grow(m->forget, &m->capforget, m->nforget + 1, sizeof *m->forget);
+    m->forget = mkt__grow(m->forget, &m->capforget, m->nforget + 1, sizeof *m->forget);
     m->forget[m->nforget++] = d->job;
     unsigned k = j->cls;
     if (d->reason == SCHED_R_COMPLETED) {
@@ -473,7 +473,7 @@ void mkt__host_join(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov, 
       h->cid = (int32_t)m->spare[n][--m->nspare[n]];
     } else {
       h->cid = (int32_t)m->ncg;
-      m->cg = grow(m->cg, &m->capcg, m->ncg + n, sizeof *m->cg);
+      m->cg = mkt__grow(m->cg, &m->capcg, m->ncg + n, sizeof *m->cg);
       m->ncg += n;
     }
     for (unsigned g = 0; g < n; g++) m->cg[(uint32_t)h->cid + g] = (mkt_cgpu){prov, NIL, 0, 0, 0};
@@ -481,7 +481,7 @@ void mkt__host_join(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov, 
   h->in = 1;
   h->session = session;
   h->gone_t = INFINITY;
-  if (m->navail == m->capavail) m->avail = grow(m->avail, &m->capavail, m->navail + 1, sizeof *m->avail);
+  if (m->navail == m->capavail) m->avail = mkt__grow(m->avail, &m->capavail, m->navail + 1, sizeof *m->avail);
   h->pos = (int32_t)m->navail;
   m->avail[m->navail++] = prov;
   sched_gpu_info in = gpu_info(c, m, prov);
@@ -560,7 +560,7 @@ void mkt__host_depart(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov
     mkt__feed(lp, c, m, &e);
     m->cg[(uint32_t)h->cid + g] = (mkt_cgpu){NIL, NIL, 0, 0, 0};
   }
-  m->spare[n] = grow(m->spare[n], &m->capspare[n], m->nspare[n] + 1, sizeof *m->spare[n]);
+  m->spare[n] = mkt__grow(m->spare[n], &m->capspare[n], m->nspare[n] + 1, sizeof *m->spare[n]);
   m->spare[n][m->nspare[n]++] = (uint32_t)h->cid;
   h->cid = -2;
 }

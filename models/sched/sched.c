@@ -1215,9 +1215,7 @@ double sched_next_wakeup(const sched *s) {
 /* ---- Jobs ----------------------------------------------------------------------------------- */
 static int sched__job_grow(sched *s, uint32_t jid) {
   if (jid < s->njobs_cap) return 0;
-  uint64_t nc = s->njobs_cap ? s->njobs_cap : 1024;
-  while (nc <= jid) nc += nc / 8; /* by an eighth, as the GPU tables: new slots are zeroed (touched) */
-  if (nc > s->cfg.max_jobs) nc = s->cfg.max_jobs;
+  uint64_t nc = sched__grown(s->njobs_cap, jid, s->cfg.max_jobs); /* new slots are zeroed (touched) */
   sched__job *p = realloc(s->jobs, nc * sizeof *p);
   if (!p) return SCHED_ENOMEM;
   memset(p + s->njobs_cap, 0, (nc - s->njobs_cap) * sizeof *p);

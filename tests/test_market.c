@@ -340,7 +340,7 @@ static void test_calibration(void) {
   sched_config c;
   sched_config_default(&c);
   char err[512];
-  CU_ASSERT_EQUAL(mkt_calibration_load(p, &c.cluster, err, sizeof err), 0);
+  CU_ASSERT_EQUAL(mkt_calibration_load(p, &c.cluster, NULL, err, sizeof err), 0);
   CU_ASSERT_DOUBLE_EQUAL(c.cluster.even_eff, 0.8, 0);
   CU_ASSERT_DOUBLE_EQUAL(c.cluster.dynamic_eff, 0.9, 0);
   CU_ASSERT_DOUBLE_EQUAL(c.cluster.weighted_eff, 1.0, 0); /* not in the file: default */
@@ -348,11 +348,45 @@ static void test_calibration(void) {
   f = fopen(p, "w");
   fputs("key,value,unit,device,note\nweighted_split_efficiency,1.7,1,x,y\n", f);
   fclose(f);
-  CU_ASSERT_EQUAL(mkt_calibration_load(p, &c.cluster, err, sizeof err), MKT_EFORMAT);
+  sched_cluster_params before = c.cluster;
+  CU_ASSERT_EQUAL(mkt_calibration_load(p, &c.cluster, NULL, err, sizeof err), MKT_EFORMAT);
   char want[600];
   snprintf(want, sizeof want, "%s:2: weighted_split_efficiency", p);
   CU_ASSERT_PTR_NOT_NULL(strstr(err, want));
+  CU_ASSERT(memcmp(&before, &c.cluster, sizeof before) == 0); /* a bad file changes nothing */
+  /* the device and its SGEMM rate: cuBLAS's when the file has it, else spotlab's */
+  f = fopen(p, "w");
+  fputs("key,value,unit,device,note\n"
+        "gemm_gflops,30000,GFLOP/s,\"NVIDIA H200, SXM\",x\n"
+        "gemm_cublas_gflops,50000,GFLOP/s,\"NVIDIA H200, SXM\",x\n",
+        f);
+  fclose(f);
+  mkt_calib_info info;
+  CU_ASSERT_EQUAL(mkt_calibration_load(p, &c.cluster, &info, err, sizeof err), 0);
+  CU_ASSERT_STRING_EQUAL(info.device, "NVIDIA H200, SXM");
+  CU_ASSERT_DOUBLE_EQUAL(info.sgemm_gflops, 50000, 0);
+  f = fopen(p, "w");
+  fputs("key,value,unit,device,note\ngemm_gflops,16.76,GFLOP/s,AMD EPYC (2 threads),x\n", f);
+  fclose(f);
+  CU_ASSERT_EQUAL(mkt_calibration_load(p, &c.cluster, &info, err, sizeof err), 0);
+  CU_ASSERT_STRING_EQUAL(info.device, "AMD EPYC (2 threads)");
+  CU_ASSERT_DOUBLE_EQUAL(info.sgemm_gflops, 16.76, 0);
   unlink(p);
+}
+
+/* Device names map to catalog models by whole words, the longest name winning. */
+static void test_gpu_match(void) {
+  mkt_gpu g[6] = {{.name = "rtx4090"}, {.name = "a10"}, {.name = "a100"}, {.name = "t4"}, {.name = "l4"},
+                  {.name = "l40s"}};
+  CU_ASSERT_EQUAL(mkt_gpu_match(g, 6, "NVIDIA GeForce RTX 4090"), 0);
+  CU_ASSERT_EQUAL(mkt_gpu_match(g, 6, "NVIDIA A100-SXM4-40GB"), 2);
+  CU_ASSERT_EQUAL(mkt_gpu_match(g, 6, "NVIDIA A10G"), -1); /* "a10g" is not "a10" */
+  CU_ASSERT_EQUAL(mkt_gpu_match(g, 6, "NVIDIA A10"), 1);
+  CU_ASSERT_EQUAL(mkt_gpu_match(g, 6, "Tesla T4"), 3);
+  CU_ASSERT_EQUAL(mkt_gpu_match(g, 6, "NVIDIA L40S"), 5);
+  CU_ASSERT_EQUAL(mkt_gpu_match(g, 6, "AMD EPYC (2 threads)"), -1);
+  CU_ASSERT_EQUAL(mkt_gpu_match(g, 6, ""), -1);
+  CU_ASSERT_EQUAL(mkt_gpu_match(g, 6, NULL), -1);
 }
 
 static CU_TestInfo econ_tests[] = {
@@ -372,6 +406,7 @@ static CU_TestInfo data_tests[] = {
     {"gpus.csv loads and errors name the line", test_gpus_csv},
     {"Alibaba traces load", test_traces},
     {"kernels calibration file loads and errors name the line", test_calibration},
+    {"device names map to catalog GPUs by whole words", test_gpu_match},
     CU_TEST_INFO_NULL};
 
 CU_SuiteInfo spotlab_suites[] = {

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char *src_dir(void) {
   const char *s = getenv("SPOTLAB_SOURCE_DIR");
@@ -726,6 +727,85 @@ static void test_gigaspot_power_limits(void) {
   CU_ASSERT(started[1][0] > started[1][1]); /* pay as bid favours the higher training bids */
 }
 
+/* market.calibration: files measured on catalog GPUs set those models' speeds in their measured
+ * ratio (cuBLAS SGEMM / FP32 peak, applied to FP16); one measured model alone, or a file from a
+ * machine that is no catalog GPU, changes no speed; a bad file is an error naming it. */
+static void write_file(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  fputs(text, f);
+  fclose(f);
+}
+static int with_calibration(loaded *l, const char *files) {
+  char base[4096], text[8192];
+  snprintf(base, sizeof base, full_text, "gigaspot");
+  snprintf(text, sizeof text, "market = {\n  calibration = \"%s\";\n%s", files, base + strlen("market = {\n"));
+  return load(l, text, 86400.0);
+}
+static void test_calibrated_speeds(void) {
+  char dir[] = "/tmp/test_calspeed_XXXXXX";
+  CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+  char a100[600], r4090[600], cpu[600], bad[600], two[1300];
+  snprintf(a100, sizeof a100, "%s/a100.csv", dir);
+  snprintf(r4090, sizeof r4090, "%s/4090.csv", dir);
+  snprintf(cpu, sizeof cpu, "%s/cpu.csv", dir);
+  snprintf(bad, sizeof bad, "%s/bad.csv", dir);
+  /* A100: 15.6 of 19.5 TFLOPS FP32 (0.8); RTX 4090: 41.3 of 82.6 (0.5) */
+  write_file(a100, "key,value,unit,device,note\ngemm_cublas_gflops,15600,GFLOP/s,NVIDIA A100-SXM4-40GB,x\n");
+  write_file(r4090, "key,value,unit,device,note\ngemm_gflops,41300,GFLOP/s,NVIDIA GeForce RTX 4090,x\n");
+  write_file(cpu, "key,value,unit,device,note\ngemm_gflops,16.7,GFLOP/s,AMD EPYC (2 threads),x\n"
+                  "dynamic_efficiency,0.9,1,AMD EPYC (2 threads),x\n");
+  write_file(bad, "key,value,unit,device,note\ngemm_gflops,-3,GFLOP/s,NVIDIA H100,x\n");
+  loaded spec, l;
+  CU_ASSERT_EQUAL_FATAL(with_calibration(&spec, ""), 0); /* spec sheets only */
+  const mkt_ctx *cs = spec.model.ctx;
+  int ga = mkt_gpu_find(cs->gpus, cs->ngpus, "a100"), gr = mkt_gpu_find(cs->gpus, cs->ngpus, "rtx4090");
+  int gh = mkt_gpu_find(cs->gpus, cs->ngpus, "h100"), g3 = mkt_gpu_find(cs->gpus, cs->ngpus, "rtx3060");
+  CU_ASSERT_FATAL(ga >= 0 && gr >= 0 && gh >= 0 && g3 >= 0);
+  CU_ASSERT_DOUBLE_EQUAL(cs->speed[gr], 1.0, 1e-12); /* the reference GPU */
+  /* both measured: their ratio is the measured one; unmeasured models reach the mean fraction */
+  snprintf(two, sizeof two, "%s, %s", a100, r4090);
+  CU_ASSERT_EQUAL_FATAL(with_calibration(&l, two), 0);
+  const mkt_ctx *c = l.model.ctx;
+  double want_ratio = (15.6 / 19.5 * 312.0) / (41.3 / 82.6 * 165.2); /* measured FP16-equivalent */
+  CU_ASSERT_DOUBLE_EQUAL(c->speed[ga] / c->speed[gr], want_ratio, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(c->speed[gh] / c->speed[g3], cs->speed[gh] / cs->speed[g3], 1e-12);
+  double fmean = (0.8 + 0.5) / 2; /* the reference ran at 0.5 of its peak, the mean is 0.65 */
+  CU_ASSERT_DOUBLE_EQUAL(c->speed[gh], cs->speed[gh] * fmean / 0.5, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(c->speed[ga] / cs->speed[ga], 0.8 / 0.5, 1e-9);
+  int mi = metric_index(&l, "speed.gpu.a100");
+  CU_ASSERT_FATAL(mi >= 0);
+  double *out = calloc(l.nmetrics, sizeof *out);
+  char msg[256];
+  CU_ASSERT_EQUAL(run1(&l, 1, out, msg, sizeof msg), 0);
+  CU_ASSERT_DOUBLE_EQUAL(out[mi], c->speed[ga], 0);
+  free(out);
+  unload(&l);
+  /* one measured model, or a CPU file: no speed changes; the CPU file still sets efficiencies */
+  const char *one[] = {a100, cpu};
+  for (int k = 0; k < 2; k++) {
+    CU_ASSERT_EQUAL_FATAL(with_calibration(&l, one[k]), 0);
+    c = l.model.ctx;
+    for (size_t g = 0; g < c->ngpus; g++) CU_ASSERT_DOUBLE_EQUAL(c->speed[g], cs->speed[g], 1e-12);
+    if (k == 1) CU_ASSERT_DOUBLE_EQUAL(c->cluster.dynamic_eff, 0.9, 0);
+    unload(&l);
+  }
+  /* a bad file: an error that names it and its line */
+  CU_ASSERT_EQUAL(with_calibration(&l, bad), SIM_ECONFIG);
+  char want[700];
+  snprintf(want, sizeof want, "%s:2: gemm_gflops", bad);
+  CU_ASSERT_PTR_NOT_NULL(strstr(l.d.first, want));
+  CU_ASSERT_PTR_NOT_NULL(strstr(l.d.first, "market.calibration"));
+  unload(&l);
+  snprintf(two, sizeof two, "%s/none.csv", dir);
+  CU_ASSERT_EQUAL(with_calibration(&l, two), SIM_ECONFIG);
+  CU_ASSERT_PTR_NOT_NULL(strstr(l.d.first, "cannot open"));
+  unload(&l);
+  unload(&spec);
+  unlink(a100), unlink(r4090), unlink(cpu), unlink(bad);
+  rmdir(dir);
+}
+
 static CU_TestInfo model_tests[] = {
     {"M/M/c mean wait within the CI of Erlang C", test_mmc_erlang_c},
     {"money conserved under every clearing rule", test_money_conserved_all_rules},
@@ -741,6 +821,7 @@ static CU_TestInfo model_tests[] = {
     {"switchers: departed hosts' GPU ids recycled, their records kept", test_switchers_recycled},
     {"individual rationality on random markets under every rule", test_individual_rationality_random},
     {"GigaSPOT differs from pay as bid when power limits differ", test_gigaspot_power_limits},
+    {"calibration files set the measured GPUs' speeds", test_calibrated_speeds},
     CU_TEST_INFO_NULL};
 
 CU_SuiteInfo spotlab_suites[] = {{"market model", NULL, NULL, NULL, NULL, model_tests}, CU_SUITE_INFO_NULL};

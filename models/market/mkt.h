@@ -192,11 +192,23 @@ int mkt_trace_load_alibaba_pods(const char *path, mkt_trace_job **out, size_t *n
 int mkt_trace_load_genai(const char *path, mkt_trace_job **out, size_t *n, char *err, size_t errlen);
 
 /* ---- Calibration from kernels/ (files in data/calibration) --------------------------------- */
+/* What a calibration file says besides the cluster model: the device it was measured on (its
+ * `device` column) and its measured FP32 matrix-multiply throughput (`gemm_cublas_gflops` when
+ * present, else spotlab's own `gemm_gflops`; 0 when the file has neither). */
+typedef struct mkt_calib_info {
+  char device[128];
+  double sgemm_gflops;
+} mkt_calib_info;
 /* Reads a kernels calibration file (key,value,unit,device,note, as `spotlab bench kernels`
  * writes it) into the cluster speed model: the even / weighted / dynamic split efficiencies and
- * the dynamic strategy's chunk overhead; other keys are for other models and are skipped.
- * 0, or a negative mkt_err with "FILE:LINE: what" in err. */
-int mkt_calibration_load(const char *path, sched_cluster_params *cp, char *err, size_t len);
+ * the dynamic strategy's chunk overhead; `info` (may be NULL) gets the device and its SGEMM rate;
+ * other keys are for other models and are skipped. 0, or a negative mkt_err with
+ * "FILE:LINE: what" in err. */
+int mkt_calibration_load(const char *path, sched_cluster_params *cp, mkt_calib_info *info, char *err, size_t len);
+/* The catalog model a device name stands for: the longest catalog name equal to a run of
+ * consecutive alphanumeric words of the name ("NVIDIA GeForce RTX 4090" -> rtx4090, "NVIDIA H200"
+ * -> h200, "Tesla T4" -> t4), case-insensitive; -1 when none does ("AMD EPYC (2 threads)"). */
+int mkt_gpu_match(const mkt_gpu *g, size_t n, const char *device);
 
 #ifdef __cplusplus
 }

@@ -2,12 +2,14 @@
  * and the two Alibaba traces (schemas in shared/data/README.md). Every error names file and line. */
 #include "models/market/mkt.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 static int mkt__err(char *err, size_t len, int code, const char *fmt, ...) {
@@ -190,7 +192,41 @@ int mkt_trace_load_genai(const char *path, mkt_trace_job **out, size_t *n, char 
   return MKT_OK;
 }
 
-int mkt_calibration_load(const char *path, sched_cluster_params *cp, char *err, size_t len) {
+int mkt_gpu_match(const mkt_gpu *g, size_t n, const char *device) {
+  /* words: maximal runs of letters and digits, lower-cased */
+  char w[32][32];
+  unsigned nw = 0;
+  for (const char *p = device ? device : ""; *p && nw < 32;) {
+    if (!isalnum((unsigned char)*p)) { p++; continue; }
+    unsigned k = 0;
+    while (isalnum((unsigned char)*p)) {
+      if (k + 1 < sizeof w[0]) w[nw][k++] = (char)tolower((unsigned char)*p);
+      p++;
+    }
+    w[nw++][k] = '\0';
+  }
+  int best = -1;
+  size_t bestlen = 0;
+  for (size_t m = 0; m < n; m++) {
+    size_t len = strlen(g[m].name);
+    if (len <= bestlen) continue;
+    for (unsigned a = 0; a < nw; a++) { /* does a run of words starting at a spell the name? */
+      size_t off = 0;
+      for (unsigned b = a; b < nw && off < len; b++) {
+        size_t wl = strlen(w[b]);
+        if (off + wl > len || strncasecmp(g[m].name + off, w[b], wl)) break;
+        off += wl;
+      }
+      if (off == len) { best = (int)m; bestlen = len; break; }
+    }
+  }
+  return best;
+}
+
+int mkt_calibration_load(const char *path, sched_cluster_params *cp, mkt_calib_info *info, char *err, size_t len) {
+  if (info) memset(info, 0, sizeof *info);
+  double gemm = 0, cublas = 0;
+  sched_cluster_params nc = *cp; /* *cp changes only when the whole file is good */
   FILE *f = fopen(path, "r");
   if (!f) {
     snprintf(err, len, "%s: cannot open the calibration file", path);
@@ -209,11 +245,25 @@ int mkt_calibration_load(const char *path, sched_cluster_params *cp, char *err, 
     }
     char *e;
     double v = strtod(val, &e);
+    if (info && p && !info->device[0]) { /* unit, then the device (quoted when it holds a comma) */
+      strsep(&p, ",");
+      char *dev = p;
+      if (dev && *dev == '"') {
+        dev++;
+        char *q = strchr(dev, '"');
+        if (q) *q = '\0';
+      } else if (dev) {
+        dev = strsep(&p, ",\r\n");
+      }
+      if (dev) snprintf(info->device, sizeof info->device, "%s", dev);
+    }
     double *dst = NULL, lo = 0, hi = 1;
-    if (!strcmp(key, "even_split_efficiency")) dst = &cp->even_eff;
-    else if (!strcmp(key, "weighted_split_efficiency")) dst = &cp->weighted_eff;
-    else if (!strcmp(key, "dynamic_efficiency")) dst = &cp->dynamic_eff;
-    else if (!strcmp(key, "chunk_overhead_s")) { dst = &cp->chunk_overhead_s; hi = 3600; }
+    if (!strcmp(key, "gemm_gflops")) { dst = &gemm; hi = 1e9; }
+    else if (!strcmp(key, "gemm_cublas_gflops")) { dst = &cublas; hi = 1e9; }
+    else if (!strcmp(key, "even_split_efficiency")) dst = &nc.even_eff;
+    else if (!strcmp(key, "weighted_split_efficiency")) dst = &nc.weighted_eff;
+    else if (!strcmp(key, "dynamic_efficiency")) dst = &nc.dynamic_eff;
+    else if (!strcmp(key, "chunk_overhead_s")) { dst = &nc.chunk_overhead_s; hi = 3600; }
     if (!dst) continue; /* keys for other models */
     if (e == val || !(v > lo && v <= hi)) {
       snprintf(err, len, "%s:%d: %s = '%s' is not a number in (%g, %g]", path, ln, key, val, lo, hi);
@@ -223,5 +273,7 @@ int mkt_calibration_load(const char *path, sched_cluster_params *cp, char *err, 
     *dst = v;
   }
   fclose(f);
+  *cp = nc;
+  if (info) info->sgemm_gflops = cublas > 0 ? cublas : gemm;
   return 0;
 }

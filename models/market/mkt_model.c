@@ -165,7 +165,8 @@ const sim_param mkt_params[] = {
     P("reference_gpu", SIM_P_STRING, mkt_config, reference_gpu, "\"rtx4090\"", 1.0, 0.0, NULL,
       "the GPU of speed 1: job run times are on it, others run at their FP16 throughput relative to it"),
     P("calibration", SIM_P_STRING, mkt_config, calibration, "\"\"", 1.0, 0.0, NULL,
-      "kernels calibration CSV (cluster split efficiencies, chunk overhead), \"\" = ideal clusters"),
+      "kernels calibration CSVs, comma-separated: cluster split efficiencies, chunk overhead, and the "
+      "measured throughput of the catalog GPU each was measured on; \"\" = ideal clusters, spec speeds"),
     P("compare_policies", SIM_P_STRING, mkt_config, compare_policies, "\"\"", 1.0, 0.0, NULL,
       "\"none,checkpoint,standby\": one copy of the market per policy (all classes), on common random "
       "numbers; metrics per policy and paired differences from the first"),
@@ -434,6 +435,7 @@ static void mkt__destroy(sim_model *m) {
   free(c->flex_price);
   free(c->gpu_score_milli);
   free(c->speed);
+  free(c->gpu_src);
   free(c->grade);
   free(c->node_delegated);
   free(c->trace);
@@ -616,7 +618,52 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
       if (e1 || e2) { rc = SIM_ECONFIG; goto fail; }
     }
   }
-  /* measured throughput replaces the spec value in the score (kernels/ measure it) */
+  /* The cluster speed model of the scheduling core (defaults in sched_config_default,
+   * docs/scheduling.md), and measured GPU throughput, from kernels/ calibration files
+   * (market.calibration: one or more, comma-separated; a later file's keys override an earlier
+   * one's). A file measured on a catalog GPU (its device column names one: mkt_gpu_match) gives
+   * that model's FP32 SGEMM rate as a fraction f of its FP32 spec peak. ASSUMPTION: the fraction
+   * of peak a GPU reaches in SGEMM is the one it reaches on the FP16 tensor path, and a model not
+   * measured reaches the mean fraction f_mean of those measured; so a measured model's throughput
+   * becomes (f / f_mean) x its FP16 spec and the others keep their spec: measured models keep their
+   * measured ratios to each other, and one measured model alone changes no ratio. */
+  {
+    sched_config dflt;
+    sched_config_default(&dflt);
+    c->cluster = dflt.cluster;
+    c->gpu_src = calloc(c->ngpus, 1);
+    double *frac = calloc(c->ngpus, sizeof *frac);
+    if (!c->gpu_src || !frac) { free(frac); rc = SIM_ENOMEM; goto fail; }
+    double fsum = 0;
+    unsigned fn = 0;
+    for (const char *p = cfg->calibration; *p;) {
+      while (*p == ' ' || *p == ',') p++;
+      if (!*p) break;
+      size_t l = strcspn(p, ",");
+      while (l && p[l - 1] == ' ') l--;
+      char one[1024];
+      snprintf(one, sizeof one, "%.*s", (int)l, p);
+      p += strcspn(p, ",");
+      char *cp = mkt__resolve(base_dir, one);
+      if (!cp) { free(frac); rc = SIM_ENOMEM; goto fail; }
+      mkt_calib_info info;
+      int e4 = mkt_calibration_load(cp, &c->cluster, &info, err, sizeof err);
+      free(cp);
+      if (e4) { free(frac); sim_param_error(s, "market.calibration", d, "%s", err); rc = SIM_ECONFIG; goto fail; }
+      int g = mkt_gpu_match(c->gpus, c->ngpus, info.device);
+      if (g < 0 || !(info.sgemm_gflops > 0) || !(c->gpus[g].fp32_tflops > 0)) continue; /* no catalog GPU */
+      if (c->gpu_src[g]) { fsum -= frac[g]; fn--; } /* measured again: the later file wins */
+      frac[g] = info.sgemm_gflops / 1e3 / c->gpus[g].fp32_tflops;
+      c->gpu_src[g] = MKT_SPEED_CALIBRATED;
+      fsum += frac[g];
+      fn++;
+    }
+    for (size_t g = 0; fn && g < c->ngpus; g++)
+      if (c->gpu_src[g]) c->gpus[g].fp16_tflops *= frac[g] / (fsum / fn);
+    free(frac);
+  }
+  /* measured throughput replaces the spec value in the score (kernels/ measure it); it wins over
+   * a calibration file */
   if (cfg->score_tflops[0]) {
     char names[64][16], tok[64];
     double v[64];
@@ -630,6 +677,7 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
         goto fail;
       }
       c->gpus[g].fp16_tflops = v[k];
+      c->gpu_src[g] = MKT_SPEED_SCORE_TFLOPS;
     }
     if (n < 0) {
       sim_param_error(s, "market.score_tflops", d, "'%s' is not NAME:TFLOPS", tok);
@@ -770,21 +818,12 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
       f->replicas = (unsigned)cc->replicas;
       f->max_restarts = (unsigned)cc->max_restarts;
     }
-  /* The cluster speed model and the transfer model of the scheduling core (defaults in
-   * sched_config_default, docs/scheduling.md), calibrated from kernels/ measurements. */
+  /* The transfer model of the scheduling core (defaults in sched_config_default) */
   {
     sched_config dflt;
     sched_config_default(&dflt);
-    c->cluster = dflt.cluster;
     c->net = dflt.net;
     c->net.mode = (sched_arq)cfg->net;
-    if (cfg->calibration[0]) {
-      char *cp = mkt__resolve(base_dir, cfg->calibration);
-      if (!cp) { rc = SIM_ENOMEM; goto fail; }
-      int e4 = mkt_calibration_load(cp, &c->cluster, err, sizeof err);
-      free(cp);
-      if (e4) { sim_param_error(s, "market.calibration", d, "%s", err); rc = SIM_ECONFIG; goto fail; }
-    }
   }
   /* GP Nodes: provider i of a region is managed by node (hash of i) mod count; the first
    * delegated_share of the licences delegate their node (an ASSUMPTION: the seed gives no
@@ -1033,7 +1072,7 @@ enum { MX_PRICE_MEAN, MX_PLATFORM, MX_CLIENT_COST, MX_PROVIDER_INCOME, MX_TREASU
 
 /* Offsets of the blocks for a context. */
 typedef struct mkt__mlayout {
-  size_t pers, pool, reg, cls, scal, ftc, wld, dif, n;
+  size_t pers, pool, reg, cls, scal, ftc, wld, dif, spd, n;
   unsigned nq; /* quantities per world: MQ_F + MQ_W + npers (income per available hour) */
 } mkt__mlayout;
 static mkt__mlayout mkt__layout(const mkt_ctx *c) {
@@ -1047,7 +1086,8 @@ static mkt__mlayout mkt__layout(const mkt_ctx *c) {
   L.nq = (unsigned)(MQ_F + MQ_W + c->npers);
   L.wld = L.ftc + MQ_F * MKT_NCLASSES;
   L.dif = L.wld + (c->nworlds > 1 ? (size_t)L.nq * c->nworlds : 0);
-  L.n = L.dif + (c->nworlds > 1 ? (size_t)L.nq * (c->nworlds - 1) : 0);
+  L.spd = L.dif + (c->nworlds > 1 ? (size_t)L.nq * (c->nworlds - 1) : 0);
+  L.n = L.spd + c->ngpus;
   return L;
 }
 
@@ -1117,6 +1157,12 @@ static int mkt__metrics_build(mkt_ctx *c) {
       k = L.dif + (size_t)(w - 1) * L.nq + q;
       mkt__metric_set(&c->metrics[k], &c->metric_names[k], &y, "policy", val);
     }
+  /* speed.gpu.MODEL: what the core runs jobs at (reference GPU = 1) */
+  static const mkt__mq spd = {"speed", "1",
+                              "work units per second relative to market.reference_gpu (FP16 spec, or measured: "
+                              "market.calibration, market.score_tflops)", 0};
+  for (size_t g = 0; g < c->ngpus; g++)
+    mkt__metric_set(&c->metrics[L.spd + g], &c->metric_names[L.spd + g], &spd, "gpu", c->gpus[g].name);
   for (size_t k = 0; k < L.n; k++)
     if (!c->metric_names[k]) return SIM_ENOMEM;
   return SIM_OK;
@@ -1229,6 +1275,7 @@ static void mkt__compute(const sim_model *m, const sim_results *r, double *out) 
   int of = 0;
   for (int a = 0; a < MKT_NACCOUNTS; a++) of |= __builtin_add_overflow(sum, Lg[a], &sum);
   SC[MX_CONSERVED] = (!of && sum == 0) ? 1.0 : 0.0;
+  for (size_t g = 0; g < c->ngpus; g++) out[X.spd + g] = c->speed[g];
   /* fault tolerance per class (baseline world) */
   for (int k = 0; k < MKT_NCLASSES; k++) {
     double v[MQ_F];

@@ -15,6 +15,8 @@
 #include "models/sched/sched.h"
 #include "sim/model_class.h"
 
+/* where a GPU model's throughput comes from: its spec sheet, a calibration file, score_tflops */
+enum { MKT_SPEED_SPEC, MKT_SPEED_CALIBRATED, MKT_SPEED_SCORE_TFLOPS };
 enum { MKT_POOL_FIXED, MKT_POOL_BIDDING, MKT_POOL_FLEX, MKT_NPOOLS };
 enum { MKT_CLS_TRAINING, MKT_CLS_INFERENCE, MKT_CLS_BATCH, MKT_NCLASSES };
 extern const char *const mkt_pool_names[];  /* "fixed", "bidding", "flexible", NULL */
@@ -85,7 +87,7 @@ typedef struct mkt_nodes_cfg {
 typedef struct mkt_config {
   char *gpus_file, *churn_fits;
   char *reference_gpu;          /* the GPU whose speed is 1 (work is in its GPU-seconds) */
-  char *calibration;            /* kernels calibration CSV (cluster efficiencies), "" = none */
+  char *calibration;            /* kernels calibration CSVs, comma-separated, "" = none */
   char *compare_policies;       /* "none,standby": one world per policy on common random numbers */
   double heartbeat_s;           /* an unannounced departure is detected this long after it */
   double slash_usd;             /* stake slashed per unannounced departure while employed */
@@ -147,6 +149,7 @@ typedef struct mkt_ctx {
   sched_ft ft[MKT_MAX_WORLDS][MKT_NCLASSES]; /* fault tolerance per world and class */
   double *speed;                /* per GPU model: work units per second (reference GPU = 1) */
   uint16_t *grade;              /* per GPU model: rank by memory (0 = least) */
+  uint8_t *gpu_src;             /* per GPU model: where its throughput comes from (MKT_SPEED_*) */
   uint16_t min_grade[MKT_NCLASSES]; /* weakest grade with enough memory for the class */
   uint16_t ngrades;
   uint64_t models_in[MKT_MAX_REGIONS]; /* bit g: GPU model g is in the region's gpu_mix (g < 64) */

@@ -14,3 +14,9 @@ add_test(NAME market_ranks_identical COMMAND sh -c
    cat digest_1.txt; grep -q ' ok$' digest_1.txt && cmp digest_1.txt digest_2.txt && cmp digest_1.txt digest_4.txt"
   ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:test_market_mpi> ${CMAKE_SOURCE_DIR}/scenarios/default.cfg)
 set_tests_properties(market_ranks_identical PROPERTIES ENVIRONMENT "${SPOTLAB_TEST_ENV}" TIMEOUT 300)
+# The same for GP Nodes with their own queues (scenarios/gp_nodes.cfg).
+add_test(NAME market_ranks_identical_nodes COMMAND sh -c
+  "for np in 1 2 4; do $0 --oversubscribe -np $np $1 $2 7 | grep '^digest' | cut -d' ' -f2-4,7- > digest_nodes_$np.txt || exit 1; done; \
+   cat digest_nodes_1.txt; grep -q ' ok$' digest_nodes_1.txt && cmp digest_nodes_1.txt digest_nodes_2.txt && cmp digest_nodes_1.txt digest_nodes_4.txt"
+  ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:test_market_mpi> ${CMAKE_SOURCE_DIR}/scenarios/gp_nodes.cfg)
+set_tests_properties(market_ranks_identical_nodes PROPERTIES ENVIRONMENT "${SPOTLAB_TEST_ENV}" TIMEOUT 300)

@@ -806,6 +806,48 @@ static void test_calibrated_speeds(void) {
   rmdir(dir);
 }
 
+/* GP Nodes with their own queues: every job that reached a pool's core was taken by one node (the
+ * hosts of its node alone serve it: the market stops on any GPU of another node, in employ()),
+ * several nodes take jobs, money is conserved; with nodes.queues = false no job names a node; too
+ * many nodes with queues is an error naming the key. */
+static void test_node_queues_market(void) {
+  char base[4096], text[8192];
+  snprintf(base, sizeof base, full_text, "gigaspot");
+  for (int q = 1; q >= 0; q--) {
+    snprintf(text, sizeof text, "market = {\n  nodes = { count = 4; queues = %s; };\n%s", q ? "true" : "false",
+             base + strlen("market = {\n"));
+    loaded l;
+    load_ok(&l, text, 3 * 86400.0);
+    sim_results r;
+    run_ok(&l, 11, &r);
+    const mkt_job_rec *jr = (const mkt_job_rec *)r.tables[MKT_T_JOBS];
+    unsigned per[4] = {0}, none = 0, started = 0;
+    for (size_t k = 0; k < r.nrecords[MKT_T_JOBS]; k++) {
+      if (jr[k].start_s >= 0) started++;
+      if (jr[k].node < 0) { none++; continue; }
+      CU_ASSERT_FATAL(jr[k].node < 4);
+      per[jr[k].node]++;
+    }
+    CU_ASSERT(started > 50);
+    if (q) {
+      unsigned used = 0;
+      for (int n = 0; n < 4; n++) used += per[n] > 0;
+      CU_ASSERT(used >= 3);
+      for (size_t k = 0; k < r.nrecords[MKT_T_JOBS]; k++)
+        if (jr[k].start_s >= 0) CU_ASSERT(jr[k].node >= 0); /* a job that ran was taken by a node */
+    } else {
+      CU_ASSERT_EQUAL(none, r.nrecords[MKT_T_JOBS]);
+    }
+    sim_results_free(&r);
+    unload(&l);
+  }
+  snprintf(text, sizeof text, "market = {\n  nodes = { count = 5000; };\n%s", base + strlen("market = {\n"));
+  loaded l;
+  CU_ASSERT_EQUAL(load(&l, text, 86400.0), SIM_ECONFIG);
+  CU_ASSERT_PTR_NOT_NULL(strstr(l.d.first, "market.nodes.count"));
+  unload(&l);
+}
+
 static CU_TestInfo model_tests[] = {
     {"M/M/c mean wait within the CI of Erlang C", test_mmc_erlang_c},
     {"money conserved under every clearing rule", test_money_conserved_all_rules},
@@ -822,6 +864,7 @@ static CU_TestInfo model_tests[] = {
     {"individual rationality on random markets under every rule", test_individual_rationality_random},
     {"GigaSPOT differs from pay as bid when power limits differ", test_gigaspot_power_limits},
     {"calibration files set the measured GPUs' speeds", test_calibrated_speeds},
+    {"GP Nodes with their own queues serve their jobs from their hosts", test_node_queues_market},
     CU_TEST_INFO_NULL};
 
 CU_SuiteInfo spotlab_suites[] = {{"market model", NULL, NULL, NULL, NULL, model_tests}, CU_SUITE_INFO_NULL};

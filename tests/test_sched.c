@@ -700,10 +700,12 @@ static void test_bad_input(void) {
 /* What the fuzzers share: an absent GPU joins (region, grade and score from its id), a present
  * one leaves (what = 0) or is missed (what = 1); and the FNV-1a hash of the decisions since
  * `from`, folded into h. */
+static int fuzz_nodes; /* GPUs 4i..4i+3 (both regions, both grades) on node i mod 4 */
 static void fuzz_join_or_leave(double t, uint32_t g, sched_gpu_state state, unsigned what) {
   if (state == SCHED_GPU_ABSENT) {
     sched_event e = {.type = SCHED_EV_GPU_JOIN, .t = t, .gpu = g};
     e.u.gpu = ginfo(g, g % 2, (g / 2) % 2, 0.5 + (g % 5) * 0.5);
+    if (fuzz_nodes) e.u.gpu.node = (g / 4) % 4;
     CU_ASSERT_EQUAL(ev(e), 0);
   } else {
     CU_ASSERT_EQUAL(gev(what ? SCHED_EV_GPU_MISSED : SCHED_EV_GPU_LEAVE, t, g, 0), 0);
@@ -722,8 +724,10 @@ static uint64_t hash_decisions(uint64_t h, size_t from) {
 /* Random joins, leaves, misses, heartbeats, degradations, arrivals, progress, finishes, crashes,
  * checkpoints and ticks for each policy, 3000 events each; invariants after every event, and at
  * the end: every job ended once or is still queued/running. Returns a hash of the decisions. */
-static uint64_t fuzz(sched_policy pol, uint64_t seed) {
-  setup(pol, hb);
+static void hb_nodes(sched_config *c) { c->node_queues = 1; } /* no heartbeat timeouts: GPUs stay longer */
+static uint64_t fuzz(sched_policy pol, uint64_t seed, int nodeq) {
+  setup(pol, nodeq ? hb_nodes : hb);
+  fuzz_nodes = nodeq;
   uint64_t x = seed, h = 1469598103934665603ull;
   double t = 0;
   uint32_t njobs = 0;
@@ -751,13 +755,18 @@ static uint64_t fuzz(sched_policy pol, uint64_t seed) {
       sched_job_spec sp = batch(1 + RND() % 3, 100);
       sp.region = (RND() % 3) ? -1 : (int32_t)(RND() % 2);
       sp.min_grade = (uint16_t)(RND() % 2);
+      if (nodeq) sp.node = (RND() % 5) ? (int32_t)(RND() % 4) : -1; /* GP Node, or any */
       CU_ASSERT_EQUAL(arrive(t, njobs++, sp), 0);
     } else if (what <= 10 && njobs) {
       uint32_t jid = RND() % njobs;
+      int recent = nodeq && (RND() % 2); /* half the time, the run placed last: more of them finish */
+      if (recent)
+        for (size_t k = R->n; k-- > 0;)
+          if (R->d[k].type == SCHED_D_PLACE) { jid = R->d[k].job; break; }
       sched_job_status st = jstat(jid);
       /* A run id that may be current or stale. */
       uint32_t run = st.state == SCHED_JOB_RUNNING ? (uint32_t)(RND() % 6) : 0;
-      for (size_t k = R->n; k-- > 0 && (RND() % 2);)
+      for (size_t k = R->n; k-- > 0 && (recent || (RND() % 2));)
         if (R->d[k].job == jid && R->d[k].type == SCHED_D_PLACE) { run = R->d[k].run; break; }
       sched_ev_type ty = what == 6 ? SCHED_EV_JOB_PROGRESS : what == 7 ? SCHED_EV_JOB_FINISH
                        : what == 8 ? SCHED_EV_JOB_FAIL : what == 9 ? SCHED_EV_CKPT_DONE : SCHED_EV_JOB_PROGRESS;
@@ -786,9 +795,20 @@ static uint64_t fuzz(sched_policy pol, uint64_t seed) {
 
 static void test_fuzz_all_policies(void) {
   for (int p = 0; p < SCHED_FT_COUNT; p++) {
-    uint64_t a = fuzz((sched_policy)p, 88172645463325252ull + (uint64_t)p);
-    uint64_t b = fuzz((sched_policy)p, 88172645463325252ull + (uint64_t)p);
+    uint64_t a = fuzz((sched_policy)p, 88172645463325252ull + (uint64_t)p, 0);
+    uint64_t b = fuzz((sched_policy)p, 88172645463325252ull + (uint64_t)p, 0);
     CU_ASSERT_EQUAL(a, b); /* same events, same decisions */
+  }
+}
+
+/* GP Nodes with their own queues, on random streams for every policy: the invariants (checked
+ * after every event) include that a job naming a node holds only that node's GPUs, as members,
+ * replacements and standbys. */
+static void test_fuzz_node_queues(void) {
+  for (int p = 0; p < SCHED_FT_COUNT; p++) {
+    uint64_t a = fuzz((sched_policy)p, 1234567 + (uint64_t)p, 1);
+    uint64_t b = fuzz((sched_policy)p, 1234567 + (uint64_t)p, 1);
+    CU_ASSERT_EQUAL(a, b);
   }
 }
 
@@ -1573,6 +1593,58 @@ static void test_fuzz_new_api(void) {
   }
 }
 
+/* A job for node 1 waits while only node 0 has idle GPUs, starts when a node-1 GPU joins, and
+ * replaces a lost member and refills its standby from node 1 only; sched_node_idle counts them. */
+static void nq_standby(sched_config *c) { c->node_queues = 1; c->standby_k = 1; }
+static int join_node(double t, uint32_t id, uint32_t node) {
+  sched_event e = {.type = SCHED_EV_GPU_JOIN, .t = t, .gpu = id};
+  e.u.gpu = ginfo(id, 0, 0, 1.0);
+  e.u.gpu.node = node;
+  return ev(e);
+}
+static void test_node_queues(void) {
+  setup(SCHED_FT_STANDBY, nq_standby);
+  for (uint32_t g = 0; g < 4; g++) CU_ASSERT_EQUAL(join_node(0, g, 0), 0); /* node 0: GPUs 0-3 */
+  CU_ASSERT_EQUAL(sched_node_idle(S, 0, 0), 4);
+  CU_ASSERT_EQUAL(sched_node_idle(S, 1, 0), 0);
+  CU_ASSERT_EQUAL(sched_node_idle(S, 1, 1), 0);
+  CU_ASSERT_EQUAL(sched_node_idle(S, 99, 0), 0); /* no such node */
+  sched_job_spec sp = batch(2, 1000);
+  sp.node = 1;
+  CU_ASSERT_EQUAL(arrive(1, 7, sp), 0);
+  CU_ASSERT_EQUAL(jstat(7).state, SCHED_JOB_QUEUED); /* node 0's idle GPUs are not its node's */
+  CU_ASSERT_EQUAL(count(SCHED_D_PLACE), 0);
+  for (uint32_t g = 10; g < 14; g++) CU_ASSERT_EQUAL(join_node(2, g, 1), 0); /* node 1: GPUs 10-13 */
+  const sched_decision *pl = must(SCHED_D_PLACE, 7), *sb = must(SCHED_D_STANDBY, 7);
+  for (unsigned i = 0; i < pl->ngpus; i++) CU_ASSERT(pl->gpus[i] >= 10);
+  CU_ASSERT(sb->gpu >= 10);
+  CU_ASSERT_EQUAL(sched_node_idle(S, 1, 0), 1);
+  CU_ASSERT_EQUAL(sched_node_idle(S, 0, 0), 4);
+  uint32_t m0 = pl->gpus[0], spare = sb->gpu;
+  gev(SCHED_EV_GPU_LEAVE, 5, m0, 0);
+  const sched_decision *rp = must(SCHED_D_REPLACE, 7);
+  CU_ASSERT_EQUAL(rp->gpu, spare); /* the node's standby takes the place */
+  sb = must(SCHED_D_STANDBY, 7);
+  CU_ASSERT(sb->gpu >= 10 && sb->gpu != spare); /* and the node's last idle GPU is the new one */
+  CU_ASSERT_EQUAL(sched_node_idle(S, 1, 0), 0);
+  /* the new standby fails too: none left on node 1, none taken from node 0 */
+  gev(SCHED_EV_GPU_LEAVE, 6, sb->gpu, 0);
+  CU_ASSERT_EQUAL(sched_node_idle(S, 0, 0), 4);
+  CU_ASSERT_EQUAL(jstat(7).state, SCHED_JOB_RUNNING);
+  /* a job for any node may use node 0 */
+  sched_job_spec any = batch(1, 10);
+  any.node = -1;
+  CU_ASSERT_EQUAL(arrive(7, 8, any), 0);
+  CU_ASSERT_EQUAL(jstat(8).state, SCHED_JOB_RUNNING);
+  CU_ASSERT(must(SCHED_D_PLACE, 8)->gpus[0] < 4);
+  /* a node id out of range is refused */
+  sched_job_spec badn = batch(1, 10);
+  badn.node = 4;
+  CU_ASSERT_EQUAL(sched_handle(S, &(sched_event){.type = SCHED_EV_JOB_ARRIVE, .t = 8, .job = 9, .u.job = badn}),
+                  SCHED_EINVAL);
+  teardown();
+}
+
 static CU_TestInfo model_tests[] = {
     {"Young/Daly intervals", test_young_daly},
     {"Beta reputation", test_beta},
@@ -1609,6 +1681,8 @@ static CU_TestInfo core_tests[] = {
     {"memory grows with the ids used", test_memory_growth},
     {"policy and rule names, documented defaults", test_names_and_defaults},
     {"randomized streams with the new API", test_fuzz_new_api},
+    {"GP Node queues: place, replace and refill on the job's node", test_node_queues},
+    {"GP Node queues on random streams, every policy", test_fuzz_node_queues},
     CU_TEST_INFO_NULL,
 };
 CU_SuiteInfo spotlab_suites[] = {

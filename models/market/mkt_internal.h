@@ -96,7 +96,8 @@ typedef struct mkt_job {
   int64_t cost;           /* billed so far (net of penalty refunds), musd */
   int64_t gpu_ms;         /* GPU time billed (members and standbys), GPU*ms */
   int64_t standby_ms, lost_ms, ckpt_ms, redundant_ms; /* overheads, GPU*ms */
-  uint32_t hosts;         /* distinct hosts of its first placement */
+  uint16_t hosts;         /* distinct hosts of its first placement */
+  uint16_t node;          /* 1 + the GP Node that took it (nodes.queues), 0 none */
   uint16_t gpus, interruptions, replacements;
   uint8_t cls, state, from_trace, started, nruns;
   mkt_run *runs;          /* nruns: as many as its policy runs at once (mkt__job_runs) */

@@ -113,6 +113,7 @@ void mkt__job_record(sim_lp *lp, const mkt_ctx *c, const mkt_market *m, const mk
   r.interruptions = j->interruptions;
   r.replacements = j->replacements;
   r.hosts = (int32_t)j->hosts;
+  r.node = j->node ? (int32_t)j->node - 1 : -1;
   r.submit_s = j->submit;
   r.start_s = j->started ? j->first_start : NAN;
   r.end_s = end;

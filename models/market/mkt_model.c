@@ -157,6 +157,10 @@ static const sim_param mkt__nodes_params[] = {
       "share of licences whose holders delegate the node to an operator"),
     P("delegation_fee", SIM_P_DOUBLE, mkt_nodes_cfg, delegation_fee, "0.2", 0, 1, "1",
       "share of a delegated node's fees paid to its operator"),
+    P("queues", SIM_P_BOOL, mkt_nodes_cfg, queues, "true", 1.0, 0.0, NULL,
+      "each node keeps its own selection and replacement queues: a job is routed to the node with the "
+      "most idle GPUs that could run it and takes members, replacements and standbys from that node's hosts "
+      "only (false = every node's hosts in one queue)"),
     {NULL}};
 
 const sim_param mkt_params[] = {
@@ -402,6 +406,14 @@ static int mkt__validate(const void *vcfg, const sim_scenario *s, sim_diag *d) {
                         c->nodes.node_fee);
         bad = 1;
       }
+    /* each node keeps idle queues per GPU grade in every (region, pool) core, and routing a job
+     * looks at every node */
+    if (c->nodes.queues && c->nodes.count > MKT_MAX_NODE_QUEUES) {
+      sim_param_error(s, "market.nodes.count", d,
+                      "%lld nodes with their own queues (nodes.queues) is more than %d; set nodes.queues = false "
+                      "for more", (long long)c->nodes.count, MKT_MAX_NODE_QUEUES);
+      bad = 1;
+    }
   }
   if (c->flexible.rate_min_usd_h > c->flexible.rate_max_usd_h) {
     sim_param_error(s, "market.flexible.rate_min_usd_h", d, "rate_min_usd_h > rate_max_usd_h");
@@ -507,6 +519,7 @@ static const sim_field mkt__job_fields[] = {
     {"interruptions", SIM_F_I32, offsetof(mkt_job_rec, interruptions), "1"},
     {"replacements", SIM_F_I32, offsetof(mkt_job_rec, replacements), "1"},
     {"hosts", SIM_F_I32, offsetof(mkt_job_rec, hosts), "hosts"},
+    {"node", SIM_F_I32, offsetof(mkt_job_rec, node), "1"},
     {"deadline_missed", SIM_F_I32, offsetof(mkt_job_rec, deadline_missed), "1"},
     {"submit_s", SIM_F_F64, offsetof(mkt_job_rec, submit_s), "s"},
     {"start_s", SIM_F_F64, offsetof(mkt_job_rec, start_s), "s"},

@@ -82,6 +82,7 @@ typedef struct mkt_nodes_cfg {
   double node_fee;              /* share of every rental to the node that manages the host */
   double delegated_share;       /* share of licences whose holders delegate the node */
   double delegation_fee;        /* share of a delegated node's fees paid to its operator */
+  int queues;                   /* 1: each node selects and replaces from its own hosts */
 } mkt_nodes_cfg;
 
 typedef struct mkt_config {
@@ -122,6 +123,7 @@ typedef struct mkt_pstat {
 } mkt_pstat;
 
 #define MKT_MAX_REGIONS 16
+#define MKT_MAX_NODE_QUEUES 4096 /* GP Nodes with their own queues (nodes.queues) */
 #define MKT_MAX_PERSONAS 16
 #define MKT_MAX_WORLDS SCHED_FT_COUNT
 
@@ -201,6 +203,7 @@ typedef struct mkt_job_rec {
   char cls[16], region[16], pool[16], outcome[16], policy[16];
   int32_t world;                /* index of the compared policy (0 = the baseline) */
   int32_t gpus, interruptions, replacements, hosts, deadline_missed;
+  int32_t node;                 /* GP Node that took it (nodes.queues), -1 none */
   double submit_s, start_s, end_s, wait_s, cost_usd;
   double value_usd_h, bid_usd_h, paid_usd_h; /* per GPU-hour: valuation, bid, cost / GPU-hours */
   double gpu_h, work_gpu_h, standby_gpu_h, checkpoint_gpu_h, lost_gpu_h;

@@ -124,6 +124,8 @@ void mkt__bill_all(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
 static void employ(const mkt_ctx *c, mkt_market *m, uint32_t cid, uint32_t slot, int standby, double now) {
   mkt_cgpu *g = &m->cg[cid];
   const mkt_job *j = &m->jobs[slot];
+  if (j->node && c->prov[g->prov].node != j->node - 1) /* GP Nodes' own queues (nodes.queues) */
+    SIM_FATAL("job %u of GP Node %u got a GPU of node %u", slot, j->node - 1u, (unsigned)c->prov[g->prov].node);
   g->slot = slot;
   g->standby = (uint8_t)standby;
   g->since = now;
@@ -617,6 +619,27 @@ void mkt__submit(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s, const 
   sp->cand = cand;
   sp->ncand = ncand;
   sp->hold = m->ops->hold;
+  sp->node = -1;
+  if (c->cfg->nodes.count > 0 && c->cfg->nodes.queues) {
+    /* GP Nodes with their own queues: a job the clearing put on a host goes to that host's node;
+     * another goes to the node with the most idle GPUs of the grade it needs, ties (all nodes full,
+     * say) broken evenly by a hash of the job's id (an ASSUMPTION: the seed says each node queues
+     * for its clients, not how clients pick one). */
+    if (ncand) {
+      sp->node = (int32_t)c->prov[m->cg[cand[0]].prov].node;
+    } else {
+      uint64_t best = 0, ties = 0;
+      for (int64_t n = 0; n < c->cfg->nodes.count; n++) {
+        uint64_t idle = sched_node_idle(m->core, (uint32_t)n, sp->min_grade);
+        if (idle > best || n == 0) { best = idle; ties = 0; }
+        ties += idle == best;
+      }
+      uint64_t h = (j->id + 1) * 0x9E3779B97F4A7C15ull, pick = (h ^ h >> 31) % ties;
+      for (int64_t n = 0; n < c->cfg->nodes.count; n++)
+        if (sched_node_idle(m->core, (uint32_t)n, sp->min_grade) == best && pick-- == 0) { sp->node = (int32_t)n; break; }
+    }
+    j->node = (uint16_t)(sp->node + 1);
+  }
   j->state = J_CORE;
   for (int k = 0; k < j->nruns; k++) j->runs[k].active = 0;
   mkt__feed(lp, c, m, &e);
@@ -721,6 +744,7 @@ void mkt__place_init(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
   sc.max_gpus = (uint32_t)(ng ? ng : 1);
   sc.max_providers = (uint32_t)(np ? np : 1);
   sc.max_nodes = (uint32_t)(c->cfg->nodes.count > 0 ? c->cfg->nodes.count : 1);
+  sc.node_queues = c->cfg->nodes.count > 0 && c->cfg->nodes.queues;
   sc.max_jobs = 0x7fffffffu;
   sc.nregions = 1;
   sc.ngrades = c->ngrades;

@@ -18,6 +18,7 @@
 #define SCHED__MAX_RUNS SCHED_MAX_RUNS
 #define SCHED__NIL UINT32_MAX
 #define SCHED__SCAN_MAX 64 /* candidates examined when sampling found too few (pools above it) */
+#define SCHED__MAX_QUEUES (1u << 20) /* idle queues (nodes x regions x grades) a core may keep */
 
 /* ---- Names ---------------------------------------------------------------------------------- */
 const char *sched_strerror(int err) {
@@ -191,7 +192,7 @@ struct sched {
   double *node_income;
   sched__job *jobs;
   uint32_t njobs_cap;     /* allocated job slots */
-  sched__vec *buckets;    /* nregions * ngrades idle queues */
+  sched__vec *buckets;    /* idle queues: (node with node_queues,) region, grade */
   uint64_t idle_total;
   uint32_t qhead, qtail;  /* queued jobs */
   sched__timer *heap;
@@ -333,8 +334,14 @@ static void sched__flush(sched *s) {
   s->npend = s->npool = 0;
 }
 
-static unsigned sched__bucket_of(const sched *s, const sched__gpu *g) {
-  return g->info.region * s->cfg.ngrades + g->info.grade;
+/* Idle queues: one per (node, region, grade) with node queues, else per (region, grade). */
+static uint32_t sched__nodeq(const sched *s) { return s->cfg.node_queues ? s->cfg.max_nodes : 1; }
+static size_t sched__nbuckets(const sched *s) { return (size_t)sched__nodeq(s) * s->cfg.nregions * s->cfg.ngrades; }
+static size_t sched__bucket(const sched *s, uint32_t node, unsigned region, unsigned grade) {
+  return ((size_t)(s->cfg.node_queues ? node : 0) * s->cfg.nregions + region) * s->cfg.ngrades + grade;
+}
+static size_t sched__bucket_of(const sched *s, const sched__gpu *g) {
+  return sched__bucket(s, g->info.node, g->info.region, g->info.grade);
 }
 
 static int sched__idle_add(sched *s, uint32_t id) {
@@ -620,23 +627,27 @@ static int sched__select(sched *s, const sched_job_spec *sp, unsigned need, uint
       const sched__gpu *g = &s->gpus[id];
       if (g->state != SCHED_GPU_IDLE || g->mark == s->stamp) continue;
       if (g->info.grade < sp->min_grade || (sp->region >= 0 && g->info.region != (unsigned)sp->region)) continue;
+      if (s->cfg.node_queues && sp->node >= 0 && g->info.node != (uint32_t)sp->node) continue;
       if (sched__eligible(s, sp, g)) sched__consider(s, &pk, id);
     }
     return pk.got == need ? 0 : -1;
   }
   unsigned r0 = 0, r1 = s->cfg.nregions;
   if (sp->region >= 0) { r0 = (unsigned)sp->region; r1 = r0 + 1; }
+  uint32_t n0 = 0, n1 = sched__nodeq(s);
+  if (s->cfg.node_queues && sp->node >= 0) { n0 = (uint32_t)sp->node; n1 = n0 + 1; }
   unsigned g0 = sp->min_grade < s->cfg.ngrades ? sp->min_grade : s->cfg.ngrades;
   uint64_t total = 0;
   unsigned nb = 0;
-  for (unsigned r = r0; r < r1; r++)
-    for (unsigned g = g0; g < s->cfg.ngrades; g++) {
-      uint32_t b = r * s->cfg.ngrades + g;
-      if (!s->buckets[b].n) continue;
-      total += s->buckets[b].n;
-      s->bsel[nb] = b;
-      s->bcum[nb++] = total; /* draws below bcum[k] and at or above bcum[k-1] fall in bucket k */
-    }
+  for (uint32_t n = n0; n < n1; n++)
+    for (unsigned r = r0; r < r1; r++)
+      for (unsigned g = g0; g < s->cfg.ngrades; g++) {
+        size_t b = sched__bucket(s, n, r, g);
+        if (!s->buckets[b].n) continue;
+        total += s->buckets[b].n;
+        s->bsel[nb] = (uint32_t)b;
+        s->bcum[nb++] = total; /* draws below bcum[k] and at or above bcum[k-1] fall in bucket k */
+      }
   if (total < need) return -1;
   sched__pick pk = {need, 0, out, s->kscratch};
   for (int pass = 0; pass < 2; pass++) {
@@ -661,12 +672,11 @@ static int sched__select(sched *s, const sched_job_spec *sp, unsigned need, uint
       continue; /* too few passed the filters: examine everyone (or a window of SCHED__SCAN_MAX) */
     }
     if (total <= SCHED__SCAN_MAX) {
-      for (unsigned r = r0; r < r1; r++)
-        for (unsigned g = g0; g < s->cfg.ngrades; g++) {
-          sched__vec *b = &s->buckets[r * s->cfg.ngrades + g];
-          for (uint32_t i = 0; i < b->n; i++)
-            if (sched__eligible(s, sp, &s->gpus[b->v[i]])) sched__consider(s, &pk, b->v[i]);
-        }
+      for (unsigned k = 0; k < nb; k++) {
+        const sched__vec *b = &s->buckets[s->bsel[k]];
+        for (uint32_t i = 0; i < b->n; i++)
+          if (sched__eligible(s, sp, &s->gpus[b->v[i]])) sched__consider(s, &pk, b->v[i]);
+      }
       return pk.got == need ? 0 : -1;
     }
     /* Large pools: SCHED__SCAN_MAX consecutive candidates (in bucket order, wrapping) from a
@@ -1231,6 +1241,8 @@ static int sched__spec_check(const sched *s, const sched_job_spec *sp) {
       (sp->max_replicas == 0 || sp->min_replicas > sp->max_replicas || !(sp->req_per_score_s > 0)))
     return SCHED_EINVAL;
   if (sp->region >= (int32_t)s->cfg.nregions) return SCHED_EINVAL;
+  if (s->cfg.node_queues && (sp->node < -1 || (sp->node >= 0 && (uint32_t)sp->node >= s->cfg.max_nodes)))
+    return SCHED_EINVAL;
   if (sp->ft && ((unsigned)sp->ft->policy >= SCHED_FT_COUNT || (unsigned)sp->ft->ckpt_rule > SCHED_CKPT_DALY ||
                  !(sp->ft->ckpt_interval_s > 0) || sp->ft->standby_k > SCHED_MAX_STANDBY ||
                  sp->ft->replicas < 1 || sp->ft->replicas > SCHED_MAX_RUNS))
@@ -1547,7 +1559,8 @@ int sched_create(const sched_config *cfg, sched **out) {
       !(cfg->platform_fee >= 0) || !(cfg->node_fee >= 0) || cfg->platform_fee + cfg->node_fee > 1 ||
       !(cfg->delegation_fee >= 0 && cfg->delegation_fee <= 1) ||
       !(cfg->target_util > 0 && cfg->target_util <= 1) || cfg->heartbeat_timeout_s < 0 ||
-      !(cfg->net.packet_bits >= 1))
+      !(cfg->net.packet_bits >= 1) ||
+      (cfg->node_queues && (uint64_t)cfg->max_nodes * cfg->nregions * cfg->ngrades > SCHED__MAX_QUEUES))
     return SCHED_EINVAL;
   sched *s = calloc(1, sizeof *s);
   if (!s) return SCHED_ENOMEM;
@@ -1560,7 +1573,7 @@ int sched_create(const sched_config *cfg, sched **out) {
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     s->rng[i] = z ^ (z >> 31);
   }
-  size_t nb = (size_t)cfg->nregions * cfg->ngrades;
+  size_t nb = sched__nbuckets(s);
   s->node_income = calloc(cfg->max_nodes, sizeof *s->node_income);
   s->buckets = calloc(nb, sizeof *s->buckets);
   s->bsel = malloc(nb * sizeof *s->bsel);
@@ -1583,7 +1596,7 @@ void sched_destroy(sched *s) {
       free(s->jobs[i].runs);
     }
   if (s->buckets)
-    for (size_t b = 0; b < (size_t)s->cfg.nregions * s->cfg.ngrades; b++) free(s->buckets[b].v);
+    for (size_t b = 0; b < sched__nbuckets(s); b++) free(s->buckets[b].v);
   free(s->buckets);
   free(s->jobs);
   free(s->gpus);
@@ -1662,6 +1675,13 @@ int sched_run_members(const sched *s, uint32_t job, uint32_t run, uint32_t *gpus
 }
 
 void sched_ledger_get(const sched *s, sched_ledger *out) { *out = s->ledger; }
+uint64_t sched_node_idle(const sched *s, uint32_t node, unsigned min_grade) {
+  if (!s->cfg.node_queues || node >= s->cfg.max_nodes) return 0;
+  uint64_t n = 0;
+  for (unsigned r = 0; r < s->cfg.nregions; r++)
+    for (unsigned g = min_grade; g < s->cfg.ngrades; g++) n += s->buckets[sched__bucket(s, node, r, g)].n;
+  return n;
+}
 double sched_node_income(const sched *s, uint32_t node) {
   return node < s->cfg.max_nodes ? s->node_income[node] : -1.0;
 }
@@ -1680,7 +1700,7 @@ static int sched__fail(char *msg, size_t len, const char *fmt, ...) {
 
 int sched_check_invariants(const sched *s, char *msg, size_t len) {
   uint64_t idle = 0, busy = 0, standby = 0;
-  for (size_t b = 0; b < (size_t)s->cfg.nregions * s->cfg.ngrades; b++) {
+  for (size_t b = 0; b < sched__nbuckets(s); b++) {
     const sched__vec *v = &s->buckets[b];
     idle += v->n;
     for (uint32_t i = 0; i < v->n; i++) {
@@ -1707,6 +1727,9 @@ int sched_check_invariants(const sched *s, char *msg, size_t len) {
       unsigned n = g->state == SCHED_GPU_BUSY ? r->n : r->nsb;
       for (unsigned m = 0; m < n; m++) seen += list[m] == i;
       if (seen != 1) return sched__fail(msg, len, "gpu %u appears %u times in job %u run %u", i, seen, g->job, g->run);
+      if (s->cfg.node_queues && j->spec.node >= 0 && g->info.node != (uint32_t)j->spec.node)
+        return sched__fail(msg, len, "gpu %u of node %u employed by job %u of node %d", i, g->info.node, g->job,
+                           j->spec.node);
       if (g->state == SCHED_GPU_BUSY) busy++; else standby++;
     }
   }

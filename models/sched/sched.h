@@ -181,6 +181,12 @@ typedef struct sched_config {
   double delegation_fee;  /* share of a delegating node's fee income paid to its operator */
   const uint8_t *node_delegated; /* max_nodes flags (caller-owned, may be NULL = none): node
                                     delegates its management for delegation_fee */
+  /* GP Nodes (shared/seeds, "GP Node": each node does selection and replacement for the Spots it
+   * manages). 1: every node keeps its own idle queues, and a job whose spec names a node
+   * (spec.node >= 0) takes its members, its replacements and its standbys only from that node's
+   * GPUs, and waits while the node has none that fit; spec.node = -1 draws from every node.
+   * 0 (default): one set of queues, spec.node ignored. */
+  int node_queues;
   /* pay-per-task services */
   double price_per_score_s; /* USD per (compute score x second) of a task */
   double target_util;     /* autoscaling target utilization (0, 1] */
@@ -260,6 +266,8 @@ typedef struct sched_job_spec {
    * leaves it with no run, it ends at once with reason SCHED_R_RELEASED (value = work saved),
    * and the caller decides what happens next (a bid goes back to its pool's clearing). */
   uint8_t hold;
+  /* with cfg.node_queues: the GP Node that takes the job (< max_nodes), or -1 for any node */
+  int32_t node;
   /* services */
   double req_per_score_s; /* requests one unit of compute score serves per second */
   uint16_t min_replicas, max_replicas;
@@ -399,6 +407,9 @@ typedef struct sched_ledger {
 void sched_ledger_get(const sched *s, sched_ledger *out);
 /* Fee income of one GP Node's license holder, or a negative value for a bad id. */
 double sched_node_income(const sched *s, uint32_t node);
+/* With cfg.node_queues: the idle GPUs of a GP Node at grade min_grade or above (every region),
+ * what a dispatcher routing jobs to nodes looks at; 0 for a bad id or without node queues. */
+uint64_t sched_node_idle(const sched *s, uint32_t node, unsigned min_grade);
 
 typedef struct sched_counters {
   uint64_t events, decisions, stale_events;

@@ -102,6 +102,7 @@ struct sim_engine {
   uint32_t *free_slots;
   size_t nfree, slab_cap;
   unsigned char *inl;    /* msg_size bytes: an inline payload, unpacked for its handler */
+  unsigned char *inl_next; /* the same for the next event's prefetch hint */
   /* remote messages, one buffer per destination rank */
   sim__buf *out;
   size_t wire_size;
@@ -509,6 +510,7 @@ static void sim__engine_free(sim_engine *e) {
   free(e->btail);
   free(e->slab);
   free(e->inl);
+  free(e->inl_next);
   free(e->free_slots);
   if (e->out)
     for (int r = 0; r < e->nranks; r++) free(e->out[r].p);
@@ -554,7 +556,8 @@ static sim_engine *sim__engine_new(const sim_model *m, const sim_run_opts *o) {
   e->progress_label = o->progress_label;
 
   e->inl = calloc(m->msg_size > SIM__INLINE_BYTES ? m->msg_size : SIM__INLINE_BYTES, 1);
-  if (!e->inl) goto fail;
+  e->inl_next = calloc(m->msg_size > SIM__INLINE_BYTES ? m->msg_size : SIM__INLINE_BYTES, 1);
+  if (!e->inl || !e->inl_next) goto fail;
   e->out = calloc((size_t)e->nranks, sizeof *e->out);
   e->lps = calloc(e->nlocal ? e->nlocal : 1, sizeof *e->lps);
   e->states = calloc(m->ntypes, sizeof *e->states);
@@ -643,6 +646,27 @@ static void sim__process_until(sim_engine *e, double limit) {
       if (ms && !(nx->dst & SIM__INLINE)) __builtin_prefetch(e->slab + (size_t)nx->slot * ms);
     }
     lp->type->event(lp, lp->state, msg, ev.src);
+    /* the next event's LP header and payload were fetched meanwhile: now its state (a separate
+     * array per type), and the model's own hint, the records its handler will index, are on their
+     * way during the bookkeeping and the heap pop */
+    if (e->hn) {
+      const sim__ev *nx = &e->heap[0];
+      const sim_lp *nlp = &e->lps[nx->dst & ~SIM__INLINE];
+      if (nlp->state) {
+        __builtin_prefetch(nlp->state);
+        if (nlp->type->state_size > 64) __builtin_prefetch((const char *)nlp->state + 64);
+      }
+      if (nlp->type->prefetch) {
+        const void *nmsg = NULL;
+        if (nx->dst & SIM__INLINE) {
+          memcpy(e->inl_next, &nx->slot, SIM__INLINE_BYTES);
+          nmsg = e->inl_next;
+        } else if (ms) {
+          nmsg = e->slab + (size_t)nx->slot * ms;
+        }
+        nlp->type->prefetch(nlp, nlp->state, nmsg, nx->src);
+      }
+    }
     if (ms && !inl) sim__slot_put(e, ev.slot);
     if ((++e->events & 0xFFFF) == 0 && e->progress) sim__progress(e, 0);
   }

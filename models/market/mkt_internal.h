@@ -100,8 +100,15 @@ typedef struct mkt_job {
   uint16_t node;          /* 1 + the GP Node that took it (nodes.queues), 0 none */
   uint16_t gpus, interruptions, replacements;
   uint8_t cls, state, from_trace, started, nruns;
-  mkt_run *runs;          /* nruns: as many as its policy runs at once (mkt__job_runs) */
+  mkt_run *runs;          /* nruns: as many as its policy runs at once (mkt__job_runs); &run0 when
+                             that is one (most policies), so that no other block is read */
+  mkt_run run0;
 } mkt_job;
+/* Frees a job's run slots (those not in its record). */
+static inline void mkt__job_runs_free(mkt_job *j) {
+  if (j->runs != &j->run0) free(j->runs);
+  j->runs = NULL;
+}
 /* Run slots a job of class k needs in world w: the copies (replicate), the run and its backup
  * (speculative), else one. */
 static inline uint8_t mkt__job_runs(const mkt_ctx *c, unsigned w, unsigned k) {

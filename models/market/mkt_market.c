@@ -43,14 +43,15 @@ static uint32_t job_alloc(mkt_market *m) {
   if (m->njobs == m->capjobs) { /* the free-slot list holds at most as many as there are slots */
     uint32_t capf = m->capjobs;
     m->jobs = mkt__grow(m->jobs, &m->capjobs, m->njobs + 1, sizeof *m->jobs);
+    for (uint32_t s = 0; s < m->njobs; s++) /* the records moved: so did their own run slots */
+      if (m->jobs[s].runs && m->jobs[s].nruns <= 1) m->jobs[s].runs = &m->jobs[s].run0;
     m->freeslots = mkt__grow(m->freeslots, &capf, m->capjobs, sizeof *m->freeslots);
   }
   return m->njobs++;
 }
 
 void mkt__job_free(mkt_market *m, uint32_t s) {
-  free(m->jobs[s].runs);
-  m->jobs[s].runs = NULL;
+  mkt__job_runs_free(&m->jobs[s]);
   m->jobs[s].state = J_FREE;
   m->freeslots[m->nfree++] = s;
 }
@@ -216,7 +217,7 @@ static void new_job(sim_lp *lp, const mkt_ctx *c, mkt_market *m, unsigned k, dou
   j->cls = (uint8_t)k;
   j->from_trace = (uint8_t)trace;
   j->nruns = mkt__job_runs(c, m->world, k);
-  j->runs = calloc(j->nruns, sizeof *j->runs);
+  j->runs = j->nruns <= 1 ? &j->run0 : calloc(j->nruns, sizeof *j->runs);
   if (!j->runs) SIM_FATAL("out of memory");
   j->deadline = cc->deadline_slack > 0 ? j->submit + cc->deadline_slack * w : 0;
   mkt__series(lp, c, MKT_S_JOBS, k * MKT_NJCOLS + MKT_J_SUBMITTED, 0, 1);
@@ -395,6 +396,28 @@ void mkt__market_init(sim_lp *lp, void *st) {
   }
 }
 
+/* The engine's hint for the next event of a market: the job records (the market's and the core's)
+ * a job timer will read, or the host index a provider's message will. */
+void mkt__market_prefetch(const sim_lp *lp, const void *st, const void *vmsg, sim_id src) {
+  const mkt_ctx *c = sim_lp_ctx(lp);
+  const mkt_market *m = st;
+  const mkt_msg *msg = vmsg;
+  if (!msg) return;
+  if (msg->kind == M_FINISH || msg->kind == M_CKPT) {
+    if (msg->slot < m->njobs) {
+      const char *p = (const char *)&m->jobs[msg->slot]; /* its head and its run slot */
+      __builtin_prefetch(p);
+      __builtin_prefetch(p + offsetof(mkt_job, run0));
+      __builtin_prefetch(p + offsetof(mkt_job, run0) + 64);
+      if (m->core) sched_prefetch_job(m->core, msg->slot);
+    }
+  } else if (msg->kind <= M_DEPART) {
+    uint64_t prov = src % mkt__per_world(c) - c->nmarkets;
+    if (prov >= c->reg_first[m->region] && prov < c->reg_first[m->region + 1])
+      __builtin_prefetch(&m->hix[prov - c->reg_first[m->region]]);
+  }
+}
+
 void mkt__market_event(sim_lp *lp, void *st, const void *vmsg, sim_id src) {
   const mkt_ctx *c = mkt__ctx(lp);
   mkt_market *m = st;
@@ -461,7 +484,7 @@ void mkt__market_finalize(sim_lp *lp, void *st) {
     const mkt_job *j = &m->jobs[s];
     if (j->state != J_FREE && j->state != J_LEAVING)
       mkt__job_record(lp, c, m, j, NAN, j->state == J_RUNNING ? "running" : "queued");
-    free(j->runs);
+    mkt__job_runs_free(&m->jobs[s]);
   }
   if (c->cfg->record_providers) {
     double now = sim_now(lp);

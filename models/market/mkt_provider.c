@@ -367,9 +367,17 @@ static void prov_finalize(sim_lp *lp, void *st) {
 extern void mkt__market_init(sim_lp *lp, void *st);
 extern void mkt__market_event(sim_lp *lp, void *st, const void *vmsg, sim_id src);
 extern void mkt__market_finalize(sim_lp *lp, void *st);
+extern void mkt__market_prefetch(const sim_lp *lp, const void *st, const void *vmsg, sim_id src);
+
+/* the engine's hint for the next event: the provider's shared record (c->prov) */
+static void prov_prefetch(const sim_lp *lp, const void *st, const void *vmsg, sim_id src) {
+  (void)st, (void)vmsg, (void)src;
+  const mkt_ctx *c = sim_lp_ctx(lp);
+  __builtin_prefetch(&c->prov[sim_lp_id(lp) % mkt__per_world(c) - c->nmarkets]);
+}
 
 const sim_lptype mkt__lptypes[2] = {
-    {"market", sizeof(mkt_market), mkt__market_init, mkt__market_event, mkt__market_finalize},
-    {"provider", sizeof(mkt_prov), prov_init, prov_event, prov_finalize},
+    {"market", sizeof(mkt_market), mkt__market_init, mkt__market_event, mkt__market_finalize, mkt__market_prefetch},
+    {"provider", sizeof(mkt_prov), prov_init, prov_event, prov_finalize, prov_prefetch},
 };
 const size_t mkt__msg_size = sizeof(mkt_msg);

@@ -10,6 +10,7 @@
 #include "models/sched/sched.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -144,20 +145,42 @@ typedef struct sched__run {
   double ckpt_c;          /* time to write a checkpoint over its slowest link, -1 = not known */
 } sched__run;
 
+/* What every event about a job reads comes first (state, its run slots), so that one record's
+ * first two cache lines serve it: the single run slot of most policies is kept in the record. */
 typedef struct sched__job {
   uint8_t state;          /* sched_job_state */
   uint8_t outcome;
   uint8_t inq, speculated;
+  uint8_t nruns;          /* 1, 2 (speculative) or the replicas (replicate), <= SCHED__MAX_RUNS */
+  uint32_t next_run;
+  sched__run *runs;       /* nruns slots from the first placement: &run0 when nruns is 1, else
+                             allocated (sched__runs_alloc, sched__runs_free) */
+  sched__run run0;
+  uint32_t qprev, qnext;
+  unsigned restarts, replacements;
   sched_job_spec spec;    /* spec.cand is cleared after arrival */
   sched_ft ft;            /* its fault tolerance */
   double submit, start, end, saved_work, gpu_seconds, cost;
   double load, last_scale_t;
-  unsigned restarts, replacements;
-  uint32_t next_run;
-  uint32_t qprev, qnext;
-  sched__run *runs;       /* nruns slots, allocated on first placement */
-  uint8_t nruns;          /* 1, 2 (speculative) or the replicas (replicate), <= SCHED__MAX_RUNS */
 } sched__job;
+
+/* A job's n run slots (zeroed), the first in its record when n is 1. 0 or SCHED_ENOMEM. */
+static int sched__runs_alloc(sched__job *j, unsigned n) {
+  j->nruns = (uint8_t)n;
+  if (n <= 1) {
+    memset(&j->run0, 0, sizeof j->run0);
+    j->runs = &j->run0;
+    return 0;
+  }
+  j->runs = calloc(n, sizeof *j->runs);
+  return j->runs ? 0 : SCHED_ENOMEM;
+}
+static void sched__runs_free(sched__job *j) {
+  if (!j->runs) return;
+  for (unsigned k = 0; k < j->nruns; k++) free(j->runs[k].members); /* the standbys share its block */
+  if (j->runs != &j->run0) free(j->runs);
+  j->runs = NULL;
+}
 
 typedef struct sched__timer {
   double t;
@@ -714,9 +737,8 @@ static int sched__place_run(sched *s, uint32_t jid, int backup) {
   unsigned k = j->ft.policy == SCHED_FT_STANDBY ? j->ft.standby_k : 0;
   if (!j->runs) {
     /* as many run slots as the policy can use at once: copies, or the run and its backup */
-    j->nruns = j->ft.policy == SCHED_FT_REPLICATE ? (uint8_t)j->ft.replicas : j->ft.policy == SCHED_FT_SPECULATIVE ? 2 : 1;
-    j->runs = calloc(j->nruns, sizeof *j->runs);
-    if (!j->runs) return SCHED_ENOMEM;
+    unsigned n = j->ft.policy == SCHED_FT_REPLICATE ? j->ft.replicas : j->ft.policy == SCHED_FT_SPECULATIVE ? 2 : 1;
+    if (sched__runs_alloc(j, n)) return SCHED_ENOMEM;
   }
   sched__run *r = NULL;
   for (unsigned i = 0; i < j->nruns; i++)
@@ -1228,6 +1250,8 @@ static int sched__job_grow(sched *s, uint32_t jid) {
   uint64_t nc = sched__grown(s->njobs_cap, jid, s->cfg.max_jobs); /* new slots are zeroed (touched) */
   sched__job *p = realloc(s->jobs, nc * sizeof *p);
   if (!p) return SCHED_ENOMEM;
+  for (uint32_t i = 0; i < s->njobs_cap; i++) /* the records moved: so did their own run slots */
+    if (p[i].runs && p[i].nruns <= 1) p[i].runs = &p[i].run0;
   memset(p + s->njobs_cap, 0, (nc - s->njobs_cap) * sizeof *p);
   s->jobs = p;
   s->njobs_cap = (uint32_t)nc;
@@ -1256,12 +1280,7 @@ static int sched__job_arrive(sched *s, uint32_t jid, const sched_job_spec *sp) {
   if (rc) return rc;
   sched__job *j = &s->jobs[jid];
   if (j->state != SCHED_JOB_UNKNOWN) return SCHED_ESTATE;
-  if (j->runs) { /* a forgotten job's buffers */
-    for (unsigned k = 0; k < j->nruns; k++) {
-      free(j->runs[k].members); /* the standbys share its block */
-    }
-    free(j->runs);
-  }
+  sched__runs_free(j); /* a forgotten job's buffers */
   uint32_t next_run = j->next_run; /* run ids go on across the id's lives: the timers and late */
   memset(j, 0, sizeof *j);          /* reports of a forgotten job stay stale for the new one */
   j->next_run = next_run;
@@ -1280,9 +1299,7 @@ static int sched__job_arrive(sched *s, uint32_t jid, const sched_job_spec *sp) {
   s->arrived++;
   s->cnt.jobs_arrived++;
   if (sp->kind == SCHED_JOB_SERVICE) {
-    j->nruns = 1;
-    j->runs = calloc(1, sizeof *j->runs);
-    if (!j->runs) return SCHED_ENOMEM;
+    if (sched__runs_alloc(j, 1)) return SCHED_ENOMEM;
     sched__run *r = &j->runs[0];
     r->members = malloc((sp->max_replicas + 1u) * sizeof *r->members);
     r->standby = r->members ? r->members + sp->max_replicas : NULL;
@@ -1588,13 +1605,7 @@ int sched_create(const sched_config *cfg, sched **out) {
 
 void sched_destroy(sched *s) {
   if (!s) return;
-  for (uint32_t i = 0; i < s->njobs_cap; i++)
-    if (s->jobs[i].runs) {
-      for (unsigned k = 0; k < s->jobs[i].nruns; k++) {
-        free(s->jobs[i].runs[k].members); /* the standbys share its block */
-      }
-      free(s->jobs[i].runs);
-    }
+  for (uint32_t i = 0; i < s->njobs_cap; i++) sched__runs_free(&s->jobs[i]);
   if (s->buckets)
     for (size_t b = 0; b < sched__nbuckets(s); b++) free(s->buckets[b].v);
   free(s->buckets);
@@ -1675,6 +1686,13 @@ int sched_run_members(const sched *s, uint32_t job, uint32_t run, uint32_t *gpus
 }
 
 void sched_ledger_get(const sched *s, sched_ledger *out) { *out = s->ledger; }
+void sched_prefetch_job(const sched *s, uint32_t job) {
+  if (job < s->njobs_cap) { /* the whole record: a checkpoint or a finish reads most of it */
+    const char *p = (const char *)&s->jobs[job];
+    for (size_t o = 0; o < sizeof(sched__job); o += 64) __builtin_prefetch(p + o);
+    __builtin_prefetch(p + sizeof(sched__job) - 1);
+  }
+}
 uint64_t sched_node_idle(const sched *s, uint32_t node, unsigned min_grade) {
   if (!s->cfg.node_queues || node >= s->cfg.max_nodes) return 0;
   uint64_t n = 0;

@@ -103,6 +103,7 @@ struct sim_engine {
   size_t nfree, slab_cap;
   unsigned char *inl;    /* msg_size bytes: an inline payload, unpacked for its handler */
   unsigned char *inl_next; /* the same for the next event's prefetch hint */
+  int hints;             /* some LP type has a prefetch hint */
   /* remote messages, one buffer per destination rank */
   sim__buf *out;
   size_t wire_size;
@@ -558,6 +559,7 @@ static sim_engine *sim__engine_new(const sim_model *m, const sim_run_opts *o) {
   e->inl = calloc(m->msg_size > SIM__INLINE_BYTES ? m->msg_size : SIM__INLINE_BYTES, 1);
   e->inl_next = calloc(m->msg_size > SIM__INLINE_BYTES ? m->msg_size : SIM__INLINE_BYTES, 1);
   if (!e->inl || !e->inl_next) goto fail;
+  for (unsigned t = 0; t < m->ntypes; t++) e->hints |= m->types[t].prefetch != NULL;
   e->out = calloc((size_t)e->nranks, sizeof *e->out);
   e->lps = calloc(e->nlocal ? e->nlocal : 1, sizeof *e->lps);
   e->states = calloc(m->ntypes, sizeof *e->states);
@@ -646,16 +648,12 @@ static void sim__process_until(sim_engine *e, double limit) {
       if (ms && !(nx->dst & SIM__INLINE)) __builtin_prefetch(e->slab + (size_t)nx->slot * ms);
     }
     lp->type->event(lp, lp->state, msg, ev.src);
-    /* the next event's LP header and payload were fetched meanwhile: now its state (a separate
-     * array per type), and the model's own hint, the records its handler will index, are on their
-     * way during the bookkeeping and the heap pop */
-    if (e->hn) {
+    /* the next event's LP header and payload were fetched meanwhile: the model's own hint (its
+     * state, the records its handler will index) is on its way during the bookkeeping and the heap
+     * pop. Models without hints (PHOLD) skip this. */
+    if (e->hints && e->hn) {
       const sim__ev *nx = &e->heap[0];
       const sim_lp *nlp = &e->lps[nx->dst & ~SIM__INLINE];
-      if (nlp->state) {
-        __builtin_prefetch(nlp->state);
-        if (nlp->type->state_size > 64) __builtin_prefetch((const char *)nlp->state + 64);
-      }
       if (nlp->type->prefetch) {
         const void *nmsg = NULL;
         if (nx->dst & SIM__INLINE) {

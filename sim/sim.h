@@ -97,9 +97,10 @@ typedef struct sim_lptype {
   /* Called once per LP after the end time; may write table records and series, not send. */
   void (*finalize)(sim_lp *lp, void *state);
   /* May be NULL. A hint, called with the event the engine will most likely handle next (after the
-   * current one is handled, before its own bookkeeping): the model may __builtin_prefetch what
-   * that event's handler will read (records it indexes by the message's fields). It must not
-   * change anything: results are the same with or without it. */
+   * current one is handled, before its own bookkeeping; the LP header and the message are in
+   * cache by then): the model may __builtin_prefetch what that event's handler will read (the
+   * state, records it indexes by the message's fields). It must not change anything: results are
+   * the same with or without it. */
   void (*prefetch)(const sim_lp *lp, const void *state, const void *msg, sim_id src);
 } sim_lptype;
 

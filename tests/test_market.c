@@ -374,6 +374,26 @@ static void test_calibration(void) {
   unlink(p);
 }
 
+/* mkt_lround is llround: on random values of every magnitude, halves and their neighbours. */
+static void test_lround(void) {
+  uint64_t x = 12345;
+  for (int i = 0; i < 200000; i++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    double mag = ldexp(1.0, (int)(x % 62)) * ((double)(x >> 11) * 0x1.0p-53);
+    double v = (x & 1) ? -mag : mag;
+    if (i % 4 == 1) v = (double)(int64_t)(x % 100000) + 0.5 * ((x & 2) ? 1 : -1); /* exact halves */
+    if (i % 4 == 2) v = nextafter(floor(mag) + 0.5, (x & 2) ? INFINITY : 0);        /* beside them */
+    if (mkt_lround(v) != llround(v)) {
+      CU_FAIL("mkt_lround differs from llround");
+      fprintf(stderr, "v = %.17g: %lld vs %lld\n", v, (long long)mkt_lround(v), llround(v));
+      return;
+    }
+  }
+  CU_ASSERT_EQUAL(mkt_lround(0.49999999999999994), 0);
+  CU_ASSERT_EQUAL(mkt_lround(-2.5), -3);
+  CU_ASSERT_EQUAL(mkt_lround(2.5), 3);
+}
+
 /* Device names map to catalog models by whole words, the longest name winning. */
 static void test_gpu_match(void) {
   mkt_gpu g[6] = {{.name = "rtx4090"}, {.name = "a10"}, {.name = "a100"}, {.name = "t4"}, {.name = "l4"},
@@ -407,6 +427,7 @@ static CU_TestInfo data_tests[] = {
     {"Alibaba traces load", test_traces},
     {"kernels calibration file loads and errors name the line", test_calibration},
     {"device names map to catalog GPUs by whole words", test_gpu_match},
+    {"mkt_lround equals llround", test_lround},
     CU_TEST_INFO_NULL};
 
 CU_SuiteInfo spotlab_suites[] = {

@@ -57,7 +57,7 @@ static inline sim_id mkt__market_id(const mkt_ctx *c, unsigned world, unsigned r
 static inline sim_id mkt__prov_id(const mkt_ctx *c, unsigned world, uint64_t prov) {
   return (sim_id)world * mkt__per_world(c) + c->nmarkets + prov;
 }
-static inline int64_t mkt__ms(double t) { return (int64_t)llround(t * 1000.0); }
+static inline int64_t mkt__ms(double t) { return mkt_lround(t * 1000.0); }
 /* Series of this LP's world. */
 static inline void mkt__series(sim_lp *lp, const mkt_ctx *c, unsigned s, unsigned col, double t, int64_t v) {
   sim_series_add(lp, mkt__world(c, lp) * MKT_NSERIES + s, col, t, v);

@@ -402,6 +402,7 @@ void mkt__market_prefetch(const sim_lp *lp, const void *st, const void *vmsg, si
   const mkt_ctx *c = sim_lp_ctx(lp);
   const mkt_market *m = st;
   const mkt_msg *msg = vmsg;
+  __builtin_prefetch(m);
   if (!msg) return;
   if (msg->kind == M_FINISH || msg->kind == M_CKPT) {
     if (msg->slot < m->njobs) {
@@ -411,6 +412,8 @@ void mkt__market_prefetch(const sim_lp *lp, const void *st, const void *vmsg, si
       __builtin_prefetch(p + offsetof(mkt_job, run0) + 64);
       if (m->core) sched_prefetch_job(m->core, msg->slot);
     }
+  } else if (msg->kind == M_WAKE) {
+    if (m->core) sched_prefetch_due(m->core);
   } else if (msg->kind <= M_DEPART) {
     uint64_t prov = src % mkt__per_world(c) - c->nmarkets;
     if (prov >= c->reg_first[m->region] && prov < c->reg_first[m->region + 1])

@@ -371,7 +371,9 @@ extern void mkt__market_prefetch(const sim_lp *lp, const void *st, const void *v
 
 /* the engine's hint for the next event: the provider's shared record (c->prov) */
 static void prov_prefetch(const sim_lp *lp, const void *st, const void *vmsg, sim_id src) {
-  (void)st, (void)vmsg, (void)src;
+  (void)vmsg, (void)src;
+  __builtin_prefetch(st);
+  __builtin_prefetch((const char *)st + sizeof(mkt_prov) - 1);
   const mkt_ctx *c = sim_lp_ctx(lp);
   __builtin_prefetch(&c->prov[sim_lp_id(lp) % mkt__per_world(c) - c->nmarkets]);
 }

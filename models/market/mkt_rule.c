@@ -16,7 +16,7 @@
 static int64_t mkt__llround_sat(double x) {
   if (isnan(x) || x >= 9.2e18) return INT64_MAX;
   if (x <= -9.2e18) return INT64_MIN;
-  return (int64_t)llround(x);
+  return mkt_lround(x);
 }
 
 int64_t mkt_lot_energy(const mkt_lot *l, uint32_t power_w) {

@@ -1693,6 +1693,15 @@ void sched_prefetch_job(const sched *s, uint32_t job) {
     __builtin_prefetch(p + sizeof(sched__job) - 1);
   }
 }
+void sched_prefetch_gpu(const sched *s, uint32_t gpu) {
+  if (gpu < s->gpu_cap) {
+    __builtin_prefetch(&s->gpus[gpu]);
+    __builtin_prefetch((const char *)&s->gpus[gpu] + sizeof(sched__gpu) - 1);
+  }
+}
+void sched_prefetch_due(const sched *s) {
+  if (s->nheap && s->heap[0].kind == SCHED__T_CKPT) sched_prefetch_job(s, s->heap[0].a);
+}
 uint64_t sched_node_idle(const sched *s, uint32_t node, unsigned min_grade) {
   if (!s->cfg.node_queues || node >= s->cfg.max_nodes) return 0;
   uint64_t n = 0;

@@ -407,8 +407,11 @@ typedef struct sched_ledger {
 void sched_ledger_get(const sched *s, sched_ledger *out);
 /* Fee income of one GP Node's license holder, or a negative value for a bad id. */
 double sched_node_income(const sched *s, uint32_t node);
-/* A hint (changes nothing): the caller will soon send an event about this job. */
+/* Hints (they change nothing): the caller will soon send an event about this job, or this GPU,
+ * or a tick (the records of the job the earliest timer is about). */
 void sched_prefetch_job(const sched *s, uint32_t job);
+void sched_prefetch_gpu(const sched *s, uint32_t gpu);
+void sched_prefetch_due(const sched *s);
 /* With cfg.node_queues: the idle GPUs of a GP Node at grade min_grade or above (every region),
  * what a dispatcher routing jobs to nodes looks at; 0 for a bad id or without node queues. */
 uint64_t sched_node_idle(const sched *s, uint32_t node, unsigned min_grade);

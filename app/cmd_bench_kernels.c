@@ -18,6 +18,7 @@
  * Capacities measured beforehand, one member at a time, weight the static splits.
  */
 #include "app/app.h"
+#include "sim/tmpname.h"
 #include "kernels/krn.h"
 #include "spotlab_config.h"
 
@@ -77,7 +78,8 @@ static void bk_usage(FILE *f) {
           "options:\n"
           "  --cpu               CPU twins only, even when a CUDA device is present\n"
           "  --out FILE.h5       also write the table as an HDF5 compound dataset /kernels\n"
-          "  --calib-dir DIR     where <device>.csv goes (default data/calibration)\n"
+          "  --calib-dir DIR     where <device>.csv goes (default results/calibration; the committed\n"
+          "                      files of data/calibration are only written when named)\n"
           "  --no-calib          do not write the calibration file\n"
           "  --kernels LIST      comma-separated: triad,gemm,mlp (default all)\n"
           "  --strategies LIST   even,weighted,dynamic,redundant,checkpoint,speculative (all)\n"
@@ -135,7 +137,7 @@ static int bk_sparse(const char *s, int *v) {
 }
 
 static int bk_parse(int argc, char **argv, bk_opts *o) {
-  *o = (bk_opts){.calib_dir = "data/calibration", .members = 4, .spread = 8, .duty_max = -1,
+  *o = (bk_opts){.calib_dir = "results/calibration", .members = 4, .spread = 8, .duty_max = -1,
                  .threads = 1, .fail_member = 0, .fail_at = 0.4, .detect_s = 1e-3, .replicas = 2,
                  .scale = 1, .seed = 1};
   for (int i = 0; i < KRN_NKERNELS; i++) o->kernels[i] = 1;
@@ -296,7 +298,7 @@ static int bk_write_h5(const char *path, const char *device, const bk_row *rows,
   size_t len = strlen(path) + 16;
   char *tmp = malloc(len);
   if (!tmp) return -1;
-  snprintf(tmp, len, "%s.tmp.%ld", path, (long)getpid());
+  sim_tmpname(path, tmp, len);
   int ok = 0;
   hid_t f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   if (f >= 0) {

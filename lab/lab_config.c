@@ -164,9 +164,18 @@ static int lab__validate(const lab__top *t, const sim_scenario *s, sim_diag *d) 
         sim_param_error(s, key, d, "job name '%s' is used twice (first as job %zu)", j->name, k2);
         break;
       }
-    if (strlen(j->name) > 15 || strpbrk(j->name, " \t,")) {
+    /* a job's name becomes a file name in JOURNAL.d: letters, digits, '.', '_' and '-' only, not
+     * starting with a dot (no "..", no hidden files, no path, no newline) */
+    size_t nl = strlen(j->name);
+    if (nl == 0 || nl > 15 || j->name[0] == '.' || strspn(j->name, LAB__NAME_CHARS) != nl) {
       snprintf(key, sizeof key, "jobs.[%zu].name", i);
-      sim_param_error(s, key, d, "job name '%s': at most 15 characters, no blanks or commas", j->name);
+      char shown[64];
+      size_t o = 0;
+      for (const char *p = j->name; *p && o + 5 < sizeof shown; p++) /* control characters shown escaped */
+        o += (size_t)snprintf(shown + o, sizeof shown - o, (unsigned char)*p < 32 ? "\\x%02x" : "%c", (unsigned char)*p);
+      sim_param_error(s, key, d,
+                      "job name '%s': 1 to 15 letters, digits, '.', '_' or '-', not starting with '.' (it names "
+                      "a file)", shown);
     }
   }
   for (size_t i = 0; i < t->nfaults; i++)

@@ -27,6 +27,7 @@
 #define LAB__MAX_WORKERS 64
 /* Longest command a job may have: LAB__LINE less "X JOB RUN " and the newline. */
 #define LAB__MAX_COMMAND 960
+#define LAB__NAME_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-" /* job names */
 #define LAB__TAIL 400
 
 /* The shape of every kernel job of kernel k: LAB__DISTINCT distinct chunks of a fixed size; a job

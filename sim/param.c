@@ -15,6 +15,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 struct sim_scenario {
   config_t cfg;
@@ -27,6 +28,16 @@ struct sim_scenario {
 void sim_diag_init(sim_diag *d, FILE *to) {
   memset(d, 0, sizeof *d);
   d->to = to;
+}
+
+void sim_diag_note(sim_diag *d, const char *file, const char *fmt, ...) {
+  if (!d || !d->to) return;
+  char msg[480];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  fprintf(d->to, "%s: note: %s\n", file ? file : "(scenario)", msg);
 }
 
 void sim_diag_report(sim_diag *d, const char *file, int line, const char *fmt, ...) {
@@ -42,12 +53,33 @@ void sim_diag_report(sim_diag *d, const char *file, int line, const char *fmt, .
     snprintf(full, sizeof full, "%s: %s", file ? file : "(scenario)", msg);
   if (d->nerrors == 0) snprintf(d->first, sizeof d->first, "%s", full);
   d->nerrors++;
-  if (d->to) fprintf(d->to, "%s\n", full);
+  /* a file of thousands of bad keys gets the first SIM_DIAG_SHOWN messages, then a count */
+  if (d->to && d->nerrors <= SIM_DIAG_SHOWN) fprintf(d->to, "%s\n", full);
+  else if (d->to && d->nerrors == SIM_DIAG_SHOWN + 1)
+    fprintf(d->to, "%s: (more errors follow; only the first %d are shown)\n", file ? file : "(scenario)",
+            SIM_DIAG_SHOWN);
 }
 
 /* ---- loading ------------------------------------------------------------------------------- */
 
-static char *sim__read_file(const char *path, int *err) {
+/* Reads a whole scenario file. NULL with *err = errno, or with *why set for a file that is no
+ * scenario (a directory, a device such as /dev/zero, a file too large or with a NUL byte). */
+static char *sim__read_file(const char *path, int *err, const char **why, int *why_line) {
+  *why = NULL;
+  *why_line = 0;
+  struct stat st;
+  if (stat(path, &st)) {
+    *err = errno;
+    return NULL;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    *why = S_ISDIR(st.st_mode) ? "is a directory, not a scenario file" : "is not a regular file (a device, a pipe?)";
+    return NULL;
+  }
+  if (st.st_size > SIM_SCENARIO_MAX_BYTES) {
+    *why = "is larger than " SIM_STR(SIM_SCENARIO_MAX_MIB) " MiB: not a scenario file";
+    return NULL;
+  }
   FILE *f = fopen(path, "rb");
   if (!f) {
     *err = errno;
@@ -56,7 +88,7 @@ static char *sim__read_file(const char *path, int *err) {
   size_t cap = 4096, len = 0;
   char *buf = malloc(cap);
   size_t n;
-  while (buf && (n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+  while (buf && len <= SIM_SCENARIO_MAX_BYTES && (n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
     len += n;
     if (cap - len - 1 == 0) {
       char *nb = realloc(buf, cap *= 2);
@@ -72,7 +104,54 @@ static char *sim__read_file(const char *path, int *err) {
     return NULL;
   }
   buf[len] = '\0';
+  if (len > SIM_SCENARIO_MAX_BYTES) { /* it grew while being read */
+    free(buf);
+    *why = "is larger than " SIM_STR(SIM_SCENARIO_MAX_MIB) " MiB: not a scenario file";
+    return NULL;
+  }
+  const char *nul = memchr(buf, '\0', len);
+  if (nul) { /* libconfig would stop there and take the rest for absent */
+    int line = 1;
+    for (const char *q = buf; q < nul; q++) line += *q == '\n';
+    free(buf);
+    *why = "holds a NUL byte (a binary or damaged file?)";
+    *why_line = line;
+    return NULL;
+  }
   return buf;
+}
+
+/* Every `@include "PATH"` of the text names a readable regular file: checked before libconfig
+ * sees it, since libconfig 1.5 ends the whole process with a bare "input in flex scanner failed"
+ * on a directory. PATH is taken as libconfig does: as written (relative to the current folder).
+ * 0, or 1 with the message reported at the directive's line. */
+static int sim__check_includes(const char *text, const char *name, sim_diag *d) {
+  int line = 1, bad = 0;
+  for (const char *p = text; *p; p++) {
+    if (*p == '\n') { line++; continue; }
+    if (*p != '@' || strncmp(p, "@include", 8)) continue;
+    const char *q = p + 8;
+    while (*q == ' ' || *q == '\t') q++;
+    if (*q != '"') continue; /* libconfig reports its own syntax error */
+    const char *e = strchr(q + 1, '"');
+    if (!e) continue;
+    char path[4096];
+    snprintf(path, sizeof path, "%.*s", (int)(e - q - 1), q + 1);
+    struct stat st;
+    if (stat(path, &st)) {
+      sim_diag_report(d, name, line, "@include \"%s\": %s", path, strerror(errno));
+      bad = 1;
+    } else if (!S_ISREG(st.st_mode)) {
+      sim_diag_report(d, name, line, "@include \"%s\": %s", path,
+                      S_ISDIR(st.st_mode) ? "is a directory, not a file" : "is not a regular file");
+      bad = 1;
+    } else if (st.st_size > SIM_SCENARIO_MAX_BYTES) {
+      sim_diag_report(d, name, line, "@include \"%s\": larger than %d MiB", path, SIM_SCENARIO_MAX_MIB);
+      bad = 1;
+    }
+    p = e;
+  }
+  return bad;
 }
 
 static sim_scenario *sim__load(char *text, const char *name, sim_diag *d) {
@@ -81,6 +160,10 @@ static sim_scenario *sim__load(char *text, const char *name, sim_diag *d) {
   s->text = text;
   s->path = strdup(name);
   config_init(&s->cfg);
+  if (s->path && sim__check_includes(text, s->path, d)) {
+    sim_scenario_free(s);
+    return NULL;
+  }
   if (!s->path || config_read_string(&s->cfg, text) != CONFIG_TRUE) {
     if (s->path)
       sim_diag_report(d, s->path, config_error_line(&s->cfg), "syntax error: %s", config_error_text(&s->cfg));
@@ -91,10 +174,12 @@ static sim_scenario *sim__load(char *text, const char *name, sim_diag *d) {
 }
 
 sim_scenario *sim_scenario_load(const char *path, sim_diag *d) {
-  int err = 0;
-  char *text = sim__read_file(path, &err);
+  int err = 0, why_line = 0;
+  const char *why = NULL;
+  char *text = sim__read_file(path, &err, &why, &why_line);
   if (!text) {
-    sim_diag_report(d, path, 0, "cannot read the scenario file: %s", strerror(err));
+    if (why) sim_diag_report(d, path, why_line, "%s", why);
+    else sim_diag_report(d, path, 0, "cannot read the scenario file: %s", strerror(err));
     return NULL;
   }
   return sim__load(text, path, d);
@@ -125,11 +210,36 @@ const char *sim_scenario_string(const sim_scenario *s, const char *key) {
 
 /* ---- values -------------------------------------------------------------------------------- */
 
+/* Length of the decimal number at the start of s ([+-]digits[.digits][e[+-]digits], at least one
+ * digit), 0 when there is none: strtod alone also takes "0x10", "inf" and "nan". */
+static size_t sim__decimal_len(const char *s) {
+  size_t i = 0, digits = 0;
+  if (s[i] == '+' || s[i] == '-') i++;
+  while (isdigit((unsigned char)s[i])) i++, digits++;
+  if (s[i] == '.') {
+    i++;
+    while (isdigit((unsigned char)s[i])) i++, digits++;
+  }
+  if (!digits) return 0;
+  if (s[i] == 'e' || s[i] == 'E') {
+    size_t j = i + 1;
+    if (s[j] == '+' || s[j] == '-') j++;
+    if (isdigit((unsigned char)s[j])) {
+      while (isdigit((unsigned char)s[j])) j++;
+      i = j;
+    }
+  }
+  return i;
+}
+
 int sim_parse_duration(const char *text, double *seconds) {
   char *end;
   errno = 0;
   while (isspace((unsigned char)*text)) text++;
+  size_t dl = sim__decimal_len(text);
+  if (!dl || (text[dl] == 'x' || text[dl] == 'X')) return -1; /* decimal only: "0x10h" is no duration */
   double v = strtod(text, &end);
+  if (end != text + dl) return -1;
   if (end == text || errno || !isfinite(v)) return -1;
   while (isspace((unsigned char)*end)) end++;
   double mult = 1;
@@ -432,8 +542,8 @@ static void sim__parse_group(sim__pctx *c, const config_setting_t *g, const sim_
     if (known) continue;
     const char *best = NULL;
     unsigned bd = 3;
-    for (const sim_param *p = table; p->name; p++) {
-      unsigned dd = sim__edit_distance(name, p->name);
+    for (const sim_param *p = table; p->name && c->d->nerrors < SIM_DIAG_SHOWN; p++) {
+      unsigned dd = sim__edit_distance(name, p->name); /* a suggestion only where it is shown */
       if (dd < bd) { bd = dd; best = p->name; }
     }
     snprintf(path, sizeof path, "%s%s%s", prefix, *prefix ? "." : "", name);

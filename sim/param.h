@@ -50,12 +50,19 @@ typedef struct sim_param {
 #define SIM_UNBOUNDED 1.0, 0.0   /* min, max for "no bounds" */
 
 /* A diagnostics sink: collects "FILE:LINE: message" lines. */
+#define SIM_DIAG_SHOWN 50             /* messages printed; the rest are counted */
+#define SIM_SCENARIO_MAX_MIB 16       /* a scenario file (or @include) larger than this is refused */
+#define SIM_SCENARIO_MAX_BYTES ((long long)SIM_SCENARIO_MAX_MIB << 20)
+#define SIM_STR_(x) #x
+#define SIM_STR(x) SIM_STR_(x)
 typedef struct sim_diag {
   FILE *to;                      /* where messages go as they come (stderr usually), or NULL */
   int nerrors;
   char first[512];               /* the first message, for tests */
 } sim_diag;
 void sim_diag_init(sim_diag *d, FILE *to);
+/* Information for the user ("FILE: note: ..."), not an error (nerrors is unchanged). */
+void sim_diag_note(sim_diag *d, const char *file, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void sim_diag_report(sim_diag *d, const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 

@@ -1,5 +1,6 @@
 /* results_h5.c - the HDF5 results file (docs/results-format.md), written whole or not at all. */
 #include "sim/results_io.h"
+#include "sim/tmpname.h"
 #include "spotlab_config.h"
 
 #include <hdf5.h>
@@ -186,7 +187,10 @@ int sim_results_write(const char *path, const sim_run_meta *meta, const sim_mode
                       const sim_metric_def *metrics, unsigned nmetrics, const double *values, char *err,
                       size_t errlen) {
   char tmp[4096];
-  snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+  if (sim_tmpname(path, tmp, sizeof tmp)) {
+    snprintf(err, errlen, "%s: the path is too long", path);
+    return SIM_EIO;
+  }
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* errors are reported here, not by HDF5's stack dump */
   hid_t f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   if (f < 0) {

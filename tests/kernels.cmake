@@ -23,10 +23,14 @@ add_test(NAME kernels_cli_cpu_run COMMAND sh -c
    && head -1 cli_out/cal/cpu-*.csv | grep -qx 'key,value,unit,device,note' \
    && grep -q '^dynamic_efficiency,' cli_out/cal/cpu-*.csv && grep -q '^stream_bw_gbs,' cli_out/cal/cpu-*.csv \
    && { ! command -v h5dump >/dev/null || h5dump -H cli_out/k.h5 | grep -q 'DATASET \"kernels\"'; }" ${KRN_CLI})
+# by default the calibration goes to results/calibration, never to the committed data/calibration
+add_test(NAME kernels_cli_default_calib_dir COMMAND sh -c
+  "rm -rf cli_def && mkdir -p cli_def/data/calibration && cd cli_def && $0 bench kernels --cpu --scale 0.02 --out k.h5 > table.txt \
+   && ls results/calibration/cpu-*.csv && test -z \"$(ls data/calibration)\"" ${KRN_CLI})
 # and through the real `spotlab` (the command registers itself with APP_COMMAND)
 if(TARGET spotlab)
   add_test(NAME kernels_spotlab_help COMMAND sh -c "$0 --help | grep -q 'bench kernels' && $0 bench kernels --help" $<TARGET_FILE:spotlab>)
   set_tests_properties(kernels_spotlab_help PROPERTIES ENVIRONMENT "${SPOTLAB_TEST_ENV}" TIMEOUT 60)
 endif()
-set_tests_properties(kernels_cli_help kernels_cli_bad_input kernels_cli_cpu_run PROPERTIES
+set_tests_properties(kernels_cli_help kernels_cli_bad_input kernels_cli_cpu_run kernels_cli_default_calib_dir PROPERTIES
                      ENVIRONMENT "${SPOTLAB_TEST_ENV}" TIMEOUT 300)

@@ -100,11 +100,119 @@ static void test_run_writes_results(void) {
   free(out);
 }
 
+/* A run killed while writing leaves OUT.h5.tmp.PID: the next write to OUT.h5 removes those of
+ * processes that are gone, and keeps those of a live process (another run writing now). */
+static void test_stale_temporaries(void) {
+  tu_write("st.cfg", "model = \"phold\";\nrun = { end = 20.0; reps = 1; seed = 3; };\nphold = { lps = 8; };\n");
+  FILE *f = fopen("/proc/sys/kernel/pid_max", "r");
+  long pid_max = 4194304;
+  if (f) {
+    if (fscanf(f, "%ld", &pid_max) != 1) pid_max = 4194304;
+    fclose(f);
+  }
+  char dead[64], live[64];
+  snprintf(dead, sizeof dead, "st.h5.tmp.%ld", pid_max + 1); /* no process has that id */
+  snprintf(live, sizeof live, "st.h5.tmp.%ld", (long)getpid());
+  tu_write(dead, "half a file");
+  tu_write(live, "another run's file");
+  tu_write("st.h5.tmp.x", "not ours");
+  char *out;
+  CU_ASSERT_EQUAL(sl("run st.cfg --out st.h5 --quiet", &out), 0);
+  free(out);
+  CU_ASSERT(access("st.h5", F_OK) == 0);
+  CU_ASSERT(access(dead, F_OK) != 0);
+  CU_ASSERT(access(live, F_OK) == 0);
+  CU_ASSERT(access("st.h5.tmp.x", F_OK) == 0);
+  unlink(live);
+  unlink("st.h5.tmp.x");
+}
+
+/* Files that are no scenario: a directory, a device that never ends, NUL bytes, an @include of a
+ * directory; and values strtod would take: a hex duration. Each a FILE(:LINE) error, exit 2. */
+static void test_not_scenarios(void) {
+  char *out;
+  CU_ASSERT_EQUAL(sl("check /dev/zero", &out), 2);
+  CU_ASSERT(strstr(out, "/dev/zero: is not a regular file") != NULL);
+  free(out);
+  CU_ASSERT_EQUAL(sl("check /tmp", &out), 2);
+  CU_ASSERT(strstr(out, "/tmp: is a directory") != NULL);
+  free(out);
+  FILE *f = fopen("nul.cfg", "wb");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  fwrite("model = \"phold\";\n\n\0junk\n", 1, 25, f);
+  fclose(f);
+  CU_ASSERT_EQUAL(sl("check nul.cfg", &out), 2);
+  CU_ASSERT(strstr(out, "nul.cfg:3: holds a NUL byte") != NULL);
+  free(out);
+  tu_write("inc.cfg", "model = \"phold\";\n@include \"/tmp\"\n");
+  CU_ASSERT_EQUAL(sl("check inc.cfg", &out), 2);
+  if (!strstr(out, "inc.cfg:2: @include \"/tmp\": is a directory")) fprintf(stderr, "%s\n", out);
+  CU_ASSERT(strstr(out, "inc.cfg:2: @include \"/tmp\": is a directory") != NULL);
+  CU_ASSERT(strstr(out, "flex") == NULL);
+  free(out);
+  tu_write("inc2.cfg", "model = \"phold\";\n@include \"/no/such.cfg\"\n");
+  CU_ASSERT_EQUAL(sl("check inc2.cfg", &out), 2);
+  CU_ASSERT(strstr(out, "inc2.cfg:2: @include \"/no/such.cfg\": No such file") != NULL);
+  free(out);
+  const char *bad[] = {"0x10h", "inf", "nan", "1e", ".h", "1.5.h"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    char text[256];
+    snprintf(text, sizeof text, "model = \"phold\";\nrun = { end = \"%s\"; };\n", bad[i]);
+    tu_write("dur.cfg", text);
+    CU_ASSERT_EQUAL(sl("check dur.cfg", &out), 2);
+    if (!strstr(out, "dur.cfg:2: key 'run.end'")) fprintf(stderr, "%s: %s\n", bad[i], out);
+    CU_ASSERT(strstr(out, "dur.cfg:2: key 'run.end'") != NULL);
+    free(out);
+  }
+  tu_write("dur.cfg", "model = \"phold\";\nrun = { end = \"1.5e2s\"; };\n");
+  CU_ASSERT_EQUAL(sl("check dur.cfg", &out), 0);
+  free(out);
+}
+
+/* Thousands of unknown keys: every one counted, the first 50 shown (with suggestions for those
+ * only). libconfig 1.5's own parse of a group stays quadratic in its members: 2.8 s here. */
+static void test_many_unknown_keys(void) {
+  FILE *f = fopen("many.cfg", "w");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  fprintf(f, "model = \"phold\";\nphold = {\n");
+  for (int i = 0; i < 16000; i++) fprintf(f, "  junk%d = %d;\n", i, i);
+  fprintf(f, "};\n");
+  fclose(f);
+  char *out;
+  CU_ASSERT_EQUAL(sl("check many.cfg", &out), 2);
+  CU_ASSERT(strstr(out, "many.cfg:3: key 'phold.junk0': unknown key") != NULL);
+  CU_ASSERT(strstr(out, "only the first 50 are shown") != NULL);
+  CU_ASSERT(strstr(out, "16000 errors") != NULL);
+  CU_ASSERT(strstr(out, "junk60") == NULL);
+  free(out);
+}
+
+/* compare of runs of two different models is a bad input (exit 2), not an empty table */
+static void test_compare_models(void) {
+  tu_write("cp.cfg", "model = \"phold\";\nrun = { end = 20.0; reps = 2; seed = 3; };\nphold = { lps = 8; };\n");
+  char *out, args[4096];
+  CU_ASSERT_EQUAL(sl("run cp.cfg --out cp_phold.h5 --quiet", &out), 0);
+  free(out);
+  snprintf(args, sizeof args, "run %s/scenarios/mmc_validation.cfg --param run.end=3600 --reps 2 --out cp_mkt.h5 --quiet",
+           tu_src());
+  CU_ASSERT_EQUAL(sl(args, &out), 0);
+  free(out);
+  CU_ASSERT_EQUAL(sl("compare cp_phold.h5 cp_mkt.h5 --out cp_cmp --gnuplot none", &out), 2);
+  CU_ASSERT(strstr(out, "different models (phold, market)") != NULL);
+  free(out);
+  CU_ASSERT_EQUAL(sl("compare cp_phold.h5 cp_phold.h5 --out cp_cmp --gnuplot none", &out), 0);
+  free(out);
+}
+
 static CU_TestInfo cli_tests[] = {
     {"help and usage errors", test_help},
     {"bad scenarios: FILE:LINE, exit 2, nothing written", test_bad_scenarios},
     {"check and keys", test_check_and_keys},
     {"run writes its results file", test_run_writes_results},
+    {"stale temporaries of killed runs are removed", test_stale_temporaries},
+    {"files that are no scenario, hex durations", test_not_scenarios},
+    {"thousands of unknown keys", test_many_unknown_keys},
+    {"compare refuses runs of two models", test_compare_models},
     CU_TEST_INFO_NULL,
 };
 CU_SuiteInfo spotlab_suites[] = {

@@ -117,6 +117,13 @@ static void test_job_file_errors(void) {
     snprintf(text, sizeof text, "jobs = (\n { name = \"a\";\n   command = \"echo %s\"; }\n);\n", longcmd);
     expect_error(text, "jobs.cfg:3:", "at most 960 fit");
   }
+  /* job names become file names in JOURNAL.d: no path, no dot first, no empty name, no newline */
+  const char *badnames[] = {"../../x", "a/b", "", ".hidden", "..", "two\\nlines", "tab\\tname", "sixteen_chars_xx"};
+  for (size_t i = 0; i < sizeof badnames / sizeof *badnames; i++) {
+    char text[256];
+    snprintf(text, sizeof text, "jobs = (\n { name = \"%s\"; command = \"true\"; }\n);\n", badnames[i]);
+    expect_error(text, "jobs.cfg:2:", "1 to 15 letters, digits");
+  }
   /* and a good one */
   lab_config *c = load("lab = { workers = 2; speeds = [1.0, 0.5]; policy = \"none\"; };\n"
                        "jobs = ( { name = \"a\"; kernel = \"triad\"; work = 0.5; }, { name = \"b\"; command = \"true\"; at = \"2s\"; } );\n"

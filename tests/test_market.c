@@ -310,18 +310,98 @@ static void test_traces(void) {
   mkt_trace_job *j = NULL;
   size_t n = 0;
   path_of(p, sizeof p, "data/traces/alibaba2023_openb_pods_default.csv");
-  CU_ASSERT_EQUAL_FATAL(mkt_trace_load_alibaba_pods(p, &j, &n, err, sizeof err), MKT_OK);
+  CU_ASSERT_EQUAL_FATAL(mkt_trace_load_alibaba_pods(p, &j, &n, NULL, err, sizeof err), MKT_OK);
   CU_ASSERT(n > 1000 && n < 8152); /* GPU pods with a known run time only */
   for (size_t i = 1; i < n; i++) CU_ASSERT(j[i].submit_s >= j[i - 1].submit_s);
   for (size_t i = 0; i < n; i++) CU_ASSERT(j[i].gpus >= 1 && j[i].dur_s > 0 && j[i].cls <= 2);
   free(j);
   path_of(p, sizeof p, "data/traces/alibaba2026_genai_inference_requests.csv");
-  CU_ASSERT_EQUAL_FATAL(mkt_trace_load_genai(p, &j, &n, err, sizeof err), MKT_OK);
+  CU_ASSERT_EQUAL_FATAL(mkt_trace_load_genai(p, &j, &n, NULL, err, sizeof err), MKT_OK);
   CU_ASSERT(n > 25000 && n < 26823); /* SUCCEED rows: 24060 + 2152 + 180 */
   CU_ASSERT_EQUAL(n, 24060 + 2152 + 180);
   CU_ASSERT_EQUAL(j[0].submit_s, 0);
   CU_ASSERT(j[n - 1].submit_s > 20 * 86400 && j[n - 1].submit_s < 25 * 86400); /* about 23 days */
   free(j);
+}
+
+/* Every trace row is replayed or counted by reason; a file with no usable row is an error that
+ * says why; fractional and too-wide GPU requests are refused, never rounded or capped. */
+static void test_trace_rows_counted(void) {
+  char p[] = "/tmp/test_trace_XXXXXX", err[512];
+  int fd = mkstemp(p);
+  CU_ASSERT_FATAL(fd >= 0);
+  close(fd);
+  const char *hdr = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,"
+                    "scheduled_time\n";
+  FILE *f = fopen(p, "w");
+  fputs(hdr, f);
+  fputs("a,1000,1,1,1000,,LS,Running,10,110,20\n"   /* used: 90 s on 1 GPU */
+        "b,1000,1,2,500,,BE,Succeeded,0,50,5\n"     /* used: 45 s on 2 GPUs */
+        "c,1000,1,0,0,,LS,Running,0,100,0\n"        /* cpu_only */
+        "d,1000,1,1,1000,,LS,Pending,30,,\n"        /* pending */
+        "e,1000,1,1,1000,,LS,Running,10,20,20\n"    /* no_run_time */
+        "f,1000,1,1,1000,,LS,Running,50,100,40\n"   /* bad_times: scheduled before created */
+        "g,1000,1,1,1000,,LS,Running,-5,100,0\n"    /* bad_times: negative */
+        "h,1000,1,0.5,1000,,LS,Running,0,100,0\n"   /* fractional_gpus */
+        "i,1000,1,16,1000,,LS,Running,0,100,0\n"    /* too_wide */
+        "\n",
+        f);
+  fclose(f);
+  mkt_trace_job *j = NULL;
+  size_t n = 0;
+  mkt_trace_stats st;
+  CU_ASSERT_EQUAL_FATAL(mkt_trace_load_alibaba_pods(p, &j, &n, &st, err, sizeof err), MKT_OK);
+  CU_ASSERT_EQUAL(n, 2);
+  CU_ASSERT_EQUAL(st.rows, 9);
+  CU_ASSERT_EQUAL(st.used, 2);
+  CU_ASSERT_EQUAL(st.dropped[MKT_TR_CPU_ONLY], 1);
+  CU_ASSERT_EQUAL(st.dropped[MKT_TR_PENDING], 1);
+  CU_ASSERT_EQUAL(st.dropped[MKT_TR_NO_RUN_TIME], 1);
+  CU_ASSERT_EQUAL(st.dropped[MKT_TR_BAD_TIMES], 2);
+  CU_ASSERT_EQUAL(st.dropped[MKT_TR_FRACTIONAL], 1);
+  CU_ASSERT_EQUAL(st.dropped[MKT_TR_TOO_WIDE], 1);
+  size_t sum = st.used;
+  for (int r = 0; r < MKT_TR_NREASONS; r++) sum += st.dropped[r];
+  CU_ASSERT_EQUAL(sum, st.rows); /* every row accounted for */
+  CU_ASSERT_EQUAL(j[0].gpus, 2); /* sorted by submit time: b (0) then a (10) */
+  CU_ASSERT_DOUBLE_EQUAL(j[0].dur_s, 45, 0);
+  CU_ASSERT_DOUBLE_EQUAL(j[1].dur_s, 90, 0);
+  free(j);
+  /* no usable row: header only, empty, only dropped rows, a directory */
+  const char *texts[] = {hdr, "", NULL};
+  for (int k = 0; k < 3; k++) {
+    f = fopen(p, "w");
+    if (texts[k]) fputs(texts[k], f);
+    else fprintf(f, "%sd,1000,1,1,1000,,LS,Pending,30,,\nc,1000,1,0,0,,LS,Running,0,100,0\n", hdr);
+    fclose(f);
+    j = NULL;
+    CU_ASSERT_EQUAL(mkt_trace_load_alibaba_pods(p, &j, &n, &st, err, sizeof err), MKT_EFORMAT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "no usable row"));
+    if (k == 2) CU_ASSERT_PTR_NOT_NULL(strstr(err, "1 cpu_only, 1 pending"));
+    CU_ASSERT_PTR_NULL(j);
+  }
+  CU_ASSERT_EQUAL(mkt_trace_load_alibaba_pods("/tmp", &j, &n, &st, err, sizeof err), MKT_EFORMAT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "/tmp: is a directory"));
+  CU_ASSERT_EQUAL(mkt_trace_load_genai("/tmp", &j, &n, &st, err, sizeof err), MKT_EFORMAT);
+  /* GenAI: failed requests and dates out of range are counted */
+  f = fopen(p, "w");
+  fputs("gmt_create,x,status,exec_time_seconds\n"
+        "2025-01-01 00:00:10,x,SUCCEED,3\n"
+        "2025-01-01 00:00:00,x,FAILED,3\n"
+        "1900-01-01 00:00:00,x,SUCCEED,3\n"
+        "2025-13-01 00:00:00,x,SUCCEED,3\n"
+        "2025-01-01 00:01:00,x,SUCCEED,5\n",
+        f);
+  fclose(f);
+  CU_ASSERT_EQUAL_FATAL(mkt_trace_load_genai(p, &j, &n, &st, err, sizeof err), MKT_OK);
+  CU_ASSERT_EQUAL(n, 2);
+  CU_ASSERT_EQUAL(st.rows, 5);
+  CU_ASSERT_EQUAL(st.dropped[MKT_TR_NOT_SUCCEEDED], 1);
+  CU_ASSERT_EQUAL(st.dropped[MKT_TR_BAD_TIMES], 2);
+  CU_ASSERT_DOUBLE_EQUAL(j[0].submit_s, 0, 0);
+  CU_ASSERT_DOUBLE_EQUAL(j[1].submit_s, 50, 0);
+  free(j);
+  unlink(p);
 }
 
 /* A kernels calibration file sets the cluster speed model; a bad value names file and line. */
@@ -427,6 +507,7 @@ static CU_TestInfo data_tests[] = {
     {"Alibaba traces load", test_traces},
     {"kernels calibration file loads and errors name the line", test_calibration},
     {"device names map to catalog GPUs by whole words", test_gpu_match},
+    {"trace rows replayed or counted by reason; no usable row is an error", test_trace_rows_counted},
     {"mkt_lround equals llround", test_lround},
     CU_TEST_INFO_NULL};
 

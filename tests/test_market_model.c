@@ -343,7 +343,7 @@ static void test_trace_replay(void) {
   size_t n = 0, expect = 0;
   char p[1024];
   snprintf(p, sizeof p, "%s/data/traces/alibaba2026_genai_inference_requests.csv", src_dir());
-  CU_ASSERT_EQUAL_FATAL(mkt_trace_load_genai(p, &tj, &n, NULL, 0), MKT_OK);
+  CU_ASSERT_EQUAL_FATAL(mkt_trace_load_genai(p, &tj, &n, NULL, NULL, 0), MKT_OK);
   for (size_t i = 0; i < n; i++) expect += tj[i].submit_s / 10.0 < 86400.0;
   free(tj);
   CU_ASSERT_EQUAL(jb[MKT_CLS_INFERENCE * MKT_NJCOLS + MKT_J_SUBMITTED], (int64_t)expect);

@@ -115,9 +115,12 @@ int rpt_compare(const char *before, const char *after, const rpt_options *opt, F
              rpt_file_kind(b) != RPT_RESULTS ? before : after);
     rc = SIM_EFORMAT;
   }
+  if (!rc && strcmp(rpt_model(b), rpt_model(a))) {
+    snprintf(err, errlen, "%s and %s come from different models (%s, %s): compare needs two runs of the same model",
+             before, after, rpt_model(b), rpt_model(a));
+    rc = SIM_EFORMAT;
+  }
   if (rc) goto done;
-  if (strcmp(rpt_model(b), rpt_model(a)))
-    fprintf(stderr, "spotlab compare: warning: the files come from different models (%s, %s)\n", rpt_model(b), rpt_model(a));
   int n = rpt_nreps(b) < rpt_nreps(a) ? rpt_nreps(b) : rpt_nreps(a);
   if (rpt_nreps(b) != rpt_nreps(a))
     fprintf(stderr, "spotlab compare: %s has %d replications, %s has %d: pairing the first %d\n", before, rpt_nreps(b), after,
@@ -167,6 +170,11 @@ int rpt_compare(const char *before, const char *after, const rpt_options *opt, F
             only_before == 1 ? "" : "s", before, na - (nb - only_before), after);
   *diffs = d;
   *ndiffs = nd;
+  if (nd == 0) {
+    snprintf(err, errlen, "%s and %s have no metric in common: nothing to compare", before, after);
+    rc = SIM_EFORMAT;
+    goto done;
+  }
 
   /* The table: on `tab`, and as Markdown and CSV in outdir. */
   size_t w = 6;

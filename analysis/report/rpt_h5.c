@@ -2,6 +2,7 @@
  * (docs/reports.md). Every failure becomes a message naming the file and the object, never an
  * HDF5 stack dump or a crash. */
 #include "analysis/report/rpt.h"
+#include "sim/tmpname.h"
 #include "sim/results_io.h"
 
 #include <hdf5.h>
@@ -550,7 +551,10 @@ static int rpt__w_doubles(hid_t loc, const char *name, int rank, const hsize_t *
 int rpt_sweep_write(const char *path, const rpt_sweep *s, const char *scenario_path, uint64_t seed, char *err,
                     size_t errlen) {
   char tmp[4096];
-  snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+  if (sim_tmpname(path, tmp, sizeof tmp)) {
+    snprintf(err, errlen, "%s: the path is too long", path);
+    return SIM_EIO;
+  }
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
   hid_t h = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   if (h < 0) {

@@ -187,17 +187,38 @@ double mkt_erlang_c_wait(double lambda, double mu, unsigned c);
 typedef struct mkt_trace_job {
   double submit_s;      /* from the trace start */
   double dur_s;         /* run time */
-  uint32_t gpus;        /* whole GPUs (fractions rounded up) */
+  uint32_t gpus;        /* whole GPUs (a share of one GPU, gpu_milli < 1000, takes one) */
   uint8_t cls;          /* 0 training, 1 inference, 2 batch */
 } mkt_trace_job;
+/* Why a trace row is not replayed: every row is used or counted under one reason. */
+typedef enum mkt_trace_reason {
+  MKT_TR_CPU_ONLY,      /* num_gpu = 0: a CPU pod */
+  MKT_TR_PENDING,       /* never scheduled (pod_phase Pending, or no scheduled/deletion time) */
+  MKT_TR_NO_RUN_TIME,   /* deleted at or before it was scheduled: no run time */
+  MKT_TR_BAD_TIMES,     /* negative times, scheduled before created, a date out of 1970-2100 */
+  MKT_TR_FRACTIONAL,    /* a fractional GPU count (0.5 GPUs): refused, not rounded to 0 */
+  MKT_TR_TOO_WIDE,      /* more GPUs than a market host has (MKT_TRACE_MAX_GPUS): refused, not capped */
+  MKT_TR_NOT_SUCCEEDED, /* a GenAI request that did not succeed */
+  MKT_TR_NREASONS
+} mkt_trace_reason;
+#define MKT_TRACE_MAX_GPUS 8
+extern const char *const mkt_trace_reason_names[MKT_TR_NREASONS]; /* "cpu_only", ... */
+typedef struct mkt_trace_stats {
+  size_t rows, used;                  /* data rows read, rows replayed */
+  size_t dropped[MKT_TR_NREASONS];
+} mkt_trace_stats;
 /* Alibaba cluster-trace-gpu-v2023 pods (name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,
- * pod_phase,creation_time,deletion_time,scheduled_time): GPU pods with a known run time
- * (deletion - scheduled > 0). Class: qos LS -> inference, BE -> batch, others -> training. */
-int mkt_trace_load_alibaba_pods(const char *path, mkt_trace_job **out, size_t *n, char *err,
+ * pod_phase,creation_time,deletion_time,scheduled_time): GPU pods with a run time (deletion -
+ * scheduled > 0); the others are counted by reason in *st (may be NULL). A file with no usable row
+ * (empty, only a header, a directory) is an error. Class: qos LS -> inference, BE -> batch,
+ * others -> training. */
+int mkt_trace_load_alibaba_pods(const char *path, mkt_trace_job **out, size_t *n, mkt_trace_stats *st, char *err,
                                 size_t errlen);
 /* Alibaba cluster-trace-v2026-GenAI requests (gmt_create,...,exec_time_seconds,...): SUCCEED
- * requests as 1-GPU inference jobs of exec_time_seconds, submit relative to the first request. */
-int mkt_trace_load_genai(const char *path, mkt_trace_job **out, size_t *n, char *err, size_t errlen);
+ * requests as 1-GPU inference jobs of exec_time_seconds, submit relative to the first request;
+ * others counted in *st. */
+int mkt_trace_load_genai(const char *path, mkt_trace_job **out, size_t *n, mkt_trace_stats *st, char *err,
+                         size_t errlen);
 
 /* ---- Calibration from kernels/ (files in data/calibration) --------------------------------- */
 /* What a calibration file says besides the cluster model: the device it was measured on (its

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <sys/stat.h>
 
 static int mkt__err(char *err, size_t len, int code, const char *fmt, ...) {
   if (err && len) {
@@ -118,16 +119,57 @@ static int mkt__job_cmp(const void *a, const void *b) {
   return x->submit_s < y->submit_s ? -1 : (x->submit_s > y->submit_s);
 }
 
-int mkt_trace_load_alibaba_pods(const char *path, mkt_trace_job **out, size_t *n, char *err,
-                                size_t errlen) {
+const char *const mkt_trace_reason_names[MKT_TR_NREASONS] = {"cpu_only", "pending", "no_run_time", "bad_times",
+                                                              "fractional_gpus", "too_wide", "not_succeeded"};
+
+/* Opens a trace: a readable regular file (a directory opens, then reads as nothing). */
+static FILE *mkt__trace_open(const char *path, char *err, size_t errlen, int *rc) {
+  struct stat sb;
+  if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+    *rc = mkt__err(err, errlen, MKT_EFORMAT, "%s: %s, not a trace file", path,
+                   S_ISDIR(sb.st_mode) ? "is a directory" : "is not a regular file");
+    return NULL;
+  }
   FILE *f = fopen(path, "r");
-  if (!f) return mkt__err(err, errlen, MKT_EIO, "%s: cannot open: %s", path, strerror(errno));
+  if (!f) *rc = mkt__err(err, errlen, MKT_EIO, "%s: cannot open: %s", path, strerror(errno));
+  return f;
+}
+
+/* The end of a load: no usable row is an error that says why each row went; else sorted. */
+static int mkt__trace_done(const char *path, mkt_trace_job *v, size_t cnt, const mkt_trace_stats *st,
+                           mkt_trace_job **out, size_t *n, char *err, size_t errlen) {
+  if (cnt == 0) {
+    char why[512] = "";
+    size_t o = 0;
+    for (int r = 0; r < MKT_TR_NREASONS; r++)
+      if (st->dropped[r] && o < sizeof why)
+        o += (size_t)snprintf(why + o, sizeof why - o, "%s%zu %s", o ? ", " : "", st->dropped[r],
+                              mkt_trace_reason_names[r]);
+    free(v);
+    return mkt__err(err, errlen, MKT_EFORMAT, "%s: no usable row (%zu data rows%s%s)", path, st->rows,
+                    o ? ": " : "", why);
+  }
+  if (cnt > 1) qsort(v, cnt, sizeof *v, mkt__job_cmp);
+  *out = v;
+  *n = cnt;
+  return MKT_OK;
+}
+
+int mkt_trace_load_alibaba_pods(const char *path, mkt_trace_job **out, size_t *n, mkt_trace_stats *stp,
+                                char *err, size_t errlen) {
+  mkt_trace_stats st0, *st = stp ? stp : &st0;
+  memset(st, 0, sizeof *st);
+  int rc = MKT_OK;
+  FILE *f = mkt__trace_open(path, err, errlen, &rc);
+  if (!f) return rc;
   char line[2048];
-  int lineno = 0, rc = MKT_OK;
+  int lineno = 0;
   size_t cnt = 0, cap = 0;
   mkt_trace_job *v = NULL;
   while (fgets(line, sizeof line, f)) {
     if (++lineno == 1) continue; /* header */
+    if (line[strspn(line, " \t\r\n")] == '\0') continue; /* a blank line */
+    st->rows++;
     char *fl[12];
     size_t nf = mkt__split(line, fl, 12);
     if (nf < 11) { rc = mkt__err(err, errlen, MKT_EFORMAT, "%s:%d: expected 11 fields", path, lineno); break; }
@@ -136,37 +178,51 @@ int mkt_trace_load_alibaba_pods(const char *path, mkt_trace_job **out, size_t *n
       rc = mkt__err(err, errlen, MKT_EFORMAT, "%s:%d: num_gpu, gpu_milli or creation_time not a number", path, lineno);
       break;
     }
-    if (ngpu <= 0 || mkt__num(fl[9], &del) || mkt__num(fl[10], &sched) || del - sched <= 0) continue;
+    mkt_trace_reason why = MKT_TR_NREASONS;
+    int timed = !mkt__num(fl[9], &del) & !mkt__num(fl[10], &sched);
+    if (ngpu == 0) why = MKT_TR_CPU_ONLY;
+    else if (ngpu < 0 || create < 0 || (timed && (del < 0 || sched < 0 || sched < create))) why = MKT_TR_BAD_TIMES;
+    else if (ngpu != floor(ngpu)) why = MKT_TR_FRACTIONAL;
+    else if (ngpu > MKT_TRACE_MAX_GPUS) why = MKT_TR_TOO_WIDE;
+    else if (!strcmp(fl[7], "Pending") || !timed) why = MKT_TR_PENDING;
+    else if (del - sched <= 0) why = MKT_TR_NO_RUN_TIME;
+    if (why != MKT_TR_NREASONS) { st->dropped[why]++; continue; }
     mkt_trace_job j;
     j.submit_s = create;
     j.dur_s = del - sched;
-    /* gpu_milli is the per-GPU share in thousandths; a fraction still occupies one rented GPU. */
+    /* gpu_milli is the per-GPU share in thousandths: a share of a GPU still rents a whole one (an
+     * ASSUMPTION: the market rents whole GPUs; Alibaba's GPU sharing is not modelled) */
     j.gpus = (uint32_t)ngpu;
     j.cls = !strcmp(fl[6], "LS") ? 1 : !strcmp(fl[6], "BE") ? 2 : 0;
     if ((rc = mkt__push(&v, &cnt, &cap, &j))) break;
+    st->used++;
   }
+  if (!rc && ferror(f)) rc = mkt__err(err, errlen, MKT_EIO, "%s: read error: %s", path, strerror(errno));
   fclose(f);
   if (rc) { free(v); return rc; }
-  qsort(v, cnt, sizeof *v, mkt__job_cmp);
-  *out = v;
-  *n = cnt;
-  return MKT_OK;
+  return mkt__trace_done(path, v, cnt, st, out, n, err, errlen);
 }
 
-int mkt_trace_load_genai(const char *path, mkt_trace_job **out, size_t *n, char *err, size_t errlen) {
-  FILE *f = fopen(path, "r");
-  if (!f) return mkt__err(err, errlen, MKT_EIO, "%s: cannot open: %s", path, strerror(errno));
+int mkt_trace_load_genai(const char *path, mkt_trace_job **out, size_t *n, mkt_trace_stats *stp, char *err,
+                         size_t errlen) {
+  mkt_trace_stats st0, *st = stp ? stp : &st0;
+  memset(st, 0, sizeof *st);
+  int rc = MKT_OK;
+  FILE *f = mkt__trace_open(path, err, errlen, &rc);
+  if (!f) return rc;
   char line[2048];
-  int lineno = 0, rc = MKT_OK;
+  int lineno = 0;
   size_t cnt = 0, cap = 0;
   mkt_trace_job *v = NULL;
   double t0 = NAN;
   while (fgets(line, sizeof line, f)) {
     if (++lineno == 1) continue;
+    if (line[strspn(line, " \t\r\n")] == '\0') continue; /* a blank line */
+    st->rows++;
     char *fl[12];
     size_t nf = mkt__split(line, fl, 12);
     if (nf < 4) { rc = mkt__err(err, errlen, MKT_EFORMAT, "%s:%d: expected 11 fields", path, lineno); break; }
-    if (strcmp(fl[2], "SUCCEED")) continue;
+    if (strcmp(fl[2], "SUCCEED")) { st->dropped[MKT_TR_NOT_SUCCEEDED]++; continue; }
     struct tm tm;
     memset(&tm, 0, sizeof tm);
     double ex;
@@ -175,20 +231,27 @@ int mkt_trace_load_genai(const char *path, mkt_trace_job **out, size_t *n, char 
       rc = mkt__err(err, errlen, MKT_EFORMAT, "%s:%d: bad gmt_create or exec_time_seconds", path, lineno);
       break;
     }
+    if (tm.tm_year < 1970 || tm.tm_year > 2100 || tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 ||
+        tm.tm_mday > 31 || tm.tm_hour > 23 || tm.tm_min > 59 || tm.tm_sec > 60 || tm.tm_hour < 0 || tm.tm_min < 0 ||
+        tm.tm_sec < 0 || ex < 0) {
+      st->dropped[MKT_TR_BAD_TIMES]++;
+      continue;
+    }
     tm.tm_year -= 1900;
     tm.tm_mon -= 1;
     double t = (double)timegm(&tm);
     if (isnan(t0)) t0 = t;
     mkt_trace_job j = {t - t0, ex > 1 ? ex : 1, 1, 1};
     if ((rc = mkt__push(&v, &cnt, &cap, &j))) break;
+    st->used++;
   }
+  if (!rc && ferror(f)) rc = mkt__err(err, errlen, MKT_EIO, "%s: read error: %s", path, strerror(errno));
   fclose(f);
   if (rc) { free(v); return rc; }
-  qsort(v, cnt, sizeof *v, mkt__job_cmp);
-  double first = cnt ? v[0].submit_s : 0; /* the file is not strictly sorted */
-  for (size_t i = 0; i < cnt; i++) v[i].submit_s -= first;
-  *out = v;
-  *n = cnt;
+  rc = mkt__trace_done(path, v, cnt, st, out, n, err, errlen);
+  if (rc) return rc;
+  double first = (*out)[0].submit_s; /* the file is not strictly sorted */
+  for (size_t i = 0; i < cnt; i++) (*out)[i].submit_s -= first;
   return MKT_OK;
 }
 

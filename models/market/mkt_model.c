@@ -875,24 +875,33 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
     if (!p) { rc = SIM_ENOMEM; goto fail; }
     mkt_trace_job *v = NULL;
     size_t n = 0;
-    int e3 = t == 0 ? mkt_trace_load_alibaba_pods(p, &v, &n, err, sizeof err) : mkt_trace_load_genai(p, &v, &n, err, sizeof err);
-    free(p);
-    if (e3) { sim_param_error(s, tk[t], d, "%s", err); rc = SIM_ECONFIG; goto fail; }
-    mkt_trace_job *all = realloc(c->trace, (c->ntrace + n) * sizeof *all);
-    if (!all && c->ntrace + n) { free(v); rc = SIM_ENOMEM; goto fail; }
-    c->trace = all;
-    if (n) memcpy(c->trace + c->ntrace, v, n * sizeof *v);
-    c->ntrace += n;
-    free(v);
-  }
-  if (c->ntrace > 1) {
-    /* merge by submit time; stable order for equal times by insertion sort on the pair */
-    for (size_t i = 1; i < c->ntrace; i++) {
-      mkt_trace_job x = c->trace[i];
-      size_t j = i;
-      while (j > 0 && c->trace[j - 1].submit_s > x.submit_s) { c->trace[j] = c->trace[j - 1]; j--; }
-      c->trace[j] = x;
+    mkt_trace_stats ts;
+    int e3 = t == 0 ? mkt_trace_load_alibaba_pods(p, &v, &n, &ts, err, sizeof err)
+                    : mkt_trace_load_genai(p, &v, &n, &ts, err, sizeof err);
+    if (e3) { free(p); sim_param_error(s, tk[t], d, "%s", err); rc = SIM_ECONFIG; goto fail; }
+    /* every row is replayed or counted by reason: on stderr, and in the results (trace_rows.*) */
+    char why[512] = "";
+    size_t o = 0;
+    c->has_trace = 1;
+    c->trace_rows[0] += ts.used;
+    for (int r = 0; r < MKT_TR_NREASONS; r++) {
+      c->trace_rows[1 + r] += ts.dropped[r];
+      if (ts.dropped[r] && o < sizeof why)
+        o += (size_t)snprintf(why + o, sizeof why - o, "%s%zu %s", o ? ", " : "", ts.dropped[r],
+                              mkt_trace_reason_names[r]);
     }
+    sim_diag_note(d, p, "%zu of %zu rows replayed%s%s", ts.used, ts.rows, o ? "; not replayed: " : "", why);
+    free(p);
+    /* merge with the trace before: both sorted by submit time, the earlier file first on ties */
+    mkt_trace_job *all = malloc((c->ntrace + n) * sizeof *all);
+    if (!all) { free(v); rc = SIM_ENOMEM; goto fail; }
+    size_t a = 0, b = 0, k = 0;
+    while (a < c->ntrace || b < n)
+      all[k++] = b >= n || (a < c->ntrace && c->trace[a].submit_s <= v[b].submit_s) ? c->trace[a++] : v[b++];
+    free(c->trace);
+    free(v);
+    c->trace = all;
+    c->ntrace = k;
   }
   /* outputs */
   c->persona_cols = calloc(c->npers, sizeof *c->persona_cols);
@@ -1085,7 +1094,7 @@ enum { MX_PRICE_MEAN, MX_PLATFORM, MX_CLIENT_COST, MX_PROVIDER_INCOME, MX_TREASU
 
 /* Offsets of the blocks for a context. */
 typedef struct mkt__mlayout {
-  size_t pers, pool, reg, cls, scal, ftc, wld, dif, spd, n;
+  size_t pers, pool, reg, cls, scal, ftc, wld, dif, spd, trc, n;
   unsigned nq; /* quantities per world: MQ_F + MQ_W + npers (income per available hour) */
 } mkt__mlayout;
 static mkt__mlayout mkt__layout(const mkt_ctx *c) {
@@ -1100,7 +1109,8 @@ static mkt__mlayout mkt__layout(const mkt_ctx *c) {
   L.wld = L.ftc + MQ_F * MKT_NCLASSES;
   L.dif = L.wld + (c->nworlds > 1 ? (size_t)L.nq * c->nworlds : 0);
   L.spd = L.dif + (c->nworlds > 1 ? (size_t)L.nq * (c->nworlds - 1) : 0);
-  L.n = L.spd + c->ngpus;
+  L.trc = L.spd + c->ngpus;
+  L.n = L.trc + (c->has_trace ? 1 + MKT_TR_NREASONS : 0);
   return L;
 }
 
@@ -1176,6 +1186,11 @@ static int mkt__metrics_build(mkt_ctx *c) {
                               "market.calibration, market.score_tflops)", 0};
   for (size_t g = 0; g < c->ngpus; g++)
     mkt__metric_set(&c->metrics[L.spd + g], &c->metric_names[L.spd + g], &spd, "gpu", c->gpus[g].name);
+  /* trace_rows.outcome.used / .pending / ...: what became of every row of the traces */
+  static const mkt__mq trq = {"trace_rows", "rows", "trace rows replayed (used) or not, by reason", 0};
+  for (size_t k = 0; c->has_trace && k <= MKT_TR_NREASONS; k++)
+    mkt__metric_set(&c->metrics[L.trc + k], &c->metric_names[L.trc + k], &trq, "outcome",
+                    k ? mkt_trace_reason_names[k - 1] : "used");
   for (size_t k = 0; k < L.n; k++)
     if (!c->metric_names[k]) return SIM_ENOMEM;
   return SIM_OK;
@@ -1289,6 +1304,7 @@ static void mkt__compute(const sim_model *m, const sim_results *r, double *out) 
   for (int a = 0; a < MKT_NACCOUNTS; a++) of |= __builtin_add_overflow(sum, Lg[a], &sum);
   SC[MX_CONSERVED] = (!of && sum == 0) ? 1.0 : 0.0;
   for (size_t g = 0; g < c->ngpus; g++) out[X.spd + g] = c->speed[g];
+  for (size_t k = 0; c->has_trace && k <= MKT_TR_NREASONS; k++) out[X.trc + k] = (double)c->trace_rows[k];
   /* fault tolerance per class (baseline world) */
   for (int k = 0; k < MKT_NCLASSES; k++) {
     double v[MQ_F];

@@ -152,6 +152,8 @@ typedef struct mkt_ctx {
   double *speed;                /* per GPU model: work units per second (reference GPU = 1) */
   uint16_t *grade;              /* per GPU model: rank by memory (0 = least) */
   uint8_t *gpu_src;             /* per GPU model: where its throughput comes from (MKT_SPEED_*) */
+  int has_trace;                /* a trace is replayed */
+  size_t trace_rows[1 + MKT_TR_NREASONS]; /* rows replayed, then not replayed by reason */
   uint16_t min_grade[MKT_NCLASSES]; /* weakest grade with enough memory for the class */
   uint16_t ngrades;
   uint64_t models_in[MKT_MAX_REGIONS]; /* bit g: GPU model g is in the region's gpu_mix (g < 64) */

@@ -760,17 +760,43 @@ static int lab__replay(lab__lab *L, const char *path) {
     fprintf(stderr, "spotlab lab: cannot open journal %s: %s\n", path, strerror(errno));
     return LAB_EIO;
   }
+  /* The whole journal, so that a record is judged by its bytes: only the last one may be torn
+   * (no newline: dropped, with a warning); a NUL byte or an over-long record anywhere before is
+   * damage, an error naming the line, and the file is left as it is. */
+  char *buf = NULL;
+  long size = -1;
+  if (fseek(f, 0, SEEK_END) == 0) size = ftell(f);
+  if (size < 0 || fseek(f, 0, SEEK_SET) != 0 || !(buf = malloc((size_t)size + 1)) ||
+      fread(buf, 1, (size_t)size, f) != (size_t)size) {
+    fprintf(stderr, "spotlab lab: cannot read journal %s: %s\n", path, strerror(errno ? errno : EIO));
+    free(buf);
+    fclose(f);
+    return LAB_EIO;
+  }
   char line[LAB__LINE * 2];
   long good_end = 0;
   int lineno = 0, rc = 0;
   unsigned long nj = 0, nwk = 0;
   unsigned long long hash = 0;
   L->replaying = 1;
-  while (fgets(line, sizeof line, f)) {
-    size_t len = strlen(line);
-    if (len == 0 || line[len - 1] != '\n') break; /* a torn last record: dropped */
-    line[len - 1] = 0;
+  for (long off = 0; off < size;) {
+    const char *rec = buf + off, *nl = memchr(rec, '\n', (size_t)(size - off));
+    if (!nl) { /* a torn last record */
+      fprintf(stderr, "%s:%d: warning: the last record is torn (%ld bytes, no newline): dropped\n", path, lineno + 1,
+              size - off);
+      break;
+    }
+    size_t len = (size_t)(nl - rec);
     lineno++;
+    if (memchr(rec, '\0', len) || len >= sizeof line) {
+      fprintf(stderr, "%s:%d: damaged journal record (%s); the journal is left unchanged\n", path, lineno,
+              len >= sizeof line ? "too long" : "a NUL byte");
+      rc = LAB_EJOURNAL;
+      break;
+    }
+    memcpy(line, rec, len);
+    line[len] = 0;
+    off += (long)len + 1;
     int type;
     double t, v;
     unsigned g, j, r;
@@ -807,8 +833,9 @@ static int lab__replay(lab__lab *L, const char *path) {
       rc = LAB_EJOURNAL;
       break;
     }
-    good_end = ftell(f);
+    good_end = off;
   }
+  free(buf);
   L->replaying = 0;
   if (!rc && lineno == 0) {
     fprintf(stderr, "%s: empty journal\n", path);

@@ -10,6 +10,7 @@
 #include "spotlab_config.h"
 
 #include <CUnit/CUnit.h>
+#include <fcntl.h>
 #include <dirent.h>
 #include <errno.h>
 #include <hdf5.h>
@@ -367,6 +368,88 @@ static void test_journal_mismatch(void) {
   assert_no_leftovers(NULL);
 }
 
+/* A finished journal damaged in the middle (NUL bytes, as a crash of the file system may leave)
+ * is refused with an error naming the line and left unchanged; a torn last record is dropped with
+ * a warning, and no finished job runs again. */
+static char *slurp(const char *path, long *n) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  *n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *b = malloc((size_t)*n + 1);
+  if (b && fread(b, 1, (size_t)*n, f) != (size_t)*n) { free(b); b = NULL; }
+  fclose(f);
+  return b;
+}
+static void spit(const char *path, const char *b, long n) {
+  FILE *f = fopen(path, "wb");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  fwrite(b, 1, (size_t)n, f);
+  fclose(f);
+}
+static int lab_stderr(lab_config *c, const lab_opts *o, lab_report *r, char *err, size_t len) {
+  fflush(stderr);
+  int saved = dup(2), fd = open("lab_err.txt", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  dup2(fd, 2);
+  close(fd);
+  int rc = lab_run(c, o, r);
+  fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  long n = 0;
+  char *b = slurp("lab_err.txt", &n);
+  snprintf(err, len, "%.*s", b ? (int)n : 0, b ? b : "");
+  free(b);
+  return rc;
+}
+static void test_journal_damage(void) {
+  const char *j = "lab_damage.journal";
+  fresh(j);
+  lab_config *c = load("lab = { workers = 1; heartbeat = 0.1; };\n"
+                       "jobs = ( { name = \"a\"; command = \"true\"; }, { name = \"b\"; command = \"true\"; } );\n",
+                       "d.cfg", NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  lab_opts o = {j, NULL, 0, 0, 0, NULL};
+  lab_report r;
+  CU_ASSERT_EQUAL_FATAL(lab_run(c, &o, &r), 0);
+  CU_ASSERT_EQUAL(r.completed, 2);
+  lab_report_free(&r);
+  long n = 0;
+  char *good = slurp(j, &n);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(good);
+  /* NUL bytes inside the third line */
+  char *bad = malloc((size_t)n + 1);
+  memcpy(bad, good, (size_t)n);
+  char *l3 = strchr(strchr(bad, '\n') + 1, '\n') + 1;
+  l3[1] = l3[2] = '\0';
+  spit(j, bad, n);
+  o.resume = 1;
+  char err[2048];
+  CU_ASSERT_EQUAL(lab_stderr(c, &o, &r, err, sizeof err), LAB_EJOURNAL);
+  lab_report_free(&r);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "lab_damage.journal:3: damaged journal record (a NUL byte)"));
+  long n2 = 0;
+  char *after = slurp(j, &n2);
+  CU_ASSERT(after && n2 == n && memcmp(after, bad, (size_t)n) == 0); /* left unchanged */
+  free(after);
+  /* a torn last record: dropped with a warning; the finished jobs do not run again */
+  char *torn = malloc((size_t)n + 16);
+  memcpy(torn, good, (size_t)n);
+  memcpy(torn + n, "E 3 9.5 0", 9);
+  spit(j, torn, n + 9);
+  CU_ASSERT_EQUAL(lab_stderr(c, &o, &r, err, sizeof err), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "warning: the last record is torn"));
+  CU_ASSERT_EQUAL(r.completed, 2);
+  for (size_t k = 0; k < 2; k++) CU_ASSERT_EQUAL(r.jobs[k].runs, 1);
+  lab_report_free(&r);
+  free(torn);
+  free(bad);
+  free(good);
+  lab_config_free(c);
+  assert_no_leftovers(NULL);
+}
+
 /* ---- stall, slow, the simulated twin, HDF5 -------------------------------------------------- */
 static void test_stall_simulate_results(void) {
   const char *j = "lab_twin.journal";
@@ -496,6 +579,7 @@ static CU_TestInfo lab_tests[] = {
     {"failing command: exit status, stderr tail, not retried forever", test_command_failure},
     {"runner killed and resumed from the journal", test_resume},
     {"journal of another job file is refused", test_journal_mismatch},
+    {"a damaged journal is refused unchanged, a torn tail dropped", test_journal_damage},
     {"stall and slow faults, simulated twin, HDF5 results", test_stall_simulate_results},
     {"two MPI ranks: a worker per rank, one killed and respawned", test_mpi_two_ranks},
     CU_TEST_INFO_NULL,

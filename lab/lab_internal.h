@@ -27,6 +27,7 @@
 #define LAB__MAX_WORKERS 64
 /* Longest command a job may have: LAB__LINE less "X JOB RUN " and the newline. */
 #define LAB__MAX_COMMAND 960
+#define LAB__ENV_MARK "SPOTLAB_LAB_JOURNAL" /* every process of a lab carries its journal's path */
 #define LAB__NAME_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-" /* job names */
 #define LAB__TAIL 400
 

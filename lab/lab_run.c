@@ -21,6 +21,7 @@
 #include "lab/lab_internal.h"
 #include "models/sched/sched.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <mpi.h>
@@ -887,6 +888,50 @@ static void lab__finish_report(lab__lab *L) {
   R->makespan = isfinite(first) ? last - first : NAN;
 }
 
+/* Every process a lab starts (workers, commands and whatever a command forks) carries
+ * SPOTLAB_LAB_JOURNAL=<absolute journal path> in its environment. A runner killed with SIGKILL
+ * takes its workers and their shells with it (PR_SET_PDEATHSIG), but not the processes a command
+ * forked (`sleep 60` in `sleep 60; echo x`): reparented to init, they would run beside the copy a
+ * resumed lab starts. So a resume first kills every process that carries its journal's mark. */
+static void lab__mark(const char *journal, char *out, size_t len) {
+  char cwd[4096];
+  if (journal[0] == '/' || !getcwd(cwd, sizeof cwd)) snprintf(out, len, "%s=%s", LAB__ENV_MARK, journal);
+  else snprintf(out, len, "%s=%s/%s", LAB__ENV_MARK, cwd, journal);
+}
+/* Kills the processes (not this one) whose environment holds `mark`; returns how many. */
+static int lab__kill_marked(const char *mark) {
+  DIR *d = opendir("/proc");
+  if (!d) return 0;
+  size_t ml = strlen(mark);
+  int n = 0;
+  struct dirent *e;
+  pid_t self = getpid();
+  while ((e = readdir(d))) {
+    char *end;
+    long pid = strtol(e->d_name, &end, 10);
+    if (*end || pid <= 0 || (pid_t)pid == self) continue;
+    char p[64];
+    snprintf(p, sizeof p, "/proc/%ld/environ", pid);
+    FILE *f = fopen(p, "r");
+    if (!f) continue;
+    char var[8192];
+    size_t k = 0;
+    int c, hit = 0;
+    while (!hit && (c = fgetc(f)) != EOF) { /* NUL-separated NAME=VALUE entries */
+      if (c) {
+        if (k < sizeof var - 1) var[k++] = (char)c;
+        continue;
+      }
+      hit = k == ml && !memcmp(var, mark, ml);
+      k = 0;
+    }
+    fclose(f);
+    if (hit && kill((pid_t)pid, SIGKILL) == 0) n++;
+  }
+  closedir(d);
+  return n;
+}
+
 int lab_run(const lab_config *cfg, const lab_opts *o, lab_report *rep) {
   memset(rep, 0, sizeof *rep);
   if (!cfg || !o || !o->journal) return LAB_EINVAL;
@@ -921,6 +966,19 @@ int lab_run(const lab_config *cfg, const lab_opts *o, lab_report *rep) {
   if (o->use_mpi) {
     MPI_Comm_rank(MPI_COMM_WORLD, &L.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &L.nranks);
+  }
+  {
+    char mark[4200];
+    lab__mark(o->journal, mark, sizeof mark);
+    if (o->resume) {
+      int killed = lab__kill_marked(mark);
+      if (killed)
+        fprintf(stderr, "spotlab lab: killed %d process%s the interrupted lab had left running\n", killed,
+                killed == 1 ? "" : "es");
+    }
+    char *eq = strchr(mark, '=');
+    *eq = '\0';
+    setenv(mark, eq + 1, 1); /* inherited by the workers and their commands */
   }
   if (L.nw > 64 || (size_t)L.nranks > L.nw) {
     if (L.rank == 0)

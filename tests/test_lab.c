@@ -37,16 +37,13 @@ static void fresh(const char *journal) {
   if (system(cmd) != 0) CU_FAIL("cannot clean up");
 }
 
-/* No child process of ours is left, and no process runs a command line containing `marker`. */
-static void assert_no_leftovers(const char *marker) {
-  CU_ASSERT(waitpid(-1, NULL, WNOHANG) == -1 && errno == ECHILD);
-  if (!marker) return;
-  usleep(100000);
+/* 1 when a live process (not a zombie) runs a command line containing `marker`. */
+static int process_running(const char *marker) {
   DIR *d = opendir("/proc");
   struct dirent *e;
   int found = 0;
-  while (d && (e = readdir(d))) {
-    char p[300], buf[512];
+  while (d && !found && (e = readdir(d))) {
+    char p[300], buf[512], st[512];
     snprintf(p, sizeof p, "/proc/%s/cmdline", e->d_name);
     FILE *f = fopen(p, "r");
     if (!f) continue;
@@ -54,9 +51,29 @@ static void assert_no_leftovers(const char *marker) {
     fclose(f);
     for (size_t i = 0; i < n; i++) if (!buf[i]) buf[i] = ' ';
     buf[n] = 0;
-    if (strstr(buf, marker)) found = 1;
+    if (!strstr(buf, marker)) continue;
+    snprintf(p, sizeof p, "/proc/%s/stat", e->d_name);
+    f = fopen(p, "r");
+    size_t m = f ? fread(st, 1, sizeof st - 1, f) : 0;
+    if (f) fclose(f);
+    st[m] = 0;
+    const char *rp = strrchr(st, ')');
+    found = !(rp && rp[1] == ' ' && rp[2] == 'Z'); /* a zombie has exited */
   }
   if (d) closedir(d);
+  return found;
+}
+
+/* No child process of ours is left, and no process runs a command line containing `marker`. */
+static void assert_no_leftovers(const char *marker) {
+  CU_ASSERT(waitpid(-1, NULL, WNOHANG) == -1 && errno == ECHILD);
+  if (!marker) return;
+  /* a process killed a moment ago may still be listed until it is reaped: wait for it (10 s) */
+  int found = 1;
+  for (int tries = 0; found && tries < 500; tries++) {
+    found = process_running(marker);
+    if (found) usleep(20000);
+  }
   CU_ASSERT_FALSE(found);
 }
 
@@ -450,6 +467,39 @@ static void test_journal_damage(void) {
   assert_no_leftovers(NULL);
 }
 
+/* A command's own children outlive a runner killed with SIGKILL (reparented to init); the resumed
+ * lab kills them (they carry the journal's mark) before it starts the job again. */
+static void test_resume_kills_orphans(void) {
+  const char *j = "lab_orphan.journal";
+  fresh(j);
+  lab_config *c = load("lab = { workers = 1; heartbeat = 0.1; time_limit = 6; };\n"
+                       "jobs = ( { name = \"o\"; command = \"sleep 61.25; echo orphan\"; } );\n",
+                       "o.cfg", NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    lab_opts o = {j, NULL, 0, 0, 0, NULL};
+    lab_report r;
+    lab_run(c, &o, &r);
+    _exit(0);
+  }
+  /* the command runs: its `sleep` appears (waits for it, at most 30 s), then the runner dies */
+  for (int i = 0; i < 1500 && !process_running("sleep 61.25"); i++) usleep(20000);
+  CU_ASSERT_FATAL(process_running("sleep 61.25"));
+  kill(pid, SIGKILL);
+  waitpid(pid, NULL, 0);
+  CU_ASSERT(process_running("sleep 61.25")); /* orphaned: the runner and its worker are gone */
+  lab_opts o = {j, NULL, 1, 0, 0, NULL};
+  lab_report r;
+  char err[2048];
+  lab_stderr(c, &o, &r, err, sizeof err); /* runs the job again, until the 6 s time limit */
+  lab_report_free(&r);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "killed 1 process the interrupted lab had left running"));
+  assert_no_leftovers("sleep 61.25");
+  lab_config_free(c);
+}
+
 /* ---- stall, slow, the simulated twin, HDF5 -------------------------------------------------- */
 static void test_stall_simulate_results(void) {
   const char *j = "lab_twin.journal";
@@ -580,6 +630,7 @@ static CU_TestInfo lab_tests[] = {
     {"runner killed and resumed from the journal", test_resume},
     {"journal of another job file is refused", test_journal_mismatch},
     {"a damaged journal is refused unchanged, a torn tail dropped", test_journal_damage},
+    {"a resumed lab kills what a killed runner's commands left running", test_resume_kills_orphans},
     {"stall and slow faults, simulated twin, HDF5 results", test_stall_simulate_results},
     {"two MPI ranks: a worker per rank, one killed and respawned", test_mpi_two_ranks},
     CU_TEST_INFO_NULL,

@@ -495,7 +495,8 @@ static void test_resume_kills_orphans(void) {
   char err[2048];
   lab_stderr(c, &o, &r, err, sizeof err); /* runs the job again, until the 6 s time limit */
   lab_report_free(&r);
-  CU_ASSERT_PTR_NOT_NULL(strstr(err, "killed 1 process the interrupted lab had left running"));
+  /* the sleep at least (its shell too when its own death signal is still on the way) */
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "the interrupted lab had left running"));
   assert_no_leftovers("sleep 61.25");
   lab_config_free(c);
 }

@@ -287,6 +287,19 @@ static const char *resume_cfg =
     "         { name = \"long\"; command = \"sleep 1.3; echo 4242.5 > /dev/null\"; },\n"
     "         { name = \"late\"; command = \"true\"; at = 2.5; } );\n";
 
+/* A fresh lab on journal j in a child process (the runner the tests kill). */
+static pid_t run_in_child(const lab_config *c, const char *j) {
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    lab_opts o = {j, NULL, 0, 0, 0, NULL};
+    lab_report r;
+    lab_run(c, &o, &r);
+    _exit(0);
+  }
+  return pid;
+}
+
 /* 1 when journal `path` holds a JOB_FINISH event of job `job` (complete lines only). */
 static int journal_finished(const char *path, unsigned job) {
   FILE *f = fopen(path, "r");
@@ -309,14 +322,7 @@ static void test_resume(void) {
   fresh(j);
   lab_config *c = load(resume_cfg, "resume.cfg", NULL);
   CU_ASSERT_PTR_NOT_NULL_FATAL(c);
-  fflush(NULL);
-  pid_t pid = fork();
-  if (pid == 0) {
-    lab_opts o = {j, NULL, 0, 0, 0, NULL};
-    lab_report r;
-    lab_run(c, &o, &r);
-    _exit(0);
-  }
+  pid_t pid = run_in_child(c, j);
   /* kill the runner mid-lab: as soon as the journal shows `quick` finished (k1, k2 and long still
    * run then); waits for that event, polling the journal, at most 30 s */
   for (int i = 0; i < 1500 && !journal_finished(j, 0); i++) usleep(20000);
@@ -476,14 +482,7 @@ static void test_resume_kills_orphans(void) {
                        "jobs = ( { name = \"o\"; command = \"sleep 61.25; echo orphan\"; } );\n",
                        "o.cfg", NULL);
   CU_ASSERT_PTR_NOT_NULL_FATAL(c);
-  fflush(NULL);
-  pid_t pid = fork();
-  if (pid == 0) {
-    lab_opts o = {j, NULL, 0, 0, 0, NULL};
-    lab_report r;
-    lab_run(c, &o, &r);
-    _exit(0);
-  }
+  pid_t pid = run_in_child(c, j);
   /* the command runs: its `sleep` appears (waits for it, at most 30 s), then the runner dies */
   for (int i = 0; i < 1500 && !process_running("sleep 61.25"); i++) usleep(20000);
   CU_ASSERT_FATAL(process_running("sleep 61.25"));

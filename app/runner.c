@@ -9,6 +9,7 @@
 #include <time.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 const sim_param app_run_params[] = {
@@ -30,6 +31,24 @@ static const sim_param app__top_params[] = {
      "which model the scenario runs (spotlab keys lists them); its keys go in a group of that name"},
     {NULL},
 };
+
+/* Memory a process may use: the least of physical memory, the address-space limit and the
+ * cgroup's limit (cgroup v2 memory.max, v1 memory.limit_in_bytes), in bytes. */
+double app_memory_available(void) {
+  double avail = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && (double)rl.rlim_cur < avail)
+    avail = (double)rl.rlim_cur;
+  const char *cg[] = {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"};
+  for (int i = 0; i < 2; i++) {
+    FILE *f = fopen(cg[i], "r");
+    if (!f) continue;
+    double v;
+    if (fscanf(f, "%lf", &v) == 1 && v > 0 && v < avail) avail = v; /* "max" reads as no number */
+    fclose(f);
+  }
+  return avail > 0 ? avail : 1e18;
+}
 
 int app_load(const char *path, const char *const *overrides, int noverrides, sim_diag *d, app_loaded *l) {
   memset(l, 0, sizeof *l);
@@ -76,6 +95,24 @@ int app_load(const char *path, const char *const *overrides, int noverrides, sim
   }
   l->built = 1;
   l->model.end_time = l->run.end;
+  {
+    /* What the run will hold from the start: every replication in flight keeps its series. More
+     * than this machine gives a process is refused here (check and run say so before running),
+     * not found out by an allocation that fails mid-run. */
+    int inflight = omp_get_max_threads();
+    if (inflight > l->run.reps) inflight = (int)l->run.reps;
+    if (inflight < 1) inflight = 1;
+    double need = (double)sim_series_bytes(&l->model) * inflight;
+    double avail = app_memory_available();
+    if (need > avail) {
+      sim_diag_report(d, path, 0,
+                      "the run needs %.3g GB for its result series (%d replication%s at once: run.end %.6g s in "
+                      "bins as fine as the model keeps them), more than the %.3g GB this machine gives a process; "
+                      "shorten run.end or coarsen the model's intervals (market.billing)",
+                      need / 1e9, inflight, inflight == 1 ? "" : "s", l->run.end, avail / 1e9);
+      goto fail;
+    }
+  }
   l->metrics = l->cls->metrics;
   l->nmetrics = l->cls->nmetrics;
   if (l->cls->model_metrics) l->metrics = l->cls->model_metrics(&l->model, &l->nmetrics);

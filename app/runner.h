@@ -30,6 +30,7 @@ typedef struct app_loaded {
 /* Loads `path`, applies overrides ("group.key=value"), parses and validates every group and
  * builds the model. Reports to d (FILE:LINE) and returns SIM_ECONFIG on bad input. */
 int app_load(const char *path, const char *const *overrides, int noverrides, sim_diag *d, app_loaded *out);
+double app_memory_available(void);
 void app_unload(app_loaded *l);
 
 /* Runs l->run.reps replications (OpenMP threads on one rank, or one after another over all ranks)

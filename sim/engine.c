@@ -487,6 +487,12 @@ size_t sim_series_nbins(const sim_model *m, unsigned s) {
   return n < 1 ? 1 : (size_t)n;
 }
 
+size_t sim_series_bytes(const sim_model *m) {
+  double b = 0;
+  for (unsigned s = 0; s < m->nseries; s++) b += (double)sim_series_nbins(m, s) * m->series[s].ncols * 8.0 * 2.0;
+  return b >= (double)SIZE_MAX ? SIZE_MAX : (size_t)b;
+}
+
 /* ---- setup and teardown -------------------------------------------------------------------- */
 
 static int sim__validate(const sim_model *m) {

@@ -174,6 +174,9 @@ void sim_results_free(sim_results *res);
 
 /* Number of bins of series `s` of `model`. */
 size_t sim_series_nbins(const sim_model *model, unsigned s);
+/* Bytes one replication's series take (each is held twice: while running and in its results);
+ * what a run needs before it starts, known from the model alone. Saturates at SIZE_MAX. */
+size_t sim_series_bytes(const sim_model *model);
 
 /* Seed of replication r derived from a base seed (splitmix64 of both): common random numbers
  * across scenarios that share the base seed. */

@@ -204,6 +204,44 @@ static void test_compare_models(void) {
   free(out);
 }
 
+/* A run that cannot fit this machine (result series of 3.2e9 s in one-second billing bins) is
+ * refused by check and run before it starts, with what it needs, instead of an allocation failing
+ * mid-run and ending in MPI_Abort (exit 3). */
+static void replace(char *s, size_t cap, const char *from, const char *to) {
+  char *p = strstr(s, from);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  size_t fl = strlen(from), tl = strlen(to), rest = strlen(p + fl);
+  CU_ASSERT_FATAL(strlen(s) - fl + tl < cap);
+  memmove(p + tl, p + fl, rest + 1);
+  memcpy(p, to, tl);
+}
+static void test_too_big_for_machine(void) {
+  char path[4096], data[4200];
+  snprintf(path, sizeof path, "%s/scenarios/default.cfg", tu_src());
+  FILE *f = fopen(path, "r");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  static char text[65536];
+  size_t n = fread(text, 1, sizeof text - 1, f);
+  fclose(f);
+  text[n] = 0;
+  snprintf(data, sizeof data, "\"%s/data/", tu_src());
+  replace(text, sizeof text, "end = \"7d\";", "end = \"3.2e9s\";");
+  replace(text, sizeof text, "billing = \"1h\";", "billing = \"1s\";");
+  replace(text, sizeof text, "latency = 1;", "latency = 0.2;");
+  replace(text, sizeof text, "\"../data/", data);
+  replace(text, sizeof text, "\"../data/", data);
+  tu_write("huge.cfg", text);
+  char *out;
+  CU_ASSERT_EQUAL(sl("check huge.cfg", &out), 2);
+  if (!strstr(out, "for its result series")) fprintf(stderr, "%s\n", out);
+  CU_ASSERT(strstr(out, "huge.cfg: the run needs") && strstr(out, "for its result series"));
+  free(out);
+  CU_ASSERT_EQUAL(sl("run huge.cfg --out huge.h5", &out), 2);
+  CU_ASSERT(strstr(out, "nothing was run") != NULL);
+  CU_ASSERT(access("huge.h5", F_OK) != 0);
+  free(out);
+}
+
 static CU_TestInfo cli_tests[] = {
     {"help and usage errors", test_help},
     {"bad scenarios: FILE:LINE, exit 2, nothing written", test_bad_scenarios},
@@ -213,6 +251,7 @@ static CU_TestInfo cli_tests[] = {
     {"files that are no scenario, hex durations", test_not_scenarios},
     {"thousands of unknown keys", test_many_unknown_keys},
     {"compare refuses runs of two models", test_compare_models},
+    {"a run too big for the machine is refused before it starts", test_too_big_for_machine},
     CU_TEST_INFO_NULL,
 };
 CU_SuiteInfo spotlab_suites[] = {

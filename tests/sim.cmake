@@ -8,3 +8,6 @@ spotlab_add_test(test_determinism SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_deter
 add_dependencies(test_determinism spotlab)
 # MPI sanity at 2 ranks: the engine's parallel path through the command itself.
 spotlab_add_mpi_test(mpi_phold_2ranks 2 $<TARGET_FILE:spotlab> bench phold --lps 512 --end 200 --no-reference --ranks-info)
+# Results onto a full disk (a small tmpfs; skipped where it cannot be mounted).
+add_test(NAME full_disk COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/full_disk.sh $<TARGET_FILE:spotlab> ${CMAKE_SOURCE_DIR})
+set_tests_properties(full_disk PROPERTIES ENVIRONMENT "${SPOTLAB_TEST_ENV}" TIMEOUT 300 SKIP_RETURN_CODE 77)

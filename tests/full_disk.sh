@@ -1,7 +1,8 @@
 #!/bin/sh
-# full_disk.sh SPOTLAB SRC - `spotlab run` and `spotlab sweep` onto a full disk (a 64 KiB tmpfs
-# mounted here): a non-zero exit with the reason, no crash (HDF5's exit handler used to segfault,
-# exit 139), and nothing left behind. Skipped (77) where tmpfs cannot be mounted (not root).
+# full_disk.sh SPOTLAB SRC - `spotlab run`, `sweep` and `report` onto a full disk (a 64 KiB
+# tmpfs mounted here): a non-zero exit with the reason, no crash (HDF5's exit handler used to
+# segfault, exit 139; report printed stray bytes), and no file that looks complete but is not.
+# Skipped (77) where tmpfs cannot be mounted (not root).
 bin=$1; src=$2
 dir=$(mktemp -d /tmp/spotlab_full.XXXXXX) || exit 1
 if ! mount -t tmpfs -o size=64k tmpfs "$dir" 2>/dev/null; then rmdir "$dir"; echo "SKIP: cannot mount a tmpfs"; exit 77; fi
@@ -17,4 +18,13 @@ cat sweep.out
 [ $s -ne 0 ] && [ $s -ne 139 ] && [ $s -lt 128 ] || fail "sweep exit $s (want a failure, not a crash)"
 ! grep -q "Segmentation\|signal" sweep.out || fail "sweep crashed"
 ls -A "$dir" | grep -q '\.tmp\.' && fail "sweep left temporaries: $(ls -A "$dir")"
+# report: its tables do not fit; the reason is said, and no half table is left
+"$bin" run "$src/scenarios/default.cfg" --out ok.h5 --quiet > /dev/null 2>&1 || fail "run to a good disk"
+rm -rf "$dir"/*
+dd if=/dev/zero of="$dir/fill" bs=1k count=52 2>/dev/null # leaves about 12 KiB
+"$bin" report ok.h5 --out "$dir/rep" --gnuplot none > report.out 2>&1; s=$?
+cat report.out
+[ $s -eq 1 ] || fail "report exit $s (want 1)"
+grep -q "writing failed (No space left on device)" report.out || fail "report: no reason given"
+for f in summary.md summary.csv; do [ ! -e "$dir/rep/$f" ] || fail "report left a half $f"; done
 echo OK

@@ -1240,8 +1240,10 @@ int rpt_report(const char *path, const rpt_options *opt, rpt_outcome *out, char 
         rc = SIM_EIO;
       }
       if (!rc) rc = rpt__sweep_tables(&c, &s, m, v, th);
-      if (m && fclose(m)) rc = SIM_EIO;
-      if (v && fclose(v)) rc = SIM_EIO;
+      if ((m && (ferror(m) | fclose(m))) | (v && (ferror(v) | fclose(v)))) {
+        snprintf(err, errlen, "%s: writing the summary files failed (%s)", opt->outdir, strerror(errno));
+        rc = SIM_EIO;
+      }
       if (!rc) {
         rpt__list_add(&out->files, &out->nfiles, "summary.md");
         rpt__list_add(&out->files, &out->nfiles, "summary.csv");

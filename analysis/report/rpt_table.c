@@ -9,6 +9,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <errno.h>
 
 void rpt__fmt(char *buf, size_t len, double v) {
   if (v != v) snprintf(buf, len, "-");
@@ -199,7 +201,10 @@ int rpt_write_summary(rpt_file *f, const char *md_path, const char *csv_path, in
       for (unsigned i = 0; i < s.ndims; i++) rpt__md_section(o, f, s.dims[i], ci, 0);
       if (mm) fprintf(o, "Warning: for %d metric%s the file's /summary disagrees with /metrics; the table shows the "
                          "values recomputed from /metrics.\n", mm, mm == 1 ? "" : "s");
-      if (fclose(o)) rc = SIM_EIO;
+      if (ferror(o) | fclose(o)) {
+        snprintf(err, errlen, "%s: writing failed (%s)", md_path, strerror(errno));
+        rc = SIM_EIO;
+      }
     }
   }
   if (!rc && csv_path) {
@@ -217,8 +222,15 @@ int rpt_write_summary(rpt_file *f, const char *md_path, const char *csv_path, in
           fprintf(o, "%s,%s,%s,%s,%s,%s,%.17g,%.17g,%.17g,%.17g,%d\n", d[0] ? d : "overall", rpt_metric_name(f, k), q, d,
                   v, rpt_metric_unit(f, k), ci[k].mean, ci[k].sd, ci[k].lo, ci[k].hi, ci[k].n);
         }
-      if (fclose(o)) rc = SIM_EIO;
+      if (ferror(o) | fclose(o)) {
+        snprintf(err, errlen, "%s: writing failed (%s)", csv_path, strerror(errno));
+        rc = SIM_EIO;
+      }
     }
+  }
+  if (rc) { /* a half-written table is not left to look complete */
+    if (md_path) unlink(md_path);
+    if (csv_path) unlink(csv_path);
   }
   free(ci);
   return rc;

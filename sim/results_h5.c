@@ -255,9 +255,8 @@ int sim_results_write(const char *path, const sim_run_meta *meta, const sim_mode
   }
   if (gr >= 0) H5Gclose(gr);
   int werr;
-  if (sim_h5mem_commit(f, tmp, !rc, &werr)) rc = 1;
+  if (sim_h5mem_commit(f, tmp, !rc, &werr)) rc = 1; /* removes tmp when it fails */
   if (rc) {
-    unlink(tmp);
     snprintf(err, errlen, "%s: writing the results failed (%s); nothing was left behind", path,
              werr ? strerror(werr) : "HDF5 error");
     return SIM_EIO;

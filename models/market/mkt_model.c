@@ -447,7 +447,6 @@ static void mkt__destroy(sim_model *m) {
   free(c->flex_price);
   free(c->gpu_score_milli);
   free(c->speed);
-  free(c->gpu_src);
   free(c->grade);
   free(c->node_delegated);
   free(c->trace);
@@ -644,9 +643,8 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
     sched_config dflt;
     sched_config_default(&dflt);
     c->cluster = dflt.cluster;
-    c->gpu_src = calloc(c->ngpus, 1);
-    double *frac = calloc(c->ngpus, sizeof *frac);
-    if (!c->gpu_src || !frac) { free(frac); rc = SIM_ENOMEM; goto fail; }
+    double *frac = calloc(c->ngpus, sizeof *frac); /* > 0: the model was measured */
+    if (!frac) { rc = SIM_ENOMEM; goto fail; }
     double fsum = 0;
     unsigned fn = 0;
     for (const char *p = cfg->calibration; *p;) {
@@ -665,14 +663,13 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
       if (e4) { free(frac); sim_param_error(s, "market.calibration", d, "%s", err); rc = SIM_ECONFIG; goto fail; }
       int g = mkt_gpu_match(c->gpus, c->ngpus, info.device);
       if (g < 0 || !(info.sgemm_gflops > 0) || !(c->gpus[g].fp32_tflops > 0)) continue; /* no catalog GPU */
-      if (c->gpu_src[g]) { fsum -= frac[g]; fn--; } /* measured again: the later file wins */
+      if (frac[g] > 0) { fsum -= frac[g]; fn--; } /* measured again: the later file wins */
       frac[g] = info.sgemm_gflops / 1e3 / c->gpus[g].fp32_tflops;
-      c->gpu_src[g] = MKT_SPEED_CALIBRATED;
       fsum += frac[g];
       fn++;
     }
     for (size_t g = 0; fn && g < c->ngpus; g++)
-      if (c->gpu_src[g]) c->gpus[g].fp16_tflops *= frac[g] / (fsum / fn);
+      if (frac[g] > 0) c->gpus[g].fp16_tflops *= frac[g] / (fsum / fn);
     free(frac);
   }
   /* measured throughput replaces the spec value in the score (kernels/ measure it); it wins over
@@ -690,7 +687,6 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
         goto fail;
       }
       c->gpus[g].fp16_tflops = v[k];
-      c->gpu_src[g] = MKT_SPEED_SCORE_TFLOPS;
     }
     if (n < 0) {
       sim_param_error(s, "market.score_tflops", d, "'%s' is not NAME:TFLOPS", tok);

@@ -15,8 +15,6 @@
 #include "models/sched/sched.h"
 #include "sim/model_class.h"
 
-/* where a GPU model's throughput comes from: its spec sheet, a calibration file, score_tflops */
-enum { MKT_SPEED_SPEC, MKT_SPEED_CALIBRATED, MKT_SPEED_SCORE_TFLOPS };
 enum { MKT_POOL_FIXED, MKT_POOL_BIDDING, MKT_POOL_FLEX, MKT_NPOOLS };
 enum { MKT_CLS_TRAINING, MKT_CLS_INFERENCE, MKT_CLS_BATCH, MKT_NCLASSES };
 extern const char *const mkt_pool_names[];  /* "fixed", "bidding", "flexible", NULL */
@@ -151,7 +149,6 @@ typedef struct mkt_ctx {
   sched_ft ft[MKT_MAX_WORLDS][MKT_NCLASSES]; /* fault tolerance per world and class */
   double *speed;                /* per GPU model: work units per second (reference GPU = 1) */
   uint16_t *grade;              /* per GPU model: rank by memory (0 = least) */
-  uint8_t *gpu_src;             /* per GPU model: where its throughput comes from (MKT_SPEED_*) */
   int has_trace;                /* a trace is replayed */
   size_t trace_rows[1 + MKT_TR_NREASONS]; /* rows replayed, then not replayed by reason */
   uint16_t min_grade[MKT_NCLASSES]; /* weakest grade with enough memory for the class */

@@ -509,7 +509,7 @@ static void avail_remove(const mkt_ctx *c, mkt_market *m, mkt_host *h) {
 
 /* The records the core and the market will read when the host's GPUs leave or are missed: the
  * core's GPUs, and the jobs of those employed (fetched together rather than one after another). */
-static void prefetch_host(const mkt_ctx *c, const mkt_market *m, const mkt_host *h, unsigned n) {
+static void prefetch_host(const mkt_market *m, const mkt_host *h, unsigned n) {
   if (h->cid < 0) return;
   for (unsigned g = 0; g < n; g++) {
     uint32_t cid = (uint32_t)h->cid + g, slot = m->cg[cid].slot;
@@ -520,13 +520,12 @@ static void prefetch_host(const mkt_ctx *c, const mkt_market *m, const mkt_host 
       sched_prefetch_job(m->core, slot);
     }
   }
-  (void)c;
 }
 
 void mkt__host_leave(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov, int announced, double t_left) {
   mkt_host *h = host_of(c, m, prov);
   if (!h->in) return;
-  prefetch_host(c, m, h, c->prov[prov].ngpus);
+  prefetch_host(m, h, c->prov[prov].ngpus);
   h->in = 0;
   h->gone_t = t_left;
   avail_remove(c, m, h);
@@ -589,7 +588,7 @@ void mkt__host_detect(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov
   if (!h->unseen || session != h->session) return; /* stale */
   h->unseen = 0;
   unsigned n = c->prov[prov].ngpus;
-  prefetch_host(c, m, h, n);
+  prefetch_host(m, h, n);
   int employed = 0;
   for (unsigned g = 0; g < n; g++) employed |= m->cg[(uint32_t)h->cid + g].slot != NIL;
   if (employed) {
@@ -745,7 +744,6 @@ void mkt__on_ckpt(sim_lp *lp, const mkt_ctx *c, mkt_market *m, const mkt_msg *ms
 
 void mkt__on_wake(sim_lp *lp, const mkt_ctx *c, mkt_market *m, const mkt_msg *msg) {
   if (mkt__i2d(msg->b) != m->wake_at) return; /* superseded by an earlier wake-up */
-  sched_prefetch_due(m->core);
   m->wake_at = INFINITY;
   sched_event e = {.type = SCHED_EV_TICK};
   mkt__feed(lp, c, m, &e);

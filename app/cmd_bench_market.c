@@ -26,11 +26,12 @@ static double bm__rss_mib(void) {
 static void bm__help(FILE *f) {
   fprintf(f,
           "usage: spotlab bench market [--gpus N] [--days D] [--load L] [--seed S] [--rule R] [--out FILE]\n"
-          "                            [--progress]\n\n"
+          "                            [--responses] [--progress]\n\n"
           "Runs the market model with N single-GPU providers (three regions, the default personas and\n"
           "pools) for D simulated days with hourly billing, and prints wall time, events/s and memory per\n"
           "GPU. --load sets synthetic arrivals to L jobs per GPU per day (default 0.8). Under mpirun the\n"
-          "model runs on all ranks. Defaults: --gpus 100000 --days 30.\n");
+          "model runs on all ranks. --responses switches every reaction of market.responses on (demand,\n"
+          "pool choice, entry and exit, reliability). Defaults: --gpus 100000 --days 30, reactions off.\n");
 }
 
 static const char *bm__scenario =
@@ -38,6 +39,7 @@ static const char *bm__scenario =
     "  gpus = \"%s/data/gpus.csv\";\n"
     "  churn_fits = \"%s/data/churn_fta_fits.csv\";\n"
     "  record_jobs = false; record_providers = false; sample_providers = 0;\n"
+    "  responses = { demand = %s; pool_choice = %s; entry = %s; reliability = %s; };\n"
     "  bidding = { rule = \"%s\"; min_bid_usd_h = 0.02; };\n"
     "  training  = { share = 0.2; dur_mean_h = 12.0; dur_cv = 1.5; gpus_min = 1; gpus_max = 1; mem_min_gb = 16.0;\n"
     "                value_usd_h = 0.6; checkpoint_h = 1.0; pool_share = [0.6, 0.2, 0.2]; patience_h = 48.0; };\n"
@@ -66,7 +68,7 @@ static const char *bm__scenario =
 static int cmd_bench_market_main(int argc, char **argv) {
   unsigned long long gpus = 100000, days = 30, seed = 1;
   double load = 0.8;
-  int progress = 0;
+  int progress = 0, resp = 0;
   const char *rule = "gigaspot", *out = NULL, *v;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { bm__help(stdout); return 0; }
@@ -82,6 +84,7 @@ static int cmd_bench_market_main(int argc, char **argv) {
     }
     else if (app_opt(argc, argv, &i, "--out", &v)) out = v;
     else if (!strcmp(argv[i], "--progress")) progress = 1;
+    else if (!strcmp(argv[i], "--responses")) resp = 1;
     else { fprintf(stderr, "spotlab bench market: unknown option '%s' (--help)\n", argv[i]); return 2; }
   }
   app_mpi_init(&argc, &argv);
@@ -90,7 +93,8 @@ static int cmd_bench_market_main(int argc, char **argv) {
   unsigned long long per[3] = {gpus / 3, gpus / 3, gpus - 2 * (gpus / 3)};
   char *text = malloc(16384);
   if (!text) SIM_FATAL("out of memory");
-  snprintf(text, 16384, bm__scenario, SPOTLAB_SOURCE_DIR, SPOTLAB_SOURCE_DIR, rule, per[0], per[0] * load / 24.0,
+  const char *on = resp ? "true" : "false";
+  snprintf(text, 16384, bm__scenario, SPOTLAB_SOURCE_DIR, SPOTLAB_SOURCE_DIR, on, on, on, on, rule, per[0], per[0] * load / 24.0,
            per[1], per[1] * load / 24.0, per[2], per[2] * load / 24.0);
   sim_diag d;
   sim_diag_init(&d, rank == 0 ? stderr : NULL);
@@ -107,8 +111,9 @@ static int cmd_bench_market_main(int argc, char **argv) {
   }
   m.end_time = end;
   if (rank == 0)
-    fprintf(stderr, "bench market: %llu GPUs (%llu LPs), %llu days, hourly billing, rule %s, load %g jobs/GPU/day, %d rank%s\n",
-            gpus, (unsigned long long)m.nlps, days, rule, load, P, P == 1 ? "" : "s");
+    fprintf(stderr, "bench market: %llu GPUs (%llu LPs), %llu days, hourly billing, rule %s, load %g jobs/GPU/day, "
+            "reactions %s, %d rank%s\n", gpus, (unsigned long long)m.nlps, days, rule, load, resp ? "on" : "off", P,
+            P == 1 ? "" : "s");
   sim_run_opts o = {seed, P > 1, progress && rank == 0, NULL};
   sim_results r;
   if (sim_run(&m, &o, &r)) SIM_FATAL("the engine refused the market model");

@@ -4,6 +4,7 @@ spotlab_add_test(test_market SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_market.c L
 spotlab_add_test(test_market_model SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_market_model.c
                  LIBS spotlab_market spotlab_sim)
 spotlab_add_test(test_auction SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_auction.c LIBS spotlab_market)
+spotlab_add_test(test_strategy SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_strategy.c LIBS spotlab_market)
 
 # Bit-identical results on 1, 2 and 4 ranks: the digest of every series, table and metric of two
 # days of scenarios/default.cfg must not depend on the number of ranks.
@@ -20,3 +21,10 @@ add_test(NAME market_ranks_identical_nodes COMMAND sh -c
    cat digest_nodes_1.txt; grep -q ' ok$' digest_nodes_1.txt && cmp digest_nodes_1.txt digest_nodes_2.txt && cmp digest_nodes_1.txt digest_nodes_4.txt"
   ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:test_market_mpi> ${CMAKE_SOURCE_DIR}/scenarios/gp_nodes.cfg)
 set_tests_properties(market_ranks_identical_nodes PROPERTIES ENVIRONMENT "${SPOTLAB_TEST_ENV}" TIMEOUT 300)
+# The same for every reaction on (scenarios/pricing_after.cfg: demand, pool choice, entry and exit,
+# reliability, pool switching by goal).
+add_test(NAME market_ranks_identical_responses COMMAND sh -c
+  "for np in 1 2 4; do $0 --oversubscribe -np $np $1 $2 7 | grep '^digest' | cut -d' ' -f2-4,7- > digest_resp_$np.txt || exit 1; done; \
+   cat digest_resp_1.txt; grep -q ' ok$' digest_resp_1.txt && cmp digest_resp_1.txt digest_resp_2.txt && cmp digest_resp_1.txt digest_resp_4.txt"
+  ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:test_market_mpi> ${CMAKE_SOURCE_DIR}/scenarios/pricing_after.cfg)
+set_tests_properties(market_ranks_identical_responses PROPERTIES ENVIRONMENT "${SPOTLAB_TEST_ENV}" TIMEOUT 300)

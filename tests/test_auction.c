@@ -8,6 +8,7 @@
 #include "models/market/mkt_rule.h"
 
 #include <CUnit/CUnit.h>
+#include "tests/randcase.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,21 +17,6 @@
 #define MAXL 12 /* lots per instance */
 #define CASES 2000
 
-/* ---- A local generator: splitmix64 (Steele, Lea & Flood 2014), no global state -------------- */
-typedef struct rng {
-  uint64_t s;
-} rng;
-static uint64_t rng_next(rng *r) {
-  uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-/* uniform integer in [lo, hi] */
-static int64_t rng_int(rng *r, int64_t lo, int64_t hi) {
-  return lo + (int64_t)(rng_next(r) % (uint64_t)(hi - lo + 1));
-}
-static double rng_unif(rng *r) { return (double)(rng_next(r) >> 11) * 0x1.0p-53; }
 
 /* ---- Random instances ---------------------------------------------------------------------- */
 typedef struct inst {
@@ -103,22 +89,6 @@ static long run_rule(const mkt_rule_ops *r, const inst *in, outcome *out) {
   return out->ret;
 }
 
-/* Failures are counted and the first one described, so that a broken rule prints one line, not
- * thousands. */
-typedef struct chk {
-  long fails;
-  char first[400];
-} chk;
-#define CHECK(c, cond, ...)                                                                         \
-  do {                                                                                              \
-    if (!(cond)) {                                                                                  \
-      if ((c)->fails++ == 0) snprintf((c)->first, sizeof (c)->first, __VA_ARGS__);                  \
-    }                                                                                               \
-  } while (0)
-static void chk_report(const chk *c, const char *what) {
-  if (c->fails) printf("\n  %s: %ld failures, first: %s\n", what, c->fails, c->first);
-  CU_ASSERT_EQUAL(c->fails, 0);
-}
 
 /* ---- 0. host economics ------------------------------------------------------------------------ */
 static void test_lot_known(void) {
@@ -208,6 +178,7 @@ static void check_late_price(chk *c, const mkt_rule_ops *r, const mkt_order *o, 
 static void test_rationality(void) {
   rng g = {.s = 1};
   chk c = {0};
+  int below[64] = {0}; /* per rule: some winner paid less than its bid */
   for (int t = 0; t < CASES; t++) {
     inst in;
     gen_inst(&g, &in, t % 8 ? 12 : 40, 5); /* some with more than 16 orders (ranked by qsort) */
@@ -233,9 +204,12 @@ static void test_rationality(void) {
               t, i, (long long)out.pay[i], (long long)in.o[i].price);
         CHECK(&c, out.pay[i] >= ask, "%s case %d: order %zu pays %lld below its lot's ask %lld", r->name, t, i,
               (long long)out.pay[i], (long long)ask);
-        if (!r->reprice)
+        /* pays_bid (clients shade their bids under it, mkt_strategy.h) means every winner pays its bid */
+        if (r->pays_bid)
           CHECK(&c, out.pay[i] == in.o[i].price, "%s case %d: pay-as-bid rule does not charge the bid",
                 r->name, t);
+        else if (out.pay[i] < in.o[i].price)
+          below[k] = 1;
       }
       CHECK(&c, ret == wins, "%s case %d: returned %ld for %ld winners", r->name, t, ret, wins);
       int64_t ref = r->reference ? r->reference(in.o, in.n, &(mkt_clearing){out.win, out.lot, out.pay}) : -1;
@@ -249,6 +223,10 @@ static void test_rationality(void) {
           check_late_price(&c, r, &in.o[i], &in.l[l], lasts[rng_int(&g, 0, 4)]);
     }
   }
+  /* a rule that does not declare pays_bid does charge some winner less than its bid */
+  for (size_t k = 0; mkt_rule_table[k]; k++)
+    CHECK(&c, mkt_rule_table[k]->pays_bid || below[k], "%s: declares pays_bid = 0, but every winner paid its bid",
+          mkt_rule_table[k]->name);
   chk_report(&c, "individual rationality");
 }
 
@@ -811,7 +789,7 @@ static void test_home_keeping(void) {
 static CU_TestInfo rule_tests[] = {
     {"host energy, ask and fit", test_lot_known},
     {"rule table and look-ups", test_table},
-    {"individual rationality under every rule", test_rationality},
+    {"individual rationality under every rule (and pays_bid as declared)", test_rationality},
     {"feasibility and home-keeping under every rule", test_feasibility},
     {"vickrey: truthful bidding is dominant, pay = threshold", test_vickrey_truthful},
     {"vickrey known answers", test_vickrey_known},

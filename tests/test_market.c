@@ -2,6 +2,7 @@
  * ledger conservation, clearing rules (knapsack against brute force, Vickrey truthfulness,
  * double auction, GigaSPOT host rule), churn moments, Erlang C, treasury rule, score, loaders. */
 #include "models/market/mkt.h"
+#include "models/market/mkt_respond.h"
 
 #include <CUnit/CUnit.h>
 #include <unistd.h>
@@ -489,6 +490,158 @@ static void test_gpu_match(void) {
   CU_ASSERT_EQUAL(mkt_gpu_match(g, 6, NULL), -1);
 }
 
+/* Known answer from market theory: with n buyers of values U[0, 1] and n sellers of costs
+ * U[0.2, 1.2], supply n (p - 0.2) meets demand n (1 - p) at the competitive equilibrium
+ * p* = 0.6, q* = 0.4 n (Walras; e.g. Mas-Colell, Whinston & Green 1995, ch. 10). The uniform-price
+ * double auction converges to it as n grows (Satterthwaite & Williams 1989: its inefficiency is
+ * O(1/n)): over random markets its mean price and quantity per trader lie within the Monte Carlo
+ * interval of p* and q* / n, widened by 1/n for the finite-market bias. Every instance trades
+ * exactly the efficient quantity (the largest k with k-th bid >= k-th ask). */
+static int cmp_desc(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x < y ? 1 : x > y ? -1 : 0;
+}
+static int cmp_asc(const void *a, const void *b) { return -cmp_desc(a, b); }
+static void test_double_auction_equilibrium(void) {
+  enum { N = 2000, M = 200 };
+  gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+  gsl_rng_set(r, 11);
+  int64_t *bids = malloc(N * sizeof *bids), *asks = malloc(N * sizeof *asks);
+  double sp = 0, sp2 = 0, sq = 0, sq2 = 0;
+  for (int m = 0; m < M; m++) {
+    for (int i = 0; i < N; i++) {
+      bids[i] = (int64_t)(gsl_rng_uniform(r) * 1e6);
+      asks[i] = (int64_t)((0.2 + gsl_rng_uniform(r)) * 1e6);
+    }
+    qsort(bids, N, sizeof *bids, cmp_desc);
+    qsort(asks, N, sizeof *asks, cmp_asc);
+    int64_t p = -1;
+    long k = (long)mkt_double_auction(bids, N, asks, N, &p);
+    long eff = 0;
+    while (eff < N && bids[eff] >= asks[eff]) eff++;
+    CU_ASSERT_EQUAL(k, eff);
+    CU_ASSERT(k > 0 && p >= asks[k - 1] && p <= bids[k - 1]); /* individually rational */
+    double x = p / 1e6, q = (double)k / N;
+    sp += x, sp2 += x * x, sq += q, sq2 += q * q;
+  }
+  double mp = sp / M, mq = sq / M;
+  double sep = sqrt((sp2 / M - mp * mp) / (M - 1)), seq = sqrt((sq2 / M - mq * mq) / (M - 1));
+  fprintf(stderr, "\n  double auction, %d traders a side: price %.5f +- %.5f (p* 0.6), quantity/n %.5f +- %.5f (0.4)\n", N,
+          mp, 4 * sep, mq, 4 * seq);
+  CU_ASSERT(fabs(mp - 0.6) <= 4 * sep + 1.0 / N);
+  CU_ASSERT(fabs(mq - 0.4) <= 4 * seq + 1.0 / N);
+  free(bids);
+  free(asks);
+  gsl_rng_free(r);
+}
+
+/* ---- reactions (mkt_respond.h) on random cases ---------------------------------------------- */
+static void test_demand_curve(void) {
+  gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+  gsl_rng_set(r, 5);
+  for (int i = 0; i < 2000; i++) {
+    double p = 0.01 + gsl_rng_uniform(r) * 2, ref = 0.01 + gsl_rng_uniform(r) * 2, e = gsl_rng_uniform(r) * 3;
+    double f = mkt_demand_factor(p, ref, e);
+    double want = pow(p / ref, -e);
+    if (want >= MKT_DEMAND_MIN && want <= MKT_DEMAND_MAX) {
+      CU_ASSERT(fabs(log(f) + e * log(p / ref)) < 1e-9); /* constant elasticity: d ln q / d ln p = -e */
+    } else {
+      CU_ASSERT(f == MKT_DEMAND_MIN || f == MKT_DEMAND_MAX);
+    }
+    /* dearer, never more demand */
+    CU_ASSERT(mkt_demand_factor(p * 1.1, ref, e) <= f);
+  }
+  CU_ASSERT_EQUAL(mkt_demand_factor(0.5, 0.5, 1.2), 1.0);
+  CU_ASSERT_EQUAL(mkt_demand_factor(0.9, 0.5, 0.0), 1.0);
+  CU_ASSERT_EQUAL(mkt_demand_factor(0.0, 0.5, 1.0), 1.0);
+  CU_ASSERT_EQUAL(mkt_demand_factor(1e9, 1e-6, 20), MKT_DEMAND_MIN);
+  gsl_rng_free(r);
+}
+
+static void test_logit_choice(void) {
+  gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+  gsl_rng_set(r, 6);
+  for (int it = 0; it < 5000; it++) {
+    mkt_option o[3];
+    double prob[3], prob2[3];
+    double v = 0.05 + gsl_rng_uniform(r), run = 60 + gsl_rng_uniform(r) * 36000;
+    for (int i = 0; i < 3; i++)
+      o[i] = (mkt_option){gsl_rng_uniform(r) < 0.15 ? 0 : gsl_rng_uniform(r), gsl_rng_uniform(r) * 1.2,
+                          gsl_rng_uniform(r) * 7200, gsl_rng_uniform(r) * 3};
+    mkt_choice_w w = {gsl_rng_uniform(r) * 5, gsl_rng_uniform(r) * 3, gsl_rng_uniform(r)};
+    unsigned k = mkt_choice_probs(o, 3, &w, v, run, prob);
+    unsigned afford = 0;
+    double sum = 0;
+    for (int i = 0; i < 3; i++) {
+      int ok = o[i].share > 0 && o[i].price <= v;
+      afford += ok;
+      CU_ASSERT(prob[i] >= 0 && prob[i] <= 1);
+      if (!ok) CU_ASSERT_EQUAL(prob[i], 0); /* never a pool it cannot afford, or one it may not use */
+      sum += prob[i];
+    }
+    CU_ASSERT_EQUAL(k, afford);
+    if (k) {
+      CU_ASSERT(fabs(sum - 1) < 1e-12);
+    } else {
+      CU_ASSERT_EQUAL(sum, 0); /* balks */
+    }
+    /* independence of irrelevant alternatives: removing option 2 leaves the ratio of 0 and 1 */
+    if (prob[0] > 0 && prob[1] > 0) {
+      mkt_option o2[3] = {o[0], o[1], o[2]};
+      o2[2].share = 0;
+      mkt_choice_probs(o2, 3, &w, v, run, prob2);
+      CU_ASSERT(fabs(prob2[0] / prob2[1] - prob[0] / prob[1]) < 1e-9 * (prob[0] / prob[1]));
+      /* the logit odds: ln(P0/P1) = ln(s0/s1) - cost (p0 - p1)/v - wait (w0 - w1)/T - risk (i0 - i1) */
+      double lo = log(o[0].share / o[1].share) - w.cost * (o[0].price - o[1].price) / v -
+                  w.wait * (o[0].wait_s - o[1].wait_s) / run - w.risk * (o[0].interruptions - o[1].interruptions);
+      CU_ASSERT(fabs(log(prob[0] / prob[1]) - lo) < 1e-9);
+      /* a dearer option 0 is chosen less */
+      o2[2] = o[2];
+      o2[0].price = o[0].price + 0.01;
+      mkt_choice_probs(o2, 3, &w, v, run, prob2);
+      CU_ASSERT(prob2[0] <= prob[0] + 1e-15);
+    }
+    /* zero weights: the pool shares among the affordable options */
+    mkt_choice_w z = {0, 0, 0};
+    if (mkt_choice_probs(o, 3, &z, v, run, prob)) {
+      double ss = 0;
+      for (int i = 0; i < 3; i++) ss += o[i].share > 0 && o[i].price <= v ? o[i].share : 0;
+      for (int i = 0; i < 3; i++)
+        if (prob[i] > 0) CU_ASSERT(fabs(prob[i] - o[i].share / ss) < 1e-12);
+    }
+    /* picking: u falls on the option whose cumulative interval holds it */
+    double u = gsl_rng_uniform(r);
+    int pk = mkt_choice_pick(prob, 3, u);
+    if (k) {
+      double lo2 = 0;
+      for (int i = 0; i < pk; i++) lo2 += prob[i];
+      CU_ASSERT(pk >= 0 && prob[pk] > 0 && u >= lo2 - 1e-12 && u < lo2 + prob[pk] + 1e-12);
+    } else {
+      CU_ASSERT_EQUAL(pk, -1);
+    }
+  }
+  gsl_rng_free(r);
+}
+
+static void test_announce_and_surplus(void) {
+  gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+  gsl_rng_set(r, 7);
+  for (int i = 0; i < 2000; i++) {
+    double x = gsl_rng_uniform(r) * 10, mx = gsl_rng_uniform(r), sc = 0.1 + gsl_rng_uniform(r) * 5;
+    double p = mkt_announce_prob(x, mx, sc);
+    CU_ASSERT(p >= 0 && p <= mx);
+    CU_ASSERT(mkt_announce_prob(x + 0.5, mx, sc) >= p); /* more at stake, more notice */
+    CU_ASSERT(fabs(p - mx * (1 - exp(-x / sc))) < 1e-12);
+    double inc = gsl_rng_uniform(r), u = gsl_rng_uniform(r), cost = gsl_rng_uniform(r), own = gsl_rng_uniform(r);
+    CU_ASSERT(fabs(mkt_surplus_h(inc, u, cost, own) - (inc - u * cost - own)) < 1e-15);
+  }
+  CU_ASSERT_EQUAL(mkt_announce_prob(0, 0.9, 2), 0);
+  CU_ASSERT_EQUAL(mkt_announce_prob(5, 0.9, 0), 0);
+  CU_ASSERT(fabs(mkt_ewma(1.0, 3.0, 4.0) - 1.5) < 1e-15);
+  CU_ASSERT_EQUAL(mkt_ewma(1.0, 3.0, 1.0), 3.0);
+  gsl_rng_free(r);
+}
+
 static CU_TestInfo econ_tests[] = {
     {"ledger conserves money", test_ledger_conserves},
     {"fee and cost arithmetic", test_fee_and_cost},
@@ -497,6 +650,10 @@ static CU_TestInfo econ_tests[] = {
     {"clearing rules known answers", test_clear_rules},
     {"GigaSPOT most profitable bid", test_gigaspot_pick},
     {"uniform-price double auction", test_double_auction},
+    {"double auction reaches the competitive equilibrium (random markets)", test_double_auction_equilibrium},
+    {"demand curve has constant elasticity (random cases)", test_demand_curve},
+    {"logit pool choice: shares, odds, IIA, balking (random cases)", test_logit_choice},
+    {"announced departures and provider surplus (random cases)", test_announce_and_surplus},
     {"churn samples match moments", test_churn_moments},
     {"Erlang C known values", test_erlang_c},
     {"treasury rate rule", test_treasury},

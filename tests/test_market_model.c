@@ -86,9 +86,9 @@ static const char *mmc_text =
     "                jobs_per_h = 8.0; weekend_factor = 1.0; } );\n"
     "};\n";
 
-static void test_mmc_erlang_c(void) {
+static void mmc_erlang_c_check(const char *text) {
   loaded l;
-  int rc = load(&l, mmc_text, 200 * 86400.0);
+  int rc = load(&l, text, 200 * 86400.0);
   if (rc) fprintf(stderr, "%s\n", l.d.first);
   CU_ASSERT_EQUAL_FATAL(rc, 0);
   int w = metric_index(&l, "wait_mean.class.inference"), mc = metric_index(&l, "money_conserved");
@@ -116,6 +116,7 @@ static void test_mmc_erlang_c(void) {
   free(out);
   unload(&l);
 }
+static void test_mmc_erlang_c(void) { mmc_erlang_c_check(mmc_text); }
 
 /* ---- a complete small market ------------------------------------------------------------------ */
 static const char *full_text =
@@ -192,14 +193,15 @@ static void test_reproducible(void) {
 
 /* With exponential churn (mean up 10 h, down 5 h) and nothing else, the available share of time
  * is E[up] / (E[up] + E[down]) = 2/3 (alternating renewal process; Ross, Stochastic Processes). */
-static void test_churn_availability(void) {
-  const char *text =
+static void churn_availability_check(const char *extra) {
+  char text[2048];
+  snprintf(text, sizeof text,
       "market = {\n"
-      "  calendars = false; self_use = false; record_jobs = false;\n"
+      "  calendars = false; self_use = false; record_jobs = false; %s\n"
       "  training = { share = 0.0; }; batch = { share = 0.0; }; inference = { share = 0.0; };\n"
       "  personas = ( { name = \"henry\"; up_dist = \"exp\"; up_p1 = 10.0; down_dist = \"exp\"; down_p1 = 5.0; } );\n"
       "  regions = ( { name = \"eu\"; providers = 400; persona_share = [1.0]; jobs_per_h = 0.0; } );\n"
-      "};\n";
+      "};\n", extra);
   loaded l;
   CU_ASSERT_EQUAL_FATAL(load(&l, text, 20 * 86400.0), 0);
   sim_run_opts o = {3, 0, 0, NULL};
@@ -219,6 +221,7 @@ static void test_churn_availability(void) {
   sim_results_free(&r);
   unload(&l);
 }
+static void test_churn_availability(void) { churn_availability_check(""); }
 
 
 /* ---- known answers of billing ----------------------------------------------------------------- */
@@ -366,6 +369,20 @@ static void expect_error(const char *text, const char *needle) {
 }
 
 static void test_bad_values(void) {
+  /* reactions: strategies that are all zero, a goal that does not exist, a negative elasticity, an
+   * unknown key in the responses group */
+  expect_error("market = {\n  batch = {\n strategies = [0.0, 0.0, 0.0]; };\n  personas = ( { name = \"a\"; } );\n"
+               "  regions = ( { name = \"eu\"; providers = 2; persona_share = [1.0]; } );\n};\n",
+               "test.cfg:3: key 'market.batch.strategies': shares of [truthful, shade, adaptive]");
+  expect_error("market = {\n  personas = ( { name = \"a\";\n goal = \"fame\"; } );\n"
+               "  regions = ( { name = \"eu\"; providers = 2; persona_share = [1.0]; } );\n};\n",
+               "test.cfg:3:");
+  expect_error("market = {\n  training = {\n elasticity = -1.0; };\n  personas = ( { name = \"a\"; } );\n"
+               "  regions = ( { name = \"eu\"; providers = 2; persona_share = [1.0]; } );\n};\n",
+               "test.cfg:3:");
+  expect_error("market = {\n  responses = {\n demand = true; entrey = true; };\n  personas = ( { name = \"a\"; } );\n"
+               "  regions = ( { name = \"eu\"; providers = 2; persona_share = [1.0]; } );\n};\n",
+               "entrey");
   /* persona_share of the wrong length: line 3 holds the key */
   expect_error("market = {\n  personas = ( { name = \"a\"; } );\n"
                "  regions = ( { name = \"eu\"; providers = 2; persona_share = [0.5, 0.5]; } );\n};\n",
@@ -848,6 +865,247 @@ static void test_node_queues_market(void) {
   unload(&l);
 }
 
+
+/* ---- reactions (market.responses) ----------------------------------------------------------- */
+/* Every reaction off, said explicitly: the M/M/c market is the one of before, bit for bit (the
+ * defaults are off), and its mean wait still matches Erlang C. */
+static const char *mmc_off_text =
+    "market = {\n"
+    "  responses = { demand = false; pool_choice = false; entry = false; reliability = false; };\n"
+    "  churn = false; calendars = false; self_use = false; latency = 0.001; record_jobs = false;\n"
+    "  training = { share = 0.0; };  batch = { share = 0.0; };\n"
+    "  inference = { share = 1.0; diurnal_amp = 0.0; dur_mean_h = 1.0; dur_cv = 1.0; gpus_min = 1; gpus_max = 1;\n"
+    "                mem_min_gb = 0.0; value_usd_h = 100.0; value_sigma = 0.0; patience_h = 0.0;\n"
+    "                pool_share = [1.0, 0.0, 0.0]; strategies = [1.0, 0.0, 0.0]; };\n"
+    "  personas = ( { name = \"katie\"; pool = \"fixed\"; alt_pool = \"fixed\"; goal = \"threshold\"; } );\n"
+    "  regions = ( { name = \"eu\"; providers = 10; persona_share = [1.0]; gpu_mix = \"rtx4090:1\";\n"
+    "                jobs_per_h = 8.0; weekend_factor = 1.0; } );\n"
+    "};\n";
+
+static void test_reactions_off_known_answers(void) {
+  loaded a, b;
+  CU_ASSERT_EQUAL_FATAL(load(&a, mmc_text, 20 * 86400.0), 0);
+  CU_ASSERT_EQUAL_FATAL(load(&b, mmc_off_text, 20 * 86400.0), 0);
+  CU_ASSERT_EQUAL_FATAL(a.nmetrics, b.nmetrics);
+  double *x = calloc(a.nmetrics, sizeof *x), *y = calloc(a.nmetrics, sizeof *y);
+  char msg[512];
+  for (unsigned seed = 1; seed <= 3; seed++) {
+    CU_ASSERT_EQUAL(run1(&a, seed, x, msg, sizeof msg), 0);
+    CU_ASSERT_EQUAL(run1(&b, seed, y, msg, sizeof msg), 0);
+    for (unsigned i = 0; i < a.nmetrics; i++) CU_ASSERT(memcmp(&x[i], &y[i], sizeof x[i]) == 0);
+  }
+  free(x);
+  free(y);
+  unload(&a);
+  unload(&b);
+  /* and the known answers, with the reactions off: Erlang C, and churn's availability */
+  mmc_erlang_c_check(mmc_off_text);
+  churn_availability_check("responses = { demand = false; pool_choice = false; entry = false; reliability = false; };");
+}
+
+/* Runs R replications of text; the mean and 95% half-width (normal) of metric `name`. */
+static void rep_stats(const char *text, double end, const char *name, int R, double *mean, double *half) {
+  loaded l;
+  int rc = load(&l, text, end);
+  if (rc) fprintf(stderr, "%s\n", l.d.first);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  int k = metric_index(&l, name);
+  CU_ASSERT_FATAL(k >= 0);
+  double *out = calloc(l.nmetrics, sizeof *out), s = 0, s2 = 0;
+  char msg[512];
+  for (int r = 0; r < R; r++) {
+    int bad = run1(&l, sim_rep_seed(9, (unsigned)r), out, msg, sizeof msg);
+    if (bad) fprintf(stderr, "check: %s\n", msg);
+    CU_ASSERT_EQUAL(bad, 0);
+    s += out[k];
+    s2 += out[k] * out[k];
+  }
+  *mean = s / R;
+  *half = R > 1 ? 1.96 * sqrt((s2 - R * *mean * *mean) / (R - 1) / R) : 0;
+  free(out);
+  unload(&l);
+}
+
+/* A market of always-on rtx4090 hosts in the fixed pool, more than demand needs; FMT: price
+ * factor, responses, the class's extra keys, jobs per hour, providers, persona extra keys. */
+static const char *react_fmt =
+    "market = {\n"
+    "  churn = false; calendars = false; self_use = false; latency = 0.001; record_jobs = false;\n"
+    "  fixed = { price_factor = %g; fee = 0.1; };\n"
+    "  responses = { %s };\n"
+    "  training = { share = 0.0; };  batch = { share = 0.0; };\n"
+    "  inference = { share = 1.0; diurnal_amp = 0.0; dur_mean_h = 1.0; dur_cv = 1.0; gpus_min = 1; gpus_max = 1;\n"
+    "                mem_min_gb = 0.0; value_sigma = 0.0; %s };\n"
+    "  personas = ( { name = \"katie\"; pool = \"fixed\"; alt_pool = \"fixed\"; %s },\n"
+    "               { name = \"jade\"; pool = \"flexible\"; alt_pool = \"flexible\"; %s },\n"
+    "               { name = \"henry\"; pool = \"bidding\"; alt_pool = \"bidding\"; %s } );\n"
+    "  regions = ( { name = \"eu\"; providers = %d; persona_share = %s; gpu_mix = \"rtx4090:1\";\n"
+    "                jobs_per_h = %g; weekend_factor = 1.0; energy_usd_kwh = 0.1; energy_spread = 0.0; } );\n"
+    "};\n";
+
+/* Known answer of the demand curve: with one GPU model the price clients see is its posted price
+ * p, so jobs arrive at jobs_per_h x (p / price_ref)^-elasticity. Served jobs over 10 days at two
+ * price factors against that (Poisson: the count's sd is its square root). */
+static void test_demand_curve_market(void) {
+  char text[4096];
+  const double ref = 0.1217, eps = 1.5, T = 10 * 24.0; /* rtx4090's reference price (data/gpus.csv) */
+  const double f[2] = {0.5, 2.0};
+  for (int i = 0; i < 2; i++) {
+    snprintf(text, sizeof text, react_fmt, f[i], "demand = true;",
+             "value_usd_h = 100.0; patience_h = 0.0; pool_share = [1.0, 0.0, 0.0]; elasticity = 1.5; "
+             "price_ref_usd_h = 0.1217;", "", "", "", 200, "[1.0, 0.0, 0.0]", 10.0);
+    double mean, half;
+    rep_stats(text, T * 3600, "served.class.inference", 4, &mean, &half);
+    double want = 10.0 * pow(f[i] * ref / ref, -eps) * T; /* minus those still running at the end */
+    fprintf(stderr, "\n  demand at %.1f x price: %.1f jobs served +- %.1f, curve %.1f\n", f[i], mean, half, want);
+    CU_ASSERT(fabs(mean - want) <= 4 * sqrt(want / 4) + 2 * 10.0 * pow(f[i], -eps));
+  }
+}
+
+/* Pool choice: with zero weights clients split by pool_share (a multinomial: each share within
+ * four standard errors); when no pool is affordable every client balks. */
+static void test_pool_choice_market(void) {
+  char text[4096];
+  snprintf(text, sizeof text, react_fmt, 1.0, "pool_choice = true;",
+           "value_usd_h = 100.0; patience_h = 0.0; pool_share = [0.5, 0.3, 0.2]; choice_cost = 0; choice_wait = 0; "
+           "choice_risk = 0;", "", "", "", 90, "[0.34, 0.33, 0.33]", 20.0);
+  loaded l;
+  CU_ASSERT_EQUAL_FATAL(load(&l, text, 10 * 86400.0), 0);
+  double *out = calloc(l.nmetrics, sizeof *out);
+  char msg[512];
+  CU_ASSERT_EQUAL(run1(&l, 3, out, msg, sizeof msg), 0);
+  const double share[3] = {0.5, 0.3, 0.2};
+  const char *pn[3] = {"job_share.pool.fixed", "job_share.pool.bidding", "job_share.pool.flexible"};
+  double n = 20.0 * 240; /* about the jobs submitted */
+  for (int i = 0; i < 3; i++) {
+    double x = out[metric_index(&l, pn[i])];
+    fprintf(stderr, "%s  %s %.4f (pool_share %.2f)", i ? "" : "\n", pn[i], x, share[i]);
+    CU_ASSERT(fabs(x - share[i]) <= 4 * sqrt(share[i] * (1 - share[i]) / n));
+  }
+  CU_ASSERT_EQUAL(out[metric_index(&l, "jobs_balked")], 0);
+  unload(&l);
+  free(out);
+  /* value far below every price: all balk, none is served */
+  snprintf(text, sizeof text, react_fmt, 1.0, "pool_choice = true;",
+           "value_usd_h = 0.0001; patience_h = 0.0; pool_share = [0.5, 0.3, 0.2];", "", "", "", 30,
+           "[0.34, 0.33, 0.33]", 20.0);
+  CU_ASSERT_EQUAL_FATAL(load(&l, text, 2 * 86400.0), 0);
+  out = calloc(l.nmetrics, sizeof *out);
+  CU_ASSERT_EQUAL(run1(&l, 3, out, msg, sizeof msg), 0);
+  CU_ASSERT(out[metric_index(&l, "jobs_balked")] > 0.8 * 20 * 48);
+  CU_ASSERT_EQUAL(out[metric_index(&l, "jobs_served")], 0);
+  CU_ASSERT_EQUAL(out[metric_index(&l, "balked_share.class.inference")], 1.0);
+  unload(&l);
+  free(out);
+}
+
+/* Known answer of the supply side: hosts always rented (demand exceeds them) earn the posted price
+ * net of the 10% fee, 0.9 x 2 x 0.1217 USD per GPU-hour, and pay 0.1 USD/kWh x 450 W + 0.01 wear
+ * = 0.055; so a host stays iff its own value is below 0.164 USD/h. Own values are uniform on
+ * [0.1, 0.3]: a share (0.3 - 0.164) / 0.2 = 0.68 leave (binomial, within four sd). */
+static void test_entry_exit_market(void) {
+  char text[4096];
+  const int N = 300;
+  snprintf(text, sizeof text, react_fmt, 2.0, "entry = true; entry_potential = 0.0;",
+           "value_usd_h = 100.0; patience_h = 2.0; pool_share = [1.0, 0.0, 0.0];",
+           "own_value_usd_h = 0.2; own_value_spread = 0.5; wear_usd_h = 0.01; exit_patience = 2;", "", "", N,
+           "[1.0, 0.0, 0.0]", 800.0);
+  loaded l;
+  CU_ASSERT_EQUAL_FATAL(load(&l, text, 6 * 86400.0), 0);
+  double *out = calloc(l.nmetrics, sizeof *out);
+  char msg[512];
+  int bad = run1(&l, 5, out, msg, sizeof msg);
+  if (bad) fprintf(stderr, "check: %s\n", msg);
+  CU_ASSERT_EQUAL(bad, 0);
+  double thr = 0.9 * 2 * 0.1217 - 0.055, want = (0.3 - thr) / 0.2;
+  double ex = out[metric_index(&l, "providers_exited")] / N;
+  fprintf(stderr, "\n  exits %.3f of providers, reservation model %.3f\n", ex, want);
+  CU_ASSERT(fabs(ex - want) <= 4 * sqrt(want * (1 - want) / N));
+  /* none comes back but a few at the margin (experienced utilization just below the quoted one) */
+  fprintf(stderr, "  re-entries %.0f\n", out[metric_index(&l, "providers_entered")]);
+  CU_ASSERT(out[metric_index(&l, "providers_entered")] <= 0.05 * N);
+  CU_ASSERT(out[metric_index(&l, "providers_mean")] < N);
+  unload(&l);
+  free(out);
+  /* potential entrants facing the same price, quoted at full utilization (demand exceeds the hosts):
+   * those whose own value is below the threshold come in, a share 1 - 0.68 */
+  snprintf(text, sizeof text, react_fmt, 2.0, "entry = true; entry_potential = 1.0;",
+           "value_usd_h = 100.0; patience_h = 2.0; pool_share = [1.0, 0.0, 0.0];",
+           "own_value_usd_h = 0.2; own_value_spread = 0.5; wear_usd_h = 0.01; exit_patience = 2;", "", "", N,
+           "[1.0, 0.0, 0.0]", 800.0);
+  CU_ASSERT_EQUAL_FATAL(load(&l, text, 3 * 86400.0), 0);
+  out = calloc(l.nmetrics, sizeof *out);
+  CU_ASSERT_EQUAL(run1(&l, 5, out, msg, sizeof msg), 0);
+  double en = out[metric_index(&l, "providers_entered")] / N;
+  fprintf(stderr, "  entries %.3f of potential providers, reservation model %.3f\n", en, 1 - want);
+  CU_ASSERT(fabs(en - (1 - want)) <= 4 * sqrt(want * (1 - want) / N)); /* the same threshold, from outside */
+  unload(&l);
+  free(out);
+}
+
+/* Reliability: flexible-pool hosts that are always rented risk the 2 USD slash and 0.5 USD of
+ * reputation on an unannounced departure, so they announce with probability
+ * 0.9 (1 - exp(-2.5 / 2)) = 0.642; without the reaction every departure by churn is unannounced. */
+static void test_reliability_market(void) {
+  char text[4096];
+  const char *cls = "value_usd_h = 100.0; patience_h = 2.0; pool_share = [0.0, 0.0, 1.0];";
+  snprintf(text, sizeof text, react_fmt, 1.0, "reliability = false;", cls, "", "", "", 200, "[0.0, 1.0, 0.0]", 800.0);
+  char *t2 = strdup(text);
+  for (char *q = strstr(t2, "churn = false"); q; q = NULL) memcpy(q, "churn = true ", 13);
+  double off, hoff, on, hon;
+  rep_stats(t2, 5 * 86400.0, "unannounced_share", 1, &off, &hoff);
+  free(t2);
+  snprintf(text, sizeof text, react_fmt, 1.0, "reliability = true;", cls, "", "", "", 200, "[0.0, 1.0, 0.0]", 800.0);
+  t2 = strdup(text);
+  for (char *q = strstr(t2, "churn = false"); q; q = NULL) memcpy(q, "churn = true ", 13);
+  rep_stats(t2, 5 * 86400.0, "unannounced_share", 2, &on, &hon);
+  free(t2);
+  double want = 1 - 0.9 * (1 - exp(-2.5 / 2));
+  fprintf(stderr, "\n  unannounced departures: %.3f without the reaction, %.3f with (model %.3f if always rented)\n",
+          off, on, want);
+  CU_ASSERT_EQUAL(off, 1.0);
+  CU_ASSERT(fabs(on - want) < 0.1);
+}
+
+
+/* Strategies in the bidding pool, known outcomes of auction theory: under Vickrey's rule truthful
+ * bidding is dominant (Vickrey 1961), so truthful clients' surplus per job is at least the
+ * shading and adaptive clients'; under pay as bid a truthful winner pays its value and keeps no
+ * surplus (Krishna 2010, ch. 2), so truthful clients' surplus per job is at most 0 (a job that
+ * does not finish paid for nothing). Reference GPUs only: a GPU-hour is a reference GPU-hour.
+ * Shading under Vickrey bids half the value (shade_factor 0.5). */
+static const char *strat_fmt =
+    "market = {\n"
+    "  churn = false; calendars = false; self_use = false; latency = 0.001; record_jobs = true;\n"
+    "  bidding = { rule = \"%s\"; min_bid_usd_h = 0.05; fee = 0.0; };\n"
+    "  training = { share = 0.0; };  inference = { share = 0.0; };\n"
+    "  batch = { share = 1.0; diurnal_amp = 0.0; dur_mean_h = 1.0; dur_cv = 1.0; gpus_min = 1; gpus_max = 1;\n"
+    "            mem_min_gb = 0.0; value_usd_h = 0.5; value_sigma = 0.5; patience_h = 6.0;\n"
+    "            pool_share = [0.0, 1.0, 0.0]; strategies = [0.34, 0.33, 0.33]; shade_factor = 0.5; };\n"
+    "  personas = ( { name = \"henry\"; pool = \"bidding\"; alt_pool = \"bidding\"; min_margin = 0.0; } );\n"
+    "  regions = ( { name = \"eu\"; providers = 60; persona_share = [1.0]; gpu_mix = \"rtx4090:1\";\n"
+    "                jobs_per_h = 90.0; weekend_factor = 1.0; energy_usd_kwh = 0.1; } );\n"
+    "};\n";
+
+static void test_strategies_known_outcomes(void) {
+  char text[4096];
+  snprintf(text, sizeof text, strat_fmt, "vickrey");
+  double t, th, sh, shh, ad, adh;
+  rep_stats(text, 4 * 86400.0, "bid_surplus_per_job.strategy.truthful", 3, &t, &th);
+  rep_stats(text, 4 * 86400.0, "bid_surplus_per_job.strategy.shade", 3, &sh, &shh);
+  rep_stats(text, 4 * 86400.0, "bid_surplus_per_job.strategy.adaptive", 3, &ad, &adh);
+  fprintf(stderr, "\n  vickrey, surplus per job (USD): truthful %.4f +- %.4f, shade %.4f +- %.4f, adaptive %.4f +- %.4f\n", t, th,
+          sh, shh, ad, adh);
+  CU_ASSERT(t - sh > th + shh); /* shading to half the value: clearly worse */
+  CU_ASSERT(t > ad);
+  snprintf(text, sizeof text, strat_fmt, "pay_as_bid");
+  rep_stats(text, 4 * 86400.0, "bid_surplus_per_job.strategy.truthful", 3, &t, &th);
+  rep_stats(text, 4 * 86400.0, "bid_surplus_per_job.strategy.shade", 3, &sh, &shh);
+  fprintf(stderr, "  pay as bid, surplus per job (USD): truthful %.4f, shade %.4f\n", t, sh);
+  CU_ASSERT(t <= 1e-6);
+  CU_ASSERT(sh > t);
+}
+
 static CU_TestInfo model_tests[] = {
     {"M/M/c mean wait within the CI of Erlang C", test_mmc_erlang_c},
     {"money conserved under every clearing rule", test_money_conserved_all_rules},
@@ -865,6 +1123,13 @@ static CU_TestInfo model_tests[] = {
     {"GigaSPOT differs from pay as bid when power limits differ", test_gigaspot_power_limits},
     {"calibration files set the measured GPUs' speeds", test_calibrated_speeds},
     {"GP Nodes with their own queues serve their jobs from their hosts", test_node_queues_market},
+    {"every reaction off: the market of before, bit for bit; Erlang C and churn availability hold",
+     test_reactions_off_known_answers},
+    {"price-responsive demand follows its constant-elasticity curve", test_demand_curve_market},
+    {"pool choice: zero weights give the pool shares; no affordable pool, all balk", test_pool_choice_market},
+    {"entry and exit by reservation income: the analytical share leaves", test_entry_exit_market},
+    {"reliability: stakes at risk make departures announced", test_reliability_market},
+    {"strategies: truthful dominant under Vickrey, no surplus under pay as bid", test_strategies_known_outcomes},
     CU_TEST_INFO_NULL};
 
 CU_SuiteInfo spotlab_suites[] = {{"market model", NULL, NULL, NULL, NULL, model_tests}, CU_SUITE_INFO_NULL};

@@ -17,7 +17,9 @@
 #define MKT_INTERNAL_H
 
 #include "models/market/mkt_model.h"
+#include "models/market/mkt_respond.h"
 #include "models/market/mkt_rule.h"
+#include "models/market/mkt_strategy.h"
 #include "models/sched/sched.h"
 
 #include <math.h>
@@ -28,7 +30,13 @@ enum {
   M_AVAIL = 1, M_UNAVAIL, M_STAKE, M_UNSTAKE, M_CLAIM, M_DEPART, /* provider -> market */
   M_RENTED, M_PAY, M_SLASH,                                    /* market -> provider */
   M_TICK, M_ARRIVE, M_TRACE, M_FINISH, M_CKPT, M_WAKE, M_DETECT, M_MCLOSE, /* market self-events */
-  M_CHURN, M_CAL, M_SELF, M_REVIEW, M_CLOSE                    /* provider self-events */
+  M_CHURN, M_CAL, M_SELF, M_REVIEW, M_CLOSE,                  /* provider self-events */
+  /* reactions (market.responses) */
+  M_JOB,      /* front door -> market: a client chose this pool (cls, slot: GPUs, a: value, b: run time) */
+  M_BULLETIN, /* market -> front door: what its clients see (cls, flag: pool, a: price, b: wait ms,
+                 gen: interruptions per job x 1000) */
+  M_QUOTE,    /* provider -> market: what would I earn here? (gen: the provider's review) */
+  M_QUOTED    /* market -> provider: a: musd per available GPU-hour, b: utilization x 1e6, flag: pool */
 };
 enum { PAY_RENTAL, PAY_STAKING, PAY_REFUND };
 
@@ -72,6 +80,8 @@ void *mkt__grow(void *p, uint32_t *cap, uint32_t need, size_t elem);
 void mkt__add_span(sim_lp *lp, const mkt_ctx *c, unsigned s, unsigned col, double t0, double t1, int64_t mult);
 
 /* ---- market LP state ------------------------------------------------------------------------- */
+/* What clients observe per pool and class (responses.pool_choice, demand). */
+enum { MKT_OBS_PRICE, MKT_OBS_WAIT, MKT_OBS_INTR, MKT_NOBS }; /* musd per GPU-hour, s, per job */
 enum { J_FREE, J_QUEUED, J_CORE, J_RUNNING, J_LEAVING };
 
 typedef struct mkt_run {
@@ -100,6 +110,8 @@ typedef struct mkt_job {
   uint16_t node;          /* 1 + the GP Node that took it (nodes.queues), 0 none */
   uint16_t gpus, interruptions, replacements;
   uint8_t cls, state, from_trace, started, nruns;
+  uint8_t strat;          /* bidding pool: mkt_strategy of its client */
+  float margin;           /* adaptive bidder: bid = value x (1 - margin) */
   mkt_run *runs;          /* nruns: as many as its policy runs at once (mkt__job_runs); &run0 when
                              that is one (most policies), so that no other block is read */
   mkt_run run0;
@@ -168,6 +180,14 @@ typedef struct mkt_market {
   int64_t treasury, shortfall, rate;
   int64_t *rate_hist;
   int64_t last_clear;                       /* bidding: the rule's reference price, -1 */
+  /* reactions (market.responses) */
+  uint32_t arr_gen;                         /* front door: generation of the pending arrival */
+  double demand_f[MKT_NCLASSES];            /* front door: demand multiplier per class */
+  double obs[MKT_NCLASSES][MKT_NOBS];       /* this pool, per class: what its clients experienced */
+  double seen[MKT_NPOOLS][MKT_NCLASSES][MKT_NOBS]; /* front door: the region's pools as reported */
+  double margin[MKT_NCLASSES];              /* bidding: adaptive bidders' learned margin per class */
+  double util;                              /* rented / available GPUs of the pool (moving mean) */
+  double price_h;                           /* musd per GPU-hour of rentals started (moving mean) */
 } mkt_market;
 
 /* ---- pools (one file each) ------------------------------------------------------------------- */
@@ -185,6 +205,9 @@ typedef struct mkt__pool_ops {
   /* The core handed job s back (withdrawn or released) with `saved` work units kept. Returns 1
    * when the pool keeps the job (a bid waits again), 0 when the job leaves the market. */
   int (*handed_back)(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s, double saved);
+  /* What a provider with GPUs like ps's would earn per available GPU-hour here now (musd), for
+   * entry and goal-based switching (responses.entry, personas' goal). */
+  int64_t (*quote)(const mkt_ctx *c, const mkt_market *m, const mkt_pstat *ps);
   uint8_t hold;       /* jobs never wait in the core's queue (the pool's rule ranks them) */
   uint8_t treasury;   /* rental revenue feeds the pool's treasury; providers stake and claim */
   uint8_t penalty;    /* the host refunds penalty_h hours of an interrupted rental */
@@ -218,6 +241,9 @@ int mkt__could_run(const mkt_ctx *c, const mkt_market *m, const mkt_job *j);
 void mkt__posted_submit(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s);
 void mkt__posted_tick(sim_lp *lp, const mkt_ctx *c, mkt_market *m);
 int mkt__posted_handed_back(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s, double saved);
+/* Quote of a pool whose providers earn a price per rented GPU-hour: utilization x (price - the
+ * platform's fee - the GP Node's fee), musd per available GPU-hour. */
+int64_t mkt__quote_rental(const mkt_ctx *c, const mkt_market *m, int64_t price);
 /* Submits job s to the core (cand/ncand: the bidding rule's host, or NULL). */
 void mkt__submit(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s, const uint32_t *cand, unsigned ncand);
 void mkt__withdraw(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s);
@@ -239,6 +265,12 @@ static inline int32_t mkt__avail_pos(const mkt_ctx *c, const mkt_market *m, uint
 /* The core GPU ids of host prov (pool-local), *n of them; NULL before it first joined. */
 const uint32_t *mkt__host_gpus(const mkt_ctx *c, mkt_market *m, uint32_t prov, unsigned *n, uint32_t *buf);
 
+/* ---- clients' bidding strategies (pool_bidding.c) -------------------------------------------- */
+/* Draws the strategy of new bid j from its class's mix and sets its bid. */
+void mkt__bid_strategy(sim_lp *lp, const mkt_ctx *c, mkt_market *m, mkt_job *j);
+/* Bid j started (it won): an adaptive bidder's class learns from it. */
+void mkt__bid_won(const mkt_ctx *c, mkt_market *m, const mkt_job *j);
+
 /* ---- market helpers (mkt_market.c) ----------------------------------------------------------- */
 uint32_t mkt__q_push(mkt_market *m, uint32_t slot, int front);
 void mkt__q_del(mkt_market *m, uint32_t i);
@@ -250,6 +282,24 @@ void mkt__price_sample(sim_lp *lp, const mkt_ctx *c, unsigned gpu, double t, int
 /* The lot of host prov for the bidding rule (its GPUs not held by other pools' work). */
 mkt_lot mkt__lot_of(const mkt_ctx *c, unsigned region, uint32_t prov, uint32_t free_gpus);
 mkt_order mkt__order_of(const mkt_ctx *c, const mkt_job *j, int32_t home);
+
+/* ---- reactions (market.responses) ----------------------------------------------------------- */
+/* Arrivals go through each region's front door (its fixed-pool market), which draws the client,
+ * chooses its pool and forwards it, when demand or pool choice respond. */
+static inline int mkt__front(const mkt_ctx *c) { return c->cfg->responses.demand || c->cfg->responses.pool_choice; }
+/* Pools' utilization and price are tracked for providers' quotes. */
+static inline int mkt__quotes(const mkt_ctx *c) { return c->quotes; }
+static inline void mkt__observe(const mkt_ctx *c, mkt_market *m, unsigned k, unsigned what, double x) {
+  if (mkt__front(c)) m->obs[k][what] = mkt_ewma(m->obs[k][what], x, c->cfg->responses.memory_jobs);
+}
+/* Counters of the reactions' series (one bin). */
+static inline void mkt__rpool(sim_lp *lp, const mkt_ctx *c, unsigned pool, unsigned col, int64_t v) {
+  if (v) mkt__series(lp, c, MKT_S_RPOOL, pool * MKT_RP_N + col, 0, v);
+}
+/* A job's value of its completed work: value per GPU-hour x reference GPU-hours, musd. */
+static inline int64_t mkt__job_value(const mkt_job *j) {
+  return mkt_lround((double)j->value * j->work_total / 3600.0);
+}
 
 extern const sim_lptype mkt__lptypes[2];
 extern const size_t mkt__msg_size;

@@ -163,29 +163,35 @@ static double demand_shape(const mkt_ctx *c, unsigned r, unsigned k, double t) {
   return dow >= 5 ? f * rg->weekend_factor : f;
 }
 
-/* Synthetic arrival rate per second of class k into market (r, pool), before the shape. */
-static double class_rate(const mkt_ctx *c, unsigned r, unsigned pool, unsigned k) {
+/* Synthetic arrival rate per second of class k into market m, before the shape. With a front door
+ * (mkt__front), the region's fixed-pool market draws every client of the region (times the demand
+ * multiplier) and the other markets none; otherwise each market draws its pool_share of them. */
+static double class_rate(const mkt_ctx *c, const mkt_market *m, unsigned k) {
   const mkt_class_cfg *cc = &c->cfg->cls[k];
   double tot = 0;
   for (unsigned i = 0; i < MKT_NCLASSES; i++) tot += c->cfg->cls[i].share;
   if (tot <= 0) return 0;
+  double base = c->cfg->regions[m->region].jobs_per_h / 3600.0 * cc->share / tot;
+  if (mkt__front(c)) return m->pool == MKT_POOL_FIXED ? base * m->demand_f[k] : 0;
   double ps = 0;
   for (size_t i = 0; i < cc->npool_share; i++) ps += cc->pool_share[i];
   if (ps <= 0) return 0;
-  return c->cfg->regions[r].jobs_per_h / 3600.0 * cc->share / tot * cc->pool_share[pool] / ps;
+  return base * cc->pool_share[m->pool] / ps;
 }
 
-static double max_rate(const mkt_ctx *c, unsigned r, unsigned pool) {
-  double wf = c->cfg->regions[r].weekend_factor > 1 ? c->cfg->regions[r].weekend_factor : 1;
+static double max_rate(const mkt_ctx *c, const mkt_market *m) {
+  double wf = c->cfg->regions[m->region].weekend_factor > 1 ? c->cfg->regions[m->region].weekend_factor : 1;
   double s = 0;
-  for (unsigned k = 0; k < MKT_NCLASSES; k++) s += class_rate(c, r, pool, k) * (1 + c->cfg->cls[k].diurnal_amp) * wf;
+  for (unsigned k = 0; k < MKT_NCLASSES; k++) s += class_rate(c, m, k) * (1 + c->cfg->cls[k].diurnal_amp) * wf;
   return s;
 }
 
+/* The next arrival, at the rates of now (exponential, so redrawing it when the rates change at a
+ * tick is exact: an arrival of an older generation is dropped). */
 static void schedule_arrival(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
-  double lam = max_rate(c, m->region, m->pool);
+  double lam = max_rate(c, m);
   if (lam <= 0) return;
-  mkt_msg msg = {.kind = M_ARRIVE};
+  mkt_msg msg = {.kind = M_ARRIVE, .gen = m->arr_gen};
   mkt__send(lp, sim_lp_id(lp), gsl_ran_exponential(sim_lp_rng(lp), 1.0 / lam), &msg);
 }
 
@@ -197,9 +203,14 @@ static double draw_duration_s(gsl_rng *r, const mkt_class_cfg *cc) {
   return gsl_ran_gamma(r, k, mean / k);
 }
 
+static int64_t draw_value(gsl_rng *r, const mkt_class_cfg *cc) {
+  return (int64_t)llround(cc->value_usd_h * MKT_MUSD * exp(cc->value_sigma * gsl_ran_gaussian(r, 1.0)));
+}
+
 /* A new job of class k: dur_s of run time on `gpus` reference GPUs (speed 1), so its work is
  * dur_s x gpus reference GPU-seconds. */
-static void new_job(sim_lp *lp, const mkt_ctx *c, mkt_market *m, unsigned k, double dur_s, unsigned gpus, int trace) {
+static void new_job(sim_lp *lp, const mkt_ctx *c, mkt_market *m, unsigned k, double dur_s, unsigned gpus, int trace,
+                    int64_t value) {
   gsl_rng *r = sim_lp_rng(lp);
   const mkt_class_cfg *cc = &c->cfg->cls[k];
   uint32_t s = job_alloc(m);
@@ -209,12 +220,18 @@ static void new_job(sim_lp *lp, const mkt_ctx *c, mkt_market *m, unsigned k, dou
   j->submit = sim_now(lp);
   double w = dur_s > 1e-3 ? dur_s : 1e-3;
   j->work = j->work_total = w * gpus;
-  /* valuation per GPU-hour: log-normal around the class median */
-  j->value = (int64_t)llround(cc->value_usd_h * MKT_MUSD * exp(cc->value_sigma * gsl_ran_gaussian(r, 1.0)));
-  j->bid = j->value; /* truthful bidders (strategic bidding: the "people who respond" work) */
-  j->price = j->bid;
+  /* valuation per GPU-hour: log-normal around the class median (drawn by the front door when the
+   * client chose its pool there) */
+  j->value = value >= 0 ? value : draw_value(r, cc);
+  j->bid = j->value; /* truthful, unless its class mixes strategies (bidding pool, below) */
   j->gpus = (uint16_t)gpus;
   j->cls = (uint8_t)k;
+  if (m->pool == MKT_POOL_BIDDING) {
+    mkt__bid_strategy(lp, c, m, j);
+    mkt__series(lp, c, MKT_S_RSTRAT, j->strat * MKT_RS_N + MKT_RS_JOBS, 0, 1);
+  }
+  j->price = j->bid;
+  mkt__rpool(lp, c, m->pool, MKT_RP_SUBMITTED, 1);
   j->from_trace = (uint8_t)trace;
   j->nruns = mkt__job_runs(c, m->world, k);
   j->runs = j->nruns <= 1 ? &j->run0 : calloc(j->nruns, sizeof *j->runs);
@@ -224,16 +241,51 @@ static void new_job(sim_lp *lp, const mkt_ctx *c, mkt_market *m, unsigned k, dou
   m->ops->submit(lp, c, m, s);
 }
 
-static void on_arrive(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
+/* The front door: a client of class k (value, GPUs, run time drawn) chooses its pool, or balks. */
+static void front_door(sim_lp *lp, const mkt_ctx *c, mkt_market *m, unsigned k, unsigned g, double dur) {
   gsl_rng *r = sim_lp_rng(lp);
-  double t = sim_now(lp), lam = max_rate(c, m->region, m->pool);
+  const mkt_class_cfg *cc = &c->cfg->cls[k];
+  int64_t value = draw_value(r, cc);
+  double ps = 0;
+  for (size_t i = 0; i < cc->npool_share; i++) ps += cc->pool_share[i];
+  mkt_option o[MKT_NPOOLS];
+  double prob[MKT_NPOOLS];
+  for (unsigned p = 0; p < MKT_NPOOLS; p++) {
+    const double *x = p == m->pool ? m->obs[k] : m->seen[p][k];
+    o[p] = (mkt_option){ps > 0 ? cc->pool_share[p] / ps : 0, x[MKT_OBS_PRICE], x[MKT_OBS_WAIT], x[MKT_OBS_INTR]};
+  }
+  int pick;
+  if (c->cfg->responses.pool_choice) {
+    mkt_choice_w w = {cc->choice_cost, cc->choice_wait, cc->choice_risk};
+    double run_s = dur > 1e-3 ? dur : 1e-3;
+    if (!mkt_choice_probs(o, MKT_NPOOLS, &w, (double)value, run_s, prob)) {
+      mkt__series(lp, c, MKT_S_JOBS, k * MKT_NJCOLS + MKT_J_BALKED, 0, 1);
+      return;
+    }
+  } else {
+    for (unsigned p = 0; p < MKT_NPOOLS; p++) prob[p] = o[p].share;
+  }
+  pick = mkt_choice_pick(prob, MKT_NPOOLS, gsl_rng_uniform(r));
+  if (pick < 0) return;
+  if ((unsigned)pick == m->pool) {
+    new_job(lp, c, m, k, dur, g, 0, value);
+    return;
+  }
+  mkt_msg msg = {.kind = M_JOB, .cls = (uint8_t)k, .slot = g, .a = value, .b = mkt__d2i(dur)};
+  mkt__send(lp, mkt__market_id(c, m->world, m->region, (unsigned)pick), c->cfg->latency_s, &msg);
+}
+
+static void on_arrive(sim_lp *lp, const mkt_ctx *c, mkt_market *m, const mkt_msg *msg) {
+  if (msg->gen != m->arr_gen) return; /* redrawn at a tick */
+  gsl_rng *r = sim_lp_rng(lp);
+  double t = sim_now(lp), lam = max_rate(c, m);
   double wf = c->cfg->regions[m->region].weekend_factor > 1 ? c->cfg->regions[m->region].weekend_factor : 1;
   /* Thinning (Lewis & Shedler 1979): pick the class by its maximal rate, accept with
    * rate(t) / max rate. */
   double u = gsl_rng_uniform(r) * lam, acc = 0;
   unsigned k = 0;
   for (; k < MKT_NCLASSES; k++) {
-    acc += class_rate(c, m->region, m->pool, k) * (1 + c->cfg->cls[k].diurnal_amp) * wf;
+    acc += class_rate(c, m, k) * (1 + c->cfg->cls[k].diurnal_amp) * wf;
     if (u < acc) break;
   }
   if (k == MKT_NCLASSES) k = MKT_NCLASSES - 1;
@@ -242,9 +294,80 @@ static void on_arrive(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
     const mkt_class_cfg *cc = &c->cfg->cls[k];
     unsigned g = (unsigned)(cc->gpus_min + (int64_t)gsl_rng_uniform_int(r, (unsigned long)(cc->gpus_max - cc->gpus_min + 1)));
     double dur = draw_duration_s(r, cc);
-    new_job(lp, c, m, k, dur, g, 0);
+    if (mkt__front(c)) front_door(lp, c, m, k, g, dur);
+    else new_job(lp, c, m, k, dur, g, 0, -1);
   }
   schedule_arrival(lp, c, m);
+}
+
+/* ---- what clients and providers see (market.responses) -------------------------------------- */
+/* Before any client of the class has started here: the pool's list price for the reference GPU
+ * (the bidding pool: its minimum bid, or half the fixed pool's price when it has none, an
+ * ASSUMPTION), no wait, no interruptions. */
+static void obs_prior(const mkt_ctx *c, mkt_market *m) {
+  int ref = mkt_gpu_find(c->gpus, c->ngpus, c->cfg->reference_gpu);
+  if (ref < 0) ref = 0;
+  double price = m->pool == MKT_POOL_FIXED ? (double)c->posted[ref]
+                 : m->pool == MKT_POOL_FLEX ? (double)c->flex_price[ref]
+                 : c->min_bid > 0 ? (double)c->min_bid : 0.5 * (double)c->posted[ref];
+  for (unsigned k = 0; k < MKT_NCLASSES; k++) {
+    m->obs[k][MKT_OBS_PRICE] = price;
+    m->obs[k][MKT_OBS_WAIT] = 0;
+    m->obs[k][MKT_OBS_INTR] = 0;
+    m->demand_f[k] = 1;
+  }
+  for (unsigned p = 0; p < MKT_NPOOLS; p++) /* the front door's view of the other pools, until they report */
+    for (unsigned k = 0; k < MKT_NCLASSES; k++) {
+      m->seen[p][k][MKT_OBS_PRICE] = p == MKT_POOL_FIXED ? (double)c->posted[ref]
+                                     : p == MKT_POOL_FLEX ? (double)c->flex_price[ref]
+                                     : c->min_bid > 0 ? (double)c->min_bid : 0.5 * (double)c->posted[ref];
+      m->seen[p][k][MKT_OBS_WAIT] = 0;
+      m->seen[p][k][MKT_OBS_INTR] = 0;
+    }
+  m->util = 0.5; /* ASSUMPTION: an unknown pool is believed half rented until its first tick */
+  m->price_h = price;
+}
+
+/* At every tick: the other pools report to the front door; the front door updates the demand
+ * multipliers from the prices its clients see (pool shares as weights) and redraws its next
+ * arrival when they changed. */
+static void responses_tick(sim_lp *lp, const mkt_ctx *c, mkt_market *m, int64_t want) {
+  if (mkt__quotes(c)) {
+    /* the utilization a provider can expect here: GPUs demanded (queued and running jobs) per GPU
+     * available, at most 1 (a pool nobody serves yet is full when anyone wants it) */
+    uint64_t av = 0;
+    for (uint32_t i = 0; i < m->navail; i++) av += c->prov[m->avail[i]].ngpus;
+    double u = av ? (double)want / (double)av : want > 0 ? 1.0 : 0.0;
+    m->util = mkt_ewma(m->util, u < 1 ? u : 1.0, c->cfg->responses.memory_jobs);
+  }
+  if (!mkt__front(c)) return;
+  if (m->pool != MKT_POOL_FIXED) {
+    for (unsigned k = 0; k < MKT_NCLASSES; k++) {
+      mkt_msg b = {.kind = M_BULLETIN, .cls = (uint8_t)k, .flag = (uint8_t)m->pool,
+                   .a = mkt_lround(m->obs[k][MKT_OBS_PRICE]), .b = mkt_lround(m->obs[k][MKT_OBS_WAIT] * 1000.0),
+                   .gen = (uint32_t)mkt_lround(m->obs[k][MKT_OBS_INTR] * 1000.0)};
+      mkt__send(lp, mkt__market_id(c, m->world, m->region, MKT_POOL_FIXED), c->cfg->latency_s, &b);
+    }
+    return;
+  }
+  if (!c->cfg->responses.demand) return;
+  int changed = 0;
+  for (unsigned k = 0; k < MKT_NCLASSES; k++) {
+    const mkt_class_cfg *cc = &c->cfg->cls[k];
+    double ps = 0, p = 0;
+    for (size_t i = 0; i < cc->npool_share; i++) ps += cc->pool_share[i];
+    for (unsigned q = 0; q < MKT_NPOOLS && ps > 0; q++)
+      p += cc->pool_share[q] / ps * (q == m->pool ? m->obs[k][MKT_OBS_PRICE] : m->seen[q][k][MKT_OBS_PRICE]);
+    mkt__series(lp, c, MKT_S_JOBS, k * MKT_NJCOLS + MKT_J_SEEN_SUM, 0, mkt_lround(p));
+    mkt__series(lp, c, MKT_S_JOBS, k * MKT_NJCOLS + MKT_J_SEEN_N, 0, 1);
+    double f = mkt_demand_factor(p / MKT_MUSD, cc->price_ref_usd_h, cc->elasticity);
+    changed |= f != m->demand_f[k];
+    m->demand_f[k] = f;
+  }
+  if (changed) {
+    m->arr_gen++;
+    schedule_arrival(lp, c, m);
+  }
 }
 
 /* Trace job i belongs to market (i mod regions, pool drawn from its class's pool shares by a hash
@@ -282,7 +405,7 @@ static void trace_schedule(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
 static void on_trace(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
   const mkt_trace_job *tj = &c->trace[m->trace_next];
   unsigned g = tj->gpus > 8 ? 8 : tj->gpus;
-  new_job(lp, c, m, tj->cls, tj->dur_s / c->cfg->trace_speedup, g ? g : 1, 1);
+  new_job(lp, c, m, tj->cls, tj->dur_s / c->cfg->trace_speedup, g ? g : 1, 1, -1);
   m->trace_next++;
   trace_schedule(lp, c, m);
 }
@@ -315,6 +438,7 @@ static void on_tick(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
     double pat = c->cfg->cls[j->cls].patience_h * 3600.0;
     if (!j->started && pat > 0 && now - j->submit >= pat && (j->state == J_QUEUED || j->state == J_CORE)) {
       mkt__series(lp, c, MKT_S_JOBS, j->cls * MKT_NJCOLS + MKT_J_ABANDONED, 0, 1);
+      mkt__observe(c, m, j->cls, MKT_OBS_WAIT, now - j->submit); /* it waited this long, and more */
       mkt__job_record(lp, c, m, j, now, "abandoned");
       if (j->state == J_CORE) {
         j->state = J_LEAVING; /* the core hands it back; the pool then lets it go */
@@ -352,6 +476,7 @@ static void on_tick(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
     }
   }
   m->ops->tick(lp, c, m);
+  responses_tick(lp, c, m, want);
   if (m->ops->treasury) {
     size_t i = (size_t)(mkt__ms(now) / bill_ms);
     if (i < c->nbill) {
@@ -375,6 +500,7 @@ void mkt__market_init(sim_lp *lp, void *st) {
   m->pool = (unsigned)(local % MKT_NPOOLS);
   m->ops = mkt__pools[m->pool];
   m->last_clear = -1;
+  obs_prior(c, m);
   mkt__place_init(lp, c, m);
   if (m->ops->treasury) {
     m->rate_hist = calloc(c->nbill ? c->nbill : 1, sizeof *m->rate_hist);
@@ -431,7 +557,22 @@ void mkt__market_event(sim_lp *lp, void *st, const void *vmsg, sim_id src) {
   if (m->qlen - m->qhead > 2 * m->nlive + 64) q_compact(m);
   switch (msg->kind) {
     case M_TICK: on_tick(lp, c, m); break;
-    case M_ARRIVE: on_arrive(lp, c, m); break;
+    case M_ARRIVE: on_arrive(lp, c, m, msg); break;
+    case M_JOB: new_job(lp, c, m, msg->cls, mkt__i2d(msg->b), msg->slot, 0, msg->a); break;
+    case M_BULLETIN:
+      if (msg->flag < MKT_NPOOLS && msg->cls < MKT_NCLASSES) {
+        double *x = m->seen[msg->flag][msg->cls];
+        x[MKT_OBS_PRICE] = (double)msg->a;
+        x[MKT_OBS_WAIT] = (double)msg->b / 1000.0;
+        x[MKT_OBS_INTR] = msg->gen / 1000.0;
+      }
+      break;
+    case M_QUOTE: {
+      mkt_msg q = {.kind = M_QUOTED, .flag = (uint8_t)m->pool, .gen = msg->gen, .a = m->ops->quote(c, m, &c->prov[prov]),
+                   .b = mkt_lround(m->util * 1e6)};
+      mkt__send(lp, src, c->cfg->latency_s, &q);
+      break;
+    }
     case M_TRACE: on_trace(lp, c, m); break;
     case M_FINISH: mkt__on_finish(lp, c, m, msg); break;
     case M_CKPT: mkt__on_ckpt(lp, c, m, msg); break;

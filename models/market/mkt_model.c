@@ -14,6 +14,7 @@
 const char *const mkt_pool_names[] = {"fixed", "bidding", "flexible", NULL};
 const char *const mkt_class_names[] = {"training", "inference", "batch", NULL};
 static const char *const mkt__days[] = {"none", "daily", "weekdays", "weekends", NULL};
+const char *const mkt_goal_names[] = {"threshold", "income", "stability", "utilization", NULL};
 
 /* ---- scenario keys ----------------------------------------------------------------------------- */
 #define P(name, type, st, field, def, lo, hi, unit, help) \
@@ -50,6 +51,20 @@ static const sim_param mkt__persona_params[] = {
       "income target per available GPU-hour, as a fraction of the GPU's reference price"),
     P("patience", SIM_P_INT, mkt_persona_cfg, patience, "0", 0, 1000, "reviews",
       "reviews below target before switching pools (0 = never switch)"),
+    PE("goal", mkt_persona_cfg, goal, "\"threshold\"", mkt_goal_names,
+       "what pool switching judges: threshold (income below target_factor x reference price), income (the "
+       "other pool quotes more per available hour), stability (income CV over reviews above target_cv), "
+       "utilization (the other pool rents a larger share of available time)"),
+    P("target_cv", SIM_P_DOUBLE, mkt_persona_cfg, target_cv, "0.5", 0, 100, "1",
+      "goal stability: the CV of income per review it accepts"),
+    P("own_value_usd_h", SIM_P_DOUBLE, mkt_persona_cfg, own_value_usd_h, "0.02", 0, 1e3, "USD/GPU/h",
+      "reservation: the owner's own value of an available GPU-hour (responses.entry)"),
+    P("own_value_spread", SIM_P_DOUBLE, mkt_persona_cfg, own_value_spread, "0.5", 0, 1, "1",
+      "each host's own value is own_value_usd_h x U(1 - spread, 1 + spread)"),
+    P("wear_usd_h", SIM_P_DOUBLE, mkt_persona_cfg, wear_usd_h, "0.01", 0, 1e3, "USD/GPU/h",
+      "reservation: wear per rented GPU-hour, on top of the host's energy"),
+    P("exit_patience", SIM_P_INT, mkt_persona_cfg, exit_patience, "3", 1, 1000, "reviews",
+      "responses.entry: reviews in a row with negative surplus before the provider leaves the market"),
     {NULL}};
 
 static const sim_param mkt__region_params[] = {
@@ -114,6 +129,30 @@ static const sim_param mkt__region_params[] = {
       P("input_mb", SIM_P_DOUBLE, mkt_class_cfg, input_mb, "0", 0, 1e7, "MB", "staged to every member"),        \
       P("ckpt_mb", SIM_P_DOUBLE, mkt_class_cfg, ckpt_mb, "0", 0, 1e7, "MB",                                     \
         "written by a checkpoint, read back by a replacement"),                                             \
+      /* ASSUMPTION: Jiang, Lee & Zomaya, "Price elasticity of the enterprise computing resource     \
+       * market", find public-cloud demand "modestly elastic" (above 1), with no GPU figure: 1.2 */  \
+      P("elasticity", SIM_P_DOUBLE, mkt_class_cfg, elasticity, "1.2", 0, 20, "1",                               \
+        "responses.demand: arrivals ~ (price seen / price_ref_usd_h)^-elasticity"),                         \
+      /* the price default.cfg's clients see with every reaction on (price_seen 0.27-0.36 USD/h), so  \
+       * that its arrivals stay near jobs_per_h: spotlab's anchor, not a measured one */            \
+      P("price_ref_usd_h", SIM_P_DOUBLE, mkt_class_cfg, price_ref_usd_h, "0.35", 1e-6, 1e4, "USD/GPU/h",        \
+        "responses.demand: price per reference GPU-hour at which arrivals are jobs_per_h x share"),          \
+      P("choice_cost", SIM_P_DOUBLE, mkt_class_cfg, choice_cost, "3", 0, 1e3, "1",                              \
+        "responses.pool_choice: logit weight of price / value"),                                           \
+      P("choice_wait", SIM_P_DOUBLE, mkt_class_cfg, choice_wait, "1", 0, 1e3, "1",                              \
+        "responses.pool_choice: logit weight of expected wait / run time"),                                \
+      P("choice_risk", SIM_P_DOUBLE, mkt_class_cfg, choice_risk, "0.5", 0, 1e3, "1",                            \
+        "responses.pool_choice: logit weight of expected interruptions per job"),                          \
+      PA("strategies", mkt_class_cfg, strategies, nstrategies, "[1.0, 0.0, 0.0]", 3, 3, "1",                   \
+         "bidding pool: shares of its clients bidding [truthful, shade, adaptive] (docs/auction.md)"),     \
+      P("shade_factor", SIM_P_DOUBLE, mkt_class_cfg, shade_factor, "0.8", 0, 1, "1",                            \
+        "shade under a rule that does not charge the bid: bid = shade_factor x value"),                    \
+      P("adapt_rate", SIM_P_DOUBLE, mkt_class_cfg, adapt_rate, "0.3", 1e-6, 1, "1",                             \
+        "adaptive bidders: Widrow-Hoff learning rate"),                                                   \
+      P("adapt_step", SIM_P_DOUBLE, mkt_class_cfg, adapt_step, "0.05", 0, 1, "1",                               \
+        "adaptive bidders: margin step after a win (twice it back after a loss)"),                        \
+      P("adapt_max", SIM_P_DOUBLE, mkt_class_cfg, adapt_max, "0.6", 0, 0.99, "1",                              \
+        "adaptive bidders: largest margin (bid = value x (1 - margin))"),                                  \
       {NULL}};
 /* Defaults: training long and multi-GPU with hourly checkpoints; inference short replica-hours
  * with a strong daily cycle; batch interruptible without checkpoints. spotlab's choices. */
@@ -145,6 +184,30 @@ static const sim_param mkt__flex_params[] = {
     P("reserve_h", SIM_P_DOUBLE, mkt_flex_cfg, reserve_h, "48", 0, 1e5, "h", "reserve target, hours of payouts"),
     P("adjust", SIM_P_DOUBLE, mkt_flex_cfg, adjust, "0.02", 0, 1, "1", "rate change per billing interval"),
     P("seed_usd", SIM_P_DOUBLE, mkt_flex_cfg, seed_usd, "1000", 0, 1e12, "USD", "platform's initial treasury funding per region"),
+    {NULL}};
+
+static const sim_param mkt__resp_params[] = {
+    P("demand", SIM_P_BOOL, mkt_resp_cfg, demand, "false", 1.0, 0.0, NULL,
+      "arrival rates follow the price clients see (each class's elasticity and price_ref_usd_h)"),
+    P("pool_choice", SIM_P_BOOL, mkt_resp_cfg, pool_choice, "false", 1.0, 0.0, NULL,
+      "clients choose fixed, bidding or flexible by multinomial logit on price, wait and interruptions "
+      "(pool_share: the constants), and balk when no pool is affordable"),
+    P("entry", SIM_P_BOOL, mkt_resp_cfg, entry, "false", 1.0, 0.0, NULL,
+      "providers join when the pool's quote beats their reservation income and leave after exit_patience "
+      "reviews of negative surplus"),
+    P("reliability", SIM_P_BOOL, mkt_resp_cfg, reliability, "false", 1.0, 0.0, NULL,
+      "what an unannounced departure costs a provider (stake slashed, uptime penalty, reputation) makes it "
+      "announce its departures"),
+    P("memory_jobs", SIM_P_DOUBLE, mkt_resp_cfg, memory_jobs, "20", 1, 1e6, "jobs",
+      "clients' estimates of price, wait and interruptions average over about this many jobs"),
+    P("entry_potential", SIM_P_DOUBLE, mkt_resp_cfg, entry_potential, "0.2", 0, 1, "1",
+      "responses.entry: share of the providers that start outside the market (potential entrants)"),
+    P("announce_max", SIM_P_DOUBLE, mkt_resp_cfg, announce_max, "0.9", 0, 1, "1",
+      "responses.reliability: the largest share of departures announced"),
+    P("announce_usd", SIM_P_DOUBLE, mkt_resp_cfg, announce_usd, "2", 1e-6, 1e6, "USD",
+      "responses.reliability: what is at stake for 63% of announce_max"),
+    P("reputation_usd", SIM_P_DOUBLE, mkt_resp_cfg, reputation_usd, "0.5", 0, 1e6, "USD",
+      "responses.reliability: value of reputation lost per unannounced departure (when rep_exponent > 0)"),
     {NULL}};
 
 static const char *const mkt__net_names[] = {"tcp", "arq", "harq", NULL};
@@ -186,6 +249,9 @@ const sim_param mkt_params[] = {
        "transfer model: tcp (PFTK), arq, harq (chase combining, as NGPU does)"),
     {"nodes", SIM_P_GROUP, offsetof(mkt_config, nodes), NULL, SIM_UNBOUNDED, NULL, "GP Nodes", NULL,
      mkt__nodes_params, 0, 0},
+    {"responses", SIM_P_GROUP, offsetof(mkt_config, responses), NULL, SIM_UNBOUNDED, NULL,
+     "reactions of clients and providers to prices, income and rules (all off by default)", NULL,
+     mkt__resp_params, 0, 0},
     P("churn_fits", SIM_P_STRING, mkt_config, churn_fits, "\"../data/churn_fta_fits.csv\"", 1.0, 0.0,
       NULL, "Failure Trace Archive fits, used by personas' `fit`"),
     P("score_tflops", SIM_P_STRING, mkt_config, score_tflops, "\"\"", 1.0, 0.0, NULL,
@@ -396,6 +462,14 @@ static int mkt__validate(const void *vcfg, const sim_scenario *s, sim_diag *d) {
       sim_param_error(s, path, d, "shares must be >= 0 with a positive sum");
       bad = 1;
     }
+    sum = 0;
+    neg = 0;
+    for (size_t i = 0; i < cc->nstrategies; i++) { sum += cc->strategies[i]; neg |= cc->strategies[i] < 0; }
+    if (neg || !(sum > 0)) {
+      snprintf(path, sizeof path, "market.%s.strategies", mkt_class_names[k]);
+      sim_param_error(s, path, d, "shares of [truthful, shade, adaptive] must be >= 0 with a positive sum");
+      bad = 1;
+    }
   }
   if (c->nodes.count > 0) {
     const double fees[MKT_NPOOLS] = {c->fixed.fee, c->bidding.fee, c->flexible.fee};
@@ -449,6 +523,7 @@ static void mkt__destroy(sim_model *m) {
   free(c->speed);
   free(c->grade);
   free(c->node_delegated);
+  for (int k = 0; k < MKT_NCLASSES; k++) free(c->bne[k]);
   free(c->trace);
   free(c->region_cols);
   free(c->gpu_cols);
@@ -502,6 +577,7 @@ static const sim_field mkt__prov_fields[] = {
     {"rented_h", SIM_F_F64, offsetof(mkt_prov_rec, rented_h), "h"},
     {"self_use_h", SIM_F_F64, offsetof(mkt_prov_rec, self_use_h), "h"},
     {"down_h", SIM_F_F64, offsetof(mkt_prov_rec, down_h), "h"},
+    {"out_h", SIM_F_F64, offsetof(mkt_prov_rec, out_h), "h"},
     {"daily_income_cv", SIM_F_F64, offsetof(mkt_prov_rec, daily_income_cv), "1"},
     {"income_musd", SIM_F_I64, offsetof(mkt_prov_rec, income_musd), "USD*1e-6"},
     {"balance_musd", SIM_F_I64, offsetof(mkt_prov_rec, balance_musd), "USD*1e-6"},
@@ -574,9 +650,15 @@ static const char *const mkt__pcol_names[] = {"income_musd", "available_gpu_ms",
 static const char *const mkt__jcol_names[] = {"submitted", "started", "done", "wait_ms", "turnaround_ms",
                                               "interruptions", "cost_musd", "abandoned", "failed", "gpu_ms",
                                               "useful_gpu_ms", "lost_gpu_ms", "standby_gpu_ms", "checkpoint_gpu_ms",
-                                              "deadline_missed", "done_cost_musd"};
+                                              "deadline_missed", "done_cost_musd", "balked", "price_seen_sum_musd_h",
+                                              "price_seen_n"};
 _Static_assert(sizeof mkt__jcol_names / sizeof *mkt__jcol_names == MKT_NJCOLS, "one name per jobs column");
 static const char *const mkt__fcol_names[] = {"treasury_musd", "rate_musd_h", "shortfall_musd"};
+static const char *const mkt__rpcol_names[] = {"submitted", "done", "value_musd", "cost_musd", "provider_cost_musd",
+                                               "entered", "exited", "announced", "unannounced"};
+_Static_assert(sizeof mkt__rpcol_names / sizeof *mkt__rpcol_names == MKT_RP_N, "one name per column");
+static const char *const mkt__rscol_names[] = {"jobs", "done", "value_musd", "cost_musd"};
+_Static_assert(sizeof mkt__rscol_names / sizeof *mkt__rscol_names == MKT_RS_N, "one name per column");
 
 static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, const sim_scenario *s, sim_diag *d,
                       sim_model *out) {
@@ -766,6 +848,15 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
     gsl_ran_discrete_free(pm);
     gsl_ran_discrete_free(cm);
   }
+  /* owners' own value of their GPUs (responses.entry), from a stream of its own so that the
+   * population above is the one it was before reservation incomes existed. ASSUMPTION: spread
+   * uniformly around the persona's value; the seeds name the motive (the owner's own use), no
+   * distribution. */
+  sim_rng_seed_stream(pr, (uint64_t)cfg->population_seed, UINT64_C(0xB0B1));
+  for (uint64_t i = 0; i < np && rc == SIM_OK; i++) {
+    double sp = cfg->personas[c->prov[i].persona].own_value_spread;
+    c->prov[i].own_permille = (uint16_t)llround(1000.0 * (1.0 + sp * (2.0 * gsl_rng_uniform(pr) - 1.0)));
+  }
   gsl_rng_free(pr);
   if (rc) goto fail;
   /* Flexible pool pay-per-task price per GPU model: score x price_per_score_h (NGPU billing),
@@ -856,6 +947,22 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
   c->fee_ppm[MKT_POOL_BIDDING] = (int64_t)llround(cfg->bidding.fee * 1e6);
   c->fee_ppm[MKT_POOL_FLEX] = (int64_t)llround(cfg->flexible.fee * 1e6);
   c->min_bid = (int64_t)llround(cfg->bidding.min_bid_usd_h * MKT_MUSD);
+  /* reactions: pools quote to providers that may enter or switch by their goal */
+  c->quotes = cfg->responses.entry;
+  for (size_t i = 0; i < cfg->npersonas; i++) c->quotes |= cfg->personas[i].goal == MKT_GOAL_INCOME ||
+                                                         cfg->personas[i].goal == MKT_GOAL_UTILIZATION;
+  /* shading under pay as bid: one equilibrium table per class that has shading bidders */
+  for (int k = 0; k < MKT_NCLASSES; k++) {
+    const mkt_class_cfg *cc = &cfg->cls[k];
+    if (!c->rule->pays_bid || cc->nstrategies < 3 || !(cc->strategies[MKT_STRAT_SHADE] > 0)) continue;
+    if (!(cc->value_sigma > 0) || !(cc->value_usd_h > 0)) continue; /* all values equal: shade_factor */
+    c->bne[k] = malloc(sizeof *c->bne[k]);
+    if (!c->bne[k]) { rc = SIM_ENOMEM; goto fail; }
+    if (mkt_bne_table_init(c->bne[k], cc->value_sigma, (double)c->min_bid / (cc->value_usd_h * MKT_MUSD))) {
+      free(c->bne[k]);
+      c->bne[k] = NULL;
+    }
+  }
   c->trule = (mkt_treasury_rule){cfg->flexible.reserve_h, cfg->flexible.adjust,
                                  (int64_t)llround(cfg->flexible.rate_min_usd_h * MKT_MUSD),
                                  (int64_t)llround(cfg->flexible.rate_max_usd_h * MKT_MUSD)};
@@ -954,6 +1061,19 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
   S[MKT_S_GPU].colnames = mkt__cols((const char *const *)c->gpu_cols, (unsigned)c->ngpus, mkt__pcol_names, MKT_NPCOLS);
   S[MKT_S_FEES] = (sim_series_def){"fees_by_pool", "USD*1e-6", 0, MKT_NPOOLS, NULL, "platform fees collected per pool"};
   COPY_NAMES(S[MKT_S_FEES].colnames, mkt_pool_names, MKT_NPOOLS);
+  S[MKT_S_RPOOL] = (sim_series_def){"responses_by_pool", "mixed", 0, MKT_NPOOLS * MKT_RP_N, NULL,
+                                    "per pool: jobs submitted and completed, value of completed work and clients' "
+                                    "cost (musd), providers' reservation cost (musd), entries, exits, departures "
+                                    "announced or not"};
+  S[MKT_S_RPOOL].colnames = mkt__cols(mkt_pool_names, MKT_NPOOLS, mkt__rpcol_names, MKT_RP_N);
+  S[MKT_S_RSTRAT] = (sim_series_def){"bidding_by_strategy", "mixed", 0, MKT_NSTRATS * MKT_RS_N, NULL,
+                                     "bidding pool per client strategy: jobs, completed, value of completed work "
+                                     "and cost (musd)"};
+  S[MKT_S_RSTRAT].colnames = mkt__cols(mkt_strat_names, MKT_NSTRATS, mkt__rscol_names, MKT_RS_N);
+  S[MKT_S_POP] = (sim_series_def){"population_change", "providers", 86400, c->npers * MKT_NPOOLS, NULL,
+                                  "providers entering (+) and leaving (-) the market per day, persona and pool; "
+                                  "the cumulative sum is the number in the market"};
+  S[MKT_S_POP].colnames = mkt__cols((const char *const *)c->persona_cols, c->npers, mkt_pool_names, MKT_NPOOLS);
   for (unsigned i = 0; i < MKT_NSERIES; i++)
     if (!S[i].colnames) { rc = SIM_ENOMEM; goto fail; }
   /* the other worlds' series: the same definitions, named NAME@POLICY */
@@ -1036,11 +1156,26 @@ static const mkt__mq mkt__pq[] = {
     {"income_cv", "1", "coefficient of variation of income across providers", 0},
     {"daily_income_cv", "1", "mean over providers of the CV of their daily income (predictability)", 1},
     {"utilization", "1", "rented / available GPU time", 0},
+    {"providers_mean", "providers", "providers in the market, mean over the days of the run", 0},
 };
 static const mkt__mq mkt__poolq[] = {
     {"income_per_available_hour", "USD/h", "income per available GPU-hour in the pool", 0},
     {"utilization", "1", "rented / available GPU time", 1},
     {"idle_share", "1", "share of available time spent ready but unrented", 0},
+    {"job_share", "1", "share of the submitted jobs that went to the pool", 1},
+    {"consumer_surplus", "USD", "value of completed work - what clients paid", 0},
+    {"provider_surplus", "USD", "income - reservation cost (energy, wear, own value of the GPU)", 0},
+    {"platform_revenue", "USD", "platform fees collected", 0},
+    {"providers_mean", "providers", "providers in the pool, mean over the days of the run", 1},
+    {"providers_entered", "providers", "providers that entered the market into the pool", 0},
+    {"providers_exited", "providers", "providers that left the market from the pool", 0},
+    {"unannounced_share", "1", "departures by churn the platform learned by heartbeat timeout", 0},
+};
+/* Per bidding strategy of clients (the bidding pool). */
+static const mkt__mq mkt__stq[] = {
+    {"bid_jobs", "jobs", "bidding-pool jobs whose client used the strategy", 0},
+    {"bid_completed_share", "1", "completed / submitted of those jobs", 0},
+    {"bid_surplus_per_job", "USD", "consumer surplus (value of completed work - cost) per job", 0},
 };
 static const mkt__mq mkt__rq[] = {
     {"utilization", "1", "rented / available GPU time", 0},
@@ -1053,6 +1188,11 @@ static const mkt__mq mkt__cq[] = {
     {"interruptions_mean", "1", "interruptions per submitted job", 0},
     {"cost_mean", "USD", "billed cost per completed job (all billed cost / completed)", 0},
     {"completed_share", "1", "completed / submitted jobs", 1},
+    {"served", "jobs", "completed jobs", 0},
+    {"balked_share", "1", "clients who found no affordable pool / all clients (responses.pool_choice)", 0},
+    {"reneged_share", "1", "jobs that gave up waiting (patience_h) / submitted jobs", 0},
+    {"price_seen", "USD/h", "price per GPU-hour the class's clients saw, mean over billing intervals "
+     "(responses.demand: calibrate price_ref_usd_h with it)", 0},
 };
 static const mkt__mq mkt__sq[] = {
     {"price_mean", "USD/h", "mean rental price per GPU-hour set in the run", 1},
@@ -1063,6 +1203,19 @@ static const mkt__mq mkt__sq[] = {
     {"treasury_shortfall", "USD", "staking payouts owed but not paid (insolvency)", 1},
     {"pool_switches", "1", "providers' pool switches", 0},
     {"money_conserved", "1", "1 if the double-entry ledger sums to exactly 0", 1},
+    {"consumer_surplus", "USD", "value of completed work - what clients paid (all pools)", 1},
+    {"provider_surplus", "USD", "providers' income - their reservation cost (all pools)", 1},
+    {"intermediaries", "USD", "what clients paid that reached neither providers nor the platform's fees "
+     "(GP Nodes, operators, treasury growth)", 0},
+    {"total_welfare", "USD", "consumer + provider surplus + platform revenue + intermediaries "
+     "(= value of completed work - reservation cost)", 1},
+    {"jobs_served", "jobs", "completed jobs (all classes)", 1},
+    {"jobs_balked", "jobs", "clients who found no affordable pool", 0},
+    {"jobs_reneged", "jobs", "jobs that gave up waiting", 0},
+    {"providers_mean", "providers", "providers in the market, mean over the days of the run", 1},
+    {"providers_entered", "providers", "entries into the market (responses.entry)", 0},
+    {"providers_exited", "providers", "exits from the market (responses.entry)", 0},
+    {"unannounced_share", "1", "departures by churn not announced / all departures by churn", 0},
 };
 /* Fault tolerance, per class (the baseline world) and, when policies are compared, per policy
  * with the paired difference from the first listed policy (same providers, churn and arrivals). */
@@ -1085,12 +1238,14 @@ static const mkt__mq mkt__wq[] = {
 #define MQ_R (sizeof mkt__rq / sizeof mkt__rq[0])
 #define MQ_C (sizeof mkt__cq / sizeof mkt__cq[0])
 #define MQ_S (sizeof mkt__sq / sizeof mkt__sq[0])
+#define MQ_ST (sizeof mkt__stq / sizeof mkt__stq[0])
 enum { MX_PRICE_MEAN, MX_PLATFORM, MX_CLIENT_COST, MX_PROVIDER_INCOME, MX_TREASURY, MX_SHORTFALL, MX_SWITCHES,
-       MX_CONSERVED };
+       MX_CONSERVED, MX_CS, MX_PS, MX_INTER, MX_WELFARE, MX_SERVED, MX_BALKED, MX_RENEGED, MX_PROVIDERS, MX_ENTERED,
+       MX_EXITED, MX_UNANNOUNCED };
 
 /* Offsets of the blocks for a context. */
 typedef struct mkt__mlayout {
-  size_t pers, pool, reg, cls, scal, ftc, wld, dif, spd, trc, n;
+  size_t pers, pool, reg, cls, scal, ftc, wld, dif, spd, trc, str, n;
   unsigned nq; /* quantities per world: MQ_F + MQ_W + npers (income per available hour) */
 } mkt__mlayout;
 static mkt__mlayout mkt__layout(const mkt_ctx *c) {
@@ -1106,7 +1261,8 @@ static mkt__mlayout mkt__layout(const mkt_ctx *c) {
   L.dif = L.wld + (c->nworlds > 1 ? (size_t)L.nq * c->nworlds : 0);
   L.spd = L.dif + (c->nworlds > 1 ? (size_t)L.nq * (c->nworlds - 1) : 0);
   L.trc = L.spd + c->ngpus;
-  L.n = L.trc + (c->has_trace ? 1 + MKT_TR_NREASONS : 0);
+  L.str = L.trc + (c->has_trace ? 1 + MKT_TR_NREASONS : 0);
+  L.n = L.str + MQ_ST * MKT_NSTRATS;
   return L;
 }
 
@@ -1187,6 +1343,11 @@ static int mkt__metrics_build(mkt_ctx *c) {
   for (size_t k = 0; c->has_trace && k <= MKT_TR_NREASONS; k++)
     mkt__metric_set(&c->metrics[L.trc + k], &c->metric_names[L.trc + k], &trq, "outcome",
                     k ? mkt_trace_reason_names[k - 1] : "used");
+  for (size_t q = 0; q < MQ_ST; q++)
+    for (unsigned i = 0; i < MKT_NSTRATS; i++) {
+      size_t k = L.str + q * MKT_NSTRATS + i;
+      mkt__metric_set(&c->metrics[k], &c->metric_names[k], &mkt__stq[q], "strategy", mkt_strat_names[i]);
+    }
   for (size_t k = 0; k < L.n; k++)
     if (!c->metric_names[k]) return SIM_ENOMEM;
   return SIM_OK;
@@ -1244,11 +1405,59 @@ static void mkt__compute(const sim_model *m, const sim_results *r, double *out) 
       }
     }
   }
+  /* reactions: population (mean over days of the cumulative count), surplus, demand */
+  const int64_t *rp = r->series[MKT_S_RPOOL], *pop = r->series[MKT_S_POP], *rs = r->series[MKT_S_RSTRAT];
+  double popm[MKT_MAX_PERSONAS * MKT_NPOOLS] = {0};
+  {
+    double cum[MKT_MAX_PERSONAS * MKT_NPOOLS] = {0}, tw = 0, bw = c->series[MKT_S_POP].bin_width;
+    for (size_t b = 0; b < r->nbins[MKT_S_POP]; b++) {
+      double w = c->end - b * bw < bw ? c->end - b * bw : bw; /* the last day may be partial */
+      if (!(w > 0)) break;
+      tw += w;
+      for (unsigned i = 0; i < np * MKT_NPOOLS; i++) {
+        cum[i] += (double)pop[b * np * MKT_NPOOLS + i];
+        popm[i] += cum[i] * w;
+      }
+    }
+    for (unsigned i = 0; i < np * MKT_NPOOLS; i++) popm[i] = tw > 0 ? popm[i] / tw : NAN;
+  }
+  double submitted = 0, cs = 0, psur = 0, value = 0, pcost = 0, ent = 0, ex = 0, ann = 0, unann = 0, provs = 0;
+  for (int i = 0; i < MKT_NPOOLS; i++) submitted += (double)rp[i * MKT_RP_N + MKT_RP_SUBMITTED];
   for (int i = 0; i < MKT_NPOOLS; i++) {
-    const int64_t *v = pool + i * MKT_NPCOLS;
+    const int64_t *v = pool + i * MKT_NPCOLS, *x = rp + i * MKT_RP_N;
     PO[0 * MKT_NPOOLS + i] = mkt__div((double)v[MKT_P_INCOME] / MKT_MUSD, (double)v[MKT_P_AVAIL_MS] / 3.6e6);
     PO[1 * MKT_NPOOLS + i] = mkt__div((double)v[MKT_P_RENTED_MS], (double)v[MKT_P_AVAIL_MS]);
     PO[2 * MKT_NPOOLS + i] = mkt__div((double)(v[MKT_P_AVAIL_MS] - v[MKT_P_RENTED_MS]), (double)v[MKT_P_AVAIL_MS]);
+    PO[3 * MKT_NPOOLS + i] = mkt__div((double)x[MKT_RP_SUBMITTED], submitted);
+    PO[4 * MKT_NPOOLS + i] = (double)(x[MKT_RP_VALUE] - x[MKT_RP_COST]) / MKT_MUSD;
+    PO[5 * MKT_NPOOLS + i] = (double)(v[MKT_P_INCOME] - x[MKT_RP_PCOST]) / MKT_MUSD;
+    PO[6 * MKT_NPOOLS + i] = (double)r->series[MKT_S_FEES][i] / MKT_MUSD;
+    double pm = 0;
+    for (unsigned pi = 0; pi < np; pi++) pm += popm[pi * MKT_NPOOLS + i];
+    PO[7 * MKT_NPOOLS + i] = pm;
+    PO[8 * MKT_NPOOLS + i] = (double)x[MKT_RP_ENTERED];
+    PO[9 * MKT_NPOOLS + i] = (double)x[MKT_RP_EXITED];
+    PO[10 * MKT_NPOOLS + i] = mkt__div((double)x[MKT_RP_UNANNOUNCED], (double)(x[MKT_RP_ANNOUNCED] + x[MKT_RP_UNANNOUNCED]));
+    cs += PO[4 * MKT_NPOOLS + i];
+    psur += PO[5 * MKT_NPOOLS + i];
+    value += (double)x[MKT_RP_VALUE] / MKT_MUSD;
+    pcost += (double)x[MKT_RP_PCOST] / MKT_MUSD;
+    ent += (double)x[MKT_RP_ENTERED];
+    ex += (double)x[MKT_RP_EXITED];
+    ann += (double)x[MKT_RP_ANNOUNCED];
+    unann += (double)x[MKT_RP_UNANNOUNCED];
+    provs += pm;
+  }
+  for (unsigned pi = 0; pi < np; pi++) {
+    double pm = 0;
+    for (int i = 0; i < MKT_NPOOLS; i++) pm += popm[pi * MKT_NPOOLS + i];
+    P[6 * np + pi] = pm;
+  }
+  for (unsigned i = 0; i < MKT_NSTRATS; i++) {
+    const int64_t *x = rs + i * MKT_RS_N;
+    out[X.str + 0 * MKT_NSTRATS + i] = (double)x[MKT_RS_JOBS];
+    out[X.str + 1 * MKT_NSTRATS + i] = mkt__div((double)x[MKT_RS_DONE], (double)x[MKT_RS_JOBS]);
+    out[X.str + 2 * MKT_NSTRATS + i] = mkt__div((double)(x[MKT_RS_VALUE] - x[MKT_RS_COST]) / MKT_MUSD, (double)x[MKT_RS_JOBS]);
   }
   for (unsigned g = 0; g < nr; g++) {
     double rent = 0, av = 0, dem = 0;
@@ -1269,6 +1478,13 @@ static void mkt__compute(const sim_model *m, const sim_results *r, double *out) 
     CL[2 * MKT_NCLASSES + k] = mkt__div((double)v[MKT_J_INTERRUPTS], (double)v[MKT_J_SUBMITTED]);
     CL[3 * MKT_NCLASSES + k] = mkt__div((double)v[MKT_J_COST] / MKT_MUSD, (double)v[MKT_J_DONE]);
     CL[4 * MKT_NCLASSES + k] = mkt__div((double)v[MKT_J_DONE], (double)v[MKT_J_SUBMITTED]);
+    CL[5 * MKT_NCLASSES + k] = (double)v[MKT_J_DONE];
+    CL[6 * MKT_NCLASSES + k] = mkt__div((double)v[MKT_J_BALKED], (double)(v[MKT_J_SUBMITTED] + v[MKT_J_BALKED]));
+    CL[7 * MKT_NCLASSES + k] = mkt__div((double)v[MKT_J_ABANDONED], (double)v[MKT_J_SUBMITTED]);
+    CL[8 * MKT_NCLASSES + k] = mkt__div((double)v[MKT_J_SEEN_SUM] / MKT_MUSD, (double)v[MKT_J_SEEN_N]);
+    SC[MX_SERVED] = (k ? SC[MX_SERVED] : 0) + (double)v[MKT_J_DONE];
+    SC[MX_BALKED] = (k ? SC[MX_BALKED] : 0) + (double)v[MKT_J_BALKED];
+    SC[MX_RENEGED] = (k ? SC[MX_RENEGED] : 0) + (double)v[MKT_J_ABANDONED];
   }
   double ps = 0, pn = 0;
   for (size_t b = 0; b < r->nbins[MKT_S_PRICE_SUM]; b++)
@@ -1299,6 +1515,15 @@ static void mkt__compute(const sim_model *m, const sim_results *r, double *out) 
   int of = 0;
   for (int a = 0; a < MKT_NACCOUNTS; a++) of |= __builtin_add_overflow(sum, Lg[a], &sum);
   SC[MX_CONSERVED] = (!of && sum == 0) ? 1.0 : 0.0;
+  SC[MX_CS] = cs;
+  SC[MX_PS] = psur;
+  SC[MX_INTER] = SC[MX_CLIENT_COST] - SC[MX_PROVIDER_INCOME] - SC[MX_PLATFORM];
+  SC[MX_WELFARE] = cs + psur + SC[MX_PLATFORM] + SC[MX_INTER];
+  SC[MX_PROVIDERS] = provs;
+  SC[MX_ENTERED] = ent;
+  SC[MX_EXITED] = ex;
+  SC[MX_UNANNOUNCED] = mkt__div(unann, ann + unann);
+  (void)value, (void)pcost;
   for (size_t g = 0; g < c->ngpus; g++) out[X.spd + g] = c->speed[g];
   for (size_t k = 0; c->has_trace && k <= MKT_TR_NREASONS; k++) out[X.trc + k] = (double)c->trace_rows[k];
   /* fault tolerance per class (baseline world) */
@@ -1342,6 +1567,17 @@ static int mkt__check(const sim_model *m, const sim_results *r, char *msg, size_
                "%lld, treasury %lld, stakes %lld, transit %lld, nodes %lld, operators %lld)", wn, *wn ? ": " : "",
                (long long)sum, (long long)L[0], (long long)L[1], (long long)L[2], (long long)L[3], (long long)L[4],
                (long long)L[5], (long long)L[6], (long long)L[7]);
+      return 1;
+    }
+    /* what clients paid, counted per pool and per bidding strategy, is the clients' account */
+    const int64_t *rp = r->series[w * MKT_NSERIES + MKT_S_RPOOL], *rs = r->series[w * MKT_NSERIES + MKT_S_RSTRAT];
+    int64_t pc = 0, sc = 0;
+    for (int i = 0; i < MKT_NPOOLS; i++) pc += rp[i * MKT_RP_N + MKT_RP_COST];
+    for (int i = 0; i < MKT_NSTRATS; i++) sc += rs[i * MKT_RS_N + MKT_RS_COST];
+    if (pc != -L[MKT_A_CLIENTS] || sc != rp[MKT_POOL_BIDDING * MKT_RP_N + MKT_RP_COST]) {
+      snprintf(msg, len, "%s%sclients' cost by pool %lld musd (bidding %lld, by strategy %lld) disagrees with the "
+               "clients' account %lld", wn, *wn ? ": " : "", (long long)pc,
+               (long long)rp[MKT_POOL_BIDDING * MKT_RP_N + MKT_RP_COST], (long long)sc, (long long)-L[MKT_A_CLIENTS]);
       return 1;
     }
     /* the platform's account = fees collected - the treasuries' seed funding */

@@ -32,7 +32,16 @@ typedef struct mkt_persona_cfg {
   double min_margin;            /* ask = energy cost * (1 + min_margin) */
   double target_factor;         /* switch when income per available hour < target * ref price */
   int64_t patience;             /* reviews below target before switching (0 = never) */
+  int goal;                     /* mkt_goal: what pool switching judges (threshold: target_factor) */
+  double target_cv;             /* goal stability: switch when the income CV over reviews exceeds it */
+  double own_value_usd_h;       /* reservation: the owner's value of the GPU per available hour */
+  double own_value_spread;      /* hosts' own value: own_value x U(1 - s, 1 + s) */
+  double wear_usd_h;            /* reservation: wear per rented GPU-hour (energy is the host's own) */
+  int64_t exit_patience;        /* responses.entry: reviews with negative surplus before leaving */
 } mkt_persona_cfg;
+/* What a persona's pool switching judges on experienced income (issue "people who respond"). */
+enum { MKT_GOAL_THRESHOLD, MKT_GOAL_INCOME, MKT_GOAL_STABILITY, MKT_GOAL_UTILIZATION, MKT_NGOALS };
+extern const char *const mkt_goal_names[]; /* "threshold", "income", "stability", "utilization", NULL */
 
 typedef struct mkt_region_cfg {
   char *name;
@@ -66,7 +75,27 @@ typedef struct mkt_class_cfg {
   double *pool_share; size_t npool_share; /* [fixed, bidding, flexible] */
   double patience_h;            /* a job not started after this leaves (0 = waits forever) */
   double power_w;               /* GigaSPOT power limit per GPU in bids */
+  /* reactions (market.responses switches them on) */
+  double elasticity;            /* responses.demand: arrival rate ~ (price seen / price_ref)^-elasticity */
+  double price_ref_usd_h;       /* the price per reference GPU-hour at which arrivals are jobs_per_h x share */
+  double choice_cost, choice_wait, choice_risk; /* responses.pool_choice: logit weights */
+  double *strategies; size_t nstrategies; /* bidding: shares of [truthful, shade, adaptive] */
+  double shade_factor;          /* shade under a rule that is not pay-as-bid: bid = factor x value */
+  double adapt_rate, adapt_step, adapt_max; /* adaptive bidders (mkt_adapt_update) */
 } mkt_class_cfg;
+
+/* Reactions of clients and providers, each switched on by itself (all off: the market of fixed
+ * valuations, pool shares and churn of before, bit for bit). */
+typedef struct mkt_resp_cfg {
+  int demand;                   /* arrival rates follow the prices clients see (class elasticity) */
+  int pool_choice;              /* clients choose their pool by multinomial logit, and balk */
+  int entry;                    /* providers enter and leave by their reservation income */
+  int reliability;              /* stakes, slashing, penalties and reputation make departures announced */
+  double memory_jobs;           /* clients' and providers' estimates average over about this many jobs */
+  double entry_potential;       /* responses.entry: share of providers that start outside the market */
+  double announce_max, announce_usd; /* P(announced) = max x (1 - exp(-at stake / announce_usd)) */
+  double reputation_usd;        /* the value a provider puts on its reputation per departure */
+} mkt_resp_cfg;
 
 typedef struct mkt_fixed_cfg { double fee, price_factor, penalty_h; } mkt_fixed_cfg;
 typedef struct mkt_bidding_cfg { double fee; int rule; double min_bid_usd_h; } mkt_bidding_cfg;
@@ -93,6 +122,7 @@ typedef struct mkt_config {
   double rep_exponent, min_reputation; /* core selection: weight ~ E^x; floor on E */
   int net;                      /* sched_arq: transfers (staging, checkpoints, all-reduce) */
   mkt_nodes_cfg nodes;
+  mkt_resp_cfg responses;
   char *score_tflops;           /* measured AI throughput per GPU model, "name:TFLOPS, ..." */
   double billing_s, latency_s, review_s;
   int churn, calendars, self_use;
@@ -118,6 +148,7 @@ typedef struct mkt_pstat {
   uint8_t gpu, persona, region, ngpus;
   uint16_t node;                /* GP Node (within its region) that manages it */
   uint16_t energy_permille;     /* its energy price / the region's, x 1000 (energy is per host) */
+  uint16_t own_permille;        /* its owner's value of the GPU / the persona's own_value, x 1000 */
 } mkt_pstat;
 
 #define MKT_MAX_REGIONS 16
@@ -150,6 +181,8 @@ typedef struct mkt_ctx {
   double *speed;                /* per GPU model: work units per second (reference GPU = 1) */
   uint16_t *grade;              /* per GPU model: rank by memory (0 = least) */
   int has_trace;                /* a trace is replayed */
+  int quotes;                   /* pools track utilization and price for providers' quotes */
+  struct mkt_bne_table *bne[MKT_NCLASSES]; /* shade strategy under pay-as-bid rules: equilibrium bids */
   size_t trace_rows[1 + MKT_TR_NREASONS]; /* rows replayed, then not replayed by reason */
   uint16_t min_grade[MKT_NCLASSES]; /* weakest grade with enough memory for the class */
   uint16_t ngrades;
@@ -173,8 +206,17 @@ typedef struct mkt_ctx {
 /* Series indices. */
 enum {
   MKT_S_RENTED, MKT_S_AVAIL, MKT_S_DEMAND, MKT_S_PRICE_SUM, MKT_S_PRICE_N, MKT_S_LEDGER,
-  MKT_S_PERSONA, MKT_S_POOL, MKT_S_JOBS, MKT_S_FLEX, MKT_S_FEES, MKT_S_REGION, MKT_S_GPU, MKT_NSERIES
+  MKT_S_PERSONA, MKT_S_POOL, MKT_S_JOBS, MKT_S_FLEX, MKT_S_FEES, MKT_S_REGION, MKT_S_GPU,
+  MKT_S_RPOOL, MKT_S_RSTRAT, MKT_S_POP, MKT_NSERIES
 };
+/* Columns per pool of MKT_S_RPOOL (one bin): jobs and money by pool, providers' entry and exit,
+ * departures by notice. */
+enum { MKT_RP_SUBMITTED, MKT_RP_DONE, MKT_RP_VALUE, MKT_RP_COST, MKT_RP_PCOST, MKT_RP_ENTERED,
+       MKT_RP_EXITED, MKT_RP_ANNOUNCED, MKT_RP_UNANNOUNCED, MKT_RP_N };
+/* Columns per bidding strategy of MKT_S_RSTRAT (one bin). */
+enum { MKT_RS_JOBS, MKT_RS_DONE, MKT_RS_VALUE, MKT_RS_COST, MKT_RS_N };
+/* MKT_S_POP: per (persona, pool), providers that entered the market (+1) or left it (-1) in each
+ * bin; the cumulative sum is the number in the market. */
 /* Columns of the ledger series (one bin): balances that sum to zero. */
 enum { MKT_A_CLIENTS, MKT_A_PROVIDERS, MKT_A_PLATFORM, MKT_A_TREASURY, MKT_A_STAKES, MKT_A_TRANSIT, MKT_A_NODES,
        MKT_A_OPERATORS, MKT_NACCOUNTS };
@@ -183,7 +225,7 @@ enum { MKT_P_INCOME, MKT_P_AVAIL_MS, MKT_P_RENTED_MS, MKT_P_PROVIDERS, MKT_P_GPU
 /* Columns per class in MKT_S_JOBS (one bin). */
 enum { MKT_J_SUBMITTED, MKT_J_STARTED, MKT_J_DONE, MKT_J_WAIT_MS, MKT_J_TURN_MS, MKT_J_INTERRUPTS, MKT_J_COST,
        MKT_J_ABANDONED, MKT_J_FAILED, MKT_J_GPU_MS, MKT_J_USEFUL_MS, MKT_J_LOST_MS, MKT_J_STANDBY_MS, MKT_J_CKPT_MS,
-       MKT_J_MISSED, MKT_J_DONE_COST, MKT_NJCOLS };
+       MKT_J_MISSED, MKT_J_DONE_COST, MKT_J_BALKED, MKT_J_SEEN_SUM, MKT_J_SEEN_N, MKT_NJCOLS };
 /* Columns of MKT_S_FLEX (one bin per billing interval, summed over regions). */
 enum { MKT_F_BALANCE, MKT_F_RATE, MKT_F_SHORTFALL, MKT_NFCOLS };
 
@@ -193,7 +235,7 @@ typedef struct mkt_prov_rec {
   char persona[16], pool[16], start_pool[16], region[16], gpu_class[16], policy[16];
   int32_t world;                /* index of the compared policy (0 = the baseline) */
   int32_t gpus, switches, interruptions, days;
-  double income_usd, balance_usd, available_h, rented_h, self_use_h, down_h, daily_income_cv;
+  double income_usd, balance_usd, available_h, rented_h, self_use_h, down_h, out_h, daily_income_cv;
   int64_t income_musd, balance_musd;
 } mkt_prov_rec;
 

@@ -92,6 +92,17 @@ static void pay_host(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov,
 }
 
 /* Bills core GPU `cid` up to time t (never past its host's departure). Returns the amount. */
+/* What job j's client paid (amount musd, < 0 for a refund), by pool and by bidding strategy. */
+static void job_paid(sim_lp *lp, const mkt_ctx *c, const mkt_market *m, const mkt_job *j, int64_t amount) {
+  mkt__rpool(lp, c, m->pool, MKT_RP_COST, amount);
+  if (m->pool == MKT_POOL_BIDDING) mkt__series(lp, c, MKT_S_RSTRAT, j->strat * MKT_RS_N + MKT_RS_COST, 0, amount);
+}
+
+int64_t mkt__quote_rental(const mkt_ctx *c, const mkt_market *m, int64_t price) {
+  int64_t net = price - mkt_fee(price, c->fee_ppm[m->pool]) - (c->cfg->nodes.count > 0 ? mkt_fee(price, c->fee_node_ppm) : 0);
+  return mkt_lround(m->util * (double)net);
+}
+
 static int64_t bill_gpu(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t cid, double t) {
   mkt_cgpu *g = &m->cg[cid];
   if (g->slot == NIL) return 0;
@@ -106,6 +117,7 @@ static int64_t bill_gpu(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t ci
   j->cost += amount;
   j->gpu_ms += ms;
   mkt__series(lp, c, MKT_S_JOBS, j->cls * MKT_NJCOLS + MKT_J_COST, 0, amount);
+  job_paid(lp, c, m, j, amount);
   mkt__series(lp, c, MKT_S_JOBS, j->cls * MKT_NJCOLS + MKT_J_GPU_MS, 0, ms);
   if (g->standby) {
     j->standby_ms += ms;
@@ -151,6 +163,7 @@ static void release(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t cid, i
     if (pen > 0) {
       j->cost -= pen;
       mkt__series(lp, c, MKT_S_JOBS, j->cls * MKT_NJCOLS + MKT_J_COST, 0, -pen);
+      job_paid(lp, c, m, j, -pen);
       pay_host(lp, c, m, g->prov, 0, pen);
     }
   }
@@ -259,9 +272,13 @@ static void sink(void *ctx, const sched_decision *d) {
     r->pause_until = now + d->value; /* staging: inputs (and the checkpoint) reach every member */
     r->rate = run_rate(c, m, j, r);
     r->fin_t = INFINITY;
+    if (mkt__quotes(c) && r->n) m->price_h = mkt_ewma(m->price_h, (double)m->cg[r->gpus[0]].rate, c->cfg->responses.memory_jobs);
+    if (m->pool == MKT_POOL_BIDDING) mkt__bid_won(c, m, j);
     if (!j->started) {
       j->started = 1;
       j->first_start = now;
+      mkt__observe(c, m, j->cls, MKT_OBS_WAIT, now - j->submit);
+      if (r->n) mkt__observe(c, m, j->cls, MKT_OBS_PRICE, (double)m->cg[r->gpus[0]].rate);
       mkt__series(lp, c, MKT_S_JOBS, j->cls * MKT_NJCOLS + MKT_J_STARTED, 0, 1);
       mkt__series(lp, c, MKT_S_JOBS, j->cls * MKT_NJCOLS + MKT_J_WAIT_MS, 0, mkt__ms(now) - mkt__ms(j->submit));
       uint32_t hosts = 0;
@@ -372,7 +389,16 @@ static void sink(void *ctx, const sched_decision *d) {
     m->forget = mkt__grow(m->forget, &m->capforget, m->nforget + 1, sizeof *m->forget);
     m->forget[m->nforget++] = d->job;
     unsigned k = j->cls;
+    if (d->reason == SCHED_R_COMPLETED || d->reason == SCHED_R_GAVE_UP)
+      mkt__observe(c, m, k, MKT_OBS_INTR, j->interruptions);
     if (d->reason == SCHED_R_COMPLETED) {
+      int64_t val = mkt__job_value(j);
+      mkt__rpool(lp, c, m->pool, MKT_RP_DONE, 1);
+      mkt__rpool(lp, c, m->pool, MKT_RP_VALUE, val);
+      if (m->pool == MKT_POOL_BIDDING) {
+        mkt__series(lp, c, MKT_S_RSTRAT, j->strat * MKT_RS_N + MKT_RS_DONE, 0, 1);
+        mkt__series(lp, c, MKT_S_RSTRAT, j->strat * MKT_RS_N + MKT_RS_VALUE, 0, val);
+      }
       mkt__series(lp, c, MKT_S_JOBS, k * MKT_NJCOLS + MKT_J_DONE, 0, 1);
       mkt__series(lp, c, MKT_S_JOBS, k * MKT_NJCOLS + MKT_J_TURN_MS, 0, mkt__ms(now) - mkt__ms(j->submit));
       mkt__series(lp, c, MKT_S_JOBS, k * MKT_NJCOLS + MKT_J_USEFUL_MS, 0, mkt__ms(j->work_total));

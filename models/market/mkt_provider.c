@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { ST_DOWN, ST_OWNER, ST_IDLE, ST_RENTED };
-static const char *const st_names[] = {"down", "owner", "idle", "rented"};
+enum { ST_DOWN, ST_OWNER, ST_IDLE, ST_RENTED, ST_OUT, ST_N };
+static const char *const st_names[] = {"down", "owner", "idle", "rented", "out"};
 
 typedef struct mkt_prov {
   uint8_t up, cal_busy, self_busy, pool, start_pool, state, low, avail;
@@ -27,14 +27,35 @@ typedef struct mkt_prov {
   double st_since, claim_from;
   int64_t income, balance, stake;
   int64_t win_income; double win_avail_s;   /* review window */
-  int64_t st_ms[4];                         /* time per state, ms */
+  int64_t st_ms[ST_N];                      /* time per state, ms */
   int64_t rented_gpu_ms;                    /* GPU time employed */
   int64_t day_income; double dmean, dm2;
+  /* reactions (market.responses, personas' goal) */
+  uint8_t out;                              /* outside the market (responses.entry) */
+  uint8_t low_exit;                         /* reviews in a row with negative surplus */
+  uint16_t nrev;                            /* reviews in this pool (income statistics below) */
+  uint32_t review_id;                       /* a quote answers the latest review only */
+  int64_t win_rented_ms;                    /* GPU*ms rented in the review window */
+  float last_h, last_u;                     /* last review: income per available GPU-hour (USD), utilization */
+  float cv_other;                           /* income CV it had in its other pool, -1 never there */
+  double rmean, rm2;                        /* income per available GPU-hour per review here (Welford) */
 } mkt_prov;
 
 static uint64_t pidx(const mkt_ctx *c, sim_lp *lp) { return mkt__local(c, lp) - c->nmarkets; }
 static sim_id my_market(const mkt_ctx *c, sim_lp *lp, const mkt_prov *p) {
   return mkt__market_id(c, mkt__world(c, lp), c->prov[pidx(c, lp)].region, p->pool);
+}
+
+/* Reservation of host ps (musd per GPU-hour): the cost of a rented GPU-hour (energy at the card's
+ * top power limit, an ASSUMPTION as in mkt__lot_of, plus wear) and the owner's own value of an
+ * available one. */
+static double cost_musd_h(const mkt_ctx *c, const mkt_pstat *ps) {
+  const mkt_persona_cfg *pc = &c->cfg->personas[ps->persona];
+  return c->energy_musd_wh[ps->region] * ps->energy_permille / 1000.0 * c->gpus[ps->gpu].pl_max_w +
+         pc->wear_usd_h * MKT_MUSD;
+}
+static double own_musd_h(const mkt_ctx *c, const mkt_pstat *ps) {
+  return c->cfg->personas[ps->persona].own_value_usd_h * MKT_MUSD * ps->own_permille / 1000.0;
 }
 
 /* Closes whole days up to day `d` in the daily income statistics. */
@@ -88,7 +109,12 @@ static void flush(sim_lp *lp, const mkt_ctx *c, mkt_prov *p) {
     mkt__add_span(lp, c, MKT_S_RENTED, ps->region, t0, now, p->rented);
     by_groups(lp, c, ps, p->pool, MKT_P_RENTED_MS, d * p->rented);
     p->rented_gpu_ms += d * p->rented;
+    p->win_rented_ms += d * p->rented;
   }
+  if (p->state == ST_IDLE || p->state == ST_RENTED) /* what taking part cost it (provider surplus) */
+    mkt__rpool(lp, c, p->pool, MKT_RP_PCOST,
+               mkt_lround(((double)d * ps->ngpus * own_musd_h(c, ps) +
+                           (p->state == ST_RENTED ? (double)d * p->rented * cost_musd_h(c, ps) : 0)) / 3.6e6));
   if (pidx(c, lp) < (uint64_t)c->cfg->sample_providers && mkt__world(c, lp) == 0) {
     mkt_avail_rec r;
     memset(&r, 0, sizeof r);
@@ -147,21 +173,32 @@ static void tell_unavail(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, int announce
  * by churn is unannounced (the machine just goes); the owner's own use and calendar are
  * announced. */
 static void update(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, int announced) {
-  int avail = p->up && !p->cal_busy && !p->self_busy;
+  int avail = p->up && !p->cal_busy && !p->self_busy && !p->out;
   if (p->avail && !avail) {
     if (p->rented) p->interruptions++;
+    if (!announced && !p->up) { /* a departure by churn: announced when what is at stake says so */
+      if (c->cfg->responses.reliability) {
+        const mkt_resp_cfg *rc = &c->cfg->responses;
+        double at_stake = 0;
+        if (p->rented && mkt__pools[p->pool]->treasury) /* the stake slashed (mkt__host_detect) */
+          at_stake += (double)(c->slash < p->stake ? c->slash : p->stake) / MKT_MUSD;
+        if (p->rented && c->cfg->rep_exponent > 0) at_stake += rc->reputation_usd; /* a failure on its record */
+        announced = gsl_rng_uniform(sim_lp_rng(lp)) < mkt_announce_prob(at_stake, rc->announce_max, rc->announce_usd);
+      }
+      mkt__rpool(lp, c, p->pool, announced ? MKT_RP_ANNOUNCED : MKT_RP_UNANNOUNCED, 1);
+    }
     tell_unavail(lp, c, p, announced);
     flex_claim(lp, c, p);
     p->claim_from = -1;
     p->avail = 0;
-    set_state(lp, c, p, p->up ? ST_OWNER : ST_DOWN);
+    set_state(lp, c, p, p->out ? ST_OUT : p->up ? ST_OWNER : ST_DOWN);
     p->rented = 0;
   } else if (!p->avail && avail) {
     p->avail = 1;
     set_state(lp, c, p, ST_IDLE);
     tell_avail(lp, c, p);
   } else if (!p->avail) {
-    set_state(lp, c, p, p->up ? ST_OWNER : ST_DOWN);
+    set_state(lp, c, p, p->out ? ST_OUT : p->up ? ST_OWNER : ST_DOWN);
   }
 }
 
@@ -227,6 +264,11 @@ static void self_schedule(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, const mkt_p
   mkt__send(lp, sim_lp_id(lp), gsl_ran_exponential(sim_lp_rng(lp), mean_s), &m);
 }
 
+/* The provider enters (+1) or leaves (-1) the market, or its pool (population series). */
+static void pop(sim_lp *lp, const mkt_ctx *c, const mkt_prov *p, const mkt_pstat *ps, int64_t d) {
+  mkt__series(lp, c, MKT_S_POP, ps->persona * MKT_NPOOLS + p->pool, sim_now(lp), d);
+}
+
 static void prov_init(sim_lp *lp, void *st) {
   const mkt_ctx *c = mkt__ctx(lp);
   mkt_prov *p = st;
@@ -247,7 +289,12 @@ static void prov_init(sim_lp *lp, void *st) {
   if (c->cfg->calendars) p->cal_busy = (uint8_t)cal_on(pc, c->cfg->regions[ps->region].tz_h * 3600.0);
   self_schedule(lp, c, p, ps);
   cal_schedule(lp, c, ps);
-  post_stake(lp, c, p, ps);
+  p->cv_other = -1;
+  if (c->cfg->responses.entry) p->out = gsl_rng_uniform(r) < c->cfg->responses.entry_potential;
+  if (!p->out) {
+    post_stake(lp, c, p, ps);
+    pop(lp, c, p, ps, 1);
+  }
   by_groups(lp, c, ps, p->pool, MKT_P_PROVIDERS, 1);
   by_groups(lp, c, ps, p->pool, MKT_P_GPUS, ps->ngpus);
   update(lp, c, p, 1);
@@ -255,37 +302,123 @@ static void prov_init(sim_lp *lp, void *st) {
   next_review(lp, c, c->cfg->review_s * (0.5 + 0.5 * gsl_rng_uniform(r)));
 }
 
-/* Income review: switch to the persona's other pool after `patience` reviews below target. */
+/* Leaves its pool (an announced departure): unstakes and tells the market it is gone for good,
+ * so that the pool may recycle its GPU ids. */
+static void leave_pool(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, const mkt_pstat *ps) {
+  if (p->avail) tell_unavail(lp, c, p, 1);
+  if (p->stake > 0) {
+    mkt_msg m = {.kind = M_UNSTAKE, .a = p->stake};
+    mkt__send(lp, my_market(c, lp, p), c->cfg->latency_s, &m);
+    p->stake = 0;
+  }
+  mkt_msg dep = {.kind = M_DEPART};
+  mkt__send(lp, my_market(c, lp, p), c->cfg->latency_s, &dep);
+  pop(lp, c, p, ps, -1);
+  p->claim_from = -1;
+  p->nrev = 0;
+  p->rmean = p->rm2 = 0;
+}
+
+/* Moves to the persona's other pool. */
+static void switch_pool(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, const mkt_pstat *ps) {
+  const mkt_persona_cfg *pc = &c->cfg->personas[ps->persona];
+  float cv = p->nrev > 2 && p->rmean > 0 ? (float)(sqrt(p->rm2 / (p->nrev - 1)) / p->rmean) : -1;
+  leave_pool(lp, c, p, ps);
+  p->cv_other = cv;
+  p->pool = (uint8_t)(p->pool == pc->pool ? pc->alt_pool : pc->pool);
+  p->switches++;
+  p->low = 0;
+  pop(lp, c, p, ps, 1);
+  post_stake(lp, c, p, ps);
+  if (p->avail) tell_avail(lp, c, p);
+}
+
+static void ask_quote(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, unsigned pool) {
+  mkt_msg q = {.kind = M_QUOTE, .gen = ++p->review_id};
+  mkt__send(lp, mkt__market_id(c, mkt__world(c, lp), c->prov[pidx(c, lp)].region, pool), c->cfg->latency_s, &q);
+}
+
+/* A pool's quote came back: enter (from outside), or switch by the persona's goal. */
+static void on_quoted(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, const mkt_msg *msg) {
+  if (msg->gen != p->review_id) return; /* an older review's */
+  const mkt_pstat *ps = &c->prov[pidx(c, lp)];
+  const mkt_persona_cfg *pc = &c->cfg->personas[ps->persona];
+  double q = (double)msg->a / MKT_MUSD, u = (double)msg->b / 1e6;
+  if (p->out) {
+    if (msg->flag != p->pool) return;
+    if (mkt_surplus_h(q, u, cost_musd_h(c, ps) / MKT_MUSD, own_musd_h(c, ps) / MKT_MUSD) > 0) {
+      p->out = 0; /* enters: its pool, its stake, and its availability as of now */
+      p->low_exit = 0;
+      mkt__rpool(lp, c, p->pool, MKT_RP_ENTERED, 1);
+      pop(lp, c, p, ps, 1);
+      post_stake(lp, c, p, ps);
+      update(lp, c, p, 1);
+    }
+    return;
+  }
+  if (msg->flag == p->pool || p->rented) return;
+  /* income: the other pool quotes more per available hour than it earned here; utilization: it
+   * rents a larger share of available time */
+  int better = pc->goal == MKT_GOAL_INCOME ? q > p->last_h : pc->goal == MKT_GOAL_UTILIZATION ? u > p->last_u : 0;
+  p->low = better ? (uint8_t)(p->low + 1) : 0;
+  if (p->low >= pc->patience) switch_pool(lp, c, p, ps);
+}
+
+/* Income review: entry and exit (responses.entry), then pool switching by the persona's goal. */
 static void review(sim_lp *lp, const mkt_ctx *c, mkt_prov *p) {
   const mkt_pstat *ps = &c->prov[pidx(c, lp)];
   const mkt_persona_cfg *pc = &c->cfg->personas[ps->persona];
   flex_claim(lp, c, p);
   flush(lp, c, p); /* counts the open available span into this window */
   double hours = p->win_avail_s / 3600.0;
-  if (pc->patience > 0 && hours > 1.0 && pc->alt_pool != pc->pool) {
+  if (p->out) {
+    ask_quote(lp, c, p, p->pool); /* should it come (back) in? */
+  } else if (hours > 1.0) {
     double per_h = (double)p->win_income / MKT_MUSD / hours / ps->ngpus;
-    double target = pc->target_factor * c->gpus[ps->gpu].ref_price_usd_h;
-    p->low = per_h < target ? (uint8_t)(p->low + 1) : 0;
-    if (p->low >= pc->patience && !p->rented) {
-      /* leave the pool (an announced departure), unstake, join the other pool */
-      if (p->avail) tell_unavail(lp, c, p, 1);
-      if (p->stake > 0) {
-        mkt_msg m = {.kind = M_UNSTAKE, .a = p->stake};
-        mkt__send(lp, my_market(c, lp, p), c->cfg->latency_s, &m);
-        p->stake = 0;
+    double u = (double)p->win_rented_ms / (p->win_avail_s * 1000.0 * ps->ngpus);
+    p->last_h = (float)per_h;
+    p->last_u = (float)u;
+    p->nrev++;
+    double delta = per_h - p->rmean; /* Welford */
+    p->rmean += delta / p->nrev;
+    p->rm2 += delta * (per_h - p->rmean);
+    int left = 0;
+    if (c->cfg->responses.entry) {
+      double sur = mkt_surplus_h(per_h, u, cost_musd_h(c, ps) / MKT_MUSD, own_musd_h(c, ps) / MKT_MUSD);
+      p->low_exit = sur < 0 ? (uint8_t)(p->low_exit + 1) : 0;
+      if (p->low_exit >= pc->exit_patience) {
+        /* leaves now, announced, like an owner taking the GPU back (a rental it interrupts is
+         * recovered by the pool's core) */
+        if (p->rented) p->interruptions++;
+        leave_pool(lp, c, p, ps); /* told its pool it is unavailable and gone */
+        p->rented = 0;
+        mkt__rpool(lp, c, p->pool, MKT_RP_EXITED, 1);
+        p->out = 1;
+        p->low_exit = 0;
+        p->avail = 0;
+        set_state(lp, c, p, ST_OUT);
+        left = 1;
       }
-      mkt_msg dep = {.kind = M_DEPART}; /* gone for good: the pool may recycle its GPU ids */
-      mkt__send(lp, my_market(c, lp, p), c->cfg->latency_s, &dep);
-      p->pool = (uint8_t)(p->pool == pc->pool ? pc->alt_pool : pc->pool);
-      p->switches++;
-      p->low = 0;
-      p->claim_from = -1;
-      post_stake(lp, c, p, ps);
-      if (p->avail) tell_avail(lp, c, p);
+    }
+    if (!left && pc->patience > 0 && pc->alt_pool != pc->pool) {
+      if (pc->goal == MKT_GOAL_THRESHOLD) {
+        double target = pc->target_factor * c->gpus[ps->gpu].ref_price_usd_h;
+        p->low = per_h < target ? (uint8_t)(p->low + 1) : 0;
+        if (p->low >= pc->patience && !p->rented) switch_pool(lp, c, p, ps);
+      } else if (pc->goal == MKT_GOAL_STABILITY) {
+        /* income CV over its reviews here above what it accepts, and the other pool was steadier
+         * (or never tried) */
+        double cv = p->nrev > 2 && p->rmean > 0 ? sqrt(p->rm2 / (p->nrev - 1)) / p->rmean : p->nrev > 2 ? INFINITY : 0;
+        p->low = cv > pc->target_cv && (p->cv_other < 0 || p->cv_other < cv) ? (uint8_t)(p->low + 1) : 0;
+        if (p->low >= pc->patience && !p->rented) switch_pool(lp, c, p, ps);
+      } else {
+        ask_quote(lp, c, p, p->pool == pc->pool ? (unsigned)pc->alt_pool : (unsigned)pc->pool);
+      }
     }
   }
   p->win_income = 0;
   p->win_avail_s = 0;
+  p->win_rented_ms = 0;
   next_review(lp, c, c->cfg->review_s);
 }
 
@@ -323,6 +456,7 @@ static void prov_event(sim_lp *lp, void *st, const void *vmsg, sim_id src) {
     case M_PAY: earn(lp, c, p, msg->a, msg->reason != PAY_REFUND); break;
     case M_SLASH: p->stake -= msg->a; break;
     case M_REVIEW: review(lp, c, p); break;
+    case M_QUOTED: on_quoted(lp, c, p, msg); break;
     case M_CLOSE: flex_claim(lp, c, p); break; /* the markets close their own books */
     default: SIM_FATAL("provider: unexpected message kind %d", msg->kind);
   }
@@ -358,6 +492,7 @@ static void prov_finalize(sim_lp *lp, void *st) {
   r.rented_h = (double)p->rented_gpu_ms / 3.6e6 / ps->ngpus; /* host-hours: GPU-hours / GPUs */
   r.self_use_h = (double)p->st_ms[ST_OWNER] / 3.6e6;
   r.down_h = (double)p->st_ms[ST_DOWN] / 3.6e6;
+  r.out_h = (double)p->st_ms[ST_OUT] / 3.6e6;
   double var = p->ndays > 1 ? p->dm2 / (p->ndays - 1) : 0;
   /* coefficient of variation of daily income: sd / mean (NaN when it never earned) */
   r.daily_income_cv = p->dmean > 0 ? sqrt(var) / p->dmean : NAN;

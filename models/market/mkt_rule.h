@@ -80,6 +80,9 @@ typedef struct mkt_rule_ops {
   /* 1 when running winners are re-priced at every clearing (their price may change); 0 when a
    * winner keeps the price it started at. */
   int reprice;
+  /* 1 when every winner pays its bid (pay as bid): clients then shade their bids
+   * (mkt_strategy.h); 0 when the price is set by others' bids or asks. */
+  int pays_bid;
   /* The reference price a clearing leaves for late_price (e.g. the uniform price of the double
    * auction), or -1. May be NULL. */
   int64_t (*reference)(const mkt_order *orders, size_t n, const mkt_clearing *out);

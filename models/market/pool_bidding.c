@@ -17,6 +17,7 @@
  * hosts with free GPUs: exact below those sizes, a bounded window above them. */
 #include "models/market/mkt_internal.h"
 
+#include <gsl/gsl_rng.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,8 +145,65 @@ static int cand_desc(const void *a, const void *b) {
   return x->slot < y->slot ? -1 : (x->slot > y->slot);
 }
 
+/* ---- clients' strategies (mkt_strategy.h) ----------------------------------------------------- */
+void mkt__bid_strategy(sim_lp *lp, const mkt_ctx *c, mkt_market *m, mkt_job *j) {
+  const mkt_class_cfg *cc = &c->cfg->cls[j->cls];
+  double tot = 0;
+  for (size_t i = 0; i < cc->nstrategies; i++) tot += cc->strategies[i];
+  j->strat = MKT_STRAT_TRUTHFUL;
+  j->bid = j->value;
+  if (!(tot > cc->strategies[MKT_STRAT_TRUTHFUL])) return; /* all truthful: no draw, as before strategies */
+  double u = gsl_rng_uniform(sim_lp_rng(lp)) * tot, acc = 0;
+  for (unsigned i = 0; i < MKT_NSTRATS; i++) {
+    acc += cc->strategies[i];
+    if (u < acc) { j->strat = (uint8_t)i; break; }
+  }
+  double v = (double)j->value;
+  if (j->strat == MKT_STRAT_SHADE) {
+    /* pay as bid: the first-price equilibrium among the bids waiting now and this one */
+    if (c->rule->pays_bid && c->bne[j->cls]) {
+      unsigned n = m->nlive + 1 < MKT_BNE_NMAX ? m->nlive + 1 : MKT_BNE_NMAX;
+      j->bid = mkt_lround(mkt_bne_bid(c->bne[j->cls], v, cc->value_usd_h * MKT_MUSD, n));
+    } else {
+      j->bid = mkt_lround(cc->shade_factor * v);
+    }
+  } else if (j->strat == MKT_STRAT_ADAPTIVE) {
+    j->margin = (float)m->margin[j->cls];
+    j->bid = mkt_lround(v * (1.0 - j->margin));
+  }
+  if (j->bid > j->value) j->bid = j->value;
+  if (j->bid < 0) j->bid = 0;
+}
+
+/* An adaptive bid that lost a clearing bids closer to its value. */
+static void adapt_losers(const mkt_ctx *c, mkt_market *m) {
+  for (uint32_t i = m->qhead; i < m->qlen; i++) {
+    if (m->q[i] == UINT32_MAX) continue;
+    mkt_job *j = &m->jobs[m->q[i]];
+    if (j->strat != MKT_STRAT_ADAPTIVE) continue;
+    const mkt_class_cfg *cc = &c->cfg->cls[j->cls];
+    j->margin = (float)mkt_adapt_update(j->margin, 0, cc->adapt_rate, cc->adapt_step, cc->adapt_max);
+    int64_t b = mkt_lround((double)j->value * (1.0 - j->margin));
+    if (b > j->bid) j->bid = b < j->value ? b : j->value; /* a waiting bid only rises */
+  }
+}
+
+/* An adaptive bid won: its class's next bidders shade as it would have next time. */
+void mkt__bid_won(const mkt_ctx *c, mkt_market *m, const mkt_job *j) {
+  if (j->strat != MKT_STRAT_ADAPTIVE) return;
+  const mkt_class_cfg *cc = &c->cfg->cls[j->cls];
+  m->margin[j->cls] = mkt_adapt_update(j->margin, 1, cc->adapt_rate, cc->adapt_step, cc->adapt_max);
+}
+
+/* The pool's quote to providers: what the rentals started lately paid, at its utilization. */
+static int64_t bid_quote(const mkt_ctx *c, const mkt_market *m, const mkt_pstat *ps) {
+  (void)ps;
+  return mkt__quote_rental(c, m, mkt_lround(m->price_h));
+}
+
 static void bid_tick(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
   const mkt_rule_ops *rule = c->rule;
+  adapt_losers(c, m);
   /* running bids on hosts still in the pool (a bid runs on one host: its first run's) */
   uint32_t nrun = 0, nq = 0;
   for (uint32_t s = 0; s < m->njobs; s++) nrun += m->jobs[s].state == J_RUNNING;
@@ -270,4 +328,4 @@ static void bid_tick(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
 }
 
 const mkt__pool_ops mkt__pool_bidding = {"bidding", bid_price, bid_submit, bid_tick, bid_host_free, bid_handed_back,
-                                         1, 0, 0};
+                                         bid_quote, 1, 0, 0};

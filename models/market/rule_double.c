@@ -103,5 +103,6 @@ const mkt_rule_ops mkt_rule_double = {
     .clear = double_clear,
     .late_price = double_late_price,
     .reprice = 1,
+    .pays_bid = 0,
     .reference = double_reference,
 };

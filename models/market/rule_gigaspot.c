@@ -89,5 +89,6 @@ const mkt_rule_ops mkt_rule_gigaspot = {
     .clear = gigaspot_clear,
     .late_price = gigaspot_late_price,
     .reprice = 0,
+    .pays_bid = 1,
     .reference = NULL,
 };

@@ -113,5 +113,6 @@ const mkt_rule_ops mkt_rule_knapsack = {
     .clear = knapsack_clear,
     .late_price = mkt__late_price_bid,
     .reprice = 0,
+    .pays_bid = 1,
     .reference = NULL,
 };

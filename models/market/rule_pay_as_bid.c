@@ -39,5 +39,6 @@ const mkt_rule_ops mkt_rule_pay_as_bid = {
     .clear = pay_as_bid_clear,
     .late_price = mkt__late_price_bid,
     .reprice = 0,
+    .pays_bid = 1,
     .reference = NULL,
 };

@@ -243,5 +243,6 @@ const mkt_rule_ops mkt_rule_vickrey = {
     .clear = vickrey_clear,
     .late_price = vickrey_late_price,
     .reprice = 1,
+    .pays_bid = 0,
     .reference = NULL,
 };

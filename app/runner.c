@@ -84,6 +84,23 @@ int app_load(const char *path, const char *const *overrides, int noverrides, sim
   }
   if (l->cls->validate && l->cls->validate(l->cfg, l->scn, d)) goto fail;
 
+  {
+    /* What the model's state will take, before building it (a build of 100 million providers
+     * would itself take minutes and gigabytes) */
+    int inflight = omp_get_max_threads();
+    if (inflight > l->run.reps) inflight = (int)l->run.reps;
+    if (inflight < 1) inflight = 1;
+    double need = l->cls->memory_estimate ? l->cls->memory_estimate(l->cfg) * inflight : 0;
+    double avail = app_memory_available();
+    if (need > avail) {
+      sim_diag_report(d, path, 0,
+                      "the run needs about %.3g GB for its model state (%d replication%s at once), more than the %.3g "
+                      "GB this machine gives a process; make the model smaller or run fewer replications at once "
+                      "(OMP_NUM_THREADS)",
+                      need / 1e9, inflight, inflight == 1 ? "" : "s", avail / 1e9);
+      goto fail;
+    }
+  }
   char *pcopy = strdup(path);
   if (!pcopy) goto fail;
   const char *base = dirname(pcopy);

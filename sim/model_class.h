@@ -41,6 +41,11 @@ typedef struct sim_model_class {
   /* May be NULL. The metric list of a built model (owned by it, valid until destroy); overrides
    * metrics/nmetrics. compute_metrics then fills that many values. */
   const sim_metric_def *(*model_metrics)(const sim_model *m, unsigned *n);
+  /* May be NULL. Bytes one replication's model state will take (LPs, their states, pending events,
+   * what handlers allocate), estimated from the validated keys alone, before building: `check`
+   * and `run` refuse a scenario whose replications in flight need more than the machine gives a
+   * process, instead of an allocation failing mid-run. */
+  double (*memory_estimate)(const void *cfg);
 } sim_model_class;
 
 #endif

@@ -1633,6 +1633,30 @@ static int mkt__check(const sim_model *m, const sim_results *r, char *msg, size_
   return 0;
 }
 
+/* Memory of one replication, from the keys: per provider its LP (engine header 72 B, state
+ * sizeof the provider LP, two pending events of 32 B, its shared record), plus per GPU what the
+ * pools and their scheduling cores hold (host records, core GPU records and queues, jobs in flight,
+ * message payloads): 640 B, measured: `spotlab bench market --gpus 1000000 --days 7` holds 1003 B
+ * per single-GPU provider (docs/performance.md), of which the LP part is 360 B. ASSUMPTION: hosts
+ * with several GPUs need the per-GPU part per GPU (an upper bound: part of it is per host). Times
+ * the compared policies' worlds. */
+static double mkt__memory_estimate(const void *vcfg) {
+  const mkt_config *cfg = vcfg;
+  static const double counts[4] = {1, 2, 4, 8};
+  double bytes = 0;
+  for (size_t r = 0; r < cfg->nregions; r++) {
+    const mkt_region_cfg *g = &cfg->regions[r];
+    double ps = 0, mean = 0;
+    for (size_t k = 0; k < g->ngpp && k < 4; k++) ps += g->gpus_per_provider[k];
+    for (size_t k = 0; k < g->ngpp && k < 4; k++) mean += counts[k] * g->gpus_per_provider[k] / (ps > 0 ? ps : 1);
+    bytes += (double)g->providers * (72.0 + (double)mkt__lptypes[1].state_size + 64.0 + sizeof(mkt_pstat) + 640.0 * mean);
+  }
+  int pol[MKT_MAX_WORLDS];
+  char tok[64];
+  int nw = mkt__parse_policies(cfg->compare_policies, pol, tok, sizeof tok);
+  return bytes * (nw > 1 ? nw : 1);
+}
+
 const sim_model_class mkt_class = {
     "market",
     "decentralized GPU marketplace: providers with personas and churn, fixed/bidding/flexible pools",
@@ -1646,4 +1670,5 @@ const sim_model_class mkt_class = {
     mkt__compute,
     mkt__check,
     mkt__model_metrics,
+    mkt__memory_estimate,
 };

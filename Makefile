@@ -6,7 +6,7 @@ CMAKE_FLAGS ?=
 SCENARIO ?= scenarios/default.cfg
 OUT ?= results/default.h5
 
-.PHONY: all setup configure build run test bench asan clean
+.PHONY: all setup configure build run test bench asan fuzz clean
 
 all: build
 
@@ -40,5 +40,15 @@ asan: setup
 	cmake --build build-asan -j $(JOBS)
 	cd build-asan && ctest --output-on-failure -j $(JOBS)
 
+# Fuzz targets (libFuzzer; docs/fuzzing.md): built with clang in build-fuzz, every target run
+# FUZZ_SECONDS from seed corpora of the repository's own files. Fails on a crash in spotlab's code.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?=
+fuzz:
+	@FUZZ=1 bash scripts/setup.sh
+	CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DSPOTLAB_FUZZ=ON -DSPOTLAB_CUDA=OFF
+	cmake --build build-fuzz -j $(JOBS) --target spotlab fuzz_scenario fuzz_labjobs fuzz_traces fuzz_results
+	bash fuzz/run.sh build-fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
 clean:
-	rm -rf $(BUILD) build-asan
+	rm -rf $(BUILD) build-asan build-fuzz

@@ -4,6 +4,8 @@
 set -euo pipefail
 pkgs=(cmake make gcc g++ pkg-config libgsl-dev libhdf5-openmpi-dev hdf5-tools libopenmpi-dev
       openmpi-bin libcunit1-dev gnuplot-nox libconfig-dev)
+# make fuzz: clang and its libFuzzer runtime
+[ "${FUZZ:-0}" = 1 ] && pkgs+=(clang libclang-rt-14-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,5 +1,5 @@
 #!/bin/sh
-# full_disk.sh SPOTLAB SRC - `spotlab run`, `sweep` and `report` onto a full disk (a 64 KiB
+# full_disk.sh SPOTLAB SRC - `spotlab run`, `sweep`, `report` and `compare` onto a full disk (a 64 KiB
 # tmpfs mounted here): a non-zero exit with the reason, no crash (HDF5's exit handler used to
 # segfault, exit 139; report printed stray bytes), and no file that looks complete but is not.
 # Skipped (77) where tmpfs cannot be mounted (not root).
@@ -27,4 +27,34 @@ cat report.out
 [ $s -eq 1 ] || fail "report exit $s (want 1)"
 grep -q "writing failed (No space left on device)" report.out || fail "report: no reason given"
 for f in summary.md summary.csv; do [ ! -e "$dir/rep/$f" ] || fail "report left a half $f"; done
+# report with figures: the tables fit, the figures do not (gnuplot exits 0 on a failed write);
+# the reason is said, no truncated figure is left, index.html is whole or absent
+whole() { # FILE: a figure or page that was written to its end
+  case $1 in
+    *.svg) tail -c 64 "$1" | grep -q '</svg>' ;;
+    *.png) tail -c 16 "$1" | grep -q 'IEND' ;;
+    *.html) tail -c 32 "$1" | grep -q '</html>' ;;
+  esac
+}
+if command -v gnuplot >/dev/null 2>&1; then
+  rm -rf "$dir"/*
+  "$bin" report ok.h5 --out "$dir/rep" > report2.out 2>&1; s=$?
+  cat report2.out
+  [ $s -eq 1 ] || fail "report with figures exit $s (want 1)"
+  grep -q "incomplete" report2.out || fail "report: the incomplete figure is not said"
+  for f in "$dir"/rep/*.svg "$dir"/rep/*.png "$dir"/rep/*.html; do
+    [ -e "$f" ] || continue
+    whole "$f" || fail "report left an incomplete $f"
+  done
+  ls -A "$dir/rep" | grep -q '\.tmp' && fail "report left temporaries: $(ls -A "$dir/rep")"
+  # compare: its tables fit, its figure does not: a non-zero exit, not 0
+  rm -rf "$dir"/*
+  "$bin" compare ok.h5 ok.h5 --out "$dir/cmp" > compare.out 2>&1; s=$?
+  tail -3 compare.out
+  [ $s -ne 0 ] && [ $s -lt 128 ] || fail "compare exit $s with its figure unwritten (want a failure)"
+  grep -q "figure 'compare'" compare.out || fail "compare: the figure's failure is not said"
+  for f in "$dir"/cmp/*.svg "$dir"/cmp/*.png; do [ -e "$f" ] && ! whole "$f" && fail "compare left an incomplete $f"; done
+else
+  echo "(gnuplot not found: the figure cases are not run)"
+fi
 echo OK

@@ -8,10 +8,12 @@
  */
 #include "analysis/report/rpt_internal.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* The differences an operator looks at first: platform revenue, provider income, client cost,
  * utilization and completion times (spotlab issue 5), and what the fault-tolerance model reports. */
@@ -31,11 +33,13 @@ static int rpt__cmp_absrel(const void *a, const void *b) {
 
 static int rpt__significant(const rpt_diff *d) { return isfinite(d->diff.lo) && (d->diff.lo > 0 || d->diff.hi < 0); }
 
-static void rpt__compare_fig(const rpt_options *opt, rpt_diff *d, size_t n, int npairs, const char *bname,
-                             const char *aname, FILE *log) {
+/* Draws compare.png and .svg. 0, or -1 (out of memory), -2 (its files could not be written whole),
+ * with a message in errbuf. A figure with nothing to draw is skipped (0). */
+static int rpt__compare_fig(const rpt_options *opt, rpt_diff *d, size_t n, int npairs, const char *bname,
+                            const char *aname, FILE *log, char *errbuf, size_t errlen) {
   /* Up to 24 metrics: headline ones first, by the size of the relative change. */
   rpt_diff **sel = malloc((n ? n : 1) * sizeof *sel);
-  if (!sel) return;
+  if (!sel) { snprintf(errbuf, errlen, "out of memory"); return -1; }
   size_t ns = 0;
   for (size_t i = 0; i < n; i++)
     if (rpt__headline(d[i].name) && isfinite(d[i].rel)) sel[ns++] = &d[i];
@@ -47,14 +51,15 @@ static void rpt__compare_fig(const rpt_options *opt, rpt_diff *d, size_t n, int 
   if (!ns) {
     fprintf(log, "skipped figure 'compare': no metric with a non-zero mean before the change\n");
     free(sel);
-    return;
+    return 0;
   }
   char *body = NULL;
   size_t len;
   FILE *g = open_memstream(&body, &len);
   if (!g) {
     free(sel);
-    return;
+    snprintf(errbuf, errlen, "out of memory");
+    return -1;
   }
   /* Relative change in %: 100 * (mean_after - mean_before) / |mean_before|, its interval scaled alike. */
   for (int s = 0; s < 2; s++) {
@@ -93,12 +98,15 @@ static void rpt__compare_fig(const rpt_options *opt, rpt_diff *d, size_t n, int 
   if (height < 450) height = 450;
   char err[256];
   const char *gp = rpt__gp_program(opt->gnuplot);
-  if (rpt__gp_render(gp, opt->outdir, "compare", height, body, err, sizeof err))
+  int gr = rpt__gp_render(gp, opt->outdir, "compare", height, body, err, sizeof err);
+  if (gr)
     fprintf(log, "figure 'compare' failed: %s\n", err);
   else if (!opt->quiet)
     fprintf(log, "wrote %s/compare.png and .svg\n", opt->outdir);
   free(body);
   free(sel);
+  if (gr == -2) snprintf(errbuf, errlen, "%s: figure 'compare': %s", opt->outdir, err);
+  return gr == -2 ? -2 : 0; /* gnuplot failing on the script is reported above, not a write error */
 }
 
 int rpt_compare(const char *before, const char *after, const rpt_options *opt, FILE *tab, rpt_diff **diffs,
@@ -227,12 +235,23 @@ int rpt_compare(const char *before, const char *after, const rpt_options *opt, F
   size_t nsig = 0;
   for (size_t i = 0; i < nd; i++) nsig += (size_t)rpt__significant(&d[i]);
   if (tab) fprintf(tab, "\n%zu of %zu changes have a 95%% interval that excludes 0 (marked *)\n", nsig, nd);
-  if (md && fclose(md)) rc = SIM_EIO;
-  if (csv && fclose(csv)) rc = SIM_EIO;
+  if (md || csv) { /* a table that could not be written whole is not left behind */
+    int bad = (md && (ferror(md) | (fclose(md) != 0))) | (csv && (ferror(csv) | (fclose(csv) != 0)));
+    int e = errno;
+    if (bad && !rc) {
+      rc = SIM_EIO;
+      snprintf(err, errlen, "%s: writing compare.md and compare.csv failed (%s)", opt->outdir, strerror(e ? e : EIO));
+      snprintf(path, sizeof path, "%s/compare.md", opt->outdir);
+      unlink(path);
+      snprintf(path, sizeof path, "%s/compare.csv", opt->outdir);
+      unlink(path);
+    }
+  }
   if (!rc && opt->outdir) {
     if (!opt->quiet) fprintf(log, "wrote %s/compare.md and %s/compare.csv\n", opt->outdir, opt->outdir);
-    if (rpt_gnuplot_available(opt->gnuplot))
-      rpt__compare_fig(opt, d, nd, n, before, after, log);
+    if (rpt_gnuplot_available(opt->gnuplot)) {
+      if (rpt__compare_fig(opt, d, nd, n, before, after, log, err, errlen)) rc = SIM_EIO;
+    }
     else
       fprintf(log, "gnuplot not found ('%s'): the figure was skipped, the tables are written\n", rpt__gp_program(opt->gnuplot));
   }

@@ -9,7 +9,9 @@ void rpt__gp_str(FILE *g, const char *s);
 /* Writes the common look (palette as linetypes 1..12, grid, fonts) into a script. */
 void rpt__gp_preamble(FILE *g);
 /* Runs `program` once through a pipe on `body` rendered twice: DIR/NAME.png (pngcairo, 1000 x
- * height) and DIR/NAME.svg. Returns 0 when both files were made, else -1 with a reason in err. */
+ * height) and DIR/NAME.svg. Returns 0 when both files were made whole, -1 when gnuplot failed on
+ * the script, -2 when its files were not written whole (a full disk: they are removed), with a
+ * reason in err. */
 int rpt__gp_render(const char *program, const char *dir, const char *name, int height, const char *body, char *err,
                    size_t errlen);
 /* The program that rpt_gnuplot_available would check: opt, $SPOTLAB_GNUPLOT, or "gnuplot". */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -70,9 +71,24 @@ int rpt_gnuplot_available(const char *program) {
   return found;
 }
 
-static int rpt__nonempty(const char *path) {
-  struct stat st;
-  return stat(path, &st) == 0 && st.st_size > 0;
+/* 1 when the file gnuplot wrote is whole: a PNG ends with its IEND chunk, an SVG with </svg>.
+ * gnuplot exits 0 when a write fails (a full disk), leaving a truncated file behind. */
+static int rpt__whole(const char *path, int svg) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return 0;
+  char tail[64] = {0};
+  long n = 0;
+  if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0) {
+    long k = n < (long)sizeof tail - 1 ? n : (long)sizeof tail - 1;
+    if (fseek(f, n - k, SEEK_SET) != 0 || fread(tail, 1, (size_t)k, f) != (size_t)k) n = 0;
+    tail[k] = 0;
+  }
+  fclose(f);
+  if (n <= 0) return 0;
+  if (svg) return strstr(tail, "</svg>") != NULL;
+  for (size_t i = 0; i + 4 <= sizeof tail; i++)
+    if (!memcmp(tail + i, "IEND", 4)) return 1;
+  return 0;
 }
 
 int rpt__gp_render(const char *program, const char *dir, const char *name, int height, const char *body, char *err,
@@ -113,11 +129,23 @@ int rpt__gp_render(const char *program, const char *dir, const char *name, int h
   }
   int st = pclose(g);
   sigaction(SIGPIPE, &old, NULL);
-  if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0 || !rpt__nonempty(png) || !rpt__nonempty(svg)) {
+  if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
     snprintf(err, errlen, "gnuplot failed on it (its messages are above)");
     unlink(png);
     unlink(svg);
     return -1;
+  }
+  if (!rpt__whole(png, 0) || !rpt__whole(svg, 1)) { /* gnuplot ran, its files did not get written whole */
+    struct statvfs fs;
+    double kib = statvfs(dir, &fs) == 0 ? (double)fs.f_bavail * (double)fs.f_frsize / 1024.0 : -1;
+    if (kib >= 0)
+      snprintf(err, errlen, "writing %s.png and .svg failed: they are incomplete, %.0f KiB left in %s (disk full?)",
+               name, kib, dir);
+    else
+      snprintf(err, errlen, "writing %s.png and .svg failed: they are incomplete", name);
+    unlink(png);
+    unlink(svg);
+    return -2;
   }
   return 0;
 }

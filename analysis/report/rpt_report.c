@@ -13,6 +13,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #define RPT_MAX_SERIES 12  /* series per panel: beyond this, the 12 largest are kept */
@@ -32,6 +33,8 @@ typedef struct rpt__ctx {
   size_t nfigs;
   int rc;                  /* first hard error (out of memory, unreadable data) */
   char err[RPT_ERRLEN];
+  int write_failed;        /* a figure's files could not be written whole (a full disk) */
+  char write_err[RPT_ERRLEN];
 } rpt__ctx;
 
 static void rpt__say(rpt__ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -56,9 +59,14 @@ static void rpt__emit(rpt__ctx *c, const char *name, const char *title, const ch
     return;
   }
   char err[256];
-  if (rpt__gp_render(c->gp, c->opt->outdir, name, height, body, err, sizeof err)) {
+  int gr = rpt__gp_render(c->gp, c->opt->outdir, name, height, body, err, sizeof err);
+  if (gr) {
     rpt__list_add(&c->out->skipped, &c->out->nskipped, "%s: %s", title, err);
     rpt__say(c, "figure '%s' failed: %s\n", title, err);
+    if (gr == -2 && !c->write_failed) { /* the report cannot be whole: it ends in an error */
+      c->write_failed = 1;
+      snprintf(c->write_err, sizeof c->write_err, "figure '%s': %s", title, err);
+    }
     free(body);
     return;
   }
@@ -1126,10 +1134,12 @@ void rpt__html(FILE *o, const char *s) {
   }
 }
 
+/* Written as index.html.tmp, then renamed: never a zero-byte or half index.html. */
 static int rpt__index(rpt__ctx *c, const char *tables_html, const char *what) {
-  char path[4096];
+  char path[4096], tmp[4120];
   snprintf(path, sizeof path, "%s/index.html", c->opt->outdir);
-  FILE *o = fopen(path, "w");
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  FILE *o = fopen(tmp, "w");
   if (!o) return SIM_EIO;
   fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>spotlab report</title>\n<style>\n"
         "body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}\n"
@@ -1173,7 +1183,15 @@ static int rpt__index(rpt__ctx *c, const char *tables_html, const char *what) {
     fputs("</ul>\n", o);
   }
   fputs("</body></html>\n", o);
-  return fclose(o) ? SIM_EIO : 0;
+  int bad = ferror(o);
+  bad |= fclose(o) != 0;
+  if (bad || rename(tmp, path) != 0) {
+    int e = errno;
+    unlink(tmp);
+    errno = e ? e : EIO;
+    return SIM_EIO;
+  }
+  return 0;
 }
 
 /* ---- the report --------------------------------------------------------------------------------- */
@@ -1287,12 +1305,16 @@ int rpt_report(const char *path, const rpt_options *opt, rpt_outcome *out, char 
   fclose(th);
   if (!rc) {
     rc = rpt__index(&c, tables, what);
-    if (rc) snprintf(err, errlen, "%s/index.html: cannot write", opt->outdir);
+    if (rc) snprintf(err, errlen, "%s/index.html: writing failed (%s)", opt->outdir, strerror(errno));
     else {
       rpt__list_add(&out->files, &out->nfiles, "index.html");
       rpt__say(&c, "wrote %s/index.html (%d figure%s, %zu skipped)\n", opt->outdir, out->figures_drawn,
                out->figures_drawn == 1 ? "" : "s", out->nskipped);
     }
+  }
+  if (!rc && c.write_failed) { /* index.html lists it as not drawn; the report is not whole */
+    rc = SIM_EIO;
+    snprintf(err, errlen, "%s: %s", opt->outdir, c.write_err);
   }
   free(tables);
   free(c.figs);

@@ -20,6 +20,7 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 double lab__now(void) {
@@ -258,6 +259,22 @@ static void lab__run_kernel(lab__w *w, char *args) {
   buf = malloc(krn_job_max_chunk_len(kj) * sizeof(float));
   fd = open(path, O_RDWR | O_CREAT, 0644);
   if (!buf || fd < 0) { snprintf(why, sizeof why, "output %.200s: %s", path, strerror(errno)); goto fail; }
+  if (start > 0) {
+    /* A resumed run continues from the chunks the last checkpoint saved, which its output file must
+     * still hold: a file that lost them (its folder deleted before the resume) is recomputed from
+     * chunk 0, never completed with a hole. */
+    size_t need = 0, upto = start < d.nchunks ? start : d.nchunks;
+    for (size_t c = 0; c < upto; c++) {
+      size_t off, len;
+      krn_job_chunk_span(kj, c, &off, &len);
+      if ((off + len) * sizeof(float) > need) need = (off + len) * sizeof(float);
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || (size_t)st.st_size < need) {
+      start = 0;
+      w->work_done = 0;
+    }
+  }
   w->debt = 0;
   for (size_t c = start; c < nchunks; c++) {
     w->t_last = lab__now();

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -370,6 +371,62 @@ static void test_resume(void) {
   assert_no_leftovers("4242.5");
 }
 
+/* The job outputs' folder (JOURNAL.d) deleted between the kill and the resume: a kernel job that
+ * had checkpointed is recomputed from its first chunk and completes with a verified output, instead
+ * of resuming from its checkpoint into an empty file and failing verification (the job failed). */
+static const char *lost_cfg =
+    "lab = { workers = 1; speeds = [0.25]; heartbeat = 0.1; heartbeat_timeout = 0.6; ckpt_interval = 0.2;\n"
+    "        time_limit = 60; verify = true; };\n"
+    "jobs = ( { name = \"k\"; kernel = \"gemm\"; work = 0.05; } );\n";
+
+/* 1 when journal `path` holds a checkpoint of job `job` that saved at least `work` units. */
+static int journal_saved(const char *path, unsigned job, double work) {
+  FILE *f = fopen(path, "r");
+  if (!f) return 0;
+  char line[256];
+  int found = 0;
+  while (!found && fgets(line, sizeof line, f)) {
+    int type;
+    double t, v;
+    unsigned g, jb, run;
+    found = strchr(line, '\n') && sscanf(line, "E %d %lg %u %u %u %lg", &type, &t, &g, &jb, &run, &v) == 6 &&
+            type == SCHED_EV_CKPT_DONE && jb == job && v >= work;
+  }
+  fclose(f);
+  return found;
+}
+
+static void test_resume_outputs_lost(void) {
+  const char *j = "lab_lost.journal";
+  fresh(j);
+  lab_config *c = load(lost_cfg, "lost.cfg", NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  pid_t pid = run_in_child(c, j);
+  /* so little work that the job is the 16 distinct chunks once (one pass over the output: the
+   * chunks before the checkpoint are written nowhere else), at a quarter speed; killed once a
+   * checkpoint saved 5 of them, polling every 5 ms, at most 30 s */
+  for (int i = 0; i < 6000 && !journal_saved(j, 0, 0.015); i++) usleep(5000);
+  CU_ASSERT(journal_saved(j, 0, 0.015));
+  kill(pid, SIGKILL);
+  int st;
+  waitpid(pid, &st, 0);
+  CU_ASSERT(system("rm -rf lab_lost.journal.d") == 0);
+  lab_opts o = {j, NULL, 1, 0, 0, NULL};
+  lab_report r;
+  CU_ASSERT_EQUAL(lab_run(c, &o, &r), 0);
+  CU_ASSERT_EQUAL(r.resumed, 1);
+  CU_ASSERT_EQUAL(r.completed, 1);
+  CU_ASSERT_EQUAL(r.jobs[0].finishes, 1);
+  CU_ASSERT_EQUAL(r.jobs[0].outcome, SCHED_R_COMPLETED);
+  /* at most the restart of the run the dead runner had going: no failed verification after it */
+  if (r.jobs[0].restarts > 1) fprintf(stderr, "\n  restarts %u\n", r.jobs[0].restarts);
+  CU_ASSERT(r.jobs[0].restarts <= 1);
+  struct stat sb;
+  CU_ASSERT(stat("lab_lost.journal.d/k.out", &sb) == 0 && sb.st_size > 0);
+  lab_report_free(&r);
+  lab_config_free(c);
+}
+
 /* A journal of another job file is refused with a clear error; so is a fresh start on an existing
  * journal. */
 static void test_journal_mismatch(void) {
@@ -631,6 +688,7 @@ static CU_TestInfo lab_tests[] = {
     {"journal of another job file is refused", test_journal_mismatch},
     {"a damaged journal is refused unchanged, a torn tail dropped", test_journal_damage},
     {"a resumed lab kills what a killed runner's commands left running", test_resume_kills_orphans},
+    {"outputs' folder deleted before a resume: the kernel job is recomputed", test_resume_outputs_lost},
     {"stall and slow faults, simulated twin, HDF5 results", test_stall_simulate_results},
     {"two MPI ranks: a worker per rank, one killed and respawned", test_mpi_two_ranks},
     CU_TEST_INFO_NULL,

@@ -88,6 +88,8 @@ typedef struct lab__lab {
   double t_base;
   double t_last;          /* last event time */
   FILE *journal;
+  const char *journal_path;
+  int journal_failed;       /* a write failed (reported once) */
   char outdir[4096];      /* kernel outputs go here */
   int replaying;
   lab__dec dec[LAB__MAXDEC];
@@ -388,7 +390,14 @@ static int lab__handle(lab__lab *L, int type, double t, uint32_t gpu, uint32_t j
   for (size_t i = 0; i < n; i++) lab__apply(L, &L->dec[i].d);
   if (!L->replaying && L->journal &&
       ((type != SCHED_EV_HEARTBEAT && type != SCHED_EV_TICK) || n > 0)) {
-    if (fflush(L->journal) != 0 || fdatasync(fileno(L->journal)) != 0) return LAB_EIO;
+    if (fflush(L->journal) != 0 || fdatasync(fileno(L->journal)) != 0) {
+      /* said once, with the reason: the lab stops here, its journal whole up to the last record */
+      if (!L->journal_failed)
+        fprintf(stderr, "spotlab lab: writing the journal %s failed: %s\n", L->journal_path ? L->journal_path : "",
+                strerror(errno ? errno : EIO));
+      L->journal_failed = 1;
+      return LAB_EIO;
+    }
   }
   return 0;
 }
@@ -941,6 +950,7 @@ int lab_run(const lab_config *cfg, const lab_opts *o, lab_report *rep) {
   memset(&L, 0, sizeof L);
   L.cfg = cfg;
   L.o = o;
+  L.journal_path = o->journal;
   L.rep = rep;
   L.nw = (size_t)cfg->lab.workers;
   rep->njobs = cfg->njobs;

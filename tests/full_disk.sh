@@ -1,5 +1,5 @@
 #!/bin/sh
-# full_disk.sh SPOTLAB SRC - `spotlab run`, `sweep`, `report` and `compare` onto a full disk (a 64 KiB
+# full_disk.sh SPOTLAB SRC - `spotlab run`, `sweep`, `report`, `compare` and `lab` onto a full disk (a 64 KiB
 # tmpfs mounted here): a non-zero exit with the reason, no crash (HDF5's exit handler used to
 # segfault, exit 139; report printed stray bytes), and no file that looks complete but is not.
 # Skipped (77) where tmpfs cannot be mounted (not root).
@@ -57,4 +57,12 @@ if command -v gnuplot >/dev/null 2>&1; then
 else
   echo "(gnuplot not found: the figure cases are not run)"
 fi
+# lab: its job outputs fill the disk; the journal's write fails: the reason is said (the errno of
+# the failed write, not a stale one), no speed of nan is printed
+rm -rf "$dir"/*
+"$bin" lab "$src/scenarios/lab/two_hosts.cfg" --journal "$dir/j" --out "$dir/lab.h5" > lab.out 2>&1; s=$?
+tail -3 lab.out
+[ $s -eq 1 ] || fail "lab exit $s (want 1)"
+grep -q "No space left on device" lab.out || fail "lab: the reason is not said"
+! grep -qi "nan" lab.out || fail "lab printed nan"
 echo OK

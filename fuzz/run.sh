@@ -33,11 +33,12 @@ export LSAN_OPTIONS="suppressions=$PWD/fuzz/lsan.supp:print_suppressions=0"
 # sanitizer's own (interceptors, allocator): a shared library (ours to report upstream, not to fix)
 # or spotlab's source.
 owner() {
-  local out frame
-  out=$("$1" "$2" 2>&1 || true)
+  local out frame rc
+  out=$("$1" "$2" 2>&1); rc=$?
+  if [ $rc -eq 0 ]; then printf 'unreproduced'; return; fi # it crashed in fork mode only (memory pressure)
   frame=$(printf '%s\n' "$out" | grep -E '^ +#[0-9]+ ' |
           grep -v -E ' in (__interceptor_|__asan|__sanitizer|__ubsan|malloc|calloc|realloc|free|fuzzer::)' |
-          grep -v -E '/fuzz_[a-z]+\+0x' | head -1)
+          grep -v -E '/fuzz_[a-z]+\+0x|sysdeps/|/libc\.so|libc_start' | head -1)
   if printf '%s' "$frame" | grep -q '\.so'; then
     printf 'library %s' "$(printf '%s' "$frame" | grep -o '[A-Za-z0-9_.+-]*\.so[.0-9]*' | head -1)"
   else
@@ -59,18 +60,19 @@ for t in "${targets[@]}"; do
   runs=$(grep -o '^#[0-9]*' "$log" | tail -1 | tr -d '#')
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*' || echo 0)
   n=$(ls "$corpus" | wc -l)
-  ours=0 lib=0 libs=""
+  ours=0 lib=0 unrep=0 libs=""
   for c in "$crashes"/*; do
     [ -e "$c" ] || continue
     who=$(owner "$build/fuzz/fuzz_$t" "$c")
     case $who in
       library*) lib=$((lib + 1)); libs="$libs ${who#library }";;
+      unreproduced) unrep=$((unrep + 1));;
       *) ours=$((ours + 1)); echo "fuzz_$t: spotlab crash $c: ${who#spotlab }";;
     esac
   done
   [ $lib -gt 0 ] && libs=$(printf '%s\n' $libs | sort | uniq -c | awk '{printf "%s%s x%s", (NR > 1 ? ", " : ""), $2, $1}')
   echo "fuzz_$t: ${runs:-0} executions in $secs s, coverage $cov edges, corpus $n inputs, crashes in spotlab $ours," \
-       "in libraries $lib${libs:+ ($libs)}"
+       "in libraries $lib${libs:+ ($libs)}, not reproduced alone $unrep"
   [ $ours -eq 0 ] || fail=1
 done
 exit $fail

@@ -53,6 +53,8 @@ typedef struct sim_param {
 #define SIM_DIAG_SHOWN 50             /* messages printed; the rest are counted */
 #define SIM_SCENARIO_MAX_MIB 16       /* a scenario file (or @include) larger than this is refused */
 #define SIM_SCENARIO_MAX_BYTES ((long long)SIM_SCENARIO_MAX_MIB << 20)
+#define SIM_SCENARIO_MAX_SETTINGS 5000 /* a file with more settings is refused (libconfig 1.5 reads them in
+                                          quadratic time) */
 #define SIM_STR_(x) #x
 #define SIM_STR(x) SIM_STR_(x)
 typedef struct sim_diag {

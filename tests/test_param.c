@@ -215,6 +215,35 @@ static void test_dump_round_trip(void) {
   sim_param_free(t_params, &c2);
 }
 
+/* A file of 16,000 settings took libconfig 1.5 about 9 s to read (quadratic): more than
+ * SIM_SCENARIO_MAX_SETTINGS are refused at once, at the line where the limit is passed; `=` and
+ * `:` inside strings and comments do not count, and a file at the limit is read. */
+static void test_too_many_settings(void) {
+  size_t cap = 64 + 32 * (size_t)(SIM_SCENARIO_MAX_SETTINGS + 1000);
+  char *t = malloc(cap);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+  size_t n = (size_t)snprintf(t, cap, "g = {\n");
+  for (int i = 0; i < SIM_SCENARIO_MAX_SETTINGS + 1000; i++) n += (size_t)snprintf(t + n, cap - n, "  k%d = 1;\n", i);
+  snprintf(t + n, cap - n, "};\n");
+  sim_diag d;
+  sim_diag_init(&d, NULL);
+  CU_ASSERT_PTR_NULL(sim_scenario_load_string(t, "many.cfg", &d));
+  char want[64];
+  snprintf(want, sizeof want, "many.cfg:%d: more than %d settings", SIM_SCENARIO_MAX_SETTINGS + 1, SIM_SCENARIO_MAX_SETTINGS);
+  CU_ASSERT(strncmp(d.first, want, strlen(want)) == 0);
+  /* (the group counts too: `g = {` on line 1 is the first, k4999 on line 5001 the 5001st) */
+  /* exactly at the limit, with = and : in strings and comments besides: read */
+  n = (size_t)snprintf(t, cap, "g = {\n  s = \"a=b:c\"; # x = 1\n  /* y = 2 : */ // z = 3\n");
+  for (int i = 0; i < SIM_SCENARIO_MAX_SETTINGS - 2; i++) n += (size_t)snprintf(t + n, cap - n, "  k%d = 1;\n", i);
+  snprintf(t + n, cap - n, "};\n");
+  sim_diag_init(&d, NULL);
+  sim_scenario *s = sim_scenario_load_string(t, "limit.cfg", &d);
+  CU_ASSERT_PTR_NOT_NULL(s);
+  if (!s) fprintf(stderr, "%s\n", d.first);
+  sim_scenario_free(s);
+  free(t);
+}
+
 static CU_TestInfo param_tests[] = {
     {"defaults, values, lists, groups", test_defaults_and_values},
     {"unknown key with a suggestion", test_unknown_key},
@@ -223,6 +252,7 @@ static CU_TestInfo param_tests[] = {
     {"enum, duration, required", test_enum_duration_required},
     {"every error is reported", test_several_errors_reported},
     {"syntax error and missing file", test_syntax_error_and_missing_file},
+    {"more settings than a scenario file may hold", test_too_many_settings},
     {"durations", test_durations},
     {"overrides and semantic errors", test_override_and_semantic_error},
     {"dump parses back", test_dump_round_trip},

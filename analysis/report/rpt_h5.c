@@ -32,6 +32,21 @@ struct rpt_file {
   char err[RPT_ERRLEN];
 };
 
+/* 1 when `n` items of `w` bytes each cannot be data of the file that holds `obj`: more bytes than
+ * the whole file (spotlab writes no compressed data, so every element a dataset or attribute
+ * declares is stored in the file), or an overflow. A damaged file that declares 10^15 elements is
+ * refused here, before anything is allocated for them (found by fuzz/fuzz_results.c). */
+static int rpt__implausible(hid_t obj, uint64_t n, uint64_t w) {
+  if (w == 0) w = 1;
+  if (n > UINT64_MAX / w) return 1;
+  hsize_t fs = 0;
+  hid_t fid = H5Iget_file_id(obj);
+  if (fid < 0) return 1;
+  herr_t e = H5Fget_filesize(fid, &fs);
+  H5Fclose(fid);
+  return e < 0 || n * w > (uint64_t)fs;
+}
+
 static int rpt__fail(rpt_file *f, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int rpt__fail(rpt_file *f, int code, const char *fmt, ...) {
   char msg[RPT_ERRLEN - 64];
@@ -81,7 +96,7 @@ static int rpt__attr_str(hid_t obj, const char *name, char *buf, size_t len) {
       H5Tclose(mt);
     } else {
       size_t w = H5Tget_size(t);
-      char *tmp = calloc(1, w + 1);
+      char *tmp = rpt__implausible(obj, 1, w) ? NULL : calloc(1, w + 1);
       if (tmp && H5Aread(a, t, tmp) >= 0) {
         snprintf(buf, len, "%s", tmp);
         rc = 0;
@@ -112,7 +127,8 @@ static int rpt__attr_strs(hid_t obj, const char *name, size_t want, char ***out)
   hid_t t = H5Aget_type(a), sp = H5Aget_space(a);
   int rc = -1;
   hssize_t n = H5Sget_simple_extent_npoints(sp);
-  if (H5Tget_class(t) == H5T_STRING && H5Tis_variable_str(t) <= 0 && n >= 0 && (size_t)n == want) {
+  if (H5Tget_class(t) == H5T_STRING && H5Tis_variable_str(t) <= 0 && n >= 0 && (size_t)n == want &&
+      !rpt__implausible(obj, (uint64_t)n, H5Tget_size(t))) {
     size_t w = H5Tget_size(t);
     char *buf = calloc((size_t)n ? (size_t)n : 1, w);
     char **v = calloc((size_t)n ? (size_t)n : 1, sizeof *v);
@@ -166,7 +182,7 @@ static int rpt__open_results(rpt_file *f) {
   int nd = H5Sget_simple_extent_ndims(sp);
   if (nd == 2) H5Sget_simple_extent_dims(sp, dims, NULL);
   H5Sclose(sp);
-  if (nd != 2 || dims[0] != (hsize_t)reps) {
+  if (nd != 2 || dims[0] != (hsize_t)reps || dims[1] > UINT32_MAX || rpt__implausible(ds, dims[0], dims[1])) {
     H5Dclose(ds);
     return rpt__fail(f, SIM_EFORMAT, "/metrics is not [reps=%d][nmetrics] (damaged file?)", reps);
   }
@@ -213,6 +229,7 @@ static int rpt__open_results(rpt_file *f) {
   H5Dclose(ds);
   if (rc) return rc;
 
+  if (rpt__implausible(f->h, (uint64_t)reps, 1)) return rpt__fail(f, SIM_EFORMAT, "%d replications (damaged file?)", reps);
   f->rep_seeds = calloc((size_t)reps, sizeof *f->rep_seeds);
   if (!f->rep_seeds) return rpt__fail(f, SIM_ENOMEM, "out of memory");
   for (int r = 0; r < reps; r++) {
@@ -407,7 +424,7 @@ static int rpt__read_member(rpt_file *f, int rep, const char *table, const char 
   hssize_t np = H5Sget_simple_extent_npoints(sp);
   if (H5Tget_class(ft) != H5T_COMPOUND || rpt__field_index(ft, field) < 0)
     rc = rpt__fail(f, SIM_ENOTFOUND, "table %s has no field '%s'", path, field);
-  else if (np < 0)
+  else if (np < 0 || rpt__implausible(ds, (uint64_t)np, 1))
     rc = rpt__fail(f, SIM_EFORMAT, "table %s cannot be read (damaged file?)", path);
   void *buf = NULL;
   if (!rc) {
@@ -463,6 +480,9 @@ int rpt_series_read(rpt_file *f, int rep, const char *name, rpt_series *s) {
   if (H5Sget_simple_extent_ndims(sp) != 2) rc = rpt__fail(f, SIM_EFORMAT, "series %s is not [bins][columns]", path);
   else H5Sget_simple_extent_dims(sp, dims, NULL);
   H5Sclose(sp);
+  if (!rc && (dims[1] > UINT32_MAX || (dims[1] && dims[0] > UINT64_MAX / dims[1]) || rpt__implausible(ds, dims[0] * dims[1], 1)))
+    rc = rpt__fail(f, SIM_EFORMAT, "series %s declares %llu x %llu cells (damaged file?)", path,
+                   (unsigned long long)dims[0], (unsigned long long)dims[1]);
   s->nbins = dims[0];
   s->ncols = dims[1];
   if (!rc) {
@@ -630,7 +650,8 @@ static int rpt__r_strs_dset(hid_t g, const char *name, size_t want, char ***out)
   if (ds < 0) return -1;
   hid_t t = H5Dget_type(ds), sp = H5Dget_space(ds);
   int rc = -1;
-  if (H5Tget_class(t) == H5T_STRING && H5Tis_variable_str(t) <= 0 && H5Sget_simple_extent_npoints(sp) == (hssize_t)want) {
+  if (H5Tget_class(t) == H5T_STRING && H5Tis_variable_str(t) <= 0 && H5Sget_simple_extent_npoints(sp) == (hssize_t)want &&
+      !rpt__implausible(ds, want, H5Tget_size(t))) {
     size_t w = H5Tget_size(t);
     char *buf = calloc(want ? want : 1, w);
     char **v = calloc(want ? want : 1, sizeof *v);
@@ -673,6 +694,10 @@ int rpt_sweep_read(rpt_file *f, rpt_sweep *s) {
     s->npoints = (unsigned)d[0];
     s->nmetrics = (unsigned)d[2];
     size_t n = (size_t)d[0] * d[1] * d[2];
+    if (!rc && (d[0] > UINT32_MAX || d[2] > UINT32_MAX || (d[1] && d[0] > UINT64_MAX / d[1]) ||
+                (d[2] && d[0] * d[1] > UINT64_MAX / d[2]) || rpt__implausible(ds, (uint64_t)n, 1)))
+      rc = rpt__fail(f, SIM_EFORMAT, "/sweep/metrics declares %llu x %llu x %llu values (damaged file?)",
+                     (unsigned long long)d[0], (unsigned long long)d[1], (unsigned long long)d[2]);
     if (!rc) {
       s->values = calloc(n ? n : 1, sizeof *s->values);
       if (!s->values) rc = rpt__fail(f, SIM_ENOMEM, "out of memory");

@@ -580,6 +580,56 @@ static void test_bad_files(void) {
   rpt_outcome_free(&o);
 }
 
+/* Damaged files that declare far more data than they hold (what fuzz/fuzz_results.c found: the
+ * reader allocated what a dataset's extent said, 10^15 elements and more, before reading): a
+ * dataset replaced by one of a huge extent whose data were never written (HDF5 allocates storage
+ * late, so the file stays small). Each is refused as damaged, nothing is allocated for it. */
+static void t_huge(const char *path, const char *dset, int rank, const hsize_t *dims, hid_t type) {
+  hid_t h = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+  CU_ASSERT_FATAL(h >= 0);
+  H5Ldelete(h, dset, H5P_DEFAULT);
+  hid_t sp = H5Screate_simple(rank, dims, NULL), dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_LATE);
+  hid_t ds = H5Dcreate2(h, dset, type, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  CU_ASSERT(ds >= 0);
+  H5Dclose(ds);
+  H5Pclose(dcpl);
+  H5Sclose(sp);
+  H5Fclose(h);
+}
+static void test_declared_too_big(void) {
+  CU_ASSERT_EQUAL_FATAL(t_write("rpt_good.h5", 2, 9, t_rev), 0);
+  rpt_file *f = NULL;
+  char err[RPT_ERRLEN];
+  /* /metrics of [2][10^14] doubles */
+  t_copy("rpt_good.h5", "rpt_huge_metrics.h5", -1);
+  hsize_t m[2] = {2, 100000000000000ull};
+  t_huge("rpt_huge_metrics.h5", "/metrics", 2, m, H5T_NATIVE_DOUBLE);
+  CU_ASSERT_EQUAL(rpt_open("rpt_huge_metrics.h5", &f, err, sizeof err), SIM_EFORMAT);
+  CU_ASSERT(strstr(err, "/metrics is not [reps=2][nmetrics] (damaged file?)") != NULL);
+  /* a series of 10^9 x 10^6 cells, a table of 10^15 records: the file opens, reading them fails */
+  t_copy("rpt_good.h5", "rpt_huge_parts.h5", -1);
+  hid_t h = H5Fopen("rpt_huge_parts.h5", H5F_ACC_RDONLY, H5P_DEFAULT);
+  hid_t jd = H5Dopen2(h, "/reps/rep_0000/tables/jobs", H5P_DEFAULT), jt = H5Dget_type(jd);
+  H5Dclose(jd);
+  H5Fclose(h);
+  hsize_t sd[2] = {1000000000ull, 1000000ull}, td[1] = {1000000000000000ull};
+  t_huge("rpt_huge_parts.h5", "/reps/rep_0000/series/ledger", 2, sd, H5T_NATIVE_INT64);
+  t_huge("rpt_huge_parts.h5", "/reps/rep_0000/tables/jobs", 1, td, jt);
+  H5Tclose(jt);
+  CU_ASSERT_EQUAL_FATAL(rpt_open("rpt_huge_parts.h5", &f, err, sizeof err), 0);
+  rpt_series sr;
+  CU_ASSERT_EQUAL(rpt_series_read(f, 0, "ledger", &sr), SIM_EFORMAT);
+  CU_ASSERT(strstr(rpt_error(f), "declares 1000000000 x 1000000 cells (damaged file?)") != NULL);
+  rpt_series_free(&sr);
+  double *x = NULL;
+  size_t n = 0;
+  CU_ASSERT_EQUAL(rpt_table_num(f, 0, "jobs", "wait_s", &x, &n), SIM_EFORMAT);
+  CU_ASSERT(strstr(rpt_error(f), "cannot be read (damaged file?)") != NULL);
+  free(x);
+  rpt_close(f);
+}
+
 /* ---- compare ------------------------------------------------------------------------------------- */
 
 static void test_compare_paired(void) {
@@ -729,6 +779,7 @@ static CU_TestInfo stats_tests[] = {
     CU_TEST_INFO_NULL,
 };
 static CU_TestInfo report_tests[] = {
+    {"damaged files that declare more data than they hold", test_declared_too_big},
     {"a small run's report has every promised file", test_report_every_file},
     {"summary table: hand-computed CI, sections", test_summary_values},
     {"without gnuplot: tables, index, a clear message", test_report_without_gnuplot},

@@ -1,6 +1,7 @@
 /* cmd_lab.c - `spotlab lab`: run a job file on real workers under the scheduling core (lab/). */
 #include "app/app.h"
 
+#include <errno.h>
 #include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,7 +125,7 @@ static int cmd_lab_main(int argc, char **argv) {
     char *oc = strdup(out);
     const char *dir = oc ? dirname(oc) : ".";
     int ok = access(dir, W_OK) == 0;
-    if (!ok) fprintf(stderr, "spotlab lab: cannot write results into folder '%s'\n", dir);
+    if (!ok) fprintf(stderr, "spotlab lab: cannot write results into folder '%s': %s\n", dir, strerror(errno));
     free(oc);
     if (!ok) {
       lab_config_free(cfg);

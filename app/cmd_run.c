@@ -3,6 +3,7 @@
 #include "app/models.h"
 #include "app/runner.h"
 
+#include <errno.h>
 #include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,7 +105,7 @@ static int cmd_run_main(int argc, char **argv) {
     char *oc = strdup(out);
     const char *dir = oc ? dirname(oc) : ".";
     int ok = access(dir, W_OK) == 0;
-    if (!ok) fprintf(stderr, "spotlab run: cannot write results into folder '%s'\n", dir);
+    if (!ok) fprintf(stderr, "spotlab run: cannot write results into folder '%s': %s\n", dir, strerror(errno));
     free(oc);
     if (!ok) {
       app_unload(&l);

@@ -2,7 +2,8 @@
 # full_disk.sh SPOTLAB SRC - `spotlab run`, `sweep`, `report`, `compare` and `lab` onto a full disk (a 64 KiB
 # tmpfs mounted here): a non-zero exit with the reason, no crash (HDF5's exit handler used to
 # segfault, exit 139; report printed stray bytes), and no file that looks complete but is not.
-# Skipped (77) where tmpfs cannot be mounted (not root).
+# Then the same commands into a read-only folder. Skipped (77) where tmpfs cannot be mounted (not
+# root).
 bin=$1; src=$2
 dir=$(mktemp -d /tmp/spotlab_full.XXXXXX) || exit 1
 if ! mount -t tmpfs -o size=64k tmpfs "$dir" 2>/dev/null; then rmdir "$dir"; echo "SKIP: cannot mount a tmpfs"; exit 77; fi
@@ -65,4 +66,18 @@ tail -3 lab.out
 [ $s -eq 1 ] || fail "lab exit $s (want 1)"
 grep -q "No space left on device" lab.out || fail "lab: the reason is not said"
 ! grep -qi "nan" lab.out || fail "lab printed nan"
+# a read-only folder (a read-only tmpfs: root ignores file modes): every command says why, exits
+# non-zero, and leaves nothing
+ro=$(mktemp -d /tmp/spotlab_ro.XXXXXX) || exit 1
+mount -t tmpfs -o size=64k,ro tmpfs "$ro" 2>/dev/null || fail "cannot mount a read-only tmpfs"
+trap 'umount "$dir"; rmdir "$dir"; umount "$ro"; rmdir "$ro"' EXIT
+"$bin" run "$src/scenarios/default.cfg" --reps 1 --out "$ro/x.h5" --quiet > ro.out 2>&1; s=$?
+[ $s -ne 0 ] && grep -q "Read-only file system" ro.out || { cat ro.out; fail "run into a read-only folder: exit $s"; }
+"$bin" report ok.h5 --out "$ro/rep" --gnuplot none > ro.out 2>&1; s=$?
+[ $s -eq 1 ] && grep -q "cannot create the report folder" ro.out || { cat ro.out; fail "report into a read-only folder: exit $s"; }
+"$bin" compare ok.h5 ok.h5 --out "$ro/cmp" > ro.out 2>&1; s=$?
+[ $s -eq 1 ] && grep -q "cannot write compare.md" ro.out || { cat ro.out; fail "compare into a read-only folder: exit $s"; }
+"$bin" lab "$src/scenarios/lab/two_hosts.cfg" --journal "$ro/j" > ro.out 2>&1; s=$?
+[ $s -eq 1 ] && grep -q "Read-only file system" ro.out || { cat ro.out; fail "lab with a read-only journal folder: exit $s"; }
+[ -z "$(ls -A "$ro")" ] || fail "something was left in the read-only folder"
 echo OK

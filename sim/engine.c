@@ -721,6 +721,7 @@ static void sim__run_parallel(sim_engine *e) {
     sim__exchange(e);
     sim__far_refill(e);
     double lmin = e->hn ? e->heap[0].t : SIM_TIME_INF, gmin;
+    if (lmin != lmin) SIM_FATAL("an event time is not a number (rank %d)", e->rank);
     sim__mpi_check(MPI_Allreduce(&lmin, &gmin, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD), "Allreduce");
     if (!(gmin < e->end)) break;
     double limit = gmin + e->lookahead;

@@ -236,7 +236,9 @@ int rpt_compare(const char *before, const char *after, const rpt_options *opt, F
   for (size_t i = 0; i < nd; i++) nsig += (size_t)rpt__significant(&d[i]);
   if (tab) fprintf(tab, "\n%zu of %zu changes have a 95%% interval that excludes 0 (marked *)\n", nsig, nd);
   if (md || csv) { /* a table that could not be written whole is not left behind */
-    int bad = (md && (ferror(md) | (fclose(md) != 0))) | (csv && (ferror(csv) | (fclose(csv) != 0)));
+    int bad = 0; /* both are closed, whatever the first says */
+    if (md) { bad |= ferror(md) != 0; bad |= fclose(md) != 0; }
+    if (csv) { bad |= ferror(csv) != 0; bad |= fclose(csv) != 0; }
     int e = errno;
     if (bad && !rc) {
       rc = SIM_EIO;

@@ -50,6 +50,13 @@ double app_memory_available(void) {
   return avail > 0 ? avail : 1e18;
 }
 
+/* Replications a run holds at once: one per OpenMP thread, at most run.reps. */
+static int app__inflight(const app_loaded *l) {
+  int inflight = omp_get_max_threads();
+  if (inflight > l->run.reps) inflight = (int)l->run.reps;
+  return inflight < 1 ? 1 : inflight;
+}
+
 int app_load(const char *path, const char *const *overrides, int noverrides, sim_diag *d, app_loaded *l) {
   memset(l, 0, sizeof *l);
   l->scn = sim_scenario_load(path, d);
@@ -87,9 +94,7 @@ int app_load(const char *path, const char *const *overrides, int noverrides, sim
   {
     /* What the model's state will take, before building it (a build of 100 million providers
      * would itself take minutes and gigabytes) */
-    int inflight = omp_get_max_threads();
-    if (inflight > l->run.reps) inflight = (int)l->run.reps;
-    if (inflight < 1) inflight = 1;
+    int inflight = app__inflight(l);
     double need = l->cls->memory_estimate ? l->cls->memory_estimate(l->cfg) * inflight : 0;
     double avail = app_memory_available();
     if (need > avail) {
@@ -116,9 +121,7 @@ int app_load(const char *path, const char *const *overrides, int noverrides, sim
     /* What the run will hold from the start: every replication in flight keeps its series. More
      * than this machine gives a process is refused here (check and run say so before running),
      * not found out by an allocation that fails mid-run. */
-    int inflight = omp_get_max_threads();
-    if (inflight > l->run.reps) inflight = (int)l->run.reps;
-    if (inflight < 1) inflight = 1;
+    int inflight = app__inflight(l);
     double need = (double)sim_series_bytes(&l->model) * inflight;
     double avail = app_memory_available();
     if (need > avail) {

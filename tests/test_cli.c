@@ -224,16 +224,21 @@ static void replace(char *s, size_t cap, const char *from, const char *to) {
   memmove(p + tl, p + fl, rest + 1);
   memcpy(p, to, tl);
 }
-static void test_too_big_for_machine(void) {
-  char path[4096], data[4200];
+/* scenarios/default.cfg into text (cap bytes), its data paths made absolute into data */
+static void read_default(char *text, size_t cap, char *data, size_t dcap) {
+  char path[4096];
   snprintf(path, sizeof path, "%s/scenarios/default.cfg", tu_src());
   FILE *f = fopen(path, "r");
   CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-  static char text[65536];
-  size_t n = fread(text, 1, sizeof text - 1, f);
+  size_t n = fread(text, 1, cap - 1, f);
   fclose(f);
   text[n] = 0;
-  snprintf(data, sizeof data, "\"%s/data/", tu_src());
+  snprintf(data, dcap, "\"%s/data/", tu_src());
+}
+static void test_too_big_for_machine(void) {
+  char data[4200];
+  static char text[65536];
+  read_default(text, sizeof text, data, sizeof data);
   replace(text, sizeof text, "end = \"7d\";", "end = \"3.2e9s\";");
   replace(text, sizeof text, "billing = \"1h\";", "billing = \"1s\";");
   replace(text, sizeof text, "latency = 1;", "latency = 0.2;");
@@ -254,15 +259,9 @@ static void test_too_big_for_machine(void) {
 /* A model whose state cannot fit (100 million providers in each of five compared worlds: about
  * 500 GB) is refused by check and run before it is built, with what it needs. */
 static void test_model_too_big(void) {
-  char path[4096], data[4200];
-  snprintf(path, sizeof path, "%s/scenarios/default.cfg", tu_src());
-  FILE *f = fopen(path, "r");
-  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  char data[4200];
   static char text[65536];
-  size_t n = fread(text, 1, sizeof text - 1, f);
-  fclose(f);
-  text[n] = 0;
-  snprintf(data, sizeof data, "\"%s/data/", tu_src());
+  read_default(text, sizeof text, data, sizeof data);
   replace(text, sizeof text, "providers = 200;", "providers = 100000000;");
   replace(text, sizeof text, "latency = 1;",
           "latency = 1; compare_policies = \"none,checkpoint,standby,replicate,speculative\";");

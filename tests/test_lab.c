@@ -14,6 +14,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <hdf5.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -301,8 +302,9 @@ static pid_t run_in_child(const lab_config *c, const char *j) {
   return pid;
 }
 
-/* 1 when journal `path` holds a JOB_FINISH event of job `job` (complete lines only). */
-static int journal_finished(const char *path, unsigned job) {
+/* 1 when journal `path` holds an event of `type` for job `job` with a value of at least `v_min`
+ * (complete lines only). */
+static int journal_has(const char *path, int want, unsigned job, double v_min) {
   FILE *f = fopen(path, "r");
   if (!f) return 0;
   char line[256];
@@ -312,10 +314,14 @@ static int journal_finished(const char *path, unsigned job) {
     double t, v;
     unsigned g, jb, run;
     found = strchr(line, '\n') && sscanf(line, "E %d %lg %u %u %u %lg", &type, &t, &g, &jb, &run, &v) == 6 &&
-            type == SCHED_EV_JOB_FINISH && jb == job;
+            type == want && jb == job && v >= v_min;
   }
   fclose(f);
   return found;
+}
+/* ... a JOB_FINISH of job `job` */
+static int journal_finished(const char *path, unsigned job) {
+  return journal_has(path, SCHED_EV_JOB_FINISH, job, -INFINITY);
 }
 
 static void test_resume(void) {
@@ -379,21 +385,9 @@ static const char *lost_cfg =
     "        time_limit = 60; verify = true; };\n"
     "jobs = ( { name = \"k\"; kernel = \"gemm\"; work = 0.05; } );\n";
 
-/* 1 when journal `path` holds a checkpoint of job `job` that saved at least `work` units. */
+/* ... a checkpoint of job `job` that saved at least `work` units */
 static int journal_saved(const char *path, unsigned job, double work) {
-  FILE *f = fopen(path, "r");
-  if (!f) return 0;
-  char line[256];
-  int found = 0;
-  while (!found && fgets(line, sizeof line, f)) {
-    int type;
-    double t, v;
-    unsigned g, jb, run;
-    found = strchr(line, '\n') && sscanf(line, "E %d %lg %u %u %u %lg", &type, &t, &g, &jb, &run, &v) == 6 &&
-            type == SCHED_EV_CKPT_DONE && jb == job && v >= work;
-  }
-  fclose(f);
-  return found;
+  return journal_has(path, SCHED_EV_CKPT_DONE, job, work);
 }
 
 static void test_resume_outputs_lost(void) {

@@ -304,6 +304,49 @@ static void test_gpus_csv(void) {
   CU_ASSERT(strstr(err, "fp32_tflops") != NULL);
   remove(tmp);
   CU_ASSERT_EQUAL(mkt_gpus_load("no/such/file.csv", &g, &n, err, sizeof err), MKT_EIO);
+  /* the same table saved by a spreadsheet or pandas with every field quoted ("" for a quote, a
+   * comma inside quotes as text) loads to the same GPUs */
+  mkt_gpu *g0 = NULL, *g1 = NULL;
+  size_t n0 = 0, n1 = 0;
+  CU_ASSERT_EQUAL_FATAL(mkt_gpus_load(p, &g0, &n0, err, sizeof err), MKT_OK);
+  FILE *in = fopen(p, "r"), *out = fopen("test_market_quoted.csv", "w");
+  CU_ASSERT_FATAL(in && out);
+  char line[1024];
+  while (fgets(line, sizeof line, in)) {
+    if (line[0] == '#') continue;
+    line[strcspn(line, "\r\n")] = 0;
+    fputc('"', out);
+    for (char *c = line; *c; c++) {
+      if (*c == ',') fputs("\",\"", out);
+      else if (*c == '"') fputs("\"\"", out);
+      else fputc(*c, out);
+    }
+    fputs("\"\r\n", out);
+  }
+  fclose(in);
+  fclose(out);
+  int rc = mkt_gpus_load("test_market_quoted.csv", &g1, &n1, err, sizeof err);
+  if (rc) fprintf(stderr, "%s\n", err);
+  CU_ASSERT_EQUAL_FATAL(rc, MKT_OK);
+  CU_ASSERT_EQUAL_FATAL(n1, n0);
+  for (size_t i = 0; i < n0; i++) {
+    CU_ASSERT_STRING_EQUAL(g1[i].name, g0[i].name);
+    CU_ASSERT_EQUAL(g1[i].fp16_tflops, g0[i].fp16_tflops);
+    CU_ASSERT_EQUAL(g1[i].ref_price_usd_h, g0[i].ref_price_usd_h);
+    CU_ASSERT_EQUAL(g1[i].datacenter, g0[i].datacenter);
+  }
+  free(g0);
+  free(g1);
+  remove("test_market_quoted.csv");
+  /* quoted text with a comma and an escaped quote, in the free-text source column */
+  f = fopen(tmp, "w");
+  fputs("name,class,fp16,fp32,mem,bw,plmin,plmax,price,ps,src\n"
+        "\"x\",consumer,1,1,1,1,1,1,1,a,\"NVIDIA, \"\"spec\"\" page\"\n", f);
+  fclose(f);
+  CU_ASSERT_EQUAL(mkt_gpus_load(tmp, &g, &n, err, sizeof err), MKT_OK);
+  CU_ASSERT(n == 1 && !strcmp(g[0].name, "x"));
+  free(g);
+  remove(tmp);
 }
 
 static void test_traces(void) {

@@ -23,17 +23,32 @@ static int mkt__err(char *err, size_t len, int code, const char *fmt, ...) {
   return code;
 }
 
-/* Splits a CSV line in place on commas (no quoting in these files). Returns the field count. */
+/* Splits a CSV line in place on commas, with RFC 4180 quoting as spreadsheets and pandas write
+ * it: a field may be enclosed in double quotes, inside which a comma is text and "" is one quote.
+ * An unterminated quote runs to the end of the line. Returns the field count. */
 static size_t mkt__split(char *line, char **f, size_t max) {
   size_t n = 0;
   line[strcspn(line, "\r\n")] = 0;
   char *p = line;
   while (n < max) {
-    f[n++] = p;
-    char *c = strchr(p, ',');
-    if (!c) break;
-    *c = 0;
-    p = c + 1;
+    char *w = p; /* the field is rewritten in place, unquoted */
+    f[n++] = w;
+    int quoted = *p == '"';
+    if (quoted) p++;
+    for (;;) {
+      if (quoted && *p == '"') {
+        if (p[1] == '"') { *w++ = '"'; p += 2; continue; } /* "" inside quotes */
+        quoted = 0;                                         /* the closing quote */
+        p++;
+        continue;
+      }
+      if (!*p || (!quoted && *p == ',')) break;
+      *w++ = *p++;
+    }
+    int more = *p == ',';
+    *w = 0;
+    if (!more) break;
+    p++;
   }
   return n;
 }

@@ -20,6 +20,7 @@
 #ifndef KRN_KRN_H
 #define KRN_KRN_H
 
+#include "sim/errors.h"
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -31,14 +32,14 @@ extern "C" {
 /* ---- Errors -------------------------------------------------------------------------------- */
 typedef enum krn_err {
   KRN_OK = 0,
-  KRN_ENOMEM = -1,   /* out of memory (host or device) */
-  KRN_EINVAL = -2,   /* invalid argument */
-  KRN_ENODEV = -3,   /* no CUDA device, driver, or CUDA support not built */
-  KRN_ECUDA = -4,    /* a CUDA call failed */
-  KRN_EIO = -5,      /* a file could not be written */
-  KRN_EVERIFY = -6,  /* a result differs from the reference beyond the tolerance */
-  KRN_EFAILED = -7,  /* a member failed (emulated failure), or every member failed */
-  KRN_ECANCEL = -8   /* a chunk's execution was cancelled (another replica won, or rollback) */
+  KRN_ENOMEM = SPOTLAB_ENOMEM,          /* out of memory (host or device) */
+  KRN_EINVAL = SPOTLAB_EINVAL,          /* invalid argument */
+  KRN_EIO = SPOTLAB_EIO,                /* a file could not be written */
+  KRN_ENODEV = SPOTLAB_EKRN_NODEV,  /* no CUDA device, driver, or CUDA support not built */
+  KRN_ECUDA = SPOTLAB_EKRN_CUDA,   /* a CUDA call failed */
+  KRN_EVERIFY = SPOTLAB_EKRN_VERIFY, /* a result differs from the reference beyond the tolerance */
+  KRN_EFAILED = SPOTLAB_EKRN_FAILED, /* a member failed (emulated failure), or every member failed */
+  KRN_ECANCEL = SPOTLAB_EKRN_CANCEL  /* a chunk's execution was cancelled (another replica won, or rollback) */
 } krn_err;
 const char *krn_strerror(int err);
 

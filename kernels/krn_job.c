@@ -9,20 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-const char *krn_strerror(int err) {
-  switch (err) {
-  case KRN_OK: return "success";
-  case KRN_ENOMEM: return "out of memory";
-  case KRN_EINVAL: return "invalid argument";
-  case KRN_ENODEV: return "no CUDA device (or CUDA support not built)";
-  case KRN_ECUDA: return "a CUDA call failed";
-  case KRN_EIO: return "file could not be written";
-  case KRN_EVERIFY: return "result differs from the reference beyond the tolerance";
-  case KRN_EFAILED: return "member failed";
-  case KRN_ECANCEL: return "execution cancelled";
-  default: return "unknown error";
-  }
-}
+const char *krn_strerror(int err) { return spotlab_strerror(err); } /* sim/errors.h */
 
 static const char *const krn__kernel_names[KRN_NKERNELS] = {"triad", "gemm", "mlp"};
 const char *krn_kernel_name(krn_kernel k) {

@@ -20,6 +20,7 @@
 #ifndef LAB_LAB_H
 #define LAB_LAB_H
 
+#include "sim/errors.h"
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -32,14 +33,14 @@ extern "C" {
 
 typedef enum lab_err {
   LAB_OK = 0,
-  LAB_ENOMEM = -1,   /* out of memory */
-  LAB_EINVAL = -2,   /* invalid argument */
-  LAB_ECONFIG = -3,  /* the job file has errors (already reported with FILE:LINE) */
-  LAB_EIO = -4,      /* a file (journal, results, job output) could not be read or written */
-  LAB_ESYS = -5,     /* a system call failed (fork, pipe, poll) */
-  LAB_EJOURNAL = -6, /* the journal is damaged or belongs to another job file */
-  LAB_ESCHED = -7,   /* the scheduling core rejected an event (a bug in the glue) */
-  LAB_ETIMEOUT = -8, /* the lab ran past lab.time_limit with jobs unfinished */
+  LAB_ENOMEM = SPOTLAB_ENOMEM,   /* out of memory */
+  LAB_EINVAL = SPOTLAB_EINVAL,   /* invalid argument */
+  LAB_EIO = SPOTLAB_EIO,         /* a file (journal, results, job output) could not be read or written */
+  LAB_ECONFIG = SPOTLAB_ECONFIG, /* the job file has errors (already reported with FILE:LINE) */
+  LAB_ESYS = SPOTLAB_ELAB_SYS,     /* a system call failed (fork, pipe, poll) */
+  LAB_EJOURNAL = SPOTLAB_ELAB_JOURNAL, /* the journal is damaged or belongs to another job file */
+  LAB_ESCHED = SPOTLAB_ELAB_SCHED,   /* the scheduling core rejected an event (a bug in the glue) */
+  LAB_ETIMEOUT = SPOTLAB_ELAB_TIMEOUT, /* the lab ran past lab.time_limit with jobs unfinished */
 } lab_err;
 const char *lab_strerror(int err);
 

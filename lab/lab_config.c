@@ -8,20 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *lab_strerror(int err) {
-  switch (err) {
-  case LAB_OK: return "success";
-  case LAB_ENOMEM: return "out of memory";
-  case LAB_EINVAL: return "invalid argument";
-  case LAB_ECONFIG: return "the job file has errors";
-  case LAB_EIO: return "a file could not be read or written";
-  case LAB_ESYS: return "a system call failed";
-  case LAB_EJOURNAL: return "the journal is damaged or belongs to another job file";
-  case LAB_ESCHED: return "the scheduling core rejected an event";
-  case LAB_ETIMEOUT: return "the lab ran past lab.time_limit";
-  default: return "unknown error";
-  }
-}
+const char *lab_strerror(int err) { return spotlab_strerror(err); } /* sim/errors.h */
 
 static const char *const lab__actions[] = {"kill", "stall", "slow", NULL};
 

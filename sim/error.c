@@ -6,18 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-const char *sim_strerror(int err) {
-  switch (err) {
-  case SIM_OK: return "success";
-  case SIM_ENOMEM: return "out of memory";
-  case SIM_EINVAL: return "invalid argument";
-  case SIM_EIO: return "input/output error";
-  case SIM_ECONFIG: return "the scenario has errors";
-  case SIM_EFORMAT: return "damaged file or file of another format version";
-  case SIM_ENOTFOUND: return "not found";
-  default: return "unknown error";
-  }
-}
+const char *sim_strerror(int err) { return spotlab_strerror(err); } /* sim/errors.h */
 
 void sim__fatal(const char *file, int line, const char *fmt, ...) {
   int init = 0, fin = 0, rank = 0;

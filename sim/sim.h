@@ -18,6 +18,7 @@
 #ifndef SIM_SIM_H
 #define SIM_SIM_H
 
+#include "sim/errors.h"
 #include <stddef.h>
 #include <stdint.h>
 #include <gsl/gsl_rng.h>
@@ -35,15 +36,16 @@ typedef struct sim_lp sim_lp;         /* an LP as the engine holds it; opaque to
 typedef struct sim_engine sim_engine; /* one run of one model on this rank; opaque */
 
 /* ---- Errors ---------------------------------------------------------------------------------
- * Functions that can fail on input return 0 or a negative sim_err; sim_strerror names it. */
+ * Functions that can fail on input return 0 or a negative sim_err; sim_strerror names it. The codes
+ * are those every module shares (sim/errors.h: one error space). */
 typedef enum sim_err {
   SIM_OK = 0,
-  SIM_ENOMEM = -1,   /* out of memory */
-  SIM_EINVAL = -2,   /* invalid argument or model description */
-  SIM_EIO = -3,      /* a file could not be read or written */
-  SIM_ECONFIG = -4,  /* the scenario has errors (already reported with FILE:LINE) */
-  SIM_EFORMAT = -5,  /* a result file is damaged or of another version */
-  SIM_ENOTFOUND = -6 /* a named thing (model, dataset, key) does not exist */
+  SIM_ENOMEM = SPOTLAB_ENOMEM,      /* out of memory */
+  SIM_EINVAL = SPOTLAB_EINVAL,      /* invalid argument or model description */
+  SIM_EIO = SPOTLAB_EIO,            /* a file could not be read or written */
+  SIM_ECONFIG = SPOTLAB_ECONFIG,    /* the scenario has errors (already reported with FILE:LINE) */
+  SIM_EFORMAT = SPOTLAB_EFORMAT,    /* a result file is damaged or of another version */
+  SIM_ENOTFOUND = SPOTLAB_ENOTFOUND /* a named thing (model, dataset, key) does not exist */
 } sim_err;
 const char *sim_strerror(int err);
 

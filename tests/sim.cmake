@@ -1,6 +1,9 @@
 # Engine tests: unit tests, scenario errors, command line, determinism over ranks and threads.
 spotlab_add_test(test_sim SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_sim.c LIBS spotlab_phold spotlab_sim)
 spotlab_add_test(test_param SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_param.c LIBS spotlab_sim)
+# One error space: every module's codes and their texts (sim/errors.h).
+spotlab_add_test(test_errors SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_errors.c
+                 LIBS spotlab_lab spotlab_kernels spotlab_market spotlab_sched spotlab_sim)
 spotlab_add_test(test_cli SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_cli.c LIBS spotlab_sim)
 add_dependencies(test_cli spotlab)
 # The same scenario and seed on 1, 2 and 4 ranks and on 1 or 2 threads: identical bits.

@@ -7,15 +7,16 @@
 #ifndef MODELS_CHURN_H
 #define MODELS_CHURN_H
 
+#include "sim/errors.h"
 #include <gsl/gsl_rng.h>
 #include <stddef.h>
 
 typedef enum churn_err {
   CHURN_OK = 0,
-  CHURN_EINVAL = -2,   /* parameters invalid for the kind */
-  CHURN_EIO = -3,      /* the file cannot be read */
-  CHURN_EFORMAT = -4,  /* the file is malformed (the message names file and line) */
-  CHURN_ENOTFOUND = -5 /* no fit for that trace, phase and distribution */
+  CHURN_EINVAL = SPOTLAB_EINVAL,      /* parameters invalid for the kind */
+  CHURN_EIO = SPOTLAB_EIO,            /* the file cannot be read */
+  CHURN_EFORMAT = SPOTLAB_EFORMAT,    /* the file is malformed (the message names file and line) */
+  CHURN_ENOTFOUND = SPOTLAB_ENOTFOUND /* no fit for that trace, phase and distribution */
 } churn_err;
 
 typedef enum churn_kind { CHURN_EXP, CHURN_WEIBULL, CHURN_LOGNORMAL, CHURN_GAMMA } churn_kind;

@@ -12,6 +12,7 @@
 #ifndef MKT_MKT_H
 #define MKT_MKT_H
 
+#include "sim/errors.h"
 #include "models/churn/churn.h"
 #include "models/sched/sched.h"
 
@@ -26,11 +27,11 @@ extern "C" {
 /* ---- Errors ---------------------------------------------------------------------------------- */
 typedef enum mkt_err {
   MKT_OK = 0,
-  MKT_ENOMEM = -1,  /* out of memory */
-  MKT_EINVAL = -2,  /* invalid argument */
-  MKT_EIO = -3,     /* file cannot be read */
-  MKT_EFORMAT = -4, /* file read but malformed (message names file and line) */
-  MKT_ENOTFOUND = -5 /* named row (GPU, fit) not in the file */
+  MKT_ENOMEM = SPOTLAB_ENOMEM,      /* out of memory */
+  MKT_EINVAL = SPOTLAB_EINVAL,      /* invalid argument */
+  MKT_EIO = SPOTLAB_EIO,            /* file cannot be read */
+  MKT_EFORMAT = SPOTLAB_EFORMAT,    /* file read but malformed (message names file and line) */
+  MKT_ENOTFOUND = SPOTLAB_ENOTFOUND /* named row (GPU, fit) not in the file */
 } mkt_err;
 const char *mkt_strerror(int err);
 

@@ -5,17 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-const char *mkt_strerror(int err) {
-  switch (err) {
-    case MKT_OK: return "success";
-    case MKT_ENOMEM: return "out of memory";
-    case MKT_EINVAL: return "invalid argument";
-    case MKT_EIO: return "cannot read file";
-    case MKT_EFORMAT: return "malformed file";
-    case MKT_ENOTFOUND: return "not found";
-    default: return "unknown error";
-  }
-}
+const char *mkt_strerror(int err) { return spotlab_strerror(err); } /* sim/errors.h */
 
 int mkt_ledger_init(mkt_ledger *l, size_t naccounts) {
   l->bal = calloc(naccounts ? naccounts : 1, sizeof *l->bal);

@@ -22,16 +22,7 @@
 #define SCHED__MAX_QUEUES (1u << 20) /* idle queues (nodes x regions x grades) a core may keep */
 
 /* ---- Names ---------------------------------------------------------------------------------- */
-const char *sched_strerror(int err) {
-  switch (err) {
-  case SCHED_OK: return "success";
-  case SCHED_ENOMEM: return "out of memory";
-  case SCHED_EINVAL: return "invalid argument";
-  case SCHED_ESTATE: return "event contradicts the scheduler state";
-  case SCHED_ETIME: return "event earlier than the previous one";
-  default: return "unknown error";
-  }
-}
+const char *sched_strerror(int err) { return spotlab_strerror(err); } /* sim/errors.h */
 
 const char *const sched_policy_names[SCHED_FT_COUNT + 1] = {"none", "checkpoint", "standby",
                                                            "replicate", "speculative", NULL};

@@ -25,6 +25,7 @@
 #ifndef MODELS_SCHED_SCHED_H
 #define MODELS_SCHED_SCHED_H
 
+#include "sim/errors.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -35,10 +36,10 @@ extern "C" {
 /* ---- Errors --------------------------------------------------------------------------------- */
 typedef enum sched_err {
   SCHED_OK = 0,
-  SCHED_ENOMEM = -1,  /* out of memory */
-  SCHED_EINVAL = -2,  /* invalid argument: bad configuration value, id out of range, bad event */
-  SCHED_ESTATE = -3,  /* the event contradicts the state (job id reused, GPU joined twice) */
-  SCHED_ETIME = -4,   /* an event earlier than the previous one */
+  SCHED_ENOMEM = SPOTLAB_ENOMEM, /* out of memory */
+  SCHED_EINVAL = SPOTLAB_EINVAL, /* invalid argument: bad configuration value, id out of range, bad event */
+  SCHED_ESTATE = SPOTLAB_ESCHED_STATE, /* the event contradicts the state (job id reused, GPU joined twice) */
+  SCHED_ETIME = SPOTLAB_ESCHED_TIME, /* an event earlier than the previous one */
 } sched_err;
 const char *sched_strerror(int err);
 

@@ -50,11 +50,27 @@ double app_memory_available(void) {
   return avail > 0 ? avail : 1e18;
 }
 
+/* 1 (with the message) when `per_rep` bytes for each replication in flight exceed what this machine
+ * gives a process. */
+static int app__too_big(const app_loaded *l, sim_diag *d, const char *path, double per_rep, const char *about,
+                        const char *what, const char *detail, const char *hint);
+
 /* Replications a run holds at once: one per OpenMP thread, at most run.reps. */
 static int app__inflight(const app_loaded *l) {
   int inflight = omp_get_max_threads();
   if (inflight > l->run.reps) inflight = (int)l->run.reps;
   return inflight < 1 ? 1 : inflight;
+}
+
+static int app__too_big(const app_loaded *l, sim_diag *d, const char *path, double per_rep, const char *about,
+                        const char *what, const char *detail, const char *hint) {
+  int inflight = app__inflight(l);
+  double need = per_rep * inflight, avail = app_memory_available();
+  if (!(need > avail)) return 0;
+  sim_diag_report(d, path, 0, "the run needs %s%.3g GB for its %s (%d replication%s at once%s), more than the %.3g GB "
+                  "this machine gives a process; %s", about, need / 1e9, what, inflight, inflight == 1 ? "" : "s",
+                  detail, avail / 1e9, hint);
+  return 1;
 }
 
 int app_load(const char *path, const char *const *overrides, int noverrides, sim_diag *d, app_loaded *l) {
@@ -91,21 +107,11 @@ int app_load(const char *path, const char *const *overrides, int noverrides, sim
   }
   if (l->cls->validate && l->cls->validate(l->cfg, l->scn, d)) goto fail;
 
-  {
-    /* What the model's state will take, before building it (a build of 100 million providers
-     * would itself take minutes and gigabytes) */
-    int inflight = app__inflight(l);
-    double need = l->cls->memory_estimate ? l->cls->memory_estimate(l->cfg) * inflight : 0;
-    double avail = app_memory_available();
-    if (need > avail) {
-      sim_diag_report(d, path, 0,
-                      "the run needs about %.3g GB for its model state (%d replication%s at once), more than the %.3g "
-                      "GB this machine gives a process; make the model smaller or run fewer replications at once "
-                      "(OMP_NUM_THREADS)",
-                      need / 1e9, inflight, inflight == 1 ? "" : "s", avail / 1e9);
-      goto fail;
-    }
-  }
+  /* What the model's state will take, before building it (a build of 100 million providers
+   * would itself take minutes and gigabytes) */
+  if (app__too_big(l, d, path, l->cls->memory_estimate ? l->cls->memory_estimate(l->cfg) : 0, "about ", "model state",
+                   "", "make the model smaller or run fewer replications at once (OMP_NUM_THREADS)"))
+    goto fail;
   char *pcopy = strdup(path);
   if (!pcopy) goto fail;
   const char *base = dirname(pcopy);
@@ -121,17 +127,11 @@ int app_load(const char *path, const char *const *overrides, int noverrides, sim
     /* What the run will hold from the start: every replication in flight keeps its series. More
      * than this machine gives a process is refused here (check and run say so before running),
      * not found out by an allocation that fails mid-run. */
-    int inflight = app__inflight(l);
-    double need = (double)sim_series_bytes(&l->model) * inflight;
-    double avail = app_memory_available();
-    if (need > avail) {
-      sim_diag_report(d, path, 0,
-                      "the run needs %.3g GB for its result series (%d replication%s at once: run.end %.6g s in "
-                      "bins as fine as the model keeps them), more than the %.3g GB this machine gives a process; "
-                      "shorten run.end or coarsen the model's intervals (market.billing)",
-                      need / 1e9, inflight, inflight == 1 ? "" : "s", l->run.end, avail / 1e9);
+    char detail[96];
+    snprintf(detail, sizeof detail, ": run.end %.6g s in bins as fine as the model keeps them", l->run.end);
+    if (app__too_big(l, d, path, (double)sim_series_bytes(&l->model), "", "result series", detail,
+                     "shorten run.end or coarsen the model's intervals (market.billing)"))
       goto fail;
-    }
   }
   l->metrics = l->cls->metrics;
   l->nmetrics = l->cls->nmetrics;

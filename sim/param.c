@@ -275,10 +275,10 @@ int sim_parse_duration(const char *text, double *seconds) {
   errno = 0;
   while (isspace((unsigned char)*text)) text++;
   size_t dl = sim__decimal_len(text);
-  if (!dl || (text[dl] == 'x' || text[dl] == 'X')) return -1; /* decimal only: "0x10h" is no duration */
+  if (!dl) return -1;
   double v = strtod(text, &end);
-  if (end != text + dl) return -1;
-  if (end == text || errno || !isfinite(v)) return -1;
+  /* decimal only: strtod reading past the decimal ("0x10h", "inf") is no duration */
+  if (end != text + dl || errno || !isfinite(v)) return -1;
   while (isspace((unsigned char)*end)) end++;
   double mult = 1;
   if (*end) {

@@ -480,7 +480,7 @@ int rpt_series_read(rpt_file *f, int rep, const char *name, rpt_series *s) {
   if (H5Sget_simple_extent_ndims(sp) != 2) rc = rpt__fail(f, SIM_EFORMAT, "series %s is not [bins][columns]", path);
   else H5Sget_simple_extent_dims(sp, dims, NULL);
   H5Sclose(sp);
-  if (!rc && (dims[1] > UINT32_MAX || (dims[1] && dims[0] > UINT64_MAX / dims[1]) || rpt__implausible(ds, dims[0] * dims[1], 1)))
+  if (!rc && (dims[1] > UINT32_MAX || rpt__implausible(ds, dims[0], dims[1]))) /* (it checks the product) */
     rc = rpt__fail(f, SIM_EFORMAT, "series %s declares %llu x %llu cells (damaged file?)", path,
                    (unsigned long long)dims[0], (unsigned long long)dims[1]);
   s->nbins = dims[0];

@@ -168,13 +168,11 @@ static double demand_shape(const mkt_ctx *c, unsigned r, unsigned k, double t) {
  * multiplier) and the other markets none; otherwise each market draws its pool_share of them. */
 static double class_rate(const mkt_ctx *c, const mkt_market *m, unsigned k) {
   const mkt_class_cfg *cc = &c->cfg->cls[k];
-  double tot = 0;
-  for (unsigned i = 0; i < MKT_NCLASSES; i++) tot += c->cfg->cls[i].share;
+  double tot = c->share_tot;
   if (tot <= 0) return 0;
   double base = c->cfg->regions[m->region].jobs_per_h / 3600.0 * cc->share / tot;
   if (mkt__front(c)) return m->pool == MKT_POOL_FIXED ? base * m->demand_f[k] : 0;
-  double ps = 0;
-  for (size_t i = 0; i < cc->npool_share; i++) ps += cc->pool_share[i];
+  double ps = c->pool_share_tot[k];
   if (ps <= 0) return 0;
   return base * cc->pool_share[m->pool] / ps;
 }
@@ -246,8 +244,7 @@ static void front_door(sim_lp *lp, const mkt_ctx *c, mkt_market *m, unsigned k, 
   gsl_rng *r = sim_lp_rng(lp);
   const mkt_class_cfg *cc = &c->cfg->cls[k];
   int64_t value = draw_value(r, cc);
-  double ps = 0;
-  for (size_t i = 0; i < cc->npool_share; i++) ps += cc->pool_share[i];
+  double ps = c->pool_share_tot[k];
   mkt_option o[MKT_NPOOLS];
   double prob[MKT_NPOOLS];
   for (unsigned p = 0; p < MKT_NPOOLS; p++) {
@@ -304,12 +301,14 @@ static void on_arrive(sim_lp *lp, const mkt_ctx *c, mkt_market *m, const mkt_msg
 /* Before any client of the class has started here: the pool's list price for the reference GPU
  * (the bidding pool: its minimum bid, or half the fixed pool's price when it has none, an
  * ASSUMPTION), no wait, no interruptions. */
+static double prior_price(const mkt_ctx *c, unsigned pool) {
+  int ref = c->ref_gpu;
+  return pool == MKT_POOL_FIXED ? (double)c->posted[ref]
+         : pool == MKT_POOL_FLEX ? (double)c->flex_price[ref]
+         : c->min_bid > 0 ? (double)c->min_bid : 0.5 * (double)c->posted[ref];
+}
 static void obs_prior(const mkt_ctx *c, mkt_market *m) {
-  int ref = mkt_gpu_find(c->gpus, c->ngpus, c->cfg->reference_gpu);
-  if (ref < 0) ref = 0;
-  double price = m->pool == MKT_POOL_FIXED ? (double)c->posted[ref]
-                 : m->pool == MKT_POOL_FLEX ? (double)c->flex_price[ref]
-                 : c->min_bid > 0 ? (double)c->min_bid : 0.5 * (double)c->posted[ref];
+  double price = prior_price(c, m->pool);
   for (unsigned k = 0; k < MKT_NCLASSES; k++) {
     m->obs[k][MKT_OBS_PRICE] = price;
     m->obs[k][MKT_OBS_WAIT] = 0;
@@ -318,9 +317,7 @@ static void obs_prior(const mkt_ctx *c, mkt_market *m) {
   }
   for (unsigned p = 0; p < MKT_NPOOLS; p++) /* the front door's view of the other pools, until they report */
     for (unsigned k = 0; k < MKT_NCLASSES; k++) {
-      m->seen[p][k][MKT_OBS_PRICE] = p == MKT_POOL_FIXED ? (double)c->posted[ref]
-                                     : p == MKT_POOL_FLEX ? (double)c->flex_price[ref]
-                                     : c->min_bid > 0 ? (double)c->min_bid : 0.5 * (double)c->posted[ref];
+      m->seen[p][k][MKT_OBS_PRICE] = prior_price(c, p);
       m->seen[p][k][MKT_OBS_WAIT] = 0;
       m->seen[p][k][MKT_OBS_INTR] = 0;
     }
@@ -354,8 +351,7 @@ static void responses_tick(sim_lp *lp, const mkt_ctx *c, mkt_market *m, int64_t 
   int changed = 0;
   for (unsigned k = 0; k < MKT_NCLASSES; k++) {
     const mkt_class_cfg *cc = &c->cfg->cls[k];
-    double ps = 0, p = 0;
-    for (size_t i = 0; i < cc->npool_share; i++) ps += cc->pool_share[i];
+    double ps = c->pool_share_tot[k], p = 0;
     for (unsigned q = 0; q < MKT_NPOOLS && ps > 0; q++)
       p += cc->pool_share[q] / ps * (q == m->pool ? m->obs[k][MKT_OBS_PRICE] : m->seen[q][k][MKT_OBS_PRICE]);
     mkt__series(lp, c, MKT_S_JOBS, k * MKT_NJCOLS + MKT_J_SEEN_SUM, 0, mkt_lround(p));
@@ -378,8 +374,7 @@ static int trace_owner(const mkt_ctx *c, size_t i, unsigned *region, unsigned *p
   *region = (unsigned)(i % c->nreg);
   uint64_t h = (uint64_t)i * 0x9E3779B97F4A7C15ull;
   h ^= h >> 31;
-  double u = (double)(h >> 11) / 9007199254740992.0, ps = 0, acc = 0;
-  for (size_t p = 0; p < cc->npool_share; p++) ps += cc->pool_share[p];
+  double u = (double)(h >> 11) / 9007199254740992.0, ps = c->pool_share_tot[tj->cls], acc = 0;
   if (ps <= 0) return 0;
   for (unsigned p = 0; p < MKT_NPOOLS; p++) {
     acc += cc->pool_share[p] / ps;

@@ -877,6 +877,7 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
       rc = SIM_ECONFIG;
       goto fail;
     }
+    c->ref_gpu = ref;
     c->speed = calloc(c->ngpus, sizeof *c->speed);
     c->grade = calloc(c->ngpus, sizeof *c->grade);
     if (!c->speed || !c->grade) { rc = SIM_ENOMEM; goto fail; }
@@ -947,6 +948,14 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
   c->fee_ppm[MKT_POOL_BIDDING] = (int64_t)llround(cfg->bidding.fee * 1e6);
   c->fee_ppm[MKT_POOL_FLEX] = (int64_t)llround(cfg->flexible.fee * 1e6);
   c->min_bid = (int64_t)llround(cfg->bidding.min_bid_usd_h * MKT_MUSD);
+  /* the sums of shares the arrivals and the bids draw from (in the order every draw sums them) */
+  for (int k = 0; k < MKT_NCLASSES; k++) {
+    const mkt_class_cfg *cc = &cfg->cls[k];
+    c->share_tot += cc->share;
+    for (size_t i = 0; i < cc->npool_share; i++) c->pool_share_tot[k] += cc->pool_share[i];
+    for (size_t i = 0; i < cc->nstrategies; i++) c->strat_tot[k] += cc->strategies[i];
+    c->has_adaptive |= cc->nstrategies > MKT_STRAT_ADAPTIVE && cc->strategies[MKT_STRAT_ADAPTIVE] > 0;
+  }
   /* reactions: pools quote to providers that may enter or switch by their goal */
   c->quotes = cfg->responses.entry;
   for (size_t i = 0; i < cfg->npersonas; i++) c->quotes |= cfg->personas[i].goal == MKT_GOAL_INCOME ||
@@ -985,7 +994,6 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
     /* every row is replayed or counted by reason: on stderr, and in the results (trace_rows.*) */
     char why[512] = "";
     size_t o = 0;
-    c->has_trace = 1;
     c->trace_rows[0] += ts.used;
     for (int r = 0; r < MKT_TR_NREASONS; r++) {
       c->trace_rows[1 + r] += ts.dropped[r];
@@ -1261,7 +1269,7 @@ static mkt__mlayout mkt__layout(const mkt_ctx *c) {
   L.dif = L.wld + (c->nworlds > 1 ? (size_t)L.nq * c->nworlds : 0);
   L.spd = L.dif + (c->nworlds > 1 ? (size_t)L.nq * (c->nworlds - 1) : 0);
   L.trc = L.spd + c->ngpus;
-  L.str = L.trc + (c->has_trace ? 1 + MKT_TR_NREASONS : 0);
+  L.str = L.trc + (c->ntrace ? 1 + MKT_TR_NREASONS : 0); /* a trace with no usable row is an error */
   L.n = L.str + MQ_ST * MKT_NSTRATS;
   return L;
 }
@@ -1340,7 +1348,7 @@ static int mkt__metrics_build(mkt_ctx *c) {
     mkt__metric_set(&c->metrics[L.spd + g], &c->metric_names[L.spd + g], &spd, "gpu", c->gpus[g].name);
   /* trace_rows.outcome.used / .pending / ...: what became of every row of the traces */
   static const mkt__mq trq = {"trace_rows", "rows", "trace rows replayed (used) or not, by reason", 0};
-  for (size_t k = 0; c->has_trace && k <= MKT_TR_NREASONS; k++)
+  for (size_t k = 0; c->ntrace && k <= MKT_TR_NREASONS; k++)
     mkt__metric_set(&c->metrics[L.trc + k], &c->metric_names[L.trc + k], &trq, "outcome",
                     k ? mkt_trace_reason_names[k - 1] : "used");
   for (size_t q = 0; q < MQ_ST; q++)
@@ -1525,7 +1533,7 @@ static void mkt__compute(const sim_model *m, const sim_results *r, double *out) 
   SC[MX_UNANNOUNCED] = mkt__div(unann, ann + unann);
   (void)value, (void)pcost;
   for (size_t g = 0; g < c->ngpus; g++) out[X.spd + g] = c->speed[g];
-  for (size_t k = 0; c->has_trace && k <= MKT_TR_NREASONS; k++) out[X.trc + k] = (double)c->trace_rows[k];
+  for (size_t k = 0; c->ntrace && k <= MKT_TR_NREASONS; k++) out[X.trc + k] = (double)c->trace_rows[k];
   /* fault tolerance per class (baseline world) */
   for (int k = 0; k < MKT_NCLASSES; k++) {
     double v[MQ_F];

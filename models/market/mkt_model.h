@@ -180,8 +180,12 @@ typedef struct mkt_ctx {
   sched_ft ft[MKT_MAX_WORLDS][MKT_NCLASSES]; /* fault tolerance per world and class */
   double *speed;                /* per GPU model: work units per second (reference GPU = 1) */
   uint16_t *grade;              /* per GPU model: rank by memory (0 = least) */
-  int has_trace;                /* a trace is replayed */
   int quotes;                   /* pools track utilization and price for providers' quotes */
+  double share_tot;             /* sum of the classes' shares of arrivals */
+  double pool_share_tot[MKT_NCLASSES]; /* sum of each class's pool_share */
+  double strat_tot[MKT_NCLASSES];      /* sum of each class's strategies */
+  int has_adaptive;             /* some class has adaptive bidders */
+  int ref_gpu;                  /* index of market.reference_gpu in gpus */
   struct mkt_bne_table *bne[MKT_NCLASSES]; /* shade strategy under pay-as-bid rules: equilibrium bids */
   size_t trace_rows[1 + MKT_TR_NREASONS]; /* rows replayed, then not replayed by reason */
   uint16_t min_grade[MKT_NCLASSES]; /* weakest grade with enough memory for the class */

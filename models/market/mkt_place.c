@@ -535,17 +535,22 @@ static void avail_remove(const mkt_ctx *c, mkt_market *m, mkt_host *h) {
 
 /* The records the core and the market will read when the host's GPUs leave or are missed: the
  * core's GPUs, and the jobs of those employed (fetched together rather than one after another). */
-static void prefetch_host(const mkt_market *m, const mkt_host *h, unsigned n) {
-  if (h->cid < 0) return;
+/* Prefetches what the core and the market will read of host h's n GPUs and their jobs; returns 1
+ * when one of them is employed. */
+static int prefetch_host(const mkt_market *m, const mkt_host *h, unsigned n) {
+  if (h->cid < 0) return 0;
+  int employed = 0;
   for (unsigned g = 0; g < n; g++) {
     uint32_t cid = (uint32_t)h->cid + g, slot = m->cg[cid].slot;
     sched_prefetch_gpu(m->core, cid);
+    employed |= slot != NIL;
     if (slot != NIL && slot < m->njobs) {
       __builtin_prefetch(&m->jobs[slot]);
       __builtin_prefetch(&m->jobs[slot].run0);
       sched_prefetch_job(m->core, slot);
     }
   }
+  return employed;
 }
 
 void mkt__host_leave(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov, int announced, double t_left) {
@@ -614,9 +619,7 @@ void mkt__host_detect(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov
   if (!h->unseen || session != h->session) return; /* stale */
   h->unseen = 0;
   unsigned n = c->prov[prov].ngpus;
-  prefetch_host(m, h, n);
-  int employed = 0;
-  for (unsigned g = 0; g < n; g++) employed |= m->cg[(uint32_t)h->cid + g].slot != NIL;
+  int employed = prefetch_host(m, h, n);
   if (employed) {
     /* Staking: an unannounced departure while employed is slashed (NGPU's incentive to stay
      * online, shared/seeds 001); the stake goes to the pool's treasury. */

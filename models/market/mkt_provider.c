@@ -58,6 +58,11 @@ static double own_musd_h(const mkt_ctx *c, const mkt_pstat *ps) {
   return c->cfg->personas[ps->persona].own_value_usd_h * MKT_MUSD * ps->own_permille / 1000.0;
 }
 
+/* Surplus per available GPU-hour (USD/h) of host ps earning income_h at utilization u. */
+static double surplus_h(const mkt_ctx *c, const mkt_pstat *ps, double income_h, double u) {
+  return mkt_surplus_h(income_h, u, cost_musd_h(c, ps) / MKT_MUSD, own_musd_h(c, ps) / MKT_MUSD);
+}
+
 /* Closes whole days up to day `d` in the daily income statistics. */
 static void day_roll(mkt_prov *p, int64_t d) {
   while (p->day < d) {
@@ -319,12 +324,18 @@ static void leave_pool(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, const mkt_psta
   p->rmean = p->rm2 = 0;
 }
 
+/* CV of its income per review in this pool: NaN before 3 reviews, infinite when it earned nothing. */
+static double income_cv(const mkt_prov *p) {
+  if (p->nrev <= 2) return NAN;
+  return p->rmean > 0 ? sqrt(p->rm2 / (p->nrev - 1)) / p->rmean : INFINITY;
+}
+
 /* Moves to the persona's other pool. */
 static void switch_pool(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, const mkt_pstat *ps) {
   const mkt_persona_cfg *pc = &c->cfg->personas[ps->persona];
-  float cv = p->nrev > 2 && p->rmean > 0 ? (float)(sqrt(p->rm2 / (p->nrev - 1)) / p->rmean) : -1;
+  double cv = income_cv(p);
   leave_pool(lp, c, p, ps);
-  p->cv_other = cv;
+  p->cv_other = isfinite(cv) ? (float)cv : -1;
   p->pool = (uint8_t)(p->pool == pc->pool ? pc->alt_pool : pc->pool);
   p->switches++;
   p->low = 0;
@@ -346,7 +357,7 @@ static void on_quoted(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, const mkt_msg *
   double q = (double)msg->a / MKT_MUSD, u = (double)msg->b / 1e6;
   if (p->out) {
     if (msg->flag != p->pool) return;
-    if (mkt_surplus_h(q, u, cost_musd_h(c, ps) / MKT_MUSD, own_musd_h(c, ps) / MKT_MUSD) > 0) {
+    if (surplus_h(c, ps, q, u) > 0) {
       p->out = 0; /* enters: its pool, its stake, and its availability as of now */
       p->low_exit = 0;
       mkt__rpool(lp, c, p->pool, MKT_RP_ENTERED, 1);
@@ -384,7 +395,7 @@ static void review(sim_lp *lp, const mkt_ctx *c, mkt_prov *p) {
     p->rm2 += delta * (per_h - p->rmean);
     int left = 0;
     if (c->cfg->responses.entry) {
-      double sur = mkt_surplus_h(per_h, u, cost_musd_h(c, ps) / MKT_MUSD, own_musd_h(c, ps) / MKT_MUSD);
+      double sur = surplus_h(c, ps, per_h, u);
       p->low_exit = sur < 0 ? (uint8_t)(p->low_exit + 1) : 0;
       if (p->low_exit >= pc->exit_patience) {
         /* leaves now, announced, like an owner taking the GPU back (a rental it interrupts is
@@ -408,7 +419,8 @@ static void review(sim_lp *lp, const mkt_ctx *c, mkt_prov *p) {
       } else if (pc->goal == MKT_GOAL_STABILITY) {
         /* income CV over its reviews here above what it accepts, and the other pool was steadier
          * (or never tried) */
-        double cv = p->nrev > 2 && p->rmean > 0 ? sqrt(p->rm2 / (p->nrev - 1)) / p->rmean : p->nrev > 2 ? INFINITY : 0;
+        double cv = income_cv(p);
+        if (isnan(cv)) cv = 0; /* too few reviews to judge */
         p->low = cv > pc->target_cv && (p->cv_other < 0 || p->cv_other < cv) ? (uint8_t)(p->low + 1) : 0;
         if (p->low >= pc->patience && !p->rented) switch_pool(lp, c, p, ps);
       } else {

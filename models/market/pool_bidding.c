@@ -148,8 +148,7 @@ static int cand_desc(const void *a, const void *b) {
 /* ---- clients' strategies (mkt_strategy.h) ----------------------------------------------------- */
 void mkt__bid_strategy(sim_lp *lp, const mkt_ctx *c, mkt_market *m, mkt_job *j) {
   const mkt_class_cfg *cc = &c->cfg->cls[j->cls];
-  double tot = 0;
-  for (size_t i = 0; i < cc->nstrategies; i++) tot += cc->strategies[i];
+  double tot = c->strat_tot[j->cls];
   j->strat = MKT_STRAT_TRUTHFUL;
   j->bid = j->value;
   if (!(tot > cc->strategies[MKT_STRAT_TRUTHFUL])) return; /* all truthful: no draw, as before strategies */
@@ -177,6 +176,7 @@ void mkt__bid_strategy(sim_lp *lp, const mkt_ctx *c, mkt_market *m, mkt_job *j) 
 
 /* An adaptive bid that lost a clearing bids closer to its value. */
 static void adapt_losers(const mkt_ctx *c, mkt_market *m) {
+  if (!c->has_adaptive) return; /* no pass over the queue for nothing */
   for (uint32_t i = m->qhead; i < m->qlen; i++) {
     if (m->q[i] == UINT32_MAX) continue;
     mkt_job *j = &m->jobs[m->q[i]];

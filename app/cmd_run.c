@@ -128,39 +128,94 @@ static int cmd_run_main(int argc, char **argv) {
   return failed || rc ? 1 : 0;
 }
 
+static void check__help(FILE *f) {
+  fprintf(f,
+          "usage: spotlab check SCENARIO [--param KEY=VALUE]... [--print] [--pilot SECONDS | --no-estimate]\n\n"
+          "Parses and validates a scenario file and builds its model without running it.\n"
+          "Problems are reported as FILE:LINE: message (exit 2).\n\n"
+          "  --param K=V       override one scenario key, as `spotlab run` does\n"
+          "  --print           write every key's effective value, defaults included\n"
+          "  --pilot SECONDS   CPU time for the estimate's pilot runs (default 0.25): replication 0 runs\n"
+          "                    over a sliver of run.end, then further until the pilots have measured\n"
+          "                    about this much; events and CPU time are extrapolated to run.end. A\n"
+          "                    scenario estimated above run.max_events per replication is refused\n"
+          "  --no-estimate     validate and build only\n");
+}
+
 static int cmd_check_main(int argc, char **argv) {
-  const char *scenario = NULL;
-  int print = 0;
+  const char *scenario = NULL, *v;
+  const char *ovr[APP_MAX_OVERRIDES];
+  int print = 0, novr = 0, estimate = 1;
+  double pilot = 0.25;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      printf("usage: spotlab check SCENARIO [--print]\n\n"
-             "Parses and validates a scenario file and builds its model without running it.\n"
-             "Problems are reported as FILE:LINE: message (exit 2). --print writes every key's\n"
-             "effective value, defaults included.\n");
+      check__help(stdout);
       return 0;
     } else if (!strcmp(argv[i], "--print")) {
       print = 1;
+    } else if (!strcmp(argv[i], "--no-estimate")) {
+      estimate = 0;
+    } else if (app_opt(argc, argv, &i, "--pilot", &v)) {
+      char *e;
+      errno = 0;
+      pilot = strtod(v, &e);
+      if (errno || e == v || *e || !(pilot >= 0.001 && pilot <= 3600)) {
+        fprintf(stderr, "spotlab check: --pilot '%s': expected seconds in [0.001, 3600]\n", v);
+        return 2;
+      }
+    } else if (app_opt(argc, argv, &i, "--param", &v)) {
+      if (novr >= APP_MAX_OVERRIDES) {
+        fprintf(stderr, "spotlab check: too many --param options (at most %d)\n", APP_MAX_OVERRIDES);
+        return 2;
+      }
+      ovr[novr++] = v;
     } else if (argv[i][0] == '-') {
-      fprintf(stderr, "spotlab check: unknown option '%s'\n", argv[i]);
+      fprintf(stderr, "spotlab check: unknown option '%s' (spotlab check --help)\n", argv[i]);
       return 2;
-    } else {
+    } else if (!scenario) {
       scenario = argv[i];
+    } else {
+      fprintf(stderr, "spotlab check: one scenario at a time ('%s' is extra)\n", argv[i]);
+      return 2;
     }
   }
   if (!scenario) {
-    fprintf(stderr, "usage: spotlab check SCENARIO [--print]\n");
+    check__help(stderr);
     return 2;
   }
   sim_diag d;
   sim_diag_init(&d, stderr);
   app_loaded l;
-  if (app_load(scenario, NULL, 0, &d, &l)) {
+  if (app_load(scenario, ovr, novr, &d, &l)) {
     fprintf(stderr, "spotlab check: %d error%s in %s\n", d.nerrors, d.nerrors == 1 ? "" : "s", scenario);
     return 2;
+  }
+  app_estimate est;
+  if (estimate) {
+    int rc = app_estimate_run(&l, pilot, &est);
+    if (rc) {
+      fprintf(stderr, "spotlab check: %s: the engine refused the model: %s\n", scenario, sim_strerror(rc));
+      app_unload(&l);
+      return 2;
+    }
+    if (app_estimate_refused(&l, scenario, &est, &d)) {
+      fprintf(stderr, "spotlab check: 1 error in %s\n", scenario);
+      app_unload(&l);
+      return 2;
+    }
   }
   printf("%s: OK: model %s, %llu entities, %lld replication%s of %.6g s, lookahead %g s\n", scenario, l.cls->name,
          (unsigned long long)l.model.nlps, (long long)l.run.reps, l.run.reps == 1 ? "" : "s", l.run.end,
          l.model.lookahead);
+  if (estimate) {
+    if (est.exact)
+      printf("  %.0f engine events per replication (counted: replication 0 ran whole in %.3g s of CPU)\n", est.events,
+             est.wall_s);
+    else
+      printf("  about %.3g engine events and %.3g s of one core per replication (extrapolated from replication 0's "
+             "first %.6g s: %.0f events in %.3g s of CPU)\n",
+             est.events, est.wall_s, est.horizon_s, est.pilot_events, est.pilot_wall_s);
+  }
   if (print) fputs(l.effective, stdout);
   app_unload(&l);
   return 0;

@@ -19,6 +19,12 @@ const sim_param app_run_params[] = {
      "independent replications, summarized with 95% confidence intervals"},
     {"end", SIM_P_DURATION, offsetof(app_run_cfg, end), "\"7d\"", 1e-9, 3.2e9, "s",
      "simulated time to run (seconds, or \"12h\", \"7d\", ...)"},
+    /* Assumption: 1e12 events is about 16 days of one core at the 0.73 M events/s the 1M-GPU
+     * market runs at (docs/performance.md); beyond that a scenario is more likely a unit slip
+     * (run.end in seconds where hours were meant) than a run someone will wait for. */
+    {"max_events", SIM_P_DOUBLE, offsetof(app_run_cfg, max_events), "1e12", 0, 1e18, "events",
+     "`check` refuses a scenario whose replications it estimates at more engine events than this "
+     "(0: no limit)"},
     {NULL},
 };
 
@@ -149,6 +155,76 @@ int app_load(const char *path, const char *const *overrides, int noverrides, sim
 fail:
   app_unload(l);
   return SIM_ECONFIG;
+}
+
+static double app__thread_cpu(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* One pilot: replication 0 of the built model, stopped at h; events and CPU seconds. */
+static int app__pilot(const app_loaded *l, double h, double *ev, double *cpu) {
+  sim_model pilot = l->model; /* the same built model, stopped earlier */
+  pilot.end_time = h;
+  sim_results r;
+  sim_run_opts opts = {sim_rep_seed((uint64_t)l->run.seed, 0), 0, 0, NULL};
+  double c0 = app__thread_cpu();
+  int rc = sim_run(&pilot, &opts, &r);
+  if (rc) return rc;
+  *cpu = app__thread_cpu() - c0;
+  *ev = (double)r.events;
+  sim_results_free(&r);
+  return 0;
+}
+
+int app_estimate_run(const app_loaded *l, double budget_s, app_estimate *e) {
+  memset(e, 0, sizeof *e);
+  double end = l->run.end;
+  /* The first pilot, over a sliver of the run, measures what every run costs whatever its length
+   * (building the LPs, initial events, sizing per-day state for run.end); the others measure the
+   * marginal cost of simulated time beyond it, extrapolated to run.end. CPU time of this thread,
+   * not wall time, so that a loaded machine does not inflate the estimate. */
+  double h0 = end / 1048576.0;
+  if (h0 < l->model.lookahead) h0 = l->model.lookahead;
+  if (h0 > end) h0 = end;
+  double ev0, c0, h = h0, ev = 0, c = 0;
+  int rc = app__pilot(l, h0, &ev0, &c0);
+  if (rc) return rc;
+  ev = ev0;
+  c = c0;
+  double next = h0 * 16;
+  while (h < end) {
+    h = next > end / 1.5 ? end : next; /* close to the end: run the whole run */
+    if ((rc = app__pilot(l, h, &ev, &c))) return rc;
+    double inc = c - c0;
+    if (h >= end || inc >= budget_s / 2) break;
+    /* aim the next pilot at half the budget of marginal time, growing 2x to 16x per pilot */
+    double want = inc > 1e-4 ? h0 + (budget_s / 2) / (inc / (h - h0)) * 1.2 : h * 16;
+    next = want < h * 2 ? h * 2 : want > h * 16 ? h * 16 : want;
+  }
+  e->horizon_s = h;
+  e->pilot_events = ev;
+  e->pilot_wall_s = c;
+  e->exact = h >= end;
+  if (e->exact) {
+    e->events = ev;
+    e->wall_s = c;
+  } else {
+    double span = h - h0;
+    e->events = ev + (ev - ev0) / span * (end - h);
+    e->wall_s = c + (c > c0 ? (c - c0) / span : 0) * (end - h);
+  }
+  return 0;
+}
+
+int app_estimate_refused(const app_loaded *l, const char *path, const app_estimate *e, sim_diag *d) {
+  if (!(l->run.max_events > 0) || !(e->events > l->run.max_events)) return 0;
+  sim_diag_report(d, path, 0, "each replication would take about %.3g engine events (measured over the first %.6g s "
+                  "of %.6g s), more than run.max_events = %.3g; shorten run.end, coarsen the model's "
+                  "intervals, or raise run.max_events",
+                  e->events, e->horizon_s, l->run.end, l->run.max_events);
+  return 1;
 }
 
 void app_unload(app_loaded *l) {

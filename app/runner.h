@@ -11,6 +11,7 @@ typedef struct app_run_cfg {
   int64_t seed;   /* base seed */
   int64_t reps;   /* replications */
   double end;     /* simulated seconds */
+  double max_events; /* refuse a run estimated to take more events per replication (0: no limit) */
 } app_run_cfg;
 extern const sim_param app_run_params[];
 
@@ -31,6 +32,23 @@ typedef struct app_loaded {
  * builds the model. Reports to d (FILE:LINE) and returns SIM_ECONFIG on bad input. */
 int app_load(const char *path, const char *const *overrides, int noverrides, sim_diag *d, app_loaded *out);
 double app_memory_available(void);
+
+/* What one replication of a loaded scenario will take, measured by pilot runs of replication 0
+ * over growing prefixes of run.end (a sliver first, for what every run costs, then longer ones until
+ * the time beyond the first pilot's reaches half of `budget_s` CPU seconds, or the whole run): the
+ * marginal events and CPU time per simulated second, extrapolated to run.end. `exact` is 1 when
+ * the last pilot was the whole run (the counts are then the run's own). */
+typedef struct app_estimate {
+  double events;      /* engine events per replication */
+  double wall_s;      /* CPU seconds per replication on one core */
+  double horizon_s;   /* simulated seconds the last pilot covered */
+  double pilot_events;
+  double pilot_wall_s; /* CPU seconds */
+  int exact;
+} app_estimate;
+int app_estimate_run(const app_loaded *l, double budget_s, app_estimate *e);
+/* 1 (with a FILE: message) when the estimate exceeds run.max_events. */
+int app_estimate_refused(const app_loaded *l, const char *path, const app_estimate *e, sim_diag *d);
 void app_unload(app_loaded *l);
 
 /* Runs l->run.reps replications (OpenMP threads on one rank, or one after another over all ranks)

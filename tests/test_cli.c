@@ -294,10 +294,74 @@ static void test_model_too_big(void) {
 #endif
 }
 
+static double events_of(const char *path) {
+  char c[8192], *out;
+  snprintf(c, sizeof c, "h5dump -a /reps/rep_0000/events %s", path);
+  double v = -1;
+  if (tu_run(c, &out) == 0) {
+    const char *p = strstr(out, "(0): ");
+    if (p) v = atof(p + 5);
+  }
+  free(out);
+  return v;
+}
+
+/* check estimates the events of a replication before it runs: counted exactly when the pilot
+ * covers the whole run, extrapolated otherwise (compared with the run's own count), and a scenario
+ * beyond run.max_events is refused. */
+static void test_check_estimates_events(void) {
+  char args[4096], *out;
+  snprintf(args, sizeof args, "run %s/scenarios/default.cfg --reps 1 --out est7.h5 --quiet", tu_src());
+  CU_ASSERT_EQUAL_FATAL(sl(args, &out), 0);
+  free(out);
+  double actual = events_of("est7.h5");
+  CU_ASSERT(actual > 1000);
+  snprintf(args, sizeof args, "check %s/scenarios/default.cfg --pilot 3600", tu_src());
+  CU_ASSERT_EQUAL(sl(args, &out), 0);
+  char want[128];
+  snprintf(want, sizeof want, "  %.0f engine events per replication (counted", actual);
+  if (!strstr(out, want)) fprintf(stderr, "expected '%s' in:\n%s\n", want, out);
+  CU_ASSERT(strstr(out, want) != NULL);
+  free(out);
+
+  /* 60 days, a pilot of 0.05 s: extrapolated, within a factor 1.5 of the count */
+  snprintf(args, sizeof args, "run %s/scenarios/default.cfg --reps 1 --param 'run.end=\"60d\"' --out est60.h5 --quiet",
+           tu_src());
+  CU_ASSERT_EQUAL_FATAL(sl(args, &out), 0);
+  free(out);
+  actual = events_of("est60.h5");
+  snprintf(args, sizeof args, "check %s/scenarios/default.cfg --param 'run.end=\"60d\"' --pilot 0.05", tu_src());
+  CU_ASSERT_EQUAL(sl(args, &out), 0);
+  const char *p = strstr(out, "about ");
+  double est = p ? atof(p + 6) : -1;
+  if (!(est > actual / 1.5 && est < actual * 1.5)) fprintf(stderr, "actual %.0f events, check said:\n%s\n", actual, out);
+  CU_ASSERT(est > actual / 1.5 && est < actual * 1.5);
+  CU_ASSERT(strstr(out, "extrapolated from replication 0's first") != NULL);
+  free(out);
+
+  /* beyond run.max_events: refused, with the estimate and what to change */
+  snprintf(args, sizeof args, "check %s/scenarios/default.cfg --param run.max_events=1e4", tu_src());
+  CU_ASSERT_EQUAL(sl(args, &out), 2);
+  CU_ASSERT(strstr(out, "more than run.max_events = 1e+04") && strstr(out, "1 error in"));
+  free(out);
+  snprintf(args, sizeof args, "check %s/scenarios/default.cfg --param run.max_events=1e4 --no-estimate", tu_src());
+  CU_ASSERT_EQUAL(sl(args, &out), 0);
+  free(out);
+  snprintf(args, sizeof args, "check %s/scenarios/default.cfg --pilot -1", tu_src());
+  CU_ASSERT_EQUAL(sl(args, &out), 2);
+  CU_ASSERT(strstr(out, "--pilot '-1'") != NULL);
+  free(out);
+  snprintf(args, sizeof args, "check %s/scenarios/default.cfg --param market.nosuchkey=1", tu_src());
+  CU_ASSERT_EQUAL(sl(args, &out), 2);
+  CU_ASSERT(strstr(out, "nosuchkey") != NULL);
+  free(out);
+}
+
 static CU_TestInfo cli_tests[] = {
     {"help and usage errors", test_help},
     {"bad scenarios: FILE:LINE, exit 2, nothing written", test_bad_scenarios},
     {"check and keys", test_check_and_keys},
+    {"check estimates events and refuses beyond run.max_events", test_check_estimates_events},
     {"run writes its results file", test_run_writes_results},
     {"a model state too big for the machine is refused before it is built", test_model_too_big},
     {"stale temporaries of killed runs are removed", test_stale_temporaries},

@@ -20,6 +20,7 @@
  * journal shows ended are never started again. */
 #include "lab/lab_internal.h"
 #include "models/sched/sched.h"
+#include "sim/failpoint.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -390,6 +391,8 @@ static int lab__handle(lab__lab *L, int type, double t, uint32_t gpu, uint32_t j
   for (size_t i = 0; i < n; i++) lab__apply(L, &L->dec[i].d);
   if (!L->replaying && L->journal &&
       ((type != SCHED_EV_HEARTBEAT && type != SCHED_EV_TICK) || n > 0)) {
+    /* kill points (tests): the decisions applied, their event not yet synced; then synced */
+    sim_failpoint("journal");
     if (fflush(L->journal) != 0 || fdatasync(fileno(L->journal)) != 0) {
       /* said once, with the reason: the lab stops here, its journal whole up to the last record */
       if (!L->journal_failed)
@@ -398,6 +401,7 @@ static int lab__handle(lab__lab *L, int type, double t, uint32_t gpu, uint32_t j
       L->journal_failed = 1;
       return LAB_EIO;
     }
+    sim_failpoint("journal");
   }
   return 0;
 }

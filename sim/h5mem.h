@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <hdf5.h>
+#include "sim/failpoint.h"
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -40,7 +41,9 @@ static inline int sim_h5mem_commit(hid_t f, const char *path, int ok, int *werr)
     size_t off = 0;
     if (fd < 0) *werr = errno;
     while (fd >= 0 && off < (size_t)n) {
-      ssize_t w = write(fd, (const char *)img + off, (size_t)n - off);
+      sim_failpoint("write"); /* the fault-injection suite's kill points: every 16 KiB */
+      size_t chunk = (size_t)n - off < 16384 ? (size_t)n - off : 16384;
+      ssize_t w = write(fd, (const char *)img + off, chunk);
       if (w < 0 && errno == EINTR) continue;
       if (w <= 0) { *werr = w < 0 ? errno : ENOSPC; break; }
       off += (size_t)w;
@@ -48,6 +51,7 @@ static inline int sim_h5mem_commit(hid_t f, const char *path, int ok, int *werr)
     if (fd >= 0 && !*werr && fsync(fd) != 0) *werr = errno;
     if (fd >= 0 && close(fd) != 0 && !*werr) *werr = errno;
     if (*werr) ok = 0;
+    else sim_failpoint("write"); /* whole, not yet renamed into place */
   }
   free(img);
   if (!ok) unlink(path);

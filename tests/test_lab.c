@@ -7,6 +7,7 @@
 #include "lab/lab.h"
 #include "lab/lab_internal.h"
 #include "models/sched/sched.h"
+#include "sim/failpoint.h"
 #include "spotlab_config.h"
 
 #include <CUnit/CUnit.h>
@@ -377,6 +378,95 @@ static void test_resume(void) {
   assert_no_leftovers("4242.5");
 }
 
+/* The runner killed with SIGKILL at random points of its journal (kill point "journal": after the
+ * decisions of an event are applied and before its record is synced, and after): for several
+ * seeds, the resumed lab ends every job exactly once, runs no command again that the journal shows
+ * finished, completes each at most once more than before the kill (at-least-once for the run in
+ * flight), and leaves no process behind. The commands count their completions in a log. */
+static const char *killpoints_cfg =
+    "lab = { workers = 2; speeds = [1.0, 0.7]; heartbeat = 0.1; heartbeat_timeout = 0.6; ckpt_interval = 0.2;\n"
+    "        time_limit = 40; };\n"
+    "jobs = ( { name = \"quick\"; command = \"echo 0 >> kp_runs.log\"; },\n"
+    "         { name = \"k1\"; kernel = \"gemm\"; work = 1.2; },\n"
+    "         { name = \"k2\"; kernel = \"mlp\"; work = 1.2; },\n"
+    "         { name = \"long\"; command = \"sleep 1.3; echo 4242.5 > /dev/null; echo 3 >> kp_runs.log\"; },\n"
+    "         { name = \"late\"; command = \"echo 4 >> kp_runs.log\"; at = 2.5; } );\n";
+
+/* completions of command job `job` in kp_runs.log */
+static int kp_completions(unsigned job) {
+  FILE *f = fopen("kp_runs.log", "r");
+  if (!f) return 0;
+  int n = 0;
+  unsigned v;
+  while (fscanf(f, "%u", &v) == 1) n += v == job;
+  fclose(f);
+  return n;
+}
+
+static void test_resume_random_kills(void) {
+  const char *j = "lab_killpoints.journal";
+  lab_config *c = load(killpoints_cfg, "killpoints.cfg", NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  static const unsigned commands[3] = {0, 3, 4};
+  /* how many passes a whole lab makes (counted in this process, no kill) */
+  fresh(j);
+  unlink("kp_runs.log");
+  sim_failpoint_arm("journal", 0);
+  lab_opts o0 = {j, NULL, 0, 0, 0, NULL};
+  lab_report r;
+  CU_ASSERT_EQUAL(lab_run(c, &o0, &r), 0);
+  lab_report_free(&r);
+  long passes = sim_failpoint_passes();
+  sim_failpoint_arm(NULL, 0);
+  CU_ASSERT_FATAL(passes > 4);
+  for (unsigned q = 0; q < 3; q++) CU_ASSERT_EQUAL(kp_completions(commands[q]), 1);
+  int killed = 0;
+  for (unsigned seed = 1; seed <= 3; seed++) {
+    unsigned st = seed * 2654435761u;
+    long k = 1 + (long)(rand_r(&st) % (unsigned)(passes * 9 / 10)); /* a lab's passes vary a little */
+    fresh(j);
+    unlink("kp_runs.log");
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+      sim_failpoint_arm("journal", k);
+      lab_opts o = {j, NULL, 0, 0, 0, NULL};
+      lab_report rr;
+      lab_run(c, &o, &rr);
+      _exit(0);
+    }
+    int ws;
+    waitpid(pid, &ws, 0);
+    killed += WIFSIGNALED(ws) && WTERMSIG(ws) == SIGKILL;
+    int finished_before[5], done_before[5] = {0};
+    for (unsigned q = 0; q < 5; q++) finished_before[q] = journal_finished(j, q);
+    for (unsigned q = 0; q < 3; q++) done_before[commands[q]] = kp_completions(commands[q]);
+    lab_opts o = {j, NULL, 1, 0, 0, NULL};
+    int rc = lab_run(c, &o, &r);
+    if (rc || r.completed != 5)
+      fprintf(stderr, "\n  seed %u: killed at pass %ld of %ld: rc %d, %u completed\n", seed, k, passes, rc, r.completed);
+    CU_ASSERT_EQUAL(rc, 0);
+    CU_ASSERT_EQUAL(r.resumed, 1);
+    CU_ASSERT_EQUAL(r.completed, 5);
+    assert_one_end_each(&r);
+    for (unsigned q = 0; q < 5; q++) CU_ASSERT_EQUAL(r.jobs[q].finishes, 1);
+    for (unsigned q = 0; q < 3; q++) {
+      unsigned jb = commands[q];
+      int after = kp_completions(jb);
+      if (finished_before[jb]) CU_ASSERT_EQUAL(after, done_before[jb]); /* never run again */
+      CU_ASSERT(after >= 1 && after <= done_before[jb] + 1);
+      if (!(after >= 1 && after <= done_before[jb] + 1))
+        fprintf(stderr, "\n  seed %u, kill at pass %ld/%ld: job %u completed %d times (%d before the resume)\n", seed, k,
+                passes, jb, after, done_before[jb]);
+    }
+    lab_report_free(&r);
+    assert_no_leftovers("4242.5");
+  }
+  CU_ASSERT(killed >= 2); /* the points were reached: the runner did die */
+  unlink("kp_runs.log");
+  lab_config_free(c);
+}
+
 /* The job outputs' folder (JOURNAL.d) deleted between the kill and the resume: a kernel job that
  * had checkpointed is recomputed from its first chunk and completes with a verified output, instead
  * of resuming from its checkpoint into an empty file and failing verification (the job failed). */
@@ -683,6 +773,7 @@ static CU_TestInfo lab_tests[] = {
     {"a damaged journal is refused unchanged, a torn tail dropped", test_journal_damage},
     {"a resumed lab kills what a killed runner's commands left running", test_resume_kills_orphans},
     {"outputs' folder deleted before a resume: the kernel job is recomputed", test_resume_outputs_lost},
+    {"runner killed at random journal points (3 seeds): every job ends once", test_resume_random_kills},
     {"stall and slow faults, simulated twin, HDF5 results", test_stall_simulate_results},
     {"two MPI ranks: a worker per rank, one killed and respawned", test_mpi_two_ranks},
     CU_TEST_INFO_NULL,

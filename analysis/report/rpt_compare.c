@@ -195,13 +195,13 @@ int rpt_compare(const char *before, const char *after, const rpt_options *opt, F
             "95% CI of change", "change%");
   }
   FILE *md = NULL, *csv = NULL;
-  char path[4096];
+  char path[4096], mdp[4096], csvp[4096], mdt[4200], csvt[4200];
   struct stat st;
   if (opt->outdir && (mkdir(opt->outdir, 0777) == 0 || (stat(opt->outdir, &st) == 0 && S_ISDIR(st.st_mode)))) {
-    snprintf(path, sizeof path, "%s/compare.md", opt->outdir);
-    md = fopen(path, "w");
-    snprintf(path, sizeof path, "%s/compare.csv", opt->outdir);
-    csv = fopen(path, "w");
+    snprintf(mdp, sizeof mdp, "%s/compare.md", opt->outdir);
+    md = rpt__wopen(mdp, mdt, sizeof mdt);
+    snprintf(csvp, sizeof csvp, "%s/compare.csv", opt->outdir);
+    csv = rpt__wopen(csvp, csvt, sizeof csvt);
   }
   if (opt->outdir && (!md || !csv)) {
     snprintf(err, errlen, "%s: cannot write compare.md and compare.csv there", opt->outdir);
@@ -237,8 +237,8 @@ int rpt_compare(const char *before, const char *after, const rpt_options *opt, F
   if (tab) fprintf(tab, "\n%zu of %zu changes have a 95%% interval that excludes 0 (marked *)\n", nsig, nd);
   if (md || csv) { /* a table that could not be written whole is not left behind */
     int bad = 0; /* both are closed, whatever the first says */
-    if (md) { bad |= ferror(md) != 0; bad |= fclose(md) != 0; }
-    if (csv) { bad |= ferror(csv) != 0; bad |= fclose(csv) != 0; }
+    if (md) bad |= rpt__wclose(md, mdt, mdp) != 0;
+    if (csv) bad |= rpt__wclose(csv, csvt, csvp) != 0;
     int e = errno;
     if (bad && !rc) {
       rc = SIM_EIO;

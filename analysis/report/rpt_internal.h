@@ -3,6 +3,7 @@
 #define RPT_INTERNAL_H
 
 #include "analysis/report/rpt.h"
+#include "sim/failpoint.h"
 
 /* Writes s into a gnuplot script as a single-quoted string ('' escapes a quote). */
 void rpt__gp_str(FILE *g, const char *s);
@@ -16,6 +17,13 @@ int rpt__gp_render(const char *program, const char *dir, const char *name, int h
                    size_t errlen);
 /* The program that rpt_gnuplot_available would check: opt, $SPOTLAB_GNUPLOT, or "gnuplot". */
 const char *rpt__gp_program(const char *opt);
+
+/* A table written whole or not at all: rpt__wopen opens PATH.tmp (its name in tmp, at least
+ * strlen(path) + 5 bytes); rpt__wclose closes it and renames it to PATH, or removes it and
+ * returns -1 (errno set) when anything failed. A report killed mid-write leaves a .tmp, never a
+ * table that looks whole but is not. */
+FILE *rpt__wopen(const char *path, char *tmp, size_t len);
+int rpt__wclose(FILE *o, const char *tmp, const char *path);
 
 /* A growable list of strings (files written, figures skipped). */
 int rpt__list_add(char ***v, size_t *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -3,6 +3,7 @@
  * are left around. */
 #include "analysis/report/rpt_internal.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -146,6 +147,42 @@ int rpt__gp_render(const char *program, const char *dir, const char *name, int h
     unlink(png);
     unlink(svg);
     return -2;
+  }
+  sim_failpoint("report"); /* the fault-injection suite's kill points: after each figure */
+  return 0;
+}
+
+FILE *rpt__wopen(const char *path, char *tmp, size_t len) {
+  int n = snprintf(tmp, len, "%s.tmp", path);
+  if (n < 0 || (size_t)n >= len) {
+    errno = ENAMETOOLONG;
+    return NULL;
+  }
+  return fopen(tmp, "w");
+}
+
+int rpt__wclose(FILE *o, const char *tmp, const char *path) {
+  int e = 0, bad = 0;
+  if (ferror(o)) { /* an earlier write failed: errno still says why (ENOSPC) */
+    bad = 1;
+    e = errno ? errno : EIO;
+  } else if (fflush(o) != 0) {
+    bad = 1;
+    e = errno;
+  }
+  if (fclose(o) != 0 && !bad) {
+    bad = 1;
+    e = errno;
+  }
+  if (!bad) sim_failpoint("report"); /* whole, not yet renamed into place */
+  if (!bad && rename(tmp, path) != 0) {
+    bad = 1;
+    e = errno;
+  }
+  if (bad) {
+    unlink(tmp);
+    errno = e ? e : EIO;
+    return -1;
   }
   return 0;
 }

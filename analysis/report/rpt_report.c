@@ -1185,6 +1185,7 @@ static int rpt__index(rpt__ctx *c, const char *tables_html, const char *what) {
   fputs("</body></html>\n", o);
   int bad = ferror(o);
   bad |= fclose(o) != 0;
+  if (!bad) sim_failpoint("report");
   if (bad || rename(tmp, path) != 0) {
     int e = errno;
     unlink(tmp);
@@ -1252,13 +1253,14 @@ int rpt_report(const char *path, const rpt_options *opt, rpt_outcome *out, char 
     rc = rpt_sweep_read(c.f, &s);
     if (rc) snprintf(err, errlen, "%s", rpt_error(c.f));
     if (!rc) {
-      FILE *m = fopen(md, "w"), *v = fopen(csv, "w");
+      char mt[4200], vt[4200];
+      FILE *m = rpt__wopen(md, mt, sizeof mt), *v = rpt__wopen(csv, vt, sizeof vt);
       if (!m || !v) {
         snprintf(err, errlen, "%s: cannot write the summary files", opt->outdir);
         rc = SIM_EIO;
       }
       if (!rc) rc = rpt__sweep_tables(&c, &s, m, v, th);
-      if ((m && (ferror(m) | fclose(m))) | (v && (ferror(v) | fclose(v)))) {
+      if ((m && rpt__wclose(m, mt, md)) | (v && rpt__wclose(v, vt, csv))) {
         snprintf(err, errlen, "%s: writing the summary files failed (%s)", opt->outdir, strerror(errno));
         rc = SIM_EIO;
       }

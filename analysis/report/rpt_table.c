@@ -189,7 +189,8 @@ int rpt_write_summary(rpt_file *f, const char *md_path, const char *csv_path, in
   unsigned nm = rpt_nmetrics(f);
   int rc = 0;
   if (md_path) {
-    FILE *o = fopen(md_path, "w");
+    char tmp[4200];
+    FILE *o = rpt__wopen(md_path, tmp, sizeof tmp);
     if (!o) {
       snprintf(err, errlen, "%s: cannot write", md_path);
       rc = SIM_EIO;
@@ -201,14 +202,15 @@ int rpt_write_summary(rpt_file *f, const char *md_path, const char *csv_path, in
       for (unsigned i = 0; i < s.ndims; i++) rpt__md_section(o, f, s.dims[i], ci, 0);
       if (mm) fprintf(o, "Warning: for %d metric%s the file's /summary disagrees with /metrics; the table shows the "
                          "values recomputed from /metrics.\n", mm, mm == 1 ? "" : "s");
-      if (ferror(o) | fclose(o)) {
+      if (rpt__wclose(o, tmp, md_path)) {
         snprintf(err, errlen, "%s: writing failed (%s)", md_path, strerror(errno));
         rc = SIM_EIO;
       }
     }
   }
   if (!rc && csv_path) {
-    FILE *o = fopen(csv_path, "w");
+    char tmp[4200];
+    FILE *o = rpt__wopen(csv_path, tmp, sizeof tmp);
     if (!o) {
       snprintf(err, errlen, "%s: cannot write", csv_path);
       rc = SIM_EIO;
@@ -222,7 +224,7 @@ int rpt_write_summary(rpt_file *f, const char *md_path, const char *csv_path, in
           fprintf(o, "%s,%s,%s,%s,%s,%s,%.17g,%.17g,%.17g,%.17g,%d\n", d[0] ? d : "overall", rpt_metric_name(f, k), q, d,
                   v, rpt_metric_unit(f, k), ci[k].mean, ci[k].sd, ci[k].lo, ci[k].hi, ci[k].n);
         }
-      if (ferror(o) | fclose(o)) {
+      if (rpt__wclose(o, tmp, csv_path)) {
         snprintf(err, errlen, "%s: writing failed (%s)", csv_path, strerror(errno));
         rc = SIM_EIO;
       }

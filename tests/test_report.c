@@ -509,6 +509,17 @@ static void t_copy(const char *from, const char *to, long maxbytes) {
   if (b) fclose(b);
 }
 
+/* A results file edited on purpose (here, with HDF5): its checksum no longer matches, so the
+ * reader refuses it; zeroing the checksum block's first bytes makes it a file without one, read
+ * unchecked (docs/results-format.md). */
+static void t_unseal(const char *path) {
+  FILE *g = fopen(path, "r+b");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+  static const char zeros[16];
+  CU_ASSERT_EQUAL(fwrite(zeros, 1, sizeof zeros, g), sizeof zeros);
+  fclose(g);
+}
+
 static void test_bad_files(void) {
   CU_ASSERT_EQUAL_FATAL(t_write("rpt_good.h5", 2, 9, t_rev), 0);
   rpt_file *f = NULL;
@@ -524,7 +535,36 @@ static void test_bad_files(void) {
   /* damaged: the first 3000 bytes of a good file */
   t_copy("rpt_good.h5", "rpt_trunc.h5", 3000);
   CU_ASSERT_EQUAL(rpt_open("rpt_trunc.h5", &f, err, sizeof err), SIM_EFORMAT);
-  CU_ASSERT(strstr(err, "rpt_trunc.h5") != NULL);
+  CU_ASSERT(strstr(err, "rpt_trunc.h5: damaged file: 3000 bytes where it was written with") != NULL);
+  /* damaged: one byte changed anywhere after the checksum block (seeded positions), or bytes
+   * appended: refused by the checksum, whatever HDF5 would have made of it */
+  {
+    FILE *src = fopen("rpt_good.h5", "rb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(src);
+    fseek(src, 0, SEEK_END);
+    long gsize = ftell(src);
+    fclose(src);
+    unsigned st = 12345;
+    for (int trial = 0; trial < 20; trial++) {
+      t_copy("rpt_good.h5", "rpt_flip.h5", -1);
+      long at = 512 + (long)(rand_r(&st) % (unsigned)(gsize - 512));
+      FILE *w = fopen("rpt_flip.h5", "r+b");
+      CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+      fseek(w, at, SEEK_SET);
+      int old = fgetc(w);
+      fseek(w, at, SEEK_SET);
+      fputc(old ^ (1 << (rand_r(&st) % 8)), w);
+      fclose(w);
+      CU_ASSERT_EQUAL(rpt_open("rpt_flip.h5", &f, err, sizeof err), SIM_EFORMAT);
+      CU_ASSERT(strstr(err, "its checksum does not match") != NULL);
+    }
+    t_copy("rpt_good.h5", "rpt_long.h5", -1);
+    FILE *w = fopen("rpt_long.h5", "ab");
+    fputs("x", w);
+    fclose(w);
+    CU_ASSERT_EQUAL(rpt_open("rpt_long.h5", &f, err, sizeof err), SIM_EFORMAT);
+    CU_ASSERT(strstr(err, "truncated or extended") != NULL);
+  }
   /* damaged: garbage written over the middle of a good file */
   t_copy("rpt_good.h5", "rpt_garbled.h5", -1);
   FILE *g = fopen("rpt_garbled.h5", "r+b");
@@ -543,6 +583,10 @@ static void test_bad_files(void) {
   CU_ASSERT_FATAL(h >= 0);
   H5Ldelete(h, "/metrics", H5P_DEFAULT);
   H5Fclose(h);
+  /* edited after spotlab wrote it: the checksum says so, before HDF5 reads anything */
+  CU_ASSERT_EQUAL(rpt_open("rpt_nometrics.h5", &f, err, sizeof err), SIM_EFORMAT);
+  CU_ASSERT(strstr(err, "rpt_nometrics.h5: damaged file: its checksum does not match") != NULL);
+  t_unseal("rpt_nometrics.h5");
   CU_ASSERT_EQUAL(rpt_open("rpt_nometrics.h5", &f, err, sizeof err), SIM_ENOTFOUND);
   CU_ASSERT(strstr(err, "rpt_nometrics.h5: dataset /metrics is missing") != NULL);
   /* another format version */
@@ -553,6 +597,7 @@ static void test_bad_files(void) {
   H5Awrite(a, H5T_NATIVE_INT32, &v99);
   H5Aclose(a);
   H5Fclose(h);
+  t_unseal("rpt_v99.h5");
   CU_ASSERT_EQUAL(rpt_open("rpt_v99.h5", &f, err, sizeof err), SIM_EFORMAT);
   CU_ASSERT(strstr(err, "format version 99") != NULL);
   /* an HDF5 file that is not spotlab's */
@@ -596,6 +641,7 @@ static void t_huge(const char *path, const char *dset, int rank, const hsize_t *
   H5Pclose(dcpl);
   H5Sclose(sp);
   H5Fclose(h);
+  t_unseal(path);
 }
 static void test_declared_too_big(void) {
   CU_ASSERT_EQUAL_FATAL(t_write("rpt_good.h5", 2, 9, t_rev), 0);

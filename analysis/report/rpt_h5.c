@@ -265,6 +265,12 @@ int rpt_open(const char *path, rpt_file **out, char *err, size_t errlen) {
     rc = rpt__fail(f, SIM_EIO, "cannot read the file (does it exist?)");
     goto done;
   }
+  /* the checksum first: HDF5 1.10 can crash on a damaged file (sim/h5mem.h) */
+  char verr[256];
+  if (sim_h5mem_verify(path, verr, sizeof verr) < 0) {
+    rc = rpt__fail(f, SIM_EFORMAT, "%s", verr);
+    goto done;
+  }
   htri_t is = H5Fis_hdf5(path); /* HDF5 1.10; H5Fis_accessible from 1.12 */
   if (is <= 0) {
     rc = rpt__fail(f, SIM_EFORMAT, "not an HDF5 file, or a damaged one");

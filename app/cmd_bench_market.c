@@ -38,7 +38,7 @@ static const char *bm__scenario =
     "market = {\n"
     "  gpus = \"%s/data/gpus.csv\";\n"
     "  churn_fits = \"%s/data/churn_fta_fits.csv\";\n"
-    "  record_jobs = false; record_providers = false; sample_providers = 0;\n"
+    "  record_jobs = false; record_providers = false; sample_providers = 0; daily_income_providers = 0;\n"
     "  responses = { demand = %s; pool_choice = %s; entry = %s; reliability = %s; };\n"
     "  bidding = { rule = \"%s\"; min_bid_usd_h = 0.02; };\n"
     "  training  = { share = 0.2; dur_mean_h = 12.0; dur_cv = 1.5; gpus_min = 1; gpus_max = 1; mem_min_gb = 16.0;\n"

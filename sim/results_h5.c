@@ -125,6 +125,15 @@ static int sim__write_series(hid_t loc, const sim_series_def *sd, const int64_t 
     free(names);
   }
   if (!rc) rc = sim__attr_str(ds, "help", sd->help);
+  /* units: one per column, as tables have (format version 1 files before it have only `unit`) */
+  if (!rc && sd->colunits) rc = sim__attr_strs(ds, "units", sd->colunits, sizeof(char *), sd->ncols);
+  if (!rc && !sd->colunits) {
+    const char **u = malloc(sizeof(char *) * (sd->ncols ? sd->ncols : 1));
+    if (!u) rc = -1;
+    for (unsigned c = 0; !rc && c < sd->ncols; c++) u[c] = sd->unit;
+    if (!rc) rc = sim__attr_strs(ds, "units", u, sizeof(char *), sd->ncols);
+    free(u);
+  }
   if (ds >= 0) H5Dclose(ds);
   H5Sclose(sp);
   return rc;

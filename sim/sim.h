@@ -67,6 +67,8 @@ typedef struct sim_series_def {
   unsigned ncols;          /* columns per bin (>= 1) */
   const char *const *colnames; /* ncols names, or NULL */
   const char *help;        /* one line, stored as an attribute */
+  const char *const *colunits; /* ncols units, one per column (series whose unit is "mixed"), or
+                                  NULL: `unit` for every column */
 } sim_series_def;
 
 /* A table: records of fixed size written by LPs (usually in finalize), gathered in the order

@@ -598,6 +598,107 @@ static void test_switchers_recycled(void) {
   unload(&l);
 }
 
+/* The daily_income table and the persona x pool income metrics, on the switchers' market (jade
+ * goes back and forth between the fixed and flexible pools): one row per provider and whole day,
+ * in day order; a provider's rows sum to its income (the run is whole days) and give its
+ * daily_income_cv; the last day's pool is the provider's pool at the end; rows of both pools
+ * appear; daily_income_providers = N keeps every ceil(providers / N)-th provider, 0 none; half a
+ * day at the end is not a row. The metrics income_mean|sd|cv.persona.P.pool.Q are those of the
+ * providers table grouped by persona and pool at the end. */
+static void daily_rows(const char *key, double days, sim_results *r, loaded *l) {
+  char text[4096];
+  const char *at = strstr(switch_text, "review = \"6h\";");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(at);
+  snprintf(text, sizeof text, "%.*s%s %s", (int)(at - switch_text), switch_text, key, at);
+  load_ok(l, text, days * 86400.0);
+  run_ok(l, 5, r);
+}
+
+static void test_daily_income(void) {
+  loaded l;
+  sim_results r;
+  daily_rows("", 4, &r, &l);
+  const mkt_prov_rec *p = (const mkt_prov_rec *)r.tables[MKT_T_PROVIDERS];
+  const mkt_day_rec *d = (const mkt_day_rec *)r.tables[MKT_T_DAILY];
+  CU_ASSERT_EQUAL_FATAL(r.nrecords[MKT_T_PROVIDERS], 40);
+  CU_ASSERT_EQUAL_FATAL(r.nrecords[MKT_T_DAILY], 40 * 4);
+  int both = 0;
+  for (size_t i = 0; i < 40; i++) {
+    const mkt_day_rec *x = d + 4 * i;
+    int64_t sum = 0;
+    double n = 0, mean = 0, m2 = 0;
+    int fixed = 0, flex = 0;
+    for (int k = 0; k < 4; k++) {
+      CU_ASSERT(x[k].provider == p[i].id && x[k].day == k && x[k].world == 0);
+      CU_ASSERT_STRING_EQUAL(x[k].persona, "jade");
+      CU_ASSERT(x[k].income_usd == (double)x[k].income_musd / 1e6); /* < 0 on a day of penalty refunds */
+      fixed += !strcmp(x[k].pool, "fixed");
+      flex += !strcmp(x[k].pool, "flexible");
+      sum += x[k].income_musd;
+      double v = (double)x[k].income_musd, e = v - mean;
+      n++;
+      mean += e / n;
+      m2 += e * (v - mean);
+    }
+    CU_ASSERT_EQUAL(fixed + flex, 4);
+    both += fixed && flex;
+    CU_ASSERT_EQUAL(sum, p[i].income_musd);
+    CU_ASSERT_STRING_EQUAL(x[3].pool, p[i].pool);
+    if (mean > 0) CU_ASSERT_DOUBLE_EQUAL(sqrt(m2 / 3) / mean, p[i].daily_income_cv, 1e-12);
+  }
+  CU_ASSERT(both >= 10); /* switches show in the rows */
+  /* the persona x pool metrics against the providers table */
+  double *out = calloc(l.nmetrics, sizeof *out);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+  mkt_class.compute_metrics(&l.model, &r, out);
+  const char *pools[3] = {"fixed", "bidding", "flexible"};
+  int defined = 0;
+  for (int q = 0; q < 3; q++) {
+    double n = 0, s = 0, ss = 0;
+    for (size_t i = 0; i < 40; i++)
+      if (!strcmp(p[i].pool, pools[q])) n++, s += p[i].income_usd;
+    for (size_t i = 0; i < 40; i++)
+      if (!strcmp(p[i].pool, pools[q])) ss += (p[i].income_usd - s / n) * (p[i].income_usd - s / n);
+    char nm[3][96];
+    const char *qs[3] = {"income_mean", "income_sd", "income_cv"};
+    int k[3];
+    for (int j = 0; j < 3; j++) {
+      snprintf(nm[j], sizeof nm[j], "%s.persona.jade.pool.%s", qs[j], pools[q]);
+      k[j] = metric_index(&l, nm[j]);
+      CU_ASSERT_FATAL(k[j] >= 0);
+    }
+    if (n < 2) { /* bidding: no jade there, nothing defined */
+      CU_ASSERT(isnan(out[k[1]]) && isnan(out[k[2]]));
+      continue;
+    }
+    defined++;
+    double mean = s / n, sd = sqrt(ss / (n - 1));
+    CU_ASSERT_DOUBLE_EQUAL(out[k[0]], mean, 1e-9 * mean);
+    CU_ASSERT_DOUBLE_EQUAL(out[k[1]], sd, 1e-9 * sd);
+    CU_ASSERT_DOUBLE_EQUAL(out[k[2]], sd / mean, 1e-9);
+  }
+  CU_ASSERT_EQUAL(defined, 2);
+  free(out);
+  sim_results_free(&r);
+  unload(&l);
+
+  /* a sample: every ceil(40 / 7) = 6th provider; none; whole days only */
+  daily_rows("daily_income_providers = 7;", 4, &r, &l);
+  d = (const mkt_day_rec *)r.tables[MKT_T_DAILY];
+  CU_ASSERT_EQUAL_FATAL(r.nrecords[MKT_T_DAILY], 7 * 4);
+  for (size_t k = 0; k < 28; k++) CU_ASSERT(d[k].provider == 6 * (k / 4) && d[k].day == (int32_t)(k % 4));
+  sim_results_free(&r);
+  unload(&l);
+  daily_rows("daily_income_providers = 0;", 4, &r, &l);
+  CU_ASSERT_EQUAL(r.nrecords[MKT_T_DAILY], 0);
+  sim_results_free(&r);
+  unload(&l);
+  daily_rows("", 3.5, &r, &l);
+  CU_ASSERT_EQUAL(r.nrecords[MKT_T_DAILY], 40 * 3);
+  sim_results_free(&r);
+  unload(&l);
+}
+
 /* A bid that fits no host (8 GPUs; hosts have at most 2) never wins and never preempts running
  * work, whatever its price, under every rule. Without churn, and with the other bids all equal
  * single-GPU bids (none outbids another, not even on revenue), nothing else interrupts: no job is
@@ -1119,6 +1220,7 @@ static CU_TestInfo model_tests[] = {
     {"compared policies share providers, churn and arrivals; standbys are promoted", test_policies_common_random_numbers},
     {"a bid that fits no host never wins and never preempts", test_bid_fits_nowhere},
     {"switchers: departed hosts' GPU ids recycled, their records kept", test_switchers_recycled},
+    {"daily_income rows sum to each provider's income; persona x pool income metrics", test_daily_income},
     {"individual rationality on random markets under every rule", test_individual_rationality_random},
     {"GigaSPOT differs from pay as bid when power limits differ", test_gigaspot_power_limits},
     {"calibration files set the measured GPUs' speeds", test_calibrated_speeds},

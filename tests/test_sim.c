@@ -353,6 +353,18 @@ static void test_hdf5_round_trip(void) {
   CU_ASSERT(H5Dread(ds, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, &tot) >= 0);
   CU_ASSERT_EQUAL(tot, r[0].series[0][0]);
   CU_ASSERT(H5Aexists(ds, "unit") > 0);
+  /* per-column units: a series without colunits repeats its unit for every column */
+  hid_t ua = H5Aopen(ds, "units", H5P_DEFAULT);
+  CU_ASSERT_FATAL(ua >= 0);
+  hid_t us = H5Aget_space(ua), ut = H5Aget_type(ua);
+  CU_ASSERT_EQUAL(H5Sget_simple_extent_npoints(us), 1);
+  char ubuf[64] = "";
+  CU_ASSERT_FATAL(H5Tget_size(ut) < sizeof ubuf);
+  CU_ASSERT(H5Aread(ua, ut, ubuf) >= 0);
+  CU_ASSERT_STRING_EQUAL(ubuf, "events");
+  H5Tclose(ut);
+  H5Sclose(us);
+  H5Aclose(ua);
   H5Dclose(ds);
   int32_t ver = 0;
   hid_t a = H5Aopen(f, "format_version", H5P_DEFAULT);

@@ -273,6 +273,9 @@ const sim_param mkt_params[] = {
     P("record_jobs", SIM_P_BOOL, mkt_config, record_jobs, "true", 1.0, 0.0, NULL, "write the `jobs` table"),
     P("record_providers", SIM_P_BOOL, mkt_config, record_providers, "true", 1.0, 0.0, NULL,
       "write the `providers` table"),
+    P("daily_income_providers", SIM_P_INT, mkt_config, daily_income_providers, "10000", 0, 1e9, "providers",
+      "at most this many providers get one row per whole day in the `daily_income` table (every k-th "
+      "provider, k = ceil(providers / N), when there are more; 64 B per row; 0 = no table rows)"),
     P("trace_pods", SIM_P_STRING, mkt_config, trace_pods, "\"\"", 1.0, 0.0, NULL,
       "replay Alibaba GPU pods (cluster-trace-gpu-v2023 CSV), \"\" = none"),
     P("trace_genai", SIM_P_STRING, mkt_config, trace_genai, "\"\"", 1.0, 0.0, NULL,
@@ -534,6 +537,7 @@ static void mkt__destroy(sim_model *m) {
   if (c->series) {
     for (unsigned i = 0; i < c->nseries; i++) {
       free((void *)c->series[i].colnames);
+      if (i < MKT_NSERIES) free((void *)c->series[i].colunits); /* the other worlds share world 0's */
       if (i >= MKT_NSERIES) free((void *)c->series[i].name);
     }
     free(c->series);
@@ -556,6 +560,16 @@ static const char **mkt__cols(const char *const *groups, unsigned ng, const char
       v[(size_t)g * nf + f] = slot;
     }
   return (const char **)v;
+}
+
+/* Units of those columns: each group repeats its fields' units (static strings). */
+static const char **mkt__col_units(unsigned ng, const char *const *units, unsigned nf) {
+  size_t n = (size_t)ng * nf;
+  const char **v = malloc((n ? n : 1) * sizeof *v);
+  if (!v) return NULL;
+  for (unsigned g = 0; g < ng; g++)
+    for (unsigned f = 0; f < nf; f++) v[(size_t)g * nf + f] = units[f];
+  return v;
 }
 
 static const sim_field mkt__prov_fields[] = {
@@ -632,6 +646,15 @@ static const sim_field mkt__avail_fields[] = {
     {"end_s", SIM_F_F64, offsetof(mkt_avail_rec, end_s), "s"},
     {"state", SIM_F_STR16, offsetof(mkt_avail_rec, state), ""},
 };
+static const sim_field mkt__day_fields[] = {
+    {"provider", SIM_F_U64, offsetof(mkt_day_rec, provider), "1"},
+    {"world", SIM_F_I32, offsetof(mkt_day_rec, world), "1"},
+    {"day", SIM_F_I32, offsetof(mkt_day_rec, day), "d"},
+    {"persona", SIM_F_STR16, offsetof(mkt_day_rec, persona), ""},
+    {"pool", SIM_F_STR16, offsetof(mkt_day_rec, pool), ""},
+    {"income_usd", SIM_F_F64, offsetof(mkt_day_rec, income_usd), "USD"},
+    {"income_musd", SIM_F_I64, offsetof(mkt_day_rec, income_musd), "USD*1e-6"},
+};
 static const sim_table_def mkt__tables[MKT_NTABLES] = {
     {"providers", sizeof(mkt_prov_rec), mkt__prov_fields, sizeof mkt__prov_fields / sizeof mkt__prov_fields[0],
      "one record per provider: persona, pool, GPUs, income and time per state"},
@@ -641,7 +664,11 @@ static const sim_table_def mkt__tables[MKT_NTABLES] = {
      "state intervals (down, owner, idle, rented) of the first sample_providers providers"},
     {"hosts", sizeof(mkt_host_rec), mkt__host_fields, sizeof mkt__host_fields / sizeof mkt__host_fields[0],
      "one record per (pool, provider that joined it): reputation, stake and slashing at the end"},
+    {"daily_income", sizeof(mkt_day_rec), mkt__day_fields, sizeof mkt__day_fields / sizeof mkt__day_fields[0],
+     "income per whole day of every k-th provider (market.daily_income_providers): provider, day, persona, "
+     "pool at the end of the day"},
 };
+_Static_assert(MKT_T_DAILY == 4 && MKT_NTABLES == 5, "one definition per table");
 
 static const char *const mkt__acct_names[] = {"clients", "providers", "platform", "treasury", "stakes", "transit",
                                               "nodes", "operators"};
@@ -653,12 +680,27 @@ static const char *const mkt__jcol_names[] = {"submitted", "started", "done", "w
                                               "deadline_missed", "done_cost_musd", "balked", "price_seen_sum_musd_h",
                                               "price_seen_n"};
 _Static_assert(sizeof mkt__jcol_names / sizeof *mkt__jcol_names == MKT_NJCOLS, "one name per jobs column");
+static const char *const mkt__pcol_units[] = {"USD*1e-6", "GPU*ms", "GPU*ms", "providers", "GPUs"};
+_Static_assert(sizeof mkt__pcol_names / sizeof *mkt__pcol_names == MKT_NPCOLS &&
+               sizeof mkt__pcol_units / sizeof *mkt__pcol_units == MKT_NPCOLS, "one name and unit per column");
+static const char *const mkt__jcol_units[] = {"jobs", "jobs", "jobs", "ms", "ms", "1", "USD*1e-6", "jobs", "jobs",
+                                              "GPU*ms", "GPU*ms", "GPU*ms", "GPU*ms", "GPU*ms", "jobs", "USD*1e-6",
+                                              "jobs", "USD*1e-6/GPU/h", "1"};
+_Static_assert(sizeof mkt__jcol_units / sizeof *mkt__jcol_units == MKT_NJCOLS, "one unit per jobs column");
 static const char *const mkt__fcol_names[] = {"treasury_musd", "rate_musd_h", "shortfall_musd"};
+static const char *const mkt__fcol_units[] = {"USD*1e-6", "USD*1e-6/h", "USD*1e-6"};
+_Static_assert(sizeof mkt__fcol_names / sizeof *mkt__fcol_names == MKT_NFCOLS &&
+               sizeof mkt__fcol_units / sizeof *mkt__fcol_units == MKT_NFCOLS, "one name and unit per column");
 static const char *const mkt__rpcol_names[] = {"submitted", "done", "value_musd", "cost_musd", "provider_cost_musd",
                                                "entered", "exited", "announced", "unannounced"};
 _Static_assert(sizeof mkt__rpcol_names / sizeof *mkt__rpcol_names == MKT_RP_N, "one name per column");
+static const char *const mkt__rpcol_units[] = {"jobs", "jobs", "USD*1e-6", "USD*1e-6", "USD*1e-6", "providers",
+                                               "providers", "departures", "departures"};
+_Static_assert(sizeof mkt__rpcol_units / sizeof *mkt__rpcol_units == MKT_RP_N, "one unit per column");
 static const char *const mkt__rscol_names[] = {"jobs", "done", "value_musd", "cost_musd"};
 _Static_assert(sizeof mkt__rscol_names / sizeof *mkt__rscol_names == MKT_RS_N, "one name per column");
+static const char *const mkt__rscol_units[] = {"jobs", "jobs", "USD*1e-6", "USD*1e-6"};
+_Static_assert(sizeof mkt__rscol_units / sizeof *mkt__rscol_units == MKT_RS_N, "one unit per column");
 
 static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, const sim_scenario *s, sim_diag *d,
                       sim_model *out) {
@@ -794,6 +836,10 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
   }
   c->reg_first[c->nreg] = np;
   c->nprov = np;
+  /* daily_income table: a systematic sample of every k-th provider (personas are drawn per provider,
+   * so every persona and region is represented in proportion); all of them when N >= providers */
+  if (cfg->daily_income_providers > 0)
+    c->daily_stride = np ? (np + (uint64_t)cfg->daily_income_providers - 1) / (uint64_t)cfg->daily_income_providers : 1;
   c->prov = malloc((np ? np : 1) * sizeof *c->prov);
   c->region_cols = calloc(c->nreg, sizeof *c->region_cols);
   if (!c->prov || !c->region_cols) { rc = SIM_ENOMEM; goto fail; }
@@ -1082,8 +1128,17 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
                                   "providers entering (+) and leaving (-) the market per day, persona and pool; "
                                   "the cumulative sum is the number in the market"};
   S[MKT_S_POP].colnames = mkt__cols((const char *const *)c->persona_cols, c->npers, mkt_pool_names, MKT_NPOOLS);
+  /* per-column units of the series whose columns differ (unit "mixed"), and of flexible_pool */
+  S[MKT_S_PERSONA].colunits = mkt__col_units(c->npers, mkt__pcol_units, MKT_NPCOLS);
+  S[MKT_S_POOL].colunits = mkt__col_units(MKT_NPOOLS, mkt__pcol_units, MKT_NPCOLS);
+  S[MKT_S_REGION].colunits = mkt__col_units(c->nreg, mkt__pcol_units, MKT_NPCOLS);
+  S[MKT_S_GPU].colunits = mkt__col_units((unsigned)c->ngpus, mkt__pcol_units, MKT_NPCOLS);
+  S[MKT_S_JOBS].colunits = mkt__col_units(MKT_NCLASSES, mkt__jcol_units, MKT_NJCOLS);
+  S[MKT_S_RPOOL].colunits = mkt__col_units(MKT_NPOOLS, mkt__rpcol_units, MKT_RP_N);
+  S[MKT_S_RSTRAT].colunits = mkt__col_units(MKT_NSTRATS, mkt__rscol_units, MKT_RS_N);
+  S[MKT_S_FLEX].colunits = mkt__col_units(1, mkt__fcol_units, MKT_NFCOLS);
   for (unsigned i = 0; i < MKT_NSERIES; i++)
-    if (!S[i].colnames) { rc = SIM_ENOMEM; goto fail; }
+    if (!S[i].colnames || (!strcmp(S[i].unit, "mixed") && !S[i].colunits)) { rc = SIM_ENOMEM; goto fail; }
   /* the other worlds' series: the same definitions, named NAME@POLICY */
   for (unsigned w = 1; w < c->nworlds; w++)
     for (unsigned i = 0; i < MKT_NSERIES; i++) {
@@ -1185,6 +1240,13 @@ static const mkt__mq mkt__stq[] = {
     {"bid_completed_share", "1", "completed / submitted of those jobs", 0},
     {"bid_surplus_per_job", "USD", "consumer surplus (value of completed work - cost) per job", 0},
 };
+/* Per persona x pool (the pool a provider is in at the end, the providers table's `pool`), named
+ * QUANTITY.persona.P.pool.Q; the last block, so that the metrics before keep their places. */
+static const mkt__mq mkt__ppq[] = {
+    {"income_mean", "USD", "mean income per provider over the run, providers of the persona in the pool at the end", 0},
+    {"income_sd", "USD", "standard deviation of income across those providers", 0},
+    {"income_cv", "1", "coefficient of variation (sd / mean) of income across those providers", 0},
+};
 static const mkt__mq mkt__rq[] = {
     {"utilization", "1", "rented / available GPU time", 0},
     {"imbalance", "1", "demanded / available GPU time", 1},
@@ -1247,13 +1309,14 @@ static const mkt__mq mkt__wq[] = {
 #define MQ_C (sizeof mkt__cq / sizeof mkt__cq[0])
 #define MQ_S (sizeof mkt__sq / sizeof mkt__sq[0])
 #define MQ_ST (sizeof mkt__stq / sizeof mkt__stq[0])
+#define MQ_PP (sizeof mkt__ppq / sizeof mkt__ppq[0])
 enum { MX_PRICE_MEAN, MX_PLATFORM, MX_CLIENT_COST, MX_PROVIDER_INCOME, MX_TREASURY, MX_SHORTFALL, MX_SWITCHES,
        MX_CONSERVED, MX_CS, MX_PS, MX_INTER, MX_WELFARE, MX_SERVED, MX_BALKED, MX_RENEGED, MX_PROVIDERS, MX_ENTERED,
        MX_EXITED, MX_UNANNOUNCED };
 
 /* Offsets of the blocks for a context. */
 typedef struct mkt__mlayout {
-  size_t pers, pool, reg, cls, scal, ftc, wld, dif, spd, trc, str, n;
+  size_t pers, pool, reg, cls, scal, ftc, wld, dif, spd, trc, str, pp, n;
   unsigned nq; /* quantities per world: MQ_F + MQ_W + npers (income per available hour) */
 } mkt__mlayout;
 static mkt__mlayout mkt__layout(const mkt_ctx *c) {
@@ -1270,7 +1333,8 @@ static mkt__mlayout mkt__layout(const mkt_ctx *c) {
   L.spd = L.dif + (c->nworlds > 1 ? (size_t)L.nq * (c->nworlds - 1) : 0);
   L.trc = L.spd + c->ngpus;
   L.str = L.trc + (c->ntrace ? 1 + MKT_TR_NREASONS : 0); /* a trace with no usable row is an error */
-  L.n = L.str + MQ_ST * MKT_NSTRATS;
+  L.pp = L.str + MQ_ST * MKT_NSTRATS;
+  L.n = L.pp + MQ_PP * c->npers * MKT_NPOOLS;
   return L;
 }
 
@@ -1356,6 +1420,14 @@ static int mkt__metrics_build(mkt_ctx *c) {
       size_t k = L.str + q * MKT_NSTRATS + i;
       mkt__metric_set(&c->metrics[k], &c->metric_names[k], &mkt__stq[q], "strategy", mkt_strat_names[i]);
     }
+  for (size_t q = 0; q < MQ_PP; q++)
+    for (unsigned p = 0; p < c->npers; p++)
+      for (unsigned i = 0; i < MKT_NPOOLS; i++) {
+        size_t k = L.pp + (q * c->npers + p) * MKT_NPOOLS + i;
+        char val[96];
+        snprintf(val, sizeof val, "%s.pool.%s", c->cfg->personas[p].name, mkt_pool_names[i]);
+        mkt__metric_set(&c->metrics[k], &c->metric_names[k], &mkt__ppq[q], "persona", val);
+      }
   for (size_t k = 0; k < L.n; k++)
     if (!c->metric_names[k]) return SIM_ENOMEM;
   return SIM_OK;
@@ -1411,6 +1483,38 @@ static void mkt__compute(const sim_model *m, const sim_results *r, double *out) 
         P[3 * np + pi] = mkt__div(P[2 * np + pi], mean);
         P[4 * np + pi] = mkt__div(cvs, cvn);
       }
+    }
+  }
+  /* per persona x pool at the end (baseline world): mean, sample sd (two passes) and CV of income */
+  if (r->nrecords[MKT_T_PROVIDERS]) {
+    const mkt_prov_rec *pr = (const mkt_prov_rec *)r->tables[MKT_T_PROVIDERS];
+    const size_t ng = (size_t)np * MKT_NPOOLS, nrec = r->nrecords[MKT_T_PROVIDERS];
+    double gn[MKT_MAX_PERSONAS * MKT_NPOOLS] = {0}, gs[MKT_MAX_PERSONAS * MKT_NPOOLS] = {0},
+           gd[MKT_MAX_PERSONAS * MKT_NPOOLS] = {0};
+    for (int pass = 0; pass < 2; pass++)
+      for (size_t k = 0; k < nrec; k++) {
+        if (pr[k].world != 0) continue;
+        int pi = -1, qi = -1;
+        for (unsigned i = 0; i < np && pi < 0; i++)
+          if (!strncmp(pr[k].persona, c->cfg->personas[i].name, sizeof pr[k].persona)) pi = (int)i;
+        for (int i = 0; i < MKT_NPOOLS && qi < 0; i++)
+          if (!strncmp(pr[k].pool, mkt_pool_names[i], sizeof pr[k].pool)) qi = i;
+        if (pi < 0 || qi < 0) continue;
+        size_t g = (size_t)pi * MKT_NPOOLS + (size_t)qi;
+        if (pass == 0) {
+          gn[g]++;
+          gs[g] += pr[k].income_usd;
+        } else {
+          double e = pr[k].income_usd - gs[g] / gn[g];
+          gd[g] += e * e;
+        }
+      }
+    double *PP = out + X.pp;
+    for (size_t g = 0; g < ng; g++) {
+      double mean = mkt__div(gs[g], gn[g]), sd = gn[g] > 1 ? sqrt(gd[g] / (gn[g] - 1)) : NAN;
+      PP[0 * ng + g] = mean;
+      PP[1 * ng + g] = sd;
+      PP[2 * ng + g] = mkt__div(sd, mean);
     }
   }
   /* reactions: population (mean over days of the cumulative count), surplus, demand */

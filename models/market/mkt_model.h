@@ -129,6 +129,7 @@ typedef struct mkt_config {
   int64_t population_seed;
   int64_t sample_providers;
   int record_jobs, record_providers;
+  int64_t daily_income_providers; /* providers whose income per day goes to the daily_income table */
   char *trace_pods, *trace_genai;
   double trace_speedup;
   mkt_fixed_cfg fixed;
@@ -198,6 +199,7 @@ typedef struct mkt_ctx {
   sched_net_params net;
   size_t nbill;                 /* billing intervals in the run */
   double end, close_t;          /* end time; time providers close their books */
+  uint64_t daily_stride;        /* daily_income table: every daily_stride-th provider, 0 = none */
   /* output definitions (column names depend on the scenario) */
   const char **region_cols, **gpu_cols, **persona_cols;
   sim_series_def *series;
@@ -270,6 +272,17 @@ typedef struct mkt_avail_rec {
   char state[16];
 } mkt_avail_rec;
 
-enum { MKT_T_PROVIDERS, MKT_T_JOBS, MKT_T_AVAIL, MKT_T_HOSTS, MKT_NTABLES };
+/* One record per (recorded provider, whole day of the run): its income that day. Written when the
+ * provider closes the day, so a provider's rows are in day order. */
+typedef struct mkt_day_rec {
+  uint64_t provider;
+  int32_t world;                /* index of the compared policy (0 = the baseline) */
+  int32_t day;                  /* day d is [d, d + 1) x 86400 s of simulated time */
+  char persona[16], pool[16];   /* pool: the one it was in at the end of the day */
+  double income_usd;
+  int64_t income_musd;
+} mkt_day_rec;
+
+enum { MKT_T_PROVIDERS, MKT_T_JOBS, MKT_T_AVAIL, MKT_T_HOSTS, MKT_T_DAILY, MKT_NTABLES };
 
 #endif

@@ -63,14 +63,32 @@ static double surplus_h(const mkt_ctx *c, const mkt_pstat *ps, double income_h, 
   return mkt_surplus_h(income_h, u, cost_musd_h(c, ps) / MKT_MUSD, own_musd_h(c, ps) / MKT_MUSD);
 }
 
-/* Closes whole days up to day `d` in the daily income statistics. */
-static void day_roll(mkt_prov *p, int64_t d) {
+/* Closes whole days up to day `d` in the daily income statistics, and writes each closed day of a
+ * recorded provider (every daily_stride-th) to the daily_income table. A day is closed at the
+ * first income or pool switch after it, or at the end, so the pool written is the one it was in
+ * at the end of that day. */
+static void day_roll(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, int64_t d) {
+  uint64_t ix = pidx(c, lp);
+  int rec = c->daily_stride && ix % c->daily_stride == 0;
   while (p->day < d) {
     double x = (double)p->day_income;
     p->ndays++;
     double delta = x - p->dmean; /* Welford's running mean and M2 */
     p->dmean += delta / p->ndays;
     p->dm2 += delta * (x - p->dmean);
+    if (rec) {
+      const mkt_pstat *ps = &c->prov[ix];
+      mkt_day_rec r;
+      memset(&r, 0, sizeof r); /* padding too: records are compared bytewise across ranks */
+      r.provider = ix;
+      r.world = (int32_t)mkt__world(c, lp);
+      r.day = p->day;
+      snprintf(r.persona, sizeof r.persona, "%s", c->cfg->personas[ps->persona].name);
+      snprintf(r.pool, sizeof r.pool, "%s", mkt_pool_names[p->pool]);
+      r.income_musd = p->day_income;
+      r.income_usd = (double)p->day_income / MKT_MUSD;
+      sim_table_put(lp, MKT_T_DAILY, &r);
+    }
     p->day_income = 0;
     p->day++;
   }
@@ -92,7 +110,7 @@ static void earn(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, int64_t amount, int 
   const mkt_pstat *ps = &c->prov[pidx(c, lp)];
   p->income += amount;
   p->win_income += amount;
-  day_roll(p, (int64_t)floor(sim_now(lp) / 86400.0));
+  day_roll(lp, c, p, (int64_t)floor(sim_now(lp) / 86400.0));
   p->day_income += amount;
   by_groups(lp, c, ps, p->pool, MKT_P_INCOME, amount);
 }
@@ -334,6 +352,7 @@ static double income_cv(const mkt_prov *p) {
 static void switch_pool(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, const mkt_pstat *ps) {
   const mkt_persona_cfg *pc = &c->cfg->personas[ps->persona];
   double cv = income_cv(p);
+  day_roll(lp, c, p, (int64_t)floor(sim_now(lp) / 86400.0)); /* days before today end in the old pool */
   leave_pool(lp, c, p, ps);
   p->cv_other = isfinite(cv) ? (float)cv : -1;
   p->pool = (uint8_t)(p->pool == pc->pool ? pc->alt_pool : pc->pool);
@@ -479,7 +498,7 @@ static void prov_finalize(sim_lp *lp, void *st) {
   mkt_prov *p = st;
   const mkt_pstat *ps = &c->prov[pidx(c, lp)];
   flush(lp, c, p); /* account the open state up to the end */
-  day_roll(p, (int64_t)floor(c->end / 86400.0)); /* whole days only */
+  day_roll(lp, c, p, (int64_t)floor(c->end / 86400.0)); /* whole days only */
   if (!c->cfg->record_providers) return;
   mkt_prov_rec r;
   memset(&r, 0, sizeof r);

@@ -10,25 +10,26 @@
 
 Units of every column are in df.attrs["units"]. docs/python.md has the whole story.
 """
-from ._errors import (BinaryNotFound, FormatVersionError, NotInFile, NotSpotlabFile, ResultsNotFound, RunError,
+from ._errors import (BinaryNotFound, DamagedFile, FormatVersionError, NotInFile, NotSpotlabFile, ResultsNotFound, RunError,
                       SpotlabError)
-from ._h5 import FORMATS, open_checked
+from ._h5 import FORMATS, open_checked, verify
 from ._results import Results, Sweep, split_metric
 from ._run import find_binary, param_value, run, sweep
 
 __version__ = "0.1.0"
 __all__ = ["open", "run", "sweep", "find_binary", "param_value", "split_metric", "Results", "Sweep", "FORMATS",
            "SpotlabError", "ResultsNotFound", "NotSpotlabFile", "FormatVersionError", "NotInFile", "BinaryNotFound",
-           "RunError"]
+           "RunError", "DamagedFile", "verify"]
 
 
-def open(path):  # noqa: A001 - spotlab.open is the package's entry point, as h5py.File or gzip.open
+def open(path, verify=True):  # noqa: A001 - spotlab.open is the package's entry point, as h5py.File or gzip.open
     """Opens a spotlab results file (spotlab.Results) or sweep file (spotlab.Sweep), read-only.
 
     Raises ResultsNotFound (a FileNotFoundError) when there is no such file, NotSpotlabFile when
-    it is not HDF5, damaged, or HDF5 without spotlab's format attribute, FormatVersionError when
-    it is of a format version this package does not read."""
-    f, fmt = open_checked(path)
+    it is not HDF5, damaged, or HDF5 without spotlab's format attribute (DamagedFile when its
+    checksum does not match: verify=False skips that check, for a file edited on purpose),
+    FormatVersionError when it is of a format version this package does not read."""
+    f, fmt = open_checked(path, verify)
     try:
         return Results(f, path) if fmt == "spotlab-results" else Sweep(f, path)
     except BaseException:

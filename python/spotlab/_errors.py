@@ -14,6 +14,11 @@ class NotSpotlabFile(SpotlabError, ValueError):
     """The file is not HDF5, is damaged, or is HDF5 without spotlab's `format` attribute."""
 
 
+class DamagedFile(NotSpotlabFile):
+    """The file's checksum (its first 512 bytes, docs/results-format.md) does not match its bytes:
+    it changed after spotlab wrote it (a disk error, a truncation, an edit)."""
+
+
 class FormatVersionError(SpotlabError, ValueError):
     """The file is spotlab's, but of a format version this package does not read."""
 

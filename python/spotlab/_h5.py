@@ -1,6 +1,7 @@
 """Low-level helpers: decoding what h5py returns (fixed-length byte strings, string arrays) and
 the checks every file gets when it is opened (docs/results-format.md, docs/reports.md)."""
 import os
+import zlib
 
 try:
     import h5py
@@ -9,7 +10,37 @@ except ImportError as e:  # not a pip dependency (pyproject.toml says why)
 import numpy as np
 import pandas as pd
 
-from ._errors import FormatVersionError, NotSpotlabFile, ResultsNotFound
+from ._errors import DamagedFile, FormatVersionError, NotSpotlabFile, ResultsNotFound
+
+# The checksum block spotlab writes as the file's HDF5 user block (sim/h5mem.h)
+CHECKSUM_MAGIC = b"spotlab-checksum 1 crc32 "
+USERBLOCK = 512
+
+
+def verify(path):
+    """Checks a results file's checksum: True when it matches, False when the file has none
+    (not written by spotlab, or by one before the checksum). Raises DamagedFile otherwise."""
+    p = os.fspath(path)
+    with open(p, "rb") as f:
+        ub = f.read(USERBLOCK)
+        if not ub.startswith(CHECKSUM_MAGIC):
+            return False
+        try:
+            size_s, crc_s = ub[len(CHECKSUM_MAGIC):].split(b"\n", 1)[0].split()
+            size, want = int(size_s), int(crc_s, 16)
+        except ValueError:
+            raise DamagedFile(f"{p}: damaged file: its checksum block is unreadable") from None
+        have = os.fstat(f.fileno()).st_size
+        if have != size:
+            raise DamagedFile(f"{p}: damaged file: {have} bytes where it was written with {size} "
+                              "(truncated or extended); spotlab.open(path, verify=False) reads it anyway")
+        crc = 0
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            crc = zlib.crc32(chunk, crc)
+    if crc != want:
+        raise DamagedFile(f"{p}: damaged file: its checksum does not match (it changed after spotlab wrote it); "
+                          "spotlab.open(path, verify=False) reads it anyway")
+    return True
 
 # The formats and versions this package reads: {format attribute: format_version}.
 FORMATS = {"spotlab-results": 1, "spotlab-sweep": 1}
@@ -64,14 +95,17 @@ def frame(arr):
     return df
 
 
-def open_checked(path):
-    """Opens a spotlab file read-only after the checks of `spotlab report`. Returns (h5py.File,
-    format). Raises ResultsNotFound, NotSpotlabFile or FormatVersionError with the reason."""
+def open_checked(path, check=True):
+    """Opens a spotlab file read-only after the checks of `spotlab report` (the checksum first,
+    unless check is False). Returns (h5py.File, format). Raises ResultsNotFound, NotSpotlabFile
+    (DamagedFile for a checksum that does not match) or FormatVersionError with the reason."""
     p = os.fspath(path)
     if not os.path.exists(p):
         raise ResultsNotFound(f"{p}: no such file")
     if os.path.isdir(p):
         raise NotSpotlabFile(f"{p}: is a folder, not a spotlab results file")
+    if check:
+        verify(p)
     try:
         is_h5 = h5py.is_hdf5(p)
     except OSError as e:

@@ -259,13 +259,39 @@ def test_open_errors(day_run, tmp_path):
     shutil.copy(day_run.path, tmp_path / "v99.h5")
     with h5py.File(tmp_path / "v99.h5", "r+") as f:
         f.attrs["format_version"] = np.int32(99)
+    with pytest.raises(spotlab.DamagedFile, match="damaged file"):
+        spotlab.open(tmp_path / "v99.h5")  # edited after spotlab wrote it
     with pytest.raises(spotlab.FormatVersionError, match="format version 99 .*reads spotlab-results version 1"):
-        spotlab.open(tmp_path / "v99.h5")
+        spotlab.open(tmp_path / "v99.h5", verify=False)
     shutil.copy(day_run.path, tmp_path / "nometrics.h5")
     with h5py.File(tmp_path / "nometrics.h5", "r+") as f:
         del f["metrics"]
     with pytest.raises(spotlab.NotSpotlabFile, match="/metrics is missing"):
-        spotlab.open(tmp_path / "nometrics.h5")
+        spotlab.open(tmp_path / "nometrics.h5", verify=False)
+
+
+def test_checksum(day_run, tmp_path):
+    """The checksum in the user block (docs/results-format.md) is the one the C reader checks:
+    it matches a fresh file, and a flipped bit anywhere, a truncation or an appended byte is
+    DamagedFile; a file whose block was zeroed has none and is read unchecked."""
+    assert spotlab.verify(day_run.path) is True
+    data = bytearray(open(day_run.path, "rb").read())
+    rng = np.random.default_rng(7)
+    for at in rng.integers(512, len(data), 10):
+        bad = bytearray(data)
+        bad[at] ^= 1 << int(rng.integers(0, 8))
+        (tmp_path / "flip.h5").write_bytes(bad)
+        with pytest.raises(spotlab.DamagedFile, match="checksum does not match"):
+            spotlab.open(tmp_path / "flip.h5")
+    (tmp_path / "cut.h5").write_bytes(data[:-1])
+    with pytest.raises(spotlab.DamagedFile, match="truncated or extended"):
+        spotlab.open(tmp_path / "cut.h5")
+    unsealed = bytearray(data)
+    unsealed[:16] = bytes(16)
+    (tmp_path / "unsealed.h5").write_bytes(unsealed)
+    assert spotlab.verify(tmp_path / "unsealed.h5") is False
+    with spotlab.open(tmp_path / "unsealed.h5") as r:
+        assert len(r.metrics()) > 0
 
 
 def test_files_before_per_column_units(day_run, tmp_path):
@@ -274,7 +300,7 @@ def test_files_before_per_column_units(day_run, tmp_path):
     with h5py.File(tmp_path / "old.h5", "r+") as f:
         for k in range(2):
             del f[f"reps/rep_{k:04d}/series/ledger"].attrs["units"]
-    with spotlab.open(tmp_path / "old.h5") as r:
+    with spotlab.open(tmp_path / "old.h5", verify=False) as r:
         s = r.series("ledger")
         assert set(s.attrs["units"][c] for c in s.columns if c not in ("rep", "bin")) == {"USD*1e-6"}
 

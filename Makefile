@@ -1,10 +1,16 @@
 # Convenience front end: `make run` and `make test` are the two commands of the README.
 # Both install missing Debian packages (scripts/setup.sh), configure and build with CMake.
+# SETUP=0 (or SPOTLAB_SKIP_SETUP=1 in the environment) skips the package step: for machines where
+# the packages come another way (no apt, no root), see README.md "Set-up".
 BUILD ?= build
 JOBS  ?= $(shell nproc)
 CMAKE_FLAGS ?=
 SCENARIO ?= scenarios/default.cfg
 OUT ?= results/default.h5
+SETUP ?= 1
+ifeq ($(SETUP),0)
+export SPOTLAB_SKIP_SETUP = 1
+endif
 
 .PHONY: all setup configure build run test bench asan fuzz clean
 

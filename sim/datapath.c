@@ -92,7 +92,7 @@ static int sim__dirs(const char *base_dir, sim__dir *v) {
   if (sim__uninstalled(exe)) {
     const char *src = SPOTLAB_SOURCE_DIR "/data";
     sim__add(v, &n, src, strlen(src), "the source tree: this build is not installed");
-  } else if (exe[0]) {
+  } else if (exe[0] && strrchr(exe, '/')) {
     char *slash = strrchr(exe, '/');
     char rel[PATH_MAX];
     int l = snprintf(rel, sizeof rel, "%.*s/%s", (int)(slash - exe), exe, SPOTLAB_DATA_FROM_BIN);

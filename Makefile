@@ -1,12 +1,19 @@
 # Convenience front end: `make run` and `make test` are the two commands of the README.
 # Both install missing Debian packages (scripts/setup.sh), configure and build with CMake.
+# SETUP=0 (or SPOTLAB_SKIP_SETUP=1 in the environment) skips the package step: for machines where
+# the packages come another way (no apt, no root), see README.md "Set-up".
 BUILD ?= build
 JOBS  ?= $(shell nproc)
 CMAKE_FLAGS ?=
 SCENARIO ?= scenarios/default.cfg
 OUT ?= results/default.h5
+PREFIX ?= /usr/local
+SETUP ?= 1
+ifeq ($(SETUP),0)
+export SPOTLAB_SKIP_SETUP = 1
+endif
 
-.PHONY: all setup configure build run test bench asan fuzz clean
+.PHONY: all setup configure build run test bench asan fuzz clean install
 
 all: build
 
@@ -27,6 +34,13 @@ run: build
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# bin/spotlab, share/spotlab/data, share/spotlab/scenarios and the Python package under PREFIX
+# (cmake/install.cmake); the binary is built for that prefix, and also finds its data after a move.
+install: setup configure
+	cmake -S . -B $(BUILD) -DCMAKE_INSTALL_PREFIX=$(abspath $(PREFIX))
+	cmake --build $(BUILD) -j $(JOBS)
+	cmake --install $(BUILD)
 
 bench: build
 	$(BUILD)/spotlab bench phold --repeat 3

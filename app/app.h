@@ -24,6 +24,10 @@ void app_mpi_init(int *argc, char ***argv);
 int app_mpi_rank(void);
 int app_mpi_size(void);
 
+/* The command line this process was started with, shell-quoted, for the results'
+ * /meta; "" before main has recorded it. */
+const char *app_command_line(void);
+
 /* Option helpers: parse "--key value" / "--key=value". Return 1 if argv[*i] matched. */
 int app_opt(int argc, char **argv, int *i, const char *name, const char **value);
 int app_opt_u64(const char *opt, const char *text, unsigned long long lo, unsigned long long hi,

@@ -137,6 +137,7 @@ static int cmd_lab_main(int argc, char **argv) {
   lab_report rep;
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
+  cfg->command_line = app_command_line();
   int rc = lab_run(cfg, &o, &rep);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   double wall = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);

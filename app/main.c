@@ -15,6 +15,46 @@ void app_register(const app_command *c) {
   if (app__ncmds < APP_MAX_COMMANDS) app__cmds[app__ncmds++] = c;
 }
 
+/* Set once by main before any command runs, read-only afterwards (like the registry above). */
+static char *app__cmdline;
+const char *app_command_line(void) { return app__cmdline ? app__cmdline : ""; }
+static void app__cmdline_free(void) { free(app__cmdline); }
+
+/* Characters a POSIX shell takes literally in a word; anything else is single-quoted. */
+static int app__shell_safe(const char *a) {
+  if (!a[0]) return 0;
+  for (const char *c = a; *c; c++)
+    if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-", *c)) return 0;
+  return 1;
+}
+
+/* argv joined with spaces, each argument single-quoted where a POSIX shell would not take it
+ * literally (pasting the text into a shell runs the same command). malloc'd; NULL when out of memory. */
+static char *app__shell_join(int argc, const char *const *argv) {
+  size_t n = 1;
+  for (int i = 0; i < argc; i++) n += 4 * strlen(argv[i]) + 3; /* ' -> '\'' at worst, quotes, space */
+  char *s = malloc(n), *o = s;
+  if (!s) return NULL;
+  for (int i = 0; i < argc; i++) {
+    if (i) *o++ = ' ';
+    const char *a = argv[i];
+    if (app__shell_safe(a)) {
+      size_t l = strlen(a);
+      memcpy(o, a, l);
+      o += l;
+      continue;
+    }
+    *o++ = '\'';
+    for (; *a; a++) {
+      if (*a == '\'') { memcpy(o, "'\\''", 4); o += 4; }
+      else *o++ = *a;
+    }
+    *o++ = '\'';
+  }
+  *o = 0;
+  return s;
+}
+
 static int app__mpi_started;
 static void app__mpi_finalize(void) {
   int fin = 0;
@@ -94,6 +134,8 @@ static void app__usage(FILE *f) {
 }
 
 int main(int argc, char **argv) {
+  app__cmdline = app__shell_join(argc, (const char *const *)argv);
+  atexit(app__cmdline_free);
   if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
     app__usage(stdout);
     return argc < 2 ? 2 : 0;

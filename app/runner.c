@@ -306,7 +306,8 @@ void app_run_out_free(app_loaded *l, app_run_out *o) {
 
 int app_write_results(const char *path, app_loaded *l, app_run_out *o) {
   sim_run_meta meta = {l->cls->name, sim_scenario_path(l->scn), sim_scenario_text(l->scn), l->effective,
-                       (uint64_t)l->run.seed, (int)l->run.reps, o->ranks, o->threads, o->wall_s, l->run.end};
+                       (uint64_t)l->run.seed, (int)l->run.reps, o->ranks, o->threads, o->wall_s, l->run.end,
+                       app_command_line()};
   char err[512];
   int rc = sim_results_write(path, &meta, &l->model, o->reps, l->metrics, l->nmetrics, o->values, err,
                              sizeof err);

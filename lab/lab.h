@@ -99,6 +99,7 @@ typedef struct lab_config {
   char *path;              /* the job file */
   char *text;              /* its text (stored with the results) */
   char *effective;         /* every key's effective value */
+  const char *command_line; /* how the lab was started, for the results' /meta (not owned; NULL: unknown) */
 } lab_config;
 
 /* Loads and validates a job file; problems go to d as FILE:LINE messages (LAB_ECONFIG). */

@@ -178,7 +178,7 @@ int lab_results_write(const char *path, const lab_config *cfg, const lab_report 
   vals[6] = r->sim ? r->sim_makespan : NAN;
   vals[7] = s50;
   sim_run_meta meta = {"lab", cfg->path, cfg->text, cfg->effective, (uint64_t)cfg->lab.seed, 1, 1, 1, wall_s,
-                       r->makespan};
+                       r->makespan, cfg->command_line};
   int rc = sim_results_write(path, &meta, &m, &res, lab__metrics, 8, vals, err, errlen);
   free(recs);
   return rc ? LAB_EIO : 0;

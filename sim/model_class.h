@@ -24,8 +24,9 @@ typedef struct sim_model_class {
   size_t params_size;                  /* sizeof the struct that `params` describes */
   /* Cross-field checks after parsing; report with sim_param_error. 0 or SIM_ECONFIG. May be NULL. */
   int (*validate)(const void *cfg, const sim_scenario *s, sim_diag *d);
-  /* Builds the model (once; replications share it, read-only). Files named in the scenario are
-   * resolved against the scenario's folder (`base_dir`). end_time is `run.end`, in seconds.
+  /* Builds the model (once; replications share it, read-only). Data files named in the scenario
+   * are found with sim_data_find (sim/datapath.h), starting in the scenario's folder (`base_dir`).
+   * end_time is `run.end`, in seconds.
    * Reports problems to d and returns SIM_ECONFIG, or another sim_err. */
   int (*build)(const void *cfg, sim_time end_time, const char *base_dir, const sim_scenario *s,
                sim_diag *d, sim_model *out);

@@ -32,7 +32,7 @@ void sim_diag_init(sim_diag *d, FILE *to) {
 
 void sim_diag_note(sim_diag *d, const char *file, const char *fmt, ...) {
   if (!d || !d->to) return;
-  char msg[480];
+  char msg[SIM_DIAG_MSG];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
@@ -41,17 +41,17 @@ void sim_diag_note(sim_diag *d, const char *file, const char *fmt, ...) {
 }
 
 void sim_diag_report(sim_diag *d, const char *file, int line, const char *fmt, ...) {
-  char msg[480];
+  char msg[SIM_DIAG_MSG];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  char full[512];
+  char full[SIM_DIAG_MSG + 512];
   if (line > 0)
     snprintf(full, sizeof full, "%s:%d: %s", file ? file : "(scenario)", line, msg);
   else
     snprintf(full, sizeof full, "%s: %s", file ? file : "(scenario)", msg);
-  if (d->nerrors == 0) snprintf(d->first, sizeof d->first, "%s", full);
+  if (d->nerrors == 0) snprintf(d->first, sizeof d->first, "%.*s", (int)sizeof d->first - 1, full); /* cut */
   d->nerrors++;
   /* a file of thousands of bad keys gets the first SIM_DIAG_SHOWN messages, then a count */
   if (d->to && d->nerrors <= SIM_DIAG_SHOWN) fprintf(d->to, "%s\n", full);
@@ -654,7 +654,7 @@ void sim_param_free(const sim_param *table, void *out) {
 }
 
 void sim_param_error(const sim_scenario *s, const char *path, sim_diag *d, const char *fmt, ...) {
-  char msg[400];
+  char msg[SIM_DIAG_MSG - 256]; /* room for "key '...': " */
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);

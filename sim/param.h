@@ -51,6 +51,7 @@ typedef struct sim_param {
 
 /* A diagnostics sink: collects "FILE:LINE: message" lines. */
 #define SIM_DIAG_SHOWN 50             /* messages printed; the rest are counted */
+#define SIM_DIAG_MSG 2048             /* longest message kept (a data file found nowhere lists every place) */
 #define SIM_SCENARIO_MAX_MIB 16       /* a scenario file (or @include) larger than this is refused */
 #define SIM_SCENARIO_MAX_BYTES ((long long)SIM_SCENARIO_MAX_MIB << 20)
 #define SIM_SCENARIO_MAX_SETTINGS 5000 /* a file with more settings is refused (libconfig 1.5 reads them in
@@ -60,7 +61,7 @@ typedef struct sim_param {
 typedef struct sim_diag {
   FILE *to;                      /* where messages go as they come (stderr usually), or NULL */
   int nerrors;
-  char first[512];               /* the first message, for tests */
+  char first[512];               /* the first message, for tests (cut at 511 bytes) */
 } sim_diag;
 void sim_diag_init(sim_diag *d, FILE *to);
 /* Information for the user ("FILE: note: ..."), not an error (nerrors is unchanged). */

@@ -1,6 +1,7 @@
 /* results_h5.c - the HDF5 results file (docs/results-format.md), written whole or not at all. */
 #include "sim/results_io.h"
 #include "sim/h5mem.h"
+#include "sim/provenance.h"
 #include "sim/tmpname.h"
 #include "spotlab_config.h"
 
@@ -236,6 +237,17 @@ int sim_results_write(const char *path, const sim_run_meta *meta, const sim_mode
     rc |= sim__attr_num(g, "wall_time_s", H5T_NATIVE_DOUBLE, &meta->wall_s);
     rc |= sim__attr_num(g, "end_time_s", H5T_NATIVE_DOUBLE, &meta->end_s);
     rc |= sim__attr_str(g, "created", when);
+    /* how the file was made: enough to rebuild the same binary and rerun the same command */
+    sim_provenance pv;
+    sim_provenance_get(&pv);
+    rc |= sim__attr_str(g, "command_line", meta->command_line && meta->command_line[0] ? meta->command_line : "unknown");
+    rc |= sim__attr_str(g, "git_commit", pv.git);
+    rc |= sim__attr_str(g, "compiler", pv.compiler);
+    rc |= sim__attr_str(g, "gsl_version", pv.gsl);
+    rc |= sim__attr_str(g, "hdf5_version", pv.hdf5);
+    rc |= sim__attr_str(g, "mpi_version", pv.mpi);
+    rc |= sim__attr_str(g, "libconfig_version", pv.libconfig);
+    rc |= sim__attr_str(g, "host", pv.host);
     rc |= sim__dset_str(g, "scenario", meta->scenario_text);
     rc |= sim__dset_str(g, "effective", meta->effective);
     H5Gclose(g);

@@ -3,6 +3,8 @@
 #include "tests/testutil.h"
 
 #include <CUnit/CUnit.h>
+#include <gsl/gsl_version.h>
+#include <hdf5.h>
 #include <unistd.h>
 
 static char cmd[8192];
@@ -98,6 +100,75 @@ static void test_run_writes_results(void) {
   CU_ASSERT_EQUAL(sl("run ok.cfg --out ok2.h5 --param phold.lps=0 --quiet", &out), 2);
   CU_ASSERT(strstr(out, "phold.lps") != NULL);
   free(out);
+}
+
+/* A string attribute of /meta, malloc'd ("" when absent or not a string). */
+static char *meta_attr(const char *file, const char *name) {
+  char *v = NULL;
+  hid_t f = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT);
+  hid_t a = f >= 0 && H5Aexists_by_name(f, "meta", name, H5P_DEFAULT) > 0
+                ? H5Aopen_by_name(f, "meta", name, H5P_DEFAULT, H5P_DEFAULT) : -1;
+  hid_t t = a >= 0 ? H5Aget_type(a) : -1;
+  if (t >= 0 && H5Tget_class(t) == H5T_STRING && !H5Tis_variable_str(t)) {
+    size_t n = H5Tget_size(t);
+    v = calloc(n + 1, 1);
+    if (v && H5Aread(a, t, v) < 0) v[0] = 0;
+  }
+  if (t >= 0) H5Tclose(t);
+  if (a >= 0) H5Aclose(a);
+  if (f >= 0) H5Fclose(f);
+  return v ? v : calloc(1, 1);
+}
+
+/* Every results file says how it was made: the command line exactly as typed (quoted for a shell:
+ * pasted into one it runs again), the git commit, the compiler, the libraries' versions, the host. */
+static void test_results_provenance(void) {
+  tu_write("pv.cfg", "model = \"phold\";\nrun = { end = 20.0; reps = 1; seed = 3; };\nphold = { lps = 8; };\n");
+  unlink("p v.h5");
+  char *out, args[256];
+  snprintf(args, sizeof args, "run pv.cfg --out 'p v.h5' --param \"run.seed=4\" --param 'phold.lps=1''6' --quiet");
+  CU_ASSERT_EQUAL(sl(args, &out), 0);
+  free(out);
+  char *cl = meta_attr("p v.h5", "command_line");
+  char want[8300];
+  snprintf(want, sizeof want, "%s run pv.cfg --out 'p v.h5' --param run.seed=4 --param phold.lps=16 --quiet", tu_bin());
+  CU_ASSERT_STRING_EQUAL(cl, want);
+  free(cl);
+  const char *names[] = {"git_commit", "compiler", "gsl_version", "hdf5_version", "mpi_version",
+                         "libconfig_version", "host"};
+  char *v[7];
+  for (int i = 0; i < 7; i++) {
+    v[i] = meta_attr("p v.h5", names[i]);
+    if (!v[i][0] || !strcmp(v[i], "unknown")) fprintf(stderr, "\n/meta %s: '%s'\n", names[i], v[i]);
+    CU_ASSERT(v[i][0] != 0);
+    if (i) CU_ASSERT_STRING_NOT_EQUAL(v[i], "unknown"); /* git_commit is "unknown" outside a checkout */
+  }
+  /* the libraries as this test sees them linked (the same Debian packages) */
+  CU_ASSERT_STRING_EQUAL(v[2], gsl_version);
+  unsigned maj, min, rel;
+  H5get_libversion(&maj, &min, &rel);
+  char h5v[32];
+  snprintf(h5v, sizeof h5v, "%u.%u.%u", maj, min, rel);
+  CU_ASSERT_STRING_EQUAL(v[3], h5v);
+  CU_ASSERT_PTR_NOT_NULL(strstr(v[4], "MPI"));
+  char host[256] = "";
+  gethostname(host, sizeof host - 1);
+  CU_ASSERT_STRING_EQUAL(v[6], host);
+  /* when the source tree is the top of a git checkout: a commit of it (-dirty: it had changes) */
+  char cmd2[8000];
+  snprintf(cmd2, sizeof cmd2, "[ \"$(git -C '%s' rev-parse --show-toplevel 2>/dev/null)\" -ef '%s' ]", tu_src(), tu_src());
+  if (tu_run(cmd2, NULL) == 0) {
+    char rev[128];
+    snprintf(rev, sizeof rev, "%s", v[0]);
+    char *dirty = strstr(rev, "-dirty");
+    if (dirty && !dirty[6]) *dirty = 0;
+    char *g = strstr(rev, "-g"); /* TAG-N-gHASH */
+    snprintf(cmd2, sizeof cmd2, "git -C '%s' cat-file -e '%s^{commit}'", tu_src(), g ? g + 2 : rev);
+    if (tu_run(cmd2, NULL) != 0) fprintf(stderr, "\ngit_commit '%s' is no commit of %s\n", v[0], tu_src());
+    CU_ASSERT_EQUAL(tu_run(cmd2, NULL), 0);
+  }
+  for (int i = 0; i < 7; i++) free(v[i]);
+  unlink("p v.h5");
 }
 
 /* A run killed while writing leaves OUT.h5.tmp.PID: the next write to OUT.h5 removes those of
@@ -224,8 +295,9 @@ static void replace(char *s, size_t cap, const char *from, const char *to) {
   memmove(p + tl, p + fl, rest + 1);
   memcpy(p, to, tl);
 }
-/* scenarios/default.cfg into text (cap bytes), its data paths made absolute into data */
-static void read_default(char *text, size_t cap, char *data, size_t dcap) {
+/* scenarios/default.cfg into text (cap bytes); its data files are found from any folder (the
+ * source tree's data/ for this uninstalled build) */
+static void read_default(char *text, size_t cap) {
   char path[4096];
   snprintf(path, sizeof path, "%s/scenarios/default.cfg", tu_src());
   FILE *f = fopen(path, "r");
@@ -233,17 +305,13 @@ static void read_default(char *text, size_t cap, char *data, size_t dcap) {
   size_t n = fread(text, 1, cap - 1, f);
   fclose(f);
   text[n] = 0;
-  snprintf(data, dcap, "\"%s/data/", tu_src());
 }
 static void test_too_big_for_machine(void) {
-  char data[4200];
   static char text[65536];
-  read_default(text, sizeof text, data, sizeof data);
+  read_default(text, sizeof text);
   replace(text, sizeof text, "end = \"7d\";", "end = \"3.2e9s\";");
   replace(text, sizeof text, "billing = \"1h\";", "billing = \"1s\";");
   replace(text, sizeof text, "latency = 1;", "latency = 0.2;");
-  replace(text, sizeof text, "\"../data/", data);
-  replace(text, sizeof text, "\"../data/", data);
   tu_write("huge.cfg", text);
   char *out;
   CU_ASSERT_EQUAL(sl("check huge.cfg", &out), 2);
@@ -259,14 +327,11 @@ static void test_too_big_for_machine(void) {
 /* A model whose state cannot fit (100 million providers in each of five compared worlds: about
  * 500 GB) is refused by check and run before it is built, with what it needs. */
 static void test_model_too_big(void) {
-  char data[4200];
   static char text[65536];
-  read_default(text, sizeof text, data, sizeof data);
+  read_default(text, sizeof text);
   replace(text, sizeof text, "providers = 200;", "providers = 100000000;");
   replace(text, sizeof text, "latency = 1;",
           "latency = 1; compare_policies = \"none,checkpoint,standby,replicate,speculative\";");
-  replace(text, sizeof text, "\"../data/", data);
-  replace(text, sizeof text, "\"../data/", data);
   tu_write("bigmodel.cfg", text);
   char *out;
   CU_ASSERT_EQUAL(sl("check bigmodel.cfg", &out), 2);
@@ -363,6 +428,7 @@ static CU_TestInfo cli_tests[] = {
     {"check and keys", test_check_and_keys},
     {"check estimates events and refuses beyond run.max_events", test_check_estimates_events},
     {"run writes its results file", test_run_writes_results},
+    {"results record the command line, commit, compiler, libraries and host", test_results_provenance},
     {"a model state too big for the machine is refused before it is built", test_model_too_big},
     {"stale temporaries of killed runs are removed", test_stale_temporaries},
     {"files that are no scenario, hex durations", test_not_scenarios},

@@ -1,5 +1,7 @@
-/* test_sim.c - the engine: RNG streams, event order, outputs, replication statistics. */
+/* test_sim.c - the engine: RNG streams, event order, outputs, replication statistics, the data
+ * search path. */
 #include "models/phold/phold.h"
+#include "sim/datapath.h"
 #include "sim/results_io.h"
 #include "sim/sim.h"
 
@@ -10,6 +12,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -381,6 +384,93 @@ static void test_hdf5_round_trip(void) {
   sim_results_free(&r[1]);
 }
 
+/* ---- the data search path (sim/datapath.h) --------------------------------------------------- */
+
+static void touch(const char *dir, const char *name) {
+  char p[8400];
+  snprintf(p, sizeof p, "%s/%s", dir, name);
+  FILE *f = fopen(p, "w");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  fputs("x\n", f);
+  fclose(f);
+}
+
+/* `after` appears in s, later than `before` (NULL: anywhere); returns where. */
+static const char *after(const char *s, const char *before, const char *what) {
+  const char *p = strstr(before ? before : s, what);
+  if (!p) fprintf(stderr, "\n'%s' not found (in order) in: %s\n", what, s);
+  CU_ASSERT_PTR_NOT_NULL(p);
+  return p ? p : s;
+}
+
+/* The order scenario folder, SPOTLAB_DATA (each folder), source tree (this test is an uninstalled
+ * build), installed prefix; the first that has the file wins; a name found nowhere lists every
+ * place in that order; absolute names are used as they are; a directory of the name is skipped. */
+static void test_data_search_path(void) {
+  char root[] = "/tmp/spotlab_datapath.XXXXXX";
+  CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(root));
+  char scen[4200], a[4200], b[4200], env[12800], want[8800], err[4096];
+  snprintf(scen, sizeof scen, "%s/scen", root);
+  snprintf(a, sizeof a, "%s/a", root);
+  snprintf(b, sizeof b, "%s/b", root);
+  CU_ASSERT_FATAL(!mkdir(scen, 0700) && !mkdir(a, 0700) && !mkdir(b, 0700));
+  /* an empty entry and a folder named twice (once with a trailing "/.") are harmless */
+  snprintf(env, sizeof env, "%s::%s:%s/.", a, b, a);
+  CU_ASSERT_EQUAL_FATAL(setenv("SPOTLAB_DATA", env, 1), 0);
+  char *p = NULL;
+  touch(b, "f.csv");
+  CU_ASSERT_EQUAL(sim_data_find(scen, "f.csv", &p, err, sizeof err), 0);
+  snprintf(want, sizeof want, "%s/f.csv", b);
+  CU_ASSERT_STRING_EQUAL(p ? p : "", want);
+  free(p);
+  touch(a, "f.csv"); /* the earlier SPOTLAB_DATA folder wins */
+  CU_ASSERT_EQUAL(sim_data_find(scen, "f.csv", &p, err, sizeof err), 0);
+  snprintf(want, sizeof want, "%s/f.csv", a);
+  CU_ASSERT_STRING_EQUAL(p ? p : "", want);
+  free(p);
+  snprintf(want, sizeof want, "%s/f.csv", scen); /* a directory of that name is no file */
+  CU_ASSERT_EQUAL_FATAL(mkdir(want, 0700), 0);
+  CU_ASSERT_EQUAL(sim_data_find(scen, "f.csv", &p, err, sizeof err), 0);
+  CU_ASSERT_PTR_NOT_NULL(p && strstr(p, "/a/f.csv"));
+  free(p);
+  rmdir(want);
+  touch(scen, "f.csv"); /* the scenario's folder before all */
+  CU_ASSERT_EQUAL(sim_data_find(scen, "f.csv", &p, err, sizeof err), 0);
+  CU_ASSERT_STRING_EQUAL(p ? p : "", want);
+  free(p);
+  /* the source tree's data/ for this uninstalled build, with no other folder that has it */
+  CU_ASSERT_EQUAL(sim_data_find(scen, "gpus.csv", &p, err, sizeof err), 0);
+  CU_ASSERT_PTR_NOT_NULL(p && strstr(p, "/data/gpus.csv") && access(p, R_OK) == 0);
+  free(p);
+  /* found nowhere: every place, in order, each with its reason */
+  CU_ASSERT_EQUAL(sim_data_find(scen, "sub/none.csv", &p, err, sizeof err), SIM_ENOTFOUND);
+  CU_ASSERT_PTR_NULL(p);
+  const char *at = after(err, NULL, "sub/none.csv: not found; looked at ");
+  snprintf(want, sizeof want, "%s/sub/none.csv (the scenario's folder)", scen);
+  at = after(err, at, want);
+  snprintf(want, sizeof want, "%s/sub/none.csv (SPOTLAB_DATA)", a);
+  at = after(err, at, want);
+  snprintf(want, sizeof want, "%s/sub/none.csv (SPOTLAB_DATA)", b);
+  at = after(err, at, want);
+  at = after(err, at, "/data/sub/none.csv (the source tree: this build is not installed)");
+  at = after(err, at, "/share/spotlab/data/sub/none.csv (installed under ");
+  snprintf(want, sizeof want, "%s/sub/none.csv", a); /* named once although SPOTLAB_DATA names it twice */
+  CU_ASSERT_PTR_NULL(strstr(strstr(err, want) + 1, want));
+  /* an absolute name is used as it is, found or not (its reader says why it cannot be opened) */
+  CU_ASSERT_EQUAL(sim_data_find(scen, "/no/such/file.csv", &p, err, sizeof err), 0);
+  CU_ASSERT_STRING_EQUAL(p ? p : "", "/no/such/file.csv");
+  free(p);
+  /* no scenario folder and no SPOTLAB_DATA: the other places still */
+  unsetenv("SPOTLAB_DATA");
+  CU_ASSERT_EQUAL(sim_data_find(NULL, "none.csv", &p, err, sizeof err), SIM_ENOTFOUND);
+  CU_ASSERT_PTR_NULL(strstr(err, "SPOTLAB_DATA)"));
+  CU_ASSERT_PTR_NULL(strstr(err, "scenario's folder"));
+  after(err, NULL, "(the source tree: this build is not installed)");
+  char cmd[4200];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+  CU_ASSERT_EQUAL(system(cmd), 0);
+}
+
 static CU_TestInfo rng_tests[] = {
     {"streams are reproducible and distinct", test_rng_reproducible},
     {"neighbouring streams are uncorrelated", test_rng_stream_independence},
@@ -397,6 +487,7 @@ static CU_TestInfo engine_tests[] = {
     {"series bins", test_series_bins},
     {"mean and 95% CI known answer", test_summary_ci},
     {"HDF5 round trip", test_hdf5_round_trip},
+    {"data files: the search path and the not-found message", test_data_search_path},
     CU_TEST_INFO_NULL,
 };
 CU_SuiteInfo spotlab_suites[] = {

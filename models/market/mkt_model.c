@@ -2,6 +2,7 @@
  * speeds, policies, data files), headline metrics and end-of-run checks (money conserved). The
  * LPs are in mkt_market.c and mkt_provider.c (see mkt_internal.h). */
 #include "models/market/mkt_internal.h"
+#include "sim/datapath.h"
 
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
@@ -227,8 +228,9 @@ static const sim_param mkt__nodes_params[] = {
     {NULL}};
 
 const sim_param mkt_params[] = {
-    P("gpus", SIM_P_STRING, mkt_config, gpus_file, "\"../data/gpus.csv\"", 1.0, 0.0, NULL,
-      "GPU table (relative to the scenario's folder)"),
+    P("gpus", SIM_P_STRING, mkt_config, gpus_file, "\"gpus.csv\"", 1.0, 0.0, NULL,
+      "GPU table: a data file, found in the scenario's folder, then SPOTLAB_DATA, then the installed data "
+      "(README.md, \"Data files\")"),
     P("reference_gpu", SIM_P_STRING, mkt_config, reference_gpu, "\"rtx4090\"", 1.0, 0.0, NULL,
       "the GPU of speed 1: job run times are on it, others run at their FP16 throughput relative to it"),
     P("calibration", SIM_P_STRING, mkt_config, calibration, "\"\"", 1.0, 0.0, NULL,
@@ -252,8 +254,8 @@ const sim_param mkt_params[] = {
     {"responses", SIM_P_GROUP, offsetof(mkt_config, responses), NULL, SIM_UNBOUNDED, NULL,
      "reactions of clients and providers to prices, income and rules (all off by default)", NULL,
      mkt__resp_params, 0, 0},
-    P("churn_fits", SIM_P_STRING, mkt_config, churn_fits, "\"../data/churn_fta_fits.csv\"", 1.0, 0.0,
-      NULL, "Failure Trace Archive fits, used by personas' `fit`"),
+    P("churn_fits", SIM_P_STRING, mkt_config, churn_fits, "\"churn_fta_fits.csv\"", 1.0, 0.0,
+      NULL, "Failure Trace Archive fits, used by personas' `fit` (a data file, found as market.gpus is)"),
     P("score_tflops", SIM_P_STRING, mkt_config, score_tflops, "\"\"", 1.0, 0.0, NULL,
       "measured AI throughput per GPU model for the score, \"rtx4090:150, a100:280\" (TFLOPS); "
       "others use gpus.csv's fp16_tflops"),
@@ -506,13 +508,18 @@ static int mkt__validate(const void *vcfg, const sim_scenario *s, sim_diag *d) {
 
 /* ---- build ------------------------------------------------------------------------------------- */
 
-static char *mkt__resolve(const char *base, const char *p) {
-  size_t n = strlen(base) + strlen(p) + 2;
-  char *r = malloc(n);
-  if (!r) return NULL;
-  if (p[0] == '/' || !base[0]) snprintf(r, n, "%s", p);
-  else snprintf(r, n, "%s/%s", base, p);
-  return r;
+/* The data file `name` given by key `key`, found on the data search path (sim/datapath.h: the
+ * scenario's folder, SPOTLAB_DATA, the installed data). 0 with a malloc'd path in *out; SIM_ECONFIG
+ * after reporting a file found nowhere (with every place looked at) at the key's line; SIM_ENOMEM. */
+static int mkt__find(const char *base, const char *name, const sim_scenario *s, const char *key, sim_diag *d,
+                     char **out) {
+  char err[2048];
+  int rc = sim_data_find(base, name, out, err, sizeof err);
+  if (rc == SIM_ENOTFOUND) {
+    sim_param_error(s, key, d, "%s", err);
+    return SIM_ECONFIG;
+  }
+  return rc;
 }
 
 static void mkt__destroy(sim_model *m) {
@@ -727,8 +734,8 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
   c->rule_is_gigaspot = c->rule == mkt_rule_find("gigaspot");
 
   /* GPU table */
-  char *gp = mkt__resolve(base_dir, cfg->gpus_file);
-  if (!gp) { rc = SIM_ENOMEM; goto fail; }
+  char *gp;
+  if ((rc = mkt__find(base_dir, cfg->gpus_file, s, "market.gpus", d, &gp))) goto fail;
   int e = mkt_gpus_load(gp, &c->gpus, &c->ngpus, err, sizeof err);
   free(gp);
   if (e) {
@@ -742,8 +749,8 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
     c->up[i] = (churn_dist){(churn_kind)p->up_dist, p->up_p1, p->up_p2};
     c->down[i] = (churn_dist){(churn_kind)p->down_dist, p->down_p1, p->down_p2};
     if (p->fit[0]) {
-      char *fp = mkt__resolve(base_dir, cfg->churn_fits);
-      if (!fp) { rc = SIM_ENOMEM; goto fail; }
+      char *fp;
+      if ((rc = mkt__find(base_dir, cfg->churn_fits, s, "market.churn_fits", d, &fp))) goto fail;
       char path[96];
       snprintf(path, sizeof path, "market.personas.[%u].fit", i);
       int e1 = churn_fits_load(fp, p->fit, "up", c->up[i].kind, &c->up[i], err, sizeof err);
@@ -779,8 +786,8 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
       char one[1024];
       snprintf(one, sizeof one, "%.*s", (int)l, p);
       p += strcspn(p, ",");
-      char *cp = mkt__resolve(base_dir, one);
-      if (!cp) { free(frac); rc = SIM_ENOMEM; goto fail; }
+      char *cp;
+      if ((rc = mkt__find(base_dir, one, s, "market.calibration", d, &cp))) { free(frac); goto fail; }
       mkt_calib_info info;
       int e4 = mkt_calibration_load(cp, &c->cluster, &info, err, sizeof err);
       free(cp);
@@ -1029,8 +1036,8 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
   const char *tk[2] = {"market.trace_pods", "market.trace_genai"};
   for (int t = 0; t < 2; t++) {
     if (!tf[t][0]) continue;
-    char *p = mkt__resolve(base_dir, tf[t]);
-    if (!p) { rc = SIM_ENOMEM; goto fail; }
+    char *p;
+    if ((rc = mkt__find(base_dir, tf[t], s, tk[t], d, &p))) goto fail;
     mkt_trace_job *v = NULL;
     size_t n = 0;
     mkt_trace_stats ts;

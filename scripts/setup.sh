@@ -3,7 +3,7 @@
 # Run as root (or with sudo available). Idempotent: a machine that has everything is untouched.
 set -euo pipefail
 pkgs=(cmake make gcc g++ pkg-config libgsl-dev libhdf5-openmpi-dev hdf5-tools libopenmpi-dev
-      openmpi-bin libcunit1-dev gnuplot-nox libconfig-dev)
+      openmpi-bin libcunit1-dev gnuplot-nox libconfig-dev libcsv-dev chromium)
 # make fuzz: clang and its libFuzzer runtime
 [ "${FUZZ:-0}" = 1 ] && pkgs+=(clang libclang-rt-14-dev)
 missing=()

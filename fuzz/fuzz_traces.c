@@ -1,5 +1,6 @@
-/* fuzz_traces.c - the market's CSV loaders on arbitrary bytes: the Alibaba pod and GenAI request
- * traces, the GPU table and a kernels calibration file. The first byte picks the loader. */
+/* fuzz_traces.c - the CSV loaders on arbitrary bytes, and under them the one CSV reader
+ * (sim/csvfile.c on libcsv): the Alibaba pod and GenAI request traces, the GPU table, a kernels
+ * calibration file and the churn fits. The first byte picks the loader. */
 #include "fuzz/fuzz_util.h"
 #include "models/market/mkt.h"
 
@@ -11,12 +12,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   mkt_trace_job *jobs = NULL;
   size_t n = 0;
   mkt_trace_stats st;
-  switch (data[0] % 4) {
+  switch (data[0] % 5) {
     case 0: mkt_trace_load_alibaba_pods(path, &jobs, &n, &st, err, sizeof err); break;
     case 1: mkt_trace_load_genai(path, &jobs, &n, &st, err, sizeof err); break;
     case 2: {
       mkt_gpu *g = NULL;
       if (mkt_gpus_load(path, &g, &n, err, sizeof err) == 0) free(g);
+      break;
+    }
+    case 4: {
+      churn_dist d;
+      churn_fits_load(path, "skype06", "up", CHURN_WEIBULL, &d, err, sizeof err);
       break;
     }
     default: {

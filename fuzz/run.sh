@@ -15,11 +15,11 @@ rm -rf "$seeds"
 mkdir -p "$seeds"/{scenario,labjobs,traces,results}
 cp scenarios/*.cfg "$seeds/scenario/"
 cp scenarios/lab/*.cfg "$seeds/labjobs/"
-# traces: the first byte picks the loader (0 pods, 1 GenAI, 2 GPU table, 3 calibration); the first
-# 60 lines of each file
+# traces: the first byte picks the loader (0 pods, 1 GenAI, 2 GPU table, 3 calibration, 4 churn
+# fits); the first 60 lines of each file
 i=0
 for f in data/traces/alibaba2023_openb_pods_default.csv data/traces/alibaba2026_genai_inference_requests.csv \
-         data/gpus.csv data/calibration/cpu-amd-epyc.csv; do
+         data/gpus.csv data/calibration/cpu-amd-epyc.csv data/churn_fta_fits.csv; do
   { printf "\\x0$i"; head -n 60 "$f"; } > "$seeds/traces/seed_$i"
   i=$((i + 1))
 done

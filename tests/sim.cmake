@@ -17,3 +17,5 @@ set_tests_properties(full_disk PROPERTIES ENVIRONMENT "${SPOTLAB_TEST_ENV}" TIME
 # run, sweep, report and compare killed (SIGKILL) at random points of their writes, three seeds each
 add_test(NAME kill_points COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/kill_points.sh $<TARGET_FILE:spotlab> ${CMAKE_SOURCE_DIR})
 set_tests_properties(kill_points PROPERTIES ENVIRONMENT "${SPOTLAB_TEST_ENV}" TIMEOUT 300)
+# The one CSV reader (sim/csvfile.h on libcsv): quoting, line ends, BOM, header, errors at their line.
+spotlab_add_test(test_csv SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_csv.c LIBS spotlab_sim)

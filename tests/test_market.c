@@ -498,6 +498,202 @@ static void test_calibration(void) {
   unlink(p);
 }
 
+/* Writes `in` as a spreadsheet or pandas might save it: '#' lines dropped, every field quoted
+ * ("" for a quote), CRLF line ends, optionally a UTF-8 byte-order mark and a leading index column
+ * (pandas' to_csv without index=False: an empty name in the header, 0, 1, ... in the rows). The
+ * inputs hold no quoted fields, so splitting them at commas is exact. */
+static int resave(const char *in, const char *out, int bom, int index_col) {
+  FILE *fi = fopen(in, "r"), *fo = fopen(out, "wb");
+  if (!fi || !fo) {
+    if (fi) fclose(fi);
+    if (fo) fclose(fo);
+    return -1;
+  }
+  if (bom) fputs("\xEF\xBB\xBF", fo);
+  char line[4096];
+  long row = -1;
+  while (fgets(line, sizeof line, fi)) {
+    if (line[0] == '#') continue;
+    line[strcspn(line, "\r\n")] = 0;
+    if (index_col) {
+      if (row < 0) fputs("\"\",", fo);
+      else fprintf(fo, "%ld,", row);
+    }
+    row++;
+    fputc('"', fo);
+    for (char *c = line; *c; c++) {
+      if (*c == ',') fputs("\",\"", fo);
+      else if (*c == '"') fputs("\"\"", fo);
+      else fputc(*c, fo);
+    }
+    fputs("\"\r\n", fo);
+  }
+  fclose(fi);
+  return fclose(fo);
+}
+
+static int same_jobs(const mkt_trace_job *a, size_t na, const mkt_trace_job *b, size_t nb) {
+  if (na != nb) return 0;
+  for (size_t i = 0; i < na; i++)
+    if (a[i].submit_s != b[i].submit_s || a[i].dur_s != b[i].dur_s || a[i].gpus != b[i].gpus || a[i].cls != b[i].cls)
+      return 0;
+  return 1;
+}
+
+/* The committed traces, GPU table, churn fits and calibration file saved as spreadsheets and
+ * pandas save them (quoted, CRLF, byte-order mark, an index column) load to the same jobs, row
+ * counts by reason, GPUs and parameters, bit for bit. */
+static void test_loaders_resaved(void) {
+  char p[1024], err[512];
+  const char *tmp = "test_market_resaved.csv";
+  const char *traces[] = {"data/traces/alibaba2023_openb_pods_default.csv",
+                          "data/traces/alibaba2026_genai_inference_requests.csv"};
+  for (int t = 0; t < 2; t++)
+    for (int variant = 0; variant < 2; variant++) {
+      path_of(p, sizeof p, traces[t]);
+      CU_ASSERT_EQUAL_FATAL(resave(p, tmp, 1, variant), 0);
+      mkt_trace_job *a = NULL, *b = NULL;
+      size_t na = 0, nb = 0;
+      mkt_trace_stats sa, sb;
+      int (*load)(const char *, mkt_trace_job **, size_t *, mkt_trace_stats *, char *, size_t) =
+          t == 0 ? mkt_trace_load_alibaba_pods : mkt_trace_load_genai;
+      CU_ASSERT_EQUAL_FATAL(load(p, &a, &na, &sa, err, sizeof err), MKT_OK);
+      int rc = load(tmp, &b, &nb, &sb, err, sizeof err);
+      if (rc) fprintf(stderr, "%s\n", err);
+      CU_ASSERT_EQUAL_FATAL(rc, MKT_OK);
+      CU_ASSERT(same_jobs(a, na, b, nb));
+      CU_ASSERT(memcmp(&sa, &sb, sizeof sa) == 0);
+      CU_ASSERT(na > 6000);
+      free(a);
+      free(b);
+    }
+  /* the GPU table with pandas' index column: found by header names */
+  path_of(p, sizeof p, "data/gpus.csv");
+  mkt_gpu *g0 = NULL, *g1 = NULL;
+  size_t n0 = 0, n1 = 0;
+  CU_ASSERT_EQUAL_FATAL(mkt_gpus_load(p, &g0, &n0, err, sizeof err), MKT_OK);
+  CU_ASSERT_EQUAL_FATAL(resave(p, tmp, 1, 1), 0);
+  CU_ASSERT_EQUAL_FATAL(mkt_gpus_load(tmp, &g1, &n1, err, sizeof err), MKT_OK);
+  CU_ASSERT(n0 == n1 && memcmp(g0, g1, n0 * sizeof *g0) == 0);
+  free(g0);
+  free(g1);
+  /* columns in another order, found by name */
+  FILE *f = fopen(tmp, "w");
+  fputs("source,ref_price_usd_h,pl_max_w,pl_min_w,bw_gbs,mem_gb,fp32_tflops,fp16_tflops,class,name\n"
+        "\"spec, page\",0.5,300,100,900,24,35,70,consumer,x\n",
+        f);
+  fclose(f);
+  CU_ASSERT_EQUAL_FATAL(mkt_gpus_load(tmp, &g1, &n1, err, sizeof err), MKT_OK);
+  CU_ASSERT(n1 == 1 && !strcmp(g1[0].name, "x") && g1[0].fp16_tflops == 70 && g1[0].fp32_tflops == 35 &&
+            g1[0].ref_price_usd_h == 0.5 && g1[0].pl_min_w == 100 && !g1[0].datacenter);
+  free(g1);
+  /* the churn fits */
+  path_of(p, sizeof p, "data/churn_fta_fits.csv");
+  CU_ASSERT_EQUAL_FATAL(resave(p, tmp, 1, 1), 0);
+  const char *names[] = {"microsoft99", "skype06", "overnet03"};
+  for (int t = 0; t < 3; t++)
+    for (int k = 0; k <= CHURN_GAMMA; k++) {
+      churn_dist d0, d1;
+      int r0 = churn_fits_load(p, names[t], "up", (churn_kind)k, &d0, err, sizeof err);
+      int r1 = churn_fits_load(tmp, names[t], "up", (churn_kind)k, &d1, err, sizeof err);
+      CU_ASSERT_EQUAL(r0, r1);
+      if (r0 == CHURN_OK && r1 == CHURN_OK) CU_ASSERT(d0.p1 == d1.p1 && d0.p2 == d1.p2);
+    }
+  /* the calibration file (its note field has a quoted comma) */
+  path_of(p, sizeof p, "data/calibration/cpu-amd-epyc.csv");
+  f = fopen(p, "r");
+  FILE *o = fopen(tmp, "wb");
+  CU_ASSERT_FATAL(f && o);
+  fputs("\xEF\xBB\xBF", o);
+  char line[4096];
+  while (fgets(line, sizeof line, f)) {
+    line[strcspn(line, "\r\n")] = 0;
+    fprintf(o, "%s\r\n", line);
+  }
+  fclose(f);
+  fclose(o);
+  sched_config c0, c1;
+  sched_config_default(&c0);
+  sched_config_default(&c1);
+  mkt_calib_info i0, i1;
+  CU_ASSERT_EQUAL(mkt_calibration_load(p, &c0.cluster, &i0, err, sizeof err), 0);
+  CU_ASSERT_EQUAL(mkt_calibration_load(tmp, &c1.cluster, &i1, err, sizeof err), 0);
+  CU_ASSERT(memcmp(&c0.cluster, &c1.cluster, sizeof c0.cluster) == 0);
+  CU_ASSERT_STRING_EQUAL(i0.device, i1.device);
+  CU_ASSERT_STRING_EQUAL(i0.device, "AMD EPYC (2 threads)");
+  CU_ASSERT(i0.sgemm_gflops == i1.sgemm_gflops && i0.sgemm_gflops > 0);
+  remove(tmp);
+}
+
+/* Malformed data files: each error names the file and the line the row starts on. */
+static void test_loaders_bad_rows(void) {
+  char err[512];
+  const char *tmp = "test_market_badrows.csv";
+  mkt_trace_job *j = NULL;
+  size_t n = 0;
+  mkt_trace_stats st;
+  struct {
+    const char *text, *want;
+    int which; /* 0 pods, 1 GenAI, 2 GPUs, 3 calibration */
+  } cases[] = {
+      {"name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,"
+       "scheduled_time\r\na,1000,1,1,1000,,LS,Running,10,110,20\r\nb,1,2\r\n",
+       ":3: expected at least 11 fields, found 3", 0},
+      {"name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,"
+       "scheduled_time\n\"a\nb\",1000,1,1,1000,,LS,Running,10,110,20\nc,1000,1,x,1000,,LS,Running,10,110,20\n",
+       ":4: num_gpu, gpu_milli or creation_time not a number", 0},
+      {"name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,"
+       "scheduled_time\na,1000,1,1,1000,\"V100,LS,Running,10,110,20\n",
+       ":2: a quoted field is not closed", 0},
+      {"gmt_create,x,status,exec_time_seconds\n2025-01-01 00:00:10,x,SUCCEED\n", ":2: expected at least 4 fields, found 3",
+       1},
+      {"gmt_create,x,status,exec_time_seconds\n2025-01-01 00:00:10,x,SUCCEED,3\n2025-01-01,x,SUCCEED,3\n",
+       ":3: bad gmt_create or exec_time_seconds", 1},
+      {"\xEF\xBB\xBF# c\r\nname,class,fp16,fp32,mem,bw,plmin,plmax,price\r\nx,consumer,1,1,1,1,1,1\r\n",
+       ":3: expected at least 9 fields, found 8", 2},
+      {"name,class,fp16,fp32,mem,bw,plmin,plmax,price\nx,consumer,1,1,1,1,1,1,\"1\"x\n", ":2: malformed quoting", 2},
+      {"key,value,unit,device,note\r\neven_split_efficiency,0.8x,1,x,y\r\n",
+       ":2: even_split_efficiency = '0.8x' is not a number", 3},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+    FILE *f = fopen(tmp, "wb");
+    fputs(cases[k].text, f);
+    fclose(f);
+    int rc;
+    err[0] = 0;
+    if (cases[k].which == 0) rc = mkt_trace_load_alibaba_pods(tmp, &j, &n, &st, err, sizeof err);
+    else if (cases[k].which == 1) rc = mkt_trace_load_genai(tmp, &j, &n, &st, err, sizeof err);
+    else if (cases[k].which == 2) {
+      mkt_gpu *g = NULL;
+      rc = mkt_gpus_load(tmp, &g, &n, err, sizeof err);
+      if (!rc) free(g);
+    } else {
+      sched_config c;
+      sched_config_default(&c);
+      rc = mkt_calibration_load(tmp, &c.cluster, NULL, err, sizeof err);
+    }
+    char want[256];
+    snprintf(want, sizeof want, "%s%s", tmp, cases[k].want);
+    CU_ASSERT_EQUAL(rc, MKT_EFORMAT);
+    if (!strstr(err, want)) {
+      CU_FAIL("error message");
+      fprintf(stderr, "case %zu: want '%s', got '%s'\n", k, want, err);
+    }
+  }
+  /* a directory is refused by every loader, naming what it should have been */
+  mkt_gpu *g = NULL;
+  CU_ASSERT_EQUAL(mkt_gpus_load("/tmp", &g, &n, err, sizeof err), MKT_EFORMAT);
+  CU_ASSERT_STRING_EQUAL(err, "/tmp: is a directory, not a GPU table");
+  sched_config c;
+  sched_config_default(&c);
+  CU_ASSERT_EQUAL(mkt_calibration_load("/tmp", &c.cluster, NULL, err, sizeof err), MKT_EFORMAT);
+  CU_ASSERT_STRING_EQUAL(err, "/tmp: is a directory, not a calibration file");
+  churn_dist d;
+  CU_ASSERT_EQUAL(churn_fits_load("/tmp", "skype06", "up", CHURN_EXP, &d, err, sizeof err), CHURN_EFORMAT);
+  CU_ASSERT_STRING_EQUAL(err, "/tmp: is a directory, not a churn fits file");
+  remove(tmp);
+}
+
 /* mkt_lround is llround: on random values of every magnitude, halves and their neighbours. */
 static void test_lround(void) {
   uint64_t x = 12345;
@@ -708,6 +904,8 @@ static CU_TestInfo data_tests[] = {
     {"kernels calibration file loads and errors name the line", test_calibration},
     {"device names map to catalog GPUs by whole words", test_gpu_match},
     {"trace rows replayed or counted by reason; no usable row is an error", test_trace_rows_counted},
+    {"data files saved quoted, CRLF, with a BOM or an index column load the same", test_loaders_resaved},
+    {"malformed data files: errors at the row's line", test_loaders_bad_rows},
     {"mkt_lround equals llround", test_lround},
     CU_TEST_INFO_NULL};
 

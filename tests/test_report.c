@@ -758,6 +758,254 @@ static void test_sweep_round_trip(void) {
   rpt_outcome_free(&o);
 }
 
+/* ---- what names and units say: ranges, durations, checks; constant series and checks as lines ---- */
+
+static void test_ranges_and_checks(void) {
+  struct {
+    const char *name, *unit;
+    double lo, hi;
+  } cases[] = {
+      {"jobs_reneged", "jobs", 0, INFINITY},
+      {"wait_mean.class.training", "s", 0, INFINITY},
+      {"completed_share.class.batch", "1", 0, 1},
+      {"utilization.region.eu", "1", 0, 1},
+      {"utilization", "%", 0, 100},
+      {"income_sd.persona.jade", "USD", 0, INFINITY},
+      {"daily_income_cv.persona.henry", "1", 0, INFINITY},
+      {"price_mean", "USD/h", 0, INFINITY},
+      {"lost_gpu_h.policy.none", "GPU*h", 0, INFINITY},
+      {"provider_surplus", "USD", -INFINITY, INFINITY},
+      {"income_mean.persona.jade", "USD", -INFINITY, INFINITY},
+      {"goodput_vs_none.policy.checkpoint", "1", -INFINITY, INFINITY},
+      {"completed_share_vs_none.policy.standby", "1", -INFINITY, INFINITY},
+      {"imbalance.region.us", "1", -INFINITY, INFINITY},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    double lo, hi;
+    rpt_metric_range(cases[i].name, cases[i].unit, &lo, &hi);
+    if (lo != cases[i].lo || hi != cases[i].hi) {
+      CU_FAIL("range");
+      fprintf(stderr, "\n  %s (%s): [%g, %g], want [%g, %g]", cases[i].name, cases[i].unit, lo, hi, cases[i].lo,
+              cases[i].hi);
+    }
+  }
+  rpt_ci ci = {8, 7.16, -3.4, 19.4, 4};
+  rpt_ci_clip(&ci, 0, INFINITY);
+  CU_ASSERT(ci.mean == 8 && ci.lo == 0 && ci.hi == 19.4);
+  rpt_ci sh = {0.99, 0.01, 0.97, 1.01, 4};
+  rpt_ci_clip(&sh, 0, 1);
+  CU_ASSERT(sh.lo == 0.97 && sh.hi == 1);
+  CU_ASSERT_EQUAL(rpt_duration_unit("s"), 1);
+  CU_ASSERT_EQUAL(rpt_duration_unit("h"), 3600);
+  CU_ASSERT_EQUAL(rpt_duration_unit("USD/h"), 0);
+  CU_ASSERT_EQUAL(rpt_duration_unit("GPU*h"), 0);
+  double ones[] = {1, 1, 1}, mixed[] = {1, 0, 1}, other[] = {1, 2, 1};
+  CU_ASSERT(rpt_metric_is_check("money_conserved", ones, 3, 1));
+  CU_ASSERT(rpt_metric_is_check("money_conserved.policy.none", mixed, 3, 1));
+  CU_ASSERT(!rpt_metric_is_check("money_conserved", other, 3, 1));
+  CU_ASSERT(!rpt_metric_is_check("completed_share", ones, 3, 1));
+}
+
+/* A results file of metrics only: nm metrics (defs) x reps (values row-major [rep][metric]). */
+static int t_write_metrics(const char *path, int reps, const sim_metric_def *defs, unsigned nm, const double *v) {
+  sim_model m = {"fake_market", NULL, 0, NULL, 0, 0, 1.0, T_END, NULL, NULL, 0, NULL, 0};
+  sim_results *r = calloc((size_t)reps, sizeof *r);
+  for (int i = 0; i < reps; i++) {
+    r[i].seed = sim_rep_seed(5, (unsigned)i);
+    r[i].ranks = 1;
+  }
+  sim_run_meta meta = {"fake_market", "fake.cfg", "model = \"fake_market\";", "eff", 5, reps, 1, 1, 0.1, T_END};
+  char err[256];
+  int rc = sim_results_write(path, &meta, &m, r, defs, nm, v, err, sizeof err);
+  if (rc) fprintf(stderr, "\n  %s", err);
+  free(r);
+  return rc;
+}
+
+/* The summary: a count's interval does not reach below 0 (the CSV too), durations are shown in
+ * hours in the Markdown and HTML (the CSV keeps seconds), and a policy quantity that is the same
+ * everywhere, or a pass/fail check, is a table line and no panel. */
+static void test_summary_clipped_hours_lines(void) {
+  static const sim_metric_def defs[] = {
+      {"jobs_reneged", "jobs", ""},                    /* 0 0 0 8: mean 2, t interval below 0 */
+      {"wait_mean.class.training", "s", ""},           /* 2, 3, 4, 3 hours */
+      {"goodput.policy.none", "1", ""},
+      {"goodput.policy.checkpoint", "1", ""},
+      {"providers_mean.policy.none", "providers", ""}, /* 120 everywhere */
+      {"providers_mean.policy.checkpoint", "providers", ""},
+      {"money_conserved.policy.none", "1", ""},        /* 1 everywhere */
+      {"money_conserved.policy.checkpoint", "1", ""},
+  };
+  enum { NM = 8, R = 4 };
+  double v[R * NM];
+  for (int r = 0; r < R; r++) {
+    v[r * NM + 0] = r == 3 ? 8 : 0;
+    v[r * NM + 1] = 3600.0 * (r == 0 ? 2 : r == 1 ? 3 : r == 2 ? 4 : 3);
+    v[r * NM + 2] = 0.5 + 0.01 * r;
+    v[r * NM + 3] = 0.7 + 0.02 * r;
+    v[r * NM + 4] = v[r * NM + 5] = 120;
+    v[r * NM + 6] = v[r * NM + 7] = 1;
+  }
+  CU_ASSERT_EQUAL_FATAL(t_write_metrics("rpt_clip.h5", R, defs, NM, v), 0);
+  FILE *log = fopen("rpt_clip.log", "w");
+  rpt_options opt = {"rpt_clip_report", "none", 0, log, 0};
+  rpt_outcome o;
+  char err[RPT_ERRLEN];
+  CU_ASSERT_EQUAL_FATAL(rpt_report("rpt_clip.h5", &opt, &o, err, sizeof err), 0);
+  fclose(log);
+  char *csv = t_slurp("rpt_clip_report/summary.csv"), *md = t_slurp("rpt_clip_report/summary.md");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(csv);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(md);
+  /* mean 2, sd 4, t_{0.975,3} = 3.182446305: the interval is 2 -/+ 6.3649 = [-4.3649, 8.3649] */
+  const char *row = strstr(csv, "overall,jobs_reneged,");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(row);
+  double mean, sd, lo, hi;
+  CU_ASSERT_EQUAL(sscanf(row, "overall,jobs_reneged,jobs_reneged,,,jobs,%lf,%lf,%lf,%lf", &mean, &sd, &lo, &hi), 4);
+  CU_ASSERT_DOUBLE_EQUAL(mean, 2, 1e-12);
+  CU_ASSERT_EQUAL(lo, 0);
+  CU_ASSERT_DOUBLE_EQUAL(hi, 2 + 3.182446305 * 2, 1e-6);
+  CU_ASSERT_PTR_NOT_NULL(strstr(md, "| jobs_reneged | jobs | 2 [0, 8.365] |"));
+  /* the wait: 3 h [1.701, 4.299] (sd 0.8165 h) in the pages; seconds in the CSV */
+  CU_ASSERT_PTR_NOT_NULL(strstr(md, "wait_mean (h)"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(md, "| training | 3 [1.701, 4.299] |"));
+  CU_ASSERT_PTR_NULL(strstr(md, "(s)"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(csv, "class,wait_mean.class.training,wait_mean,class,training,s,10800,"));
+  /* the constant quantity and the check are lines; goodput alone is drawn */
+  int constant = 0, check = 0;
+  for (size_t i = 0; i < o.nlines; i++) {
+    constant += !strcmp(o.lines[i], "providers_mean per policy: 120 providers for every policy and replication");
+    check += !strcmp(o.lines[i], "money_conserved per policy: a pass/fail check, passed in all 8 runs (every policy, "
+                                 "every replication)");
+  }
+  CU_ASSERT_EQUAL(o.nlines, 2);
+  CU_ASSERT(constant == 1 && check == 1);
+  char *html = t_slurp("rpt_clip_report/index.html");
+  CU_ASSERT(html && strstr(html, "Constant series and checks") && strstr(html, "<td>providers_mean per policy</td>"));
+  free(html);
+  free(csv);
+  free(md);
+  rpt_outcome_free(&o);
+}
+
+/* A sweep: a check and a quantity that does not move with the key are table lines, not figures. */
+static void test_sweep_lines(void) {
+  char *labels[3] = {"0.05", "0.1", "0.2"}, *files[3] = {"p/0.h5", "p/1.h5", "p/2.h5"};
+  char *names[4] = {"revenue", "money_conserved", "pool_switches.pool.fixed", "pool_switches.pool.bidding"};
+  char *units[4] = {"USD", "1", "1", "1"};
+  double x[3] = {0.05, 0.1, 0.2}, vals[3 * 2 * 4];
+  for (int p = 0; p < 3; p++)
+    for (int r = 0; r < 2; r++) {
+      vals[(p * 2 + r) * 4 + 0] = 100 * x[p] + r;
+      vals[(p * 2 + r) * 4 + 1] = p == 2 && r == 1 ? 0 : 1; /* one failed run */
+      vals[(p * 2 + r) * 4 + 2] = vals[(p * 2 + r) * 4 + 3] = 0;
+    }
+  rpt_sweep s = {"market.bidding.fee", "market", 3, 4, 2, labels, x, names, units, vals, files};
+  char err[RPT_ERRLEN];
+  CU_ASSERT_EQUAL_FATAL(rpt_sweep_write("rpt_sweep_lines.h5", &s, "m.cfg", 7, err, sizeof err), 0);
+  FILE *log = fopen("rpt_sweep_lines.log", "w");
+  rpt_options opt = {"rpt_sweep_lines_report", NULL, 0, log, 0};
+  rpt_outcome o;
+  CU_ASSERT_EQUAL_FATAL(rpt_report("rpt_sweep_lines.h5", &opt, &o, err, sizeof err), 0);
+  fclose(log);
+  CU_ASSERT_EQUAL(o.nlines, 2);
+  CU_ASSERT(o.nlines >= 1 && !strcmp(o.lines[0], "money_conserved: a pass/fail check, FAILED in 1 of 6 runs (3 points x 2 "
+                                                  "replications)"));
+  CU_ASSERT(o.nlines >= 2 && !strcmp(o.lines[1], "pool_switches per pool: 0 for every pool, at every value of "
+                                                  "market.bidding.fee (2 replications each)"));
+  if (rpt_gnuplot_available(NULL)) {
+    CU_ASSERT_EQUAL(o.figures_drawn, 1);
+    CU_ASSERT(t_exists("rpt_sweep_lines_report", "sweep_revenue.png"));
+    CU_ASSERT(!t_exists("rpt_sweep_lines_report", "sweep_money_conserved.png"));
+    CU_ASSERT(!t_exists("rpt_sweep_lines_report", "sweep_pool_switches_by_pool.png"));
+  }
+  rpt_outcome_free(&o);
+}
+
+/* The figures of a real market run, read from the scripts a stand-in gnuplot keeps: the price
+ * figure shows traded volume (a volume panel, widths by share of trades, thin classes merged into
+ * "other", the all-classes line), every time axis is in hours like the tables, and the series
+ * styles of the palette differ. */
+static void test_market_figures_inform(void) {
+  if (access(tu_bin(), X_OK) != 0) return;
+  char cmd[8192];
+  snprintf(cmd, sizeof cmd, "%s run %s/scenarios/default.cfg --param run.end=259200 --param run.reps=2 --out "
+                            "rpt_mkt.h5 --quiet",
+           tu_bin(), tu_src());
+  CU_ASSERT_EQUAL_FATAL(tu_run(cmd, NULL), 0);
+  /* the stand-in: keeps each script as NAME.gp beside the figure, writes files that look whole */
+  tu_write("rpt_fake_gnuplot.sh", "#!/bin/sh\n"
+                                  "s=$(mktemp)\ncat > \"$s\"\n"
+                                  "png=$(sed -n \"s/^set output '\\(.*\\.png\\)'$/\\1/p\" \"$s\" | head -1)\n"
+                                  "svg=$(sed -n \"s/^set output '\\(.*\\.svg\\)'$/\\1/p\" \"$s\" | head -1)\n"
+                                  "cp \"$s\" \"${png%.png}.gp\"\nrm -f \"$s\"\n"
+                                  "printf 'x IEND' > \"$png\"\nprintf '<svg></svg>' > \"$svg\"\n");
+  chmod("rpt_fake_gnuplot.sh", 0755);
+  FILE *log = fopen("rpt_mkt.log", "w");
+  rpt_options opt = {"rpt_mkt_report", "./rpt_fake_gnuplot.sh", 0, log, 0};
+  rpt_outcome o;
+  char err[RPT_ERRLEN];
+  CU_ASSERT_EQUAL_FATAL(rpt_report("rpt_mkt.h5", &opt, &o, err, sizeof err), 0);
+  fclose(log);
+  rpt_outcome_free(&o);
+  char *price = t_slurp("rpt_mkt_report/price.gp"), *html = t_slurp("rpt_mkt_report/index.html");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(price);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(html);
+  CU_ASSERT_PTR_NOT_NULL(strstr(price, "set ylabel 'trades per window'"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(price, "title 'all classes'"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(price, "title 'other ("));
+  CU_ASSERT_PTR_NOT_NULL(strstr(html, "merged into &#39;other&#39;") || strstr(html, "merged into 'other'"));
+  /* line widths differ with the share of trades: the most traded class (drawn first) is widest */
+  double w[16];
+  int nw = 0;
+  for (const char *p = price; nw < 16 && (p = strstr(p, "with linespoints pi -1 lt ")); p++) {
+    const char *lw = strstr(p, " lw ");
+    if (lw) w[nw++] = atof(lw + 4);
+  }
+  CU_ASSERT(nw >= 3);
+  for (int i = 1; i < nw / 2; i++) CU_ASSERT(w[0] > w[i]); /* one pass's series (the script is rendered twice) */
+  /* hours on every page: axes, CDFs and the summary */
+  const char *figs[] = {"utilization", "price", "availability", "jobs"};
+  for (int i = 0; i < 4; i++) {
+    char p[128];
+    snprintf(p, sizeof p, "rpt_mkt_report/%s.gp", figs[i]);
+    char *g = t_slurp(p);
+    CU_ASSERT_PTR_NOT_NULL(g);
+    if (g) CU_ASSERT(strstr(g, "(hours") != NULL && strstr(g, "(days)") == NULL && strstr(g, "'1 s'") == NULL);
+    free(g);
+  }
+  char *md = t_slurp("rpt_mkt_report/summary.md");
+  CU_ASSERT(md && strstr(md, "wait_mean (h)") && !strstr(md, "(s)"));
+  /* every interval in the summary lies within what its quantity can be */
+  FILE *c = fopen("rpt_mkt_report/summary.csv", "r");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  char line[2048];
+  int rows = 0, outside = 0;
+  while (fgets(line, sizeof line, c)) {
+    char *f[11];
+    int n = 0;
+    for (char *q = line, *t; n < 11 && (t = strsep(&q, ",\n"));) f[n++] = t;
+    if (n < 10 || !strcmp(f[0], "section")) continue;
+    double lo, hi, clo = atof(f[8]), chi = atof(f[9]);
+    rpt_metric_range(f[1], f[5], &lo, &hi);
+    if (clo < lo || chi > hi) {
+      outside++;
+      fprintf(stderr, "\n  %s: [%g, %g] outside [%g, %g]", f[1], clo, chi, lo, hi);
+    }
+    rows++;
+  }
+  fclose(c);
+  CU_ASSERT(rows > 100);
+  CU_ASSERT_EQUAL(outside, 0);
+  free(md);
+  free(price);
+  free(html);
+  /* the palette: 12 series, no two with both the same colour and the same dash */
+  for (unsigned i = 0; i < 12; i++)
+    for (unsigned j = i + 1; j < 12; j++)
+      CU_ASSERT(strcmp(rpt_colour(i), rpt_colour(j)) || rpt_dash(i) != rpt_dash(j));
+  CU_ASSERT(strcmp(rpt_colour(0), rpt_colour(1)) && rpt_dash(0) != rpt_dash(1)); /* neighbours differ in both */
+}
+
 /* ---- the commands -------------------------------------------------------------------------------- */
 
 static int t_have_bin(void) { return access(tu_bin(), X_OK) == 0; }
@@ -834,6 +1082,10 @@ static CU_TestInfo report_tests[] = {
     {"missing, damaged, incomplete, other-version files", test_bad_files},
     {"compare: paired CI, seed check", test_compare_paired},
     {"sweep file round trip and its report", test_sweep_round_trip},
+    {"ranges, durations and checks from names and units", test_ranges_and_checks},
+    {"intervals clipped, durations in hours, constant quantities and checks as table lines", test_summary_clipped_hours_lines},
+    {"sweep: checks and constant quantities as table lines, not figures", test_sweep_lines},
+    {"market figures: price with traded volume, hours everywhere, distinct styles", test_market_figures_inform},
     CU_TEST_INFO_NULL,
 };
 static CU_TestInfo cli_tests[] = {

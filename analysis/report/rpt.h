@@ -94,6 +94,22 @@ void rpt_series_free(rpt_series *s);
  * and value empty when absent). Each part is cut to its buffer (64 bytes). */
 void rpt_metric_split(const char *name, char quantity[64], char dim[64], char value[64]);
 
+/* What a metric's name and unit say about it (docs/reports.md, "Ranges, time units, checks"):
+ * the range its values can take, [*lo, *hi] (-inf/inf when unbounded): spreads (_sd, _cv) >= 0;
+ * differences and signed quantities (_vs_, surplus, welfare, balance, income, ...) unbounded;
+ * shares and utilizations in [0, 1] ([0, 100] for %); counts, durations and resource amounts
+ * (units jobs, providers, GPUs, GPU*h, s, h, ...) >= 0; prices, costs, fees, revenue >= 0. */
+void rpt_metric_range(const char *name, const char *unit, double *lo, double *hi);
+/* Clips an interval to [lo, hi]; the mean is left as it is. The intersection of a 95% interval
+ * with the values the quantity can take still covers it with at least 95% probability. */
+void rpt_ci_clip(rpt_ci *ci, double lo, double hi);
+/* Seconds per unit of a duration unit ("ms", "s", "min", "h", "d", "w"), else 0 (a rate such as
+ * "USD/h" or a resource amount such as "GPU*h" is not a duration). */
+double rpt_duration_unit(const char *unit);
+/* 1 when metric `name` is a pass/fail check: its quantity is named check_* or *_ok, *_conserved,
+ * *_passed, *_pass, *_valid, and its n values (stride apart) are all 0 or 1. */
+int rpt_metric_is_check(const char *name, const double *v, size_t n, size_t stride);
+
 /* ---- Sweep files (docs/reports.md) ---------------------------------------------------------- */
 
 typedef struct rpt_sweep {
@@ -119,7 +135,8 @@ void rpt_sweep_free(rpt_sweep *s);
 /* The gnuplot to use: $SPOTLAB_GNUPLOT if set ("none" = no figures), else `gnuplot` on PATH.
  * Returns 1 when it can be run, 0 otherwise (and then figures are skipped). */
 int rpt_gnuplot_available(const char *program);
-/* Colour i of the 12-colour palette (hex "#rrggbb"), and its dash type (1 solid, 2 dashed). */
+/* Series i's colour (Okabe-Ito, hex "#rrggbb") and gnuplot dash type (1 solid, 2 dashed, 3 dotted,
+ * 4 dash-dot, 5 dash-dot-dot): no two of the first 12 series share both. */
 const char *rpt_colour(unsigned i);
 int rpt_dash(unsigned i);
 
@@ -137,6 +154,7 @@ typedef struct rpt_options {
 typedef struct rpt_outcome {
   char **files; size_t nfiles;
   char **skipped; size_t nskipped; /* "figure: why" */
+  char **lines; size_t nlines;     /* constant series and checks, as table lines ("what: value") */
   int figures_drawn;
 } rpt_outcome;
 void rpt_outcome_free(rpt_outcome *o);

@@ -36,4 +36,10 @@ int rpt__summary_html(rpt_file *f, FILE *o);
 /* HTML-escapes s into o. */
 void rpt__html(FILE *o, const char *s);
 
+/* The page's one time unit: seconds per unit, and its name ("h"; "d" for runs over 30 days). */
+double rpt__page_time(rpt_file *f, const char **name);
+/* The factor that shows a value of `unit` on a page whose time unit is page_s seconds (named
+ * page_name): durations are converted (*shown = page_name), anything else is kept (factor 1). */
+double rpt__shown(const char *unit, double page_s, const char *page_name, const char **shown);
+
 #endif

@@ -13,17 +13,25 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* Twelve colours that stay apart for 1 to 12 series on white: Paul Tol's "muted" qualitative
- * scheme (9 colours; P. Tol, "Colour schemes", SRON/EPS/TN/09-002, 2021, fig. 4) followed by three
- * of the Okabe-Ito colours (Okabe & Ito 2008, "Color Universal Design") that are not close to any
- * of them. Series 10-12 also get a dashed line, so they differ in two ways from the first nine. */
-static const char *const rpt__palette[12] = {
-    "#332288", "#88CCEE", "#44AA99", "#117733", "#999933", "#DDCC77",
-    "#CC6677", "#882255", "#AA4499", "#E69F00", "#0072B2", "#000000",
+/* Series styles that stay apart for 1 to 12 series on white, for colour-blind readers too and in
+ * greyscale: the eight Okabe-Ito colours (Okabe & Ito 2008, "Color Universal Design"; B. Wong,
+ * "Points of view: Color blindness", Nature Methods 8:441, 2011), ordered so that neighbours differ
+ * most (yellow, the weakest on white, last), and a dash type per series: series 1-8 cycle solid,
+ * dashed, dotted, dash-dot, so two series of similar colour also differ in their line; series 9-12
+ * repeat colours 1-4 with a dash-dot-dot line. Points also cycle through four shapes. */
+static const char *const rpt__palette[8] = {
+    "#0072B2", /* blue */
+    "#D55E00", /* vermillion */
+    "#009E73", /* bluish green */
+    "#CC79A7", /* reddish purple */
+    "#E69F00", /* orange */
+    "#56B4E9", /* sky blue */
+    "#000000", /* black */
+    "#F0E442", /* yellow */
 };
 
-const char *rpt_colour(unsigned i) { return rpt__palette[i % 12]; }
-int rpt_dash(unsigned i) { return (i % 12) >= 9 ? 2 : 1; }
+const char *rpt_colour(unsigned i) { return rpt__palette[(i % 12) % 8]; }
+int rpt_dash(unsigned i) { return (i % 12) < 8 ? 1 + (int)(i % 4) : 5; }
 
 void rpt__gp_str(FILE *g, const char *s) {
   fputc('\'', g);

@@ -19,7 +19,7 @@
 #define RPT_MAX_SERIES 12  /* series per panel: beyond this, the 12 largest are kept */
 
 typedef struct rpt__fig {
-  char name[64], title[256], caption[512];
+  char name[64], title[256], caption[1536];
 } rpt__fig;
 
 typedef struct rpt__ctx {
@@ -116,14 +116,44 @@ static double rpt__ms_per_unit(const char *unit) {
   return 1.0; /* the engine's convention: time in ms */
 }
 
-/* Time axis: hours for runs up to three days, days beyond. */
+/* Time axis: the page's one time unit (hours; days for runs over 30 days), as in the tables. */
 static double rpt__time_div(rpt__ctx *c, const char **label) {
-  if (rpt_end_time(c->f) > 3 * 86400.0) {
-    *label = "simulated time (days)";
-    return 86400.0;
+  const char *u;
+  double div = rpt__page_time(c->f, &u);
+  *label = !strcmp(u, "h") ? "simulated time (hours)" : "simulated time (days)";
+  return div;
+}
+
+/* A table line instead of a figure: a constant series or a pass/fail check ("what: value"). */
+static void rpt__line(rpt__ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void rpt__line(rpt__ctx *c, const char *fmt, ...) {
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  rpt__list_add(&c->out->lines, &c->out->nlines, "%s", buf);
+  rpt__say(c, "not drawn, a table line: %s\n", buf);
+}
+
+/* "12.5 h", "0.3" (unit 1), "no value (NaN)": a value with its unit, for a table line. */
+static void rpt__val_unit(char *buf, size_t len, double v, const char *unit) {
+  if (v != v) {
+    snprintf(buf, len, "no value (NaN)");
+    return;
   }
-  *label = "simulated time (hours)";
-  return 3600.0;
+  char num[32];
+  rpt__fmt(num, sizeof num, v);
+  snprintf(buf, len, "%s%s%s", num, unit[0] && strcmp(unit, "1") ? " " : "", strcmp(unit, "1") ? unit : "");
+}
+
+/* n values (stride apart) all equal (NaN equal to NaN): a constant, nothing to draw. */
+static int rpt__constant(const double *v, size_t n, size_t stride) {
+  for (size_t i = 1; i < n; i++) {
+    double a = v[0], b = v[i * stride];
+    if (!(a == b || (a != a && b != b))) return 0;
+  }
+  return 1;
 }
 
 static int rpt__cmp_double(const void *a, const void *b) {
@@ -415,6 +445,8 @@ static void rpt__fig_util(rpt__ctx *c) {
         rpt_ci cu, ci;
         rpt_ci_t(u, m, 1, &cu);
         rpt_ci_t(idle, mi, 1, &ci);
+        rpt_ci_clip(&cu, 0, 100); /* a share of the available GPU-time */
+        rpt_ci_clip(&ci, 0, INFINITY); /* a number of GPUs */
         fprintf(g, "%.9g %.6g %.6g %.6g %.6g %.6g %.6g\n", ((double)b + 0.5) * bw / div, cu.mean, cu.lo, cu.hi, ci.mean,
                 ci.lo, ci.hi);
       }
@@ -465,7 +497,10 @@ static void rpt__fig_util(rpt__ctx *c) {
   free(as);
 }
 
-/* ---- figure: clearing price per GPU class ----------------------------------------------------- */
+/* ---- figure: clearing price per GPU class, with its traded volume ----------------------------- */
+
+/* A class with less than this share of all trades is merged into "other" (when two or more are). */
+#define RPT_PRICE_MIN_SHARE 0.05
 
 static void rpt__fig_price(rpt__ctx *c) {
   const char *title = "Clearing price per GPU class";
@@ -491,98 +526,168 @@ static void rpt__fig_price(rpt__ctx *c) {
   }
   if (rc < 0) rpt__hard(c, rc);
   if (!rc) {
-    rc = 0;
     char unit[64];
     double scale = rpt__unit_scale(ps[0].unit, unit, sizeof unit);
-    const char *xl;
+    const char *xl, *tu;
     double div = rpt__time_div(c, &xl), bw = ps[0].bin_width;
+    rpt__page_time(c->f, &tu);
     size_t nb = ps[0].nbins, nc = ps[0].ncols;
     /* Hourly prices of thinly traded classes are noise: bins are merged into windows of k bins so
      * that at most 60 points are drawn (a window's price is its cleared value / its count). */
     size_t k = (nb + 59) / 60, nw = (nb + k - 1) / k;
-    /* Classes that never cleared are left out; beyond 12, the 12 most traded are kept. */
-    double *traded = calloc(nc ? nc : 1, sizeof *traded);
-    unsigned cols[RPT_MAX_SERIES], ncols = 0;
-    for (size_t col = 0; traded && col < nc; col++)
+    /* Volume: trades per class over every replication. Classes that never traded are left out;
+     * those under RPT_PRICE_MIN_SHARE of all trades are merged into one "other" series (its price
+     * is theirs weighted by their trades: the sum of their prices over the sum of their counts). */
+    double *traded = calloc(nc ? nc : 1, sizeof *traded), total = 0;
+    int *series_of = malloc((nc ? nc : 1) * sizeof *series_of); /* class -> drawn series, -1 none */
+    for (size_t col = 0; traded && col < nc; col++) {
       for (int r = 0; r < reps; r++)
         for (size_t b = 0; b < nb; b++) traded[col] += pn[r].v[b * nc + col];
-    for (size_t col = 0; traded && col < nc; col++) {
-      if (traded[col] <= 0) continue;
-      if (ncols < RPT_MAX_SERIES) {
-        cols[ncols++] = (unsigned)col;
-        continue;
-      }
-      unsigned least = 0;
-      for (unsigned j = 1; j < ncols; j++)
-        if (traded[cols[j]] < traded[cols[least]]) least = j;
-      if (traded[col] > traded[cols[least]]) {
-        memmove(cols + least, cols + least + 1, (ncols - least - 1) * sizeof *cols);
-        cols[ncols - 1] = (unsigned)col;
-      }
+      total += traded[col];
     }
+    unsigned nsmall = 0;
+    for (size_t col = 0; traded && col < nc; col++)
+      nsmall += traded[col] > 0 && traded[col] < RPT_PRICE_MIN_SHARE * total;
+    int merge = nsmall >= 2;
+    /* the kept classes, most traded first, at most RPT_MAX_SERIES - 1 (one left for "other") */
+    unsigned cols[RPT_MAX_SERIES], ncols = 0;
+    char other_note[512] = "";
+    double other_n = 0;
+    size_t on = 0;
+    for (size_t col = 0; series_of && col < nc; col++) series_of[col] = -1;
+    for (unsigned pick = 0; traded && series_of && pick < RPT_MAX_SERIES - 1; pick++) {
+      int best = -1;
+      for (size_t col = 0; col < nc; col++) {
+        if (series_of[col] >= 0 || traded[col] <= 0 || (merge && traded[col] < RPT_PRICE_MIN_SHARE * total)) continue;
+        if (best < 0 || traded[col] > traded[best]) best = (int)col;
+      }
+      if (best < 0) break;
+      series_of[best] = (int)ncols;
+      cols[ncols++] = (unsigned)best;
+    }
+    unsigned nseries = ncols;
+    for (size_t col = 0; traded && series_of && col < nc; col++) /* what is left is "other" */
+      if (series_of[col] < 0 && traded[col] > 0) {
+        series_of[col] = (int)ncols;
+        nseries = ncols + 1;
+        other_n += traded[col];
+        if (on < sizeof other_note)
+          on += (size_t)snprintf(other_note + on, sizeof other_note - on, "%s%s (%.0f)", on ? ", " : "",
+                                 ps[0].colnames[col], traded[col]);
+      }
     /* Bands only for a few series (more would hide each other) and only where every replication
      * traded in the window (a t interval on 2 of 8 replications says little). */
-    int bands = reps > 1 && ncols <= 4;
+    int bands = reps > 1 && nseries <= 4;
     double *p = malloc((size_t)reps * sizeof *p);
+    double *first = malloc((nseries + 1) * sizeof *first);
+    int constant = 1;
     FILE *g;
     size_t len;
     char *body;
     g = rpt__body_open(&body, &len);
-    if (!p || !g || !traded) rc = SIM_ENOMEM;
-    if (!rc && !ncols) {
+    if (!p || !g || !traded || !series_of || !first) rc = SIM_ENOMEM;
+    if (!rc && !nseries) {
       rpt__skip(c, title, "nothing cleared in any GPU class");
       rc = 1;
     }
-    for (unsigned j = 0; !rc && j < ncols; j++) {
-      unsigned col = cols[j];
+    /* series j < nseries: a class (or "other"); j == nseries: every class, weighted by trades */
+    for (unsigned j = 0; !rc && j <= nseries; j++) {
       fprintf(g, "$p%u << EOD\n", j);
+      first[j] = NAN;
       for (size_t w = 0; w < nw; w++) {
         size_t m = 0;
+        double vol = 0;
         for (int r = 0; r < reps; r++) {
           double sum = 0, n = 0;
-          for (size_t b = w * k; b < (w + 1) * k && b < nb; b++) {
-            sum += ps[r].v[b * nc + col];
-            n += pn[r].v[b * nc + col];
+          for (size_t col = 0; col < nc; col++) {
+            if (j < nseries && series_of[col] != (int)j) continue;
+            for (size_t b = w * k; b < (w + 1) * k && b < nb; b++) {
+              sum += ps[r].v[b * nc + col];
+              n += pn[r].v[b * nc + col];
+            }
           }
+          vol += n;
           /* Mean clearing price in a window = sum of the prices cleared / their number. */
           if (n > 0) p[m++] = scale * sum / n;
         }
         rpt_ci ci;
         rpt_ci_t(p, m, 1, &ci);
+        rpt_ci_clip(&ci, 0, INFINITY); /* a price */
         double t = (double)w * (double)k * bw + 0.5 * (double)k * bw;
-        if (m) fprintf(g, "%.9g %.6g %.6g %.6g\n", t / div, ci.mean, (int)m == reps ? ci.lo : NAN,
-                       (int)m == reps ? ci.hi : NAN);
-        else fputs("\n", g); /* a gap: nothing cleared in this window */
+        if (m) {
+          if (first[j] != first[j]) first[j] = ci.mean;
+          else if (fabs(ci.mean - first[j]) > 1e-9 * (1 + fabs(first[j]))) constant = 0;
+          fprintf(g, "%.9g %.6g %.6g %.6g %.6g\n", t / div, ci.mean, (int)m == reps ? ci.lo : NAN,
+                  (int)m == reps ? ci.hi : NAN, vol / reps);
+        } else {
+          fprintf(g, "%.9g NaN NaN NaN 0\n", t / div); /* nothing cleared in this window */
+        }
       }
       fputs("EOD\n", g);
     }
+    char cap[1400];
+    if (!rc && constant) { /* flat lines say nothing a table line does not */
+      char vals[768] = "";
+      size_t o = 0;
+      for (unsigned j = 0; j < nseries && o < sizeof vals; j++) {
+        char v[32];
+        rpt__fmt(v, sizeof v, first[j]);
+        o += (size_t)snprintf(vals + o, sizeof vals - o, "%s%s %s", j ? ", " : "",
+                              j < ncols ? ps[0].colnames[cols[j]] : "other", v);
+      }
+      rpt__line(c, "clearing price per GPU class: constant over the run (%s): %s", unit[0] ? unit : "as stored", vals);
+      rc = 1;
+    }
     if (!rc) {
-      fprintf(g, "set title 'Mean clearing price per %.3g h window, mean of %d replication%s%s'\n", k * bw / 3600.0, reps,
-              reps == 1 ? "" : "s", bands ? " (shaded: 95% band)" : "");
-      fprintf(g, "set xrange [0:%.9g]\nset xlabel '%s'\nset ylabel ", rpt_end_time(c->f) / div, xl);
+      fprintf(g, "set multiplot layout 2,1 title 'Mean of %d replication%s, %.3g %s windows%s'\n", reps,
+              reps == 1 ? "" : "s", k * bw / (!strcmp(tu, "h") ? 3600.0 : 86400.0), tu,
+              bands ? " (shaded: 95% band)" : "");
+      /* the same plot area in both panels (the legend sits right of the top one) */
+      fprintf(g, "set lmargin at screen 0.08\nset rmargin at screen 0.74\n");
+      fprintf(g, "set xrange [0:%.9g]\nset xlabel ''\nset ylabel ", rpt_end_time(c->f) / div);
       char yl[128];
       snprintf(yl, sizeof yl, "clearing price (%s)", unit[0] ? unit : "as stored");
       rpt__gp_str(g, yl);
-      fputs("\nset yrange [0:*]\nset datafile missing NaN\nplot ", g);
-      for (unsigned j = 0; j < ncols; j++) {
+      fputs("\nset title 'Price: line width grows with the class''s share of all trades; black: all classes, "
+            "weighted by trades'\nset yrange [0:*]\nset datafile missing NaN\nplot ", g);
+      for (unsigned j = 0; j < nseries; j++) {
+        double share = j < ncols ? traded[cols[j]] / total : other_n / total;
+        unsigned lt = j < 6 ? j + 1 : j + 2; /* colour 7 (black) is the all-classes line */
         if (bands)
-          fprintf(g, "$p%u using 1:3:4 with filledcurves fs transparent solid 0.18 noborder lt %u notitle, ", j, j + 1);
-        fprintf(g, "$p%u using 1:2 with linespoints pi -1 lt %u title ", j, j + 1);
-        rpt__gp_str(g, ps[0].colnames[cols[j]]);
-        fputs(j + 1 < ncols ? ", " : "\n", g);
+          fprintf(g, "$p%u using 1:3:4 with filledcurves fs transparent solid 0.18 noborder lt %u notitle, ", j, lt);
+        char lab[160];
+        snprintf(lab, sizeof lab, "%s (%.0f%% of trades)", j < ncols ? ps[0].colnames[cols[j]] : "other", 100 * share);
+        fprintf(g, "$p%u using 1:2 with linespoints pi -1 lt %u lw %.2f title ", j, lt, 0.75 + 3.5 * share);
+        rpt__gp_str(g, lab);
+        fputs(", ", g);
       }
+      fprintf(g, "$p%u using 1:2 with lines lc rgb '#000000' lw 2.5 dt 1 title 'all classes'\n", nseries);
+      fprintf(g, "set title 'Traded volume'\nset xlabel '%s'\nset ylabel 'trades per window'\nset yrange [0:*]\nplot ", xl);
+      for (unsigned j = 0; j < nseries; j++) {
+        unsigned lt = j < 6 ? j + 1 : j + 2;
+        fprintf(g, "%s$p%u using 1:5 with steps lt %u notitle", j ? ", " : "", j, lt);
+      }
+      fputc('\n', g);
+      snprintf(cap, sizeof cap,
+               "Top: average price of what cleared in each window, per GPU class; a line's width grows with its class's "
+               "share of all trades, and the black line is every class together (the sum of the prices over the number "
+               "of trades, so busy classes weigh most); gaps are windows in which nothing of that class cleared. "
+               "Bottom: trades per window, mean over replications.%s%s%s Classes that never traded are left out.%s",
+               merge ? " Classes with under 5% of the trades each are merged into 'other': " : "", merge ? other_note : "",
+               merge ? " (trades over the run, all replications)." : "",
+               bands ? "" : " With more than four series the confidence bands are not drawn; the summary table has the "
+                            "intervals.");
     }
     free(traded);
+    free(series_of);
+    free(first);
     if (g) fclose(g);
     free(p);
     if (rc) {
       free(body);
       if (rc < 0) rpt__hard(c, rc);
     } else {
-      rpt__emit(c, "price", title,
-                "Average price of the GPU-hours cleared in each time window, per GPU class (classes that never cleared "
-                "are left out); gaps are windows in which nothing of that class cleared. With more than four classes "
-                "the confidence bands are not drawn; the summary table has the intervals.", 600, body);
+      rpt__emit(c, "price", title, cap, 800, body);
     }
   }
   for (int r = 0; ps && pn && r < reps; r++) {
@@ -598,10 +703,10 @@ static void rpt__fig_price(rpt__ctx *c) {
 /* Writes an empirical CDF of the finite values of v as a datablock; the denominator is every row
  * (so jobs that never started or finished keep the curve below 1). Values below `floor` are drawn
  * at floor (log axis). At most ~400 points. */
-static void rpt__ecdf_block(FILE *g, const char *name, double *v, size_t n, double floor_v) {
+static void rpt__ecdf_block(FILE *g, const char *name, double *v, size_t n, double floor_v, double div) {
   size_t m = 0;
   for (size_t i = 0; i < n; i++)
-    if (isfinite(v[i])) v[m++] = v[i] < floor_v ? floor_v : v[i];
+    if (isfinite(v[i])) v[m++] = v[i] / div < floor_v ? floor_v : v[i] / div;
   qsort(v, m, sizeof *v, rpt__cmp_double);
   fprintf(g, "$%s << EOD\n", name);
   size_t step = m > 400 ? m / 400 : 1;
@@ -612,13 +717,13 @@ static void rpt__ecdf_block(FILE *g, const char *name, double *v, size_t n, doub
 }
 
 /* Waits and completion times cannot exceed the run: the axis ends there (so it never collapses
- * when every value sits at the 1 s floor). */
-static void rpt__time_tics(FILE *g, double end_s) {
-  fprintf(g, "set logscale x\nset xrange [1:%.9g]\n", end_s > 10 ? end_s : 10);
-  fputs(""
-        "set xtics ('1 s' 1, '10 s' 10, '1 min' 60, '10 min' 600, '1 h' 3600, '6 h' 21600, '1 d' 86400, "
-        "'1 w' 604800, '4 w' 2419200)\nset yrange [0:1.02]\nset ytics 0.2\n",
-        g);
+ * when every value sits at the floor). In the page's time unit, log scale, from RPT_CDF_FLOOR. */
+#define RPT_CDF_FLOOR_S 3.6 /* 0.001 h */
+static void rpt__time_tics(FILE *g, double end_s, double div) {
+  double lo = RPT_CDF_FLOOR_S / div, hi = end_s / div;
+  fprintf(g, "set logscale x\nset xrange [%.9g:%.9g]\nset format x '%%g'\nset xtics autofreq\n", lo,
+          hi > 10 * lo ? hi : 10 * lo);
+  fputs("set yrange [0:1.02]\nset ytics 0.2\n", g);
 }
 
 /* One figure (or one per value of `split`, e.g. the churn level) of wait and completion CDFs per
@@ -675,20 +780,23 @@ static void rpt__fig_job_cdfs(rpt__ctx *c, const char *by, const char *name, con
     fprintf(g, "set multiplot layout 1,%d title 'Jobs per %s%s, all %d replication%s pooled (curves end below 1 for jobs "
                "that never started / finished)'\n", has_w + has_c, by, sub, rpt_nreps(c->f),
             rpt_nreps(c->f) == 1 ? "" : "s");
-    fputs("set key inside left top box opaque\n", g);
+    fputs("set key inside right bottom box opaque\n", g);
     for (int panel = 0; panel < 2; panel++) {
       rpt__groups *gr = panel ? &gc : &gw;
       if (!(panel ? has_c : has_w)) continue;
       unsigned keep[64], n = rpt__top(gr, keep);
+      const char *tu;
+      double div = rpt__page_time(c->f, &tu);
       for (unsigned i = 0; i < n; i++) {
         char bn[32];
         snprintf(bn, sizeof bn, "%c%u", panel ? 'c' : 'w', i);
-        rpt__ecdf_block(g, bn, gr->vals[keep[i]], gr->count[keep[i]], 1.0);
+        rpt__ecdf_block(g, bn, gr->vals[keep[i]], gr->count[keep[i]], RPT_CDF_FLOOR_S / div, div);
       }
-      rpt__time_tics(g, rpt_end_time(c->f));
-      fprintf(g, "set title '%s'\nset xlabel '%s (log scale; under 1 s drawn at 1 s)'\nset ylabel 'fraction of jobs'\n",
+      rpt__time_tics(g, rpt_end_time(c->f), div);
+      fprintf(g, "set title '%s'\nset xlabel '%s (%s, log scale; under %.3g drawn at %.3g)'\nset ylabel 'fraction of jobs'\n",
               panel ? "Completion time (submit to finish)" : "Wait (submit to first start)",
-              panel ? "completion time" : "wait");
+              panel ? "completion time" : "wait", !strcmp(tu, "h") ? "hours" : "days", RPT_CDF_FLOOR_S / div,
+              RPT_CDF_FLOOR_S / div);
       fputs("plot ", g);
       for (unsigned i = 0; i < n; i++) {
         char lab[96];
@@ -720,11 +828,11 @@ static void rpt__fig_job_cdfs(rpt__ctx *c, const char *by, const char *name, con
 /* ---- figure: a sample of provider availability timelines ------------------------------------- */
 
 static const char *rpt__state_colour(const char *s, unsigned i) {
-  /* Fixed colours for the market's states, so every report reads the same. */
-  if (!strcmp(s, "rented")) return "#117733";
-  if (!strcmp(s, "idle")) return "#88CCEE";
-  if (!strcmp(s, "owner")) return "#DDCC77";
-  if (!strcmp(s, "down")) return "#CC6677";
+  /* Fixed Okabe-Ito colours for the market's states, so every report reads the same. */
+  if (!strcmp(s, "rented")) return "#009E73";
+  if (!strcmp(s, "idle")) return "#56B4E9";
+  if (!strcmp(s, "owner")) return "#E69F00";
+  if (!strcmp(s, "down")) return "#D55E00";
   return rpt_colour(i + 4);
 }
 
@@ -876,6 +984,46 @@ static void rpt__fig_dim_bars(rpt__ctx *c, const char *dim, const char *name, co
     free(subs);
     return;
   }
+  /* A quantity that is the same for every value and replication, or a pass/fail check, is a
+   * table line, not a panel. */
+  int reps = rpt_nreps(c->f);
+  const char *pu;
+  double page_s = rpt__page_time(c->f, &pu);
+  double *all = malloc(((size_t)nm * (size_t)reps + 1) * sizeof *all);
+  unsigned nkept = 0;
+  for (unsigned i = 0; all && i < nq; i++) {
+    size_t na = 0;
+    int check = 1;
+    const char *unit = "";
+    for (unsigned k = 0; k < nm; k++) {
+      rpt_metric_split(rpt_metric_name(c->f, k), q, d, v);
+      if (strcmp(d, dim) || strcmp(q, quants[i])) continue;
+      for (int r = 0; r < reps; r++) all[na++] = rpt_metric_values(c->f)[(size_t)r * nm + k];
+      check &= rpt_metric_is_check(rpt_metric_name(c->f, k), rpt_metric_values(c->f) + k, (size_t)reps, nm);
+      unit = rpt_metric_unit(c->f, k);
+    }
+    if (check) {
+      size_t fails = 0;
+      for (size_t j = 0; j < na; j++) fails += all[j] == 0;
+      if (fails) rpt__line(c, "%s per %s: a pass/fail check, FAILED in %zu of %zu runs (every %s, every replication)",
+                           quants[i], dim, fails, na, dim);
+      else rpt__line(c, "%s per %s: a pass/fail check, passed in all %zu runs (every %s, every replication)", quants[i],
+                     dim, na, dim);
+      continue;
+    }
+    if (rpt__constant(all, na, 1)) {
+      const char *shown;
+      char val[96];
+      double kf = rpt__shown(unit, page_s, pu, &shown);
+      rpt__val_unit(val, sizeof val, all[0] * kf, shown);
+      rpt__line(c, "%s per %s: %s for every %s and replication", quants[i], dim, val, dim);
+      continue;
+    }
+    if (nkept != i) memcpy(quants[nkept], quants[i], 64);
+    nkept++;
+  }
+  free(all);
+  nq = nkept;
   unsigned nsub = ns ? ns : 1;
   double *tmp = malloc((size_t)rpt_nreps(c->f) * sizeof *tmp);
   for (unsigned fig = 0; tmp && fig * RPT_BAR_PANELS < nq; fig++) {
@@ -901,15 +1049,10 @@ static void rpt__fig_dim_bars(rpt__ctx *c, const char *dim, const char *name, co
     for (unsigned i = q0; i < q1; i++) {
       const char *unit = "";
       double minv = 0, maxv = 0;
-      /* First pass: the unit and the range (seconds above two hours are shown in hours). */
+      /* First pass: the unit and the range (durations are shown in the page's time unit). */
       for (int pass = 0; pass < 2; pass++) {
-        double conv = 1;
-        char shown[32];
-        snprintf(shown, sizeof shown, "%s", unit);
-        if (pass == 1 && !strcmp(unit, "s") && maxv > 7200) {
-          conv = 1.0 / 3600.0;
-          snprintf(shown, sizeof shown, "h");
-        }
+        const char *shown;
+        double conv = rpt__shown(unit, page_s, pu, &shown);
         for (unsigned s = 0; s < nsub; s++) {
           if (pass == 1) fprintf(g, "$q%u_%u << EOD\n", i, s);
           for (unsigned j = 0; j < nv; j++) {
@@ -921,6 +1064,9 @@ static void rpt__fig_dim_bars(rpt__ctx *c, const char *dim, const char *name, co
             if (k >= 0) {
               rpt_ci_t(rpt_metric_values(c->f) + k, (size_t)rpt_nreps(c->f), nm, &ci);
               unit = rpt_metric_unit(c->f, (unsigned)k);
+              double lo, hi; /* whiskers within what the quantity can be */
+              rpt_metric_range(full, unit, &lo, &hi);
+              rpt_ci_clip(&ci, lo, hi);
               if (ci.mean < minv) minv = ci.mean;
               if (ci.mean > maxv) maxv = ci.mean;
             }
@@ -1004,6 +1150,42 @@ static int rpt__sweep_figs(rpt__ctx *c, const rpt_sweep *s) {
       rpt_metric_split(s->names[k], q2, d2, v2);
       if (!strcmp(q2, q) && !strcmp(d2, d)) ks[nk++] = k;
     }
+    /* A pass/fail check, or a quantity that does not move with the key (every point, every
+     * replication, every dimension value the same: all zeros, say), is a table line. */
+    int check = 1, constant = 1;
+    size_t fails = 0, runs = 0;
+    double first = s->values[ks[0]];
+    for (unsigned j = 0; j < nk; j++) {
+      for (unsigned p = 0; p < np; p++) {
+        const double *row = s->values + (size_t)p * s->reps * nm + ks[j];
+        check &= rpt_metric_is_check(s->names[ks[j]], row, (size_t)s->reps, nm);
+        for (int r = 0; r < s->reps; r++) {
+          double x = row[(size_t)r * nm];
+          constant &= x == first || (x != x && first != first);
+          fails += x == 0;
+          runs++;
+        }
+      }
+    }
+    const char *shown;
+    double conv = rpt__shown(s->units[k0], 3600.0, "h", &shown);
+    char what[200];
+    char every[80] = "";
+    snprintf(what, sizeof what, "%s%s%s", q, d[0] ? " per " : "", d);
+    if (d[0]) snprintf(every, sizeof every, " for every %s,", d);
+    if (check) {
+      if (fails) rpt__line(c, "%s: a pass/fail check, FAILED in %zu of %zu runs (%u points x %d replications)", what, fails,
+                           runs, np, s->reps);
+      else rpt__line(c, "%s: a pass/fail check, passed in all %zu runs (%u points x %d replications)", what, runs, np,
+                     s->reps);
+      continue;
+    }
+    if (constant) {
+      char val[96];
+      rpt__val_unit(val, sizeof val, first * conv, shown);
+      rpt__line(c, "%s: %s%s at every value of %s (%d replications each)", what, val, every, s->param, s->reps);
+      continue;
+    }
     FILE *g;
     size_t len;
     char *body;
@@ -1012,10 +1194,14 @@ static int rpt__sweep_figs(rpt__ctx *c, const rpt_sweep *s) {
     double ylo = INFINITY, yhi = -INFINITY;
     for (unsigned j = 0; j < nk; j++) {
       fprintf(g, "$m%u << EOD\n", j);
+      double rlo, rhi; /* bands within what the quantity can be */
+      rpt_metric_range(s->names[ks[j]], s->units[ks[j]], &rlo, &rhi);
       for (unsigned p = 0; p < np; p++) {
         rpt_ci ci;
         for (int r = 0; r < s->reps; r++) tmp[r] = s->values[((size_t)p * s->reps + r) * nm + ks[j]];
         rpt_ci_t(tmp, (size_t)s->reps, 1, &ci);
+        rpt_ci_clip(&ci, rlo, rhi);
+        ci.mean *= conv, ci.lo *= conv, ci.hi *= conv;
         if (isfinite(ci.mean)) {
           ylo = fmin(ylo, isfinite(ci.lo) ? ci.lo : ci.mean);
           yhi = fmax(yhi, isfinite(ci.hi) ? ci.hi : ci.mean);
@@ -1027,10 +1213,10 @@ static int rpt__sweep_figs(rpt__ctx *c, const rpt_sweep *s) {
       }
       fputs("EOD\n", g);
     }
-    char t[300], yl[160];
+    char t[400], yl[160];
     snprintf(t, sizeof t, "%s%s%s against %s (mean of %d replication%s%s)", q, d[0] ? " per " : "", d, s->param, s->reps,
              s->reps == 1 ? "" : "s", s->reps < 2 ? "" : numeric ? ", shaded: 95% band" : ", whiskers: 95% CI");
-    snprintf(yl, sizeof yl, "%s (%s)", q, s->units[k0]);
+    snprintf(yl, sizeof yl, "%s (%s)", q, shown);
     fputs("set title ", g);
     rpt__gp_str(g, t);
     fputs("\nset xlabel ", g);
@@ -1079,7 +1265,8 @@ static int rpt__sweep_tables(rpt__ctx *c, const rpt_sweep *s, FILE *md, FILE *cs
   unsigned nm = s->nmetrics, np = s->npoints;
   double *tmp = malloc((size_t)s->reps * sizeof *tmp);
   if (!tmp) return SIM_ENOMEM;
-  fprintf(md, "# Sweep of %s\n\nModel `%s`, %u points, %d replication%s per point. Means with 95%% confidence intervals.\n\n",
+  fprintf(md, "# Sweep of %s\n\nModel `%s`, %u points, %d replication%s per point. Means with 95%% confidence intervals, "
+              "clipped to the values each quantity can take; durations in hours.\n\n",
           s->param, s->model, np, s->reps, s->reps == 1 ? "" : "s");
   fprintf(md, "| metric | unit |");
   fprintf(html, "<table><tr><th>metric</th><th>unit</th>");
@@ -1097,16 +1284,20 @@ static int rpt__sweep_tables(rpt__ctx *c, const rpt_sweep *s, FILE *md, FILE *cs
   fputs("</tr>\n", html);
   fputs("param,label,x,metric,unit,mean,sd,ci95_lo,ci95_hi,n\n", csv);
   for (unsigned k = 0; k < nm; k++) {
-    fprintf(md, "| %s | %s |", s->names[k], s->units[k]);
-    fprintf(html, "<tr><td>%s</td><td>%s</td>", s->names[k], s->units[k]);
+    const char *shown; /* durations in hours, as in the figures; the CSV keeps the file's unit */
+    double conv = rpt__shown(s->units[k], 3600.0, "h", &shown), rlo, rhi;
+    rpt_metric_range(s->names[k], s->units[k], &rlo, &rhi);
+    fprintf(md, "| %s | %s |", s->names[k], shown);
+    fprintf(html, "<tr><td>%s</td><td>%s</td>", s->names[k], shown);
     for (unsigned p = 0; p < np; p++) {
       rpt_ci ci;
       for (int r = 0; r < s->reps; r++) tmp[r] = s->values[((size_t)p * s->reps + r) * nm + k];
       rpt_ci_t(tmp, (size_t)s->reps, 1, &ci);
+      rpt_ci_clip(&ci, rlo, rhi);
       char m[32], lo[32], hi[32];
-      rpt__fmt(m, sizeof m, ci.mean);
-      rpt__fmt(lo, sizeof lo, ci.lo);
-      rpt__fmt(hi, sizeof hi, ci.hi);
+      rpt__fmt(m, sizeof m, ci.mean * conv);
+      rpt__fmt(lo, sizeof lo, ci.lo * conv);
+      rpt__fmt(hi, sizeof hi, ci.hi * conv);
       fprintf(md, " %s [%s, %s] |", m, lo, hi);
       fprintf(html, "<td>%s [%s, %s]</td>", m, lo, hi);
       fprintf(csv, "%s,%s,%.17g,%s,%s,%.17g,%.17g,%.17g,%.17g,%d\n", s->param, s->labels[p], s->x[p], s->names[k],
@@ -1173,6 +1364,26 @@ static int rpt__index(rpt__ctx *c, const char *tables_html, const char *what) {
     rpt__html(o, c->figs[i].caption);
     fputs("</figcaption></figure>\n", o);
   }
+  if (c->out->nlines) { /* constant series and checks: a line each, not a figure */
+    fputs("<h2>Constant series and checks</h2>\n<p>Not drawn: each is constant, or a pass/fail check.</p>\n"
+          "<table class=\"lines\"><tr><th>what</th><th>value</th></tr>\n", o);
+    for (size_t i = 0; i < c->out->nlines; i++) {
+      const char *l = c->out->lines[i], *colon = strstr(l, ": ");
+      fputs("<tr><td>", o);
+      if (colon) {
+        char what[512];
+        snprintf(what, sizeof what, "%.*s", (int)(colon - l), l);
+        rpt__html(o, what);
+        fputs("</td><td>", o);
+        rpt__html(o, colon + 2);
+      } else {
+        rpt__html(o, l);
+        fputs("</td><td>", o);
+      }
+      fputs("</td></tr>\n", o);
+    }
+    fputs("</table>\n", o);
+  }
   if (c->out->nskipped) {
     fputs("<h2>Figures not drawn</h2>\n<ul>\n", o);
     for (size_t i = 0; i < c->out->nskipped; i++) {
@@ -1200,8 +1411,10 @@ static int rpt__index(rpt__ctx *c, const char *tables_html, const char *what) {
 void rpt_outcome_free(rpt_outcome *o) {
   for (size_t i = 0; i < o->nfiles; i++) free(o->files[i]);
   for (size_t i = 0; i < o->nskipped; i++) free(o->skipped[i]);
+  for (size_t i = 0; i < o->nlines; i++) free(o->lines[i]);
   free(o->files);
   free(o->skipped);
+  free(o->lines);
   memset(o, 0, sizeof *o);
 }
 
@@ -1310,8 +1523,8 @@ int rpt_report(const char *path, const rpt_options *opt, rpt_outcome *out, char 
     if (rc) snprintf(err, errlen, "%s/index.html: writing failed (%s)", opt->outdir, strerror(errno));
     else {
       rpt__list_add(&out->files, &out->nfiles, "index.html");
-      rpt__say(&c, "wrote %s/index.html (%d figure%s, %zu skipped)\n", opt->outdir, out->figures_drawn,
-               out->figures_drawn == 1 ? "" : "s", out->nskipped);
+      rpt__say(&c, "wrote %s/index.html (%d figure%s, %zu skipped, %zu table line%s)\n", opt->outdir, out->figures_drawn,
+               out->figures_drawn == 1 ? "" : "s", out->nskipped, out->nlines, out->nlines == 1 ? "" : "s");
     }
   }
   if (!rc && c.write_failed) { /* index.html lists it as not drawn; the report is not whole */

@@ -3,7 +3,9 @@
  * metric's dimension (`quantity.dimension.value`) into sections: overall first, then persona,
  * pool, region, class, policy, then any other dimension in the order met. Written as Markdown
  * (one pivot table per dimension: values down, quantities across), CSV (one row per metric) and
- * an HTML fragment for index.html. */
+ * an HTML fragment for index.html. Intervals are clipped to the range of the quantity
+ * (rpt_metric_range); Markdown and HTML show durations in the page's time unit (hours, or days for
+ * long runs), the CSV keeps the file's units. */
 #include "analysis/report/rpt_internal.h"
 
 #include <math.h>
@@ -18,11 +20,12 @@ void rpt__fmt(char *buf, size_t len, double v) {
   else snprintf(buf, len, "%.4g", v);
 }
 
-static void rpt__cell(char *buf, size_t len, const rpt_ci *c) {
+/* "mean [lo, hi]" of an interval shown times k (a duration in the page's time unit). */
+static void rpt__cell(char *buf, size_t len, const rpt_ci *c, double k) {
   char m[32], lo[32], hi[32];
-  rpt__fmt(m, sizeof m, c->mean);
-  rpt__fmt(lo, sizeof lo, c->lo);
-  rpt__fmt(hi, sizeof hi, c->hi);
+  rpt__fmt(m, sizeof m, c->mean * k);
+  rpt__fmt(lo, sizeof lo, c->lo * k);
+  rpt__fmt(hi, sizeof hi, c->hi * k);
   if (c->lo != c->lo) snprintf(buf, len, "%s", m);
   else snprintf(buf, len, "%s [%s, %s]", m, lo, hi);
 }
@@ -71,6 +74,8 @@ static int rpt__same(double a, double b) {
 static void rpt__md_section(FILE *o, rpt_file *f, const char *dim, const rpt_ci *ci, int html) {
   unsigned nm = rpt_nmetrics(f);
   char q[64], d[64], v[64], cell[128];
+  const char *page_unit, *shown;
+  double page_s = rpt__page_time(f, &page_unit);
   if (!dim[0]) {
     unsigned n0 = 0;
     for (unsigned k = 0; k < nm; k++) {
@@ -84,12 +89,13 @@ static void rpt__md_section(FILE *o, rpt_file *f, const char *dim, const rpt_ci 
       rpt_metric_split(rpt_metric_name(f, k), q, d, v);
       if (d[0]) continue;
       char sd[32];
-      rpt__cell(cell, sizeof cell, &ci[k]);
-      rpt__fmt(sd, sizeof sd, ci[k].sd);
+      double kf = rpt__shown(rpt_metric_unit(f, k), page_s, page_unit, &shown);
+      rpt__cell(cell, sizeof cell, &ci[k], kf);
+      rpt__fmt(sd, sizeof sd, ci[k].sd * kf);
       if (html)
-        fprintf(o, "<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%d</td></tr>\n", q, rpt_metric_unit(f, k), cell, sd, ci[k].n);
+        fprintf(o, "<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%d</td></tr>\n", q, shown, cell, sd, ci[k].n);
       else
-        fprintf(o, "| %s | %s | %s | %s | %d |\n", q, rpt_metric_unit(f, k), cell, sd, ci[k].n);
+        fprintf(o, "| %s | %s | %s | %s | %d |\n", q, shown, cell, sd, ci[k].n);
     }
     fputs(html ? "</table>\n" : "\n", o);
     return;
@@ -123,8 +129,9 @@ static void rpt__md_section(FILE *o, rpt_file *f, const char *dim, const rpt_ci 
           break;
         }
       }
-      if (html) fprintf(o, "<th>%s (%s)</th>", quants[i], unit);
-      else fprintf(o, " %s (%s) |", quants[i], unit);
+      rpt__shown(unit, page_s, page_unit, &shown);
+      if (html) fprintf(o, "<th>%s (%s)</th>", quants[i], shown);
+      else fprintf(o, " %s (%s) |", quants[i], shown);
     }
     if (html) fputs("</tr>\n", o);
     else {
@@ -138,7 +145,7 @@ static void rpt__md_section(FILE *o, rpt_file *f, const char *dim, const rpt_ci 
         char name[200];
         snprintf(name, sizeof name, "%s.%s.%s", quants[i], dim, vals[j]);
         int k = rpt_metric_find(f, name);
-        if (k >= 0) rpt__cell(cell, sizeof cell, &ci[k]);
+        if (k >= 0) rpt__cell(cell, sizeof cell, &ci[k], rpt__shown(rpt_metric_unit(f, (unsigned)k), page_s, page_unit, &shown));
         else snprintf(cell, sizeof cell, " ");
         fprintf(o, html ? "<td>%s</td>" : " %s |", cell);
       }
@@ -161,6 +168,9 @@ static rpt_ci *rpt__recompute(rpt_file *f, int *mismatch) {
     rpt_ci_t(rpt_metric_values(f) + k, (size_t)rpt_nreps(f), nm, &ci[k]);
     rpt_summary_stored(f, k, &st);
     if (!rpt__same(ci[k].mean, st.mean) || !rpt__same(ci[k].lo, st.lo) || !rpt__same(ci[k].hi, st.hi)) (*mismatch)++;
+    double lo, hi; /* then clipped to what the quantity can be (after the check: /summary is unclipped) */
+    rpt_metric_range(rpt_metric_name(f, k), rpt_metric_unit(f, k), &lo, &hi);
+    rpt_ci_clip(&ci[k], lo, hi);
   }
   return ci;
 }
@@ -195,10 +205,13 @@ int rpt_write_summary(rpt_file *f, const char *md_path, const char *csv_path, in
       snprintf(err, errlen, "%s: cannot write", md_path);
       rc = SIM_EIO;
     } else {
-      fprintf(o, "# Summary: %s\n\nModel `%s`, %d replication%s, base seed %llu, %.6g s simulated. Means with 95%% "
-                 "confidence intervals across replications (Student t).\n\n",
+      const char *pu;
+      double ps = rpt__page_time(f, &pu);
+      fprintf(o, "# Summary: %s\n\nModel `%s`, %d replication%s, base seed %llu, %.6g %s simulated. Means with 95%% "
+                 "confidence intervals across replications (Student t), clipped to the values each quantity can take; "
+                 "durations in %s.\n\n",
               rpt_path(f), rpt_model(f), rpt_nreps(f), rpt_nreps(f) == 1 ? "" : "s",
-              (unsigned long long)rpt_seed(f), rpt_end_time(f));
+              (unsigned long long)rpt_seed(f), rpt_end_time(f) / ps, pu, !strcmp(pu, "h") ? "hours" : "days");
       for (unsigned i = 0; i < s.ndims; i++) rpt__md_section(o, f, s.dims[i], ci, 0);
       if (mm) fprintf(o, "Warning: for %d metric%s the file's /summary disagrees with /metrics; the table shows the "
                          "values recomputed from /metrics.\n", mm, mm == 1 ? "" : "s");

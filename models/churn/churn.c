@@ -1,7 +1,7 @@
 /* churn.c - see churn.h. */
 #include "models/churn/churn.h"
+#include "sim/csvfile.h"
 
-#include <errno.h>
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_sf_gamma.h>
 #include <math.h>
@@ -71,45 +71,45 @@ static int churn__err(char *err, size_t len, int rc, const char *fmt, ...) {
   return rc;
 }
 
-static int churn__num(const char *s, double *v) {
-  char *e;
-  errno = 0;
-  *v = strtod(s, &e);
-  while (*e == ' ' || *e == '\t' || *e == '\r' || *e == '\n') e++;
-  return (e == s || *e || errno || !isfinite(*v)) ? -1 : 0;
-}
+/* The fits file's columns (trace,population,phase,dist,p1,p2). */
+enum { FIT_TRACE, FIT_PHASE, FIT_DIST, FIT_P1, FIT_P2, FIT_NCOLS };
+static const sim_csv_col churn__cols[FIT_NCOLS] = {{"trace", 0}, {"phase", 2}, {"dist", 3}, {"p1", 4}, {"p2", 5}};
 
 int churn_fits_load(const char *path, const char *trace, const char *phase, churn_kind kind, churn_dist *out,
                     char *err, size_t errlen) {
   if ((unsigned)kind > CHURN_GAMMA) return churn__err(err, errlen, CHURN_EINVAL, "unknown distribution kind %d", kind);
-  FILE *f = fopen(path, "r");
-  if (!f) return churn__err(err, errlen, CHURN_EIO, "%s: cannot open the churn fits file: %s", path, strerror(errno));
-  char line[1024];
-  int lineno = 0, header = 0, rc = CHURN_ENOTFOUND;
-  while (fgets(line, sizeof line, f)) {
-    lineno++;
-    if (line[0] == '#' || line[strspn(line, " \t\r\n")] == 0) continue;
-    if (!header) { header = 1; continue; }
-    char *fl[6] = {0};
-    int nf = 0;
-    for (char *p = line, *tok; nf < 6 && (tok = strsep(&p, ",\r\n"));) fl[nf++] = tok;
-    if (nf < 5) {
-      rc = churn__err(err, errlen, CHURN_EFORMAT, "%s:%d: expected trace,population,phase,dist,p1,p2", path, lineno);
+  sim_csv *c;
+  int rc = sim_csv_open(&c, path, SIM_CSV_COMMENTS | SIM_CSV_HEADER, "churn fits file", err, errlen);
+  if (rc) return rc;
+  size_t col[FIT_NCOLS], need = 0;
+  sim_csv_columns(c, churn__cols, FIT_NCOLS, col, NULL);
+  for (int k = 0; k < FIT_P2; k++) /* p2 is optional: exp has one parameter */
+    if (col[k] + 1 > need) need = col[k] + 1;
+  rc = CHURN_ENOTFOUND;
+  sim_csv_row row;
+  int more;
+  while ((more = sim_csv_next(c, &row, err, errlen)) > 0) {
+    const char *const *fl = row.f;
+    if (row.n < need) {
+      rc = churn__err(err, errlen, CHURN_EFORMAT, "%s:%ld: expected trace,population,phase,dist,p1,p2", path, row.line);
       break;
     }
-    if (strcmp(fl[0], trace) || strcmp(fl[2], phase) || strcmp(fl[3], churn_kind_names[kind])) continue;
+    if (strcmp(fl[col[FIT_TRACE]], trace) || strcmp(fl[col[FIT_PHASE]], phase) ||
+        strcmp(fl[col[FIT_DIST]], churn_kind_names[kind]))
+      continue;
     churn_dist d = {kind, 0, 0};
-    if (churn__num(fl[4], &d.p1) || (kind != CHURN_EXP && (nf < 6 || churn__num(fl[5], &d.p2))) ||
-        churn_dist_check(&d)) {
-      rc = churn__err(err, errlen, CHURN_EFORMAT, "%s:%d: bad parameters for %s %s %s", path, lineno, trace, phase,
-                      fl[3]);
+    if (sim_csv_num(fl[col[FIT_P1]], &d.p1) ||
+        (kind != CHURN_EXP && (row.n <= col[FIT_P2] || sim_csv_num(fl[col[FIT_P2]], &d.p2))) || churn_dist_check(&d)) {
+      rc = churn__err(err, errlen, CHURN_EFORMAT, "%s:%ld: bad parameters for %s %s %s", path, row.line, trace, phase,
+                      fl[col[FIT_DIST]]);
       break;
     }
     *out = d;
     rc = CHURN_OK;
     break;
   }
-  fclose(f);
+  if (more < 0) rc = more;
+  sim_csv_close(c);
   if (rc == CHURN_ENOTFOUND)
     churn__err(err, errlen, rc, "%s: no fit for trace '%s', phase '%s', distribution '%s'", path, trace, phase,
                churn_kind_names[kind]);

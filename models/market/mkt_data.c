@@ -1,6 +1,9 @@
 /* mkt_data.c - loaders for the market's data files: data/gpus.csv, the Failure Trace Archive fits
- * and the two Alibaba traces (schemas in shared/data/README.md). Every error names file and line. */
+ * and the two Alibaba traces (schemas in shared/data/README.md), all through sim/csvfile.h (libcsv).
+ * Every error names file and line. Columns are found by their header names when the header has
+ * them all, else at their documented positions. */
 #include "models/market/mkt.h"
+#include "sim/csvfile.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -11,7 +14,6 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
-#include <sys/stat.h>
 
 static int mkt__err(char *err, size_t len, int code, const char *fmt, ...) {
   if (err && len) {
@@ -23,41 +25,11 @@ static int mkt__err(char *err, size_t len, int code, const char *fmt, ...) {
   return code;
 }
 
-/* Splits a CSV line in place on commas, with RFC 4180 quoting as spreadsheets and pandas write
- * it: a field may be enclosed in double quotes, inside which a comma is text and "" is one quote.
- * An unterminated quote runs to the end of the line. Returns the field count. */
-static size_t mkt__split(char *line, char **f, size_t max) {
-  size_t n = 0;
-  line[strcspn(line, "\r\n")] = 0;
-  char *p = line;
-  while (n < max) {
-    char *w = p; /* the field is rewritten in place, unquoted */
-    f[n++] = w;
-    int quoted = *p == '"';
-    if (quoted) p++;
-    for (;;) {
-      if (quoted && *p == '"') {
-        if (p[1] == '"') { *w++ = '"'; p += 2; continue; } /* "" inside quotes */
-        quoted = 0;                                         /* the closing quote */
-        p++;
-        continue;
-      }
-      if (!*p || (!quoted && *p == ',')) break;
-      *w++ = *p++;
-    }
-    int more = *p == ',';
-    *w = 0;
-    if (!more) break;
-    p++;
-  }
-  return n;
-}
+static int mkt__num(const char *s, double *v) { return sim_csv_num(s, v); }
 
-static int mkt__num(const char *s, double *v) {
-  char *end;
-  errno = 0;
-  *v = strtod(s, &end);
-  return (errno || end == s || *end || !isfinite(*v)) ? -1 : 0;
+/* Opens a data file through the one CSV reader (sim/csvfile.h) with its header row. */
+static int mkt__open(sim_csv **c, const char *path, unsigned flags, const char *what, char *err, size_t errlen) {
+  return sim_csv_open(c, path, flags | SIM_CSV_HEADER, what, err, errlen);
 }
 
 int mkt_gpu_find(const mkt_gpu *g, size_t n, const char *name) {
@@ -66,20 +38,28 @@ int mkt_gpu_find(const mkt_gpu *g, size_t n, const char *name) {
   return -1;
 }
 
+/* The columns of gpus.csv the market reads (price_source and source are for people). */
+static const sim_csv_col mkt__gpu_cols[] = {{"name", 0},     {"class", 1},  {"fp16_tflops", 2},
+                                            {"fp32_tflops", 3}, {"mem_gb", 4}, {"bw_gbs", 5},
+                                            {"pl_min_w", 6}, {"pl_max_w", 7}, {"ref_price_usd_h", 8}};
+
 int mkt_gpus_load(const char *path, mkt_gpu **out, size_t *n, char *err, size_t errlen) {
-  FILE *f = fopen(path, "r");
-  if (!f) return mkt__err(err, errlen, MKT_EIO, "%s: cannot open: %s", path, strerror(errno));
-  char line[1024];
-  int lineno = 0, header = 0, rc = MKT_OK;
-  size_t cap = 0, cnt = 0;
+  sim_csv *c;
+  int rc = mkt__open(&c, path, SIM_CSV_COMMENTS, "GPU table", err, errlen);
+  if (rc) return rc;
+  size_t cap = 0, cnt = 0, col[9], need;
+  sim_csv_columns(c, mkt__gpu_cols, 9, col, &need);
   mkt_gpu *g = NULL;
-  while (fgets(line, sizeof line, f)) {
-    lineno++;
-    if (line[0] == '#' || line[strspn(line, " \t\r\n")] == 0) continue;
-    if (!header) { header = 1; continue; }
-    char *fl[12];
-    size_t nf = mkt__split(line, fl, 12);
-    if (nf < 9) { rc = mkt__err(err, errlen, MKT_EFORMAT, "%s:%d: expected 11 fields, found %zu", path, lineno, nf); break; }
+  sim_csv_row row;
+  int more;
+  while ((more = sim_csv_next(c, &row, err, errlen)) > 0) {
+    const char *const *fl = row.f;
+    long lineno = row.line;
+    if (row.n < need) {
+      rc = mkt__err(err, errlen, MKT_EFORMAT, "%s:%ld: expected at least %zu fields, found %zu", path, lineno, need,
+                    row.n);
+      break;
+    }
     if (cnt == cap) {
       cap = cap ? 2 * cap : 32;
       mkt_gpu *ng = realloc(g, cap * sizeof *ng);
@@ -88,28 +68,28 @@ int mkt_gpus_load(const char *path, mkt_gpu **out, size_t *n, char *err, size_t 
     }
     mkt_gpu *r = &g[cnt];
     memset(r, 0, sizeof *r);
-    if (strlen(fl[0]) == 0 || strlen(fl[0]) >= sizeof r->name) {
-      rc = mkt__err(err, errlen, MKT_EFORMAT, "%s:%d: GPU name must have 1 to 15 characters", path, lineno);
+    const char *name = fl[col[0]];
+    if (strlen(name) == 0 || strlen(name) >= sizeof r->name) {
+      rc = mkt__err(err, errlen, MKT_EFORMAT, "%s:%ld: GPU name must have 1 to 15 characters", path, lineno);
       break;
     }
-    strcpy(r->name, fl[0]);
-    r->datacenter = !strcmp(fl[1], "datacenter");
+    strcpy(r->name, name);
+    r->datacenter = !strcmp(fl[col[1]], "datacenter");
     double *dst[] = {&r->fp16_tflops, &r->fp32_tflops, &r->mem_gb, &r->bw_gbs, &r->pl_min_w, &r->pl_max_w,
                      &r->ref_price_usd_h};
-    static const char *names[] = {"fp16_tflops", "fp32_tflops", "mem_gb", "bw_gbs", "pl_min_w", "pl_max_w",
-                                  "ref_price_usd_h"};
     for (int k = 0; k < 7 && rc == MKT_OK; k++)
-      if (mkt__num(fl[2 + k], dst[k]) || *dst[k] <= 0)
-        rc = mkt__err(err, errlen, MKT_EFORMAT, "%s:%d: %s '%s' is not a positive number", path, lineno,
-                      names[k], fl[2 + k]);
+      if (mkt__num(fl[col[2 + k]], dst[k]) || *dst[k] <= 0)
+        rc = mkt__err(err, errlen, MKT_EFORMAT, "%s:%ld: %s '%s' is not a positive number", path, lineno,
+                      mkt__gpu_cols[2 + k].name, fl[col[2 + k]]);
     if (rc == MKT_OK && r->pl_min_w > r->pl_max_w)
-      rc = mkt__err(err, errlen, MKT_EFORMAT, "%s:%d: pl_min_w > pl_max_w", path, lineno);
+      rc = mkt__err(err, errlen, MKT_EFORMAT, "%s:%ld: pl_min_w > pl_max_w", path, lineno);
     if (rc == MKT_OK && mkt_gpu_find(g, cnt, r->name) >= 0)
-      rc = mkt__err(err, errlen, MKT_EFORMAT, "%s:%d: GPU '%s' listed twice", path, lineno, r->name);
+      rc = mkt__err(err, errlen, MKT_EFORMAT, "%s:%ld: GPU '%s' listed twice", path, lineno, r->name);
     if (rc) break;
     cnt++;
   }
-  fclose(f);
+  if (more < 0) rc = more;
+  sim_csv_close(c);
   if (rc == MKT_OK && cnt == 0) rc = mkt__err(err, errlen, MKT_EFORMAT, "%s: no GPU rows", path);
   if (rc) { free(g); return rc; }
   *out = g;
@@ -137,19 +117,6 @@ static int mkt__job_cmp(const void *a, const void *b) {
 const char *const mkt_trace_reason_names[MKT_TR_NREASONS] = {"cpu_only", "pending", "no_run_time", "bad_times",
                                                               "fractional_gpus", "too_wide", "not_succeeded"};
 
-/* Opens a trace: a readable regular file (a directory opens, then reads as nothing). */
-static FILE *mkt__trace_open(const char *path, char *err, size_t errlen, int *rc) {
-  struct stat sb;
-  if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
-    *rc = mkt__err(err, errlen, MKT_EFORMAT, "%s: %s, not a trace file", path,
-                   S_ISDIR(sb.st_mode) ? "is a directory" : "is not a regular file");
-    return NULL;
-  }
-  FILE *f = fopen(path, "r");
-  if (!f) *rc = mkt__err(err, errlen, MKT_EIO, "%s: cannot open: %s", path, strerror(errno));
-  return f;
-}
-
 /* The end of a load: no usable row is an error that says why each row went; else sorted. */
 static int mkt__trace_done(const char *path, mkt_trace_job *v, size_t cnt, const mkt_trace_stats *st,
                            mkt_trace_job **out, size_t *n, char *err, size_t errlen) {
@@ -170,36 +137,47 @@ static int mkt__trace_done(const char *path, mkt_trace_job *v, size_t cnt, const
   return MKT_OK;
 }
 
+/* The pod trace's columns (cluster-trace-gpu-v2023: name,cpu_milli,memory_mib,num_gpu,gpu_milli,
+ * gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time). */
+enum { POD_NUM_GPU, POD_GPU_MILLI, POD_QOS, POD_PHASE, POD_CREATE, POD_DELETE, POD_SCHED, POD_NCOLS };
+static const sim_csv_col mkt__pod_cols[POD_NCOLS] = {{"num_gpu", 3}, {"gpu_milli", 4},     {"qos", 6},
+                                                     {"pod_phase", 7}, {"creation_time", 8}, {"deletion_time", 9},
+                                                     {"scheduled_time", 10}};
+
 int mkt_trace_load_alibaba_pods(const char *path, mkt_trace_job **out, size_t *n, mkt_trace_stats *stp,
                                 char *err, size_t errlen) {
   mkt_trace_stats st0, *st = stp ? stp : &st0;
   memset(st, 0, sizeof *st);
-  int rc = MKT_OK;
-  FILE *f = mkt__trace_open(path, err, errlen, &rc);
-  if (!f) return rc;
-  char line[2048];
-  int lineno = 0;
-  size_t cnt = 0, cap = 0;
+  sim_csv *c;
+  int rc = mkt__open(&c, path, 0, "trace file", err, errlen);
+  if (rc) return rc;
+  size_t cnt = 0, cap = 0, col[POD_NCOLS], need;
+  sim_csv_columns(c, mkt__pod_cols, POD_NCOLS, col, &need);
   mkt_trace_job *v = NULL;
-  while (fgets(line, sizeof line, f)) {
-    if (++lineno == 1) continue; /* header */
-    if (line[strspn(line, " \t\r\n")] == '\0') continue; /* a blank line */
+  sim_csv_row row;
+  int more;
+  while ((more = sim_csv_next(c, &row, err, errlen)) > 0) {
     st->rows++;
-    char *fl[12];
-    size_t nf = mkt__split(line, fl, 12);
-    if (nf < 11) { rc = mkt__err(err, errlen, MKT_EFORMAT, "%s:%d: expected 11 fields", path, lineno); break; }
+    const char *const *fl = row.f;
+    if (row.n < need) {
+      rc = mkt__err(err, errlen, MKT_EFORMAT, "%s:%ld: expected at least %zu fields, found %zu", path, row.line,
+                    need, row.n);
+      break;
+    }
     double ngpu, milli, create, del, sched;
-    if (mkt__num(fl[3], &ngpu) || mkt__num(fl[4], &milli) || mkt__num(fl[8], &create)) {
-      rc = mkt__err(err, errlen, MKT_EFORMAT, "%s:%d: num_gpu, gpu_milli or creation_time not a number", path, lineno);
+    if (mkt__num(fl[col[POD_NUM_GPU]], &ngpu) || mkt__num(fl[col[POD_GPU_MILLI]], &milli) ||
+        mkt__num(fl[col[POD_CREATE]], &create)) {
+      rc = mkt__err(err, errlen, MKT_EFORMAT, "%s:%ld: num_gpu, gpu_milli or creation_time not a number", path,
+                    row.line);
       break;
     }
     mkt_trace_reason why = MKT_TR_NREASONS;
-    int timed = !mkt__num(fl[9], &del) & !mkt__num(fl[10], &sched);
+    int timed = !mkt__num(fl[col[POD_DELETE]], &del) & !mkt__num(fl[col[POD_SCHED]], &sched);
     if (ngpu == 0) why = MKT_TR_CPU_ONLY;
     else if (ngpu < 0 || create < 0 || (timed && (del < 0 || sched < 0 || sched < create))) why = MKT_TR_BAD_TIMES;
     else if (ngpu != floor(ngpu)) why = MKT_TR_FRACTIONAL;
     else if (ngpu > MKT_TRACE_MAX_GPUS) why = MKT_TR_TOO_WIDE;
-    else if (!strcmp(fl[7], "Pending") || !timed) why = MKT_TR_PENDING;
+    else if (!strcmp(fl[col[POD_PHASE]], "Pending") || !timed) why = MKT_TR_PENDING;
     else if (del - sched <= 0) why = MKT_TR_NO_RUN_TIME;
     if (why != MKT_TR_NREASONS) { st->dropped[why]++; continue; }
     mkt_trace_job j;
@@ -208,42 +186,51 @@ int mkt_trace_load_alibaba_pods(const char *path, mkt_trace_job **out, size_t *n
     /* gpu_milli is the per-GPU share in thousandths: a share of a GPU still rents a whole one (an
      * ASSUMPTION: the market rents whole GPUs; Alibaba's GPU sharing is not modelled) */
     j.gpus = (uint32_t)ngpu;
-    j.cls = !strcmp(fl[6], "LS") ? 1 : !strcmp(fl[6], "BE") ? 2 : 0;
+    const char *qos = fl[col[POD_QOS]];
+    j.cls = !strcmp(qos, "LS") ? 1 : !strcmp(qos, "BE") ? 2 : 0;
     if ((rc = mkt__push(&v, &cnt, &cap, &j))) break;
     st->used++;
   }
-  if (!rc && ferror(f)) rc = mkt__err(err, errlen, MKT_EIO, "%s: read error: %s", path, strerror(errno));
-  fclose(f);
+  if (more < 0) rc = more;
+  sim_csv_close(c);
   if (rc) { free(v); return rc; }
   return mkt__trace_done(path, v, cnt, st, out, n, err, errlen);
 }
+
+/* The GenAI trace's columns (cluster-trace-v2026: gmt_create,predict_type,predict_status,
+ * exec_time_seconds,...). */
+enum { GEN_CREATE, GEN_STATUS, GEN_EXEC, GEN_NCOLS };
+static const sim_csv_col mkt__genai_cols[GEN_NCOLS] = {{"gmt_create", 0}, {"predict_status", 2},
+                                                       {"exec_time_seconds", 3}};
 
 int mkt_trace_load_genai(const char *path, mkt_trace_job **out, size_t *n, mkt_trace_stats *stp, char *err,
                          size_t errlen) {
   mkt_trace_stats st0, *st = stp ? stp : &st0;
   memset(st, 0, sizeof *st);
-  int rc = MKT_OK;
-  FILE *f = mkt__trace_open(path, err, errlen, &rc);
-  if (!f) return rc;
-  char line[2048];
-  int lineno = 0;
-  size_t cnt = 0, cap = 0;
+  sim_csv *c;
+  int rc = mkt__open(&c, path, 0, "trace file", err, errlen);
+  if (rc) return rc;
+  size_t cnt = 0, cap = 0, col[GEN_NCOLS], need;
+  sim_csv_columns(c, mkt__genai_cols, GEN_NCOLS, col, &need);
   mkt_trace_job *v = NULL;
   double t0 = NAN;
-  while (fgets(line, sizeof line, f)) {
-    if (++lineno == 1) continue;
-    if (line[strspn(line, " \t\r\n")] == '\0') continue; /* a blank line */
+  sim_csv_row row;
+  int more;
+  while ((more = sim_csv_next(c, &row, err, errlen)) > 0) {
     st->rows++;
-    char *fl[12];
-    size_t nf = mkt__split(line, fl, 12);
-    if (nf < 4) { rc = mkt__err(err, errlen, MKT_EFORMAT, "%s:%d: expected 11 fields", path, lineno); break; }
-    if (strcmp(fl[2], "SUCCEED")) { st->dropped[MKT_TR_NOT_SUCCEEDED]++; continue; }
+    const char *const *fl = row.f;
+    if (row.n < need) {
+      rc = mkt__err(err, errlen, MKT_EFORMAT, "%s:%ld: expected at least %zu fields, found %zu", path, row.line,
+                    need, row.n);
+      break;
+    }
+    if (strcmp(fl[col[GEN_STATUS]], "SUCCEED")) { st->dropped[MKT_TR_NOT_SUCCEEDED]++; continue; }
     struct tm tm;
     memset(&tm, 0, sizeof tm);
     double ex;
-    if (sscanf(fl[0], "%d-%d-%d %d:%d:%d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
-               &tm.tm_sec) != 6 || mkt__num(fl[3], &ex)) {
-      rc = mkt__err(err, errlen, MKT_EFORMAT, "%s:%d: bad gmt_create or exec_time_seconds", path, lineno);
+    if (sscanf(fl[col[GEN_CREATE]], "%d-%d-%d %d:%d:%d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+               &tm.tm_min, &tm.tm_sec) != 6 || mkt__num(fl[col[GEN_EXEC]], &ex)) {
+      rc = mkt__err(err, errlen, MKT_EFORMAT, "%s:%ld: bad gmt_create or exec_time_seconds", path, row.line);
       break;
     }
     if (tm.tm_year < 1970 || tm.tm_year > 2100 || tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 ||
@@ -260,8 +247,8 @@ int mkt_trace_load_genai(const char *path, mkt_trace_job **out, size_t *n, mkt_t
     if ((rc = mkt__push(&v, &cnt, &cap, &j))) break;
     st->used++;
   }
-  if (!rc && ferror(f)) rc = mkt__err(err, errlen, MKT_EIO, "%s: read error: %s", path, strerror(errno));
-  fclose(f);
+  if (more < 0) rc = more;
+  sim_csv_close(c);
   if (rc) { free(v); return rc; }
   rc = mkt__trace_done(path, v, cnt, st, out, n, err, errlen);
   if (rc) return rc;
@@ -301,41 +288,26 @@ int mkt_gpu_match(const mkt_gpu *g, size_t n, const char *device) {
   return best;
 }
 
+/* A kernels calibration file: key,value,unit,device,note (kernels/krn_calib.c writes it). Positional:
+ * the header row is recognised by its first field "key" wherever it is (files may be joined). */
 int mkt_calibration_load(const char *path, sched_cluster_params *cp, mkt_calib_info *info, char *err, size_t len) {
   if (info) memset(info, 0, sizeof *info);
   double gemm = 0, cublas = 0;
   sched_cluster_params nc = *cp; /* *cp changes only when the whole file is good */
-  FILE *f = fopen(path, "r");
-  if (!f) {
-    snprintf(err, len, "%s: cannot open the calibration file", path);
-    return MKT_EIO;
-  }
-  char line[1024];
-  int ln = 0;
-  while (fgets(line, sizeof line, f)) {
-    ln++;
-    if (line[0] == '#' || line[0] == '\n' || !strncmp(line, "key,", 4)) continue;
-    char *p = line, *key = strsep(&p, ","), *val = p ? strsep(&p, ",\r\n") : NULL;
-    if (!val) {
-      snprintf(err, len, "%s:%d: expected key,value,unit,device,note", path, ln);
-      fclose(f);
-      return MKT_EFORMAT;
+  sim_csv *c;
+  int rc = sim_csv_open(&c, path, SIM_CSV_COMMENTS, "calibration file", err, len);
+  if (rc) return rc;
+  sim_csv_row row;
+  while ((rc = sim_csv_next(c, &row, err, len)) > 0) {
+    const char *key = row.f[0];
+    if (!strcmp(key, "key")) continue; /* the header */
+    if (row.n < 2) {
+      rc = mkt__err(err, len, MKT_EFORMAT, "%s:%ld: expected key,value,unit,device,note", path, row.line);
+      break;
     }
-    char *e;
-    double v = strtod(val, &e);
-    if (info && p && !info->device[0]) { /* unit, then the device (quoted when it holds a comma) */
-      strsep(&p, ",");
-      char *dev = p;
-      if (dev && *dev == '"') {
-        dev++;
-        char *q = strchr(dev, '"');
-        if (q) *q = '\0';
-      } else if (dev) {
-        dev = strsep(&p, ",\r\n");
-      }
-      if (dev) snprintf(info->device, sizeof info->device, "%s", dev);
-    }
-    double *dst = NULL, lo = 0, hi = 1;
+    const char *val = row.f[1];
+    if (info && row.n >= 4 && !info->device[0]) snprintf(info->device, sizeof info->device, "%s", row.f[3]);
+    double *dst = NULL, lo = 0, hi = 1, v;
     if (!strcmp(key, "gemm_gflops")) { dst = &gemm; hi = 1e9; }
     else if (!strcmp(key, "gemm_cublas_gflops")) { dst = &cublas; hi = 1e9; }
     else if (!strcmp(key, "even_split_efficiency")) dst = &nc.even_eff;
@@ -343,14 +315,15 @@ int mkt_calibration_load(const char *path, sched_cluster_params *cp, mkt_calib_i
     else if (!strcmp(key, "dynamic_efficiency")) dst = &nc.dynamic_eff;
     else if (!strcmp(key, "chunk_overhead_s")) { dst = &nc.chunk_overhead_s; hi = 3600; }
     if (!dst) continue; /* keys for other models */
-    if (e == val || !(v > lo && v <= hi)) {
-      snprintf(err, len, "%s:%d: %s = '%s' is not a number in (%g, %g]", path, ln, key, val, lo, hi);
-      fclose(f);
-      return MKT_EFORMAT;
+    if (mkt__num(val, &v) || !(v > lo && v <= hi)) {
+      rc = mkt__err(err, len, MKT_EFORMAT, "%s:%ld: %s = '%s' is not a number in (%g, %g]", path, row.line, key, val,
+                    lo, hi);
+      break;
     }
     *dst = v;
   }
-  fclose(f);
+  sim_csv_close(c);
+  if (rc) return rc;
   *cp = nc;
   if (info) info->sgemm_gflops = cublas > 0 ? cublas : gemm;
   return 0;

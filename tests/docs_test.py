@@ -22,7 +22,7 @@ Directives: HTML comments on the lines just before a fence (invisible when rende
   <!-- docs-test: skip REASON -->        do not run it; the reason is printed
   <!-- docs-test: args CMD ARGS... -->   append ARGS to every `spotlab CMD` of the block, to make
                                          it short (CMD may be two words in quotes: "bench sched")
-  <!-- docs-test: timeout SECONDS -->    the block's limit (default 60 s)
+  <!-- docs-test: timeout SECONDS -->    the block's limit (default 120 s)
   A command whose own trailing comment says "exit N" must exit N; every other command must exit 0.
 
 Directives before a paragraph or table
@@ -41,7 +41,7 @@ Everywhere, outside fences too
     `spotlab keys` / `spotlab lab --keys`;
   - a path in backticks or a link into the checkout (app/, docs/, scenarios/, ...) exists;
   - no pointer outside the checkout (../shared, shared/), no internal notes ("issue N").
-And every `--param KEY=` that `spotlab CMD --help` suggests is a key of `spotlab keys`.
+And every scenario key that `spotlab CMD --help` names (`--param KEY=...`) is in `spotlab keys`.
 
 How commands run: each Markdown file gets a scratch copy of the checkout's sources (no build
 folders) with an empty results/ (as `make run` leaves a checkout), in which build/spotlab and
@@ -61,7 +61,7 @@ import sys
 import tempfile
 import time
 
-DEFAULT_TIMEOUT = 60
+DEFAULT_TIMEOUT = 120
 RUN_FENCES = {"sh", "bash", "shell"}
 COMMAND_WORDS = ("spotlab", "build/spotlab", "make", "mpirun", "mpiexec", "ctest", "cmake", "cd", "export",
                  "python3", "pip", "bash", "sh", "scripts/", "./", "git ", "sudo", "apt-get")
@@ -387,10 +387,13 @@ def check_synopsis(block, sp, seen, errors):
 
 
 def check_help_keys(sp, errors):
+    """Every scenario key a command's --help names (--param KEY=..., run.reps, lab.speeds) exists."""
     for c, text in sp.commands.items():
-        for k in re.findall(r"--param\s+([a-z_]+\.[a-z0-9_.]+)=", text):
+        for k in re.findall(r"(?<![\w/.-])((?:run|market|phold|lab)\.[a-z_][a-z0-9_.]*[a-z0-9_])", text):
+            if k.endswith(".md"):
+                continue
             if not sp.is_key(k):
-                errors.append(f"spotlab {c} --help suggests --param {k}=..., which is no key of spotlab keys")
+                errors.append(f"spotlab {c} --help names the key {k}, which is no key of spotlab keys")
 
 
 def check_figures(item, scratch, errors):
@@ -436,10 +439,12 @@ def check_figures(item, scratch, errors):
 
 def make_scratch(src, work, rel):
     d = os.path.join(work, re.sub(r"[^\w.-]", "_", rel))
-    skip = {".git", "results", "gpu-bundle", "compare"}
+    top = {"results", "gpu-bundle", "compare"}                # outputs, at the top only
+    anywhere = {".git", "__pycache__", ".venv", "venv", ".pytest_cache"}
 
     def ignore(folder, names):
-        return [x for x in names if (folder == src and (x in skip or x.startswith("build")))
+        return [x for x in names if x in anywhere or x.endswith(".egg-info")
+                or (folder == src and (x in top or x.startswith("build")))
                 or os.path.exists(os.path.join(folder, x, "CMakeCache.txt"))]
     shutil.copytree(src, d, ignore=ignore, symlinks=True)
     os.makedirs(os.path.join(d, "build"), exist_ok=True)

@@ -262,7 +262,8 @@ class Metrics:
     def __init__(self, names):
         self.names = sorted(names)
         self.split = [n.split(".") for n in self.names]
-        self.dimnames = {p[1] for p in self.split if len(p) >= 3}
+        self.dimnames = {p[k] for p in self.split for k in range(1, len(p) - 1, 2)}
+        self.values = {p[k] for p in self.split for k in range(2, len(p), 2)}
 
     @staticmethod
     def _rx(part):
@@ -289,6 +290,7 @@ class Metrics:
         """A dotted name whose second part is a dimension the metrics use, or `name.*`."""
         parts = tok.split(".")
         return (len(parts) >= 2 and re.fullmatch(r"[a-z][a-z0-9_]*|quantity", parts[0]) is not None
+                and parts[0] not in self.values  # `henry.pool.bidding`: a dimension's value, not a metric
                 and (parts[1] in self.dimnames or parts[1] == "*"))
 
 
@@ -534,7 +536,7 @@ def parse_directives(block, errors):
 
 def looks_like_commands(block):
     for n, l in block.lines:
-        s = l.strip()
+        s = re.sub(r"^(?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)+", "", l.strip())  # VAR=value cmd
         if s.startswith("$ "):
             return n
         if any(s == w.strip() or s.startswith(w if w.endswith(("/", " ")) else w + " ") for w in COMMAND_WORDS):

@@ -678,7 +678,7 @@ static void bk_print(const bk_state *st) {
              a->rate / b->rate);
   }
   if (st->gpu && st->stream_bw > 0)
-    printf("triad: %.1f%% of the 3661 GB/s triad measured on an H200 (../shared/GPU.md)\n",
+    printf("triad: %.1f%% of the 3661 GB/s triad measured on an H200\n",
            100.0 * st->stream_bw / 3661.0);
   for (int s = 0; s < KRN_NSTRATEGIES; s++)
     if (st->eff_n[s][0] > 0)

@@ -1,7 +1,7 @@
 /* cmd_bench_phold.c - `spotlab bench phold`: the engine's events per second on PHOLD, beside a
  * bare reference loop measured in the same run.
  *
- * The reference is the algorithm of ../shared/bench/phold_ref.c (a binary heap of (time, LP)
+ * The reference is a minimal sequential PHOLD loop (a binary heap of (time, LP)
  * and xoshiro256+, no engine at all): the yardstick of how fast one core can go. The ratio
  * engine/reference is the figure to quote; absolute rates drift with the machine's load.
  */

@@ -20,7 +20,7 @@ static void run__help(FILE *f) {
           "  --seed N          base seed (overrides run.seed); replication r derives its own\n"
           "  --reps N          replications (overrides run.reps); 95%% CIs need 2 or more\n"
           "  --out FILE.h5     results file (default: results/SCENARIO-NAME.h5)\n"
-          "  --param K=V       override one scenario key, e.g. --param market.fee_bidding=0.05\n"
+          "  --param K=V       override one scenario key, e.g. --param market.bidding.fee=0.05\n"
           "  --all             print every metric, not only the model's headline ones\n"
           "  --quiet           no summary table, no progress line\n\n"
           "Replications run in parallel on OpenMP threads (OMP_NUM_THREADS), or one after another\n"

@@ -1,0 +1,11 @@
+# Docs that cannot drift: every command block of README.md and docs/*.md run from a scratch copy,
+# synopsis blocks checked against --help, quoted figures, metric names, keys and paths checked
+# (tests/docs_test.py says how a block is marked and shortened).
+find_package(Python3 COMPONENTS Interpreter)
+if(Python3_Interpreter_FOUND)
+  add_test(NAME docs COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/docs_test.py
+           --bin $<TARGET_FILE:spotlab> --src ${CMAKE_SOURCE_DIR})
+else()
+  add_test(NAME docs COMMAND sh -c "echo 'docs test: python3 not found'; exit 1")
+endif()
+set_tests_properties(docs PROPERTIES ENVIRONMENT "${SPOTLAB_TEST_ENV}" TIMEOUT 300)

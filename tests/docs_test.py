@@ -517,7 +517,17 @@ def run_block(block, cmds, scratch, binary, args, timeout, env):
 def parse_directives(block, errors):
     skip, args, timeout = None, [], DEFAULT_TIMEOUT
     for d in block.directives:
-        w = shlex.split(d)
+        if d.split()[:1] == ["skip"]:  # a reason is prose (apostrophes and all), not shell words
+            skip = d.split(None, 1)[1].strip() if len(d.split()) > 1 else None
+            if not skip:
+                errors.append(f"{block.path}:{block.line}: skip without a reason")
+                skip = "(no reason)"
+            continue
+        try:
+            w = shlex.split(d)
+        except ValueError as e:
+            errors.append(f"{block.path}:{block.line}: directive '{d}': {e}")
+            continue
         if not w:
             continue
         if w[0] == "skip":

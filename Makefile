@@ -13,7 +13,7 @@ ifeq ($(SETUP),0)
 export SPOTLAB_SKIP_SETUP = 1
 endif
 
-.PHONY: all setup configure build run test bench asan fuzz clean install
+.PHONY: all setup configure build run test bench asan fuzz format clean install
 
 all: build
 
@@ -63,6 +63,11 @@ fuzz:
 	CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DSPOTLAB_FUZZ=ON -DSPOTLAB_CUDA=OFF
 	cmake --build build-fuzz -j $(JOBS) --target spotlab fuzz_scenario fuzz_labjobs fuzz_traces fuzz_results
 	bash fuzz/run.sh build-fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+# Formats every C file as .clang-format says (clang-format 14; the `format` test checks it).
+# CUDA files are not formatted: clang-format 14 splits kernel launches.
+format:
+	find sim app models analysis lab kernels fuzz tests -name '*.[ch]' | xargs $$(command -v clang-format-14 || echo clang-format) -i
 
 clean:
 	rm -rf $(BUILD) build-asan build-fuzz

@@ -10,13 +10,13 @@
 #include <stdio.h>
 
 typedef struct app_command {
-  const char *name;      /* "run", "bench phold": one or two words */
-  const char *summary;   /* one line for `spotlab --help` */
+  const char *name;                   /* "run", "bench phold": one or two words */
+  const char *summary;                /* one line for `spotlab --help` */
   int (*main)(int argc, char **argv); /* argv[0] is the command name's last word */
 } app_command;
 
 void app_register(const app_command *c);
-#define APP_COMMAND(var) \
+#define APP_COMMAND(var)                                                                                               \
   static void __attribute__((constructor)) app__reg_##var(void) { app_register(&(var)); }
 
 /* MPI: initialised on first use (thread level FUNNELED), finalised at exit. */

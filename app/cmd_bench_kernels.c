@@ -34,19 +34,19 @@
 
 /* One row of the table and of the HDF5 compound dataset. */
 typedef struct bk_row {
-  char kernel[16];       /* triad, gemm, mlp */
-  char strategy[16];     /* whole-device rows: "twin", "plain", "cublas"; else a strategy */
-  char scenario[16];     /* "device", "no-failure", "failure" */
+  char kernel[16];   /* triad, gemm, mlp */
+  char strategy[16]; /* whole-device rows: "twin", "plain", "cublas"; else a strategy */
+  char scenario[16]; /* "device", "no-failure", "failure" */
   int32_t members;
-  double makespan_s;     /* whole-device rows: best time of one job */
+  double makespan_s; /* whole-device rows: best time of one job */
   double ideal_s;
   double efficiency;
   double work_lost_s;
   int64_t chunks_lost;
   double recovery_s;
-  double rate;           /* GB/s (triad) or GFLOP/s (gemm, mlp) */
-  double peak_fraction;  /* of the device's theoretical peak; NaN when unknown (CPU) */
-  int32_t verified;      /* 1 = passed the reference check */
+  double rate;          /* GB/s (triad) or GFLOP/s (gemm, mlp) */
+  double peak_fraction; /* of the device's theoretical peak; NaN when unknown (CPU) */
+  int32_t verified;     /* 1 = passed the reference check */
 } bk_row;
 
 typedef struct bk_opts {
@@ -58,9 +58,9 @@ typedef struct bk_opts {
   int strategies[KRN_NSTRATEGIES];
   int members;
   double spread, duty_max;
-  int threads;            /* CPU: threads per member */
+  int threads; /* CPU: threads per member */
   int fail_member;
-  double fail_at;         /* fraction of the ideal makespan; < 0 = random in [0.2, 0.8] */
+  double fail_at; /* fraction of the ideal makespan; < 0 = random in [0.2, 0.8] */
   double detect_s;
   int replicas;
   double scale;
@@ -70,37 +70,35 @@ typedef struct bk_opts {
 } bk_opts;
 
 static void bk_usage(FILE *f) {
-  fprintf(f,
-          "usage: spotlab bench kernels [--cpu] [--out FILE.h5] [options]\n\n"
-          "Runs the kernels (streaming triad, tiled SGEMM, an MLP training step) on the whole\n"
-          "device, then on an emulated cluster of weak members whose speeds differ by --spread,\n"
-          "under every clustering strategy, without and with a member failing mid-run. Prints a\n"
-          "table; writes the calibration file for the simulator's cluster model.\n\n"
-          "options:\n"
-          "  --cpu               CPU twins only, even when a CUDA device is present\n"
-          "  --out FILE.h5       also write the table as an HDF5 compound dataset /kernels\n"
-          "  --calib-dir DIR     where <device>.csv goes (default results/calibration; the committed\n"
-          "                      files of data/calibration are only written when named)\n"
-          "  --no-calib          do not write the calibration file\n"
-          "  --kernels LIST      comma-separated: triad,gemm,mlp (default all)\n"
-          "  --strategies LIST   even,weighted,dynamic,redundant,checkpoint,speculative (all)\n"
-          "  --members N         CPU: cluster members, 2..16 (default 4; on a GPU, --sms)\n"
-          "  --spread R          fastest/slowest speed ratio, 1..64 (default 8)\n"
-          "  --duty-max D        duty cycle of the fastest member, (0,1] (default 0.8 CPU, 1 GPU)\n"
-          "  --threads T         CPU: threads per member (default 1)\n"
-          "  --sms LIST          GPU: SMs per member, comma-separated (default 8,16,32,64: 8x)\n"
-          "  --fail-member I     member that fails in the failure runs (default 0, the fastest)\n"
-          "  --fail-at F         failure time as a fraction of the ideal makespan, (0,1), or\n"
-          "                      'random' (uniform in [0.2,0.8] from --seed) (default 0.4)\n"
-          "  --detect-ms X       failure detection delay, ms (default 1)\n"
-          "  --replicas K        redundant/speculative replicas (default 2)\n"
-          "  --scale S           problem size factor, 0.01..16 (default 1)\n"
-          "  --seed N            input and failure-time seed (default 1)\n\n"
-          "Exit status: 0 success, 1 a run failed or a result was wrong, 2 bad usage.\n");
+  fprintf(f, "usage: spotlab bench kernels [--cpu] [--out FILE.h5] [options]\n\n"
+             "Runs the kernels (streaming triad, tiled SGEMM, an MLP training step) on the whole\n"
+             "device, then on an emulated cluster of weak members whose speeds differ by --spread,\n"
+             "under every clustering strategy, without and with a member failing mid-run. Prints a\n"
+             "table; writes the calibration file for the simulator's cluster model.\n\n"
+             "options:\n"
+             "  --cpu               CPU twins only, even when a CUDA device is present\n"
+             "  --out FILE.h5       also write the table as an HDF5 compound dataset /kernels\n"
+             "  --calib-dir DIR     where <device>.csv goes (default results/calibration; the committed\n"
+             "                      files of data/calibration are only written when named)\n"
+             "  --no-calib          do not write the calibration file\n"
+             "  --kernels LIST      comma-separated: triad,gemm,mlp (default all)\n"
+             "  --strategies LIST   even,weighted,dynamic,redundant,checkpoint,speculative (all)\n"
+             "  --members N         CPU: cluster members, 2..16 (default 4; on a GPU, --sms)\n"
+             "  --spread R          fastest/slowest speed ratio, 1..64 (default 8)\n"
+             "  --duty-max D        duty cycle of the fastest member, (0,1] (default 0.8 CPU, 1 GPU)\n"
+             "  --threads T         CPU: threads per member (default 1)\n"
+             "  --sms LIST          GPU: SMs per member, comma-separated (default 8,16,32,64: 8x)\n"
+             "  --fail-member I     member that fails in the failure runs (default 0, the fastest)\n"
+             "  --fail-at F         failure time as a fraction of the ideal makespan, (0,1), or\n"
+             "                      'random' (uniform in [0.2,0.8] from --seed) (default 0.4)\n"
+             "  --detect-ms X       failure detection delay, ms (default 1)\n"
+             "  --replicas K        redundant/speculative replicas (default 2)\n"
+             "  --scale S           problem size factor, 0.01..16 (default 1)\n"
+             "  --seed N            input and failure-time seed (default 1)\n\n"
+             "Exit status: 0 success, 1 a run failed or a result was wrong, 2 bad usage.\n");
 }
 
-static int bk_parse_list(const char *opt, const char *text, int *flags, int n,
-                         int (*parse)(const char *, int *)) {
+static int bk_parse_list(const char *opt, const char *text, int *flags, int n, int (*parse)(const char *, int *)) {
   char buf[256];
   if (strlen(text) >= sizeof buf) {
     fprintf(stderr, "spotlab bench kernels: %s: list too long\n", opt);
@@ -138,9 +136,17 @@ static int bk_sparse(const char *s, int *v) {
 }
 
 static int bk_parse(int argc, char **argv, bk_opts *o) {
-  *o = (bk_opts){.calib_dir = "results/calibration", .members = 4, .spread = 8, .duty_max = -1,
-                 .threads = 1, .fail_member = 0, .fail_at = 0.4, .detect_s = 1e-3, .replicas = 2,
-                 .scale = 1, .seed = 1};
+  *o = (bk_opts){.calib_dir = "results/calibration",
+                 .members = 4,
+                 .spread = 8,
+                 .duty_max = -1,
+                 .threads = 1,
+                 .fail_member = 0,
+                 .fail_at = 0.4,
+                 .detect_s = 1e-3,
+                 .replicas = 2,
+                 .scale = 1,
+                 .seed = 1};
   for (int i = 0; i < KRN_NKERNELS; i++) o->kernels[i] = 1;
   for (int i = 0; i < KRN_NSTRATEGIES; i++) o->strategies[i] = 1;
   int sms_given = 0;
@@ -155,10 +161,16 @@ static int bk_parse(int argc, char **argv, bk_opts *o) {
     } else if (!strcmp(argv[i], "--no-calib")) {
       o->no_calib = 1;
     } else if (app_opt(argc, argv, &i, "--out", &v)) {
-      if (!*v) { fprintf(stderr, "spotlab bench kernels: --out: empty file name\n"); return -1; }
+      if (!*v) {
+        fprintf(stderr, "spotlab bench kernels: --out: empty file name\n");
+        return -1;
+      }
       o->out = v;
     } else if (app_opt(argc, argv, &i, "--calib-dir", &v)) {
-      if (!*v) { fprintf(stderr, "spotlab bench kernels: --calib-dir: empty\n"); return -1; }
+      if (!*v) {
+        fprintf(stderr, "spotlab bench kernels: --calib-dir: empty\n");
+        return -1;
+      }
       o->calib_dir = v;
     } else if (app_opt(argc, argv, &i, "--kernels", &v)) {
       if (bk_parse_list("--kernels", v, o->kernels, KRN_NKERNELS, bk_kparse)) return -1;
@@ -182,14 +194,19 @@ static int bk_parse(int argc, char **argv, bk_opts *o) {
         if (o->nsms == KRN_MAX_MEMBERS || app_opt_u64("--sms", t, 1, 4096, &u)) return -1;
         o->sms[o->nsms++] = (int)u;
       }
-      if (o->nsms < 2) { fprintf(stderr, "spotlab bench kernels: --sms: give at least 2 members\n"); return -1; }
+      if (o->nsms < 2) {
+        fprintf(stderr, "spotlab bench kernels: --sms: give at least 2 members\n");
+        return -1;
+      }
       sms_given = 1;
     } else if (app_opt(argc, argv, &i, "--fail-member", &v)) {
       if (app_opt_u64("--fail-member", v, 0, 63, &u)) return -1;
       o->fail_member = (int)u;
     } else if (app_opt(argc, argv, &i, "--fail-at", &v)) {
-      if (!strcmp(v, "random")) o->fail_at = -1;
-      else if (app_opt_double("--fail-at", v, 0.001, 0.999, &o->fail_at)) return -1;
+      if (!strcmp(v, "random"))
+        o->fail_at = -1;
+      else if (app_opt_double("--fail-at", v, 0.001, 0.999, &o->fail_at))
+        return -1;
     } else if (app_opt(argc, argv, &i, "--detect-ms", &v)) {
       if (app_opt_double("--detect-ms", v, 0, 10000, &o->detect_s)) return -1;
       o->detect_s *= 1e-3;
@@ -215,8 +232,8 @@ static int bk_parse(int argc, char **argv, bk_opts *o) {
     return -1;
   }
   if (o->fail_member >= o->members) {
-    fprintf(stderr, "spotlab bench kernels: --fail-member %d: there are only %d members (0..%d)\n",
-            o->fail_member, o->members, o->members - 1);
+    fprintf(stderr, "spotlab bench kernels: --fail-member %d: there are only %d members (0..%d)\n", o->fail_member,
+            o->members, o->members - 1);
     return -1;
   }
   return 0;
@@ -362,16 +379,16 @@ typedef struct bk_state {
   krn_gpu *gpu;
   krn_gpu_info info;
   char device[160];
-  char model[128];        /* device name without the thread count: names the calibration file */
+  char model[128]; /* device name without the thread count: names the calibration file */
   bk_row rows[BK_MAX_ROWS];
   int nrows;
-  int bad;                /* a check failed */
+  int bad; /* a check failed */
   /* calibration figures */
   double stream_bw, gemm_gflops, cublas_gflops, mlp_step_s, chunk_overhead_s;
   double eff[KRN_NSTRATEGIES][2], eff_n[KRN_NSTRATEGIES][2];
   double recovery[KRN_NSTRATEGIES], lost[KRN_NSTRATEGIES], rec_n[KRN_NSTRATEGIES];
   double cap_ratio;
-  double load1;           /* 1-minute load average at the start */
+  double load1;                    /* 1-minute load average at the start */
   double contention[KRN_NKERNELS]; /* sum of capacities together / alone */
   char members_line[KRN_NKERNELS][512];
   char mlp_note[160];
@@ -393,8 +410,8 @@ static int bk_verify(bk_state *st, krn_job *j, const char *what) {
   double worst = 0;
   int rc = krn_job_verify(j, &worst);
   if (rc) {
-    fprintf(stderr, "spotlab bench kernels: %s %s: %s (max error/tolerance %.3g)\n",
-            krn_kernel_name(krn_job_kind(j)), what, krn_strerror(rc), worst);
+    fprintf(stderr, "spotlab bench kernels: %s %s: %s (max error/tolerance %.3g)\n", krn_kernel_name(krn_job_kind(j)),
+            what, krn_strerror(rc), worst);
     st->bad = 1;
     return 0;
   }
@@ -438,8 +455,8 @@ static int bk_whole(bk_state *st, krn_kernel k) {
   if (k == KRN_GEMM) st->gemm_gflops = r->rate;
   if (k == KRN_MLP) {
     st->mlp_step_s = best;
-    snprintf(st->mlp_note, sizeof st->mlp_note, "one step (forward+backward) batch %zu layers %zu-%zu-%zu",
-             d.batch, d.d_in, d.d_hidden, d.d_out);
+    snprintf(st->mlp_note, sizeof st->mlp_note, "one step (forward+backward) batch %zu layers %zu-%zu-%zu", d.batch,
+             d.d_in, d.d_hidden, d.d_out);
   }
   /* the reference in the same run */
   if (!gpu) {
@@ -518,7 +535,10 @@ static int bk_cluster(bk_state *st, krn_kernel k, krn_cluster *cl, int nm) {
     if ((rc = krn_cpu_run(j, 0))) goto out;
     if (!bk_verify(st, j, "twin (cluster job)")) goto out;
     want = malloc(len * sizeof(float));
-    if (!want) { rc = KRN_ENOMEM; goto out; }
+    if (!want) {
+      rc = KRN_ENOMEM;
+      goto out;
+    }
     memcpy(want, krn_job_out(j), len * sizeof(float));
   }
   double cap[KRN_MAX_MEMBERS];
@@ -530,8 +550,8 @@ static int bk_cluster(bk_state *st, krn_kernel k, krn_cluster *cl, int nm) {
     cmin = fmin(cmin, cap[i]);
   }
   if (st->cap_ratio == 0 || k == KRN_GEMM) st->cap_ratio = cmax / cmin;
-  snprintf(st->members_line[k], sizeof st->members_line[k], "%s: member capacity, chunks/s, alone:",
-           krn_kernel_name(k));
+  snprintf(st->members_line[k], sizeof st->members_line[k],
+           "%s: member capacity, chunks/s, alone:", krn_kernel_name(k));
   for (int i = 0; i < nm; i++)
     snprintf(st->members_line[k] + strlen(st->members_line[k]),
              sizeof st->members_line[k] - strlen(st->members_line[k]), " %.1f", cap[i]);
@@ -548,7 +568,7 @@ static int bk_cluster(bk_state *st, krn_kernel k, krn_cluster *cl, int nm) {
    * (printed beside the capacities measured alone). Each run's ideal uses the capacities its
    * members showed in that run (krn_run_opts.reference left NULL): the load of a shared machine
    * drifts between runs, and after a failure the survivors of a CPU cluster speed up. */
-  static const krn_strategy order[KRN_NSTRATEGIES] = {KRN_DYNAMIC, KRN_EVEN, KRN_WEIGHTED,
+  static const krn_strategy order[KRN_NSTRATEGIES] = {KRN_DYNAMIC,   KRN_EVEN,       KRN_WEIGHTED,
                                                       KRN_REDUNDANT, KRN_CHECKPOINT, KRN_SPECULATIVE};
   for (int oi = 0; oi < KRN_NSTRATEGIES; oi++) {
     int s = (int)order[oi];
@@ -558,16 +578,18 @@ static int bk_cluster(bk_state *st, krn_kernel k, krn_cluster *cl, int nm) {
       double fail_at[KRN_MAX_MEMBERS];
       for (int i = 0; i < nm; i++) fail_at[i] = -1;
       if (fail) fail_at[fm] = frac * ideal;
-      krn_run_opts ro = {.strategy = (krn_strategy)s, .replicas = st->o.replicas,
-                         .detect_s = st->o.detect_s, .capacity = cap,
+      krn_run_opts ro = {.strategy = (krn_strategy)s,
+                         .replicas = st->o.replicas,
+                         .detect_s = st->o.detect_s,
+                         .capacity = cap,
                          .fail_at_s = fail ? fail_at : NULL};
       krn_run_result res;
       fprintf(stderr, "  %s: %s%s...\n", krn_kernel_name(k), krn_strategy_name(ro.strategy),
               fail ? " with a failure" : "");
       rc = krn_cluster_run(cl, j, &ro, &res);
       if (rc) {
-        fprintf(stderr, "spotlab bench kernels: %s %s: %s\n", krn_kernel_name(k),
-                krn_strategy_name(ro.strategy), krn_strerror(rc));
+        fprintf(stderr, "spotlab bench kernels: %s %s: %s\n", krn_kernel_name(k), krn_strategy_name(ro.strategy),
+                krn_strerror(rc));
         goto out;
       }
       krn_job_finish(j);
@@ -623,8 +645,10 @@ static int bk_overhead(bk_state *st) {
   krn_exec *e = NULL;
   int rc;
   int gpu = st->gpu != NULL;
-  if (gpu) rc = krn_exec_gpu_create(st->gpu, "overhead", 0, 1.0, &e, NULL);
-  else rc = krn_exec_cpu_create("overhead", 1.0, 1, &e);
+  if (gpu)
+    rc = krn_exec_gpu_create(st->gpu, "overhead", 0, 1.0, &e, NULL);
+  else
+    rc = krn_exec_cpu_create("overhead", 1.0, 1, &e);
   if (rc) return rc;
   krn_cluster *cl = NULL;
   krn_job *j = NULL;
@@ -644,9 +668,8 @@ out:
 
 static void bk_print(const bk_state *st) {
   printf("\nspotlab bench kernels on %s\n\n", st->device);
-  printf("%-6s %-11s %-10s %3s %10s %10s %6s %9s %5s %9s %10s %6s %s\n", "kernel", "strategy",
-         "scenario", "mem", "makespan_s", "ideal_s", "eff", "lost_s", "lost", "recov_s", "rate",
-         "peak", "ok");
+  printf("%-6s %-11s %-10s %3s %10s %10s %6s %9s %5s %9s %10s %6s %s\n", "kernel", "strategy", "scenario", "mem",
+         "makespan_s", "ideal_s", "eff", "lost_s", "lost", "recov_s", "rate", "peak", "ok");
   for (int i = 0; i < st->nrows; i++) {
     const bk_row *r = &st->rows[i];
     char eff[24] = "-", lost[24] = "-", nlost[24] = "-", rec[24] = "-", ideal[24] = "-", peak[24] = "-";
@@ -657,11 +680,9 @@ static void bk_print(const bk_state *st) {
     if (!isnan(r->recovery_s)) snprintf(rec, sizeof rec, "%.4f", r->recovery_s);
     if (!isnan(r->peak_fraction)) snprintf(peak, sizeof peak, "%.3f", r->peak_fraction);
     char rate[24];
-    snprintf(rate, sizeof rate, "%.1f %s", r->rate,
-             !strcmp(r->kernel, "triad") ? "GB/s" : "GF/s");
-    printf("%-6s %-11s %-10s %3d %10.4f %10s %6s %9s %5s %9s %10s %6s %s\n", r->kernel, r->strategy,
-           r->scenario, r->members, r->makespan_s, ideal, eff, lost, nlost, rec, rate, peak,
-           r->verified ? "yes" : "NO");
+    snprintf(rate, sizeof rate, "%.1f %s", r->rate, !strcmp(r->kernel, "triad") ? "GB/s" : "GF/s");
+    printf("%-6s %-11s %-10s %3d %10.4f %10s %6s %9s %5s %9s %10s %6s %s\n", r->kernel, r->strategy, r->scenario,
+           r->members, r->makespan_s, ideal, eff, lost, nlost, rec, rate, peak, r->verified ? "yes" : "NO");
   }
   /* the ratios to quote */
   printf("\n");
@@ -670,16 +691,16 @@ static void bk_print(const bk_state *st) {
     for (int i = 0; i < st->nrows; i++) {
       const bk_row *r = &st->rows[i];
       if (strcmp(r->kernel, krn_kernel_name((krn_kernel)k)) || strcmp(r->scenario, "device")) continue;
-      if (!strcmp(r->strategy, "twin") || !strcmp(r->strategy, "kernel")) a = r;
-      else b = r;
+      if (!strcmp(r->strategy, "twin") || !strcmp(r->strategy, "kernel"))
+        a = r;
+      else
+        b = r;
     }
     if (a && b)
-      printf("%s: %s / %s = %.2fx\n", krn_kernel_name((krn_kernel)k), a->strategy, b->strategy,
-             a->rate / b->rate);
+      printf("%s: %s / %s = %.2fx\n", krn_kernel_name((krn_kernel)k), a->strategy, b->strategy, a->rate / b->rate);
   }
   if (st->gpu && st->stream_bw > 0)
-    printf("triad: %.1f%% of the 3661 GB/s triad measured on an H200\n",
-           100.0 * st->stream_bw / 3661.0);
+    printf("triad: %.1f%% of the 3661 GB/s triad measured on an H200\n", 100.0 * st->stream_bw / 3661.0);
   for (int s = 0; s < KRN_NSTRATEGIES; s++)
     if (st->eff_n[s][0] > 0)
       printf("%-11s mean efficiency %.3f without failure, %.3f with one (recovery %.4f s, lost %.4f member-s)\n",
@@ -688,11 +709,9 @@ static void bk_print(const bk_state *st) {
              st->rec_n[s] > 0 ? st->recovery[s] / st->rec_n[s] : NAN,
              st->rec_n[s] > 0 ? st->lost[s] / st->rec_n[s] : NAN);
   for (int k = 0; k < KRN_NKERNELS; k++)
-    if (st->contention[k] > 0)
-      printf("%s (sum together/alone = %.3f)\n", st->members_line[k], st->contention[k]);
+    if (st->contention[k] > 0) printf("%s (sum together/alone = %.3f)\n", st->members_line[k], st->contention[k]);
   if (st->chunk_overhead_s > 0)
-    printf("per-chunk scheduling overhead (dynamic, 1 member, empty chunks): %.2f us\n",
-           st->chunk_overhead_s * 1e6);
+    printf("per-chunk scheduling overhead (dynamic, 1 member, empty chunks): %.2f us\n", st->chunk_overhead_s * 1e6);
 }
 
 static int bk_calib(const bk_state *st) {
@@ -705,13 +724,15 @@ static int bk_calib(const bk_state *st) {
   snprintf(note[1], sizeof note[1], "mean over kernels (%s), %d members, measured capacity ratio %.1f, no failure",
            spread, st->gpu ? st->o.nsms : st->o.members, st->cap_ratio);
   if (st->o.fail_at < 0)
-    snprintf(note[2], sizeof note[2], "mean over kernels, member %d fails at a random fraction (seed %llu) of the ideal makespan",
+    snprintf(note[2], sizeof note[2],
+             "mean over kernels, member %d fails at a random fraction (seed %llu) of the ideal makespan",
              st->o.fail_member, st->o.seed);
   else
     snprintf(note[2], sizeof note[2], "mean over kernels, member %d fails at %.2f of the ideal makespan",
              st->o.fail_member, st->o.fail_at);
   snprintf(note[3], sizeof note[3], "dynamic strategy, 1 member, 20000 chunks of 1 element");
-  snprintf(note[4], sizeof note[4], "dynamic strategy: failure to lost work committed again, detection delay %.3g s, mean over kernels",
+  snprintf(note[4], sizeof note[4],
+           "dynamic strategy: failure to lost work committed again, detection delay %.3g s, mean over kernels",
            st->o.detect_s);
   double e[KRN_NSTRATEGIES][2];
   for (int s = 0; s < KRN_NSTRATEGIES; s++)
@@ -737,9 +758,11 @@ static int bk_calib(const bk_state *st) {
       {"checkpoint_efficiency_failure", e[KRN_CHECKPOINT][1], "1", note[2]},
       {"chunk_overhead_s", st->chunk_overhead_s > 0 ? st->chunk_overhead_s : NAN, "s", note[3]},
       {"recovery_time_s", rec, "s", note[4]},
-      {"checkpoint_recovery_time_s", ckrec, "s", "checkpoint strategy: failure to the rolled-back work committed again"},
+      {"checkpoint_recovery_time_s", ckrec, "s",
+       "checkpoint strategy: failure to the rolled-back work committed again"},
       {"member_capacity_ratio", st->cap_ratio, "1", "fastest/slowest member capacity measured alone (gemm)"},
-      {"host_load_1min", st->load1, "1", "1-minute load average when the benchmark started (others' jobs share the machine)"},
+      {"host_load_1min", st->load1, "1",
+       "1-minute load average when the benchmark started (others' jobs share the machine)"},
       {"contention_factor_triad", st->contention[KRN_TRIAD] > 0 ? st->contention[KRN_TRIAD] : NAN, "1",
        "sum of member capacities while all work (dynamic run) / measured one at a time"},
       {"contention_factor_gemm", st->contention[KRN_GEMM] > 0 ? st->contention[KRN_GEMM] : NAN, "1",
@@ -748,8 +771,10 @@ static int bk_calib(const bk_state *st) {
        "sum of member capacities while all work (dynamic run) / measured one at a time"},
   };
   int rc = krn_calib_write(path, st->device, rows, sizeof rows / sizeof rows[0]);
-  if (rc) fprintf(stderr, "spotlab bench kernels: cannot write %s: %s\n", path, krn_strerror(rc));
-  else fprintf(stderr, "calibration written to %s\n", path);
+  if (rc)
+    fprintf(stderr, "spotlab bench kernels: cannot write %s: %s\n", path, krn_strerror(rc));
+  else
+    fprintf(stderr, "calibration written to %s\n", path);
   return rc;
 }
 
@@ -818,7 +843,6 @@ static int bk_main(int argc, char **argv) {
   return status;
 }
 
-static const app_command bk_cmd = {"bench kernels",
-                                   "GPU kernels, CPU twins and clustering strategies on weak members",
+static const app_command bk_cmd = {"bench kernels", "GPU kernels, CPU twins and clustering strategies on weak members",
                                    bk_main};
 APP_COMMAND(bk_cmd)

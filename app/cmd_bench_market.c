@@ -24,14 +24,13 @@ static double bm__rss_mib(void) {
 }
 
 static void bm__help(FILE *f) {
-  fprintf(f,
-          "usage: spotlab bench market [--gpus N] [--days D] [--load L] [--seed S] [--rule R] [--out FILE]\n"
-          "                            [--responses] [--progress]\n\n"
-          "Runs the market model with N single-GPU providers (three regions, the default personas and\n"
-          "pools) for D simulated days with hourly billing, and prints wall time, events/s and memory per\n"
-          "GPU. --load sets synthetic arrivals to L jobs per GPU per day (default 0.8). Under mpirun the\n"
-          "model runs on all ranks. --responses switches every reaction of market.responses on (demand,\n"
-          "pool choice, entry and exit, reliability). Defaults: --gpus 100000 --days 30, reactions off.\n");
+  fprintf(f, "usage: spotlab bench market [--gpus N] [--days D] [--load L] [--seed S] [--rule R] [--out FILE]\n"
+             "                            [--responses] [--progress]\n\n"
+             "Runs the market model with N single-GPU providers (three regions, the default personas and\n"
+             "pools) for D simulated days with hourly billing, and prints wall time, events/s and memory per\n"
+             "GPU. --load sets synthetic arrivals to L jobs per GPU per day (default 0.8). Under mpirun the\n"
+             "model runs on all ranks. --responses switches every reaction of market.responses on (demand,\n"
+             "pool choice, entry and exit, reliability). Defaults: --gpus 100000 --days 30, reactions off.\n");
 }
 
 static const char *bm__scenario =
@@ -48,7 +47,8 @@ static const char *bm__scenario =
     "  batch     = { share = 0.3; dur_mean_h = 3.0; gpus_min = 1; gpus_max = 1; mem_min_gb = 8.0;\n"
     "                value_usd_h = 0.25; pool_share = [0.1, 0.8, 0.1]; patience_h = 24.0; };\n"
     "  personas = (\n"
-    "    { name = \"jade\"; pool = \"fixed\"; alt_pool = \"bidding\"; fit = \"microsoft99\"; busy_days = \"weekdays\";\n"
+    "    { name = \"jade\"; pool = \"fixed\"; alt_pool = \"bidding\"; fit = \"microsoft99\"; busy_days = "
+    "\"weekdays\";\n"
     "      busy_start_h = 19.0; busy_len_h = 4.0; target_factor = 0.3; patience = 3; },\n"
     "    { name = \"katie\"; pool = \"flexible\"; alt_pool = \"fixed\"; fit = \"microsoft99\"; target_factor = 0.05;\n"
     "      patience = 3; },\n"
@@ -57,7 +57,8 @@ static const char *bm__scenario =
     "  );\n"
     "  regions = (\n"
     "    { name = \"eu\"; tz_h = 1.0; providers = %llu; persona_share = [0.4, 0.3, 0.3];\n"
-    "      gpu_mix = \"rtx3090:0.3, rtx4090:0.4, rtx5090:0.1, a100:0.2\"; energy_usd_kwh = 0.30; jobs_per_h = %.6f; },\n"
+    "      gpu_mix = \"rtx3090:0.3, rtx4090:0.4, rtx5090:0.1, a100:0.2\"; energy_usd_kwh = 0.30; jobs_per_h = %.6f; "
+    "},\n"
     "    { name = \"us\"; tz_h = -5.0; providers = %llu; persona_share = [0.3, 0.4, 0.3];\n"
     "      gpu_mix = \"rtx3060:0.2, rtx4090:0.4, a10:0.2, h100:0.2\"; energy_usd_kwh = 0.15; jobs_per_h = %.6f; },\n"
     "    { name = \"asia\"; tz_h = 8.0; providers = %llu; persona_share = [0.3, 0.3, 0.4];\n"
@@ -71,21 +72,38 @@ static int cmd_bench_market_main(int argc, char **argv) {
   int progress = 0, resp = 0;
   const char *rule = "gigaspot", *out = NULL, *v;
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { bm__help(stdout); return 0; }
-    else if (app_opt(argc, argv, &i, "--gpus", &v)) { if (app_opt_u64("--gpus", v, 3, 300000000ull, &gpus)) return 2; }
-    else if (app_opt(argc, argv, &i, "--days", &v)) { if (app_opt_u64("--days", v, 1, 3650, &days)) return 2; }
-    else if (app_opt(argc, argv, &i, "--seed", &v)) { if (app_opt_u64("--seed", v, 0, ~0ull, &seed)) return 2; }
-    else if (app_opt(argc, argv, &i, "--load", &v)) { if (app_opt_double("--load", v, 0, 1000, &load)) return 2; }
-    else if (app_opt(argc, argv, &i, "--rule", &v)) {
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      bm__help(stdout);
+      return 0;
+    } else if (app_opt(argc, argv, &i, "--gpus", &v)) {
+      if (app_opt_u64("--gpus", v, 3, 300000000ull, &gpus)) return 2;
+    } else if (app_opt(argc, argv, &i, "--days", &v)) {
+      if (app_opt_u64("--days", v, 1, 3650, &days)) return 2;
+    } else if (app_opt(argc, argv, &i, "--seed", &v)) {
+      if (app_opt_u64("--seed", v, 0, ~0ull, &seed)) return 2;
+    } else if (app_opt(argc, argv, &i, "--load", &v)) {
+      if (app_opt_double("--load", v, 0, 1000, &load)) return 2;
+    } else if (app_opt(argc, argv, &i, "--rule", &v)) {
       int ok = 0;
       for (int k = 0; mkt_rule_names[k]; k++) ok |= !strcmp(v, mkt_rule_names[k]);
-      if (!ok) { fprintf(stderr, "spotlab bench market: --rule: '%s' is not a clearing rule (gigaspot, pay_as_bid, vickrey, double, knapsack)\n", v); return 2; }
+      if (!ok) {
+        fprintf(stderr,
+                "spotlab bench market: --rule: '%s' is not a clearing rule (gigaspot, pay_as_bid, vickrey, double, "
+                "knapsack)\n",
+                v);
+        return 2;
+      }
       rule = v;
+    } else if (app_opt(argc, argv, &i, "--out", &v))
+      out = v;
+    else if (!strcmp(argv[i], "--progress"))
+      progress = 1;
+    else if (!strcmp(argv[i], "--responses"))
+      resp = 1;
+    else {
+      fprintf(stderr, "spotlab bench market: unknown option '%s' (--help)\n", argv[i]);
+      return 2;
     }
-    else if (app_opt(argc, argv, &i, "--out", &v)) out = v;
-    else if (!strcmp(argv[i], "--progress")) progress = 1;
-    else if (!strcmp(argv[i], "--responses")) resp = 1;
-    else { fprintf(stderr, "spotlab bench market: unknown option '%s' (--help)\n", argv[i]); return 2; }
   }
   app_mpi_init(&argc, &argv);
   int rank = app_mpi_rank(), P = app_mpi_size();
@@ -94,8 +112,8 @@ static int cmd_bench_market_main(int argc, char **argv) {
   char *text = malloc(16384);
   if (!text) SIM_FATAL("out of memory");
   const char *on = resp ? "true" : "false";
-  snprintf(text, 16384, bm__scenario, SPOTLAB_SOURCE_DIR, SPOTLAB_SOURCE_DIR, on, on, on, on, rule, per[0], per[0] * load / 24.0,
-           per[1], per[1] * load / 24.0, per[2], per[2] * load / 24.0);
+  snprintf(text, 16384, bm__scenario, SPOTLAB_SOURCE_DIR, SPOTLAB_SOURCE_DIR, on, on, on, on, rule, per[0],
+           per[0] * load / 24.0, per[1], per[1] * load / 24.0, per[2], per[2] * load / 24.0);
   sim_diag d;
   sim_diag_init(&d, rank == 0 ? stderr : NULL);
   sim_scenario *s = sim_scenario_load_string(text, "bench-market", &d);
@@ -111,9 +129,10 @@ static int cmd_bench_market_main(int argc, char **argv) {
   }
   m.end_time = end;
   if (rank == 0)
-    fprintf(stderr, "bench market: %llu GPUs (%llu LPs), %llu days, hourly billing, rule %s, load %g jobs/GPU/day, "
-            "reactions %s, %d rank%s\n", gpus, (unsigned long long)m.nlps, days, rule, load, resp ? "on" : "off", P,
-            P == 1 ? "" : "s");
+    fprintf(stderr,
+            "bench market: %llu GPUs (%llu LPs), %llu days, hourly billing, rule %s, load %g jobs/GPU/day, "
+            "reactions %s, %d rank%s\n",
+            gpus, (unsigned long long)m.nlps, days, rule, load, resp ? "on" : "off", P, P == 1 ? "" : "s");
   sim_run_opts o = {seed, P > 1, progress && rank == 0, NULL};
   sim_results r;
   if (sim_run(&m, &o, &r)) SIM_FATAL("the engine refused the market model");
@@ -129,7 +148,8 @@ static int cmd_bench_market_main(int argc, char **argv) {
     mkt_class.compute_metrics(&m, &r, met);
     char msg[512];
     int bad = mkt_class.check(&m, &r, msg, sizeof msg);
-    double per_gpu = rss_all * 1048576.0 / (double)gpus, model_per_gpu = (rss_all - base_all) * 1048576.0 / (double)gpus;
+    double per_gpu = rss_all * 1048576.0 / (double)gpus,
+           model_per_gpu = (rss_all - base_all) * 1048576.0 / (double)gpus;
     printf("%10s %6s %6s %14s %10s %12s %12s %14s %10s\n", "GPUs", "days", "ranks", "events", "wall s", "events/s",
            "B/GPU (RSS)", "B/GPU (model)", "money");
     printf("%10llu %6llu %6d %14llu %10.2f %12.4g %12.0f %14.0f %10s\n", gpus, days, P, (unsigned long long)r.events,
@@ -141,13 +161,19 @@ static int cmd_bench_market_main(int argc, char **argv) {
     if (bad) fprintf(stderr, "spotlab bench market: %s\n", msg);
     if (out) {
       FILE *f = fopen(out, "a");
-      if (!f) { fprintf(stderr, "spotlab bench market: cannot write %s\n", out); return 1; }
+      if (!f) {
+        fprintf(stderr, "spotlab bench market: cannot write %s\n", out);
+        return 1;
+      }
       fprintf(f, "%llu,%llu,%d,%llu,%.3f,%.6g,%.0f,%.0f,%s\n", gpus, days, P, (unsigned long long)r.events, r.wall_s,
               (double)r.events / r.wall_s, per_gpu, model_per_gpu, bad ? "not_conserved" : "conserved");
       fclose(f);
     }
     free(met);
-    if (bad) { sim_results_free(&r); return 1; }
+    if (bad) {
+      sim_results_free(&r);
+      return 1;
+    }
   }
   sim_results_free(&r);
   mkt_class.destroy(&m);
@@ -156,6 +182,6 @@ static int cmd_bench_market_main(int argc, char **argv) {
   return 0;
 }
 
-static const app_command cmd_bench_market = {"bench market", "market model at scale: wall time, events/s, memory per GPU",
-                                             cmd_bench_market_main};
+static const app_command cmd_bench_market = {
+    "bench market", "market model at scale: wall time, events/s, memory per GPU", cmd_bench_market_main};
 APP_COMMAND(cmd_bench_market)

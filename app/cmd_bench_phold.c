@@ -20,13 +20,25 @@ static double bp__now(void) {
 }
 
 /* ---- the reference loop (same model; its own RNG, so counts differ slightly) ------------- */
-typedef struct { double ts; uint32_t dst, pad; } bp__ev;
-typedef struct { bp__ev *h; size_t n, cap; uint64_t s[4]; } bp__ref;
+typedef struct {
+  double ts;
+  uint32_t dst, pad;
+} bp__ev;
+typedef struct {
+  bp__ev *h;
+  size_t n, cap;
+  uint64_t s[4];
+} bp__ref;
 
 static inline uint64_t bp__rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 static inline uint64_t bp__next(bp__ref *r) { /* xoshiro256+ */
   uint64_t *s = r->s, res = s[0] + s[3], t = s[1] << 17;
-  s[2] ^= s[0]; s[3] ^= s[1]; s[1] ^= s[2]; s[0] ^= s[3]; s[2] ^= t; s[3] = bp__rotl(s[3], 45);
+  s[2] ^= s[0];
+  s[3] ^= s[1];
+  s[1] ^= s[2];
+  s[0] ^= s[3];
+  s[2] ^= t;
+  s[3] = bp__rotl(s[3], 45);
   return res;
 }
 static inline double bp__u01(bp__ref *r) { return ((double)(bp__next(r) >> 11) + 0.5) * 0x1.0p-53; }
@@ -63,7 +75,10 @@ static inline bp__ev bp__pop(bp__ref *r) {
 
 static uint64_t bp__reference(const phold_config *c, double end, double *secs) {
   bp__ref r = {0};
-  r.s[0] = 0x9E3779B97F4A7C15ull; r.s[1] = 0xBF58476D1CE4E5B9ull; r.s[2] = 0x94D049BB133111EBull; r.s[3] = 12345;
+  r.s[0] = 0x9E3779B97F4A7C15ull;
+  r.s[1] = 0xBF58476D1CE4E5B9ull;
+  r.s[2] = 0x94D049BB133111EBull;
+  r.s[3] = 12345;
   uint32_t nlp = (uint32_t)c->lps;
   for (uint32_t i = 0; i < nlp; i++)
     for (int64_t k = 0; k < c->start; k++) bp__push(&r, c->lookahead - c->mean * log(bp__u01(&r)), i);
@@ -81,14 +96,13 @@ static uint64_t bp__reference(const phold_config *c, double end, double *secs) {
 }
 
 static void bp__help(FILE *f) {
-  fprintf(f,
-          "usage: spotlab bench phold [--lps N] [--end T] [--lookahead L] [--mean M] [--remote R]\n"
-          "                           [--start K] [--seed S] [--repeat N] [--no-reference] [--ranks-info]\n\n"
-          "Runs PHOLD on the engine and prints committed events and events per second, beside a\n"
-          "bare heap loop (the algorithm of phold_ref.c) run in the same process, with the ratio.\n"
-          "Defaults: --lps 1024 --end 50000 --lookahead 0.1 --mean 0.9 --remote 0.1 --start 1.\n"
-          "Under mpirun the engine runs on all ranks (the reference runs on rank 0 alone).\n"
-          "--repeat N runs each N times and reports the median rate.\n");
+  fprintf(f, "usage: spotlab bench phold [--lps N] [--end T] [--lookahead L] [--mean M] [--remote R]\n"
+             "                           [--start K] [--seed S] [--repeat N] [--no-reference] [--ranks-info]\n\n"
+             "Runs PHOLD on the engine and prints committed events and events per second, beside a\n"
+             "bare heap loop (the algorithm of phold_ref.c) run in the same process, with the ratio.\n"
+             "Defaults: --lps 1024 --end 50000 --lookahead 0.1 --mean 0.9 --remote 0.1 --start 1.\n"
+             "Under mpirun the engine runs on all ranks (the reference runs on rank 0 alone).\n"
+             "--repeat N runs each N times and reports the median rate.\n");
 }
 
 static int bp__cmp(const void *a, const void *b) {
@@ -103,18 +117,35 @@ static int cmd_bench_phold_main(int argc, char **argv) {
   int reference = 1, ranks_info = 0;
   const char *v;
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { bp__help(stdout); return 0; }
-    else if (app_opt(argc, argv, &i, "--lps", &v)) { if (app_opt_u64("--lps", v, 1, 1ull << 31, &u)) return 2; c.lps = (int64_t)u; }
-    else if (app_opt(argc, argv, &i, "--start", &v)) { if (app_opt_u64("--start", v, 1, 1000, &u)) return 2; c.start = (int64_t)u; }
-    else if (app_opt(argc, argv, &i, "--end", &v)) { if (app_opt_double("--end", v, 0, 1e12, &end)) return 2; }
-    else if (app_opt(argc, argv, &i, "--lookahead", &v)) { if (app_opt_double("--lookahead", v, 1e-9, 1e9, &c.lookahead)) return 2; }
-    else if (app_opt(argc, argv, &i, "--mean", &v)) { if (app_opt_double("--mean", v, 0, 1e9, &c.mean)) return 2; }
-    else if (app_opt(argc, argv, &i, "--remote", &v)) { if (app_opt_double("--remote", v, 0, 1, &c.remote)) return 2; }
-    else if (app_opt(argc, argv, &i, "--seed", &v)) { if (app_opt_u64("--seed", v, 0, ~0ull, &seed)) return 2; }
-    else if (app_opt(argc, argv, &i, "--repeat", &v)) { if (app_opt_u64("--repeat", v, 1, 100, &repeat)) return 2; }
-    else if (!strcmp(argv[i], "--no-reference")) reference = 0;
-    else if (!strcmp(argv[i], "--ranks-info")) ranks_info = 1;
-    else { fprintf(stderr, "spotlab bench phold: unknown option '%s' (--help)\n", argv[i]); return 2; }
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      bp__help(stdout);
+      return 0;
+    } else if (app_opt(argc, argv, &i, "--lps", &v)) {
+      if (app_opt_u64("--lps", v, 1, 1ull << 31, &u)) return 2;
+      c.lps = (int64_t)u;
+    } else if (app_opt(argc, argv, &i, "--start", &v)) {
+      if (app_opt_u64("--start", v, 1, 1000, &u)) return 2;
+      c.start = (int64_t)u;
+    } else if (app_opt(argc, argv, &i, "--end", &v)) {
+      if (app_opt_double("--end", v, 0, 1e12, &end)) return 2;
+    } else if (app_opt(argc, argv, &i, "--lookahead", &v)) {
+      if (app_opt_double("--lookahead", v, 1e-9, 1e9, &c.lookahead)) return 2;
+    } else if (app_opt(argc, argv, &i, "--mean", &v)) {
+      if (app_opt_double("--mean", v, 0, 1e9, &c.mean)) return 2;
+    } else if (app_opt(argc, argv, &i, "--remote", &v)) {
+      if (app_opt_double("--remote", v, 0, 1, &c.remote)) return 2;
+    } else if (app_opt(argc, argv, &i, "--seed", &v)) {
+      if (app_opt_u64("--seed", v, 0, ~0ull, &seed)) return 2;
+    } else if (app_opt(argc, argv, &i, "--repeat", &v)) {
+      if (app_opt_u64("--repeat", v, 1, 100, &repeat)) return 2;
+    } else if (!strcmp(argv[i], "--no-reference"))
+      reference = 0;
+    else if (!strcmp(argv[i], "--ranks-info"))
+      ranks_info = 1;
+    else {
+      fprintf(stderr, "spotlab bench phold: unknown option '%s' (--help)\n", argv[i]);
+      return 2;
+    }
   }
   app_mpi_init(&argc, &argv);
   int rank = app_mpi_rank(), P = app_mpi_size();
@@ -149,8 +180,8 @@ static int cmd_bench_phold_main(int argc, char **argv) {
     qsort(rrate, repeat, sizeof *rrate, bp__cmp);
     double em = erate[repeat / 2], rm = rrate[repeat / 2];
     printf("%-22s %8s %10s %14s %14s %10s\n", "system", "ranks", "LPs", "events", "events/s", "peak MiB");
-    printf("%-22s %8d %10lld %14llu %14.4g %10.1f\n", "spotlab engine", P, (long long)c.lps, (unsigned long long)ev,
-           em, rss);
+    printf("%-22s %8d %10lld %14llu %14.4g %10.1f\n", "spotlab engine", P, (long long)c.lps, (unsigned long long)ev, em,
+           rss);
     if (reference) {
       printf("%-22s %8d %10lld %14llu %14.4g %10s\n", "bare heap loop (ref)", 1, (long long)c.lps,
              (unsigned long long)rev, rm, "-");

@@ -12,12 +12,12 @@
 #include <time.h>
 
 typedef struct bench_state {
-  uint32_t *last_run;      /* per job: run id of its latest placement */
-  uint8_t *running;        /* per job */
-  uint32_t *run_list;      /* jobs believed running (swap-remove) */
+  uint32_t *last_run; /* per job: run id of its latest placement */
+  uint8_t *running;   /* per job */
+  uint32_t *run_list; /* jobs believed running (swap-remove) */
   uint32_t *run_pos;
   uint32_t nrun;
-  uint64_t busy;           /* employed GPUs (estimate, see the stream loop) */
+  uint64_t busy; /* employed GPUs (estimate, see the stream loop) */
 } bench_state;
 
 static void bench__add(bench_state *b, uint32_t job) {
@@ -37,7 +37,11 @@ static void bench__del(bench_state *b, uint32_t job) {
 static void bench__sink(void *ctx, const sched_decision *d) {
   bench_state *b = ctx;
   switch (d->type) {
-  case SCHED_D_PLACE: b->last_run[d->job] = d->run; bench__add(b, d->job); b->busy += d->ngpus; break;
+  case SCHED_D_PLACE:
+    b->last_run[d->job] = d->run;
+    bench__add(b, d->job);
+    b->busy += d->ngpus;
+    break;
   case SCHED_D_END: bench__del(b, d->job); break;
   default: break;
   }
@@ -59,20 +63,19 @@ static double bench__now(void) {
 }
 
 static void bench__help(FILE *f) {
-  fprintf(f,
-          "usage: spotlab bench sched [--gpus N] [--events N] [--policy NAME] [--seed N] [--out FILE]\n"
-          "       spotlab bench sched --net [--bw MBIT/S] [--rtt S] [--harq-max N] [--out FILE]\n\n"
-          "Scheduling decisions per second of the core (models/sched) on a synthetic stream.\n"
-          "With --net: the transfer model instead, ARQ / TCP / HARQ with chase combining as loss\n"
-          "rises (expected transmissions, goodput, time to move 1 GB, speedups).\n"
-          "  --gpus N      GPUs that join before the stream (default 100000)\n"
-          "  --events N    events in the timed stream (default 1000000)\n"
-          "  --policy P    one of none, checkpoint, standby, replicate, speculative (default: all)\n"
-          "  --seed N      stream seed (default 1)\n"
-          "  --out FILE    also write the table as CSV\n"
-          "  --bw, --rtt   link rate (default 100 Mbit/s) and round trip (default 0.1 s), --net only\n"
-          "  --harq-max N  copies combined before a flush (default 4), --net only\n"
-          "Exit status: 0 done, 1 an invariant broke, 2 bad usage.\n");
+  fprintf(f, "usage: spotlab bench sched [--gpus N] [--events N] [--policy NAME] [--seed N] [--out FILE]\n"
+             "       spotlab bench sched --net [--bw MBIT/S] [--rtt S] [--harq-max N] [--out FILE]\n\n"
+             "Scheduling decisions per second of the core (models/sched) on a synthetic stream.\n"
+             "With --net: the transfer model instead, ARQ / TCP / HARQ with chase combining as loss\n"
+             "rises (expected transmissions, goodput, time to move 1 GB, speedups).\n"
+             "  --gpus N      GPUs that join before the stream (default 100000)\n"
+             "  --events N    events in the timed stream (default 1000000)\n"
+             "  --policy P    one of none, checkpoint, standby, replicate, speculative (default: all)\n"
+             "  --seed N      stream seed (default 1)\n"
+             "  --out FILE    also write the table as CSV\n"
+             "  --bw, --rtt   link rate (default 100 Mbit/s) and round trip (default 0.1 s), --net only\n"
+             "  --harq-max N  copies combined before a flush (default 4), --net only\n"
+             "Exit status: 0 done, 1 an invariant broke, 2 bad usage.\n");
 }
 
 static int bench__one(sched_policy pol, uint32_t ngpus, uint64_t nev, uint64_t seed, FILE *csv) {
@@ -210,8 +213,8 @@ static int bench__one(sched_policy pol, uint32_t ngpus, uint64_t nev, uint64_t s
   int inv = sched_check_invariants(s, msg, sizeof msg);
   uint64_t ev = c1.events - c0.events, dec = c1.decisions - c0.decisions;
   printf("%-12s %8u %10llu %10llu %8.3f %12.0f %12.0f %9.0f %8.2f  %s\n", sched_policy_name(pol), ngpus,
-         (unsigned long long)ev, (unsigned long long)dec, wall, ev / wall, dec / wall, 1e9 * wall / (double)ev,
-         join_s, inv ? msg : "ok");
+         (unsigned long long)ev, (unsigned long long)dec, wall, ev / wall, dec / wall, 1e9 * wall / (double)ev, join_s,
+         inv ? msg : "ok");
   if (csv)
     fprintf(csv, "%s,%u,%llu,%llu,%.6f,%.1f,%.1f,%.6f,%s\n", sched_policy_name(pol), ngpus, (unsigned long long)ev,
             (unsigned long long)dec, wall, ev / wall, dec / wall, join_s, inv ? "broken" : "ok");
@@ -238,19 +241,20 @@ static int bench__net(double bw_mbps, double rtt, unsigned harq_max, FILE *csv) 
   printf("link %.4g Mbit/s, RTT %.3g s, packets of %.0f bits; TCP: PFTK, Wmax %.0f packets, T0 %.3g s, b %.0f;\n"
          "HARQ: chase combining of up to %u copies (uncoded BPSK on AWGN fitted to the loss)\n\n",
          bw_mbps, rtt, c.net.packet_bits, tcp.tcp_wmax, tcp.tcp_rto_s, tcp.tcp_b, harq_max);
-  printf("%8s %9s %9s %12s %12s %12s %10s %10s %10s %10s\n", "loss", "tx_arq", "tx_harq", "tcp_Mbps",
-         "arq_Mbps", "harq_Mbps", "1GB_tcp_s", "1GB_harq_s", "harq/arq", "harq/tcp");
-  if (csv) fprintf(csv, "loss,tx_arq,tx_harq,tcp_mbps,arq_mbps,harq_mbps,gb_tcp_s,gb_harq_s,harq_over_arq,harq_over_tcp\n");
+  printf("%8s %9s %9s %12s %12s %12s %10s %10s %10s %10s\n", "loss", "tx_arq", "tx_harq", "tcp_Mbps", "arq_Mbps",
+         "harq_Mbps", "1GB_tcp_s", "1GB_harq_s", "harq/arq", "harq/tcp");
+  if (csv)
+    fprintf(csv, "loss,tx_arq,tx_harq,tcp_mbps,arq_mbps,harq_mbps,gb_tcp_s,gb_harq_s,harq_over_arq,harq_over_tcp\n");
   for (size_t i = 0; i < sizeof loss / sizeof loss[0]; i++) {
     sched_link l = {bw_mbps * 1e6, rtt, loss[i]};
     double ea = sched_net_expected_tx(&arq, loss[i]), eh = sched_net_expected_tx(&harq, loss[i]);
     double gt = sched_net_goodput(&tcp, &l), ga = sched_net_goodput(&arq, &l), gh = sched_net_goodput(&harq, &l);
     double tt = sched_net_transfer_time(&tcp, &l, 1e9), th = sched_net_transfer_time(&harq, &l, 1e9);
-    printf("%8.4g %9.4g %9.4g %12.4g %12.4g %12.4g %10.4g %10.4g %10.4g %10.4g\n", loss[i], ea, eh, gt / 1e6,
-           ga / 1e6, gh / 1e6, tt, th, gh / ga, gh / gt);
+    printf("%8.4g %9.4g %9.4g %12.4g %12.4g %12.4g %10.4g %10.4g %10.4g %10.4g\n", loss[i], ea, eh, gt / 1e6, ga / 1e6,
+           gh / 1e6, tt, th, gh / ga, gh / gt);
     if (csv)
-      fprintf(csv, "%g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n", loss[i], ea, eh, gt / 1e6, ga / 1e6,
-              gh / 1e6, tt, th, gh / ga, gh / gt);
+      fprintf(csv, "%g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n", loss[i], ea, eh, gt / 1e6, ga / 1e6, gh / 1e6,
+              tt, th, gh / ga, gh / gt);
   }
   return 0;
 }
@@ -274,8 +278,10 @@ static int cmd_bench_sched_main(int argc, char **argv) {
     } else if (app_opt(argc, argv, &i, "--policy", &v)) {
       only = sched_policy_parse(v);
       if (only < 0) {
-        fprintf(stderr, "spotlab bench sched: --policy: '%s' is not one of none, checkpoint, standby, replicate, "
-                        "speculative\n", v);
+        fprintf(stderr,
+                "spotlab bench sched: --policy: '%s' is not one of none, checkpoint, standby, replicate, "
+                "speculative\n",
+                v);
         return 2;
       }
     } else if (app_opt(argc, argv, &i, "--out", &v)) {

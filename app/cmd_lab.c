@@ -14,28 +14,27 @@
 #include <mpi.h>
 
 static void lab__help(FILE *f) {
-  fprintf(f,
-          "usage: spotlab lab JOBFILE [--journal FILE] [--resume] [--out FILE.h5] [--also-simulate]\n"
-          "                   [--verbose] [--check]\n"
-          "       spotlab lab --keys\n\n"
-          "Runs the jobs of JOBFILE on worker processes, every decision (placement, replacement,\n"
-          "checkpoints, redundancy) made by the scheduling core, with the faults the file asks for.\n"
-          "This machine has no GPU support in lab mode yet: workers are CPU processes running the\n"
-          "kernels' CPU twins, slowed to lab.speeds by duty-cycling (docs/lab.md).\n\n"
-          "  --journal FILE    append-only journal (default results/JOBNAME.journal); kernel job\n"
-          "                    outputs go to FILE.d/\n"
-          "  --resume          continue the lab recorded in the journal (after the runner died)\n"
-          "  --out FILE.h5     results (default results/JOBNAME.h5; docs/results-format.md)\n"
-          "  --also-simulate   also run the job file through the simulator with the measured worker\n"
-          "                    speeds and print simulated and real times side by side\n"
-          "  --verbose         one line per decision and fault\n"
-          "  --check           validate the job file and stop\n"
-          "  --keys            list every key of a job file\n\n"
-          "Under mpirun (one rank per host, e.g. mpirun -np 2 --hostfile HOSTS spotlab lab FILE), rank 0\n"
-          "runs the scheduling core, the journal and the report; every rank runs its block of the\n"
-          "workers and relays their messages.\n\n"
-          "Exit status: 0 the lab ran to the end (jobs may have failed: see the table), 1 run-time\n"
-          "failure (time limit, I/O), 2 bad usage or bad job file (FILE:LINE: message).\n");
+  fprintf(f, "usage: spotlab lab JOBFILE [--journal FILE] [--resume] [--out FILE.h5] [--also-simulate]\n"
+             "                   [--verbose] [--check]\n"
+             "       spotlab lab --keys\n\n"
+             "Runs the jobs of JOBFILE on worker processes, every decision (placement, replacement,\n"
+             "checkpoints, redundancy) made by the scheduling core, with the faults the file asks for.\n"
+             "This machine has no GPU support in lab mode yet: workers are CPU processes running the\n"
+             "kernels' CPU twins, slowed to lab.speeds by duty-cycling (docs/lab.md).\n\n"
+             "  --journal FILE    append-only journal (default results/JOBNAME.journal); kernel job\n"
+             "                    outputs go to FILE.d/\n"
+             "  --resume          continue the lab recorded in the journal (after the runner died)\n"
+             "  --out FILE.h5     results (default results/JOBNAME.h5; docs/results-format.md)\n"
+             "  --also-simulate   also run the job file through the simulator with the measured worker\n"
+             "                    speeds and print simulated and real times side by side\n"
+             "  --verbose         one line per decision and fault\n"
+             "  --check           validate the job file and stop\n"
+             "  --keys            list every key of a job file\n\n"
+             "Under mpirun (one rank per host, e.g. mpirun -np 2 --hostfile HOSTS spotlab lab FILE), rank 0\n"
+             "runs the scheduling core, the journal and the report; every rank runs its block of the\n"
+             "workers and relays their messages.\n\n"
+             "Exit status: 0 the lab ran to the end (jobs may have failed: see the table), 1 run-time\n"
+             "failure (time limit, I/O), 2 bad usage or bad job file (FILE:LINE: message).\n");
 }
 
 static void lab__default_path(const char *jobfile, const char *ext, char *out, size_t len) {
@@ -98,7 +97,7 @@ static int cmd_lab_main(int argc, char **argv) {
   if (lab_config_load(jobfile, &d, &cfg) != 0) {
     if (rank == 0)
       fprintf(stderr, "spotlab lab: %d error%s in %s; nothing was run\n", d.nerrors, d.nerrors == 1 ? "" : "s",
-            jobfile);
+              jobfile);
     return 2;
   }
   if (check && rank == 0) {
@@ -163,6 +162,5 @@ static int cmd_lab_main(int argc, char **argv) {
   return status;
 }
 
-static const app_command cmd_lab = {"lab", "run a job file on real workers under the scheduling core",
-                                    cmd_lab_main};
+static const app_command cmd_lab = {"lab", "run a job file on real workers under the scheduling core", cmd_lab_main};
 APP_COMMAND(cmd_lab)

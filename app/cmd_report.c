@@ -68,8 +68,10 @@ static int cmd_report_main(int argc, char **argv) {
   rpt_options opt = {out, gp, quiet, stdout, 0};
   rpt_outcome o;
   rc = rpt_report(in, &opt, &o, err, sizeof err);
-  if (rc) fprintf(stderr, "spotlab report: %s\n", err);
-  else if (!quiet) printf("\nopen %s/index.html\n", out);
+  if (rc)
+    fprintf(stderr, "spotlab report: %s\n", err);
+  else if (!quiet)
+    printf("\nopen %s/index.html\n", out);
   rpt_outcome_free(&o);
   if (!rc) return 0;
   return rc == SIM_EFORMAT || rc == SIM_ENOTFOUND ? 2 : 1;

@@ -13,21 +13,20 @@
 #define APP_MAX_OVERRIDES 64
 
 static void run__help(FILE *f) {
-  fprintf(f,
-          "usage: spotlab run SCENARIO [--seed N] [--reps N] [--out FILE.h5] [--param KEY=VALUE]...\n"
-          "                  [--all] [--quiet]\n\n"
-          "Runs a scenario file and writes its results (HDF5, docs/results-format.md).\n\n"
-          "  --seed N          base seed (overrides run.seed); replication r derives its own\n"
-          "  --reps N          replications (overrides run.reps); 95%% CIs need 2 or more\n"
-          "  --out FILE.h5     results file (default: results/SCENARIO-NAME.h5)\n"
-          "  --param K=V       override one scenario key, e.g. --param market.bidding.fee=0.05\n"
-          "  --all             print every metric, not only the model's headline ones\n"
-          "  --quiet           no summary table, no progress line\n\n"
-          "Replications run in parallel on OpenMP threads (OMP_NUM_THREADS), or one after another\n"
-          "over all ranks under mpirun. One scenario and seed give bit-identical results on any\n"
-          "number of ranks and threads.\n"
-          "Exit status: 0 done, 1 an end-of-run check failed or the file could not be written,\n"
-          "2 bad usage or bad scenario (reported as FILE:LINE: message).\n");
+  fprintf(f, "usage: spotlab run SCENARIO [--seed N] [--reps N] [--out FILE.h5] [--param KEY=VALUE]...\n"
+             "                  [--all] [--quiet]\n\n"
+             "Runs a scenario file and writes its results (HDF5, docs/results-format.md).\n\n"
+             "  --seed N          base seed (overrides run.seed); replication r derives its own\n"
+             "  --reps N          replications (overrides run.reps); 95%% CIs need 2 or more\n"
+             "  --out FILE.h5     results file (default: results/SCENARIO-NAME.h5)\n"
+             "  --param K=V       override one scenario key, e.g. --param market.bidding.fee=0.05\n"
+             "  --all             print every metric, not only the model's headline ones\n"
+             "  --quiet           no summary table, no progress line\n\n"
+             "Replications run in parallel on OpenMP threads (OMP_NUM_THREADS), or one after another\n"
+             "over all ranks under mpirun. One scenario and seed give bit-identical results on any\n"
+             "number of ranks and threads.\n"
+             "Exit status: 0 done, 1 an end-of-run check failed or the file could not be written,\n"
+             "2 bad usage or bad scenario (reported as FILE:LINE: message).\n");
 }
 
 static void run__default_out(const char *scenario, char *out, size_t len) {
@@ -90,8 +89,9 @@ static int cmd_run_main(int argc, char **argv) {
   sim_diag_init(&d, rank == 0 ? stderr : NULL);
   app_loaded l;
   if (app_load(scenario, ovr, novr, &d, &l)) {
-    if (rank == 0) fprintf(stderr, "spotlab run: %d error%s in %s; nothing was run\n", d.nerrors,
-                           d.nerrors == 1 ? "" : "s", scenario);
+    if (rank == 0)
+      fprintf(stderr, "spotlab run: %d error%s in %s; nothing was run\n", d.nerrors, d.nerrors == 1 ? "" : "s",
+              scenario);
     return 2;
   }
   char defout[4096];
@@ -129,17 +129,16 @@ static int cmd_run_main(int argc, char **argv) {
 }
 
 static void check__help(FILE *f) {
-  fprintf(f,
-          "usage: spotlab check SCENARIO [--param KEY=VALUE]... [--print] [--pilot SECONDS | --no-estimate]\n\n"
-          "Parses and validates a scenario file and builds its model without running it.\n"
-          "Problems are reported as FILE:LINE: message (exit 2).\n\n"
-          "  --param K=V       override one scenario key, as `spotlab run` does\n"
-          "  --print           write every key's effective value, defaults included\n"
-          "  --pilot SECONDS   CPU time for the estimate's pilot runs (default 0.25): replication 0 runs\n"
-          "                    over a sliver of run.end, then further until the pilots have measured\n"
-          "                    about this much; events and CPU time are extrapolated to run.end. A\n"
-          "                    scenario estimated above run.max_events per replication is refused\n"
-          "  --no-estimate     validate and build only\n");
+  fprintf(f, "usage: spotlab check SCENARIO [--param KEY=VALUE]... [--print] [--pilot SECONDS | --no-estimate]\n\n"
+             "Parses and validates a scenario file and builds its model without running it.\n"
+             "Problems are reported as FILE:LINE: message (exit 2).\n\n"
+             "  --param K=V       override one scenario key, as `spotlab run` does\n"
+             "  --print           write every key's effective value, defaults included\n"
+             "  --pilot SECONDS   CPU time for the estimate's pilot runs (default 0.25): replication 0 runs\n"
+             "                    over a sliver of run.end, then further until the pilots have measured\n"
+             "                    about this much; events and CPU time are extrapolated to run.end. A\n"
+             "                    scenario estimated above run.max_events per replication is refused\n"
+             "  --no-estimate     validate and build only\n");
 }
 
 static int cmd_check_main(int argc, char **argv) {

@@ -32,9 +32,12 @@ static int sweep__split(const char *list, char **vals, int cap) {
   int n = 0, depth = 0, quote = 0;
   const char *start = list;
   for (const char *p = list;; p++) {
-    if (*p == '"') quote = !quote;
-    else if (!quote && (*p == '[' || *p == '(')) depth++;
-    else if (!quote && (*p == ']' || *p == ')')) depth--;
+    if (*p == '"')
+      quote = !quote;
+    else if (!quote && (*p == '[' || *p == '('))
+      depth++;
+    else if (!quote && (*p == ']' || *p == ')'))
+      depth--;
     if (*p == 0 || (*p == ',' && !depth && !quote)) {
       if (n == cap) return -1;
       vals[n] = strndup(start, (size_t)(p - start));
@@ -50,8 +53,10 @@ static int sweep__split(const char *list, char **vals, int cap) {
 /* A malloc'd "%s=%s" or "%s/point_%04d.h5" (asprintf is not in C11/POSIX). */
 static char *sweep__join(const char *a, const char *sep, const char *b, int num) {
   char tmp[8192];
-  if (b) snprintf(tmp, sizeof tmp, "%s%s%s", a, sep, b);
-  else snprintf(tmp, sizeof tmp, "%s%s%04d.h5", a, sep, num);
+  if (b)
+    snprintf(tmp, sizeof tmp, "%s%s%s", a, sep, b);
+  else
+    snprintf(tmp, sizeof tmp, "%s%s%04d.h5", a, sep, num);
   char *r = strdup(tmp);
   if (!r) SIM_FATAL("out of memory");
   return r;
@@ -65,20 +70,19 @@ static double sweep__number(const char *s) {
 }
 
 static void sweep__help(FILE *f) {
-  fprintf(f,
-          "usage: spotlab sweep SCENARIO --param KEY=V1,V2,... [--reps N] [--seed N] [--out FILE.h5] [--quiet]\n\n"
-          "Runs the scenario once per value of KEY (a scenario key, group.key) and writes one sweep\n"
-          "file: per point and replication every metric, and their means and 95%% confidence\n"
-          "intervals. Each point's full results file is kept as FILE.points/point_NNNN.h5.\n"
-          "`spotlab report FILE.h5` draws every metric against KEY with its confidence band.\n\n"
-          "  --param KEY=V1,...  the key and its values (commas inside [..] or \"..\" do not split)\n"
-          "  --reps N            replications per point (overrides run.reps)\n"
-          "  --seed N            base seed, the same at every point (overrides run.seed)\n"
-          "  --out FILE.h5       sweep file (default: results/SCENARIO-sweep.h5)\n"
-          "  --quiet             no progress lines\n\n"
-          "Every point is checked before the first one runs. Progress: one line per point on stderr.\n"
-          "Under mpirun, points run one after another, each replication over all ranks.\n"
-          "Exit status: 0 done, 1 a check failed or a file could not be written, 2 bad usage or scenario.\n");
+  fprintf(f, "usage: spotlab sweep SCENARIO --param KEY=V1,V2,... [--reps N] [--seed N] [--out FILE.h5] [--quiet]\n\n"
+             "Runs the scenario once per value of KEY (a scenario key, group.key) and writes one sweep\n"
+             "file: per point and replication every metric, and their means and 95%% confidence\n"
+             "intervals. Each point's full results file is kept as FILE.points/point_NNNN.h5.\n"
+             "`spotlab report FILE.h5` draws every metric against KEY with its confidence band.\n\n"
+             "  --param KEY=V1,...  the key and its values (commas inside [..] or \"..\" do not split)\n"
+             "  --reps N            replications per point (overrides run.reps)\n"
+             "  --seed N            base seed, the same at every point (overrides run.seed)\n"
+             "  --out FILE.h5       sweep file (default: results/SCENARIO-sweep.h5)\n"
+             "  --quiet             no progress lines\n\n"
+             "Every point is checked before the first one runs. Progress: one line per point on stderr.\n"
+             "Under mpirun, points run one after another, each replication over all ranks.\n"
+             "Exit status: 0 done, 1 a check failed or a file could not be written, 2 bad usage or scenario.\n");
 }
 
 static int cmd_sweep_main(int argc, char **argv) {
@@ -86,7 +90,7 @@ static int cmd_sweep_main(int argc, char **argv) {
   char seedbuf[64], repsbuf[64];
   const char *fixed[2];
   int nfixed = 0, quiet = 0;
-  char *base = NULL; /* freed at done: declared before the first goto */
+  char *base = NULL;                     /* freed at done: declared before the first goto */
   char **names0 = NULL, **units0 = NULL; /* metric names of point 1, which every point must share */
   unsigned nm0 = 0;
   for (int i = 1; i < argc; i++) {
@@ -150,8 +154,7 @@ static int cmd_sweep_main(int argc, char **argv) {
   int rank = app_mpi_rank(), rc = 0, failed = 0;
   char **ovr_text = calloc((size_t)np, sizeof *ovr_text);
   if (!ovr_text) SIM_FATAL("out of memory");
-  for (int p = 0; p < np; p++)
-    ovr_text[p] = sweep__join(key, "=", vals[p], 0);
+  for (int p = 0; p < np; p++) ovr_text[p] = sweep__join(key, "=", vals[p], 0);
 
   /* Check every point before the first one runs: a bad value must not surface after hours. */
   sim_diag d;
@@ -186,8 +189,10 @@ static int cmd_sweep_main(int argc, char **argv) {
       for (unsigned k = 0; same && k < nm0; k++) same = !strcmp(l.metrics[k].name, names0[k]);
       if (!same) {
         if (rank == 0)
-          fprintf(stderr, "spotlab sweep: point %d (%s) reports other metrics than point 1 (%u vs %u): a sweep "
-                  "axis must not change which metrics the model has\n", p + 1, ovr_text[p], l.nmetrics, nm0);
+          fprintf(stderr,
+                  "spotlab sweep: point %d (%s) reports other metrics than point 1 (%u vs %u): a sweep "
+                  "axis must not change which metrics the model has\n",
+                  p + 1, ovr_text[p], l.nmetrics, nm0);
         app_unload(&l);
         rc = 2;
         goto done;
@@ -260,8 +265,8 @@ static int cmd_sweep_main(int argc, char **argv) {
       memcpy(s.values + (size_t)p * reps * nm, o.values, (size_t)reps * nm * sizeof *o.values);
       double el = sweep__now() - t0;
       if (!quiet)
-        fprintf(stderr, "sweep: point %d/%d (%s): %d replication%s in %.1f s; %.0f s elapsed, about %.0f s left\n", p + 1, np,
-                ovr_text[p], reps, reps == 1 ? "" : "s", sweep__now() - tp, el, el / (p + 1) * (np - p - 1));
+        fprintf(stderr, "sweep: point %d/%d (%s): %d replication%s in %.1f s; %.0f s elapsed, about %.0f s left\n",
+                p + 1, np, ovr_text[p], reps, reps == 1 ? "" : "s", sweep__now() - tp, el, el / (p + 1) * (np - p - 1));
     }
     app_run_out_free(&l, &o);
     app_unload(&l);
@@ -272,8 +277,8 @@ static int cmd_sweep_main(int argc, char **argv) {
       fprintf(stderr, "spotlab sweep: %s\n", err);
       rc = 1;
     } else if (!quiet) {
-      printf("sweep: %d points of %s, %d replication%s each\nresults: %s (points in %s/)\nnext: spotlab report %s\n", np, key,
-             reps, reps == 1 ? "" : "s", out, pdir, out);
+      printf("sweep: %d points of %s, %d replication%s each\nresults: %s (points in %s/)\nnext: spotlab report %s\n",
+             np, key, reps, reps == 1 ? "" : "s", out, pdir, out);
     }
   }
   for (int p = 0; s.point_files && p < np; p++) free(s.point_files[p]);

@@ -46,8 +46,11 @@ static char *app__shell_join(int argc, const char *const *argv) {
     }
     *o++ = '\'';
     for (; *a; a++) {
-      if (*a == '\'') { memcpy(o, "'\\''", 4); o += 4; }
-      else *o++ = *a;
+      if (*a == '\'') {
+        memcpy(o, "'\\''", 4);
+        o += 4;
+      } else
+        *o++ = *a;
     }
     *o++ = '\'';
   }
@@ -83,7 +86,10 @@ int app_opt(int argc, char **argv, int *i, const char *name, const char **value)
   size_t n = strlen(name);
   const char *a = argv[*i];
   if (strncmp(a, name, n) != 0) return 0;
-  if (a[n] == '=') { *value = a + n + 1; return 1; }
+  if (a[n] == '=') {
+    *value = a + n + 1;
+    return 1;
+  }
   if (a[n] != '\0') return 0;
   if (*i + 1 >= argc) {
     fprintf(stderr, "spotlab: option %s needs a value\n", name);
@@ -128,8 +134,7 @@ static void app__usage(FILE *f) {
           "usage: spotlab COMMAND [options]   (spotlab COMMAND --help for each)\n\ncommands:\n",
           SPOTLAB_VERSION);
   qsort(app__cmds, (size_t)app__ncmds, sizeof app__cmds[0], app__cmp);
-  for (int i = 0; i < app__ncmds; i++)
-    fprintf(f, "  %-16s %s\n", app__cmds[i]->name, app__cmds[i]->summary);
+  for (int i = 0; i < app__ncmds; i++) fprintf(f, "  %-16s %s\n", app__cmds[i]->name, app__cmds[i]->summary);
   fprintf(f, "\nExit status: 0 success, 1 run-time failure, 2 bad usage or bad input.\n");
 }
 

@@ -73,9 +73,10 @@ static int app__too_big(const app_loaded *l, sim_diag *d, const char *path, doub
   int inflight = app__inflight(l);
   double need = per_rep * inflight, avail = app_memory_available();
   if (!(need > avail)) return 0;
-  sim_diag_report(d, path, 0, "the run needs %s%.3g GB for its %s (%d replication%s at once%s), more than the %.3g GB "
-                  "this machine gives a process; %s", about, need / 1e9, what, inflight, inflight == 1 ? "" : "s",
-                  detail, avail / 1e9, hint);
+  sim_diag_report(d, path, 0,
+                  "the run needs %s%.3g GB for its %s (%d replication%s at once%s), more than the %.3g GB "
+                  "this machine gives a process; %s",
+                  about, need / 1e9, what, inflight, inflight == 1 ? "" : "s", detail, avail / 1e9, hint);
   return 1;
 }
 
@@ -220,7 +221,8 @@ int app_estimate_run(const app_loaded *l, double budget_s, app_estimate *e) {
 
 int app_estimate_refused(const app_loaded *l, const char *path, const app_estimate *e, sim_diag *d) {
   if (!(l->run.max_events > 0) || !(e->events > l->run.max_events)) return 0;
-  sim_diag_report(d, path, 0, "each replication would take about %.3g engine events (measured over the first %.6g s "
+  sim_diag_report(d, path, 0,
+                  "each replication would take about %.3g engine events (measured over the first %.6g s "
                   "of %.6g s), more than run.max_events = %.3g; shorten run.end, coarsen the model's "
                   "intervals, or raise run.max_events",
                   e->events, e->horizon_s, l->run.end, l->run.max_events);
@@ -305,12 +307,19 @@ void app_run_out_free(app_loaded *l, app_run_out *o) {
 }
 
 int app_write_results(const char *path, app_loaded *l, app_run_out *o) {
-  sim_run_meta meta = {l->cls->name, sim_scenario_path(l->scn), sim_scenario_text(l->scn), l->effective,
-                       (uint64_t)l->run.seed, (int)l->run.reps, o->ranks, o->threads, o->wall_s, l->run.end,
+  sim_run_meta meta = {l->cls->name,
+                       sim_scenario_path(l->scn),
+                       sim_scenario_text(l->scn),
+                       l->effective,
+                       (uint64_t)l->run.seed,
+                       (int)l->run.reps,
+                       o->ranks,
+                       o->threads,
+                       o->wall_s,
+                       l->run.end,
                        app_command_line()};
   char err[512];
-  int rc = sim_results_write(path, &meta, &l->model, o->reps, l->metrics, l->nmetrics, o->values, err,
-                             sizeof err);
+  int rc = sim_results_write(path, &meta, &l->model, o->reps, l->metrics, l->nmetrics, o->values, err, sizeof err);
   if (rc) fprintf(stderr, "spotlab: %s\n", err);
   return rc;
 }
@@ -319,8 +328,9 @@ void app_print_summary(FILE *f, app_loaded *l, app_run_out *o, int all) {
   int reps = (int)l->run.reps;
   uint64_t ev = 0;
   for (int r = 0; r < reps; r++) ev += o->reps[r].events;
-  fprintf(f, "\n%s: %d replication%s of %.6g s simulated, %d rank%s x %d thread%s, %.3f s wall, %llu events "
-             "(%.3g events/s)\n\n",
+  fprintf(f,
+          "\n%s: %d replication%s of %.6g s simulated, %d rank%s x %d thread%s, %.3f s wall, %llu events "
+          "(%.3g events/s)\n\n",
           l->cls->name, reps, reps == 1 ? "" : "s", l->run.end, o->ranks, o->ranks == 1 ? "" : "s", o->threads,
           o->threads == 1 ? "" : "s", o->wall_s, (unsigned long long)ev, o->wall_s > 0 ? (double)ev / o->wall_s : 0);
   unsigned nm = l->nmetrics, shown = 0, flagged = 0;
@@ -349,6 +359,8 @@ void app_print_summary(FILE *f, app_loaded *l, app_run_out *o, int all) {
     fprintf(f, "%-*s %14s %-24s %-10s\n", (int)w, l->metrics[k].name, mean, ci, l->metrics[k].unit);
   }
   if (shown < nm)
-    fprintf(f, "(%u more metrics in the results file: `spotlab run --all` prints them here, `spotlab report` "
-               "tabulates them)\n", nm - shown);
+    fprintf(f,
+            "(%u more metrics in the results file: `spotlab run --all` prints them here, `spotlab report` "
+            "tabulates them)\n",
+            nm - shown);
 }

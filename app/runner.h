@@ -8,9 +8,9 @@
 
 /* The engine's own scenario keys: group `run`. */
 typedef struct app_run_cfg {
-  int64_t seed;   /* base seed */
-  int64_t reps;   /* replications */
-  double end;     /* simulated seconds */
+  int64_t seed;      /* base seed */
+  int64_t reps;      /* replications */
+  double end;        /* simulated seconds */
   double max_events; /* refuse a run estimated to take more events per replication (0: no limit) */
 } app_run_cfg;
 extern const sim_param app_run_params[];
@@ -20,12 +20,12 @@ typedef struct app_loaded {
   sim_scenario *scn;
   const sim_model_class *cls;
   app_run_cfg run;
-  void *cfg;             /* the model's parsed keys */
+  void *cfg; /* the model's parsed keys */
   sim_model model;
   int built;
   const sim_metric_def *metrics; /* the built model's metrics (the class's, or its own) */
   unsigned nmetrics;
-  char *effective;       /* every key's effective value, scenario syntax */
+  char *effective; /* every key's effective value, scenario syntax */
 } app_loaded;
 
 /* Loads `path`, applies overrides ("group.key=value"), parses and validates every group and
@@ -39,9 +39,9 @@ double app_memory_available(void);
  * marginal events and CPU time per simulated second, extrapolated to run.end. `exact` is 1 when
  * the last pilot was the whole run (the counts are then the run's own). */
 typedef struct app_estimate {
-  double events;      /* engine events per replication */
-  double wall_s;      /* CPU seconds per replication on one core */
-  double horizon_s;   /* simulated seconds the last pilot covered */
+  double events;    /* engine events per replication */
+  double wall_s;    /* CPU seconds per replication on one core */
+  double horizon_s; /* simulated seconds the last pilot covered */
   double pilot_events;
   double pilot_wall_s; /* CPU seconds */
   int exact;

@@ -26,7 +26,10 @@ static hsize_t ids_open(void) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static int quiet;
-  if (!quiet) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); quiet = 1; }
+  if (!quiet) {
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    quiet = 1;
+  }
   char path[64], err[512];
   uint8_t *copy = NULL;
   size_t ml = sizeof SIM_H5MEM_MAGIC - 1;

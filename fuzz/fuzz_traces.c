@@ -13,25 +13,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   size_t n = 0;
   mkt_trace_stats st;
   switch (data[0] % 5) {
-    case 0: mkt_trace_load_alibaba_pods(path, &jobs, &n, &st, err, sizeof err); break;
-    case 1: mkt_trace_load_genai(path, &jobs, &n, &st, err, sizeof err); break;
-    case 2: {
-      mkt_gpu *g = NULL;
-      if (mkt_gpus_load(path, &g, &n, err, sizeof err) == 0) free(g);
-      break;
-    }
-    case 4: {
-      churn_dist d;
-      churn_fits_load(path, "skype06", "up", CHURN_WEIBULL, &d, err, sizeof err);
-      break;
-    }
-    default: {
-      sched_cluster_params cp;
-      memset(&cp, 0, sizeof cp);
-      mkt_calib_info info;
-      mkt_calibration_load(path, &cp, &info, err, sizeof err);
-      break;
-    }
+  case 0: mkt_trace_load_alibaba_pods(path, &jobs, &n, &st, err, sizeof err); break;
+  case 1: mkt_trace_load_genai(path, &jobs, &n, &st, err, sizeof err); break;
+  case 2: {
+    mkt_gpu *g = NULL;
+    if (mkt_gpus_load(path, &g, &n, err, sizeof err) == 0) free(g);
+    break;
+  }
+  case 4: {
+    churn_dist d;
+    churn_fits_load(path, "skype06", "up", CHURN_WEIBULL, &d, err, sizeof err);
+    break;
+  }
+  default: {
+    sched_cluster_params cp;
+    memset(&cp, 0, sizeof cp);
+    mkt_calib_info info;
+    mkt_calibration_load(path, &cp, &info, err, sizeof err);
+    break;
+  }
   }
   free(jobs);
   close(fd);

@@ -26,7 +26,10 @@ static inline int fz_file(const uint8_t *data, size_t size, char *path, size_t l
   size_t off = 0;
   while (off < size) {
     ssize_t w = write(fd, data + off, size - off);
-    if (w <= 0) { close(fd); return -1; }
+    if (w <= 0) {
+      close(fd);
+      return -1;
+    }
     off += (size_t)w;
   }
   snprintf(path, len, "/proc/self/fd/%d", fd);

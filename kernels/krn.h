@@ -32,11 +32,11 @@ extern "C" {
 /* ---- Errors -------------------------------------------------------------------------------- */
 typedef enum krn_err {
   KRN_OK = 0,
-  KRN_ENOMEM = SPOTLAB_ENOMEM,          /* out of memory (host or device) */
-  KRN_EINVAL = SPOTLAB_EINVAL,          /* invalid argument */
-  KRN_EIO = SPOTLAB_EIO,                /* a file could not be written */
-  KRN_ENODEV = SPOTLAB_EKRN_NODEV,  /* no CUDA device, driver, or CUDA support not built */
-  KRN_ECUDA = SPOTLAB_EKRN_CUDA,   /* a CUDA call failed */
+  KRN_ENOMEM = SPOTLAB_ENOMEM,       /* out of memory (host or device) */
+  KRN_EINVAL = SPOTLAB_EINVAL,       /* invalid argument */
+  KRN_EIO = SPOTLAB_EIO,             /* a file could not be written */
+  KRN_ENODEV = SPOTLAB_EKRN_NODEV,   /* no CUDA device, driver, or CUDA support not built */
+  KRN_ECUDA = SPOTLAB_EKRN_CUDA,     /* a CUDA call failed */
   KRN_EVERIFY = SPOTLAB_EKRN_VERIFY, /* a result differs from the reference beyond the tolerance */
   KRN_EFAILED = SPOTLAB_EKRN_FAILED, /* a member failed (emulated failure), or every member failed */
   KRN_ECANCEL = SPOTLAB_EKRN_CANCEL  /* a chunk's execution was cancelled (another replica won, or rollback) */
@@ -49,14 +49,14 @@ const char *krn_strerror(int err);
  * on any executor, writes the same values: chunks are idempotent, which is what makes redoing
  * lost work safe. On the CPU the twins are bitwise deterministic whatever the thread count. */
 typedef enum krn_kernel { KRN_TRIAD = 0, KRN_GEMM, KRN_MLP, KRN_NKERNELS } krn_kernel;
-const char *krn_kernel_name(krn_kernel k);          /* "triad", "gemm", "mlp" */
+const char *krn_kernel_name(krn_kernel k); /* "triad", "gemm", "mlp" */
 int krn_kernel_parse(const char *name, krn_kernel *out);
 
 typedef struct krn_dims {
-  size_t n;                 /* triad: elements (a = b + s*c) */
-  size_t m, k, p;           /* gemm: C[m x p] = A[m x k] B[k x p] */
+  size_t n;                            /* triad: elements (a = b + s*c) */
+  size_t m, k, p;                      /* gemm: C[m x p] = A[m x k] B[k x p] */
   size_t batch, d_in, d_hidden, d_out; /* mlp: a 2-layer ReLU MLP, squared loss */
-  size_t nchunks;           /* chunks the job is cut into (triad: ranges, gemm: row blocks,
+  size_t nchunks;                      /* chunks the job is cut into (triad: ranges, gemm: row blocks,
                                mlp: sub-batches) */
 } krn_dims;
 
@@ -67,13 +67,13 @@ void krn_job_destroy(krn_job *job);
 krn_kernel krn_job_kind(const krn_job *job);
 size_t krn_job_nchunks(const krn_job *job);
 size_t krn_job_out_len(const krn_job *job);
-float *krn_job_out(krn_job *job);                   /* host output, krn_job_out_len floats */
+float *krn_job_out(krn_job *job); /* host output, krn_job_out_len floats */
 /* The output span chunk c writes: out[*off .. *off + *len). */
 void krn_job_chunk_span(const krn_job *job, size_t c, size_t *off, size_t *len);
 size_t krn_job_max_chunk_len(const krn_job *job);
-double krn_job_flops(const krn_job *job);           /* useful flops of the whole job */
-double krn_job_bytes(const krn_job *job);           /* compulsory DRAM traffic (triad) */
-void krn_job_reset(krn_job *job);                   /* output := NaN (a missed chunk shows) */
+double krn_job_flops(const krn_job *job); /* useful flops of the whole job */
+double krn_job_bytes(const krn_job *job); /* compulsory DRAM traffic (triad) */
+void krn_job_reset(krn_job *job);         /* output := NaN (a missed chunk shows) */
 /* After every chunk ran: the MLP sums its per-chunk gradient slots in chunk order (so the sum
  * is bitwise the same however chunks were scheduled) into the step's gradient and loss. No-op
  * for triad and gemm. */
@@ -111,57 +111,57 @@ double krn_exec_speed(const krn_exec *e);
 
 /* ---- The cluster and its strategies --------------------------------------------------------- */
 typedef enum krn_strategy {
-  KRN_EVEN = 0,     /* static split into equal contiguous shares */
-  KRN_WEIGHTED,     /* static split proportional to measured capacity */
-  KRN_DYNAMIC,      /* self-scheduling from a shared chunk queue */
-  KRN_REDUNDANT,    /* every chunk on k members at once, first result wins, others cancelled */
-  KRN_CHECKPOINT,   /* weighted split in epochs ending in a checkpoint; a failure rolls the
+  KRN_EVEN = 0,    /* static split into equal contiguous shares */
+  KRN_WEIGHTED,    /* static split proportional to measured capacity */
+  KRN_DYNAMIC,     /* self-scheduling from a shared chunk queue */
+  KRN_REDUNDANT,   /* every chunk on k members at once, first result wins, others cancelled */
+  KRN_CHECKPOINT,  /* weighted split in epochs ending in a checkpoint; a failure rolls the
                        epoch back and restarts it on the survivors */
-  KRN_SPECULATIVE,  /* dynamic, plus up to k-1 backup replicas of running chunks once no fresh
+  KRN_SPECULATIVE, /* dynamic, plus up to k-1 backup replicas of running chunks once no fresh
                        chunk is left (MapReduce backup tasks) */
   KRN_NSTRATEGIES
 } krn_strategy;
-const char *krn_strategy_name(krn_strategy s);      /* "even", "weighted", ... */
+const char *krn_strategy_name(krn_strategy s); /* "even", "weighted", ... */
 int krn_strategy_parse(const char *name, krn_strategy *out);
 
 #define KRN_MAX_MEMBERS 64
 
 typedef struct krn_run_opts {
   krn_strategy strategy;
-  int replicas;             /* KRN_REDUNDANT, KRN_SPECULATIVE: k >= 1 */
-  size_t epoch_chunks;      /* KRN_CHECKPOINT: chunks per epoch (0 = nchunks / 8) */
-  double detect_s;          /* delay from a failure to its detection (heartbeat timeout) */
-  double restart_s;         /* KRN_CHECKPOINT: extra delay to restart after a rollback */
-  const double *capacity;   /* per member, chunks/s measured alone (krn_cluster_measure); used
+  int replicas;            /* KRN_REDUNDANT, KRN_SPECULATIVE: k >= 1 */
+  size_t epoch_chunks;     /* KRN_CHECKPOINT: chunks per epoch (0 = nchunks / 8) */
+  double detect_s;         /* delay from a failure to its detection (heartbeat timeout) */
+  double restart_s;        /* KRN_CHECKPOINT: extra delay to restart after a rollback */
+  const double *capacity;  /* per member, chunks/s measured alone (krn_cluster_measure); used
                                by KRN_WEIGHTED/KRN_CHECKPOINT and for the ideal makespan */
-  const double *fail_at_s;  /* per member, seconds after the start when it fails; < 0 = never;
+  const double *fail_at_s; /* per member, seconds after the start when it fails; < 0 = never;
                                NULL = no failures */
-  const double *reference;  /* per member chunks/s, or NULL: the capacities the ideal makespan
+  const double *reference; /* per member chunks/s, or NULL: the capacities the ideal makespan
                                is computed from (e.g. those a dynamic run gave, so that every
                                strategy is measured against one denominator); NULL = this run's
                                own capacities (krn_run_result.capacity) */
-  const long *fail_after;   /* per member, or NULL: the member fails during its execution number
+  const long *fail_after;  /* per member, or NULL: the member fails during its execution number
                                fail_after + 1 (counting from 1), after its first piece of work;
                                < 0 = never. A deterministic trigger, for tests. */
 } krn_run_opts;
 
 typedef struct krn_run_result {
-  double makespan_s;        /* start to the last chunk committed */
-  double ideal_s;           /* fluid bound: smallest T with sum_i cap_i * min(T, fail_i) = N,
+  double makespan_s;                /* start to the last chunk committed */
+  double ideal_s;                   /* fluid bound: smallest T with sum_i cap_i * min(T, fail_i) = N,
                                cap_i = opts->reference, or else member i's capacity in this run
                                (see capacity below) */
-  double efficiency;        /* ideal_s / makespan_s: what the strategy loses to idleness, lost
+  double efficiency;                /* ideal_s / makespan_s: what the strategy loses to idleness, lost
                                work and tails, whatever the machine's load */
-  double ideal_prior_s;     /* the same bound from opts->capacity (measured beforehand) */
+  double ideal_prior_s;             /* the same bound from opts->capacity (measured beforehand) */
   double capacity[KRN_MAX_MEMBERS]; /* member i's capacity in this run, chunks/s: chunks it
                                completed / the time it spent on them (idle and cancelled time
                                excluded); opts->capacity for a member that completed nothing */
-  double work_lost_s;       /* member-seconds spent on executions whose result was discarded */
-  size_t chunks_lost;       /* such executions */
-  double recovery_s;        /* first failure -> every chunk done or running at that instant is
+  double work_lost_s;               /* member-seconds spent on executions whose result was discarded */
+  size_t chunks_lost;               /* such executions */
+  double recovery_s;                /* first failure -> every chunk done or running at that instant is
                                committed again; 0 without failure */
-  int failures;             /* members that failed */
-  size_t executions;        /* chunk executions started */
+  int failures;                     /* members that failed */
+  size_t executions;                /* chunk executions started */
 } krn_run_result;
 
 typedef struct krn_cluster krn_cluster;
@@ -176,8 +176,7 @@ int krn_cluster_measure(krn_cluster *cl, krn_job *job, size_t chunks_each, doubl
  * first; on success every chunk is committed (call krn_job_finish, then verify). */
 int krn_cluster_run(krn_cluster *cl, krn_job *job, const krn_run_opts *opts, krn_run_result *res);
 /* The fluid-bound ideal makespan used above (exposed for tests). */
-double krn_ideal_makespan(size_t nchunks, int nmembers, const double *capacity,
-                          const double *fail_at_s);
+double krn_ideal_makespan(size_t nchunks, int nmembers, const double *capacity, const double *fail_at_s);
 
 /* ---- GPU (CUDA) ------------------------------------------------------------------------------
  * All return KRN_ENODEV when CUDA support is not built or no device/driver is present; `msg`
@@ -186,11 +185,11 @@ double krn_ideal_makespan(size_t nchunks, int nmembers, const double *capacity,
 typedef struct krn_gpu krn_gpu;
 typedef struct krn_gpu_info {
   char name[128];
-  int sms;                  /* streaming multiprocessors */
+  int sms; /* streaming multiprocessors */
   double mem_gib;
-  double mem_bw_peak_gbs;   /* theoretical: 2 * memory clock * bus width (0 if unknown) */
-  double fp32_peak_gflops;  /* theoretical: SMs * FP32 lanes/SM * 2 * clock (0 if unknown) */
-  int green_contexts;       /* 1 if SM partitioning is available */
+  double mem_bw_peak_gbs;  /* theoretical: 2 * memory clock * bus width (0 if unknown) */
+  double fp32_peak_gflops; /* theoretical: SMs * FP32 lanes/SM * 2 * clock (0 if unknown) */
+  int green_contexts;      /* 1 if SM partitioning is available */
 } krn_gpu_info;
 int krn_gpu_open(krn_gpu **out, char *msg, size_t msglen);
 void krn_gpu_close(krn_gpu *g);
@@ -205,17 +204,16 @@ int krn_gpu_download(krn_gpu *g, krn_job *job);
 int krn_gpu_run_whole(krn_gpu *g, krn_job *job, int impl, int reps, double *seconds);
 /* A GPU member: a green-context partition of at least `sms` SMs (0 = the whole device, plain
  * stream), slowed further to `speed` in (0, 1] by duty-cycling. *sms_got = SMs it received. */
-int krn_exec_gpu_create(krn_gpu *g, const char *name, int sms, double speed, krn_exec **out,
-                        int *sms_got);
+int krn_exec_gpu_create(krn_gpu *g, const char *name, int sms, double speed, krn_exec **out, int *sms_got);
 
 /* ---- Calibration file ------------------------------------------------------------------------
  * data/calibration/<device-slug>.csv, header `key,value,unit,device,note`: the measured
  * parameters the simulator's cluster model reads. */
 typedef struct krn_calib_row {
-  const char *key;          /* e.g. "stream_bw_gbs", "dynamic_efficiency" */
+  const char *key; /* e.g. "stream_bw_gbs", "dynamic_efficiency" */
   double value;
   const char *unit;
-  const char *note;         /* how it was measured (no commas needed; quoted if present) */
+  const char *note; /* how it was measured (no commas needed; quoted if present) */
 } krn_calib_row;
 /* Lower-case, [a-z0-9-] only, runs of other characters become one '-'. */
 void krn_slug(const char *text, char *out, size_t outlen);

@@ -34,14 +34,15 @@ struct krn_cluster {
   krn_exec *m[KRN_MAX_MEMBERS];
 };
 
-static const char *const krn__strategy_names[KRN_NSTRATEGIES] = {
-    "even", "weighted", "dynamic", "redundant", "checkpoint", "speculative"};
-const char *krn_strategy_name(krn_strategy s) {
-  return (unsigned)s < KRN_NSTRATEGIES ? krn__strategy_names[s] : "?";
-}
+static const char *const krn__strategy_names[KRN_NSTRATEGIES] = {"even",      "weighted",   "dynamic",
+                                                                 "redundant", "checkpoint", "speculative"};
+const char *krn_strategy_name(krn_strategy s) { return (unsigned)s < KRN_NSTRATEGIES ? krn__strategy_names[s] : "?"; }
 int krn_strategy_parse(const char *name, krn_strategy *out) {
   for (int i = 0; i < KRN_NSTRATEGIES; i++)
-    if (name && !strcmp(name, krn__strategy_names[i])) { *out = (krn_strategy)i; return 0; }
+    if (name && !strcmp(name, krn__strategy_names[i])) {
+      *out = (krn_strategy)i;
+      return 0;
+    }
   return KRN_EINVAL;
 }
 
@@ -66,8 +67,10 @@ double krn_ideal_makespan(size_t nchunks, int nm, const double *cap, const doubl
   double sum_forever = 0, reach = 0;
   for (int i = 0; i < nm; i++) {
     double f = fail_at && fail_at[i] >= 0 ? fail_at[i] : INFINITY;
-    if (isinf(f)) sum_forever += cap[i];
-    else reach += cap[i] * f;
+    if (isinf(f))
+      sum_forever += cap[i];
+    else
+      reach += cap[i] * f;
   }
   double N = (double)nchunks;
   if (sum_forever <= 0 && reach < N) return INFINITY;
@@ -87,8 +90,10 @@ double krn_ideal_makespan(size_t nchunks, int nm, const double *cap, const doubl
       double f = fail_at && fail_at[i] >= 0 ? fail_at[i] : INFINITY;
       got += cap[i] * fmin(mid, f);
     }
-    if (got >= N) hi = mid;
-    else lo = mid;
+    if (got >= N)
+      hi = mid;
+    else
+      lo = mid;
   }
   return hi;
 }
@@ -120,15 +125,15 @@ typedef struct krn__member {
   krn__run *run;
   int idx;
   pthread_t th;
-  double fail_at;        /* absolute monotonic time, INFINITY = never */
-  int failed;            /* noticed its failure (takes no more work) */
-  int dead;              /* failure detected by the cluster */
-  long cur;              /* chunk it runs or held when failing, -1 = none */
-  long fail_after;       /* fail during execution number fail_after + 1; < 0 = never */
-  long started;          /* executions started */
-  size_t ok_n;           /* executions completed (committed or not) */
-  double ok_time;        /* time spent on them */
-  size_t *list;          /* static share / epoch share: chunks in order */
+  double fail_at;  /* absolute monotonic time, INFINITY = never */
+  int failed;      /* noticed its failure (takes no more work) */
+  int dead;        /* failure detected by the cluster */
+  long cur;        /* chunk it runs or held when failing, -1 = none */
+  long fail_after; /* fail during execution number fail_after + 1; < 0 = never */
+  long started;    /* executions started */
+  size_t ok_n;     /* executions completed (committed or not) */
+  double ok_time;  /* time spent on them */
+  size_t *list;    /* static share / epoch share: chunks in order */
   size_t lhead, ltail;
   krn_ctl ctl;
 } krn__member;
@@ -146,18 +151,18 @@ struct krn__run {
   unsigned char *tried;        /* redundant: [member][chunk] started it once */
   double *dur;                 /* per chunk: duration of the committed execution */
   size_t ndone;
-  size_t *q, qcap, qhead, qlen;/* dynamic: ring buffer of chunks */
-  _Atomic unsigned epoch;      /* checkpoint: bumped on rollback */
+  size_t *q, qcap, qhead, qlen; /* dynamic: ring buffer of chunks */
+  _Atomic unsigned epoch;       /* checkpoint: bumped on rollback */
   size_t ep0, ep1, ep_done, ep_len;
   int restarting, restart_gen;
-  unsigned char *need;         /* recovery: chunks to be committed again */
+  unsigned char *need; /* recovery: chunks to be committed again */
   size_t nneed;
   int recovering;
   double t_fail, recovery_s;
   double lost_s;
   size_t lost_n, execs;
   int failures, err, running;
-  int ready, go;               /* start barrier: every member thread waits for go */
+  int ready, go; /* start barrier: every member thread waits for go */
   double t0, t_end;
   double cap[KRN_MAX_MEMBERS];
   krn__member ms[KRN_MAX_MEMBERS];
@@ -289,7 +294,10 @@ static void krn__on_failure(krn__run *r, int i, long c) {
   case KRN_EVEN:
   case KRN_WEIGHTED: {
     size_t *tmp = malloc((m->ltail - m->lhead + 1) * sizeof *tmp), cnt = 0;
-    if (!tmp) { r->err = KRN_ENOMEM; return; }
+    if (!tmp) {
+      r->err = KRN_ENOMEM;
+      return;
+    }
     if (c >= 0 && !r->done[c]) tmp[cnt++] = (size_t)c;
     for (size_t x = m->lhead; x < m->ltail; x++)
       if (!r->done[m->list[x]]) tmp[cnt++] = m->list[x];
@@ -478,8 +486,7 @@ static void krn__run_free(krn__run *r) {
 
 int krn_cluster_run(krn_cluster *cl, krn_job *job, const krn_run_opts *o, krn_run_result *res) {
   if (!cl || !job || !o || !res || (unsigned)o->strategy >= KRN_NSTRATEGIES) return KRN_EINVAL;
-  if ((o->strategy == KRN_WEIGHTED || o->strategy == KRN_CHECKPOINT) && !o->capacity)
-    return KRN_EINVAL;
+  if ((o->strategy == KRN_WEIGHTED || o->strategy == KRN_CHECKPOINT) && !o->capacity) return KRN_EINVAL;
   int replicated = o->strategy == KRN_REDUNDANT || o->strategy == KRN_SPECULATIVE;
   if (replicated && (o->replicas < 1 || o->replicas > cl->n)) return KRN_EINVAL;
   if (!(o->detect_s >= 0) || !(o->restart_s >= 0)) return KRN_EINVAL;
@@ -513,7 +520,10 @@ int krn_cluster_run(krn_cluster *cl, krn_job *job, const krn_run_opts *o, krn_ru
     m->cur = -1;
     /* a share can grow by redistribution, but holds each chunk at most once per assignment */
     m->list = malloc((2 * n + 1) * sizeof *m->list);
-    if (!m->list) { rc = KRN_ENOMEM; goto out; }
+    if (!m->list) {
+      rc = KRN_ENOMEM;
+      goto out;
+    }
     m->ctl.check = krn__check;
     m->ctl.run = r;
     m->ctl.member = i;

@@ -7,8 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int krn__exec_new(const char *name, double speed, const krn_exec_ops *ops, void *ctx,
-                  krn_exec **out) {
+int krn__exec_new(const char *name, double speed, const krn_exec_ops *ops, void *ctx, krn_exec **out) {
   krn_exec *e = calloc(1, sizeof *e);
   if (!e) return KRN_ENOMEM;
   e->ops = ops;
@@ -29,17 +28,17 @@ double krn_exec_speed(const krn_exec *e) { return e->speed; }
 
 /* ---- The CPU member ------------------------------------------------------------------------ */
 typedef struct krn__cpu {
-  double speed;      /* duty cycle in (0, 1] */
-  int nthreads;      /* OpenMP threads of this member */
-  float *staging;    /* one chunk's span, for redundant execution */
+  double speed;   /* duty cycle in (0, 1] */
+  int nthreads;   /* OpenMP threads of this member */
+  float *staging; /* one chunk's span, for redundant execution */
   size_t staging_len;
-  double debt;       /* idle time owed by duty-cycling, seconds */
+  double debt; /* idle time owed by duty-cycling, seconds */
 } krn__cpu;
 
 typedef struct krn__cpu_yield {
   krn__cpu *m;
   const krn_ctl *ctl;
-  double t_last;     /* when the current piece of work started */
+  double t_last; /* when the current piece of work started */
 } krn__cpu_yield;
 
 /* Between two pieces of work: pay the duty-cycle idleness for the piece just done, then ask the
@@ -97,8 +96,8 @@ static void krn__cpu_destroy(void *ctx) {
   free(m);
 }
 
-static const krn_exec_ops krn__cpu_ops = {krn__cpu_prepare, krn__cpu_run_chunk, krn__cpu_commit,
-                                          krn__cpu_finish, krn__cpu_destroy};
+static const krn_exec_ops krn__cpu_ops = {krn__cpu_prepare, krn__cpu_run_chunk, krn__cpu_commit, krn__cpu_finish,
+                                          krn__cpu_destroy};
 
 int krn_exec_cpu_create(const char *name, double speed, int nthreads, krn_exec **out) {
   *out = NULL;

@@ -9,12 +9,14 @@ int krn_gpu_open(krn_gpu **out, char *msg, size_t msglen) {
   return KRN_ENODEV;
 }
 void krn_gpu_close(krn_gpu *g) { (void)g; }
-void krn_gpu_get_info(const krn_gpu *g, krn_gpu_info *info) { (void)g; *info = (krn_gpu_info){{0}}; }
+void krn_gpu_get_info(const krn_gpu *g, krn_gpu_info *info) {
+  (void)g;
+  *info = (krn_gpu_info){{0}};
+}
 int krn_gpu_upload(krn_gpu *g, krn_job *job) { return KRN_ENODEV; }
 int krn_gpu_download(krn_gpu *g, krn_job *job) { return KRN_ENODEV; }
 int krn_gpu_run_whole(krn_gpu *g, krn_job *job, int impl, int reps, double *seconds) { return KRN_ENODEV; }
-int krn_exec_gpu_create(krn_gpu *g, const char *name, int sms, double speed, krn_exec **out,
-                        int *sms_got) {
+int krn_exec_gpu_create(krn_gpu *g, const char *name, int sms, double speed, krn_exec **out, int *sms_got) {
   *out = NULL;
   return KRN_ENODEV;
 }

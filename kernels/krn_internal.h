@@ -12,20 +12,20 @@ extern "C" {
 
 struct krn_job {
   krn_kernel kind;
-  krn_dims d;             /* sizes, nchunks clamped to a sane range */
+  krn_dims d; /* sizes, nchunks clamped to a sane range */
   uint64_t seed;
   /* inputs (host) */
-  float *x0, *x1;         /* triad: b, c; gemm: A [m x k], B [k x p]; mlp: X [batch x d_in],
+  float *x0, *x1; /* triad: b, c; gemm: A [m x k], B [k x p]; mlp: X [batch x d_in],
                              T [batch x d_out] (targets) */
-  float *w;               /* mlp parameters: W1 [h x d_in], b1 [h], W2 [o x h], b2 [o] */
-  float scalar;           /* triad: s */
+  float *w;       /* mlp parameters: W1 [h x d_in], b1 [h], W2 [o x h], b2 [o] */
+  float scalar;   /* triad: s */
   /* output (host) */
-  float *out;             /* triad: a [n]; gemm: C [m x p]; mlp: nchunks slots of (nparams+1):
+  float *out; /* triad: a [n]; gemm: C [m x p]; mlp: nchunks slots of (nparams+1):
                              the sub-batch's summed gradient, then its summed loss */
   size_t out_len;
-  size_t slot;            /* mlp: nparams + 1 */
+  size_t slot; /* mlp: nparams + 1 */
   /* finished MLP step */
-  float *grad;            /* nparams: mean gradient */
+  float *grad; /* nparams: mean gradient */
   double loss;
   /* cached reference (gemm, mlp) for verification */
   double *ref, *bound;
@@ -47,7 +47,7 @@ void krn__chunk_items(const krn_job *job, size_t c, size_t *i0, size_t *i1);
  * member's failure time has come, KRN_ECANCEL when the execution is no longer wanted. */
 typedef struct krn_ctl {
   int (*check)(const struct krn_ctl *ctl);
-  void *run;              /* the cluster run */
+  void *run; /* the cluster run */
   int member;
   size_t chunk;
   unsigned epoch;
@@ -74,8 +74,7 @@ struct krn_exec {
   char name[32];
   double speed;
 };
-int krn__exec_new(const char *name, double speed, const krn_exec_ops *ops, void *ctx,
-                  krn_exec **out);
+int krn__exec_new(const char *name, double speed, const krn_exec_ops *ops, void *ctx, krn_exec **out);
 
 /* Duty-cycling: a member of speed s that just computed for `busy` seconds owes
  * busy * (1/s - 1) seconds of idleness (it works for s of each slice). Accumulates the debt in

@@ -12,12 +12,13 @@
 const char *krn_strerror(int err) { return spotlab_strerror(err); } /* sim/errors.h */
 
 static const char *const krn__kernel_names[KRN_NKERNELS] = {"triad", "gemm", "mlp"};
-const char *krn_kernel_name(krn_kernel k) {
-  return (unsigned)k < KRN_NKERNELS ? krn__kernel_names[k] : "?";
-}
+const char *krn_kernel_name(krn_kernel k) { return (unsigned)k < KRN_NKERNELS ? krn__kernel_names[k] : "?"; }
 int krn_kernel_parse(const char *name, krn_kernel *out) {
   for (int i = 0; i < KRN_NKERNELS; i++)
-    if (name && !strcmp(name, krn__kernel_names[i])) { *out = (krn_kernel)i; return 0; }
+    if (name && !strcmp(name, krn__kernel_names[i])) {
+      *out = (krn_kernel)i;
+      return 0;
+    }
   return KRN_EINVAL;
 }
 
@@ -113,8 +114,8 @@ static int krn__dims_ok(krn_kernel kind, const krn_dims *d) {
     items = d->m;
     break;
   case KRN_MLP:
-    if (d->batch < 1 || d->d_in < 1 || d->d_hidden < 1 || d->d_out < 1 || d->batch > (1u << 24) ||
-        d->d_in > 16384 || d->d_hidden > 16384 || d->d_out > 16384)
+    if (d->batch < 1 || d->d_in < 1 || d->d_hidden < 1 || d->d_out < 1 || d->batch > (1u << 24) || d->d_in > 16384 ||
+        d->d_hidden > 16384 || d->d_out > 16384)
       return 0;
     items = d->batch;
     break;
@@ -134,8 +135,16 @@ int krn_job_create(krn_kernel kind, const krn_dims *dims, uint64_t seed, krn_job
   const krn_dims *d = &j->d;
   size_t n0 = 0, n1 = 0, nw = 0;
   switch (kind) {
-  case KRN_TRIAD: n0 = n1 = d->n; j->out_len = d->n; j->scalar = 1.5f; break;
-  case KRN_GEMM: n0 = d->m * d->k; n1 = d->k * d->p; j->out_len = d->m * d->p; break;
+  case KRN_TRIAD:
+    n0 = n1 = d->n;
+    j->out_len = d->n;
+    j->scalar = 1.5f;
+    break;
+  case KRN_GEMM:
+    n0 = d->m * d->k;
+    n1 = d->k * d->p;
+    j->out_len = d->m * d->p;
+    break;
   case KRN_MLP:
     n0 = d->batch * d->d_in;
     n1 = d->batch * d->d_out;
@@ -163,9 +172,12 @@ int krn_job_create(krn_kernel kind, const krn_dims *dims, uint64_t seed, krn_job
      * BackProp", 1998), biases likewise, so activations stay O(1) at any width. */
     float s1 = 1.0f / sqrtf((float)d->d_in), s2 = 1.0f / sqrtf((float)d->d_hidden);
     size_t o = 0;
-    krn__fill(j->w + o, d->d_hidden * d->d_in, seed, 2, s1); o += d->d_hidden * d->d_in;
-    krn__fill(j->w + o, d->d_hidden, seed, 3, s1);           o += d->d_hidden;
-    krn__fill(j->w + o, d->d_out * d->d_hidden, seed, 4, s2); o += d->d_out * d->d_hidden;
+    krn__fill(j->w + o, d->d_hidden * d->d_in, seed, 2, s1);
+    o += d->d_hidden * d->d_in;
+    krn__fill(j->w + o, d->d_hidden, seed, 3, s1);
+    o += d->d_hidden;
+    krn__fill(j->w + o, d->d_out * d->d_hidden, seed, 4, s2);
+    o += d->d_out * d->d_hidden;
     krn__fill(j->w + o, d->d_out, seed, 5, s2);
   }
   krn_job_reset(j);
@@ -257,7 +269,8 @@ static int krn__gemm_ref(krn_job *j) {
   j->ref = malloc(nr * d->p * sizeof(double));
   j->bound = malloc(nr * d->p * sizeof(double));
   if (!j->ref || !j->bound) {
-    free(j->ref); free(j->bound);
+    free(j->ref);
+    free(j->bound);
     j->ref = j->bound = NULL;
     return KRN_ENOMEM;
   }
@@ -328,7 +341,11 @@ static int krn__mlp_ref(krn_job *j) {
 #pragma omp critical
     if (acc && !oom)
       for (size_t p = 0; p <= np; p++) j->ref[p] += acc[p];
-    free(acc); free(z); free(h); free(e); free(dz);
+    free(acc);
+    free(z);
+    free(h);
+    free(e);
+    free(dz);
   }
   if (oom) {
     free(j->ref);

@@ -33,13 +33,13 @@ extern "C" {
 
 typedef enum lab_err {
   LAB_OK = 0,
-  LAB_ENOMEM = SPOTLAB_ENOMEM,   /* out of memory */
-  LAB_EINVAL = SPOTLAB_EINVAL,   /* invalid argument */
-  LAB_EIO = SPOTLAB_EIO,         /* a file (journal, results, job output) could not be read or written */
-  LAB_ECONFIG = SPOTLAB_ECONFIG, /* the job file has errors (already reported with FILE:LINE) */
-  LAB_ESYS = SPOTLAB_ELAB_SYS,     /* a system call failed (fork, pipe, poll) */
+  LAB_ENOMEM = SPOTLAB_ENOMEM,         /* out of memory */
+  LAB_EINVAL = SPOTLAB_EINVAL,         /* invalid argument */
+  LAB_EIO = SPOTLAB_EIO,               /* a file (journal, results, job output) could not be read or written */
+  LAB_ECONFIG = SPOTLAB_ECONFIG,       /* the job file has errors (already reported with FILE:LINE) */
+  LAB_ESYS = SPOTLAB_ELAB_SYS,         /* a system call failed (fork, pipe, poll) */
   LAB_EJOURNAL = SPOTLAB_ELAB_JOURNAL, /* the journal is damaged or belongs to another job file */
-  LAB_ESCHED = SPOTLAB_ELAB_SCHED,   /* the scheduling core rejected an event (a bug in the glue) */
+  LAB_ESCHED = SPOTLAB_ELAB_SCHED,     /* the scheduling core rejected an event (a bug in the glue) */
   LAB_ETIMEOUT = SPOTLAB_ELAB_TIMEOUT, /* the lab ran past lab.time_limit with jobs unfinished */
 } lab_err;
 const char *lab_strerror(int err);
@@ -48,20 +48,20 @@ const char *lab_strerror(int err);
 typedef enum lab_action { LAB_FAULT_KILL = 0, LAB_FAULT_STALL, LAB_FAULT_SLOW } lab_action;
 
 typedef struct lab_job_def {
-  char *name;              /* unique */
-  char *kernel;            /* "triad", "gemm", "mlp", or "" for a command job */
-  char *command;           /* run with /bin/sh -c, or "" for a kernel job */
-  double work;             /* kernel: seconds at speed 1.0 on one CPU thread; command: estimate */
-  double at;               /* submission time, s after the lab starts */
-  int64_t seed;            /* kernel inputs */
+  char *name;    /* unique */
+  char *kernel;  /* "triad", "gemm", "mlp", or "" for a command job */
+  char *command; /* run with /bin/sh -c, or "" for a kernel job */
+  double work;   /* kernel: seconds at speed 1.0 on one CPU thread; command: estimate */
+  double at;     /* submission time, s after the lab starts */
+  int64_t seed;  /* kernel inputs */
 } lab_job_def;
 
 typedef struct lab_fault_def {
-  double at;               /* s after the lab starts */
+  double at; /* s after the lab starts */
   int64_t worker;
-  int action;              /* lab_action */
-  double factor;           /* SLOW: new speed factor (0, 1] */
-  double duration;         /* STALL: how long (0 = for good) */
+  int action;      /* lab_action */
+  double factor;   /* SLOW: new speed factor (0, 1] */
+  double duration; /* STALL: how long (0 = for good) */
 } lab_fault_def;
 
 typedef struct lab_random_def {
@@ -72,21 +72,21 @@ typedef struct lab_random_def {
 } lab_random_def;
 
 typedef struct lab_settings {
-  int64_t workers;         /* CPU worker processes */
-  double *speeds;          /* duty cycle per worker (one value = all) */
+  int64_t workers; /* CPU worker processes */
+  double *speeds;  /* duty cycle per worker (one value = all) */
   size_t nspeeds;
-  int64_t threads;         /* OpenMP threads per worker */
-  int policy;              /* sched_policy */
+  int64_t threads; /* OpenMP threads per worker */
+  int policy;      /* sched_policy */
   int64_t replicas, standby;
-  double heartbeat;        /* s between heartbeats */
-  double heartbeat_timeout;/* s of silence before the core declares a worker lost */
-  double ckpt_interval;    /* s between checkpoints (policy checkpoint) */
-  int64_t max_restarts;    /* interruptions before a job is given up */
-  double respawn;          /* s after a kill before the worker comes back; 0 = never */
-  double time_limit;       /* the lab stops (LAB_ETIMEOUT) after this long */
-  double calibrate;        /* s each worker spends measuring its speed */
-  int verify;              /* kernel jobs: check the output against the reference at the end */
-  int64_t seed;            /* the core's generator and the random faults */
+  double heartbeat;         /* s between heartbeats */
+  double heartbeat_timeout; /* s of silence before the core declares a worker lost */
+  double ckpt_interval;     /* s between checkpoints (policy checkpoint) */
+  int64_t max_restarts;     /* interruptions before a job is given up */
+  double respawn;           /* s after a kill before the worker comes back; 0 = never */
+  double time_limit;        /* the lab stops (LAB_ETIMEOUT) after this long */
+  double calibrate;         /* s each worker spends measuring its speed */
+  int verify;               /* kernel jobs: check the output against the reference at the end */
+  int64_t seed;             /* the core's generator and the random faults */
   lab_random_def random;
 } lab_settings;
 
@@ -96,9 +96,9 @@ typedef struct lab_config {
   size_t njobs;
   lab_fault_def *faults;
   size_t nfaults;
-  char *path;              /* the job file */
-  char *text;              /* its text (stored with the results) */
-  char *effective;         /* every key's effective value */
+  char *path;               /* the job file */
+  char *text;               /* its text (stored with the results) */
+  char *effective;          /* every key's effective value */
   const char *command_line; /* how the lab was started, for the results' /meta (not owned; NULL: unknown) */
 } lab_config;
 
@@ -111,41 +111,41 @@ void lab_config_describe(FILE *f);
 
 /* ---- Running -------------------------------------------------------------------------------- */
 typedef struct lab_opts {
-  const char *journal;     /* journal path (required) */
-  const char *out;         /* HDF5 results, or NULL */
-  int resume;              /* 1: continue the lab recorded in `journal` */
-  int also_simulate;       /* 1: also run the job file through the simulator */
-  int verbose;             /* 1: one line per decision on `log` */
-  FILE *log;               /* progress and the report (stdout usually), or NULL */
-  int use_mpi;             /* 1: collective over MPI_COMM_WORLD: rank 0 runs the core and the
+  const char *journal; /* journal path (required) */
+  const char *out;     /* HDF5 results, or NULL */
+  int resume;          /* 1: continue the lab recorded in `journal` */
+  int also_simulate;   /* 1: also run the job file through the simulator */
+  int verbose;         /* 1: one line per decision on `log` */
+  FILE *log;           /* progress and the report (stdout usually), or NULL */
+  int use_mpi;         /* 1: collective over MPI_COMM_WORLD: rank 0 runs the core and the
                               journal, every rank runs its block of the workers */
 } lab_opts;
 
 /* Per-job outcome of a lab (or of its simulation). */
 typedef struct lab_job_result {
-  int outcome;             /* sched_reason of the END (COMPLETED, GAVE_UP), or -1 if none */
-  int ends;                /* END decisions seen for the job (exactly 1 when all went well) */
-  int finishes;            /* runs that completed the job's work (FINISH events accepted) */
+  int outcome;               /* sched_reason of the END (COMPLETED, GAVE_UP), or -1 if none */
+  int ends;                  /* END decisions seen for the job (exactly 1 when all went well) */
+  int finishes;              /* runs that completed the job's work (FINISH events accepted) */
   double submit, start, end; /* s since the lab started */
   unsigned restarts, runs;
-  int exit_status;         /* command jobs: last exit status (-1 none, 128+N killed by N) */
-  char stderr_tail[512];   /* command jobs: the end of stderr of the last failed run */
-  char workers[64];        /* workers that ran it, e.g. "0,2" */
+  int exit_status;       /* command jobs: last exit status (-1 none, 128+N killed by N) */
+  char stderr_tail[512]; /* command jobs: the end of stderr of the last failed run */
+  char workers[64];      /* workers that ran it, e.g. "0,2" */
 } lab_job_result;
 
 typedef struct lab_report {
   size_t njobs;
-  lab_job_result *jobs;    /* njobs, in job-file order */
-  lab_job_result *sim;     /* njobs, when also_simulate; NULL otherwise */
+  lab_job_result *jobs; /* njobs, in job-file order */
+  lab_job_result *sim;  /* njobs, when also_simulate; NULL otherwise */
   double makespan, sim_makespan;
-  double *scores;          /* worker speeds measured alone before the lab (work units / s) */
-  double *observed;        /* worker speeds observed from progress during the lab (NaN: too
+  double *scores;   /* worker speeds measured alone before the lab (work units / s) */
+  double *observed; /* worker speeds observed from progress during the lab (NaN: too
                               little seen); the simulated twin uses these where known */
   size_t nworkers;
   unsigned completed, failed;
-  unsigned worker_losses;  /* workers the core declared lost */
-  unsigned resumed;        /* 1 if this run continued a journal */
-  char device[256];        /* the GPU probe's answer: "1 NAME..." or "0 why there is none" */
+  unsigned worker_losses; /* workers the core declared lost */
+  unsigned resumed;       /* 1 if this run continued a journal */
+  char device[256];       /* the GPU probe's answer: "1 NAME..." or "0 why there is none" */
 } lab_report;
 void lab_report_free(lab_report *r);
 
@@ -156,15 +156,15 @@ int lab_run(const lab_config *cfg, const lab_opts *o, lab_report *rep);
 void lab_report_print(FILE *f, const lab_config *cfg, const lab_report *r);
 
 /* Writes the report in the HDF5 results layout. 0 or LAB_EIO with a message in err. */
-int lab_results_write(const char *path, const lab_config *cfg, const lab_report *r, double wall_s,
-                      char *err, size_t errlen);
+int lab_results_write(const char *path, const lab_config *cfg, const lab_report *r, double wall_s, char *err,
+                      size_t errlen);
 
 /* The simulated twin of a lab: the job file, the measured worker scores, per kernel job its
  * number of chunk executions (checkpoint granularity; 0 for command jobs), and per command job
  * the duration of its last real run (s, NaN = unknown: `work` is used) and whether that run
  * failed. Runs one engine LP that holds a fresh scheduling core. Fills sim[njobs], *makespan. */
-int lab_simulate(const lab_config *cfg, const double *scores, const size_t *nchunks,
-                 const double *cmd_seconds, const int *cmd_failed, lab_job_result *sim, double *makespan);
+int lab_simulate(const lab_config *cfg, const double *scores, const size_t *nchunks, const double *cmd_seconds,
+                 const int *cmd_failed, lab_job_result *sim, double *makespan);
 
 #ifdef __cplusplus
 }

@@ -17,8 +17,7 @@ static const sim_param lab__random_params[] = {
      "random faults per worker per second (Poisson process per worker)"},
     {"action", SIM_P_ENUM, offsetof(lab_random_def, action), "\"kill\"", SIM_UNBOUNDED, NULL,
      "what a random fault does", lab__actions},
-    {"until", SIM_P_DURATION, offsetof(lab_random_def, until), "60", 0, 1e6, "s",
-     "no random fault after this time"},
+    {"until", SIM_P_DURATION, offsetof(lab_random_def, until), "60", 0, 1e6, "s", "no random fault after this time"},
     {"factor", SIM_P_DOUBLE, offsetof(lab_random_def, factor), "0.5", 0.01, 1, "1",
      "slow: the worker's new speed factor"},
     {"duration", SIM_P_DURATION, offsetof(lab_random_def, duration), "0", 0, 1e6, "s",
@@ -30,10 +29,8 @@ static const sim_param lab__settings_params[] = {
     {"workers", SIM_P_INT, offsetof(lab_settings, workers), "2", 1, LAB__MAX_WORKERS, "workers",
      "CPU worker processes (one per GPU or green-context partition where a GPU exists)"},
     {"speeds", SIM_P_DARRAY, offsetof(lab_settings, speeds), "[1.0]", 1, 64, "1",
-     "duty cycle of each worker in (0, 1] (one value applies to all)", NULL, NULL, 0,
-     offsetof(lab_settings, nspeeds)},
-    {"threads", SIM_P_INT, offsetof(lab_settings, threads), "1", 1, 64, "threads",
-     "OpenMP threads per worker"},
+     "duty cycle of each worker in (0, 1] (one value applies to all)", NULL, NULL, 0, offsetof(lab_settings, nspeeds)},
+    {"threads", SIM_P_INT, offsetof(lab_settings, threads), "1", 1, 64, "threads", "OpenMP threads per worker"},
     /* the policy names and defaults are the core's (SCHED_DEFAULT_*, shared with the market) */
     {"policy", SIM_P_ENUM, offsetof(lab_settings, policy), SCHED_DEFAULT_POLICY_TEXT, SIM_UNBOUNDED, NULL,
      "fault-tolerance policy of the scheduling core", sched_policy_names},
@@ -43,8 +40,8 @@ static const sim_param lab__settings_params[] = {
      "policy standby: standbys per run"},
     {"heartbeat", SIM_P_DURATION, offsetof(lab_settings, heartbeat), "0.2", 0.01, 60, "s",
      "period of worker heartbeats (and progress reports)"},
-    {"heartbeat_timeout", SIM_P_DURATION, offsetof(lab_settings, heartbeat_timeout), "1.0", 0.02, 3600,
-     "s", "silence after which the core declares a worker lost"},
+    {"heartbeat_timeout", SIM_P_DURATION, offsetof(lab_settings, heartbeat_timeout), "1.0", 0.02, 3600, "s",
+     "silence after which the core declares a worker lost"},
     {"ckpt_interval", SIM_P_DURATION, offsetof(lab_settings, ckpt_interval), "1.0", 0.05, 1e6, "s",
      "policy checkpoint: time between checkpoints (fixed rule)"},
     {"max_restarts", SIM_P_INT, offsetof(lab_settings, max_restarts), SCHED_DEFAULT_MAX_RESTARTS_TEXT, 0, 1000, "1",
@@ -59,8 +56,8 @@ static const sim_param lab__settings_params[] = {
      "kernel jobs: check the assembled output against the double-precision reference"},
     {"seed", SIM_P_INT, offsetof(lab_settings, seed), "1", 0, 9e18, "1",
      "seed of the core's generator and of the random faults"},
-    {"random", SIM_P_GROUP, offsetof(lab_settings, random), NULL, SIM_UNBOUNDED, NULL,
-     "random faults", NULL, lab__random_params},
+    {"random", SIM_P_GROUP, offsetof(lab_settings, random), NULL, SIM_UNBOUNDED, NULL, "random faults", NULL,
+     lab__random_params},
     {NULL},
 };
 
@@ -84,8 +81,7 @@ static const sim_param lab__fault_params[] = {
      "kill (SIGKILL), stall (SIGSTOP) or slow", lab__actions},
     {"factor", SIM_P_DOUBLE, offsetof(lab_fault_def, factor), "0.5", 0.01, 1, "1",
      "slow: the worker's new speed factor"},
-    {"duration", SIM_P_DURATION, offsetof(lab_fault_def, duration), "0", 0, 1e6, "s",
-     "stall: how long (0 = for good)"},
+    {"duration", SIM_P_DURATION, offsetof(lab_fault_def, duration), "0", 0, 1e6, "s", "stall: how long (0 = for good)"},
     {NULL},
 };
 
@@ -114,8 +110,8 @@ static int lab__validate(const lab__top *t, const sim_scenario *s, sim_diag *d) 
   int before = d->nerrors;
   char key[96];
   if (t->lab.nspeeds != 1 && t->lab.nspeeds != (size_t)t->lab.workers)
-    sim_param_error(s, "lab.speeds", d, "%zu speeds for %lld workers (give one, or one per worker)",
-                    t->lab.nspeeds, (long long)t->lab.workers);
+    sim_param_error(s, "lab.speeds", d, "%zu speeds for %lld workers (give one, or one per worker)", t->lab.nspeeds,
+                    (long long)t->lab.workers);
   for (size_t i = 0; i < t->lab.nspeeds; i++)
     if (!(t->lab.speeds[i] > 0 && t->lab.speeds[i] <= 1))
       sim_param_error(s, "lab.speeds", d, "speed %g of worker %zu is not in (0, 1]", t->lab.speeds[i], i);
@@ -159,17 +155,19 @@ static int lab__validate(const lab__top *t, const sim_scenario *s, sim_diag *d) 
       char shown[64];
       size_t o = 0;
       for (const char *p = j->name; *p && o + 5 < sizeof shown; p++) /* control characters shown escaped */
-        o += (size_t)snprintf(shown + o, sizeof shown - o, (unsigned char)*p < 32 ? "\\x%02x" : "%c", (unsigned char)*p);
+        o +=
+            (size_t)snprintf(shown + o, sizeof shown - o, (unsigned char)*p < 32 ? "\\x%02x" : "%c", (unsigned char)*p);
       sim_param_error(s, key, d,
                       "job name '%s': 1 to 15 letters, digits, '.', '_' or '-', not starting with '.' (it names "
-                      "a file)", shown);
+                      "a file)",
+                      shown);
     }
   }
   for (size_t i = 0; i < t->nfaults; i++)
     if (t->faults[i].worker >= t->lab.workers) {
       snprintf(key, sizeof key, "faults.[%zu].worker", i);
-      sim_param_error(s, key, d, "worker %lld does not exist (lab.workers = %lld)",
-                      (long long)t->faults[i].worker, (long long)t->lab.workers);
+      sim_param_error(s, key, d, "worker %lld does not exist (lab.workers = %lld)", (long long)t->faults[i].worker,
+                      (long long)t->lab.workers);
     }
   return d->nerrors > before ? LAB_ECONFIG : 0;
 }

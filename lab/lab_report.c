@@ -83,7 +83,10 @@ void lab_report_print(FILE *f, const lab_config *cfg, const lab_report *r) {
     size_t n = 0;
     for (size_t j = 0; j < r->njobs; j++) {
       double d = (r->sim[j].end - r->sim[j].submit) - (r->jobs[j].end - r->jobs[j].submit);
-      if (isfinite(d)) { sum += fabs(d); n++; }
+      if (isfinite(d)) {
+        sum += fabs(d);
+        n++;
+      }
     }
     fprintf(f, "%-22s %10s %10s %10.3f\n", "mean |completion diff|", "", "", n ? sum / (double)n : NAN);
   }
@@ -94,7 +97,7 @@ typedef struct lab__rec {
   double submit_s, start_s, end_s, completion_s;
   char outcome[16];
   int32_t exit_status, restarts, runs;
-  double sim_end_s;          /* NaN without --also-simulate */
+  double sim_end_s; /* NaN without --also-simulate */
 } lab__rec;
 
 static const sim_field lab__fields[] = {
@@ -177,8 +180,8 @@ int lab_results_write(const char *path, const lab_config *cfg, const lab_report 
   vals[5] = r->worker_losses;
   vals[6] = r->sim ? r->sim_makespan : NAN;
   vals[7] = s50;
-  sim_run_meta meta = {"lab", cfg->path, cfg->text, cfg->effective, (uint64_t)cfg->lab.seed, 1, 1, 1, wall_s,
-                       r->makespan, cfg->command_line};
+  sim_run_meta meta = {"lab", cfg->path, cfg->text, cfg->effective, (uint64_t)cfg->lab.seed, 1,
+                       1,     1,         wall_s,    r->makespan,    cfg->command_line};
   int rc = sim_results_write(path, &meta, &m, &res, lab__metrics, 8, vals, err, errlen);
   free(recs);
   return rc ? LAB_EIO : 0;

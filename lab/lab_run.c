@@ -41,24 +41,24 @@
 #define LAB__CTRL_TAG 30000 /* MPI tag of control messages (worker lines use the worker's id) */
 
 typedef struct lab__worker {
-  int gid;                /* worker id (= the core's GPU id) */
-  int rank;               /* MPI rank that runs its process (0 without MPI) */
-  int remote;             /* runs on another rank: pipes and signals go through that rank */
-  pid_t pid;              /* 0 = no process; -1 = a live process on another rank */
-  int to, from;           /* pipes: runner -> worker, worker -> runner */
-  char buf[8192];         /* partial line from the worker */
+  int gid;        /* worker id (= the core's GPU id) */
+  int rank;       /* MPI rank that runs its process (0 without MPI) */
+  int remote;     /* runs on another rank: pipes and signals go through that rank */
+  pid_t pid;      /* 0 = no process; -1 = a live process on another rank */
+  int to, from;   /* pipes: runner -> worker, worker -> runner */
+  char buf[8192]; /* partial line from the worker */
   size_t blen;
-  int joined;             /* the core was told it joined (since its last spawn) */
-  int want_join;          /* calibrated, waiting for the core to see it absent before JOIN */
-  int stalled;            /* SIGSTOPped */
-  double cont_at;         /* SIGCONT then (0 = never) */
-  double respawn_at;      /* spawn again then (0 = no) */
-  double speed;           /* duty cycle now */
-  double score;           /* measured speed, work units / s */
-  long job, run;          /* assignment, job -1 = none */
-  double run_start;       /* when the assignment started (s, lab time) */
-  pid_t pgid;             /* a command job's process group, 0 = none */
-  char last[256];         /* the last answer lab__ask took */
+  int joined;        /* the core was told it joined (since its last spawn) */
+  int want_join;     /* calibrated, waiting for the core to see it absent before JOIN */
+  int stalled;       /* SIGSTOPped */
+  double cont_at;    /* SIGCONT then (0 = never) */
+  double respawn_at; /* spawn again then (0 = no) */
+  double speed;      /* duty cycle now */
+  double score;      /* measured speed, work units / s */
+  long job, run;     /* assignment, job -1 = none */
+  double run_start;  /* when the assignment started (s, lab time) */
+  pid_t pgid;        /* a command job's process group, 0 = none */
+  char last[256];    /* the last answer lab__ask took */
   /* observed speed: work reported / time between consecutive progress reports of one run,
    * divided by the worker's slow-down factor at the time (so `slow` faults are not counted) */
   long pw_job, pw_run;
@@ -77,27 +77,27 @@ typedef struct lab__lab {
   sched *s;
   lab__worker *w;
   size_t nw;
-  size_t *nchunks;        /* per job: kernel chunks (0 = command job) */
-  double *wpc;            /* per job: work units per chunk */
+  size_t *nchunks; /* per job: kernel chunks (0 = command job) */
+  double *wpc;     /* per job: work units per chunk */
   int *arrived;
-  double *cmd_seconds;    /* per job: duration of its last command run (NaN = none) */
-  int *cmd_failed;        /* per job: that run failed */
+  double *cmd_seconds; /* per job: duration of its last command run (NaN = none) */
+  int *cmd_failed;     /* per job: that run failed */
   lab__fault *faults;
   size_t nfaults, next_fault;
-  double ref_rate;        /* calibration chunks / s of an unslowed worker */
-  double t_origin;        /* monotonic clock at lab time t_base */
+  double ref_rate; /* calibration chunks / s of an unslowed worker */
+  double t_origin; /* monotonic clock at lab time t_base */
   double t_base;
-  double t_last;          /* last event time */
+  double t_last; /* last event time */
   FILE *journal;
   const char *journal_path;
-  int journal_failed;       /* a write failed (reported once) */
-  char outdir[4096];      /* kernel outputs go here */
+  int journal_failed; /* a write failed (reported once) */
+  char outdir[4096];  /* kernel outputs go here */
   int replaying;
   lab__dec dec[LAB__MAXDEC];
   size_t ndec;
   size_t ended;
   int err;
-  int rank, nranks;       /* MPI: rank 0 runs the core, every rank runs its own workers */
+  int rank, nranks; /* MPI: rank 0 runs the core, every rank runs its own workers */
 } lab__lab;
 
 static double lab__t(lab__lab *L) {
@@ -141,7 +141,8 @@ static void lab__send(lab__worker *w, const char *fmt, ...) {
     return;
   }
   ssize_t rc;
-  do rc = write(w->to, b, (size_t)n); while (rc < 0 && errno == EINTR);
+  do rc = write(w->to, b, (size_t)n);
+  while (rc < 0 && errno == EINTR);
   /* EPIPE: the worker died; its silence is how the core will learn it. */
 }
 
@@ -174,17 +175,30 @@ static double lab__speed_of(const lab_config *c, size_t i) {
 static int lab__spawn_into(lab__lab *L, lab__worker *w, size_t i) {
   int a[2], b[2];
   if (pipe(a) != 0) return LAB_ESYS;
-  if (pipe(b) != 0) { close(a[0]); close(a[1]); return LAB_ESYS; }
+  if (pipe(b) != 0) {
+    close(a[0]);
+    close(a[1]);
+    return LAB_ESYS;
+  }
   if (L->journal) fflush(L->journal);
   if (L->o->log) fflush(L->o->log);
   fflush(stdout);
   fflush(stderr);
   pid_t pid = fork();
-  if (pid < 0) { close(a[0]); close(a[1]); close(b[0]); close(b[1]); return LAB_ESYS; }
+  if (pid < 0) {
+    close(a[0]);
+    close(a[1]);
+    close(b[0]);
+    close(b[1]);
+    return LAB_ESYS;
+  }
   if (pid == 0) {
     /* Only this worker's own pipe ends stay open. */
     for (size_t k = 0; k < L->nw; k++)
-      if (L->w[k].pid) { close(L->w[k].to); close(L->w[k].from); }
+      if (L->w[k].pid) {
+        close(L->w[k].to);
+        close(L->w[k].from);
+      }
     if (L->journal) close(fileno(L->journal));
     close(a[1]);
     close(b[0]);
@@ -244,7 +258,10 @@ static void lab__bury(lab__worker *w) {
 /* ---- The core ------------------------------------------------------------------------------- */
 static void lab__sink(void *ctx, const sched_decision *d) {
   lab__lab *L = ctx;
-  if (L->ndec == LAB__MAXDEC) { L->err = LAB_ESCHED; return; }
+  if (L->ndec == LAB__MAXDEC) {
+    L->err = LAB_ESCHED;
+    return;
+  }
   lab__dec *x = &L->dec[L->ndec++];
   x->d = *d;
   unsigned n = d->ngpus < 8 ? d->ngpus : 8;
@@ -341,8 +358,8 @@ static void lab__apply(lab__lab *L, const sched_decision *d) {
   }
 }
 
-static void lab__fill_event(lab__lab *L, sched_event *ev, int type, double t, uint32_t gpu, uint32_t job,
-                            uint32_t run, double value) {
+static void lab__fill_event(lab__lab *L, sched_event *ev, int type, double t, uint32_t gpu, uint32_t job, uint32_t run,
+                            double value) {
   memset(ev, 0, sizeof *ev);
   ev->type = (sched_ev_type)type;
   ev->t = t;
@@ -370,8 +387,7 @@ static void lab__fill_event(lab__lab *L, sched_event *ev, int type, double t, ui
 static int lab__handle(lab__lab *L, int type, double t, uint32_t gpu, uint32_t job, uint32_t run, double value) {
   sched_event ev;
   lab__fill_event(L, &ev, type, t, gpu, job, run, value);
-  if (!L->replaying && L->journal)
-    fprintf(L->journal, "E %d %.17g %u %u %u %.17g\n", type, t, gpu, job, run, value);
+  if (!L->replaying && L->journal) fprintf(L->journal, "E %d %.17g %u %u %u %.17g\n", type, t, gpu, job, run, value);
   sched_counters before, after;
   sched_counters_get(L->s, &before);
   L->ndec = 0;
@@ -389,8 +405,7 @@ static int lab__handle(lab__lab *L, int type, double t, uint32_t gpu, uint32_t j
   L->rep->worker_losses += (unsigned)(after.gpu_failures - before.gpu_failures);
   size_t n = L->ndec;
   for (size_t i = 0; i < n; i++) lab__apply(L, &L->dec[i].d);
-  if (!L->replaying && L->journal &&
-      ((type != SCHED_EV_HEARTBEAT && type != SCHED_EV_TICK) || n > 0)) {
+  if (!L->replaying && L->journal && ((type != SCHED_EV_HEARTBEAT && type != SCHED_EV_TICK) || n > 0)) {
     /* kill points (tests): the decisions applied, their event not yet synced; then synced */
     sim_failpoint("journal");
     if (fflush(L->journal) != 0 || fdatasync(fileno(L->journal)) != 0) {
@@ -448,7 +463,10 @@ static int lab__on_line(lab__lab *L, size_t i, char *line) {
   case 'D':
     if (sscanf(line + 1, "%ld %ld", &job, &run) == 2 && job >= 0 && (size_t)job < L->cfg->njobs) {
       if (w->job == job && w->run == run) {
-        if (!L->nchunks[job]) { L->cmd_seconds[job] = t - w->run_start; L->cmd_failed[job] = 0; }
+        if (!L->nchunks[job]) {
+          L->cmd_seconds[job] = t - w->run_start;
+          L->cmd_failed[job] = 0;
+        }
         w->job = -1;
         w->pgid = 0;
       }
@@ -461,7 +479,10 @@ static int lab__on_line(lab__lab *L, size_t i, char *line) {
         (size_t)job < L->cfg->njobs) {
       const char *tail = pos ? line + 1 + pos : "";
       if (w->job == job && w->run == run) {
-        if (!L->nchunks[job]) { L->cmd_seconds[job] = t - w->run_start; L->cmd_failed[job] = 1; }
+        if (!L->nchunks[job]) {
+          L->cmd_seconds[job] = t - w->run_start;
+          L->cmd_failed[job] = 1;
+        }
         w->job = -1;
         w->pgid = 0;
       }
@@ -552,7 +573,10 @@ int lab__faults(const lab_config *c, lab__fault **out, size_t *nout) {
         if (n == cap) {
           cap *= 2;
           lab__fault *g = realloc(f, cap * sizeof *f);
-          if (!g) { free(f); return LAB_ENOMEM; }
+          if (!g) {
+            free(f);
+            return LAB_ENOMEM;
+          }
           f = g;
         }
         f[n++] = (lab__fault){t, (int)wk, r->action, r->factor, r->duration};
@@ -729,7 +753,8 @@ static int lab__relay(lab__lab *L) {
           lab__worker *w = &L->w[st.MPI_TAG];
           if (w->pid > 0) {
             ssize_t rc;
-            do rc = write(w->to, buf, (size_t)len); while (rc < 0 && errno == EINTR);
+            do rc = write(w->to, buf, (size_t)len);
+            while (rc < 0 && errno == EINTR);
           }
         }
         continue;
@@ -748,8 +773,8 @@ static int lab__relay(lab__lab *L) {
           char eof = 1;
           MPI_Send(&eof, 1, MPI_CHAR, 0, g, MPI_COMM_WORLD);
         }
-      } else if (sscanf(buf, "SIG %d %d %ld", &g, &sig, &pg) == 3 && g >= 0 && (size_t)g < L->nw &&
-                 !L->w[g].remote && L->w[g].pid > 0) {
+      } else if (sscanf(buf, "SIG %d %d %ld", &g, &sig, &pg) == 3 && g >= 0 && (size_t)g < L->nw && !L->w[g].remote &&
+                 L->w[g].pid > 0) {
         if (pg > 0) kill(-(pid_t)pg, sig);
         kill(L->w[g].pid, sig);
       } else if (sscanf(buf, "BURY %d", &g) == 1 && g >= 0 && (size_t)g < L->nw && !L->w[g].remote) {
@@ -832,8 +857,8 @@ static int lab__replay(lab__lab *L, const char *path) {
         rc = LAB_EJOURNAL;
         break;
       }
-    } else if (line[0] == 'N' && sscanf(line, "N %ld %zu", &job, &nc) == 2 && job >= 0 &&
-               (size_t)job < L->cfg->njobs && nc > 0) {
+    } else if (line[0] == 'N' && sscanf(line, "N %ld %zu", &job, &nc) == 2 && job >= 0 && (size_t)job < L->cfg->njobs &&
+               nc > 0) {
       L->nchunks[job] = nc;
       L->wpc[job] = L->cfg->jobs[job].work / (double)nc;
     } else if (line[0] == 'X' && sscanf(line, "X %ld %d %ld %n", &job, &status, &sig, &pos) >= 3 && job >= 0 &&
@@ -893,7 +918,10 @@ static void lab__finish_report(lab__lab *L) {
     r->end = st.state == SCHED_JOB_ENDED ? st.end : NAN;
     r->restarts = st.restarts;
     if (st.state == SCHED_JOB_ENDED) {
-      if (st.outcome == SCHED_R_COMPLETED) R->completed++; else R->failed++;
+      if (st.outcome == SCHED_R_COMPLETED)
+        R->completed++;
+      else
+        R->failed++;
       if (st.end > last) last = st.end;
     }
     if (st.submit < first) first = st.submit;
@@ -908,8 +936,10 @@ static void lab__finish_report(lab__lab *L) {
  * resumed lab starts. So a resume first kills every process that carries its journal's mark. */
 static void lab__mark(const char *journal, char *out, size_t len) {
   char cwd[4096];
-  if (journal[0] == '/' || !getcwd(cwd, sizeof cwd)) snprintf(out, len, "%s=%s", LAB__ENV_MARK, journal);
-  else snprintf(out, len, "%s=%s/%s", LAB__ENV_MARK, cwd, journal);
+  if (journal[0] == '/' || !getcwd(cwd, sizeof cwd))
+    snprintf(out, len, "%s=%s", LAB__ENV_MARK, journal);
+  else
+    snprintf(out, len, "%s=%s/%s", LAB__ENV_MARK, cwd, journal);
 }
 /* Kills the processes (not this one) whose environment holds `mark`; returns how many. */
 static int lab__kill_marked(const char *mark) {
@@ -996,8 +1026,10 @@ int lab_run(const lab_config *cfg, const lab_opts *o, lab_report *rep) {
   }
   if (L.nw > 64 || (size_t)L.nranks > L.nw) {
     if (L.rank == 0)
-      fprintf(stderr, "spotlab lab: %zu workers cannot be spread over %d ranks (at most 64, at least one per "
-                      "rank)\n", L.nw, L.nranks);
+      fprintf(stderr,
+              "spotlab lab: %zu workers cannot be spread over %d ranks (at most 64, at least one per "
+              "rank)\n",
+              L.nw, L.nranks);
     rc = LAB_EINVAL;
     goto out;
   }
@@ -1144,7 +1176,8 @@ int lab_run(const lab_config *cfg, const lab_opts *o, lab_report *rep) {
       }
     }
     /* faults, resumed stalls, respawns, pending joins */
-    while (!rc && L.next_fault < L.nfaults && L.faults[L.next_fault].at <= t) lab__inject(&L, &L.faults[L.next_fault++]);
+    while (!rc && L.next_fault < L.nfaults && L.faults[L.next_fault].at <= t)
+      lab__inject(&L, &L.faults[L.next_fault++]);
     if (L.next_fault < L.nfaults && L.faults[L.next_fault].at < next) next = L.faults[L.next_fault].at;
     for (size_t i = 0; i < L.nw && !rc; i++) {
       lab__worker *w = &L.w[i];
@@ -1215,8 +1248,10 @@ out:
   }
   if (!rc && o->also_simulate) {
     rep->sim = calloc(cfg->njobs, sizeof *rep->sim);
-    if (!rep->sim || !twin_speed) rc = LAB_ENOMEM;
-    else rc = lab_simulate(cfg, twin_speed, L.nchunks, L.cmd_seconds, L.cmd_failed, rep->sim, &rep->sim_makespan);
+    if (!rep->sim || !twin_speed)
+      rc = LAB_ENOMEM;
+    else
+      rc = lab_simulate(cfg, twin_speed, L.nchunks, L.cmd_seconds, L.cmd_failed, rep->sim, &rep->sim_makespan);
   }
   free(twin_speed);
   sched_destroy(L.s);

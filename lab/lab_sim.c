@@ -19,23 +19,23 @@ enum { LS_ARRIVE = 1, LS_FAULT, LS_HB, LS_TICK, LS_DONE, LS_CONT, LS_RESPAWN };
 
 typedef struct ls_msg {
   int type;
-  int32_t a;              /* job, fault index or worker */
+  int32_t a; /* job, fault index or worker */
   uint32_t run, gen;
 } ls_msg;
 
 typedef struct ls_worker {
   int alive, stalled, joined;
-  double factor;          /* speed now / speed at join */
-  long job;               /* -1 = idle */
-  uint32_t run, gen;      /* gen: invalidates DONE events of a run that was stopped or rescheduled */
-  double t0, w0;          /* the run's (re)start time and the work done then */
-  double stall_t;         /* when the stall began */
+  double factor;     /* speed now / speed at join */
+  long job;          /* -1 = idle */
+  uint32_t run, gen; /* gen: invalidates DONE events of a run that was stopped or rescheduled */
+  double t0, w0;     /* the run's (re)start time and the work done then */
+  double stall_t;    /* when the stall began */
 } ls_worker;
 
 typedef struct ls_ctx {
   const lab_config *cfg;
   const double *scores, *cmd_seconds;
-  const size_t *nchunks;  /* kernel jobs: chunk executions (checkpoint granularity) */
+  const size_t *nchunks; /* kernel jobs: chunk executions (checkpoint granularity) */
   const int *cmd_failed;
   const lab__fault *faults;
   size_t nfaults;
@@ -58,16 +58,19 @@ typedef struct ls_rec {
 } ls_rec;
 
 static const sim_field ls_fields[] = {
-    {"job", SIM_F_I32, offsetof(ls_rec, job), "1"},         {"outcome", SIM_F_I32, offsetof(ls_rec, outcome), "1"},
-    {"ends", SIM_F_I32, offsetof(ls_rec, ends), "1"},       {"restarts", SIM_F_I32, offsetof(ls_rec, restarts), "1"},
-    {"submit", SIM_F_F64, offsetof(ls_rec, submit), "s"},   {"start", SIM_F_F64, offsetof(ls_rec, start), "s"},
+    {"job", SIM_F_I32, offsetof(ls_rec, job), "1"},       {"outcome", SIM_F_I32, offsetof(ls_rec, outcome), "1"},
+    {"ends", SIM_F_I32, offsetof(ls_rec, ends), "1"},     {"restarts", SIM_F_I32, offsetof(ls_rec, restarts), "1"},
+    {"submit", SIM_F_F64, offsetof(ls_rec, submit), "s"}, {"start", SIM_F_F64, offsetof(ls_rec, start), "s"},
     {"end", SIM_F_F64, offsetof(ls_rec, end), "s"},
 };
 static const sim_table_def ls_tables[] = {{"jobs", sizeof(ls_rec), ls_fields, 7, "simulated jobs"}};
 
 static void ls_sink(void *ctx, const sched_decision *d) {
   ls_state *st = ctx;
-  if (st->ndec == 64) { st->overflow = 1; return; }
+  if (st->ndec == 64) {
+    st->overflow = 1;
+    return;
+  }
   st->dec[st->ndec] = *d;
   unsigned n = d->ngpus < 4 ? d->ngpus : 4;
   for (unsigned i = 0; i < n; i++) st->gpus[st->ndec][i] = d->gpus[i];
@@ -132,12 +135,18 @@ static void ls_apply(sim_lp *lp, ls_state *st, const sched_decision *d) {
     break;
   case SCHED_D_REPLACE:
     for (size_t i = 0; i < nw; i++)
-      if ((uint32_t)i == d->old_gpu && st->w[i].job == (long)d->job) { st->w[i].job = -1; st->w[i].gen++; }
+      if ((uint32_t)i == d->old_gpu && st->w[i].job == (long)d->job) {
+        st->w[i].job = -1;
+        st->w[i].gen++;
+      }
     if (st->w[d->gpu].alive) ls_start(lp, st, d->gpu, d->job, d->run);
     break;
   case SCHED_D_STOP:
     for (size_t i = 0; i < nw; i++)
-      if (st->w[i].job == (long)d->job && st->w[i].run == d->run) { st->w[i].job = -1; st->w[i].gen++; }
+      if (st->w[i].job == (long)d->job && st->w[i].run == d->run) {
+        st->w[i].job = -1;
+        st->w[i].gen++;
+      }
     break;
   case SCHED_D_CHECKPOINT:
     for (size_t i = 0; i < nw; i++) {
@@ -152,7 +161,10 @@ static void ls_apply(sim_lp *lp, ls_state *st, const sched_decision *d) {
     st->jobs[d->job].ends++;
     st->jobs[d->job].outcome = d->reason;
     for (size_t i = 0; i < nw; i++)
-      if (st->w[i].job == (long)d->job) { st->w[i].job = -1; st->w[i].gen++; }
+      if (st->w[i].job == (long)d->job) {
+        st->w[i].job = -1;
+        st->w[i].gen++;
+      }
     break;
   default: break;
   }

@@ -32,17 +32,21 @@ double lab__now(void) {
 void lab__sleep(double s) {
   if (!(s > 0)) return;
   struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
-  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-  }
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
 }
 
 void lab__escape(const char *in, size_t n, char *out, size_t outlen) {
   size_t o = 0;
   for (size_t i = 0; i < n && o + 3 < outlen; i++) {
     unsigned char c = (unsigned char)in[i];
-    if (c == '\n') { out[o++] = '\\'; out[o++] = 'n'; }
-    else if (c == '\\') { out[o++] = '\\'; out[o++] = '\\'; }
-    else out[o++] = (c >= 32 && c < 127) ? (char)c : '?';
+    if (c == '\n') {
+      out[o++] = '\\';
+      out[o++] = 'n';
+    } else if (c == '\\') {
+      out[o++] = '\\';
+      out[o++] = '\\';
+    } else
+      out[o++] = (c >= 32 && c < 127) ? (char)c : '?';
   }
   out[o] = 0;
 }
@@ -50,9 +54,14 @@ void lab__escape(const char *in, size_t n, char *out, size_t outlen) {
 void lab__unescape(char *s) {
   char *w = s;
   for (char *r = s; *r; r++) {
-    if (*r == '\\' && r[1] == 'n') { *w++ = '\n'; r++; }
-    else if (*r == '\\' && r[1] == '\\') { *w++ = '\\'; r++; }
-    else *w++ = *r;
+    if (*r == '\\' && r[1] == 'n') {
+      *w++ = '\n';
+      r++;
+    } else if (*r == '\\' && r[1] == '\\') {
+      *w++ = '\\';
+      r++;
+    } else
+      *w++ = *r;
   }
   *w = 0;
 }
@@ -80,8 +89,17 @@ void lab__kernel_dims(krn_kernel k, krn_dims *d) {
   d->nchunks = LAB__DISTINCT;
   switch (k) {
   case KRN_TRIAD: d->n = LAB__DISTINCT * (size_t)(1 << 18); break;
-  case KRN_GEMM: d->m = LAB__DISTINCT * 128; d->k = 512; d->p = 512; break;
-  default: d->batch = LAB__DISTINCT * 512; d->d_in = 64; d->d_hidden = 128; d->d_out = 16; break;
+  case KRN_GEMM:
+    d->m = LAB__DISTINCT * 128;
+    d->k = 512;
+    d->p = 512;
+    break;
+  default:
+    d->batch = LAB__DISTINCT * 512;
+    d->d_in = 64;
+    d->d_hidden = 128;
+    d->d_out = 16;
+    break;
   }
 }
 void lab__calib_dims(krn_dims *d) { lab__kernel_dims(KRN_GEMM, d); }
@@ -96,8 +114,8 @@ typedef struct lab__w {
   /* the run in progress */
   int busy, calib;
   long job, run;
-  double work_done;       /* work units done by this run (start included) */
-  int stop, ckpt;         /* requests seen between chunks */
+  double work_done;             /* work units done by this run (start included) */
+  int stop, ckpt;               /* requests seen between chunks */
   char pending[LAB__WORKER_IN]; /* a run request that came while another run was ending (STOP then
                              PLACE arrive back to back): started as soon as this one returns */
 } lab__w;
@@ -113,7 +131,8 @@ static void lab__say(lab__w *w, const char *fmt, ...) {
   if ((size_t)n > sizeof b - 2) n = (int)sizeof b - 2;
   b[n++] = '\n';
   ssize_t rc;
-  do rc = write(w->wfd, b, (size_t)n); while (rc < 0 && errno == EINTR);
+  do rc = write(w->wfd, b, (size_t)n);
+  while (rc < 0 && errno == EINTR);
   if (rc < 0) _exit(0); /* the runner is gone */
 }
 
@@ -133,7 +152,8 @@ static void *lab__heartbeat_thread(void *arg) {
   lab__w *w = arg;
   for (;;) {
     ssize_t rc;
-    do rc = write(w->wfd, "H\n", 2); while (rc < 0 && errno == EINTR);
+    do rc = write(w->wfd, "H\n", 2);
+    while (rc < 0 && errno == EINTR);
     if (rc < 0) _exit(0); /* the runner is gone */
     lab__sleep(w->heartbeat);
   }
@@ -238,8 +258,8 @@ static void lab__run_kernel(lab__w *w, char *args) {
   double wpc;
   unsigned long long seed;
   int verify;
-  if (sscanf(args, "%ld %ld %15s %zu %zu %lg %llu %d %4095s", &job, &run, kname, &nchunks, &start, &wpc, &seed,
-             &verify, path) != 9)
+  if (sscanf(args, "%ld %ld %15s %zu %zu %lg %llu %d %4095s", &job, &run, kname, &nchunks, &start, &wpc, &seed, &verify,
+             path) != 9)
     return;
   w->busy = 1;
   w->job = job;
@@ -252,13 +272,22 @@ static void lab__run_kernel(lab__w *w, char *args) {
   float *buf = NULL;
   int fd = -1;
   char why[256] = "";
-  if (krn_kernel_parse(kname, &k) != 0) { snprintf(why, sizeof why, "unknown kernel %s", kname); goto fail; }
+  if (krn_kernel_parse(kname, &k) != 0) {
+    snprintf(why, sizeof why, "unknown kernel %s", kname);
+    goto fail;
+  }
   lab__kernel_dims(k, &d);
   int rc = krn_job_create(k, &d, seed, &kj);
-  if (rc) { snprintf(why, sizeof why, "krn_job_create: %s", krn_strerror(rc)); goto fail; }
+  if (rc) {
+    snprintf(why, sizeof why, "krn_job_create: %s", krn_strerror(rc));
+    goto fail;
+  }
   buf = malloc(krn_job_max_chunk_len(kj) * sizeof(float));
   fd = open(path, O_RDWR | O_CREAT, 0644);
-  if (!buf || fd < 0) { snprintf(why, sizeof why, "output %.200s: %s", path, strerror(errno)); goto fail; }
+  if (!buf || fd < 0) {
+    snprintf(why, sizeof why, "output %.200s: %s", path, strerror(errno));
+    goto fail;
+  }
   if (start > 0) {
     /* A resumed run continues from the chunks the last checkpoint saved, which its output file must
      * still hold: a file that lost them (its folder deleted before the resume) is recomputed from
@@ -281,7 +310,10 @@ static void lab__run_kernel(lab__w *w, char *args) {
     size_t ci = c % d.nchunks;
     rc = krn_cpu_chunk(kj, ci, buf, w->threads, lab__yield, w);
     if (w->stop) goto stopped;
-    if (rc) { snprintf(why, sizeof why, "chunk %zu: %s", c, krn_strerror(rc)); goto fail; }
+    if (rc) {
+      snprintf(why, sizeof why, "chunk %zu: %s", c, krn_strerror(rc));
+      goto fail;
+    }
     size_t off, len;
     krn_job_chunk_span(kj, ci, &off, &len);
     if (pwrite(fd, buf, len * sizeof(float), (off_t)(off * sizeof(float))) != (ssize_t)(len * sizeof(float))) {
@@ -316,11 +348,11 @@ static void lab__run_kernel(lab__w *w, char *args) {
   lab__say(w, "W %ld %ld %.17g", job, run, w->work_done);
   lab__say(w, "D %ld %ld", job, run);
   goto out;
-fail: {
-    char esc[LAB__TAIL * 2 + 4];
-    lab__escape(why, strlen(why), esc, sizeof esc);
-    lab__say(w, "F %ld %ld -1 0 %s", job, run, esc);
-  }
+fail : {
+  char esc[LAB__TAIL * 2 + 4];
+  lab__escape(why, strlen(why), esc, sizeof esc);
+  lab__say(w, "F %ld %ld -1 0 %s", job, run, esc);
+}
   goto out;
 stopped:
 out:
@@ -343,7 +375,8 @@ static void lab__run_command(lab__w *w, char *args) {
   }
   pid_t pid = fork();
   if (pid < 0) {
-    close(ep[0]); close(ep[1]);
+    close(ep[0]);
+    close(ep[1]);
     lab__say(w, "F %ld %ld -1 0 fork: %s", job, run, strerror(errno));
     return;
   }
@@ -351,10 +384,15 @@ static void lab__run_command(lab__w *w, char *args) {
     setpgid(0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL); /* the worker's death takes the command with it */
     int dn = open("/dev/null", O_RDWR);
-    if (dn >= 0) { dup2(dn, 0); dup2(dn, 1); }
+    if (dn >= 0) {
+      dup2(dn, 0);
+      dup2(dn, 1);
+    }
     dup2(ep[1], 2);
-    close(ep[0]); close(ep[1]);
-    close(w->rfd); close(w->wfd);
+    close(ep[0]);
+    close(ep[1]);
+    close(w->rfd);
+    close(w->wfd);
     if (dn > 2) close(dn);
     execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
     _exit(127);
@@ -385,8 +423,10 @@ static void lab__run_command(lab__w *w, char *args) {
         open_err = 0;
       } else {
         /* keep the last LAB__TAIL bytes */
-        if ((size_t)n >= sizeof tail) { memcpy(tail, b + n - sizeof tail, sizeof tail); tlen = sizeof tail; }
-        else {
+        if ((size_t)n >= sizeof tail) {
+          memcpy(tail, b + n - sizeof tail, sizeof tail);
+          tlen = sizeof tail;
+        } else {
           size_t keep = tlen + (size_t)n > sizeof tail ? sizeof tail - (size_t)n : tlen;
           memmove(tail, tail + tlen - keep, keep);
           memcpy(tail + keep, b, (size_t)n);
@@ -414,7 +454,11 @@ static void lab__run_command(lab__w *w, char *args) {
     ssize_t n = read(ep[0], b, sizeof b);
     if (n <= 0) break;
     size_t keep = tlen + (size_t)n > sizeof tail ? ((size_t)n >= sizeof tail ? 0 : sizeof tail - (size_t)n) : tlen;
-    if ((size_t)n >= sizeof tail) { memcpy(tail, b + n - sizeof tail, sizeof tail); tlen = sizeof tail; continue; }
+    if ((size_t)n >= sizeof tail) {
+      memcpy(tail, b + n - sizeof tail, sizeof tail);
+      tlen = sizeof tail;
+      continue;
+    }
     memmove(tail, tail + tlen - keep, keep);
     memcpy(tail + keep, b, (size_t)n);
     tlen = keep + (size_t)n;
@@ -477,14 +521,18 @@ static void lab__handle_line(lab__w *w, char *line) {
       snprintf(w->pending, sizeof w->pending, "%s", line);
       break;
     }
-    if (line[0] == 'K') lab__run_kernel(w, line + 1);
-    else lab__run_command(w, line + 1);
+    if (line[0] == 'K')
+      lab__run_kernel(w, line + 1);
+    else
+      lab__run_command(w, line + 1);
     while (w->pending[0] && !w->busy && !w->calib) {
       char next[LAB__WORKER_IN];
       snprintf(next, sizeof next, "%s", w->pending);
       w->pending[0] = 0;
-      if (next[0] == 'K') lab__run_kernel(w, next + 1);
-      else lab__run_command(w, next + 1);
+      if (next[0] == 'K')
+        lab__run_kernel(w, next + 1);
+      else
+        lab__run_command(w, next + 1);
     }
     break;
   default: break;
@@ -493,7 +541,7 @@ static void lab__handle_line(lab__w *w, char *line) {
 
 void lab__worker_main(int id, int rfd, int wfd, double speed, int threads, double heartbeat) {
   prctl(PR_SET_PDEATHSIG, SIGKILL); /* a worker never outlives its runner */
-  if (getppid() == 1) _exit(0);      /* the runner died before prctl took effect */
+  if (getppid() == 1) _exit(0);     /* the runner died before prctl took effect */
   signal(SIGPIPE, SIG_IGN);
   lab__w w;
   memset(&w, 0, sizeof w);

@@ -11,7 +11,8 @@ if [ "${SPOTLAB_SKIP_SETUP:-0}" = 1 ]; then
 fi
 set -euo pipefail
 pkgs=(cmake make gcc g++ pkg-config libgsl-dev libhdf5-openmpi-dev hdf5-tools libopenmpi-dev
-      openmpi-bin libcunit1-dev gnuplot-nox libconfig-dev zlib1g-dev libcsv-dev chromium)
+      openmpi-bin libcunit1-dev gnuplot-nox libconfig-dev zlib1g-dev libcsv-dev chromium
+      clang-format)
 # the Python package (python/) and its tests: h5py, pandas, pytest, nbclient for docs/example.ipynb,
 # setuptools, wheel and venv for the offline pip install
 pkgs+=(python3-h5py python3-pandas python3-pytest python3-nbclient python3-nbformat python3-ipykernel

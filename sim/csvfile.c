@@ -22,29 +22,29 @@
 struct sim_csv {
   FILE *fp;
   char *path;
-  char what[64];             /* what the file is, for messages */
-  unsigned flags;            /* SIM_CSV_* */
-  struct csv_parser p;       /* libcsv's state */
-  char buf[SIM__CSV_BUF];    /* bytes read and not yet fed */
-  size_t blen, bpos;         /* buf[bpos..blen) is still to feed */
-  int eof, finished;         /* fread hit the end; csv_fini was called */
-  int started;               /* the first bytes were read (and a byte-order mark skipped) */
-  long line;                 /* the line the next byte fed belongs to */
-  int at_bol;                /* the next byte fed begins a line */
-  int cr_pending;            /* the last piece ended in CR: an LF next belongs to the same line end */
-  int in_comment;            /* dropping a comment line up to its line end */
-  long row_start;            /* the line the row being parsed started on; 0 = no row begun */
+  char what[64];          /* what the file is, for messages */
+  unsigned flags;         /* SIM_CSV_* */
+  struct csv_parser p;    /* libcsv's state */
+  char buf[SIM__CSV_BUF]; /* bytes read and not yet fed */
+  size_t blen, bpos;      /* buf[bpos..blen) is still to feed */
+  int eof, finished;      /* fread hit the end; csv_fini was called */
+  int started;            /* the first bytes were read (and a byte-order mark skipped) */
+  long line;              /* the line the next byte fed belongs to */
+  int at_bol;             /* the next byte fed begins a line */
+  int cr_pending;         /* the last piece ended in CR: an LF next belongs to the same line end */
+  int in_comment;         /* dropping a comment line up to its line end */
+  long row_start;         /* the line the row being parsed started on; 0 = no row begun */
   /* the row being built (and, once ready, handed out) */
-  char *arena;               /* its fields, each NUL-terminated */
+  char *arena; /* its fields, each NUL-terminated */
   size_t alen, acap;
-  size_t *off;               /* where each field starts in arena */
+  size_t *off; /* where each field starts in arena */
   size_t nf, fcap;
-  const char **ptrs;         /* the fields as pointers, for the row handed out */
-  long row_line;             /* the line of the ready row */
-  int ready;                 /* a row is complete */
-  int cb_err;                /* a callback found a problem (code), with its message in cb_msg */
+  const char **ptrs; /* the fields as pointers, for the row handed out */
+  long row_line;     /* the line of the ready row */
+  int ready;         /* a row is complete */
+  int cb_err;        /* a callback found a problem (code), with its message in cb_msg */
   char cb_msg[160];
-  char **hdr;                /* the header's fields */
+  char **hdr; /* the header's fields */
   size_t nhdr;
 };
 
@@ -80,7 +80,10 @@ static void sim__csv_field(void *s, size_t len, void *data) {
   if (c->nf == c->fcap) {
     size_t nc = c->fcap ? 2 * c->fcap : 16;
     size_t *no = realloc(c->off, nc * sizeof *no);
-    if (!no) { c->cb_err = SPOTLAB_ENOMEM; return; }
+    if (!no) {
+      c->cb_err = SPOTLAB_ENOMEM;
+      return;
+    }
     c->off = no;
     c->fcap = nc;
   }
@@ -88,7 +91,10 @@ static void sim__csv_field(void *s, size_t len, void *data) {
     size_t nc = c->acap ? c->acap : 1024;
     while (nc < c->alen + len + 1) nc *= 2;
     char *na = realloc(c->arena, nc);
-    if (!na) { c->cb_err = SPOTLAB_ENOMEM; return; }
+    if (!na) {
+      c->cb_err = SPOTLAB_ENOMEM;
+      return;
+    }
     c->arena = na;
     c->acap = nc;
   }
@@ -133,7 +139,7 @@ int sim_csv_open(sim_csv **out, const char *path, unsigned flags, const char *wh
   csv_init(&c->p, CSV_STRICT | CSV_STRICT_FINI);
   csv_set_space_func(&c->p, sim__csv_nospace);
   csv_set_blk_size(&c->p, 4096); /* libcsv grows a field's buffer by this much at a time */
-  if (flags & SIM_CSV_HEADER) { /* read now, so that columns can be looked up before the first row */
+  if (flags & SIM_CSV_HEADER) {  /* read now, so that columns can be looked up before the first row */
     int rc = sim__csv_pull(c, err, errlen);
     if (rc == 1) rc = sim__csv_keep_header(c, err, errlen);
     if (rc < 0) {
@@ -260,8 +266,10 @@ static int sim__csv_pull(sim_csv *c, char *err, size_t errlen) {
     if (c->in_comment) { /* dropped, line end included */
       if (ends) {
         c->in_comment = 0;
-        if (s[len - 1] == '\n') c->line++;
-        else c->cr_pending = 1;
+        if (s[len - 1] == '\n')
+          c->line++;
+        else
+          c->cr_pending = 1;
       }
       continue;
     }
@@ -281,18 +289,24 @@ static int sim__csv_pull(sim_csv *c, char *err, size_t errlen) {
       return sim__csv_err(err, errlen, SPOTLAB_EFORMAT, "%s:%ld: a field longer than %u bytes (a quote not closed?)",
                           c->path, c->row_start ? c->row_start : c->line, SIM_CSV_FIELD_MAX);
     if (ends) {
-      if (s[len - 1] == '\n') c->line++;
-      else c->cr_pending = 1;
+      if (s[len - 1] == '\n')
+        c->line++;
+      else
+        c->cr_pending = 1;
     }
   }
 cb_failed:
   if (c->cb_err == SPOTLAB_ENOMEM) return sim__csv_err(err, errlen, SPOTLAB_ENOMEM, "%s: out of memory", c->path);
   return sim__csv_err(err, errlen, c->cb_err, "%s:%ld: %s", c->path,
-                      c->ready ? c->row_line : c->row_start ? c->row_start : c->line, c->cb_msg);
+                      c->ready       ? c->row_line
+                      : c->row_start ? c->row_start
+                                     : c->line,
+                      c->cb_msg);
 }
 
 static int sim__csv_keep_header(sim_csv *c, char *err, size_t errlen) {
-  if (!(c->hdr = calloc(c->nf, sizeof *c->hdr))) return sim__csv_err(err, errlen, SPOTLAB_ENOMEM, "%s: out of memory", c->path);
+  if (!(c->hdr = calloc(c->nf, sizeof *c->hdr)))
+    return sim__csv_err(err, errlen, SPOTLAB_ENOMEM, "%s: out of memory", c->path);
   for (; c->nhdr < c->nf; c->nhdr++)
     if (!(c->hdr[c->nhdr] = strdup(c->arena + c->off[c->nhdr])))
       return sim__csv_err(err, errlen, SPOTLAB_ENOMEM, "%s: out of memory", c->path);

@@ -116,7 +116,10 @@ int sim_data_find(const char *base_dir, const char *name, char **path, char *err
   for (int i = 0; i < n; i++) {
     size_t need = strlen(v[i].path) + strlen(name) + 2;
     char *c = malloc(need);
-    if (!c) { free(v); return SPOTLAB_ENOMEM; }
+    if (!c) {
+      free(v);
+      return SPOTLAB_ENOMEM;
+    }
     snprintf(c, need, "%s/%s", v[i].path, name);
     struct stat st;
     if (stat(c, &st) == 0 && !S_ISDIR(st.st_mode)) {

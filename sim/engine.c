@@ -27,10 +27,10 @@
 /* 72 bytes: the engine and the LP's id are not stored (a million LPs: 16 MB); the engine is the
  * one this thread runs (sim__cur), the id follows from the LP's place in its array. */
 struct sim_lp {
-  uint64_t seq;          /* messages sent so far: the tie-break of the event key */
+  uint64_t seq; /* messages sent so far: the tie-break of the event key */
   const sim_lptype *type;
   void *state;
-  gsl_rng rng;           /* rng.state points at rs */
+  gsl_rng rng; /* rng.state points at rs */
   uint64_t rs[4];
 };
 
@@ -43,7 +43,7 @@ typedef struct sim__ev {
   double t;
   uint64_t src;
   uint64_t seq;
-  uint32_t dst;          /* local LP index */
+  uint32_t dst; /* local LP index */
   uint32_t slot;
 } sim__ev;
 
@@ -52,7 +52,7 @@ typedef struct sim__wire {
   double t;
   uint64_t src;
   uint64_t seq;
-  uint64_t dst;          /* global LP id */
+  uint64_t dst; /* global LP id */
 } sim__wire;
 
 typedef struct sim__buf {
@@ -61,7 +61,7 @@ typedef struct sim__buf {
 } sim__buf;
 
 typedef struct sim__tab {
-  sim__buf data;         /* entries of (uint64 lpid, uint64 local order, record) */
+  sim__buf data; /* entries of (uint64 lpid, uint64 local order, record) */
   uint64_t n;
 } sim__tab;
 
@@ -75,8 +75,8 @@ typedef struct sim__chunk {
 struct sim_engine {
   const sim_model *model;
   int rank, nranks, use_mpi;
-  sim_id first, nlocal;  /* this rank's LPs: [first, first + nlocal) */
-  sim_id base;           /* block partition: ranks < rem own base+1 LPs, the others base */
+  sim_id first, nlocal; /* this rank's LPs: [first, first + nlocal) */
+  sim_id base;          /* block partition: ranks < rem own base+1 LPs, the others base */
   sim_id rem;
   sim_lp *lps;
   unsigned char **states; /* one block of states per type */
@@ -88,22 +88,22 @@ struct sim_engine {
   /* far events (the calendar): see sim__far_* */
   struct sim__chunk *chunks;
   uint32_t nchunks, capchunks, free_chunk;
-  uint32_t *bhead, *btail;  /* per bucket: first and last chunk, UINT32_MAX = empty */
-  uint32_t ohead, otail;    /* overflow list: beyond the ring */
-  uint64_t nring, nover;    /* events in the ring, in the overflow list */
-  uint64_t cur;             /* bucket whose events the heap holds: horizon = (cur + 1) * w */
-  double w, horizon;        /* bucket width; INFINITY while the calendar is off */
-  uint64_t since_scan;      /* buckets advanced since the overflow list was last scanned */
-  uint64_t adv, ev_at;      /* buckets advanced and events handled since w was last set */
+  uint32_t *bhead, *btail; /* per bucket: first and last chunk, UINT32_MAX = empty */
+  uint32_t ohead, otail;   /* overflow list: beyond the ring */
+  uint64_t nring, nover;   /* events in the ring, in the overflow list */
+  uint64_t cur;            /* bucket whose events the heap holds: horizon = (cur + 1) * w */
+  double w, horizon;       /* bucket width; INFINITY while the calendar is off */
+  uint64_t since_scan;     /* buckets advanced since the overflow list was last scanned */
+  uint64_t adv, ev_at;     /* buckets advanced and events handled since w was last set */
   unsigned retunes;
-  size_t cal_on;            /* pending events that turn the calendar on; 0 = never */
+  size_t cal_on; /* pending events that turn the calendar on; 0 = never */
   /* payload slab with a free list */
   unsigned char *slab;
   uint32_t *free_slots;
   size_t nfree, slab_cap;
-  unsigned char *inl;    /* msg_size bytes: an inline payload, unpacked for its handler */
+  unsigned char *inl;      /* msg_size bytes: an inline payload, unpacked for its handler */
   unsigned char *inl_next; /* the same for the next event's prefetch hint */
-  int hints;             /* some LP type has a prefetch hint */
+  int hints;               /* some LP type has a prefetch hint */
   /* remote messages, one buffer per destination rank */
   sim__buf *out;
   size_t wire_size;
@@ -123,7 +123,10 @@ struct sim_engine {
 
 /* The engine sim_run is running on this thread (replications run one engine per thread). */
 static _Thread_local sim_engine *sim__cur;
-static inline sim_engine *sim__eng(const sim_lp *lp) { (void)lp; return sim__cur; }
+static inline sim_engine *sim__eng(const sim_lp *lp) {
+  (void)lp;
+  return sim__cur;
+}
 static inline sim_id sim__id(const sim_lp *lp) { return sim__cur->first + (sim_id)(lp - sim__cur->lps); }
 
 /* ---- small utilities ----------------------------------------------------------------------- */
@@ -241,7 +244,10 @@ static uint32_t sim__chunk_new(sim_engine *e) {
 static void sim__list_push(sim_engine *e, uint32_t *head, uint32_t *tail, const sim__ev *ev) {
   if (*tail == SIM__NIL32 || e->chunks[*tail].n == SIM__CHUNK) {
     uint32_t c = sim__chunk_new(e);
-    if (*tail == SIM__NIL32) *head = c; else e->chunks[*tail].next = c;
+    if (*tail == SIM__NIL32)
+      *head = c;
+    else
+      e->chunks[*tail].next = c;
     *tail = c;
   }
   sim__chunk *ch = &e->chunks[*tail];
@@ -302,7 +308,10 @@ static void sim__far_rebuild(sim_engine *e, double w) {
   for (uint32_t b = 0; b <= SIM__CAL_B; b++) { /* the buckets, then the overflow list */
     uint32_t h = b < SIM__CAL_B ? e->bhead[b] : e->ohead, t = b < SIM__CAL_B ? e->btail[b] : e->otail;
     if (h == SIM__NIL32) continue;
-    if (last == SIM__NIL32) list = h; else e->chunks[last].next = h;
+    if (last == SIM__NIL32)
+      list = h;
+    else
+      e->chunks[last].next = h;
     last = t;
     if (b < SIM__CAL_B) e->bhead[b] = e->btail[b] = SIM__NIL32;
   }
@@ -396,8 +405,8 @@ static uint32_t sim__slot_get(sim_engine *e) {
 
 static inline void sim__slot_put(sim_engine *e, uint32_t s) { e->free_slots[e->nfree++] = s; }
 
-static void sim__enqueue_local(sim_engine *e, double t, uint64_t src, uint64_t seq, sim_id dst,
-                               const void *msg, size_t len) {
+static void sim__enqueue_local(sim_engine *e, double t, uint64_t src, uint64_t seq, sim_id dst, const void *msg,
+                               size_t len) {
   sim__ev ev = {t, src, seq, (uint32_t)(dst - e->first), 0};
   if (e->msg_size) {
     const unsigned char *b = msg;
@@ -430,10 +439,11 @@ void sim_send(sim_lp *lp, sim_id dst, sim_time delay, const void *msg, size_t le
   if (e->finalizing) SIM_FATAL("LP %llu sent a message from finalize", (unsigned long long)me);
   if (!(delay >= 0.0)) SIM_FATAL("LP %llu sent a message with delay %g < 0", (unsigned long long)me, delay);
   if (dst != me && delay < e->lookahead)
-    SIM_FATAL("LP %llu sent to LP %llu with delay %g below the model's lookahead %g",
-              (unsigned long long)me, (unsigned long long)dst, delay, e->lookahead);
-  if (dst >= e->model->nlps) SIM_FATAL("LP %llu sent to LP %llu of %llu", (unsigned long long)me,
-                                       (unsigned long long)dst, (unsigned long long)e->model->nlps);
+    SIM_FATAL("LP %llu sent to LP %llu with delay %g below the model's lookahead %g", (unsigned long long)me,
+              (unsigned long long)dst, delay, e->lookahead);
+  if (dst >= e->model->nlps)
+    SIM_FATAL("LP %llu sent to LP %llu of %llu", (unsigned long long)me, (unsigned long long)dst,
+              (unsigned long long)e->model->nlps);
   if (len > e->msg_size) SIM_FATAL("message of %zu bytes > msg_size %zu", len, e->msg_size);
   double t = e->now + delay;
   uint64_t seq = lp->seq++;
@@ -581,7 +591,11 @@ static sim_engine *sim__engine_new(const sim_model *m, const sim_run_opts *o) {
 
   /* States: count LPs per type, one zeroed block per type. */
   size_t *count = calloc(m->ntypes, sizeof *count), *used = calloc(m->ntypes, sizeof *used);
-  if (!count || !used) { free(count); free(used); goto fail; }
+  if (!count || !used) {
+    free(count);
+    free(used);
+    goto fail;
+  }
   for (sim_id i = 0; i < e->nlocal; i++) {
     unsigned t = m->ntypes > 1 ? m->type_of(m->ctx, e->first + i) : 0;
     if (t >= m->ntypes) SIM_FATAL("type_of(%llu) = %u >= ntypes %u", (unsigned long long)(e->first + i), t, m->ntypes);
@@ -591,7 +605,11 @@ static sim_engine *sim__engine_new(const sim_model *m, const sim_run_opts *o) {
     size_t sz = m->types[t].state_size;
     if (count[t] && sz) {
       e->states[t] = calloc(count[t], sz);
-      if (!e->states[t]) { free(count); free(used); goto fail; }
+      if (!e->states[t]) {
+        free(count);
+        free(used);
+        goto fail;
+      }
     }
   }
   for (sim_id i = 0; i < e->nlocal; i++) {
@@ -622,9 +640,8 @@ static void sim__progress(sim_engine *e, int final) {
   double frac = e->end > 0 ? e->now / e->end : 1.0;
   if (final) frac = 1.0;
   fprintf(stderr, "\r%s%ssim time %.4g of %.4g s (%3.0f%%), %llu events, %.3g events/s, %.0f s elapsed%s",
-          e->progress_label ? e->progress_label : "", e->progress_label ? ": " : "", final ? e->end : e->now,
-          e->end, 100.0 * frac, (unsigned long long)e->events, el > 0 ? (double)e->events / el : 0.0, el,
-          final ? "\n" : "   ");
+          e->progress_label ? e->progress_label : "", e->progress_label ? ": " : "", final ? e->end : e->now, e->end,
+          100.0 * frac, (unsigned long long)e->events, el > 0 ? (double)e->events / el : 0.0, el, final ? "\n" : "   ");
   fflush(stderr);
 }
 

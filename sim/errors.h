@@ -23,11 +23,11 @@ enum {
   SPOTLAB_ESCHED_STATE = -101, /* an event contradicts the core's state */
   SPOTLAB_ESCHED_TIME = -102,  /* an event earlier than the previous one */
   /* the kernels */
-  SPOTLAB_EKRN_NODEV = -201,   /* no CUDA device, driver, or CUDA support not built */
-  SPOTLAB_EKRN_CUDA = -202,    /* a CUDA call failed */
-  SPOTLAB_EKRN_VERIFY = -203,  /* a result differs from the reference beyond the tolerance */
-  SPOTLAB_EKRN_FAILED = -204,  /* a member failed (emulated failure), or every member failed */
-  SPOTLAB_EKRN_CANCEL = -205,  /* a chunk's execution was cancelled */
+  SPOTLAB_EKRN_NODEV = -201,  /* no CUDA device, driver, or CUDA support not built */
+  SPOTLAB_EKRN_CUDA = -202,   /* a CUDA call failed */
+  SPOTLAB_EKRN_VERIFY = -203, /* a result differs from the reference beyond the tolerance */
+  SPOTLAB_EKRN_FAILED = -204, /* a member failed (emulated failure), or every member failed */
+  SPOTLAB_EKRN_CANCEL = -205, /* a chunk's execution was cancelled */
   /* the lab */
   SPOTLAB_ELAB_SYS = -301,     /* a system call failed (fork, pipe, poll) */
   SPOTLAB_ELAB_JOURNAL = -302, /* the journal is damaged or belongs to another job file */

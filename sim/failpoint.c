@@ -7,13 +7,14 @@
 #include <string.h>
 #include <unistd.h>
 
-static int fp_state;           /* 0: environment not read yet; 1: disarmed; 2: armed */
+static int fp_state; /* 0: environment not read yet; 1: disarmed; 2: armed */
 static char fp_name[32];
 static long fp_at, fp_passes;
 
 static void fp__report(void) {
   if (fp_state == 2 && fp_at == 0)
-    fprintf(stderr, "spotlab: kill point %s passed %ld times\n", fp_name, __atomic_load_n(&fp_passes, __ATOMIC_RELAXED));
+    fprintf(stderr, "spotlab: kill point %s passed %ld times\n", fp_name,
+            __atomic_load_n(&fp_passes, __ATOMIC_RELAXED));
 }
 
 void sim_failpoint_arm(const char *name, long n) {

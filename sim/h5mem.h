@@ -84,13 +84,18 @@ static inline int sim_h5mem_commit(hid_t f, const char *path, int ok, int *werr)
       size_t chunk = left < 16384 ? left : 16384;
       ssize_t w = write(fd, from, chunk);
       if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) { *werr = w < 0 ? errno : ENOSPC; break; }
+      if (w <= 0) {
+        *werr = w < 0 ? errno : ENOSPC;
+        break;
+      }
       off += (size_t)w;
     }
     if (fd >= 0 && !*werr && fsync(fd) != 0) *werr = errno;
     if (fd >= 0 && close(fd) != 0 && !*werr) *werr = errno;
-    if (*werr) ok = 0;
-    else sim_failpoint("write"); /* whole, not yet renamed into place */
+    if (*werr)
+      ok = 0;
+    else
+      sim_failpoint("write"); /* whole, not yet renamed into place */
   }
   free(img);
   if (!ok) unlink(path);

@@ -11,25 +11,25 @@
 #include "sim/param.h"
 
 typedef struct sim_metric_def {
-  const char *name;   /* "quantity" or "quantity.dimension.value", e.g. "income_cv.persona.katie" */
-  const char *unit;   /* e.g. "USD/h", "1", "s" */
+  const char *name; /* "quantity" or "quantity.dimension.value", e.g. "income_cv.persona.katie" */
+  const char *unit; /* e.g. "USD/h", "1", "s" */
   const char *help;
-  int headline;       /* 1: shown in the short table `spotlab run` prints (all are stored) */
+  int headline; /* 1: shown in the short table `spotlab run` prints (all are stored) */
 } sim_metric_def;
 
 typedef struct sim_model_class {
   const char *name;
-  const char *help;                    /* one line for `spotlab keys` / `spotlab run --help` */
-  const sim_param *params;             /* keys of the group named `name` */
-  size_t params_size;                  /* sizeof the struct that `params` describes */
+  const char *help;        /* one line for `spotlab keys` / `spotlab run --help` */
+  const sim_param *params; /* keys of the group named `name` */
+  size_t params_size;      /* sizeof the struct that `params` describes */
   /* Cross-field checks after parsing; report with sim_param_error. 0 or SIM_ECONFIG. May be NULL. */
   int (*validate)(const void *cfg, const sim_scenario *s, sim_diag *d);
   /* Builds the model (once; replications share it, read-only). Data files named in the scenario
    * are found with sim_data_find (sim/datapath.h), starting in the scenario's folder (`base_dir`).
    * end_time is `run.end`, in seconds.
    * Reports problems to d and returns SIM_ECONFIG, or another sim_err. */
-  int (*build)(const void *cfg, sim_time end_time, const char *base_dir, const sim_scenario *s,
-               sim_diag *d, sim_model *out);
+  int (*build)(const void *cfg, sim_time end_time, const char *base_dir, const sim_scenario *s, sim_diag *d,
+               sim_model *out);
   void (*destroy)(sim_model *m);
   /* Headline metrics of one replication (rank 0), averaged over replications with 95% CIs:
    * the class's fixed list, or, when model_metrics is set, the built model's own list (names that

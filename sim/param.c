@@ -54,7 +54,8 @@ void sim_diag_report(sim_diag *d, const char *file, int line, const char *fmt, .
   if (d->nerrors == 0) snprintf(d->first, sizeof d->first, "%.*s", (int)sizeof d->first - 1, full); /* cut */
   d->nerrors++;
   /* a file of thousands of bad keys gets the first SIM_DIAG_SHOWN messages, then a count */
-  if (d->to && d->nerrors <= SIM_DIAG_SHOWN) fprintf(d->to, "%s\n", full);
+  if (d->to && d->nerrors <= SIM_DIAG_SHOWN)
+    fprintf(d->to, "%s\n", full);
   else if (d->to && d->nerrors == SIM_DIAG_SHOWN + 1)
     fprintf(d->to, "%s: (more errors follow; only the first %d are shown)\n", file ? file : "(scenario)",
             SIM_DIAG_SHOWN);
@@ -92,8 +93,11 @@ static char *sim__read_file(const char *path, int *err, const char **why, int *w
     len += n;
     if (cap - len - 1 == 0) {
       char *nb = realloc(buf, cap *= 2);
-      if (!nb) { free(buf); buf = NULL; }
-      else buf = nb;
+      if (!nb) {
+        free(buf);
+        buf = NULL;
+      } else
+        buf = nb;
     }
   }
   int rerr = ferror(f);
@@ -128,7 +132,10 @@ static char *sim__read_file(const char *path, int *err, const char **why, int *w
 static int sim__check_includes(const char *text, const char *name, sim_diag *d) {
   int line = 1, bad = 0;
   for (const char *p = text; *p; p++) {
-    if (*p == '\n') { line++; continue; }
+    if (*p == '\n') {
+      line++;
+      continue;
+    }
     if (*p != '@' || strncmp(p, "@include", 8)) continue;
     const char *q = p + 8;
     while (*q == ' ' || *q == '\t') q++;
@@ -163,11 +170,14 @@ static size_t sim__count_settings(const char *t, size_t max, int *over_line) {
   int line = 1;
   *over_line = 0;
   for (const char *p = t; *p; p++) {
-    if (*p == '\n') line++;
+    if (*p == '\n')
+      line++;
     else if (*p == '"') { /* a string, with escapes */
       for (p++; *p && *p != '"'; p++) {
-        if (*p == '\\' && p[1]) p++;
-        else if (*p == '\n') line++;
+        if (*p == '\\' && p[1])
+          p++;
+        else if (*p == '\n')
+          line++;
       }
       if (!*p) break;
     } else if (*p == '#' || (*p == '/' && p[1] == '/')) {
@@ -186,7 +196,10 @@ static size_t sim__count_settings(const char *t, size_t max, int *over_line) {
 
 static sim_scenario *sim__load(char *text, const char *name, sim_diag *d) {
   sim_scenario *s = calloc(1, sizeof *s);
-  if (!s) { free(text); return NULL; }
+  if (!s) {
+    free(text);
+    return NULL;
+  }
   s->text = text;
   s->path = strdup(name);
   config_init(&s->cfg);
@@ -197,8 +210,10 @@ static sim_scenario *sim__load(char *text, const char *name, sim_diag *d) {
   int over = 0;
   size_t nset = sim__count_settings(text, SIM_SCENARIO_MAX_SETTINGS, &over);
   if (s->path && over) {
-    sim_diag_report(d, s->path, over, "more than %d settings in one scenario file (%zu): not a scenario file "
-                    "(libconfig's reader slows down quadratically with their number)", SIM_SCENARIO_MAX_SETTINGS, nset);
+    sim_diag_report(d, s->path, over,
+                    "more than %d settings in one scenario file (%zu): not a scenario file "
+                    "(libconfig's reader slows down quadratically with their number)",
+                    SIM_SCENARIO_MAX_SETTINGS, nset);
     sim_scenario_free(s);
     return NULL;
   }
@@ -216,8 +231,10 @@ sim_scenario *sim_scenario_load(const char *path, sim_diag *d) {
   const char *why = NULL;
   char *text = sim__read_file(path, &err, &why, &why_line);
   if (!text) {
-    if (why) sim_diag_report(d, path, why_line, "%s", why);
-    else sim_diag_report(d, path, 0, "cannot read the scenario file: %s", strerror(err));
+    if (why)
+      sim_diag_report(d, path, why_line, "%s", why);
+    else
+      sim_diag_report(d, path, 0, "cannot read the scenario file: %s", strerror(err));
     return NULL;
   }
   return sim__load(text, path, d);
@@ -315,7 +332,8 @@ static const char *sim__type_name(sim_ptype t) {
 
 static const char *sim__setting_type_name(int t) {
   switch (t) {
-  case CONFIG_TYPE_INT: case CONFIG_TYPE_INT64: return "an integer";
+  case CONFIG_TYPE_INT:
+  case CONFIG_TYPE_INT64: return "an integer";
   case CONFIG_TYPE_FLOAT: return "a number";
   case CONFIG_TYPE_STRING: return "a string";
   case CONFIG_TYPE_BOOL: return "a boolean";
@@ -377,8 +395,10 @@ static void sim__set(sim__pctx *c, const config_setting_t *s, const sim_param *p
   }
   case SIM_P_DOUBLE: {
     double v;
-    if (t == CONFIG_TYPE_FLOAT) v = config_setting_get_float(s);
-    else if (t == CONFIG_TYPE_INT || t == CONFIG_TYPE_INT64) v = (double)config_setting_get_int64(s);
+    if (t == CONFIG_TYPE_FLOAT)
+      v = config_setting_get_float(s);
+    else if (t == CONFIG_TYPE_INT || t == CONFIG_TYPE_INT64)
+      v = (double)config_setting_get_int64(s);
     else {
       sim__err(c, line, path, "expected a number, found %s", sim__setting_type_name(t));
       return;
@@ -390,11 +410,14 @@ static void sim__set(sim__pctx *c, const config_setting_t *s, const sim_param *p
   }
   case SIM_P_DURATION: {
     double v;
-    if (t == CONFIG_TYPE_FLOAT) v = config_setting_get_float(s);
-    else if (t == CONFIG_TYPE_INT || t == CONFIG_TYPE_INT64) v = (double)config_setting_get_int64(s);
+    if (t == CONFIG_TYPE_FLOAT)
+      v = config_setting_get_float(s);
+    else if (t == CONFIG_TYPE_INT || t == CONFIG_TYPE_INT64)
+      v = (double)config_setting_get_int64(s);
     else if (t == CONFIG_TYPE_STRING) {
       if (sim_parse_duration(config_setting_get_string(s), &v)) {
-        sim__err(c, line, path, "'%s' is not a duration (a number of seconds, or e.g. \"90s\", \"30m\", \"12h\", \"7d\", \"2w\")",
+        sim__err(c, line, path,
+                 "'%s' is not a duration (a number of seconds, or e.g. \"90s\", \"30m\", \"12h\", \"7d\", \"2w\")",
                  config_setting_get_string(s));
         return;
       }
@@ -464,8 +487,10 @@ static void sim__set(sim__pctx *c, const config_setting_t *s, const sim_param *p
     for (int i = 0; i < n; i++) {
       const config_setting_t *e = config_setting_get_elem(s, (unsigned)i);
       int et = config_setting_type(e);
-      if (et == CONFIG_TYPE_FLOAT) v[i] = config_setting_get_float(e);
-      else if (et == CONFIG_TYPE_INT || et == CONFIG_TYPE_INT64) v[i] = (double)config_setting_get_int64(e);
+      if (et == CONFIG_TYPE_FLOAT)
+        v[i] = config_setting_get_float(e);
+      else if (et == CONFIG_TYPE_INT || et == CONFIG_TYPE_INT64)
+        v[i] = (double)config_setting_get_int64(e);
       else {
         sim__err(c, sim__line(e) ? sim__line(e) : line, path, "element %d is %s, expected a number", i,
                  sim__setting_type_name(et));
@@ -560,7 +585,8 @@ static void sim__parse_group(sim__pctx *c, const config_setting_t *g, const sim_
   for (const sim_param *p = table; p->name; p++) {
     snprintf(path, sizeof path, "%s%s%s", prefix, *prefix ? "." : "", p->name);
     const config_setting_t *s = g ? config_setting_get_member(g, p->name) : NULL;
-    if (s) sim__set(c, s, p, out, path);
+    if (s)
+      sim__set(c, s, p, out, path);
     else if (p->type == SIM_P_LIST && !p->def)
       sim__err(c, sim__line(g), path, "is required (%s): %s", sim__type_name(p->type), p->help ? p->help : "");
     else if (p->type == SIM_P_LIST || p->type == SIM_P_DARRAY) {
@@ -582,7 +608,10 @@ static void sim__parse_group(sim__pctx *c, const config_setting_t *g, const sim_
     unsigned bd = 3;
     for (const sim_param *p = table; p->name && c->d->nerrors < SIM_DIAG_SHOWN; p++) {
       unsigned dd = sim__edit_distance(name, p->name); /* a suggestion only where it is shown */
-      if (dd < bd) { bd = dd; best = p->name; }
+      if (dd < bd) {
+        bd = dd;
+        best = p->name;
+      }
     }
     snprintf(path, sizeof path, "%s%s%s", prefix, *prefix ? "." : "", name);
     if (best)
@@ -599,7 +628,8 @@ int sim_param_parse(const sim_scenario *s, const char *group, const sim_param *t
   if (group && *group) {
     g = config_lookup(&s->cfg, group);
     if (g && config_setting_type(g) != CONFIG_TYPE_GROUP) {
-      sim__err(&c, sim__line(g), group, "expected a group { ... }, found %s", sim__setting_type_name(config_setting_type(g)));
+      sim__err(&c, sim__line(g), group, "expected a group { ... }, found %s",
+               sim__setting_type_name(config_setting_type(g)));
       return SIM_ECONFIG;
     }
   }
@@ -633,9 +663,7 @@ static void sim__free_value(const sim_param *p, void *base) {
     *(double **)dst = NULL;
     *(size_t *)((char *)base + p->count_offset) = 0;
     break;
-  case SIM_P_GROUP:
-    sim_param_free(p->sub, dst);
-    break;
+  case SIM_P_GROUP: sim_param_free(p->sub, dst); break;
   case SIM_P_LIST: {
     unsigned char *arr = *(unsigned char **)dst;
     size_t n = *(size_t *)((char *)base + p->count_offset);
@@ -707,7 +735,8 @@ int sim_scenario_set(sim_scenario *s, const char *assignment, sim_diag *d) {
   config_setting_t *n = config_setting_add(parent, name, vt);
   int ok = n != NULL;
   if (ok) switch (vt) {
-    case CONFIG_TYPE_INT: case CONFIG_TYPE_INT64: ok = config_setting_set_int64(n, config_setting_get_int64(v)); break;
+    case CONFIG_TYPE_INT:
+    case CONFIG_TYPE_INT64: ok = config_setting_set_int64(n, config_setting_get_int64(v)); break;
     case CONFIG_TYPE_FLOAT: ok = config_setting_set_float(n, config_setting_get_float(v)); break;
     case CONFIG_TYPE_BOOL: ok = config_setting_set_bool(n, config_setting_get_bool(v)); break;
     case CONFIG_TYPE_STRING: ok = config_setting_set_string(n, config_setting_get_string(v)); break;

@@ -26,42 +26,50 @@
 #include <stdio.h>
 
 typedef enum sim_ptype {
-  SIM_P_INT, SIM_P_DOUBLE, SIM_P_BOOL, SIM_P_STRING, SIM_P_ENUM, SIM_P_DURATION,
-  SIM_P_DARRAY, SIM_P_GROUP, SIM_P_LIST
+  SIM_P_INT,
+  SIM_P_DOUBLE,
+  SIM_P_BOOL,
+  SIM_P_STRING,
+  SIM_P_ENUM,
+  SIM_P_DURATION,
+  SIM_P_DARRAY,
+  SIM_P_GROUP,
+  SIM_P_LIST
 } sim_ptype;
 
 typedef struct sim_param {
-  const char *name;              /* key within its group; NULL ends a table */
+  const char *name; /* key within its group; NULL ends a table */
   sim_ptype type;
-  size_t offset;                 /* offsetof(struct, field) */
-  const char *def;               /* default, as it would be written in the file ("0.1", "7d",
+  size_t offset;               /* offsetof(struct, field) */
+  const char *def;             /* default, as it would be written in the file ("0.1", "7d",
                                     "\"fifo\"", "[1.0, 2.0]"); NULL = required key.
                                     Groups: ignored (a missing group takes its keys' defaults).
                                     Lists: NULL = required, "()" = empty by default. */
-  double min, max;               /* bounds; min > max means unbounded */
-  const char *unit;              /* e.g. "s", "USD/h", "GPUs", "1" */
-  const char *help;              /* one line */
-  const char *const *choices;    /* ENUM: NULL-terminated names */
-  const struct sim_param *sub;   /* GROUP, LIST: table of the nested keys */
-  size_t elem_size;              /* LIST: bytes per element struct */
-  size_t count_offset;           /* LIST, DARRAY: offsetof(struct, count field) (size_t) */
+  double min, max;             /* bounds; min > max means unbounded */
+  const char *unit;            /* e.g. "s", "USD/h", "GPUs", "1" */
+  const char *help;            /* one line */
+  const char *const *choices;  /* ENUM: NULL-terminated names */
+  const struct sim_param *sub; /* GROUP, LIST: table of the nested keys */
+  size_t elem_size;            /* LIST: bytes per element struct */
+  size_t count_offset;         /* LIST, DARRAY: offsetof(struct, count field) (size_t) */
 } sim_param;
 
-#define SIM_UNBOUNDED 1.0, 0.0   /* min, max for "no bounds" */
+#define SIM_UNBOUNDED 1.0, 0.0 /* min, max for "no bounds" */
 
 /* A diagnostics sink: collects "FILE:LINE: message" lines. */
-#define SIM_DIAG_SHOWN 50             /* messages printed; the rest are counted */
-#define SIM_DIAG_MSG 2048             /* longest message kept (a data file found nowhere lists every place) */
-#define SIM_SCENARIO_MAX_MIB 16       /* a scenario file (or @include) larger than this is refused */
+#define SIM_DIAG_SHOWN 50       /* messages printed; the rest are counted */
+#define SIM_DIAG_MSG 2048       /* longest message kept (a data file found nowhere lists every place) */
+#define SIM_SCENARIO_MAX_MIB 16 /* a scenario file (or @include) larger than this is refused */
 #define SIM_SCENARIO_MAX_BYTES ((long long)SIM_SCENARIO_MAX_MIB << 20)
-#define SIM_SCENARIO_MAX_SETTINGS 5000 /* a file with more settings is refused (libconfig 1.5 reads them in
+#define SIM_SCENARIO_MAX_SETTINGS                                                                                      \
+  5000 /* a file with more settings is refused (libconfig 1.5 reads them in
                                           quadratic time) */
 #define SIM_STR_(x) #x
 #define SIM_STR(x) SIM_STR_(x)
 typedef struct sim_diag {
-  FILE *to;                      /* where messages go as they come (stderr usually), or NULL */
+  FILE *to; /* where messages go as they come (stderr usually), or NULL */
   int nerrors;
-  char first[512];               /* the first message, for tests (cut at 511 bytes) */
+  char first[512]; /* the first message, for tests (cut at 511 bytes) */
 } sim_diag;
 void sim_diag_init(sim_diag *d, FILE *to);
 /* Information for the user ("FILE: note: ..."), not an error (nerrors is unchanged). */

@@ -13,9 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static void sim__set(char *dst, size_t n, const char *v) {
-  snprintf(dst, n, "%s", v && v[0] ? v : "unknown");
-}
+static void sim__set(char *dst, size_t n, const char *v) { snprintf(dst, n, "%s", v && v[0] ? v : "unknown"); }
 
 void sim_provenance_get(sim_provenance *p) {
   memset(p, 0, sizeof *p);
@@ -23,8 +21,10 @@ void sim_provenance_get(sim_provenance *p) {
   sim__set(p->compiler, sizeof p->compiler, SPOTLAB_C_COMPILER);
   sim__set(p->gsl, sizeof p->gsl, gsl_version);
   unsigned maj, min, rel;
-  if (H5get_libversion(&maj, &min, &rel) >= 0) snprintf(p->hdf5, sizeof p->hdf5, "%u.%u.%u", maj, min, rel);
-  else sim__set(p->hdf5, sizeof p->hdf5, NULL);
+  if (H5get_libversion(&maj, &min, &rel) >= 0)
+    snprintf(p->hdf5, sizeof p->hdf5, "%u.%u.%u", maj, min, rel);
+  else
+    sim__set(p->hdf5, sizeof p->hdf5, NULL);
   /* MPI_Get_library_version may be called before MPI_Init and after MPI_Finalize (MPI 3.0, 8.1.1) */
   char mpi[MPI_MAX_LIBRARY_VERSION_STRING + 1] = "";
   int len = 0;

@@ -205,7 +205,7 @@ int sim_results_write(const char *path, const sim_run_meta *meta, const sim_mode
     return SIM_EIO;
   }
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* errors are reported here, not by HDF5's stack dump */
-  hid_t f = sim_h5mem_create(tmp); /* built in memory, written whole (h5mem.h: a full disk) */
+  hid_t f = sim_h5mem_create(tmp);       /* built in memory, written whole (h5mem.h: a full disk) */
   if (f < 0) {
     snprintf(err, errlen, "%s: cannot create the results file (does its folder exist and is it writable?)", path);
     return SIM_EIO;
@@ -240,7 +240,8 @@ int sim_results_write(const char *path, const sim_run_meta *meta, const sim_mode
     /* how the file was made: enough to rebuild the same binary and rerun the same command */
     sim_provenance pv;
     sim_provenance_get(&pv);
-    rc |= sim__attr_str(g, "command_line", meta->command_line && meta->command_line[0] ? meta->command_line : "unknown");
+    rc |=
+        sim__attr_str(g, "command_line", meta->command_line && meta->command_line[0] ? meta->command_line : "unknown");
     rc |= sim__attr_str(g, "git_commit", pv.git);
     rc |= sim__attr_str(g, "compiler", pv.compiler);
     rc |= sim__attr_str(g, "gsl_version", pv.gsl);
@@ -260,7 +261,10 @@ int sim_results_write(const char *path, const sim_run_meta *meta, const sim_mode
     char name[32];
     snprintf(name, sizeof name, "rep_%04d", r);
     hid_t rg = H5Gcreate2(gr, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    if (rg < 0) { rc = 1; break; }
+    if (rg < 0) {
+      rc = 1;
+      break;
+    }
     rc |= sim__attr_num(rg, "seed", H5T_NATIVE_UINT64, &reps[r].seed);
     rc |= sim__attr_num(rg, "events", H5T_NATIVE_UINT64, &reps[r].events);
     rc |= sim__attr_num(rg, "wall_time_s", H5T_NATIVE_DOUBLE, &reps[r].wall_s);

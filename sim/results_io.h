@@ -13,11 +13,11 @@ typedef struct sim_run_meta {
   const char *model;
   const char *scenario_path;
   const char *scenario_text;
-  const char *effective;     /* effective configuration text */
-  uint64_t seed;             /* base seed */
+  const char *effective; /* effective configuration text */
+  uint64_t seed;         /* base seed */
   int reps, ranks, threads;
   double wall_s, end_s;
-  const char *command_line;  /* argv, shell-quoted (app_command_line); NULL: "unknown" */
+  const char *command_line; /* argv, shell-quoted (app_command_line); NULL: "unknown" */
 } sim_run_meta;
 
 /* Mean, standard deviation and 95% confidence interval (Student t) of n values. */
@@ -30,7 +30,6 @@ void sim_summarize(const double *x, size_t n, size_t stride, sim_summary *out);
 /* Writes `path` atomically (PATH.tmp.PID, then rename). values: [reps][nmetrics]. /meta also gets
  * how the file was made (sim/provenance.h). Returns 0 or SIM_EIO with a message in err. */
 int sim_results_write(const char *path, const sim_run_meta *meta, const sim_model *m, const sim_results *reps,
-                      const sim_metric_def *metrics, unsigned nmetrics, const double *values, char *err,
-                      size_t errlen);
+                      const sim_metric_def *metrics, unsigned nmetrics, const double *values, char *err, size_t errlen);
 
 #endif

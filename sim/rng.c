@@ -10,7 +10,9 @@
 
 #include <string.h>
 
-typedef struct { uint64_t s[4]; } sim__xo_state;
+typedef struct {
+  uint64_t s[4];
+} sim__xo_state;
 
 static inline uint64_t sim__rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 
@@ -44,13 +46,10 @@ static void sim__xo_fill(sim__xo_state *st, uint64_t x) {
 static void sim__xo_set(void *state, unsigned long seed) { sim__xo_fill(state, (uint64_t)seed); }
 static unsigned long sim__xo_get(void *state) { return (unsigned long)sim__xo_next(state); }
 /* The top 53 bits as a double in [0, 1). */
-static double sim__xo_get_double(void *state) {
-  return (double)(sim__xo_next(state) >> 11) * 0x1.0p-53;
-}
+static double sim__xo_get_double(void *state) { return (double)(sim__xo_next(state) >> 11) * 0x1.0p-53; }
 
 static const gsl_rng_type sim__xo_type = {
-    "xoshiro256**", (unsigned long)UINT64_MAX, 0, sizeof(sim__xo_state),
-    sim__xo_set, sim__xo_get, sim__xo_get_double};
+    "xoshiro256**", (unsigned long)UINT64_MAX, 0, sizeof(sim__xo_state), sim__xo_set, sim__xo_get, sim__xo_get_double};
 const gsl_rng_type *sim_rng_xoshiro = &sim__xo_type;
 
 void sim_rng_seed_stream(gsl_rng *r, uint64_t seed, uint64_t stream) {

@@ -27,8 +27,8 @@
 extern "C" {
 #endif
 
-typedef double sim_time;   /* simulated time, seconds */
-typedef uint64_t sim_id;   /* LP id, 0 .. nlps-1 */
+typedef double sim_time; /* simulated time, seconds */
+typedef uint64_t sim_id; /* LP id, 0 .. nlps-1 */
 
 #define SIM_TIME_INF (1.0 / 0.0)
 
@@ -52,8 +52,7 @@ const char *sim_strerror(int err);
 /* Fatal errors are for bugs, out-of-memory and MPI failures only (never for bad user input):
  * prints "spotlab: fatal [rank R] FILE:LINE: message" and aborts every rank. */
 #define SIM_FATAL(...) sim__fatal(__FILE__, __LINE__, __VA_ARGS__)
-void sim__fatal(const char *file, int line, const char *fmt, ...)
-    __attribute__((noreturn, format(printf, 3, 4)));
+void sim__fatal(const char *file, int line, const char *fmt, ...) __attribute__((noreturn, format(printf, 3, 4)));
 
 /* ---- Outputs ------------------------------------------------------------------------------- */
 
@@ -61,12 +60,12 @@ void sim__fatal(const char *file, int line, const char *fmt, ...)
  * `ncols` columns (e.g. one per region). Integer sums are exact in any order, which is what keeps
  * results bit-identical across rank counts: express money in micro-units, time in ms, etc. */
 typedef struct sim_series_def {
-  const char *name;        /* dataset name, e.g. "income_by_persona" */
-  const char *unit;        /* unit of each value, e.g. "USD*1e-6", "GPU*ms" */
-  sim_time bin_width;      /* seconds per bin; 0 = a single bin for the whole run */
-  unsigned ncols;          /* columns per bin (>= 1) */
+  const char *name;            /* dataset name, e.g. "income_by_persona" */
+  const char *unit;            /* unit of each value, e.g. "USD*1e-6", "GPU*ms" */
+  sim_time bin_width;          /* seconds per bin; 0 = a single bin for the whole run */
+  unsigned ncols;              /* columns per bin (>= 1) */
   const char *const *colnames; /* ncols names, or NULL */
-  const char *help;        /* one line, stored as an attribute */
+  const char *help;            /* one line, stored as an attribute */
   const char *const *colunits; /* ncols units, one per column (series whose unit is "mixed"), or
                                   NULL: `unit` for every column */
 } sim_series_def;
@@ -77,8 +76,8 @@ typedef enum sim_ftype { SIM_F_I64, SIM_F_U64, SIM_F_I32, SIM_F_F64, SIM_F_STR16
 typedef struct sim_field {
   const char *name;
   sim_ftype type;
-  size_t offset;           /* offsetof(record, field) */
-  const char *unit;        /* "s", "USD", "1" ... */
+  size_t offset;    /* offsetof(record, field) */
+  const char *unit; /* "s", "USD", "1" ... */
 } sim_field;
 typedef struct sim_table_def {
   const char *name;
@@ -92,7 +91,7 @@ typedef struct sim_table_def {
 
 typedef struct sim_lptype {
   const char *name;
-  size_t state_size;       /* bytes of state per LP of this type, zeroed before init */
+  size_t state_size; /* bytes of state per LP of this type, zeroed before init */
   /* Called once per LP before time 0 events; may send messages (with the usual delays). */
   void (*init)(sim_lp *lp, void *state);
   /* Handles one event. `msg` points to the model's message (msg_size bytes, valid during the
@@ -115,10 +114,10 @@ typedef struct sim_model {
   /* Which type an LP has. Pure function of (ctx, id). NULL when ntypes == 1. */
   unsigned (*type_of)(const void *ctx, sim_id id);
   sim_id nlps;
-  size_t msg_size;         /* bytes of every message (the largest the model sends) */
-  sim_time lookahead;      /* > 0: every message to another LP has delay >= lookahead */
-  sim_time end_time;       /* events at t >= end_time are not handled */
-  const void *ctx;         /* read-only data shared by all LPs (parameters, tables) */
+  size_t msg_size;    /* bytes of every message (the largest the model sends) */
+  sim_time lookahead; /* > 0: every message to another LP has delay >= lookahead */
+  sim_time end_time;  /* events at t >= end_time are not handled */
+  const void *ctx;    /* read-only data shared by all LPs (parameters, tables) */
   const sim_series_def *series;
   unsigned nseries;
   const sim_table_def *tables;
@@ -148,9 +147,9 @@ void sim_table_put(sim_lp *lp, unsigned tab, const void *record);
 /* ---- Running ------------------------------------------------------------------------------- */
 
 typedef struct sim_run_opts {
-  uint64_t seed;           /* run seed; LP streams derive from (seed, id) */
-  int use_mpi;             /* 1: partition over MPI_COMM_WORLD; 0: this thread alone */
-  int progress;            /* 1: progress line on stderr (rank 0) */
+  uint64_t seed;              /* run seed; LP streams derive from (seed, id) */
+  int use_mpi;                /* 1: partition over MPI_COMM_WORLD; 0: this thread alone */
+  int progress;               /* 1: progress line on stderr (rank 0) */
   const char *progress_label; /* e.g. "rep 2/8", or NULL */
 } sim_run_opts;
 
@@ -159,10 +158,10 @@ typedef struct sim_results {
   const sim_model *model;
   uint64_t seed;
   int ranks;
-  uint64_t events;          /* committed events, all ranks */
-  uint64_t windows;         /* synchronization windows (1 when sequential) */
-  double wall_s;            /* wall time of the event loop, seconds */
-  double peak_rss_mib;      /* max over ranks of peak resident memory, MiB */
+  uint64_t events;     /* committed events, all ranks */
+  uint64_t windows;    /* synchronization windows (1 when sequential) */
+  double wall_s;       /* wall time of the event loop, seconds */
+  double peak_rss_mib; /* max over ranks of peak resident memory, MiB */
   /* series[s] has nbins[s] * ncols int64 values, row-major (bin, col). */
   int64_t **series;
   size_t *nbins;

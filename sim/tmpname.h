@@ -22,8 +22,10 @@ static inline int sim_tmpname(const char *path, char *out, size_t len) {
   const char *slash = strrchr(path, '/');
   char dir[4096];
   const char *base = slash ? slash + 1 : path;
-  if (slash) snprintf(dir, sizeof dir, "%.*s", (int)(slash - path) ? (int)(slash - path) : 1, path);
-  else snprintf(dir, sizeof dir, ".");
+  if (slash)
+    snprintf(dir, sizeof dir, "%.*s", (int)(slash - path) ? (int)(slash - path) : 1, path);
+  else
+    snprintf(dir, sizeof dir, ".");
   DIR *d = opendir(dir);
   if (!d) return 0;
   size_t bl = strlen(base);

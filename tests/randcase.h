@@ -28,11 +28,11 @@ typedef struct chk {
   long fails;
   char first[400];
 } chk;
-#define CHECK(c, cond, ...)                                                                         \
-  do {                                                                                              \
-    if (!(cond)) {                                                                                  \
-      if ((c)->fails++ == 0) snprintf((c)->first, sizeof (c)->first, __VA_ARGS__);                  \
-    }                                                                                               \
+#define CHECK(c, cond, ...)                                                                                            \
+  do {                                                                                                                 \
+    if (!(cond)) {                                                                                                     \
+      if ((c)->fails++ == 0) snprintf((c)->first, sizeof(c)->first, __VA_ARGS__);                                      \
+    }                                                                                                                  \
   } while (0)
 static inline void chk_report(const chk *c, const char *what) {
   if (c->fails) printf("\n  %s: %ld failures, first: %s\n", what, c->fails, c->first);

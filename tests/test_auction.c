@@ -17,7 +17,6 @@
 #define MAXL 12 /* lots per instance */
 #define CASES 2000
 
-
 /* ---- Random instances ---------------------------------------------------------------------- */
 typedef struct inst {
   size_t n, nl;
@@ -47,15 +46,20 @@ static void gen_lot(rng *r, mkt_lot *l) {
 static void gen_order(rng *r, mkt_order *o, const inst *in, size_t i) {
   static const double mem[] = {0, 0, 8, 16, 24, 48, 80, 100};
   /* a third of the prices copy an earlier one, so that ties are common */
-  if (i > 0 && rng_int(r, 0, 2) == 0) o->price = in->o[rng_int(r, 0, (int64_t)i - 1)].price;
-  else o->price = rng_int(r, 0, 400000);
+  if (i > 0 && rng_int(r, 0, 2) == 0)
+    o->price = in->o[rng_int(r, 0, (int64_t)i - 1)].price;
+  else
+    o->price = rng_int(r, 0, 400000);
   o->gpus = rng_int(r, 0, 4) < 2 ? 1 : (uint32_t)rng_int(r, 1, 8);
   o->power_w = (uint32_t)rng_int(r, 50, 550);
   o->mem_min_gb = mem[rng_int(r, 0, 7)];
   int64_t h = rng_int(r, 0, 19);
-  if (in->nl == 0 || h < 10) o->home = -1;
-  else if (h == 19) o->home = (int32_t)in->nl + 2; /* a host that left: treated as queued */
-  else o->home = (int32_t)rng_int(r, 0, (int64_t)in->nl - 1);
+  if (in->nl == 0 || h < 10)
+    o->home = -1;
+  else if (h == 19)
+    o->home = (int32_t)in->nl + 2; /* a host that left: treated as queued */
+  else
+    o->home = (int32_t)rng_int(r, 0, (int64_t)in->nl - 1);
 }
 
 /* nlmax > 1: one case in three has 8 to 10 small lots (1 to 3 GPUs), where vickrey sorts the lots
@@ -89,43 +93,47 @@ static long run_rule(const mkt_rule_ops *r, const inst *in, outcome *out) {
   return out->ret;
 }
 
-
 /* ---- 0. host economics ------------------------------------------------------------------------ */
 static void test_lot_known(void) {
-  mkt_lot l = {.gpus = 2, .mem_gb = 24, .pl_min_w = 100, .pl_max_w = 450, .energy_musd_wh = 500,
-               .margin = 0.2, .min_ask = 50000};
+  mkt_lot l = {.gpus = 2,
+               .mem_gb = 24,
+               .pl_min_w = 100,
+               .pl_max_w = 450,
+               .energy_musd_wh = 500,
+               .margin = 0.2,
+               .min_ask = 50000};
   CU_ASSERT_EQUAL(mkt_lot_energy(&l, 300), 150000);
-  CU_ASSERT_EQUAL(mkt_lot_ask(&l, 300), 180000);      /* 150000 x 1.2 */
-  CU_ASSERT_EQUAL(mkt_lot_energy(&l, 50), 50000);     /* clamped up to 100 W */
+  CU_ASSERT_EQUAL(mkt_lot_ask(&l, 300), 180000);  /* 150000 x 1.2 */
+  CU_ASSERT_EQUAL(mkt_lot_energy(&l, 50), 50000); /* clamped up to 100 W */
   CU_ASSERT_EQUAL(mkt_lot_ask(&l, 50), 60000);
-  CU_ASSERT_EQUAL(mkt_lot_energy(&l, 600), 225000);   /* clamped down to 450 W */
+  CU_ASSERT_EQUAL(mkt_lot_energy(&l, 600), 225000); /* clamped down to 450 W */
   l.min_ask = 70000;
-  CU_ASSERT_EQUAL(mkt_lot_ask(&l, 50), 70000);        /* the reserve */
+  CU_ASSERT_EQUAL(mkt_lot_ask(&l, 50), 70000); /* the reserve */
   mkt_lot r = {.gpus = 1, .pl_min_w = 0, .pl_max_w = 1000, .energy_musd_wh = 0.5, .margin = 0.5};
-  CU_ASSERT_EQUAL(mkt_lot_energy(&r, 101), 51);       /* 50.5 rounds away from zero */
-  CU_ASSERT_EQUAL(mkt_lot_ask(&r, 101), 77);          /* 51 x 1.5 = 76.5 */
+  CU_ASSERT_EQUAL(mkt_lot_energy(&r, 101), 51); /* 50.5 rounds away from zero */
+  CU_ASSERT_EQUAL(mkt_lot_ask(&r, 101), 77);    /* 51 x 1.5 = 76.5 */
   r.energy_musd_wh = 0.333;
   CU_ASSERT_EQUAL(mkt_lot_energy(&r, 100), 33);
 
   l.min_ask = 50000;
   mkt_order o = {.price = 180000, .gpus = 2, .power_w = 300, .mem_min_gb = 24, .home = -1};
   CU_ASSERT_EQUAL(mkt_lot_fits(&l, 2, &o), 1);
-  CU_ASSERT_EQUAL(mkt_lot_fits(&l, 1, &o), 0);        /* GPUs left */
+  CU_ASSERT_EQUAL(mkt_lot_fits(&l, 1, &o), 0); /* GPUs left */
   o.price = 179999;
-  CU_ASSERT_EQUAL(mkt_lot_fits(&l, 2, &o), 0);        /* below the ask */
+  CU_ASSERT_EQUAL(mkt_lot_fits(&l, 2, &o), 0); /* below the ask */
   o.price = 180000;
   o.mem_min_gb = 24.5;
-  CU_ASSERT_EQUAL(mkt_lot_fits(&l, 2, &o), 0);        /* memory */
+  CU_ASSERT_EQUAL(mkt_lot_fits(&l, 2, &o), 0); /* memory */
   o.mem_min_gb = 0;
   o.power_w = 99;
-  CU_ASSERT_EQUAL(mkt_lot_fits(&l, 2, &o), 0);        /* below the card's range */
+  CU_ASSERT_EQUAL(mkt_lot_fits(&l, 2, &o), 0); /* below the card's range */
   o.power_w = 451;
-  CU_ASSERT_EQUAL(mkt_lot_fits(&l, 2, &o), 0);        /* above the host's ceiling */
+  CU_ASSERT_EQUAL(mkt_lot_fits(&l, 2, &o), 0); /* above the host's ceiling */
   o.power_w = 450;
   o.price = 1000000;
   CU_ASSERT_EQUAL(mkt_lot_fits(&l, 2, &o), 1);
   o.gpus = 0;
-  CU_ASSERT_EQUAL(mkt_lot_fits(&l, 2, &o), 0);        /* an order wants at least one GPU */
+  CU_ASSERT_EQUAL(mkt_lot_fits(&l, 2, &o), 0); /* an order wants at least one GPU */
   CU_ASSERT_EQUAL(mkt_lot_fits(NULL, 2, &o), 0);
   CU_ASSERT_EQUAL(mkt_lot_fits(&l, 2, NULL), 0);
 }
@@ -160,19 +168,17 @@ static void test_table(void) {
 }
 
 /* ---- 1. individual rationality ----------------------------------------------------------------- */
-static void check_late_price(chk *c, const mkt_rule_ops *r, const mkt_order *o, const mkt_lot *l,
-                             int64_t last) {
+static void check_late_price(chk *c, const mkt_rule_ops *r, const mkt_order *o, const mkt_lot *l, int64_t last) {
   int64_t p = r->late_price(o, l, last);
   int64_t ask = mkt_lot_ask(l, o->power_w);
   int fits = mkt_lot_fits(l, l->gpus, o);
-  CHECK(c, p == -1 || (p >= ask && p <= o->price), "%s late_price %lld outside [ask %lld, price %lld]",
-        r->name, (long long)p, (long long)ask, (long long)o->price);
+  CHECK(c, p == -1 || (p >= ask && p <= o->price), "%s late_price %lld outside [ask %lld, price %lld]", r->name,
+        (long long)p, (long long)ask, (long long)o->price);
   CHECK(c, fits || p == -1, "%s late_price %lld for an order that does not fit", r->name, (long long)p);
   if (!strcmp(r->name, "vickrey")) CHECK(c, p == (fits ? ask : -1), "vickrey late_price is not the ask");
   if (!strcmp(r->name, "pay_as_bid") || !strcmp(r->name, "knapsack"))
     CHECK(c, p == (fits ? o->price : -1), "%s late_price is not the bid", r->name);
-  if (!strcmp(r->name, "gigaspot"))
-    CHECK(c, p == -1 || p == o->price, "gigaspot late_price is not the bid");
+  if (!strcmp(r->name, "gigaspot")) CHECK(c, p == -1 || p == o->price, "gigaspot late_price is not the bid");
 }
 
 static void test_rationality(void) {
@@ -191,23 +197,22 @@ static void test_rationality(void) {
       for (size_t i = 0; i < in.n; i++) {
         CHECK(&c, out.win[i] == 0 || out.win[i] == 1, "%s case %d: win[%zu] = %d", r->name, t, i, out.win[i]);
         if (!out.win[i]) {
-          CHECK(&c, out.lot[i] == -1 && out.pay[i] == 0, "%s case %d: loser %zu has lot %d pay %lld", r->name,
-                t, i, out.lot[i], (long long)out.pay[i]);
+          CHECK(&c, out.lot[i] == -1 && out.pay[i] == 0, "%s case %d: loser %zu has lot %d pay %lld", r->name, t, i,
+                out.lot[i], (long long)out.pay[i]);
           continue;
         }
         wins++;
-        CHECK(&c, out.lot[i] >= 0 && (size_t)out.lot[i] < in.nl, "%s case %d: winner %zu on lot %d", r->name,
-              t, i, out.lot[i]);
+        CHECK(&c, out.lot[i] >= 0 && (size_t)out.lot[i] < in.nl, "%s case %d: winner %zu on lot %d", r->name, t, i,
+              out.lot[i]);
         if (out.lot[i] < 0 || (size_t)out.lot[i] >= in.nl) continue;
         int64_t ask = mkt_lot_ask(&in.l[out.lot[i]], in.o[i].power_w);
-        CHECK(&c, out.pay[i] <= in.o[i].price, "%s case %d: order %zu pays %lld above its bid %lld", r->name,
-              t, i, (long long)out.pay[i], (long long)in.o[i].price);
+        CHECK(&c, out.pay[i] <= in.o[i].price, "%s case %d: order %zu pays %lld above its bid %lld", r->name, t, i,
+              (long long)out.pay[i], (long long)in.o[i].price);
         CHECK(&c, out.pay[i] >= ask, "%s case %d: order %zu pays %lld below its lot's ask %lld", r->name, t, i,
               (long long)out.pay[i], (long long)ask);
         /* pays_bid (clients shade their bids under it, mkt_strategy.h) means every winner pays its bid */
         if (r->pays_bid)
-          CHECK(&c, out.pay[i] == in.o[i].price, "%s case %d: pay-as-bid rule does not charge the bid",
-                r->name, t);
+          CHECK(&c, out.pay[i] == in.o[i].price, "%s case %d: pay-as-bid rule does not charge the bid", r->name, t);
         else if (out.pay[i] < in.o[i].price)
           below[k] = 1;
       }
@@ -219,8 +224,7 @@ static void test_rationality(void) {
                 (long long)out.pay[i], (long long)ref);
       int64_t lasts[] = {-1, ref, 0, rng_int(&g, 0, 500000), INT64_MAX};
       for (size_t i = 0; i < in.n; i++)
-        for (size_t l = 0; l < in.nl; l++)
-          check_late_price(&c, r, &in.o[i], &in.l[l], lasts[rng_int(&g, 0, 4)]);
+        for (size_t l = 0; l < in.nl; l++) check_late_price(&c, r, &in.o[i], &in.l[l], lasts[rng_int(&g, 0, 4)]);
     }
   }
   /* a rule that does not declare pays_bid does charge some winner less than its bid */
@@ -266,8 +270,7 @@ static void check_feasible(chk *c, const mkt_rule_ops *r, const inst *in, const 
     if (!fits_some(in, o)) CHECK(c, !out->win[i], "%s case %d: order %zu fits no lot but wins", r->name, t, i);
     if (!out->win[i] || out->lot[i] < 0 || (size_t)out->lot[i] >= in->nl) continue;
     const mkt_lot *l = &in->l[out->lot[i]];
-    CHECK(c, mkt_lot_fits(l, l->gpus, o), "%s case %d: order %zu does not fit its lot %d", r->name, t, i,
-          out->lot[i]);
+    CHECK(c, mkt_lot_fits(l, l->gpus, o), "%s case %d: order %zu does not fit its lot %d", r->name, t, i, out->lot[i]);
     /* Home-keeping: a running winner away from home did not fit there, even with the GPUs its home
      * has left at the end (a lot's free GPUs only shrink during a clearing, so it did not fit when
      * it was placed). Under the double auction a lot must also ask at most the uniform price. */
@@ -276,8 +279,8 @@ static void check_feasible(chk *c, const mkt_rule_ops *r, const inst *in, const 
     uint32_t left = in->l[h].gpus > used[h] ? in->l[h].gpus - used[h] : 0;
     int home_fits = mkt_lot_fits(&in->l[h], left, o);
     if (!strcmp(r->name, "double")) home_fits = home_fits && mkt_lot_ask(&in->l[h], o->power_w) <= out->pay[i];
-    CHECK(c, !home_fits, "%s case %d: running order %zu moved from home %d (fits, %u GPUs left) to lot %d",
-          r->name, t, i, h, left, out->lot[i]);
+    CHECK(c, !home_fits, "%s case %d: running order %zu moved from home %d (fits, %u GPUs left) to lot %d", r->name, t,
+          i, h, left, out->lot[i]);
   }
 }
 
@@ -362,8 +365,8 @@ static void test_vickrey_truthful(void) {
     size_t i = (size_t)rng_int(&g, 0, (int64_t)in.n - 1);
     int64_t b;
     int64_t gain = best_misreport_gain(vk, &in, i, &g, &b);
-    CHECK(&c, gain == 0, "case %d: order %zu (value %lld) gains %lld by bidding %lld", t, i,
-          (long long)in.o[i].price, (long long)gain, (long long)b);
+    CHECK(&c, gain == 0, "case %d: order %zu (value %lld) gains %lld by bidding %lld", t, i, (long long)in.o[i].price,
+          (long long)gain, (long long)b);
     /* the payment is exactly the threshold: a winner still wins bidding its payment, and loses
      * one musd below it */
     outcome out;
@@ -393,8 +396,7 @@ static void test_vickrey_known(void) {
   /* unit bids on identical GPUs: every winner pays the highest losing bid (Vickrey 1961); at a tie
    * the lower index ranks first, so bidding 100 beats order 2's 100 */
   inst a = {.n = 3, .nl = 1};
-  a.l[0] = (mkt_lot){.gpus = 2, .mem_gb = 24, .pl_min_w = 100, .pl_max_w = 300, .energy_musd_wh = 0,
-                     .min_ask = 10};
+  a.l[0] = (mkt_lot){.gpus = 2, .mem_gb = 24, .pl_min_w = 100, .pl_max_w = 300, .energy_musd_wh = 0, .min_ask = 10};
   int64_t pa[] = {300, 200, 100};
   for (int i = 0; i < 3; i++) a.o[i] = (mkt_order){.price = pa[i], .gpus = 1, .power_w = 200, .home = -1};
   outcome o;
@@ -460,8 +462,7 @@ static void test_vickrey_known(void) {
 static void test_pay_as_bid_not_truthful(void) {
   const mkt_rule_ops *pb = mkt_rule_find("pay_as_bid");
   inst a = {.n = 2, .nl = 1};
-  a.l[0] = (mkt_lot){.gpus = 1, .mem_gb = 24, .pl_min_w = 100, .pl_max_w = 300, .energy_musd_wh = 0,
-                     .min_ask = 100};
+  a.l[0] = (mkt_lot){.gpus = 1, .mem_gb = 24, .pl_min_w = 100, .pl_max_w = 300, .energy_musd_wh = 0, .min_ask = 100};
   a.o[0] = (mkt_order){.price = 1000, .gpus = 1, .power_w = 200, .home = -1};
   a.o[1] = (mkt_order){.price = 400, .gpus = 1, .power_w = 200, .home = -1};
   rng g = {.s = 4};
@@ -595,8 +596,7 @@ static void test_knapsack_single_lot(void) {
       if (op.win[i]) greedy += in.o[i].price * (int64_t)in.o[i].gpus;
     }
     CHECK(&c, got == best, "case %d: knapsack revenue %lld, best %lld", t, (long long)got, (long long)best);
-    CHECK(&c, got >= greedy, "case %d: knapsack %lld below pay_as_bid %lld", t, (long long)got,
-          (long long)greedy);
+    CHECK(&c, got >= greedy, "case %d: knapsack %lld below pay_as_bid %lld", t, (long long)got, (long long)greedy);
   }
   chk_report(&c, "knapsack on one lot");
   /* where the greedy by price is wrong: 3 GPUs, 1-GPU bids of 120 and 100 against a 3-GPU bid of
@@ -640,8 +640,7 @@ static void test_double_known(void) {
   const mkt_rule_ops *da = mkt_rule_find("double");
   /* unit asks 100, 100; unit bids 300, 200, 50: k = 2, p = 100 + (200 - 100) / 2 = 150 */
   inst a = {.n = 3, .nl = 1};
-  a.l[0] = (mkt_lot){.gpus = 2, .mem_gb = 24, .pl_min_w = 100, .pl_max_w = 300, .energy_musd_wh = 0,
-                     .min_ask = 100};
+  a.l[0] = (mkt_lot){.gpus = 2, .mem_gb = 24, .pl_min_w = 100, .pl_max_w = 300, .energy_musd_wh = 0, .min_ask = 100};
   int64_t pa[] = {300, 200, 50};
   for (int i = 0; i < 3; i++) a.o[i] = (mkt_order){.price = pa[i], .gpus = 1, .power_w = 200, .home = -1};
   outcome o;
@@ -652,9 +651,9 @@ static void test_double_known(void) {
   int64_t ref = da->reference(a.o, a.n, &(mkt_clearing){o.win, o.lot, o.pay});
   CU_ASSERT_EQUAL(ref, 150);
   CU_ASSERT_EQUAL(da->late_price(&a.o[0], &a.l[0], ref), 150);
-  CU_ASSERT_EQUAL(da->late_price(&a.o[0], &a.l[0], -1), 100);   /* no clearing yet: the ask */
-  CU_ASSERT_EQUAL(da->late_price(&a.o[0], &a.l[0], 400), 100);  /* above its bid: the ask */
-  CU_ASSERT_EQUAL(da->late_price(&a.o[2], &a.l[0], ref), -1);   /* below the ask */
+  CU_ASSERT_EQUAL(da->late_price(&a.o[0], &a.l[0], -1), 100);  /* no clearing yet: the ask */
+  CU_ASSERT_EQUAL(da->late_price(&a.o[0], &a.l[0], 400), 100); /* above its bid: the ask */
+  CU_ASSERT_EQUAL(da->late_price(&a.o[2], &a.l[0], ref), -1);  /* below the ask */
   /* asks are at full power (pl_max): energy 100 musd/Wh x 300 W = 30000; a 2-GPU bid at 50000 and a
    * 1-GPU one at 40000: k = 2 (bids 50000, 50000 vs asks 30000, 30000), p = 40000 */
   inst b = {.n = 2, .nl = 1};
@@ -678,8 +677,8 @@ static void test_ranking(void) {
   chk c = {0};
   for (int t = 0; t < 400; t++) {
     inst in = {.n = (size_t)rng_int(&g, 1, MAXN), .nl = 1};
-    in.l[0] = (mkt_lot){.gpus = (uint32_t)rng_int(&g, 1, 30), .mem_gb = 24, .pl_min_w = 100, .pl_max_w = 300,
-                        .min_ask = 100};
+    in.l[0] =
+        (mkt_lot){.gpus = (uint32_t)rng_int(&g, 1, 30), .mem_gb = 24, .pl_min_w = 100, .pl_max_w = 300, .min_ask = 100};
     for (size_t i = 0; i < in.n; i++)
       in.o[i] = (mkt_order){.price = rng_int(&g, 100, 110), .gpus = 1, .power_w = 200, .home = -1};
     for (int r = 0; r < 2; r++) {
@@ -689,8 +688,8 @@ static void test_ranking(void) {
         size_t before = 0; /* orders ranked before i */
         for (size_t j = 0; j < in.n; j++)
           before += in.o[j].price > in.o[i].price || (in.o[j].price == in.o[i].price && j < i);
-        CHECK(&c, out.win[i] == (before < in.l[0].gpus), "case %d (n = %zu): order %zu ranked %zu, win %d",
-              t, in.n, i, before, out.win[i]);
+        CHECK(&c, out.win[i] == (before < in.l[0].gpus), "case %d (n = %zu): order %zu ranked %zu, win %d", t, in.n, i,
+              before, out.win[i]);
       }
     }
   }
@@ -709,8 +708,9 @@ static void test_determinism(void) {
       run_rule(mkt_rule_table[k], &in, &a);
       inst copy = in;
       run_rule(mkt_rule_table[k], &copy, &b);
-      CHECK(&c, a.ret == b.ret && !memcmp(a.win, b.win, in.n * sizeof a.win[0]) &&
-                    !memcmp(a.lot, b.lot, in.n * sizeof a.lot[0]) && !memcmp(a.pay, b.pay, in.n * sizeof a.pay[0]),
+      CHECK(&c,
+            a.ret == b.ret && !memcmp(a.win, b.win, in.n * sizeof a.win[0]) &&
+                !memcmp(a.lot, b.lot, in.n * sizeof a.lot[0]) && !memcmp(a.pay, b.pay, in.n * sizeof a.pay[0]),
             "%s case %d differs between two runs", mkt_rule_table[k]->name, t);
       CHECK(&c, !memcmp(&copy, &in, sizeof in), "%s case %d changed its input", mkt_rule_table[k]->name, t);
     }
@@ -728,10 +728,10 @@ static void test_edges(void) {
   mkt_clearing out = {win, lot, pay}, bad = {win, NULL, pay};
   for (size_t k = 0; mkt_rule_table[k]; k++) {
     const mkt_rule_ops *r = mkt_rule_table[k];
-    CU_ASSERT_EQUAL(r->clear(NULL, 0, &l, 1, NULL), 0);  /* n = 0: nothing to read or write */
+    CU_ASSERT_EQUAL(r->clear(NULL, 0, &l, 1, NULL), 0); /* n = 0: nothing to read or write */
     CU_ASSERT_EQUAL(r->clear(o, 0, NULL, 0, &out), 0);
     win[0] = win[1] = 5;
-    CU_ASSERT_EQUAL(r->clear(o, 2, NULL, 0, &out), 0);   /* nl = 0: everybody loses */
+    CU_ASSERT_EQUAL(r->clear(o, 2, NULL, 0, &out), 0); /* nl = 0: everybody loses */
     CU_ASSERT(win[0] == 0 && win[1] == 0 && lot[0] == -1 && lot[1] == -1 && pay[0] == 0 && pay[1] == 0);
     CU_ASSERT_EQUAL(r->clear(NULL, 2, &l, 1, &out), MKT_EINVAL);
     CU_ASSERT_EQUAL(r->clear(o, 2, &l, 1, NULL), MKT_EINVAL);
@@ -764,8 +764,7 @@ static void test_edges(void) {
  * under every rule; the queued order gets lot 0. */
 static void test_home_keeping(void) {
   inst a = {.n = 2, .nl = 2};
-  a.l[0] = (mkt_lot){.gpus = 2, .mem_gb = 24, .pl_min_w = 100, .pl_max_w = 400, .energy_musd_wh = 100,
-                     .margin = 0.1};
+  a.l[0] = (mkt_lot){.gpus = 2, .mem_gb = 24, .pl_min_w = 100, .pl_max_w = 400, .energy_musd_wh = 100, .margin = 0.1};
   a.l[1] = a.l[0];
   a.o[0] = (mkt_order){.price = 200000, .gpus = 2, .power_w = 200, .home = 1};
   a.o[1] = (mkt_order){.price = 150000, .gpus = 2, .power_w = 200, .home = -1};

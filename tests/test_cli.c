@@ -107,7 +107,8 @@ static char *meta_attr(const char *file, const char *name) {
   char *v = NULL;
   hid_t f = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT);
   hid_t a = f >= 0 && H5Aexists_by_name(f, "meta", name, H5P_DEFAULT) > 0
-                ? H5Aopen_by_name(f, "meta", name, H5P_DEFAULT, H5P_DEFAULT) : -1;
+                ? H5Aopen_by_name(f, "meta", name, H5P_DEFAULT, H5P_DEFAULT)
+                : -1;
   hid_t t = a >= 0 ? H5Aget_type(a) : -1;
   if (t >= 0 && H5Tget_class(t) == H5T_STRING && !H5Tis_variable_str(t)) {
     size_t n = H5Tget_size(t);
@@ -134,8 +135,8 @@ static void test_results_provenance(void) {
   snprintf(want, sizeof want, "%s run pv.cfg --out 'p v.h5' --param run.seed=4 --param phold.lps=16 --quiet", tu_bin());
   CU_ASSERT_STRING_EQUAL(cl, want);
   free(cl);
-  const char *names[] = {"git_commit", "compiler", "gsl_version", "hdf5_version", "mpi_version",
-                         "libconfig_version", "host"};
+  const char *names[] = {"git_commit",  "compiler",          "gsl_version", "hdf5_version",
+                         "mpi_version", "libconfig_version", "host"};
   char *v[7];
   for (int i = 0; i < 7; i++) {
     v[i] = meta_attr("p v.h5", names[i]);
@@ -156,7 +157,8 @@ static void test_results_provenance(void) {
   CU_ASSERT_STRING_EQUAL(v[6], host);
   /* when the source tree is the top of a git checkout: a commit of it (-dirty: it had changes) */
   char cmd2[8000];
-  snprintf(cmd2, sizeof cmd2, "[ \"$(git -C '%s' rev-parse --show-toplevel 2>/dev/null)\" -ef '%s' ]", tu_src(), tu_src());
+  snprintf(cmd2, sizeof cmd2, "[ \"$(git -C '%s' rev-parse --show-toplevel 2>/dev/null)\" -ef '%s' ]", tu_src(),
+           tu_src());
   if (tu_run(cmd2, NULL) == 0) {
     char rev[128];
     snprintf(rev, sizeof rev, "%s", v[0]);
@@ -273,8 +275,8 @@ static void test_compare_models(void) {
   char *out, args[4096];
   CU_ASSERT_EQUAL(sl("run cp.cfg --out cp_phold.h5 --quiet", &out), 0);
   free(out);
-  snprintf(args, sizeof args, "run %s/scenarios/mmc_validation.cfg --param run.end=3600 --reps 2 --out cp_mkt.h5 --quiet",
-           tu_src());
+  snprintf(args, sizeof args,
+           "run %s/scenarios/mmc_validation.cfg --param run.end=3600 --reps 2 --out cp_mkt.h5 --quiet", tu_src());
   CU_ASSERT_EQUAL(sl(args, &out), 0);
   free(out);
   CU_ASSERT_EQUAL(sl("compare cp_phold.h5 cp_mkt.h5 --out cp_cmp --gnuplot none", &out), 2);
@@ -399,7 +401,8 @@ static void test_check_estimates_events(void) {
   CU_ASSERT_EQUAL(sl(args, &out), 0);
   const char *p = strstr(out, "about ");
   double est = p ? atof(p + 6) : -1;
-  if (!(est > actual / 1.5 && est < actual * 1.5)) fprintf(stderr, "actual %.0f events, check said:\n%s\n", actual, out);
+  if (!(est > actual / 1.5 && est < actual * 1.5))
+    fprintf(stderr, "actual %.0f events, check said:\n%s\n", actual, out);
   CU_ASSERT(est > actual / 1.5 && est < actual * 1.5);
   CU_ASSERT(strstr(out, "extrapolated from replication 0's first") != NULL);
   free(out);

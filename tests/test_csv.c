@@ -29,9 +29,14 @@ static char *rows_of(const char *text, size_t textlen, unsigned flags, int *rc, 
     len += (size_t)snprintf(out + len, cap - len, "%ld:", r.line);
     for (size_t i = 0; i < r.n; i++) {
       for (const char *p = r.f[i]; *p && len + 4 < cap; p++) {
-        if (*p == '\n') { out[len++] = '\\'; out[len++] = 'n'; }
-        else if (*p == '\r') { out[len++] = '\\'; out[len++] = 'r'; }
-        else out[len++] = *p;
+        if (*p == '\n') {
+          out[len++] = '\\';
+          out[len++] = 'n';
+        } else if (*p == '\r') {
+          out[len++] = '\\';
+          out[len++] = 'r';
+        } else
+          out[len++] = *p;
       }
       if (i + 1 < r.n) out[len++] = '|';
     }
@@ -108,7 +113,8 @@ static void test_bom_comments_header(void) {
   CU_ASSERT_STRING_EQUAL(s, "1:#x|1\n");
   free(s);
   /* the header: lookup by name, after a BOM, on a CRLF file */
-  tu_write(TMP, "\xEF\xBB\xBF" "trace,phase,p1\r\nt,up,1\r\n");
+  tu_write(TMP, "\xEF\xBB\xBF"
+                "trace,phase,p1\r\nt,up,1\r\n");
   sim_csv *c;
   CU_ASSERT_EQUAL_FATAL(sim_csv_open(&c, TMP, SIM_CSV_HEADER, "test file", err, sizeof err), 0);
   const char *const *h;

@@ -12,25 +12,31 @@
 #include <CUnit/CUnit.h>
 #include <string.h>
 
-_Static_assert((int)SIM_EIO == (int)MKT_EIO && (int)MKT_EIO == (int)KRN_EIO && (int)KRN_EIO == (int)LAB_EIO && (int)LAB_EIO == (int)CHURN_EIO,
+_Static_assert((int)SIM_EIO == (int)MKT_EIO && (int)MKT_EIO == (int)KRN_EIO && (int)KRN_EIO == (int)LAB_EIO &&
+                   (int)LAB_EIO == (int)CHURN_EIO,
                "one EIO");
-_Static_assert((int)SIM_ENOMEM == (int)SCHED_ENOMEM && (int)SCHED_ENOMEM == (int)MKT_ENOMEM && (int)MKT_ENOMEM == (int)KRN_ENOMEM &&
-               (int)KRN_ENOMEM == (int)LAB_ENOMEM, "one ENOMEM");
-_Static_assert((int)SIM_EINVAL == (int)SCHED_EINVAL && (int)SCHED_EINVAL == (int)MKT_EINVAL && (int)MKT_EINVAL == (int)KRN_EINVAL &&
-               (int)KRN_EINVAL == (int)LAB_EINVAL && (int)LAB_EINVAL == (int)CHURN_EINVAL, "one EINVAL");
+_Static_assert((int)SIM_ENOMEM == (int)SCHED_ENOMEM && (int)SCHED_ENOMEM == (int)MKT_ENOMEM &&
+                   (int)MKT_ENOMEM == (int)KRN_ENOMEM && (int)KRN_ENOMEM == (int)LAB_ENOMEM,
+               "one ENOMEM");
+_Static_assert((int)SIM_EINVAL == (int)SCHED_EINVAL && (int)SCHED_EINVAL == (int)MKT_EINVAL &&
+                   (int)MKT_EINVAL == (int)KRN_EINVAL && (int)KRN_EINVAL == (int)LAB_EINVAL &&
+                   (int)LAB_EINVAL == (int)CHURN_EINVAL,
+               "one EINVAL");
 _Static_assert((int)SIM_EFORMAT == (int)MKT_EFORMAT && (int)MKT_EFORMAT == (int)CHURN_EFORMAT, "one EFORMAT");
 _Static_assert((int)SIM_ENOTFOUND == (int)MKT_ENOTFOUND && (int)MKT_ENOTFOUND == (int)CHURN_ENOTFOUND, "one ENOTFOUND");
 _Static_assert((int)SIM_ECONFIG == (int)LAB_ECONFIG, "one ECONFIG");
 
-typedef struct code { int v; const char *name; } code;
+typedef struct code {
+  int v;
+  const char *name;
+} code;
 static const code codes[] = {
-    {SIM_ENOMEM, "ENOMEM"}, {SIM_EINVAL, "EINVAL"}, {SIM_EIO, "EIO"}, {SIM_ECONFIG, "ECONFIG"},
-    {SIM_EFORMAT, "EFORMAT"}, {SIM_ENOTFOUND, "ENOTFOUND"},
-    {SCHED_ESTATE, "SCHED_ESTATE"}, {SCHED_ETIME, "SCHED_ETIME"},
-    {KRN_ENODEV, "KRN_ENODEV"}, {KRN_ECUDA, "KRN_ECUDA"}, {KRN_EVERIFY, "KRN_EVERIFY"},
-    {KRN_EFAILED, "KRN_EFAILED"}, {KRN_ECANCEL, "KRN_ECANCEL"},
-    {LAB_ESYS, "LAB_ESYS"}, {LAB_EJOURNAL, "LAB_EJOURNAL"}, {LAB_ESCHED, "LAB_ESCHED"},
-    {LAB_ETIMEOUT, "LAB_ETIMEOUT"},
+    {SIM_ENOMEM, "ENOMEM"},         {SIM_EINVAL, "EINVAL"},         {SIM_EIO, "EIO"},
+    {SIM_ECONFIG, "ECONFIG"},       {SIM_EFORMAT, "EFORMAT"},       {SIM_ENOTFOUND, "ENOTFOUND"},
+    {SCHED_ESTATE, "SCHED_ESTATE"}, {SCHED_ETIME, "SCHED_ETIME"},   {KRN_ENODEV, "KRN_ENODEV"},
+    {KRN_ECUDA, "KRN_ECUDA"},       {KRN_EVERIFY, "KRN_EVERIFY"},   {KRN_EFAILED, "KRN_EFAILED"},
+    {KRN_ECANCEL, "KRN_ECANCEL"},   {LAB_ESYS, "LAB_ESYS"},         {LAB_EJOURNAL, "LAB_EJOURNAL"},
+    {LAB_ESCHED, "LAB_ESCHED"},     {LAB_ETIMEOUT, "LAB_ETIMEOUT"},
 };
 #define NCODES (sizeof codes / sizeof codes[0])
 

@@ -14,9 +14,23 @@
 static krn_job *mk(krn_kernel k, uint64_t seed) {
   krn_dims d = {0};
   switch (k) {
-  case KRN_TRIAD: d.n = 100003; d.nchunks = 13; break;
-  case KRN_GEMM: d.m = 67; d.k = 129; d.p = 45; d.nchunks = 7; break;
-  default: d.batch = 50; d.d_in = 33; d.d_hidden = 20; d.d_out = 7; d.nchunks = 6; break;
+  case KRN_TRIAD:
+    d.n = 100003;
+    d.nchunks = 13;
+    break;
+  case KRN_GEMM:
+    d.m = 67;
+    d.k = 129;
+    d.p = 45;
+    d.nchunks = 7;
+    break;
+  default:
+    d.batch = 50;
+    d.d_in = 33;
+    d.d_hidden = 20;
+    d.d_out = 7;
+    d.nchunks = 6;
+    break;
   }
   krn_job *j = NULL;
   CU_ASSERT_EQUAL_FATAL(krn_job_create(k, &d, seed, &j), 0);
@@ -149,9 +163,21 @@ static krn_job *cluster_job(krn_kernel k) {
   krn_dims d = {0};
   /* sized so that a run lasts tens of milliseconds: long against thread start-up and sleep
    * granularity, so a failure at 30% of the run lands while members are working */
-  if (k == KRN_TRIAD) { d.n = 1 << 23; d.nchunks = 64; }
-  else if (k == KRN_GEMM) { d.m = 256; d.k = 384; d.p = 384; d.nchunks = 64; }
-  else { d.batch = 1024; d.d_in = 96; d.d_hidden = 96; d.d_out = 16; d.nchunks = 32; }
+  if (k == KRN_TRIAD) {
+    d.n = 1 << 23;
+    d.nchunks = 64;
+  } else if (k == KRN_GEMM) {
+    d.m = 256;
+    d.k = 384;
+    d.p = 384;
+    d.nchunks = 64;
+  } else {
+    d.batch = 1024;
+    d.d_in = 96;
+    d.d_hidden = 96;
+    d.d_out = 16;
+    d.nchunks = 32;
+  }
   krn_job *j = NULL;
   CU_ASSERT_EQUAL(krn_job_create(k, &d, 42 + (uint64_t)k, &j), 0);
   return j;
@@ -177,15 +203,18 @@ static void run_all_strategies(krn_kernel k) {
       double fail_at[NM] = {-1, -1, -1, -1};
       long fail_after[NM] = {-1, 0, -1, -1};
       if (fail == 2) fail_at[1] = 0.2 * ideal;
-      krn_run_opts o = {.strategy = (krn_strategy)s, .replicas = 2, .detect_s = 0.001,
-                        .capacity = fx.cap, .fail_at_s = fail == 2 ? fail_at : NULL,
+      krn_run_opts o = {.strategy = (krn_strategy)s,
+                        .replicas = 2,
+                        .detect_s = 0.001,
+                        .capacity = fx.cap,
+                        .fail_at_s = fail == 2 ? fail_at : NULL,
                         .fail_after = fail == 1 ? fail_after : NULL};
       krn_run_result r;
       int rc = krn_cluster_run(fx.cl, j, &o, &r);
       CU_ASSERT_EQUAL(rc, 0);
       if (rc) {
-        fprintf(stderr, "%s/%s fail=%d: %s\n", krn_kernel_name(k), krn_strategy_name(o.strategy),
-                fail, krn_strerror(rc));
+        fprintf(stderr, "%s/%s fail=%d: %s\n", krn_kernel_name(k), krn_strategy_name(o.strategy), fail,
+                krn_strerror(rc));
         continue;
       }
       if (getenv("KRN_TEST_VERBOSE"))
@@ -228,15 +257,13 @@ static void test_cluster_total_failure(void) {
   fx_init(&fx, j);
   double all[NM] = {0, 0, 0, 0};
   for (int s = 0; s < KRN_NSTRATEGIES; s++) {
-    krn_run_opts o = {.strategy = (krn_strategy)s, .replicas = 2, .capacity = fx.cap,
-                      .fail_at_s = all};
+    krn_run_opts o = {.strategy = (krn_strategy)s, .replicas = 2, .capacity = fx.cap, .fail_at_s = all};
     krn_run_result r;
     CU_ASSERT_EQUAL(krn_cluster_run(fx.cl, j, &o, &r), KRN_EFAILED);
   }
   double one_left[NM] = {0, 0, 0, -1};
   for (int s = 0; s < KRN_NSTRATEGIES; s++) {
-    krn_run_opts o = {.strategy = (krn_strategy)s, .replicas = 3, .capacity = fx.cap,
-                      .fail_at_s = one_left};
+    krn_run_opts o = {.strategy = (krn_strategy)s, .replicas = 3, .capacity = fx.cap, .fail_at_s = one_left};
     krn_run_result r;
     CU_ASSERT_EQUAL(krn_cluster_run(fx.cl, j, &o, &r), 0);
     krn_job_finish(j);
@@ -351,8 +378,7 @@ static void test_gpu(void) {
   double ideal = krn_ideal_makespan(64, 2, cap, NULL);
   for (int s = 0; s < KRN_NSTRATEGIES; s++) {
     double fail_at[2] = {0.4 * ideal, -1};
-    krn_run_opts o = {.strategy = (krn_strategy)s, .replicas = 2, .capacity = cap,
-                      .fail_at_s = fail_at};
+    krn_run_opts o = {.strategy = (krn_strategy)s, .replicas = 2, .capacity = cap, .fail_at_s = fail_at};
     krn_run_result r;
     CU_ASSERT_EQUAL(krn_cluster_run(cl, j, &o, &r), 0);
     krn_job_finish(j);
@@ -365,21 +391,18 @@ static void test_gpu(void) {
   krn_gpu_close(g);
 }
 
-static CU_TestInfo kernel_tests[] = {
-    {"invalid dimensions and names", test_invalid_dims},
-    {"CPU twins vs double reference", test_twins_vs_reference},
-    {"verification catches errors", test_verify_catches_errors},
-    {"ideal makespan (fluid bound)", test_ideal_makespan},
-    {"calibration file", test_calibration_file},
-    CU_TEST_INFO_NULL};
-static CU_TestInfo cluster_tests[] = {
-    {"every strategy, gemm, with and without failure", test_cluster_gemm},
-    {"every strategy, mlp, with and without failure", test_cluster_mlp},
-    {"every strategy, triad, with and without failure", test_cluster_triad},
-    {"all members fail / one survivor", test_cluster_total_failure},
-    CU_TEST_INFO_NULL};
-static CU_TestInfo gpu_tests[] = {{"GPU kernels and partitions (or a clean no-device)", test_gpu},
-                                  CU_TEST_INFO_NULL};
+static CU_TestInfo kernel_tests[] = {{"invalid dimensions and names", test_invalid_dims},
+                                     {"CPU twins vs double reference", test_twins_vs_reference},
+                                     {"verification catches errors", test_verify_catches_errors},
+                                     {"ideal makespan (fluid bound)", test_ideal_makespan},
+                                     {"calibration file", test_calibration_file},
+                                     CU_TEST_INFO_NULL};
+static CU_TestInfo cluster_tests[] = {{"every strategy, gemm, with and without failure", test_cluster_gemm},
+                                      {"every strategy, mlp, with and without failure", test_cluster_mlp},
+                                      {"every strategy, triad, with and without failure", test_cluster_triad},
+                                      {"all members fail / one survivor", test_cluster_total_failure},
+                                      CU_TEST_INFO_NULL};
+static CU_TestInfo gpu_tests[] = {{"GPU kernels and partitions (or a clean no-device)", test_gpu}, CU_TEST_INFO_NULL};
 
 CU_SuiteInfo spotlab_suites[] = {{"kernels", NULL, NULL, NULL, NULL, kernel_tests},
                                  {"cluster", NULL, NULL, NULL, NULL, cluster_tests},

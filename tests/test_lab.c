@@ -52,7 +52,8 @@ static int process_running(const char *marker) {
     if (!f) continue;
     size_t n = fread(buf, 1, sizeof buf - 1, f);
     fclose(f);
-    for (size_t i = 0; i < n; i++) if (!buf[i]) buf[i] = ' ';
+    for (size_t i = 0; i < n; i++)
+      if (!buf[i]) buf[i] = ' ';
     buf[n] = 0;
     if (!strstr(buf, marker)) continue;
     snprintf(p, sizeof p, "/proc/%s/stat", e->d_name);
@@ -109,11 +110,11 @@ static void test_job_file_errors(void) {
   /* syntax error, at its line */
   expect_error("lab = { workers = 2; };\njobs = ( { name = \"a\"; kernel = \"gemm\" } \n", "jobs.cfg:", "");
   /* unknown kernel: the key's line */
-  expect_error("lab = { workers = 2; };\njobs = (\n { name = \"a\";\n   kernel = \"fft\"; }\n);\n", "jobs.cfg:4:",
-               "unknown kernel 'fft'");
+  expect_error("lab = { workers = 2; };\njobs = (\n { name = \"a\";\n   kernel = \"fft\"; }\n);\n",
+               "jobs.cfg:4:", "unknown kernel 'fft'");
   /* both kernel and command */
-  expect_error("jobs = (\n { name = \"a\"; kernel = \"gemm\"; command = \"true\"; }\n);\n", "jobs.cfg:2:",
-               "exactly one of");
+  expect_error("jobs = (\n { name = \"a\"; kernel = \"gemm\"; command = \"true\"; }\n);\n",
+               "jobs.cfg:2:", "exactly one of");
   /* speeds: wrong count */
   expect_error("lab = {\n workers = 3;\n speeds = [1.0, 0.5];\n};\njobs = ( { name = \"a\"; command = \"true\"; } );\n",
                "jobs.cfg:3:", "2 speeds for 3 workers");
@@ -122,11 +123,12 @@ static void test_job_file_errors(void) {
                "faults = (\n { at = 1.0; worker = 5; } );\n",
                "jobs.cfg:4:", "worker 5 does not exist");
   /* unknown key, wrong type, out of range, duplicate name, missing jobs */
-  expect_error("lab = { wrokers = 2; };\njobs = ( { name = \"a\"; command = \"true\"; } );\n", "jobs.cfg:1:", "wrokers");
-  expect_error("lab = { workers = \"two\"; };\njobs = ( { name = \"a\"; command = \"true\"; } );\n", "jobs.cfg:1:",
-               "workers");
-  expect_error("lab = {\n  heartbeat = -1;\n};\njobs = ( { name = \"a\"; command = \"true\"; } );\n", "jobs.cfg:2:",
-               "heartbeat");
+  expect_error("lab = { wrokers = 2; };\njobs = ( { name = \"a\"; command = \"true\"; } );\n",
+               "jobs.cfg:1:", "wrokers");
+  expect_error("lab = { workers = \"two\"; };\njobs = ( { name = \"a\"; command = \"true\"; } );\n",
+               "jobs.cfg:1:", "workers");
+  expect_error("lab = {\n  heartbeat = -1;\n};\njobs = ( { name = \"a\"; command = \"true\"; } );\n",
+               "jobs.cfg:2:", "heartbeat");
   expect_error("jobs = ( { name = \"a\"; command = \"true\"; },\n { name = \"a\"; command = \"true\"; } );\n",
                "jobs.cfg:2:", "used twice");
   expect_error("lab = { workers = 2; };\n", "jobs.cfg", "jobs");
@@ -147,7 +149,8 @@ static void test_job_file_errors(void) {
   }
   /* and a good one */
   lab_config *c = load("lab = { workers = 2; speeds = [1.0, 0.5]; policy = \"none\"; };\n"
-                       "jobs = ( { name = \"a\"; kernel = \"triad\"; work = 0.5; }, { name = \"b\"; command = \"true\"; at = \"2s\"; } );\n"
+                       "jobs = ( { name = \"a\"; kernel = \"triad\"; work = 0.5; }, { name = \"b\"; command = "
+                       "\"true\"; at = \"2s\"; } );\n"
                        "faults = ( { at = 0.5; worker = 1; action = \"slow\"; factor = 0.25; } );\n",
                        "ok.cfg", NULL);
   CU_ASSERT_PTR_NOT_NULL_FATAL(c);
@@ -182,8 +185,11 @@ static void test_random_faults(void) {
     CU_ASSERT(f[0][i].at >= 0 && f[0][i].at <= 5.0);
     CU_ASSERT(f[0][i].worker >= 0 && f[0][i].worker < 3);
     if (i) CU_ASSERT(f[0][i].at >= f[0][i - 1].at);
-    if (f[0][i].action == LAB_FAULT_KILL) { scheduled++; CU_ASSERT_DOUBLE_EQUAL(f[0][i].at, 2.5, 0); }
-    else CU_ASSERT_EQUAL(f[0][i].action, LAB_FAULT_STALL);
+    if (f[0][i].action == LAB_FAULT_KILL) {
+      scheduled++;
+      CU_ASSERT_DOUBLE_EQUAL(f[0][i].at, 2.5, 0);
+    } else
+      CU_ASSERT_EQUAL(f[0][i].action, LAB_FAULT_STALL);
   }
   CU_ASSERT_EQUAL(scheduled, 1);
   CU_ASSERT_EQUAL(n[0], n[1]);
@@ -254,11 +260,12 @@ static void test_kill_worker(void) {
 static void test_command_failure(void) {
   const char *j = "lab_fail.journal";
   fresh(j);
-  lab_config *c = load("lab = { workers = 2; heartbeat = 0.1; heartbeat_timeout = 0.5; max_restarts = 2; time_limit = 30; };\n"
-                       "jobs = ( { name = \"bad\"; command = \"echo first line >&2; echo it broke >&2; exit 7\"; },\n"
-                       "         { name = \"good\"; command = \"true\"; },\n"
-                       "         { name = \"sig\"; command = \"kill -TERM $$\"; } );\n",
-                       "fail.cfg", NULL);
+  lab_config *c =
+      load("lab = { workers = 2; heartbeat = 0.1; heartbeat_timeout = 0.5; max_restarts = 2; time_limit = 30; };\n"
+           "jobs = ( { name = \"bad\"; command = \"echo first line >&2; echo it broke >&2; exit 7\"; },\n"
+           "         { name = \"good\"; command = \"true\"; },\n"
+           "         { name = \"sig\"; command = \"kill -TERM $$\"; } );\n",
+           "fail.cfg", NULL);
   CU_ASSERT_PTR_NOT_NULL_FATAL(c);
   lab_opts o = {j, NULL, 0, 0, 0, NULL};
   lab_report r;
@@ -353,7 +360,7 @@ static void test_resume(void) {
       finish_before[job]++;
   }
   fclose(f);
-  CU_ASSERT(finish_before[0] >= 1); /* `quick` finished before the kill */
+  CU_ASSERT(finish_before[0] >= 1);     /* `quick` finished before the kill */
   CU_ASSERT_EQUAL(finish_before[4], 0); /* `late` had not arrived */
 
   lab_opts o = {j, NULL, 1, 0, 0, NULL};
@@ -444,7 +451,8 @@ static void test_resume_random_kills(void) {
     lab_opts o = {j, NULL, 1, 0, 0, NULL};
     int rc = lab_run(c, &o, &r);
     if (rc || r.completed != 5)
-      fprintf(stderr, "\n  seed %u: killed at pass %ld of %ld: rc %d, %u completed\n", seed, k, passes, rc, r.completed);
+      fprintf(stderr, "\n  seed %u: killed at pass %ld of %ld: rc %d, %u completed\n", seed, k, passes, rc,
+              r.completed);
     CU_ASSERT_EQUAL(rc, 0);
     CU_ASSERT_EQUAL(r.resumed, 1);
     CU_ASSERT_EQUAL(r.completed, 5);
@@ -456,8 +464,8 @@ static void test_resume_random_kills(void) {
       if (finished_before[jb]) CU_ASSERT_EQUAL(after, done_before[jb]); /* never run again */
       CU_ASSERT(after >= 1 && after <= done_before[jb] + 1);
       if (!(after >= 1 && after <= done_before[jb] + 1))
-        fprintf(stderr, "\n  seed %u, kill at pass %ld/%ld: job %u completed %d times (%d before the resume)\n", seed, k,
-                passes, jb, after, done_before[jb]);
+        fprintf(stderr, "\n  seed %u, kill at pass %ld/%ld: job %u completed %d times (%d before the resume)\n", seed,
+                k, passes, jb, after, done_before[jb]);
     }
     lab_report_free(&r);
     assert_no_leftovers("4242.5");
@@ -542,7 +550,10 @@ static char *slurp(const char *path, long *n) {
   *n = ftell(f);
   fseek(f, 0, SEEK_SET);
   char *b = malloc((size_t)*n + 1);
-  if (b && fread(b, 1, (size_t)*n, f) != (size_t)*n) { free(b); b = NULL; }
+  if (b && fread(b, 1, (size_t)*n, f) != (size_t)*n) {
+    free(b);
+    b = NULL;
+  }
   fclose(f);
   return b;
 }
@@ -727,9 +738,7 @@ static void test_mpi_two_ranks(void) {
            SPOTLAB_MPIEXEC, bin, j, h5);
   int st = system(cmd);
   CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-  if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
-    CU_ASSERT_EQUAL(system("cat lab_mpi.out"), 0);
-  }
+  if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0)) { CU_ASSERT_EQUAL(system("cat lab_mpi.out"), 0); }
   /* journal: worker 1 joined at least twice (start, respawn on rank 1) */
   f = fopen(j, "r");
   CU_ASSERT_PTR_NOT_NULL_FATAL(f);

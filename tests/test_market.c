@@ -47,9 +47,9 @@ static void test_ledger_conserves(void) {
 }
 
 static void test_fee_and_cost(void) {
-  CU_ASSERT_EQUAL(mkt_fee(1000000, 25000), 25000);     /* 2.5% of 1 USD (Clore spot fee) */
-  CU_ASSERT_EQUAL(mkt_fee(-999, 100000), -99);         /* toward zero */
-  CU_ASSERT_EQUAL(mkt_cost(3600000, 1000), 1000);      /* 3.6 USD/h for 1 s = 1000 musd */
+  CU_ASSERT_EQUAL(mkt_fee(1000000, 25000), 25000); /* 2.5% of 1 USD (Clore spot fee) */
+  CU_ASSERT_EQUAL(mkt_fee(-999, 100000), -99);     /* toward zero */
+  CU_ASSERT_EQUAL(mkt_cost(3600000, 1000), 1000);  /* 3.6 USD/h for 1 s = 1000 musd */
   CU_ASSERT_EQUAL(mkt_cost(1000000, 3600000), 1000000);
   CU_ASSERT_EQUAL(mkt_cost(INT64_C(9000000000000), INT64_C(3600000) * 24 * 365), INT64_C(9000000000000) * 24 * 365);
 }
@@ -61,7 +61,10 @@ static int64_t brute_knapsack(const mkt_bid *b, size_t n, uint64_t cap) {
     uint64_t w = 0;
     int64_t v = 0;
     for (size_t i = 0; i < n; i++)
-      if (m & (1u << i)) { w += b[i].gpus; v += b[i].price * b[i].gpus; }
+      if (m & (1u << i)) {
+        w += b[i].gpus;
+        v += b[i].price * b[i].gpus;
+      }
     if (w <= cap && v > best) best = v;
   }
   return best;
@@ -85,7 +88,10 @@ static void test_knapsack_exact(void) {
     uint64_t w = 0;
     int64_t v = 0;
     for (size_t i = 0; i < n; i++)
-      if (win[i]) { w += b[i].gpus; v += b[i].price * b[i].gpus; }
+      if (win[i]) {
+        w += b[i].gpus;
+        v += b[i].price * b[i].gpus;
+      }
     CU_ASSERT(w <= cap);
     CU_ASSERT_EQUAL(v, got);
   }
@@ -165,9 +171,9 @@ static void test_gigaspot_pick(void) {
   mkt_bid b[3] = {{200, 1, 450}, {180, 1, 280}, {500, 2, 280}};
   CU_ASSERT_EQUAL(mkt_gigaspot_pick(b, 3, 1, 0, 100, 450, 0.3), 1);
   CU_ASSERT_EQUAL(mkt_gigaspot_pick(b, 3, 2, 0, 100, 450, 0.3), 2);
-  CU_ASSERT_EQUAL(mkt_gigaspot_pick(b, 3, 1, 190, 100, 450, 0.3), 0);  /* min bid */
-  CU_ASSERT_EQUAL(mkt_gigaspot_pick(b, 3, 1, 0, 300, 450, 0.3), 0);    /* power below card min */
-  CU_ASSERT_EQUAL(mkt_gigaspot_pick(b, 3, 1, 0, 100, 450, 1.0), -1);   /* nothing profitable */
+  CU_ASSERT_EQUAL(mkt_gigaspot_pick(b, 3, 1, 190, 100, 450, 0.3), 0); /* min bid */
+  CU_ASSERT_EQUAL(mkt_gigaspot_pick(b, 3, 1, 0, 300, 450, 0.3), 0);   /* power below card min */
+  CU_ASSERT_EQUAL(mkt_gigaspot_pick(b, 3, 1, 0, 100, 450, 1.0), -1);  /* nothing profitable */
 }
 
 static void test_double_auction(void) {
@@ -297,7 +303,8 @@ static void test_gpus_csv(void) {
   const char *tmp = "test_market_bad_gpus.csv";
   FILE *f = fopen(tmp, "w");
   fputs("# c\nname,class,fp16,fp32,mem,bw,plmin,plmax,price,ps,src\nx,consumer,1,1,1,1,1,1,1,a,b\n"
-        "y,consumer,1,abc,1,1,1,1,1,a,b\n", f);
+        "y,consumer,1,abc,1,1,1,1,1,a,b\n",
+        f);
   fclose(f);
   CU_ASSERT_EQUAL(mkt_gpus_load(tmp, &g, &n, err, sizeof err), MKT_EFORMAT);
   CU_ASSERT(strstr(err, "test_market_bad_gpus.csv:4:") != NULL);
@@ -317,9 +324,12 @@ static void test_gpus_csv(void) {
     line[strcspn(line, "\r\n")] = 0;
     fputc('"', out);
     for (char *c = line; *c; c++) {
-      if (*c == ',') fputs("\",\"", out);
-      else if (*c == '"') fputs("\"\"", out);
-      else fputc(*c, out);
+      if (*c == ',')
+        fputs("\",\"", out);
+      else if (*c == '"')
+        fputs("\"\"", out);
+      else
+        fputc(*c, out);
     }
     fputs("\"\r\n", out);
   }
@@ -341,7 +351,8 @@ static void test_gpus_csv(void) {
   /* quoted text with a comma and an escaped quote, in the free-text source column */
   f = fopen(tmp, "w");
   fputs("name,class,fp16,fp32,mem,bw,plmin,plmax,price,ps,src\n"
-        "\"x\",consumer,1,1,1,1,1,1,1,a,\"NVIDIA, \"\"spec\"\" page\"\n", f);
+        "\"x\",consumer,1,1,1,1,1,1,1,a,\"NVIDIA, \"\"spec\"\" page\"\n",
+        f);
   fclose(f);
   CU_ASSERT_EQUAL(mkt_gpus_load(tmp, &g, &n, err, sizeof err), MKT_OK);
   CU_ASSERT(n == 1 && !strcmp(g[0].name, "x"));
@@ -379,15 +390,15 @@ static void test_trace_rows_counted(void) {
                     "scheduled_time\n";
   FILE *f = fopen(p, "w");
   fputs(hdr, f);
-  fputs("a,1000,1,1,1000,,LS,Running,10,110,20\n"   /* used: 90 s on 1 GPU */
-        "b,1000,1,2,500,,BE,Succeeded,0,50,5\n"     /* used: 45 s on 2 GPUs */
-        "c,1000,1,0,0,,LS,Running,0,100,0\n"        /* cpu_only */
-        "d,1000,1,1,1000,,LS,Pending,30,,\n"        /* pending */
-        "e,1000,1,1,1000,,LS,Running,10,20,20\n"    /* no_run_time */
-        "f,1000,1,1,1000,,LS,Running,50,100,40\n"   /* bad_times: scheduled before created */
-        "g,1000,1,1,1000,,LS,Running,-5,100,0\n"    /* bad_times: negative */
-        "h,1000,1,0.5,1000,,LS,Running,0,100,0\n"   /* fractional_gpus */
-        "i,1000,1,16,1000,,LS,Running,0,100,0\n"    /* too_wide */
+  fputs("a,1000,1,1,1000,,LS,Running,10,110,20\n" /* used: 90 s on 1 GPU */
+        "b,1000,1,2,500,,BE,Succeeded,0,50,5\n"   /* used: 45 s on 2 GPUs */
+        "c,1000,1,0,0,,LS,Running,0,100,0\n"      /* cpu_only */
+        "d,1000,1,1,1000,,LS,Pending,30,,\n"      /* pending */
+        "e,1000,1,1,1000,,LS,Running,10,20,20\n"  /* no_run_time */
+        "f,1000,1,1,1000,,LS,Running,50,100,40\n" /* bad_times: scheduled before created */
+        "g,1000,1,1,1000,,LS,Running,-5,100,0\n"  /* bad_times: negative */
+        "h,1000,1,0.5,1000,,LS,Running,0,100,0\n" /* fractional_gpus */
+        "i,1000,1,16,1000,,LS,Running,0,100,0\n"  /* too_wide */
         "\n",
         f);
   fclose(f);
@@ -415,8 +426,10 @@ static void test_trace_rows_counted(void) {
   const char *texts[] = {hdr, "", NULL};
   for (int k = 0; k < 3; k++) {
     f = fopen(p, "w");
-    if (texts[k]) fputs(texts[k], f);
-    else fprintf(f, "%sd,1000,1,1,1000,,LS,Pending,30,,\nc,1000,1,0,0,,LS,Running,0,100,0\n", hdr);
+    if (texts[k])
+      fputs(texts[k], f);
+    else
+      fprintf(f, "%sd,1000,1,1,1000,,LS,Pending,30,,\nc,1000,1,0,0,,LS,Running,0,100,0\n", hdr);
     fclose(f);
     j = NULL;
     CU_ASSERT_EQUAL(mkt_trace_load_alibaba_pods(p, &j, &n, &st, err, sizeof err), MKT_EFORMAT);
@@ -516,15 +529,20 @@ static int resave(const char *in, const char *out, int bom, int index_col) {
     if (line[0] == '#') continue;
     line[strcspn(line, "\r\n")] = 0;
     if (index_col) {
-      if (row < 0) fputs("\"\",", fo);
-      else fprintf(fo, "%ld,", row);
+      if (row < 0)
+        fputs("\"\",", fo);
+      else
+        fprintf(fo, "%ld,", row);
     }
     row++;
     fputc('"', fo);
     for (char *c = line; *c; c++) {
-      if (*c == ',') fputs("\",\"", fo);
-      else if (*c == '"') fputs("\"\"", fo);
-      else fputc(*c, fo);
+      if (*c == ',')
+        fputs("\",\"", fo);
+      else if (*c == '"')
+        fputs("\"\"", fo);
+      else
+        fputc(*c, fo);
     }
     fputs("\"\r\n", fo);
   }
@@ -645,8 +663,8 @@ static void test_loaders_bad_rows(void) {
       {"name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,"
        "scheduled_time\na,1000,1,1,1000,\"V100,LS,Running,10,110,20\n",
        ":2: a quoted field is not closed", 0},
-      {"gmt_create,x,status,exec_time_seconds\n2025-01-01 00:00:10,x,SUCCEED\n", ":2: expected at least 4 fields, found 3",
-       1},
+      {"gmt_create,x,status,exec_time_seconds\n2025-01-01 00:00:10,x,SUCCEED\n",
+       ":2: expected at least 4 fields, found 3", 1},
       {"gmt_create,x,status,exec_time_seconds\n2025-01-01 00:00:10,x,SUCCEED,3\n2025-01-01,x,SUCCEED,3\n",
        ":3: bad gmt_create or exec_time_seconds", 1},
       {"\xEF\xBB\xBF# c\r\nname,class,fp16,fp32,mem,bw,plmin,plmax,price\r\nx,consumer,1,1,1,1,1,1\r\n",
@@ -661,8 +679,10 @@ static void test_loaders_bad_rows(void) {
     fclose(f);
     int rc;
     err[0] = 0;
-    if (cases[k].which == 0) rc = mkt_trace_load_alibaba_pods(tmp, &j, &n, &st, err, sizeof err);
-    else if (cases[k].which == 1) rc = mkt_trace_load_genai(tmp, &j, &n, &st, err, sizeof err);
+    if (cases[k].which == 0)
+      rc = mkt_trace_load_alibaba_pods(tmp, &j, &n, &st, err, sizeof err);
+    else if (cases[k].which == 1)
+      rc = mkt_trace_load_genai(tmp, &j, &n, &st, err, sizeof err);
     else if (cases[k].which == 2) {
       mkt_gpu *g = NULL;
       rc = mkt_gpus_load(tmp, &g, &n, err, sizeof err);
@@ -702,7 +722,7 @@ static void test_lround(void) {
     double mag = ldexp(1.0, (int)(x % 62)) * ((double)(x >> 11) * 0x1.0p-53);
     double v = (x & 1) ? -mag : mag;
     if (i % 4 == 1) v = (double)(int64_t)(x % 100000) + 0.5 * ((x & 2) ? 1 : -1); /* exact halves */
-    if (i % 4 == 2) v = nextafter(floor(mag) + 0.5, (x & 2) ? INFINITY : 0);        /* beside them */
+    if (i % 4 == 2) v = nextafter(floor(mag) + 0.5, (x & 2) ? INFINITY : 0);      /* beside them */
     if (mkt_lround(v) != llround(v)) {
       CU_FAIL("mkt_lround differs from llround");
       fprintf(stderr, "v = %.17g: %lld vs %lld\n", v, (long long)mkt_lround(v), llround(v));
@@ -716,8 +736,8 @@ static void test_lround(void) {
 
 /* Device names map to catalog models by whole words, the longest name winning. */
 static void test_gpu_match(void) {
-  mkt_gpu g[6] = {{.name = "rtx4090"}, {.name = "a10"}, {.name = "a100"}, {.name = "t4"}, {.name = "l4"},
-                  {.name = "l40s"}};
+  mkt_gpu g[6] = {{.name = "rtx4090"}, {.name = "a10"}, {.name = "a100"},
+                  {.name = "t4"},      {.name = "l4"},  {.name = "l40s"}};
   CU_ASSERT_EQUAL(mkt_gpu_match(g, 6, "NVIDIA GeForce RTX 4090"), 0);
   CU_ASSERT_EQUAL(mkt_gpu_match(g, 6, "NVIDIA A100-SXM4-40GB"), 2);
   CU_ASSERT_EQUAL(mkt_gpu_match(g, 6, "NVIDIA A10G"), -1); /* "a10g" is not "a10" */
@@ -765,8 +785,8 @@ static void test_double_auction_equilibrium(void) {
   }
   double mp = sp / M, mq = sq / M;
   double sep = sqrt((sp2 / M - mp * mp) / (M - 1)), seq = sqrt((sq2 / M - mq * mq) / (M - 1));
-  fprintf(stderr, "\n  double auction, %d traders a side: price %.5f +- %.5f (p* 0.6), quantity/n %.5f +- %.5f (0.4)\n", N,
-          mp, 4 * sep, mq, 4 * seq);
+  fprintf(stderr, "\n  double auction, %d traders a side: price %.5f +- %.5f (p* 0.6), quantity/n %.5f +- %.5f (0.4)\n",
+          N, mp, 4 * sep, mq, 4 * seq);
   CU_ASSERT(fabs(mp - 0.6) <= 4 * sep + 1.0 / N);
   CU_ASSERT(fabs(mq - 0.4) <= 4 * seq + 1.0 / N);
   free(bids);
@@ -909,7 +929,6 @@ static CU_TestInfo data_tests[] = {
     {"mkt_lround equals llround", test_lround},
     CU_TEST_INFO_NULL};
 
-CU_SuiteInfo spotlab_suites[] = {
-    {"market economics", NULL, NULL, NULL, NULL, econ_tests},
-    {"market data", NULL, NULL, NULL, NULL, data_tests},
-    CU_SUITE_INFO_NULL};
+CU_SuiteInfo spotlab_suites[] = {{"market economics", NULL, NULL, NULL, NULL, econ_tests},
+                                 {"market data", NULL, NULL, NULL, NULL, data_tests},
+                                 CU_SUITE_INFO_NULL};

@@ -125,7 +125,8 @@ static const char *full_text =
     "  personas = (\n"
     "    { name = \"jade\"; pool = \"fixed\"; alt_pool = \"bidding\"; busy_days = \"daily\"; busy_start_h = 19.0;\n"
     "      busy_len_h = 4.0; up_dist = \"weibull\"; up_p1 = 0.64; up_p2 = 40.0; patience = 1; target_factor = 0.5; },\n"
-    "    { name = \"katie\"; pool = \"flexible\"; alt_pool = \"fixed\"; up_dist = \"weibull\"; up_p1 = 0.64; up_p2 = 60.0; },\n"
+    "    { name = \"katie\"; pool = \"flexible\"; alt_pool = \"fixed\"; up_dist = \"weibull\"; up_p1 = 0.64; up_p2 = "
+    "60.0; },\n"
     "    { name = \"henry\"; pool = \"bidding\"; alt_pool = \"flexible\"; fit = \"skype06\"; self_per_day = 2.0;\n"
     "      self_mean_h = 3.0; patience = 2; }\n"
     "  );\n"
@@ -195,13 +196,15 @@ static void test_reproducible(void) {
  * is E[up] / (E[up] + E[down]) = 2/3 (alternating renewal process; Ross, Stochastic Processes). */
 static void churn_availability_check(const char *extra) {
   char text[2048];
-  snprintf(text, sizeof text,
+  snprintf(
+      text, sizeof text,
       "market = {\n"
       "  calendars = false; self_use = false; record_jobs = false; %s\n"
       "  training = { share = 0.0; }; batch = { share = 0.0; }; inference = { share = 0.0; };\n"
       "  personas = ( { name = \"henry\"; up_dist = \"exp\"; up_p1 = 10.0; down_dist = \"exp\"; down_p1 = 5.0; } );\n"
       "  regions = ( { name = \"eu\"; providers = 400; persona_share = [1.0]; jobs_per_h = 0.0; } );\n"
-      "};\n", extra);
+      "};\n",
+      extra);
   loaded l;
   CU_ASSERT_EQUAL_FATAL(load(&l, text, 20 * 86400.0), 0);
   sim_run_opts o = {3, 0, 0, NULL};
@@ -222,7 +225,6 @@ static void churn_availability_check(const char *extra) {
   unload(&l);
 }
 static void test_churn_availability(void) { churn_availability_check(""); }
-
 
 /* ---- known answers of billing ----------------------------------------------------------------- */
 /* One always-on RTX 4090 host in the flexible pool, no jobs, a constant staking rate (adjust 0):
@@ -476,7 +478,6 @@ static void test_metrics_follow_scenario(void) {
   unload(&l);
 }
 
-
 /* ---- the market on the scheduling core ------------------------------------------------------ */
 /* Runs one replication and keeps the results (tables) for inspection; returns the check status. */
 static int run_keep(loaded *l, uint64_t seed, sim_results *r, char *msg, size_t len) {
@@ -546,7 +547,8 @@ static void test_policies_common_random_numbers(void) {
   double *out = calloc(l.nmetrics, sizeof *out);
   mkt_class.compute_metrics(&l.model, &r, out);
   int g0 = metric_index(&l, "goodput.policy.none"), g1 = metric_index(&l, "goodput.policy.standby"),
-      gd = metric_index(&l, "goodput_vs_none.policy.standby"), ld = metric_index(&l, "lost_gpu_h_vs_none.policy.standby");
+      gd = metric_index(&l, "goodput_vs_none.policy.standby"),
+      ld = metric_index(&l, "lost_gpu_h_vs_none.policy.standby");
   CU_ASSERT_FATAL(g0 >= 0 && g1 >= 0 && gd >= 0 && ld >= 0);
   CU_ASSERT_DOUBLE_EQUAL(out[gd], out[g1] - out[g0], 1e-12);
   CU_ASSERT(isfinite(out[ld]));
@@ -565,7 +567,8 @@ static const char *switch_text =
     "  training = { share = 0.0; }; batch = { share = 0.0; };\n"
     "  inference = { share = 1.0; dur_mean_h = 1.0; gpus_min = 1; gpus_max = 1; mem_min_gb = 0.0; value_usd_h = 5.0;\n"
     "                pool_share = [0.5, 0.0, 0.5]; patience_h = 1.0; };\n"
-    "  personas = ( { name = \"jade\"; pool = \"fixed\"; alt_pool = \"flexible\"; patience = 1; target_factor = 50.0; } );\n"
+    "  personas = ( { name = \"jade\"; pool = \"fixed\"; alt_pool = \"flexible\"; patience = 1; target_factor = 50.0; "
+    "} );\n"
     "  regions = ( { name = \"eu\"; providers = 40; persona_share = [1.0]; gpu_mix = \"rtx4090:1\";\n"
     "                jobs_per_h = 6.0; } );\n"
     "};\n";
@@ -731,8 +734,9 @@ static void test_bid_fits_nowhere(void) {
     const mkt_job_rec *j = (const mkt_job_rec *)r.tables[MKT_T_JOBS];
     size_t big = 0, small_started = 0;
     for (size_t k = 0; k < r.nrecords[MKT_T_JOBS]; k++) {
-      if (j[k].interruptions) fprintf(stderr, "rule %s: job %llu (%d GPUs) interrupted %d times\n", mkt_rule_names[rule],
-                                      (unsigned long long)j[k].id, j[k].gpus, j[k].interruptions);
+      if (j[k].interruptions)
+        fprintf(stderr, "rule %s: job %llu (%d GPUs) interrupted %d times\n", mkt_rule_names[rule],
+                (unsigned long long)j[k].id, j[k].gpus, j[k].interruptions);
       CU_ASSERT_EQUAL(j[k].interruptions, 0);
       if (j[k].gpus == 8) {
         big++;
@@ -762,7 +766,8 @@ static const char *ir_text =
     "  batch = { share = 0.5; dur_mean_h = 1.0; gpus_min = 1; gpus_max = 2; mem_min_gb = 0.0; value_usd_h = 0.3;\n"
     "            value_sigma = 1.0; power_w = %d; pool_share = [0.2, 0.6, 0.2]; patience_h = 12.0; };\n"
     "  inference = { share = 0.0; };\n"
-    "  personas = ( { name = \"henry\"; pool = \"bidding\"; alt_pool = \"bidding\"; fit = \"skype06\"; self_per_day = 1.0; },\n"
+    "  personas = ( { name = \"henry\"; pool = \"bidding\"; alt_pool = \"bidding\"; fit = \"skype06\"; self_per_day = "
+    "1.0; },\n"
     "               { name = \"jade\"; pool = \"fixed\"; alt_pool = \"fixed\"; fit = \"skype06\"; },\n"
     "               { name = \"katie\"; pool = \"flexible\"; alt_pool = \"flexible\"; fit = \"skype06\"; } );\n"
     "  regions = ( { name = \"eu\"; providers = 40; persona_share = [0.6, 0.2, 0.2];\n"
@@ -942,7 +947,10 @@ static void test_node_queues_market(void) {
     unsigned per[4] = {0}, none = 0, started = 0;
     for (size_t k = 0; k < r.nrecords[MKT_T_JOBS]; k++) {
       if (jr[k].start_s >= 0) started++;
-      if (jr[k].node < 0) { none++; continue; }
+      if (jr[k].node < 0) {
+        none++;
+        continue;
+      }
       CU_ASSERT_FATAL(jr[k].node < 4);
       per[jr[k].node]++;
     }
@@ -965,7 +973,6 @@ static void test_node_queues_market(void) {
   CU_ASSERT_PTR_NOT_NULL(strstr(l.d.first, "market.nodes.count"));
   unload(&l);
 }
-
 
 /* ---- reactions (market.responses) ----------------------------------------------------------- */
 /* Every reaction off, said explicitly: the M/M/c market is the one of before, bit for bit (the
@@ -1054,7 +1061,8 @@ static void test_demand_curve_market(void) {
   for (int i = 0; i < 2; i++) {
     snprintf(text, sizeof text, react_fmt, f[i], "demand = true;",
              "value_usd_h = 100.0; patience_h = 0.0; pool_share = [1.0, 0.0, 0.0]; elasticity = 1.5; "
-             "price_ref_usd_h = 0.1217;", "", "", "", 200, "[1.0, 0.0, 0.0]", 10.0);
+             "price_ref_usd_h = 0.1217;",
+             "", "", "", 200, "[1.0, 0.0, 0.0]", 10.0);
     double mean, half;
     rep_stats(text, T * 3600, "served.class.inference", 4, &mean, &half);
     double want = 10.0 * pow(f[i] * ref / ref, -eps) * T; /* minus those still running at the end */
@@ -1069,7 +1077,8 @@ static void test_pool_choice_market(void) {
   char text[4096];
   snprintf(text, sizeof text, react_fmt, 1.0, "pool_choice = true;",
            "value_usd_h = 100.0; patience_h = 0.0; pool_share = [0.5, 0.3, 0.2]; choice_cost = 0; choice_wait = 0; "
-           "choice_risk = 0;", "", "", "", 90, "[0.34, 0.33, 0.33]", 20.0);
+           "choice_risk = 0;",
+           "", "", "", 90, "[0.34, 0.33, 0.33]", 20.0);
   loaded l;
   CU_ASSERT_EQUAL_FATAL(load(&l, text, 10 * 86400.0), 0);
   double *out = calloc(l.nmetrics, sizeof *out);
@@ -1168,7 +1177,6 @@ static void test_reliability_market(void) {
   CU_ASSERT(fabs(on - want) < 0.1);
 }
 
-
 /* Strategies in the bidding pool, known outcomes of auction theory: under Vickrey's rule truthful
  * bidding is dominant (Vickrey 1961), so truthful clients' surplus per job is at least the
  * shading and adaptive clients'; under pay as bid a truthful winner pays its value and keeps no
@@ -1195,8 +1203,9 @@ static void test_strategies_known_outcomes(void) {
   rep_stats(text, 4 * 86400.0, "bid_surplus_per_job.strategy.truthful", 3, &t, &th);
   rep_stats(text, 4 * 86400.0, "bid_surplus_per_job.strategy.shade", 3, &sh, &shh);
   rep_stats(text, 4 * 86400.0, "bid_surplus_per_job.strategy.adaptive", 3, &ad, &adh);
-  fprintf(stderr, "\n  vickrey, surplus per job (USD): truthful %.4f +- %.4f, shade %.4f +- %.4f, adaptive %.4f +- %.4f\n", t, th,
-          sh, shh, ad, adh);
+  fprintf(stderr,
+          "\n  vickrey, surplus per job (USD): truthful %.4f +- %.4f, shade %.4f +- %.4f, adaptive %.4f +- %.4f\n", t,
+          th, sh, shh, ad, adh);
   CU_ASSERT(t - sh > th + shh); /* shading to half the value: clearly worse */
   CU_ASSERT(t > ad);
   snprintf(text, sizeof text, strat_fmt, "pay_as_bid");
@@ -1217,7 +1226,8 @@ static CU_TestInfo model_tests[] = {
     {"trace replay submits the trace's requests", test_trace_replay},
     {"bad scenario values give FILE:LINE errors", test_bad_values},
     {"metrics are named after the scenario's personas and regions", test_metrics_follow_scenario},
-    {"compared policies share providers, churn and arrivals; standbys are promoted", test_policies_common_random_numbers},
+    {"compared policies share providers, churn and arrivals; standbys are promoted",
+     test_policies_common_random_numbers},
     {"a bid that fits no host never wins and never preempts", test_bid_fits_nowhere},
     {"switchers: departed hosts' GPU ids recycled, their records kept", test_switchers_recycled},
     {"daily_income rows sum to each provider's income; persona x pool income metrics", test_daily_income},

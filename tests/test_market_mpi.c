@@ -12,7 +12,10 @@
 
 static uint64_t fnv(uint64_t h, const void *p, size_t n) {
   const unsigned char *b = p;
-  for (size_t i = 0; i < n; i++) { h ^= b[i]; h *= 0x100000001B3ull; }
+  for (size_t i = 0; i < n; i++) {
+    h ^= b[i];
+    h *= 0x100000001B3ull;
+  }
   return h;
 }
 
@@ -41,7 +44,10 @@ int main(int argc, char **argv) {
   m.end_time = end;
   sim_run_opts o = {strtoull(argv[2], NULL, 10), 1, 0, NULL};
   sim_results r;
-  if (sim_run(&m, &o, &r)) { MPI_Finalize(); return 1; }
+  if (sim_run(&m, &o, &r)) {
+    MPI_Finalize();
+    return 1;
+  }
   if (rank == 0) {
     uint64_t h = 0xcbf29ce484222325ull;
     for (unsigned i = 0; i < m.nseries; i++) h = fnv(h, r.series[i], r.nbins[i] * m.series[i].ncols * sizeof(int64_t));

@@ -73,7 +73,10 @@ static int parse(const char *text, t_cfg *c, char *msg) {
 static void test_defaults_and_values(void) {
   t_cfg c;
   char msg[512];
-  CU_ASSERT_EQUAL_FATAL(parse("g = { rate = 0.5; period = \"2d\"; items = ({ name = \"a\"; }, { name = \"b\"; share = 0.1; }); };", &c, msg), 0);
+  CU_ASSERT_EQUAL_FATAL(
+      parse("g = { rate = 0.5; period = \"2d\"; items = ({ name = \"a\"; }, { name = \"b\"; share = 0.1; }); };", &c,
+            msg),
+      0);
   CU_ASSERT_EQUAL(c.count, 10);
   CU_ASSERT_DOUBLE_EQUAL(c.rate, 0.5, 0);
   CU_ASSERT_EQUAL(c.flag, 0);
@@ -197,7 +200,10 @@ static void test_override_and_semantic_error(void) {
 static void test_dump_round_trip(void) {
   t_cfg c, c2;
   char msg[512];
-  CU_ASSERT_EQUAL_FATAL(parse("g = { count = 42; rate = 0.1; mode = \"lifo\"; curve = [0.1, 0.2, 0.3]; items = ({ name = \"q\\\"r\"; share = 0.3; }); };", &c, msg), 0);
+  CU_ASSERT_EQUAL_FATAL(parse("g = { count = 42; rate = 0.1; mode = \"lifo\"; curve = [0.1, 0.2, 0.3]; items = ({ name "
+                              "= \"q\\\"r\"; share = 0.3; }); };",
+                              &c, msg),
+                        0);
   char *buf = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
@@ -229,7 +235,8 @@ static void test_too_many_settings(void) {
   sim_diag_init(&d, NULL);
   CU_ASSERT_PTR_NULL(sim_scenario_load_string(t, "many.cfg", &d));
   char want[64];
-  snprintf(want, sizeof want, "many.cfg:%d: more than %d settings", SIM_SCENARIO_MAX_SETTINGS + 1, SIM_SCENARIO_MAX_SETTINGS);
+  snprintf(want, sizeof want, "many.cfg:%d: more than %d settings", SIM_SCENARIO_MAX_SETTINGS + 1,
+           SIM_SCENARIO_MAX_SETTINGS);
   CU_ASSERT(strncmp(d.first, want, strlen(want)) == 0);
   /* (the group counts too: `g = {` on line 1 is the first, k4999 on line 5001 the 5001st) */
   /* exactly at the limit, with = and : in strings and comments besides: read */

@@ -134,7 +134,8 @@ static void t_fill_rep(sim_results *r, uint64_t seed) {
       int n = (int)gsl_ran_poisson(g, 4);
       r->series[3][b * 3 + c] = n;
       double base = c == 0 ? 0.35e6 : c == 1 ? 1.1e6 : 2.4e6;
-      for (int k = 0; k < n; k++) r->series[2][b * 3 + c] += (int64_t)(base * (1 + 0.25 * u) * gsl_ran_lognormal(g, 0, 0.1));
+      for (int k = 0; k < n; k++)
+        r->series[2][b * 3 + c] += (int64_t)(base * (1 + 0.25 * u) * gsl_ran_lognormal(g, 0, 0.1));
     }
   t_prov *p = calloc(T_NPROV, sizeof *p);
   for (int i = 0; i < T_NPROV; i++) {
@@ -198,7 +199,8 @@ static int t_write(const char *path, int reps, uint64_t base_seed, const double 
     gsl_rng *g = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(g, (unsigned long)r[i].seed);
     v[i * T_NM + 0] = revenue[i];
-    for (int k = 1; k < T_NM; k++) v[i * T_NM + k] = (k >= 8 && k <= 10 ? 0.6 + 0.1 * (k - 8) : 1.0 * k) + gsl_ran_gaussian(g, 0.05);
+    for (int k = 1; k < T_NM; k++)
+      v[i * T_NM + k] = (k >= 8 && k <= 10 ? 0.6 + 0.1 * (k - 8) : 1.0 * k) + gsl_ran_gaussian(g, 0.05);
     gsl_rng_free(g);
   }
   sim_run_meta meta = {"fake_market", "fake.cfg", "model = \"fake_market\";", "eff", base_seed, reps, 1, 1, 0.1, T_END};
@@ -287,7 +289,8 @@ static void test_metric_split(void) {
 
 /* ---- the report ---------------------------------------------------------------------------------- */
 
-static const char *const t_figs[] = {"income", "utilization", "price", "jobs", "availability", "policies", "policy_jobs", NULL};
+static const char *const t_figs[] = {"income",       "utilization", "price",       "jobs",
+                                     "availability", "policies",    "policy_jobs", NULL};
 
 static void test_report_every_file(void) {
   CU_ASSERT_EQUAL_FATAL(t_write("rpt_full.h5", 8, 77, t_rev), 0);
@@ -430,7 +433,6 @@ static void test_report_skips_missing_inputs(void) {
   rpt_outcome_free(&o);
 }
 
-
 /* The fault-tolerance model's conventions: metrics quantity.policy.P.churn.L, a jobs table with
  * policy and churn columns, times submit/start/end (end -1 when unfinished) and a numeric outcome
  * (1 = completed). The report draws grouped bars and one CDF figure per churn level. */
@@ -453,8 +455,10 @@ static void test_report_policy_levels(void) {
   enum { REPS = 3, NJ = 120 };
   sim_results r[REPS];
   const char *pol[] = {"none", "checkpoint"}, *lev[] = {"low", "high"};
-  sim_metric_def md[4] = {{"goodput.policy.none.churn.low", "1", ""}, {"goodput.policy.none.churn.high", "1", ""},
-                          {"goodput.policy.checkpoint.churn.low", "1", ""}, {"goodput.policy.checkpoint.churn.high", "1", ""}};
+  sim_metric_def md[4] = {{"goodput.policy.none.churn.low", "1", ""},
+                          {"goodput.policy.none.churn.high", "1", ""},
+                          {"goodput.policy.checkpoint.churn.low", "1", ""},
+                          {"goodput.policy.checkpoint.churn.high", "1", ""}};
   double v[REPS * 4];
   for (int i = 0; i < REPS; i++) {
     memset(&r[i], 0, sizeof r[i]);
@@ -827,13 +831,13 @@ static int t_write_metrics(const char *path, int reps, const sim_metric_def *def
  * everywhere, or a pass/fail check, is a table line and no panel. */
 static void test_summary_clipped_hours_lines(void) {
   static const sim_metric_def defs[] = {
-      {"jobs_reneged", "jobs", ""},                    /* 0 0 0 8: mean 2, t interval below 0 */
-      {"wait_mean.class.training", "s", ""},           /* 2, 3, 4, 3 hours */
+      {"jobs_reneged", "jobs", ""},          /* 0 0 0 8: mean 2, t interval below 0 */
+      {"wait_mean.class.training", "s", ""}, /* 2, 3, 4, 3 hours */
       {"goodput.policy.none", "1", ""},
       {"goodput.policy.checkpoint", "1", ""},
       {"providers_mean.policy.none", "providers", ""}, /* 120 everywhere */
       {"providers_mean.policy.checkpoint", "providers", ""},
-      {"money_conserved.policy.none", "1", ""},        /* 1 everywhere */
+      {"money_conserved.policy.none", "1", ""}, /* 1 everywhere */
       {"money_conserved.policy.checkpoint", "1", ""},
   };
   enum { NM = 8, R = 4 };
@@ -908,10 +912,11 @@ static void test_sweep_lines(void) {
   CU_ASSERT_EQUAL_FATAL(rpt_report("rpt_sweep_lines.h5", &opt, &o, err, sizeof err), 0);
   fclose(log);
   CU_ASSERT_EQUAL(o.nlines, 2);
-  CU_ASSERT(o.nlines >= 1 && !strcmp(o.lines[0], "money_conserved: a pass/fail check, FAILED in 1 of 6 runs (3 points x 2 "
-                                                  "replications)"));
+  CU_ASSERT(o.nlines >= 1 &&
+            !strcmp(o.lines[0], "money_conserved: a pass/fail check, FAILED in 1 of 6 runs (3 points x 2 "
+                                "replications)"));
   CU_ASSERT(o.nlines >= 2 && !strcmp(o.lines[1], "pool_switches per pool: 0 for every pool, at every value of "
-                                                  "market.bidding.fee (2 replications each)"));
+                                                 "market.bidding.fee (2 replications each)"));
   if (rpt_gnuplot_available(NULL)) {
     CU_ASSERT_EQUAL(o.figures_drawn, 1);
     CU_ASSERT(t_exists("rpt_sweep_lines_report", "sweep_revenue.png"));
@@ -928,8 +933,9 @@ static void test_sweep_lines(void) {
 static void test_market_figures_inform(void) {
   if (access(tu_bin(), X_OK) != 0) return;
   char cmd[8192];
-  snprintf(cmd, sizeof cmd, "%s run %s/scenarios/default.cfg --param run.end=259200 --param run.reps=2 --out "
-                            "rpt_mkt.h5 --quiet",
+  snprintf(cmd, sizeof cmd,
+           "%s run %s/scenarios/default.cfg --param run.end=259200 --param run.reps=2 --out "
+           "rpt_mkt.h5 --quiet",
            tu_bin(), tu_src());
   CU_ASSERT_EQUAL_FATAL(tu_run(cmd, NULL), 0);
   /* the stand-in: keeps each script as NAME.gp beside the figure, writes files that look whole */
@@ -1001,8 +1007,7 @@ static void test_market_figures_inform(void) {
   free(html);
   /* the palette: 12 series, no two with both the same colour and the same dash */
   for (unsigned i = 0; i < 12; i++)
-    for (unsigned j = i + 1; j < 12; j++)
-      CU_ASSERT(strcmp(rpt_colour(i), rpt_colour(j)) || rpt_dash(i) != rpt_dash(j));
+    for (unsigned j = i + 1; j < 12; j++) CU_ASSERT(strcmp(rpt_colour(i), rpt_colour(j)) || rpt_dash(i) != rpt_dash(j));
   CU_ASSERT(strcmp(rpt_colour(0), rpt_colour(1)) && rpt_dash(0) != rpt_dash(1)); /* neighbours differ in both */
 }
 
@@ -1048,7 +1053,8 @@ static void test_cli_sweep(void) {
   tu_write("rpt_sweep_phold.cfg", "model = \"phold\";\nrun = { seed = 3; reps = 2; end = 20.0; };\n"
                                   "phold = { lps = 32; start = 1; lookahead = 0.1; mean = 0.9; remote = 0.1; };\n");
   char cmd[8192], *out = NULL;
-  snprintf(cmd, sizeof cmd, "%s sweep rpt_sweep_phold.cfg --param phold.remote=0.0,0.5,1.0 --out rpt_cli_sweep.h5", tu_bin());
+  snprintf(cmd, sizeof cmd, "%s sweep rpt_sweep_phold.cfg --param phold.remote=0.0,0.5,1.0 --out rpt_cli_sweep.h5",
+           tu_bin());
   CU_ASSERT_EQUAL(tu_run(cmd, &out), 0);
   CU_ASSERT(out && strstr(out, "sweep: point 3/3 (phold.remote=1.0)"));
   free(out);
@@ -1059,7 +1065,8 @@ static void test_cli_sweep(void) {
   CU_ASSERT(t_exists("rpt_cli_sweep_report", "summary.csv"));
   if (rpt_gnuplot_available(NULL)) CU_ASSERT(t_exists("rpt_cli_sweep_report", "sweep_events.png"));
   /* two points of the sweep share seeds: compare pairs them */
-  snprintf(cmd, sizeof cmd, "%s compare rpt_cli_sweep.points/point_0000.h5 rpt_cli_sweep.points/point_0002.h5 --out rpt_cli_cmp",
+  snprintf(cmd, sizeof cmd,
+           "%s compare rpt_cli_sweep.points/point_0000.h5 rpt_cli_sweep.points/point_0002.h5 --out rpt_cli_cmp",
            tu_bin());
   CU_ASSERT_EQUAL(tu_run(cmd, &out), 0);
   CU_ASSERT(out && strstr(out, "seeds match"));
@@ -1083,7 +1090,8 @@ static CU_TestInfo report_tests[] = {
     {"compare: paired CI, seed check", test_compare_paired},
     {"sweep file round trip and its report", test_sweep_round_trip},
     {"ranges, durations and checks from names and units", test_ranges_and_checks},
-    {"intervals clipped, durations in hours, constant quantities and checks as table lines", test_summary_clipped_hours_lines},
+    {"intervals clipped, durations in hours, constant quantities and checks as table lines",
+     test_summary_clipped_hours_lines},
     {"sweep: checks and constant quantities as table lines, not figures", test_sweep_lines},
     {"market figures: price with traded volume, hours everywhere, distinct styles", test_market_figures_inform},
     CU_TEST_INFO_NULL,

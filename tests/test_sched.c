@@ -183,7 +183,10 @@ static void test_net(void) {
   double L = 12000, ber1 = 1 - pow(0.5, 1 / L), lo = 0, hi = 40;
   for (int i = 0; i < 200; i++) {
     double mid = 0.5 * (lo + hi);
-    if (0.5 * erfc(mid / sqrt(2)) > ber1) lo = mid; else hi = mid;
+    if (0.5 * erfc(mid / sqrt(2)) > ber1)
+      lo = mid;
+    else
+      hi = mid;
   }
   double q2 = 0.5 * erfc(sqrt(2.0) * lo / sqrt(2.0));
   double P2 = 1 - pow(1 - q2, L);
@@ -270,15 +273,25 @@ static void life_with_failure(sched_policy pol, int k) {
     if (pl) run = pl->run;
     switch (step) {
     case 1: arrive(t, 7, batch(2, 1000)); break;
-    case 2: for (uint32_t g = 0; g < 6; g++) join(t, g); break;
-    case 3: case 6: if (st.state == SCHED_JOB_RUNNING) jev(SCHED_EV_JOB_PROGRESS, t, 7, run, step * 10.0); break;
-    case 4: ev((sched_event){.type = SCHED_EV_TICK, .t = 200}); t = 200; break;
+    case 2:
+      for (uint32_t g = 0; g < 6; g++) join(t, g);
+      break;
+    case 3:
+    case 6:
+      if (st.state == SCHED_JOB_RUNNING) jev(SCHED_EV_JOB_PROGRESS, t, 7, run, step * 10.0);
+      break;
+    case 4:
+      ev((sched_event){.type = SCHED_EV_TICK, .t = 200});
+      t = 200;
+      break;
     case 5: {
       const sched_decision *c = last(SCHED_D_CHECKPOINT);
       if (c) jev(SCHED_EV_CKPT_DONE, t, 7, c->run, 500);
       break;
     }
-    case 7: if (st.state == SCHED_JOB_RUNNING) jev(SCHED_EV_JOB_FINISH, t, 7, run, 0); break;
+    case 7:
+      if (st.state == SCHED_JOB_RUNNING) jev(SCHED_EV_JOB_FINISH, t, 7, run, 0);
+      break;
     case 8: break;
     }
     if (step == k) {
@@ -492,7 +505,7 @@ static void test_speculative(void) {
   arrive(0, 1, batch(2, 1000));
   uint32_t run = last(SCHED_D_PLACE)->run;
   double rate = jstat(1).expected_rate;
-  CU_ASSERT_DOUBLE_EQUAL(rate, 2.0, 1e-12); /* two members of score 1, no synchronisation */
+  CU_ASSERT_DOUBLE_EQUAL(rate, 2.0, 1e-12);   /* two members of score 1, no synchronisation */
   jev(SCHED_EV_JOB_PROGRESS, 10, 1, run, 19); /* 1.9 / s: fine */
   CU_ASSERT_EQUAL(count(SCHED_D_PLACE), 1);
   jev(SCHED_EV_JOB_PROGRESS, 20, 1, run, 24); /* 0.5 / s < 0.5 x 2: slow -> backup copy */
@@ -762,14 +775,23 @@ static uint64_t fuzz(sched_policy pol, uint64_t seed, int nodeq) {
       int recent = nodeq && (RND() % 2); /* half the time, the run placed last: more of them finish */
       if (recent)
         for (size_t k = R->n; k-- > 0;)
-          if (R->d[k].type == SCHED_D_PLACE) { jid = R->d[k].job; break; }
+          if (R->d[k].type == SCHED_D_PLACE) {
+            jid = R->d[k].job;
+            break;
+          }
       sched_job_status st = jstat(jid);
       /* A run id that may be current or stale. */
       uint32_t run = st.state == SCHED_JOB_RUNNING ? (uint32_t)(RND() % 6) : 0;
       for (size_t k = R->n; k-- > 0 && (recent || (RND() % 2));)
-        if (R->d[k].job == jid && R->d[k].type == SCHED_D_PLACE) { run = R->d[k].run; break; }
-      sched_ev_type ty = what == 6 ? SCHED_EV_JOB_PROGRESS : what == 7 ? SCHED_EV_JOB_FINISH
-                       : what == 8 ? SCHED_EV_JOB_FAIL : what == 9 ? SCHED_EV_CKPT_DONE : SCHED_EV_JOB_PROGRESS;
+        if (R->d[k].job == jid && R->d[k].type == SCHED_D_PLACE) {
+          run = R->d[k].run;
+          break;
+        }
+      sched_ev_type ty = what == 6   ? SCHED_EV_JOB_PROGRESS
+                         : what == 7 ? SCHED_EV_JOB_FINISH
+                         : what == 8 ? SCHED_EV_JOB_FAIL
+                         : what == 9 ? SCHED_EV_CKPT_DONE
+                                     : SCHED_EV_JOB_PROGRESS;
       CU_ASSERT_EQUAL(jev(ty, t, jid, run, (double)(RND() % 100)), 0);
     } else {
       ev((sched_event){.type = (RND() % 4) ? SCHED_EV_TICK : SCHED_EV_BILLING, .t = t});
@@ -1540,8 +1562,11 @@ static uint64_t fuzz_ext(sched_policy pol, uint64_t seed) {
       sched_job_status st = jstat(jid);
       /* Mostly its latest run, sometimes one that may be stale. */
       uint32_t run = RND() % 4 ? lastrun[jid] : (uint32_t)(RND() % 6);
-      sched_ev_type ty = what == 6 ? SCHED_EV_JOB_PROGRESS : what == 7 ? SCHED_EV_JOB_FINISH
-                       : what == 8 ? SCHED_EV_JOB_FAIL : what == 9 ? SCHED_EV_CKPT_DONE : SCHED_EV_JOB_PROGRESS;
+      sched_ev_type ty = what == 6   ? SCHED_EV_JOB_PROGRESS
+                         : what == 7 ? SCHED_EV_JOB_FINISH
+                         : what == 8 ? SCHED_EV_JOB_FAIL
+                         : what == 9 ? SCHED_EV_CKPT_DONE
+                                     : SCHED_EV_JOB_PROGRESS;
       int rc = jev(ty, t, jid, run, (double)(RND() % 100));
       CU_ASSERT_EQUAL(rc, st.state == SCHED_JOB_UNKNOWN ? SCHED_EINVAL : 0);
     } else if (what == 11 && njobs) {
@@ -1554,7 +1579,9 @@ static uint64_t fuzz_ext(sched_policy pol, uint64_t seed) {
       uint32_t jid = RND() % njobs;
       sched_job_status st = jstat(jid);
       int rc = jev(SCHED_EV_JOB_FORGET, t, jid, 0, 0);
-      CU_ASSERT_EQUAL(rc, st.state == SCHED_JOB_ENDED ? 0 : st.state == SCHED_JOB_UNKNOWN ? SCHED_EINVAL : SCHED_ESTATE);
+      CU_ASSERT_EQUAL(rc, st.state == SCHED_JOB_ENDED     ? 0
+                          : st.state == SCHED_JOB_UNKNOWN ? SCHED_EINVAL
+                                                          : SCHED_ESTATE);
       if (rc == 0) forgot[nforgot++] = jid;
     } else {
       ev((sched_event){.type = (RND() % 4) ? SCHED_EV_TICK : SCHED_EV_BILLING, .t = t});
@@ -1595,7 +1622,10 @@ static void test_fuzz_new_api(void) {
 
 /* A job for node 1 waits while only node 0 has idle GPUs, starts when a node-1 GPU joins, and
  * replaces a lost member and refills its standby from node 1 only; sched_node_idle counts them. */
-static void nq_standby(sched_config *c) { c->node_queues = 1; c->standby_k = 1; }
+static void nq_standby(sched_config *c) {
+  c->node_queues = 1;
+  c->standby_k = 1;
+}
 static int join_node(double t, uint32_t id, uint32_t node) {
   sched_event e = {.type = SCHED_EV_GPU_JOIN, .t = t, .gpu = id};
   e.u.gpu = ginfo(id, 0, 0, 1.0);

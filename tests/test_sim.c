@@ -90,8 +90,13 @@ static void test_rep_seeds(void) {
 
 /* LP 0..3 send LP 4 messages that all arrive at t = 1.0 exactly; LP 4 records (src, payload) in
  * the order it handles them, and a zero-delay self-event sent while handling the first one. */
-typedef struct { int32_t tag; } ord_msg;
-typedef struct { int n; int64_t seen[32]; } ord_state;
+typedef struct {
+  int32_t tag;
+} ord_msg;
+typedef struct {
+  int n;
+  int64_t seen[32];
+} ord_state;
 
 static void ord_init(sim_lp *lp, void *st) {
   sim_id id = sim_lp_id(lp);
@@ -144,9 +149,18 @@ static void test_event_order(void) {
  * overflow list), and half the events schedule another; the handled sequence must be sorted by
  * (t, src, send order) and hold every event sent before the end. Tags count each LP's sends; odd
  * ones carry a second word (a slab payload), even ones travel in the event itself. */
-typedef struct cal_msg { int32_t tag, pad; int64_t extra; } cal_msg;
-typedef struct cal_state { int32_t sent; } cal_state;
-typedef struct cal_seen { double t; uint64_t src; int32_t tag; } cal_seen;
+typedef struct cal_msg {
+  int32_t tag, pad;
+  int64_t extra;
+} cal_msg;
+typedef struct cal_state {
+  int32_t sent;
+} cal_state;
+typedef struct cal_seen {
+  double t;
+  uint64_t src;
+  int32_t tag;
+} cal_seen;
 enum { CAL_LPS = 200, CAL_PER_LP = 1000, CAL_MAX = 1000000 };
 static cal_seen *cal_log;
 static size_t cal_n, cal_sent_before_end;
@@ -341,7 +355,9 @@ static void test_hdf5_round_trip(void) {
   CU_ASSERT(H5Dread(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, mv) >= 0);
   CU_ASSERT(memcmp(mv, vals, sizeof vals) == 0);
   H5Dclose(ds);
-  struct { double mean; } sm[2];
+  struct {
+    double mean;
+  } sm[2];
   ds = H5Dopen2(f, "/summary", H5P_DEFAULT);
   hid_t mt = H5Tcreate(H5T_COMPOUND, sizeof sm[0]);
   H5Tinsert(mt, "mean", 0, H5T_NATIVE_DOUBLE);

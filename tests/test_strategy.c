@@ -82,19 +82,18 @@ static void test_uniform(void) {
     double u = rng_unif(&g), s = rng_int(&g, 0, 3) == 0 ? 0 : rng_unif(&g) * u;
     double vv = lo + w * u, rr = lo + w * s, bb = mkt_bne_uniform(vv, lo, hi, rr, n);
     double wa = lo + w * mkt_bne_uniform(u, 0, 1, s, n);
-    CHECK(&c, fabs(bb - wa) <= 1e-12 * (fabs(lo) + w), "U[%g,%g] n %u v %g r %g: %.17g, affine %.17g", lo, hi, n,
-          vv, rr, bb, wa);
+    CHECK(&c, fabs(bb - wa) <= 1e-12 * (fabs(lo) + w), "U[%g,%g] n %u v %g r %g: %.17g, affine %.17g", lo, hi, n, vv,
+          rr, bb, wa);
     if (t % 8 == 0 && n > 1 && vv > rr && u > 1e-3) {
       double bi = uniform_by_integral(vv, lo, rr, n, ws);
-      CHECK(&c, fabs(bb - bi) <= 1e-10 * w, "U[%g,%g] n %u v %g r %g: %.17g, integral %.17g", lo, hi, n, vv, rr,
-            bb, bi);
+      CHECK(&c, fabs(bb - bi) <= 1e-10 * w, "U[%g,%g] n %u v %g r %g: %.17g, integral %.17g", lo, hi, n, vv, rr, bb,
+            bi);
     }
     /* bid <= v, >= r, increasing in v and in n */
     CHECK(&c, bb <= vv && bb >= rr, "U[%g,%g] n %u v %g r %g: bid %g outside [r, v]", lo, hi, n, vv, rr, bb);
     double v2 = vv + (hi - vv) * rng_unif(&g);
     double b2 = mkt_bne_uniform(v2, lo, hi, rr, n), bn = mkt_bne_uniform(vv, lo, hi, rr, n + 1);
-    CHECK(&c, b2 >= bb - 1e-13 * w, "U[%g,%g] n %u r %g: b(%g) = %.17g < b(%g) = %.17g", lo, hi, n, rr, v2, b2, vv,
-          bb);
+    CHECK(&c, b2 >= bb - 1e-13 * w, "U[%g,%g] n %u r %g: b(%g) = %.17g < b(%g) = %.17g", lo, hi, n, rr, v2, b2, vv, bb);
     CHECK(&c, bn >= bb - 1e-13 * w, "U[%g,%g] v %g r %g: %u bidders bid %.17g < %u bidders %.17g", lo, hi, vv, rr,
           n + 1, bn, n, bb);
     CHECK(&c, mkt_bne_uniform(vv, lo, hi, rr, 1) == rr, "U: alone, the bid is the reserve");
@@ -103,10 +102,10 @@ static void test_uniform(void) {
   gsl_integration_workspace_free(ws);
   CU_ASSERT_DOUBLE_EQUAL(mkt_bne_uniform(0.5, 0, 1, 0, 2), 0.25, 1e-15);
   CU_ASSERT_DOUBLE_EQUAL(mkt_bne_uniform(0.5, 0, 1, 0.4, 2), 0.25 + 0.16, 1e-15); /* 0.5/2 + 0.4^2 / (2 x 0.5) */
-  CU_ASSERT_DOUBLE_EQUAL(mkt_bne_uniform(0.3, 0, 1, 0.4, 5), 0.3, 0);           /* below the reserve */
-  CU_ASSERT_DOUBLE_EQUAL(mkt_bne_uniform(0.4, 0, 1, 0.4, 5), 0.4, 1e-15);       /* at the reserve */
-  CU_ASSERT_DOUBLE_EQUAL(mkt_bne_uniform(3, 2, 4, 2, 1), 2, 0);                 /* alone */
-  CU_ASSERT_DOUBLE_EQUAL(mkt_bne_uniform(2, 2, 4, 2, 3), 2, 0);                 /* v = lo */
+  CU_ASSERT_DOUBLE_EQUAL(mkt_bne_uniform(0.3, 0, 1, 0.4, 5), 0.3, 0);             /* below the reserve */
+  CU_ASSERT_DOUBLE_EQUAL(mkt_bne_uniform(0.4, 0, 1, 0.4, 5), 0.4, 1e-15);         /* at the reserve */
+  CU_ASSERT_DOUBLE_EQUAL(mkt_bne_uniform(3, 2, 4, 2, 1), 2, 0);                   /* alone */
+  CU_ASSERT_DOUBLE_EQUAL(mkt_bne_uniform(2, 2, 4, 2, 3), 2, 0);                   /* v = lo */
   CU_ASSERT(isnan(mkt_bne_uniform(NAN, 0, 1, 0, 3)));
   chk_report(&c, "uniform equilibrium");
 }
@@ -124,21 +123,21 @@ static void test_lognormal_shape(void) {
       CHECK(&c, b == v, "v %g < r %g bids %g, not v", v, k.r, b);
       continue;
     }
-    CHECK(&c, b <= v && b >= k.r, "median %g sigma %g r %g n %u v %g: bid %.17g outside [r, v]", k.median, k.sigma,
-          k.r, k.n, v, b);
+    CHECK(&c, b <= v && b >= k.r, "median %g sigma %g r %g n %u v %g: bid %.17g outside [r, v]", k.median, k.sigma, k.r,
+          k.n, v, b);
     if (k.n == 1) CHECK(&c, b == k.r, "alone: bid %g, not the reserve %g", b, k.r);
     /* increasing in v */
     double v2 = v * exp(k.sigma * rng_range(&g, 0, 1));
     double b2 = mkt_bne_lognormal(v2, k.median, k.sigma, k.r, k.n);
-    CHECK(&c, b2 >= b * (1 - 1e-12), "sigma %g r %g n %u: b(%.17g) = %.17g < b(%.17g) = %.17g", k.sigma, k.r, k.n,
-          v2, b2, v, b);
+    CHECK(&c, b2 >= b * (1 - 1e-12), "sigma %g r %g n %u: b(%.17g) = %.17g < b(%.17g) = %.17g", k.sigma, k.r, k.n, v2,
+          b2, v, b);
     if (k.n > 1 && v > k.r * 1.001)
       CHECK(&c, b2 > b || v2 == v, "sigma %g n %u: not strictly increasing", k.sigma, k.n);
     /* increasing in n: more bidders, a bid closer to the value */
     unsigned n2 = k.n + (unsigned)rng_int(&g, 1, 20);
     double bn = mkt_bne_lognormal(v, k.median, k.sigma, k.r, n2);
-    CHECK(&c, bn >= b * (1 - 1e-12), "sigma %g r %g v %g: %u bidders bid %.17g < %u bidders %.17g", k.sigma, k.r, v,
-          n2, bn, k.n, b);
+    CHECK(&c, bn >= b * (1 - 1e-12), "sigma %g r %g v %g: %u bidders bid %.17g < %u bidders %.17g", k.sigma, k.r, v, n2,
+          bn, k.n, b);
     /* scale: b(v; median) = median b(v / median; 1) */
     double bs = k.median * mkt_bne_lognormal(v / k.median, 1, k.sigma, k.r / k.median, k.n);
     CHECK(&c, fabs(bs - b) <= 1e-9 * v, "sigma %g r %g n %u v %g: %.17g, scaled %.17g", k.sigma, k.r, k.n, v, b, bs);
@@ -177,8 +176,10 @@ static double inverse_bid(const lncase *k, double b) {
   if (b <= k->r) return k->r;
   for (int i = 0; i < 50; i++) {
     double mid = 0.5 * (lo + hi);
-    if (mkt_bne_lognormal(exp(mid), k->median, k->sigma, k->r, k->n) < b) lo = mid;
-    else hi = mid;
+    if (mkt_bne_lognormal(exp(mid), k->median, k->sigma, k->r, k->n) < b)
+      lo = mid;
+    else
+      hi = mid;
   }
   return exp(0.5 * (lo + hi));
 }
@@ -211,8 +212,10 @@ static void test_lognormal_best_response(void) {
       double p = payoff(&k, v, alt[j]);
       if (p > best) best = p;
       if (ps > 0 && (p - ps) / ps > worst) worst = (p - ps) / ps;
-      CHECK(&c, p <= ps * (1 + 1e-7) + 1e-300, "sigma %g r %g n %u v %g: bid %.17g earns %.17g > equilibrium %.17g "
-            "earns %.17g", k.sigma, k.r, k.n, v, alt[j], p, bs, ps);
+      CHECK(&c, p <= ps * (1 + 1e-7) + 1e-300,
+            "sigma %g r %g n %u v %g: bid %.17g earns %.17g > equilibrium %.17g "
+            "earns %.17g",
+            k.sigma, k.r, k.n, v, alt[j], p, bs, ps);
     }
     /* the check has teeth: shading 30% more than the equilibrium is beaten by the same grid */
     double wrong = fmax(k.r, v - 1.3 * (v - bs));
@@ -287,8 +290,10 @@ static void test_revenue_lognormal(void) {
     }
     double md = a.sum_d / draws, s = se(a.sum_d, a.sum_d2, draws);
     zmax = fmax(zmax, fabs(md) / s);
-    CHECK(&c, fabs(md) <= 4 * s, "median %g sigma %g r %g n %u: first price %g, second price %g, difference %g "
-          "> 4 x %g", k.median, k.sigma, k.r, k.n, a.sum_fp / draws, a.sum_sp / draws, md, s);
+    CHECK(&c, fabs(md) <= 4 * s,
+          "median %g sigma %g r %g n %u: first price %g, second price %g, difference %g "
+          "> 4 x %g",
+          k.median, k.sigma, k.r, k.n, a.sum_fp / draws, a.sum_sp / draws, md, s);
     double mt = truthful.sum_d / draws, st = se(truthful.sum_d, truthful.sum_d2, draws);
     CHECK(&teeth, fabs(mt) > 4 * st, "n %u: truthful first price not told apart (%g, se %g)", k.n, mt, st);
   }
@@ -321,15 +326,14 @@ static void test_revenue_uniform(void) {
     }
     double md = a.sum_d / draws, s = se(a.sum_d, a.sum_d2, draws);
     zmax = fmax(zmax, fabs(md) / s);
-    CHECK(&c, fabs(md) <= 4 * s, "U[%g,%g] r %g n %u: first price %g, second price %g, difference %g > 4 x %g", lo,
-          hi, r, n, a.sum_fp / draws, a.sum_sp / draws, md, s);
+    CHECK(&c, fabs(md) <= 4 * s, "U[%g,%g] r %g n %u: first price %g, second price %g, difference %g > 4 x %g", lo, hi,
+          r, n, a.sum_fp / draws, a.sum_sp / draws, md, s);
     if (unit) { /* known answer: n int_r^1 (2v - 1) v^(n-1) dv = 2n (1 - r^(n+1)) / (n + 1) - 1 + r^n */
       double want = 2.0 * n * (1 - pow(r, n + 1)) / (n + 1) - 1 + pow(r, n);
       if (r == 0) CHECK(&c, fabs(want - (n - 1.0) / (n + 1)) < 1e-15, "closed form");
       double mf = a.sum_fp / draws, sf = se(a.sum_fp, a.sum_fp2, draws);
       double ms = a.sum_sp / draws, ss = se(a.sum_sp, a.sum_sp2, draws);
-      CHECK(&c, fabs(mf - want) <= 4 * sf, "U[0,1] r %g n %u: first price %g, expected %g (se %g)", r, n, mf, want,
-            sf);
+      CHECK(&c, fabs(mf - want) <= 4 * sf, "U[0,1] r %g n %u: first price %g, expected %g (se %g)", r, n, mf, want, sf);
       CHECK(&c, fabs(ms - want) <= 4 * ss, "U[0,1] r %g n %u: second price %g, expected %g (se %g)", r, n, ms, want,
             ss);
     }
@@ -357,8 +361,10 @@ static void test_table(void) {
       for (int j = 0; j < MKT_BNE_NZ; j++) {
         double vj = exp(k.sigma * grid_z(j)), q = tab.ratio[n - 1][j];
         CHECK(&c, q >= 0 && q <= 1, "ratio[%d][%d] = %g", n - 1, j, q); /* 0: alone, no reserve */
-        if (vj < rr) CHECK(&c, q == 1, "below the reserve the ratio is 1, not %g", q);
-        else if (n == 1) CHECK(&c, fabs(q - rr / vj) <= 1e-7, "alone: ratio %g, not r / v %g", q, rr / vj);
+        if (vj < rr)
+          CHECK(&c, q == 1, "below the reserve the ratio is 1, not %g", q);
+        else if (n == 1)
+          CHECK(&c, fabs(q - rr / vj) <= 1e-7, "alone: ratio %g, not r / v %g", q, rr / vj);
       }
     /* random points, and points just above the reserve, where the bid turns fastest */
     double zr = rr > 0 ? log(rr) / k.sigma : -5;
@@ -384,8 +390,9 @@ static void test_table(void) {
       double bhi = mkt_bne_bid(&tab, vhi, k.median, n);
       for (int j = 0; j < 5; j++) {
         double out = rng_range(&g, 0, 3), vo = vhi * exp(k.sigma * out), bo = mkt_bne_bid(&tab, vo, k.median, n);
-        if (vhi >= k.r) CHECK(&c, fabs(bo / vo - bhi / vhi) <= 1e-12 || bo == k.r, "z > 4: ratio %.17g, at 4 %.17g",
-                              bo / vo, bhi / vhi);
+        if (vhi >= k.r)
+          CHECK(&c, fabs(bo / vo - bhi / vhi) <= 1e-12 || bo == k.r, "z > 4: ratio %.17g, at 4 %.17g", bo / vo,
+                bhi / vhi);
         double vl = k.median * exp(-k.sigma * (4 + out)), bl = mkt_bne_bid(&tab, vl, k.median, n);
         if (k.r == 0)
           CHECK(&c, fabs(bl / vl - blo / (k.median * exp(-4 * k.sigma))) <= 1e-12, "z < -4: ratio %.17g", bl / vl);
@@ -472,15 +479,14 @@ static void test_names(void) {
   CU_ASSERT_PTR_NULL(mkt_strat_names[MKT_NSTRATS]);
 }
 
-static CU_TestInfo strategy_tests[] = {
-    {"strategy names", test_names},
-    {"uniform: closed form, integral, shape", test_uniform},
-    {"log-normal: shape and tails", test_lognormal_shape},
-    {"log-normal: a best response", test_lognormal_best_response},
-    {"revenue equivalence: log-normal", test_revenue_lognormal},
-    {"revenue equivalence: uniform", test_revenue_uniform},
-    {"table against the integral", test_table},
-    {"adaptive margin", test_adapt},
-    CU_TEST_INFO_NULL};
+static CU_TestInfo strategy_tests[] = {{"strategy names", test_names},
+                                       {"uniform: closed form, integral, shape", test_uniform},
+                                       {"log-normal: shape and tails", test_lognormal_shape},
+                                       {"log-normal: a best response", test_lognormal_best_response},
+                                       {"revenue equivalence: log-normal", test_revenue_lognormal},
+                                       {"revenue equivalence: uniform", test_revenue_uniform},
+                                       {"table against the integral", test_table},
+                                       {"adaptive margin", test_adapt},
+                                       CU_TEST_INFO_NULL};
 
 CU_SuiteInfo spotlab_suites[] = {{"bidding strategies", NULL, NULL, NULL, NULL, strategy_tests}, CU_SUITE_INFO_NULL};

@@ -23,8 +23,10 @@ static inline int tu_run(const char *cmd, char **out) {
   }
   if (buf) buf[len] = 0;
   int st = p ? pclose(p) : -1;
-  if (out) *out = buf;
-  else free(buf);
+  if (out)
+    *out = buf;
+  else
+    free(buf);
   return st >= 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 

@@ -54,14 +54,14 @@ rpt_kind rpt_file_kind(const rpt_file *f);
 
 /* Results files: meta and metrics. */
 const char *rpt_model(const rpt_file *f);
-uint64_t rpt_seed(const rpt_file *f);         /* base seed */
-double rpt_end_time(const rpt_file *f);       /* simulated seconds */
+uint64_t rpt_seed(const rpt_file *f);   /* base seed */
+double rpt_end_time(const rpt_file *f); /* simulated seconds */
 int rpt_nreps(const rpt_file *f);
 uint64_t rpt_rep_seed(const rpt_file *f, int rep);
 unsigned rpt_nmetrics(const rpt_file *f);
 const char *rpt_metric_name(const rpt_file *f, unsigned k);
 const char *rpt_metric_unit(const rpt_file *f, unsigned k);
-const double *rpt_metric_values(const rpt_file *f); /* [reps][nmetrics], row-major */
+const double *rpt_metric_values(const rpt_file *f);       /* [reps][nmetrics], row-major */
 int rpt_metric_find(const rpt_file *f, const char *name); /* index or -1 */
 /* The mean and interval that /summary stores for metric k (as written by the engine). */
 int rpt_summary_stored(const rpt_file *f, unsigned k, rpt_ci *out);
@@ -76,16 +76,15 @@ const char *rpt_table_pick_field(rpt_file *f, const char *table, const char *con
 /* One column of a table in replication rep: numbers (integers converted to double) or strings
  * (each `width` bytes, NUL-terminated). Caller frees *out. 0 or a negative sim_err. */
 int rpt_table_num(rpt_file *f, int rep, const char *table, const char *field, double **out, size_t *n);
-int rpt_table_str(rpt_file *f, int rep, const char *table, const char *field, char **out, size_t *width,
-                  size_t *n);
+int rpt_table_str(rpt_file *f, int rep, const char *table, const char *field, char **out, size_t *width, size_t *n);
 
 /* A series of replication rep, converted to double. */
 typedef struct rpt_series {
   size_t nbins, ncols;
-  double *v;           /* [nbins][ncols] */
-  double bin_width;    /* seconds; 0 = one bin for the run */
+  double *v;        /* [nbins][ncols] */
+  double bin_width; /* seconds; 0 = one bin for the run */
   char unit[64];
-  char **colnames;     /* ncols names */
+  char **colnames; /* ncols names */
 } rpt_series;
 int rpt_series_read(rpt_file *f, int rep, const char *name, rpt_series *out);
 void rpt_series_free(rpt_series *s);
@@ -113,15 +112,15 @@ int rpt_metric_is_check(const char *name, const double *v, size_t n, size_t stri
 /* ---- Sweep files (docs/reports.md) ---------------------------------------------------------- */
 
 typedef struct rpt_sweep {
-  char param[128];     /* the swept key, "group.key" */
+  char param[128]; /* the swept key, "group.key" */
   char model[64];
   unsigned npoints, nmetrics;
   int reps;
-  char **labels;       /* [npoints] the values as given */
-  double *x;           /* [npoints] numeric value, NaN when not a number */
+  char **labels;         /* [npoints] the values as given */
+  double *x;             /* [npoints] numeric value, NaN when not a number */
   char **names, **units; /* [nmetrics] */
-  double *values;      /* [npoints][reps][nmetrics] */
-  char **point_files;  /* [npoints] results file of each point, relative to the sweep file */
+  double *values;        /* [npoints][reps][nmetrics] */
+  char **point_files;    /* [npoints] results file of each point, relative to the sweep file */
 } rpt_sweep;
 /* Writes a sweep file at `path` (atomically, PATH.tmp.PID then rename). */
 int rpt_sweep_write(const char *path, const rpt_sweep *s, const char *scenario_path, uint64_t seed, char *err,
@@ -143,18 +142,21 @@ int rpt_dash(unsigned i);
 /* ---- Reports --------------------------------------------------------------------------------- */
 
 typedef struct rpt_options {
-  const char *outdir;   /* folder for the report (created) */
-  const char *gnuplot;  /* program, or NULL for $SPOTLAB_GNUPLOT / `gnuplot` */
-  int quiet;            /* 1: no lines on stdout */
-  FILE *log;            /* where "wrote"/"skipped" lines go (stdout when NULL) */
+  const char *outdir;     /* folder for the report (created) */
+  const char *gnuplot;    /* program, or NULL for $SPOTLAB_GNUPLOT / `gnuplot` */
+  int quiet;              /* 1: no lines on stdout */
+  FILE *log;              /* where "wrote"/"skipped" lines go (stdout when NULL) */
   unsigned max_timelines; /* providers in the availability sample (default 16) */
 } rpt_options;
 
 /* What a report produced: the files, relative to outdir, and the figures skipped. */
 typedef struct rpt_outcome {
-  char **files; size_t nfiles;
-  char **skipped; size_t nskipped; /* "figure: why" */
-  char **lines; size_t nlines;     /* constant series and checks, as table lines ("what: value") */
+  char **files;
+  size_t nfiles;
+  char **skipped;
+  size_t nskipped; /* "figure: why" */
+  char **lines;
+  size_t nlines; /* constant series and checks, as table lines ("what: value") */
   int figures_drawn;
 } rpt_outcome;
 void rpt_outcome_free(rpt_outcome *o);
@@ -177,8 +179,7 @@ int rpt_compare(const char *before, const char *after, const rpt_options *opt, F
 /* The summary table rows of a results file: the mean and CI recomputed from /metrics (GSL), one
  * row per metric, grouped by dimension (overall first). Writes Markdown and CSV. Returns 0 or
  * a negative sim_err. `mismatch` counts metrics where /summary disagrees with the recomputation. */
-int rpt_write_summary(rpt_file *f, const char *md_path, const char *csv_path, int *mismatch, char *err,
-                      size_t errlen);
+int rpt_write_summary(rpt_file *f, const char *md_path, const char *csv_path, int *mismatch, char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

@@ -18,8 +18,8 @@
 /* The differences an operator looks at first: platform revenue, provider income, client cost,
  * utilization and completion times (spotlab issue 5), and what the fault-tolerance model reports. */
 static int rpt__headline(const char *name) {
-  static const char *const keys[] = {"revenue", "income", "cost", "util", "complet", "turnaround", "wait", "goodput",
-                                     "price", "profit", "fee", NULL};
+  static const char *const keys[] = {"revenue", "income",  "cost",  "util",   "complet", "turnaround",
+                                     "wait",    "goodput", "price", "profit", "fee",     NULL};
   for (size_t i = 0; keys[i]; i++)
     if (strstr(name, keys[i])) return 1;
   return 0;
@@ -39,7 +39,10 @@ static int rpt__compare_fig(const rpt_options *opt, rpt_diff *d, size_t n, int n
                             const char *aname, FILE *log, char *errbuf, size_t errlen) {
   /* Up to 24 metrics: headline ones first, by the size of the relative change. */
   rpt_diff **sel = malloc((n ? n : 1) * sizeof *sel);
-  if (!sel) { snprintf(errbuf, errlen, "out of memory"); return -1; }
+  if (!sel) {
+    snprintf(errbuf, errlen, "out of memory");
+    return -1;
+  }
   size_t ns = 0;
   for (size_t i = 0; i < n; i++)
     if (rpt__headline(d[i].name) && isfinite(d[i].rel)) sel[ns++] = &d[i];
@@ -80,17 +83,24 @@ static int rpt__compare_fig(const rpt_options *opt, rpt_diff *d, size_t n, int n
   snprintf(t, sizeof t, "%s -> %s, paired over %d replication%s", bname, aname, npairs, npairs == 1 ? "" : "s");
   fputs("set title ", g);
   rpt__gp_str(g, t);
-  fputs("\nset xlabel 'change of the mean, % of the value before (whiskers: 95% CI of the paired change)'\nset ylabel ''\nset ytics (", g);
+  fputs("\nset xlabel 'change of the mean, % of the value before (whiskers: 95% CI of the paired change)'\nset ylabel "
+        "''\nset ytics (",
+        g);
   for (size_t i = 0; i < ns; i++) {
     fputs(i ? ", " : "", g);
     rpt__gp_str(g, sel[i]->name);
     fprintf(g, " %zu", ns - 1 - i);
   }
-  fprintf(g, ")\nset yrange [-0.7:%zu.7]\nset grid noytics\nset yzeroaxis lt -1 lw 1.5\nset key outside bottom center horizontal\n"
-             "set lmargin 40\n", ns - 1);
+  fprintf(g,
+          ")\nset yrange [-0.7:%zu.7]\nset grid noytics\nset yzeroaxis lt -1 lw 1.5\nset key outside bottom center "
+          "horizontal\n"
+          "set lmargin 40\n",
+          ns - 1);
   fputs("plot $d1 using 1:2:($1<0?$1:0):($1<0?0:$1):5:6 with boxxyerror fs solid 0.8 noborder lc rgb '#0072B2' title "
-        "'95% CI excludes 0', $d0 using 1:2:($1<0?$1:0):($1<0?0:$1):5:6 with boxxyerror fs solid 0.8 noborder lc rgb '#BBBBBB' "
-        "title 'CI includes 0', $d1 using 1:2:3:4 with xerrorbars lc rgb 'black' pt 0 lw 1.5 notitle, $d0 using 1:2:3:4 with "
+        "'95% CI excludes 0', $d0 using 1:2:($1<0?$1:0):($1<0?0:$1):5:6 with boxxyerror fs solid 0.8 noborder lc rgb "
+        "'#BBBBBB' "
+        "title 'CI includes 0', $d1 using 1:2:3:4 with xerrorbars lc rgb 'black' pt 0 lw 1.5 notitle, $d0 using "
+        "1:2:3:4 with "
         "xerrorbars lc rgb 'black' pt 0 lw 1.5 notitle\n",
         g);
   fclose(g);
@@ -119,7 +129,8 @@ int rpt_compare(const char *before, const char *after, const rpt_options *opt, F
   int rc = rpt_open(before, &b, err, errlen);
   if (!rc) rc = rpt_open(after, &a, err, errlen);
   if (!rc && (rpt_file_kind(b) != RPT_RESULTS || rpt_file_kind(a) != RPT_RESULTS)) {
-    snprintf(err, errlen, "%s: a sweep file; compare needs two results files of `spotlab run` (or two points of a sweep)",
+    snprintf(err, errlen,
+             "%s: a sweep file; compare needs two results files of `spotlab run` (or two points of a sweep)",
              rpt_file_kind(b) != RPT_RESULTS ? before : after);
     rc = SIM_EFORMAT;
   }
@@ -131,15 +142,17 @@ int rpt_compare(const char *before, const char *after, const rpt_options *opt, F
   if (rc) goto done;
   int n = rpt_nreps(b) < rpt_nreps(a) ? rpt_nreps(b) : rpt_nreps(a);
   if (rpt_nreps(b) != rpt_nreps(a))
-    fprintf(stderr, "spotlab compare: %s has %d replications, %s has %d: pairing the first %d\n", before, rpt_nreps(b), after,
-            rpt_nreps(a), n);
+    fprintf(stderr, "spotlab compare: %s has %d replications, %s has %d: pairing the first %d\n", before, rpt_nreps(b),
+            after, rpt_nreps(a), n);
   int same = 1;
   for (int r = 0; r < n; r++) same &= rpt_rep_seed(b, r) == rpt_rep_seed(a, r);
   *seeds_match = same;
   if (!same)
-    fprintf(stderr, "spotlab compare: warning: the replications' seeds differ (base seeds %llu and %llu): the pairs do not "
-                    "share random numbers, so the intervals are valid but wider than with common random numbers (use the "
-                    "same --seed for both runs)\n", (unsigned long long)rpt_seed(b), (unsigned long long)rpt_seed(a));
+    fprintf(stderr,
+            "spotlab compare: warning: the replications' seeds differ (base seeds %llu and %llu): the pairs do not "
+            "share random numbers, so the intervals are valid but wider than with common random numbers (use the "
+            "same --seed for both runs)\n",
+            (unsigned long long)rpt_seed(b), (unsigned long long)rpt_seed(a));
   unsigned nb = rpt_nmetrics(b), na = rpt_nmetrics(a);
   rpt_diff *d = calloc(nb ? nb : 1, sizeof *d);
   double *xb = malloc(((size_t)n + 1) * sizeof *xb), *xa = malloc(((size_t)n + 1) * sizeof *xa);
@@ -208,13 +221,16 @@ int rpt_compare(const char *before, const char *after, const rpt_options *opt, F
     rc = SIM_EIO;
   }
   if (md) {
-    fprintf(md, "# %s compared with %s\n\nPaired over %d replication%s; seeds %s. Change = after - before, with the 95%% "
-                "paired-t confidence interval; * marks changes whose interval excludes 0.\n\n",
+    fprintf(md,
+            "# %s compared with %s\n\nPaired over %d replication%s; seeds %s. Change = after - before, with the 95%% "
+            "paired-t confidence interval; * marks changes whose interval excludes 0.\n\n",
             after, before, n, n == 1 ? "" : "s", same ? "match (common random numbers)" : "differ (independent pairs)");
     fputs("| metric | unit | before | after | change [95% CI] | change % |\n|---|---|---|---|---|---|\n", md);
   }
-  if (csv) fputs("metric,unit,before_mean,before_ci95_lo,before_ci95_hi,after_mean,after_ci95_lo,after_ci95_hi,change_mean,"
-                 "change_ci95_lo,change_ci95_hi,change_rel,n\n", csv);
+  if (csv)
+    fputs("metric,unit,before_mean,before_ci95_lo,before_ci95_hi,after_mean,after_ci95_lo,after_ci95_hi,change_mean,"
+          "change_ci95_lo,change_ci95_hi,change_rel,n\n",
+          csv);
   for (size_t i = 0; i < nd; i++) {
     char bm[32], am[32], dm[32], lo[32], hi[32], ci[80], rel[32];
     rpt__fmt(bm, sizeof bm, d[i].before.mean);
@@ -223,8 +239,10 @@ int rpt_compare(const char *before, const char *after, const rpt_options *opt, F
     rpt__fmt(lo, sizeof lo, d[i].diff.lo);
     rpt__fmt(hi, sizeof hi, d[i].diff.hi);
     snprintf(ci, sizeof ci, "[%s, %s]%s", lo, hi, rpt__significant(&d[i]) ? " *" : "");
-    if (isfinite(d[i].rel)) snprintf(rel, sizeof rel, "%+.2f%%", 100 * d[i].rel);
-    else snprintf(rel, sizeof rel, "-");
+    if (isfinite(d[i].rel))
+      snprintf(rel, sizeof rel, "%+.2f%%", 100 * d[i].rel);
+    else
+      snprintf(rel, sizeof rel, "-");
     if (tab) fprintf(tab, "%-*s %-10s %12s %12s %12s %-27s %8s\n", (int)w, d[i].name, d[i].unit, bm, am, dm, ci, rel);
     if (md) fprintf(md, "| %s | %s | %s | %s | %s %s | %s |\n", d[i].name, d[i].unit, bm, am, dm, ci, rel);
     if (csv)
@@ -236,7 +254,7 @@ int rpt_compare(const char *before, const char *after, const rpt_options *opt, F
   for (size_t i = 0; i < nd; i++) nsig += (size_t)rpt__significant(&d[i]);
   if (tab) fprintf(tab, "\n%zu of %zu changes have a 95%% interval that excludes 0 (marked *)\n", nsig, nd);
   if (md || csv) { /* a table that could not be written whole is not left behind */
-    int bad = 0; /* both are closed, whatever the first says */
+    int bad = 0;   /* both are closed, whatever the first says */
     if (md) bad |= rpt__wclose(md, mdt, mdp) != 0;
     if (csv) bad |= rpt__wclose(csv, csvt, csvp) != 0;
     int e = errno;
@@ -253,9 +271,9 @@ int rpt_compare(const char *before, const char *after, const rpt_options *opt, F
     if (!opt->quiet) fprintf(log, "wrote %s/compare.md and %s/compare.csv\n", opt->outdir, opt->outdir);
     if (rpt_gnuplot_available(opt->gnuplot)) {
       if (rpt__compare_fig(opt, d, nd, n, before, after, log, err, errlen)) rc = SIM_EIO;
-    }
-    else
-      fprintf(log, "gnuplot not found ('%s'): the figure was skipped, the tables are written\n", rpt__gp_program(opt->gnuplot));
+    } else
+      fprintf(log, "gnuplot not found ('%s'): the figure was skipped, the tables are written\n",
+              rpt__gp_program(opt->gnuplot));
   }
 done:
   rpt_close(b);

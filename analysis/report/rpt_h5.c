@@ -17,18 +17,18 @@
 #define RPT_SWEEP_FORMAT_VERSION 1
 
 struct rpt_file {
-  hid_t h;                 /* the HDF5 file */
+  hid_t h; /* the HDF5 file */
   char *path;
   rpt_kind kind;
   char model[64];
   uint64_t seed;
   double end_s;
   int reps;
-  uint64_t *rep_seeds;     /* [reps] */
+  uint64_t *rep_seeds; /* [reps] */
   unsigned nm;
-  char **names, **units;   /* [nm] */
-  double *values;          /* [reps][nm] */
-  rpt_ci *stored;          /* [nm] /summary as written */
+  char **names, **units; /* [nm] */
+  double *values;        /* [reps][nm] */
+  rpt_ci *stored;        /* [nm] /summary as written */
   char err[RPT_ERRLEN];
 };
 
@@ -64,7 +64,7 @@ static int rpt__exists(hid_t loc, const char *path) {
   /* H5Lexists needs every intermediate link to exist: walk the path. */
   char buf[512];
   snprintf(buf, sizeof buf, "%s", path);
-  for (char *p = buf + (buf[0] == '/'); ; p++) {
+  for (char *p = buf + (buf[0] == '/');; p++) {
     if (*p == '/' || *p == 0) {
       char c = *p;
       *p = 0;
@@ -140,7 +140,8 @@ static int rpt__attr_strs(hid_t obj, const char *name, size_t want, char ***out)
       }
     }
     free(buf);
-    if (rc == 0) *out = v;
+    if (rc == 0)
+      *out = v;
     else if (v) {
       for (hssize_t i = 0; i < n; i++) free(v[i]);
       free(v);
@@ -166,8 +167,8 @@ static int rpt__open_results(rpt_file *f) {
   hid_t g = H5Gopen2(h, "/meta", H5P_DEFAULT);
   if (g < 0) return rpt__fail(f, SIM_EFORMAT, "/meta cannot be read (damaged file?)");
   int32_t reps = 0;
-  int bad = rpt__attr_str(g, "model", f->model, sizeof f->model) | rpt__attr_num(g, "seed", H5T_NATIVE_UINT64, &f->seed) |
-            rpt__attr_num(g, "reps", H5T_NATIVE_INT32, &reps) |
+  int bad = rpt__attr_str(g, "model", f->model, sizeof f->model) |
+            rpt__attr_num(g, "seed", H5T_NATIVE_UINT64, &f->seed) | rpt__attr_num(g, "reps", H5T_NATIVE_INT32, &reps) |
             rpt__attr_num(g, "end_time_s", H5T_NATIVE_DOUBLE, &f->end_s);
   H5Gclose(g);
   if (bad) return rpt__fail(f, SIM_EFORMAT, "/meta lacks one of its attributes model, seed, reps, end_time_s");
@@ -209,9 +210,13 @@ static int rpt__open_results(rpt_file *f) {
   H5Sclose(sp);
   f->stored = calloc(f->nm ? f->nm : 1, sizeof *f->stored);
   if (!f->stored) rc = rpt__fail(f, SIM_ENOMEM, "out of memory");
-  if (!rc && ns != (hssize_t)f->nm) rc = rpt__fail(f, SIM_EFORMAT, "/summary has %lld rows for %u metrics", (long long)ns, f->nm);
+  if (!rc && ns != (hssize_t)f->nm)
+    rc = rpt__fail(f, SIM_EFORMAT, "/summary has %lld rows for %u metrics", (long long)ns, f->nm);
   if (!rc && f->nm) {
-    typedef struct { double mean, sd, lo, hi; int32_t n; } row;
+    typedef struct {
+      double mean, sd, lo, hi;
+      int32_t n;
+    } row;
     row *rows = calloc(f->nm, sizeof *rows);
     hid_t mt = H5Tcreate(H5T_COMPOUND, sizeof(row));
     H5Tinsert(mt, "mean", offsetof(row, mean), H5T_NATIVE_DOUBLE);
@@ -229,13 +234,15 @@ static int rpt__open_results(rpt_file *f) {
   H5Dclose(ds);
   if (rc) return rc;
 
-  if (rpt__implausible(f->h, (uint64_t)reps, 1)) return rpt__fail(f, SIM_EFORMAT, "%d replications (damaged file?)", reps);
+  if (rpt__implausible(f->h, (uint64_t)reps, 1))
+    return rpt__fail(f, SIM_EFORMAT, "%d replications (damaged file?)", reps);
   f->rep_seeds = calloc((size_t)reps, sizeof *f->rep_seeds);
   if (!f->rep_seeds) return rpt__fail(f, SIM_ENOMEM, "out of memory");
   for (int r = 0; r < reps; r++) {
     char name[64];
     snprintf(name, sizeof name, "/reps/rep_%04d", r);
-    if (!rpt__exists(h, name)) return rpt__fail(f, SIM_ENOTFOUND, "group %s is missing (%d replications announced)", name, reps);
+    if (!rpt__exists(h, name))
+      return rpt__fail(f, SIM_ENOTFOUND, "group %s is missing (%d replications announced)", name, reps);
     hid_t rg = H5Gopen2(h, name, H5P_DEFAULT);
     if (rg < 0) return rpt__fail(f, SIM_EFORMAT, "%s cannot be opened (damaged file?)", name);
     int bad2 = rpt__attr_num(rg, "seed", H5T_NATIVE_UINT64, &f->rep_seeds[r]);
@@ -289,14 +296,16 @@ int rpt_open(const char *path, rpt_file **out, char *err, size_t errlen) {
   }
   int is_sweep = !strcmp(format, RPT_SWEEP_FORMAT);
   if (!is_sweep && strcmp(format, SIM_RESULTS_FORMAT)) {
-    rc = rpt__fail(f, SIM_EFORMAT, "format is '%s', expected '%s' or '%s'", format, SIM_RESULTS_FORMAT, RPT_SWEEP_FORMAT);
+    rc = rpt__fail(f, SIM_EFORMAT, "format is '%s', expected '%s' or '%s'", format, SIM_RESULTS_FORMAT,
+                   RPT_SWEEP_FORMAT);
     goto done;
   }
   int want = is_sweep ? RPT_SWEEP_FORMAT_VERSION : SIM_RESULTS_FORMAT_VERSION;
   if (rpt__attr_num(f->h, "format_version", H5T_NATIVE_INT32, &ver) || ver != want) {
     char sv[64] = "?";
     rpt__attr_str(f->h, "spotlab_version", sv, sizeof sv);
-    rc = rpt__fail(f, SIM_EFORMAT, "format version %d (written by spotlab %s); this spotlab reads version %d", (int)ver, sv, want);
+    rc = rpt__fail(f, SIM_EFORMAT, "format version %d (written by spotlab %s); this spotlab reads version %d", (int)ver,
+                   sv, want);
     goto done;
   }
   if (is_sweep) {
@@ -437,7 +446,8 @@ static int rpt__read_member(rpt_file *f, int rep, const char *table, const char 
     buf = calloc((size_t)np ? (size_t)np : 1, msize);
     hid_t ct = H5Tcreate(H5T_COMPOUND, msize);
     H5Tinsert(ct, field, 0, mtype);
-    if (!buf) rc = rpt__fail(f, SIM_ENOMEM, "out of memory");
+    if (!buf)
+      rc = rpt__fail(f, SIM_ENOMEM, "out of memory");
     else if (np > 0 && H5Dread(ds, ct, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0)
       rc = rpt__fail(f, SIM_EFORMAT, "field '%s' of table %s cannot be read (damaged file, or not a %s?)", field, path,
                      H5Tget_class(mtype) == H5T_STRING ? "string" : "number");
@@ -483,8 +493,10 @@ int rpt_series_read(rpt_file *f, int rep, const char *name, rpt_series *s) {
   hid_t sp = H5Dget_space(ds);
   hsize_t dims[2] = {0, 0};
   int rc = 0;
-  if (H5Sget_simple_extent_ndims(sp) != 2) rc = rpt__fail(f, SIM_EFORMAT, "series %s is not [bins][columns]", path);
-  else H5Sget_simple_extent_dims(sp, dims, NULL);
+  if (H5Sget_simple_extent_ndims(sp) != 2)
+    rc = rpt__fail(f, SIM_EFORMAT, "series %s is not [bins][columns]", path);
+  else
+    H5Sget_simple_extent_dims(sp, dims, NULL);
   H5Sclose(sp);
   if (!rc && (dims[1] > UINT32_MAX || rpt__implausible(ds, dims[0], dims[1]))) /* (it checks the product) */
     rc = rpt__fail(f, SIM_EFORMAT, "series %s declares %llu x %llu cells (damaged file?)", path,
@@ -495,7 +507,8 @@ int rpt_series_read(rpt_file *f, int rep, const char *name, rpt_series *s) {
     size_t cells = s->nbins * s->ncols;
     int64_t *raw = malloc((cells ? cells : 1) * sizeof *raw);
     s->v = malloc((cells ? cells : 1) * sizeof *s->v);
-    if (!raw || !s->v) rc = rpt__fail(f, SIM_ENOMEM, "out of memory");
+    if (!raw || !s->v)
+      rc = rpt__fail(f, SIM_ENOMEM, "out of memory");
     else if (cells > 0 && H5Dread(ds, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, raw) < 0)
       rc = rpt__fail(f, SIM_EFORMAT, "series %s cannot be read (damaged file?)", path);
     for (size_t i = 0; !rc && i < cells; i++) s->v[i] = (double)raw[i];
@@ -656,8 +669,8 @@ static int rpt__r_strs_dset(hid_t g, const char *name, size_t want, char ***out)
   if (ds < 0) return -1;
   hid_t t = H5Dget_type(ds), sp = H5Dget_space(ds);
   int rc = -1;
-  if (H5Tget_class(t) == H5T_STRING && H5Tis_variable_str(t) <= 0 && H5Sget_simple_extent_npoints(sp) == (hssize_t)want &&
-      !rpt__implausible(ds, want, H5Tget_size(t))) {
+  if (H5Tget_class(t) == H5T_STRING && H5Tis_variable_str(t) <= 0 &&
+      H5Sget_simple_extent_npoints(sp) == (hssize_t)want && !rpt__implausible(ds, want, H5Tget_size(t))) {
     size_t w = H5Tget_size(t);
     char *buf = calloc(want ? want : 1, w);
     char **v = calloc(want ? want : 1, sizeof *v);
@@ -667,8 +680,10 @@ static int rpt__r_strs_dset(hid_t g, const char *name, size_t want, char ***out)
         if (!(v[i] = strndup(buf + i * w, w))) rc = -1;
     }
     free(buf);
-    if (!rc) *out = v;
-    else rpt__free_strs(v, v ? want : 0);
+    if (!rc)
+      *out = v;
+    else
+      rpt__free_strs(v, v ? want : 0);
   }
   H5Sclose(sp);
   H5Tclose(t);
@@ -693,10 +708,14 @@ int rpt_sweep_read(rpt_file *f, rpt_sweep *s) {
   if (!rc) {
     hid_t sp = H5Dget_space(ds);
     hsize_t d[3] = {0, 0, 0};
-    if (H5Sget_simple_extent_ndims(sp) != 3) rc = rpt__fail(f, SIM_EFORMAT, "/sweep/metrics is not [points][reps][metrics]");
-    else H5Sget_simple_extent_dims(sp, d, NULL);
+    if (H5Sget_simple_extent_ndims(sp) != 3)
+      rc = rpt__fail(f, SIM_EFORMAT, "/sweep/metrics is not [points][reps][metrics]");
+    else
+      H5Sget_simple_extent_dims(sp, d, NULL);
     H5Sclose(sp);
-    if (!rc && d[1] != (hsize_t)reps) rc = rpt__fail(f, SIM_EFORMAT, "/sweep/metrics has %llu replications, reps says %d", (unsigned long long)d[1], reps);
+    if (!rc && d[1] != (hsize_t)reps)
+      rc = rpt__fail(f, SIM_EFORMAT, "/sweep/metrics has %llu replications, reps says %d", (unsigned long long)d[1],
+                     reps);
     s->npoints = (unsigned)d[0];
     s->nmetrics = (unsigned)d[2];
     size_t n = (size_t)d[0] * d[1] * d[2];
@@ -706,11 +725,13 @@ int rpt_sweep_read(rpt_file *f, rpt_sweep *s) {
                      (unsigned long long)d[0], (unsigned long long)d[1], (unsigned long long)d[2]);
     if (!rc) {
       s->values = calloc(n ? n : 1, sizeof *s->values);
-      if (!s->values) rc = rpt__fail(f, SIM_ENOMEM, "out of memory");
+      if (!s->values)
+        rc = rpt__fail(f, SIM_ENOMEM, "out of memory");
       else if (n && H5Dread(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, s->values) < 0)
         rc = rpt__fail(f, SIM_EFORMAT, "/sweep/metrics cannot be read (damaged file?)");
     }
-    if (!rc && (rpt__attr_strs(ds, "names", s->nmetrics, &s->names) || rpt__attr_strs(ds, "units", s->nmetrics, &s->units)))
+    if (!rc &&
+        (rpt__attr_strs(ds, "names", s->nmetrics, &s->names) || rpt__attr_strs(ds, "units", s->nmetrics, &s->units)))
       rc = rpt__fail(f, SIM_EFORMAT, "/sweep/metrics lacks its names or units attribute");
   }
   if (ds >= 0) H5Dclose(ds);

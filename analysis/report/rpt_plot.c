@@ -45,7 +45,8 @@ void rpt__gp_str(FILE *g, const char *s) {
 
 void rpt__gp_preamble(FILE *g) {
   for (unsigned i = 0; i < 12; i++)
-    fprintf(g, "set linetype %u lc rgb '%s' lw 2 dt %d pt %u ps 0.8\n", i + 1, rpt_colour(i), rpt_dash(i), 5 + 2 * (i % 4));
+    fprintf(g, "set linetype %u lc rgb '%s' lw 2 dt %d pt %u ps 0.8\n", i + 1, rpt_colour(i), rpt_dash(i),
+            5 + 2 * (i % 4));
   fputs("set linetype cycle 12\n"
         "set grid back lc rgb '#dddddd' lw 1\n"
         "set border 3 lc rgb '#444444'\n"
@@ -125,7 +126,8 @@ int rpt__gp_render(const char *program, const char *dir, const char *name, int h
   /* The same script twice: once per terminal (replot cannot redo a multiplot). */
   for (int pass = 0; pass < 2; pass++) {
     if (pass == 0)
-      fprintf(g, "set terminal pngcairo size 1000,%d noenhanced font 'DejaVu Sans,11' background rgb 'white'\n", height);
+      fprintf(g, "set terminal pngcairo size 1000,%d noenhanced font 'DejaVu Sans,11' background rgb 'white'\n",
+              height);
     else
       fprintf(g, "set terminal svg size 1000,%d dynamic noenhanced font 'DejaVu Sans,11' background rgb 'white'\n",
               height);

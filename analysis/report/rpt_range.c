@@ -19,8 +19,10 @@ static int rpt__has_any(const char *s, const char *const *words) {
 }
 
 double rpt_duration_unit(const char *unit) {
-  static const struct { const char *u; double s; } units[] = {
-      {"ms", 1e-3}, {"s", 1}, {"min", 60}, {"h", 3600}, {"d", 86400}, {"w", 604800}};
+  static const struct {
+    const char *u;
+    double s;
+  } units[] = {{"ms", 1e-3}, {"s", 1}, {"min", 60}, {"h", 3600}, {"d", 86400}, {"w", 604800}};
   for (size_t i = 0; unit && i < sizeof units / sizeof *units; i++)
     if (!strcmp(unit, units[i].u)) return units[i].s;
   return 0;
@@ -39,8 +41,8 @@ void rpt_metric_range(const char *name, const char *unit, double *lo, double *hi
   }
   /* 2. differences and quantities that are negative by definition (a surplus below the
    *    reservation cost, income net of penalties) keep the whole line */
-  static const char *const signed_words[] = {"_vs_", "diff", "change", "delta", "surplus", "welfare", "balance",
-                                             "profit", "income", "net_", NULL};
+  static const char *const signed_words[] = {"_vs_",    "diff",   "change", "delta", "surplus", "welfare",
+                                             "balance", "profit", "income", "net_",  NULL};
   if (rpt__has_any(q, signed_words)) return;
   /* 3. shares and utilizations: parts of a whole */
   if (rpt__ends(q, "_share") || !strcmp(q, "share") || !strncmp(q, "utilization", 11)) {
@@ -49,8 +51,8 @@ void rpt_metric_range(const char *name, const char *unit, double *lo, double *hi
     return;
   }
   /* 4. counts, durations and amounts of a resource */
-  static const char *const amount_units[] = {"jobs", "providers", "GPUs", "GPU", "GPU*h", "GPU*s", "GPU*ms",
-                                             "events", "B", "kB", "MB", "GB", "bytes", NULL};
+  static const char *const amount_units[] = {"jobs",   "providers", "GPUs", "GPU", "GPU*h", "GPU*s", "GPU*ms",
+                                             "events", "B",         "kB",   "MB",  "GB",    "bytes", NULL};
   for (size_t i = 0; amount_units[i]; i++)
     if (!strcmp(unit, amount_units[i])) {
       *lo = 0;
@@ -61,8 +63,9 @@ void rpt_metric_range(const char *name, const char *unit, double *lo, double *hi
     return;
   }
   /* 5. prices, costs, fees and what counts events */
-  static const char *const nonneg_words[] = {"price", "cost", "fee", "revenue", "payout", "interruptions", "switches",
-                                             "restarts", "served", "misses", "count", "goodput", "shortfall", NULL};
+  static const char *const nonneg_words[] = {"price",         "cost",     "fee",       "revenue", "payout",
+                                             "interruptions", "switches", "restarts",  "served",  "misses",
+                                             "count",         "goodput",  "shortfall", NULL};
   if (rpt__has_any(q, nonneg_words)) *lo = 0;
 }
 

@@ -16,7 +16,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
-#define RPT_MAX_SERIES 12  /* series per panel: beyond this, the 12 largest are kept */
+#define RPT_MAX_SERIES 12 /* series per panel: beyond this, the 12 largest are kept */
 
 typedef struct rpt__fig {
   char name[64], title[256], caption[1536];
@@ -25,15 +25,15 @@ typedef struct rpt__fig {
 typedef struct rpt__ctx {
   rpt_file *f;
   const rpt_options *opt;
-  const char *gp;          /* gnuplot program */
+  const char *gp; /* gnuplot program */
   int have_gp;
   FILE *log;
   rpt_outcome *out;
   rpt__fig *figs;
   size_t nfigs;
-  int rc;                  /* first hard error (out of memory, unreadable data) */
+  int rc; /* first hard error (out of memory, unreadable data) */
   char err[RPT_ERRLEN];
-  int write_failed;        /* a figure's files could not be written whole (a full disk) */
+  int write_failed; /* a figure's files could not be written whole (a full disk) */
   char write_err[RPT_ERRLEN];
 } rpt__ctx;
 
@@ -166,8 +166,8 @@ static int rpt__cmp_double(const void *a, const void *b) {
 typedef struct rpt__groups {
   char (*cats)[64];
   unsigned ncats;
-  size_t *count;           /* rows per category */
-  double **vals;           /* per category: values */
+  size_t *count; /* rows per category */
+  double **vals; /* per category: values */
 } rpt__groups;
 
 static void rpt__groups_free(rpt__groups *g) {
@@ -221,10 +221,14 @@ static int rpt__group(rpt__ctx *c, const char *table, const char *cat, const cha
     rc = rpt_table_str(c->f, r, table, cat, &cs, &w, &n);
     if (!rc && only_f) rc = rpt_table_str(c->f, r, table, only_f, &flt, &wf, &n2);
     if (!rc) {
-      if (kind == RPT_V_FIELD) rc = rpt_table_num(c->f, r, table, num, &v, &n2);
-      else if (kind == RPT_V_WAIT && jf->wait) rc = rpt_table_num(c->f, r, table, jf->wait, &v, &n2);
-      else if (kind == RPT_V_WAIT) rc = rpt_table_num(c->f, r, table, jf->start, &v, &n2);
-      else rc = rpt_table_num(c->f, r, table, jf->end, &v, &n2);
+      if (kind == RPT_V_FIELD)
+        rc = rpt_table_num(c->f, r, table, num, &v, &n2);
+      else if (kind == RPT_V_WAIT && jf->wait)
+        rc = rpt_table_num(c->f, r, table, jf->wait, &v, &n2);
+      else if (kind == RPT_V_WAIT)
+        rc = rpt_table_num(c->f, r, table, jf->start, &v, &n2);
+      else
+        rc = rpt_table_num(c->f, r, table, jf->end, &v, &n2);
     }
     if (!rc && kind != RPT_V_FIELD && !(kind == RPT_V_WAIT && jf->wait))
       rc = rpt_table_num(c->f, r, table, jf->submit, &sub, &n2);
@@ -243,9 +247,12 @@ static int rpt__group(rpt__ctx *c, const char *table, const char *cat, const cha
       if (kind == RPT_V_WAIT && !jf->wait) x = isfinite(v[i]) && v[i] >= sub[i] ? v[i] - sub[i] : NAN;
       if (kind == RPT_V_COMPLETION) {
         int done;
-        if (oc_n) done = oc_n[i] == 1.0;
-        else if (oc_s) done = !strcmp(oc_s + i * wo, "done") || !strcmp(oc_s + i * wo, "completed");
-        else done = isfinite(v[i]) && v[i] >= sub[i];
+        if (oc_n)
+          done = oc_n[i] == 1.0;
+        else if (oc_s)
+          done = !strcmp(oc_s + i * wo, "done") || !strcmp(oc_s + i * wo, "completed");
+        else
+          done = isfinite(v[i]) && v[i] >= sub[i];
         x = done ? v[i] - sub[i] : NAN;
       }
       if (g->count[k] == capv[k]) {
@@ -319,8 +326,10 @@ static void rpt__income_panel(FILE *g, const rpt__groups *gr, const char *dim, i
   unsigned keep[64], n = rpt__top(gr, keep);
   fprintf(g, "set title 'per %s%s'\nset key off\nset ylabel 'income per provider over the run (USD%s)'\n", dim,
           gr->ncats > n ? " (12 largest groups)" : "", lg ? ", log scale" : "");
-  if (lg) fputs("set logscale y\nset yrange [*:*]\n", g);
-  else fputs("unset logscale y\nset yrange [*:*]\n", g);
+  if (lg)
+    fputs("set logscale y\nset yrange [*:*]\n", g);
+  else
+    fputs("unset logscale y\nset yrange [*:*]\n", g);
   fputs("set style data boxplot\nset style boxplot outliers pointtype 7\nset boxwidth 0.55\nset pointsize 0.4\n", g);
   fputs("set xtics (", g);
   for (unsigned i = 0; i < n; i++) {
@@ -368,7 +377,9 @@ static void rpt__fig_income(rpt__ctx *c) {
   int have[2] = {0, 0};
   for (int i = 0; i < 2; i++) {
     const char *one[] = {dims[i], NULL};
-    if (rpt_has_table(c->f, "providers", one) && !rpt__group(c, "providers", dims[i], NULL, NULL, RPT_V_FIELD, "income_usd", NULL, &gr[i])) have[i] = 1;
+    if (rpt_has_table(c->f, "providers", one) &&
+        !rpt__group(c, "providers", dims[i], NULL, NULL, RPT_V_FIELD, "income_usd", NULL, &gr[i]))
+      have[i] = 1;
   }
   if (!have[0] && !have[1]) {
     rpt__skip(c, title, "table 'providers' has neither a persona nor a pool field");
@@ -381,9 +392,10 @@ static void rpt__fig_income(rpt__ctx *c) {
   if (!g) return;
   /* Both panels hold the same providers: one choice of axis for both. */
   int lg = rpt__income_log(have[0] ? &gr[0] : &gr[1]);
-  fprintf(g, "set multiplot layout 1,%d title 'Provider income over the run, all %d replications pooled (box: quartiles, "
-             "whiskers: 1.5 IQR, x: mean%s)'\n", have[0] + have[1], rpt_nreps(c->f),
-          lg ? "; under 0.01 USD drawn at 0.01" : "");
+  fprintf(g,
+          "set multiplot layout 1,%d title 'Provider income over the run, all %d replications pooled (box: quartiles, "
+          "whiskers: 1.5 IQR, x: mean%s)'\n",
+          have[0] + have[1], rpt_nreps(c->f), lg ? "; under 0.01 USD drawn at 0.01" : "");
   for (int i = 0; i < 2; i++)
     if (have[i]) rpt__income_panel(g, &gr[i], dims[i], lg);
   fclose(g);
@@ -391,7 +403,8 @@ static void rpt__fig_income(rpt__ctx *c) {
     if (have[i]) rpt__groups_free(&gr[i]);
   rpt__emit(c, "income", title,
             "Distribution of each provider's income over the whole run (USD), per persona and per pool; "
-            "every replication's providers pooled.", 600, body);
+            "every replication's providers pooled.",
+            600, body);
 }
 
 /* ---- figure: utilization and idle-but-available GPUs per region ------------------------------- */
@@ -445,7 +458,7 @@ static void rpt__fig_util(rpt__ctx *c) {
         rpt_ci cu, ci;
         rpt_ci_t(u, m, 1, &cu);
         rpt_ci_t(idle, mi, 1, &ci);
-        rpt_ci_clip(&cu, 0, 100); /* a share of the available GPU-time */
+        rpt_ci_clip(&cu, 0, 100);      /* a share of the available GPU-time */
         rpt_ci_clip(&ci, 0, INFINITY); /* a number of GPUs */
         fprintf(g, "%.9g %.6g %.6g %.6g %.6g %.6g %.6g\n", ((double)b + 0.5) * bw / div, cu.mean, cu.lo, cu.hi, ci.mean,
                 ci.lo, ci.hi);
@@ -453,21 +466,25 @@ static void rpt__fig_util(rpt__ctx *c) {
       fputs("EOD\n", g);
     }
     if (!rc) {
-      fprintf(g, "set multiplot layout 2,1 title 'Per region: mean of %d replication%s%s'\n", reps, reps == 1 ? "" : "s",
-              reps > 1 ? ", shaded: 95% confidence band" : "");
+      fprintf(g, "set multiplot layout 2,1 title 'Per region: mean of %d replication%s%s'\n", reps,
+              reps == 1 ? "" : "s", reps > 1 ? ", shaded: 95% confidence band" : "");
       fprintf(g, "set xrange [0:%.9g]\n", rpt_end_time(c->f) / div);
-      fprintf(g, "set xlabel ''\nset ylabel 'utilization (%% of available GPU-time)'\nset yrange [0:*]\n"
-                 "set title 'Utilization: rented / available GPU-time per %.3g h bin'\n", bw / 3600.0);
+      fprintf(g,
+              "set xlabel ''\nset ylabel 'utilization (%% of available GPU-time)'\nset yrange [0:*]\n"
+              "set title 'Utilization: rented / available GPU-time per %.3g h bin'\n",
+              bw / 3600.0);
       for (int panel = 0; panel < 2; panel++) {
         if (panel == 1)
-          fprintf(g, "set xlabel '%s'\nset ylabel 'GPUs idle but available (mean in bin)'\nset yrange [0:*]\n"
-                     "set title 'Idle-but-available GPUs: (available - rented) GPU-time / bin length'\n", xl);
+          fprintf(g,
+                  "set xlabel '%s'\nset ylabel 'GPUs idle but available (mean in bin)'\nset yrange [0:*]\n"
+                  "set title 'Idle-but-available GPUs: (available - rented) GPU-time / bin length'\n",
+                  xl);
         int k = panel ? 5 : 2;
         fputs("plot ", g);
         for (unsigned col = 0; col < ncols; col++) {
           if (reps > 1)
-            fprintf(g, "$r%u using 1:%d:%d with filledcurves fs transparent solid 0.18 noborder lt %u notitle, ", col, k + 1,
-                    k + 2, col + 1);
+            fprintf(g, "$r%u using 1:%d:%d with filledcurves fs transparent solid 0.18 noborder lt %u notitle, ", col,
+                    k + 1, k + 2, col + 1);
           fprintf(g, "$r%u using 1:%d with lines lt %u title ", col, k, col + 1);
           rpt__gp_str(g, rs[0].colnames[col]);
           fputs(col + 1 < ncols ? ", " : "\n", g);
@@ -482,10 +499,11 @@ static void rpt__fig_util(rpt__ctx *c) {
       rpt__hard(c, rc);
     } else {
       char cap[512];
-      snprintf(cap, sizeof cap, "Top: share of the available (idle or rented) GPU-time that was rented, per region and "
-                                "%.3g h bin. Bottom: the average number of GPUs online and idle in the bin; the idle share of "
-                                "available time is 100%% minus the top panel.%s", bw / 3600.0,
-               nc > ncols ? " Only the first 12 regions are drawn." : "");
+      snprintf(cap, sizeof cap,
+               "Top: share of the available (idle or rented) GPU-time that was rented, per region and "
+               "%.3g h bin. Bottom: the average number of GPUs online and idle in the bin; the idle share of "
+               "available time is 100%% minus the top panel.%s",
+               bw / 3600.0, nc > ncols ? " Only the first 12 regions are drawn." : "");
       rpt__emit(c, "utilization", title, cap, 800, body);
     }
   }
@@ -615,8 +633,10 @@ static void rpt__fig_price(rpt__ctx *c) {
         rpt_ci_clip(&ci, 0, INFINITY); /* a price */
         double t = (double)w * (double)k * bw + 0.5 * (double)k * bw;
         if (m) {
-          if (first[j] != first[j]) first[j] = ci.mean;
-          else if (fabs(ci.mean - first[j]) > 1e-9 * (1 + fabs(first[j]))) constant = 0;
+          if (first[j] != first[j])
+            first[j] = ci.mean;
+          else if (fabs(ci.mean - first[j]) > 1e-9 * (1 + fabs(first[j])))
+            constant = 0;
           fprintf(g, "%.9g %.6g %.6g %.6g %.6g\n", t / div, ci.mean, (int)m == reps ? ci.lo : NAN,
                   (int)m == reps ? ci.hi : NAN, vol / reps);
         } else {
@@ -649,7 +669,8 @@ static void rpt__fig_price(rpt__ctx *c) {
       snprintf(yl, sizeof yl, "clearing price (%s)", unit[0] ? unit : "as stored");
       rpt__gp_str(g, yl);
       fputs("\nset title 'Price: line width grows with the class''s share of all trades; black: all classes, "
-            "weighted by trades'\nset yrange [0:*]\nset datafile missing NaN\nplot ", g);
+            "weighted by trades'\nset yrange [0:*]\nset datafile missing NaN\nplot ",
+            g);
       for (unsigned j = 0; j < nseries; j++) {
         double share = j < ncols ? traded[cols[j]] / total : other_n / total;
         unsigned lt = j < 6 ? j + 1 : j + 2; /* colour 7 (black) is the all-classes line */
@@ -662,21 +683,24 @@ static void rpt__fig_price(rpt__ctx *c) {
         fputs(", ", g);
       }
       fprintf(g, "$p%u using 1:2 with lines lc rgb '#000000' lw 2.5 dt 1 title 'all classes'\n", nseries);
-      fprintf(g, "set title 'Traded volume'\nset xlabel '%s'\nset ylabel 'trades per window'\nset yrange [0:*]\nplot ", xl);
+      fprintf(g, "set title 'Traded volume'\nset xlabel '%s'\nset ylabel 'trades per window'\nset yrange [0:*]\nplot ",
+              xl);
       for (unsigned j = 0; j < nseries; j++) {
         unsigned lt = j < 6 ? j + 1 : j + 2;
         fprintf(g, "%s$p%u using 1:5 with steps lt %u notitle", j ? ", " : "", j, lt);
       }
       fputc('\n', g);
-      snprintf(cap, sizeof cap,
-               "Top: average price of what cleared in each window, per GPU class; a line's width grows with its class's "
-               "share of all trades, and the black line is every class together (the sum of the prices over the number "
-               "of trades, so busy classes weigh most); gaps are windows in which nothing of that class cleared. "
-               "Bottom: trades per window, mean over replications.%s%s%s Classes that never traded are left out.%s",
-               merge ? " Classes with under 5% of the trades each are merged into 'other': " : "", merge ? other_note : "",
-               merge ? " (trades over the run, all replications)." : "",
-               bands ? "" : " With more than four series the confidence bands are not drawn; the summary table has the "
-                            "intervals.");
+      snprintf(
+          cap, sizeof cap,
+          "Top: average price of what cleared in each window, per GPU class; a line's width grows with its class's "
+          "share of all trades, and the black line is every class together (the sum of the prices over the number "
+          "of trades, so busy classes weigh most); gaps are windows in which nothing of that class cleared. "
+          "Bottom: trades per window, mean over replications.%s%s%s Classes that never traded are left out.%s",
+          merge ? " Classes with under 5% of the trades each are merged into 'other': " : "", merge ? other_note : "",
+          merge ? " (trades over the run, all replications)." : "",
+          bands ? ""
+                : " With more than four series the confidence bands are not drawn; the summary table has the "
+                  "intervals.");
     }
     free(traded);
     free(series_of);
@@ -711,8 +735,10 @@ static void rpt__ecdf_block(FILE *g, const char *name, double *v, size_t n, doub
   fprintf(g, "$%s << EOD\n", name);
   size_t step = m > 400 ? m / 400 : 1;
   for (size_t i = 0; i < m; i += step) fprintf(g, "%.9g %.6g\n", v[i], (double)(i + 1) / (double)n);
-  if (m) fprintf(g, "%.9g %.6g\n", v[m - 1], (double)m / (double)n);
-  else fputs("NaN NaN\n", g);
+  if (m)
+    fprintf(g, "%.9g %.6g\n", v[m - 1], (double)m / (double)n);
+  else
+    fputs("NaN NaN\n", g);
   fputs("EOD\n", g);
 }
 
@@ -777,9 +803,10 @@ static void rpt__fig_job_cdfs(rpt__ctx *c, const char *by, const char *name, con
     }
     char sub[160] = "";
     if (sv) snprintf(sub, sizeof sub, ", %s %s", split, sv);
-    fprintf(g, "set multiplot layout 1,%d title 'Jobs per %s%s, all %d replication%s pooled (curves end below 1 for jobs "
-               "that never started / finished)'\n", has_w + has_c, by, sub, rpt_nreps(c->f),
-            rpt_nreps(c->f) == 1 ? "" : "s");
+    fprintf(g,
+            "set multiplot layout 1,%d title 'Jobs per %s%s, all %d replication%s pooled (curves end below 1 for jobs "
+            "that never started / finished)'\n",
+            has_w + has_c, by, sub, rpt_nreps(c->f), rpt_nreps(c->f) == 1 ? "" : "s");
     fputs("set key inside right bottom box opaque\n", g);
     for (int panel = 0; panel < 2; panel++) {
       rpt__groups *gr = panel ? &gc : &gw;
@@ -793,10 +820,12 @@ static void rpt__fig_job_cdfs(rpt__ctx *c, const char *by, const char *name, con
         rpt__ecdf_block(g, bn, gr->vals[keep[i]], gr->count[keep[i]], RPT_CDF_FLOOR_S / div, div);
       }
       rpt__time_tics(g, rpt_end_time(c->f), div);
-      fprintf(g, "set title '%s'\nset xlabel '%s (%s, log scale; under %.3g drawn at %.3g)'\nset ylabel 'fraction of jobs'\n",
-              panel ? "Completion time (submit to finish)" : "Wait (submit to first start)",
-              panel ? "completion time" : "wait", !strcmp(tu, "h") ? "hours" : "days", RPT_CDF_FLOOR_S / div,
-              RPT_CDF_FLOOR_S / div);
+      fprintf(
+          g,
+          "set title '%s'\nset xlabel '%s (%s, log scale; under %.3g drawn at %.3g)'\nset ylabel 'fraction of jobs'\n",
+          panel ? "Completion time (submit to finish)" : "Wait (submit to first start)",
+          panel ? "completion time" : "wait", !strcmp(tu, "h") ? "hours" : "days", RPT_CDF_FLOOR_S / div,
+          RPT_CDF_FLOOR_S / div);
       fputs("plot ", g);
       for (unsigned i = 0; i < n; i++) {
         char lab[96];
@@ -810,8 +839,8 @@ static void rpt__fig_job_cdfs(rpt__ctx *c, const char *by, const char *name, con
     rpt__groups_free(&gw);
     rpt__groups_free(&gc);
     char cap[256], fname[128], ftitle[300];
-    snprintf(cap, sizeof cap, "Empirical CDFs of the time from submission to first start and to completion, per job %s%s.", by,
-             sub);
+    snprintf(cap, sizeof cap,
+             "Empirical CDFs of the time from submission to first start and to completion, per job %s%s.", by, sub);
     if (sv) {
       snprintf(fname, sizeof fname, "%s_%s", name, sv);
       for (char *p = fname; *p; p++)
@@ -867,7 +896,8 @@ static void rpt__fig_timelines(rpt__ctx *c) {
     unsigned k;
     for (k = 0; k < nid && ids[k] != pid[i]; k++) {}
     if (k < nid) continue;
-    if (nid < maxp && nid < 64) ids[nid++] = pid[i];
+    if (nid < maxp && nid < 64)
+      ids[nid++] = pid[i];
     else {
       unsigned big = 0;
       for (unsigned j = 1; j < nid; j++)
@@ -913,8 +943,9 @@ static void rpt__fig_timelines(rpt__ctx *c) {
     if (!m) fputs("NaN NaN NaN NaN NaN NaN\n", g);
     fputs("EOD\n", g);
   }
-  fprintf(g, "set title 'Replication 0: the first %u providers, state over time'\nset xlabel '%s'\n"
-             "set ylabel 'provider'\nset yrange [-0.6:%u.6] reverse\nset xrange [0:%.9g]\nset grid noytics\nset ytics (",
+  fprintf(g,
+          "set title 'Replication 0: the first %u providers, state over time'\nset xlabel '%s'\n"
+          "set ylabel 'provider'\nset yrange [-0.6:%u.6] reverse\nset xrange [0:%.9g]\nset grid noytics\nset ytics (",
           nid, xl, nid ? nid - 1 : 0, rpt_end_time(c->f) / div);
   for (unsigned k = 0; k < nid; k++) {
     char lab[96];
@@ -1005,10 +1036,12 @@ static void rpt__fig_dim_bars(rpt__ctx *c, const char *dim, const char *name, co
     if (check) {
       size_t fails = 0;
       for (size_t j = 0; j < na; j++) fails += all[j] == 0;
-      if (fails) rpt__line(c, "%s per %s: a pass/fail check, FAILED in %zu of %zu runs (every %s, every replication)",
-                           quants[i], dim, fails, na, dim);
-      else rpt__line(c, "%s per %s: a pass/fail check, passed in all %zu runs (every %s, every replication)", quants[i],
-                     dim, na, dim);
+      if (fails)
+        rpt__line(c, "%s per %s: a pass/fail check, FAILED in %zu of %zu runs (every %s, every replication)", quants[i],
+                  dim, fails, na, dim);
+      else
+        rpt__line(c, "%s per %s: a pass/fail check, passed in all %zu runs (every %s, every replication)", quants[i],
+                  dim, na, dim);
       continue;
     }
     if (rpt__constant(all, na, 1)) {
@@ -1034,9 +1067,10 @@ static void rpt__fig_dim_bars(rpt__ctx *c, const char *dim, const char *name, co
     g = rpt__body_open(&body, &len);
     if (!g) break;
     unsigned np = q1 - q0, cols = np == 1 ? 1 : 2, rows = (np + cols - 1) / cols;
-    fprintf(g, "set multiplot layout %u,%u title 'Per %s%s%s: mean over %d replication%s, whiskers: 95%% confidence "
-               "interval'\n", rows, cols, dim, ns ? " and " : "", ns ? dim2 : "", rpt_nreps(c->f),
-            rpt_nreps(c->f) == 1 ? "" : "s");
+    fprintf(g,
+            "set multiplot layout %u,%u title 'Per %s%s%s: mean over %d replication%s, whiskers: 95%% confidence "
+            "interval'\n",
+            rows, cols, dim, ns ? " and " : "", ns ? dim2 : "", rpt_nreps(c->f), rpt_nreps(c->f) == 1 ? "" : "s");
     double w = 0.8 / nsub; /* bar width within a group */
     fprintf(g, "set boxwidth %.4f absolute\nset style fill solid 0.85 border -1\nset xtics (", w * 0.9);
     for (unsigned j = 0; j < nv; j++) {
@@ -1057,8 +1091,10 @@ static void rpt__fig_dim_bars(rpt__ctx *c, const char *dim, const char *name, co
           if (pass == 1) fprintf(g, "$q%u_%u << EOD\n", i, s);
           for (unsigned j = 0; j < nv; j++) {
             char full[256];
-            if (ns) snprintf(full, sizeof full, "%s.%s.%s.%s.%s", quants[i], dim, vals[j], dim2, subs[s]);
-            else snprintf(full, sizeof full, "%s.%s.%s", quants[i], dim, vals[j]);
+            if (ns)
+              snprintf(full, sizeof full, "%s.%s.%s.%s.%s", quants[i], dim, vals[j], dim2, subs[s]);
+            else
+              snprintf(full, sizeof full, "%s.%s.%s", quants[i], dim, vals[j]);
             int k = rpt_metric_find(c->f, full);
             rpt_ci ci = {NAN, NAN, NAN, NAN, 0};
             if (k >= 0) {
@@ -1089,8 +1125,10 @@ static void rpt__fig_dim_bars(rpt__ctx *c, const char *dim, const char *name, co
           fprintf(g, "\nset yrange [%s:*]\n", minv >= 0 ? "0" : "*");
         }
       }
-      if (ns && i == q0) fputs("set key inside right top horizontal samplen 1.5 opaque box\n", g);
-      else fputs("set key off\n", g);
+      if (ns && i == q0)
+        fputs("set key inside right top horizontal samplen 1.5 opaque box\n", g);
+      else
+        fputs("set key off\n", g);
       fputs("plot ", g);
       for (unsigned s = 0; s < nsub; s++) {
         if (ns) {
@@ -1107,11 +1145,16 @@ static void rpt__fig_dim_bars(rpt__ctx *c, const char *dim, const char *name, co
     }
     fclose(g);
     char fname[96], ftitle[300], cap[300];
-    if (fig) snprintf(fname, sizeof fname, "%s_%u", name, fig + 1);
-    else snprintf(fname, sizeof fname, "%s", name);
-    if (nq > RPT_BAR_PANELS) snprintf(ftitle, sizeof ftitle, "%s (%u of %u)", title, fig + 1, (nq + RPT_BAR_PANELS - 1) / RPT_BAR_PANELS);
-    else snprintf(ftitle, sizeof ftitle, "%s", title);
-    snprintf(cap, sizeof cap, "Every metric named quantity.%s.value%s, one panel per quantity, one group of bars per %s%s%s.", dim,
+    if (fig)
+      snprintf(fname, sizeof fname, "%s_%u", name, fig + 1);
+    else
+      snprintf(fname, sizeof fname, "%s", name);
+    if (nq > RPT_BAR_PANELS)
+      snprintf(ftitle, sizeof ftitle, "%s (%u of %u)", title, fig + 1, (nq + RPT_BAR_PANELS - 1) / RPT_BAR_PANELS);
+    else
+      snprintf(ftitle, sizeof ftitle, "%s", title);
+    snprintf(cap, sizeof cap,
+             "Every metric named quantity.%s.value%s, one panel per quantity, one group of bars per %s%s%s.", dim,
              ns ? ".DIM.value" : "", dim, ns ? ", one colour per " : "", ns ? dim2 : "");
     rpt__emit(c, fname, ftitle, cap, rows > 1 ? 800 : 500, body);
   }
@@ -1174,10 +1217,12 @@ static int rpt__sweep_figs(rpt__ctx *c, const rpt_sweep *s) {
     snprintf(what, sizeof what, "%s%s%s", q, d[0] ? " per " : "", d);
     if (d[0]) snprintf(every, sizeof every, " for every %s,", d);
     if (check) {
-      if (fails) rpt__line(c, "%s: a pass/fail check, FAILED in %zu of %zu runs (%u points x %d replications)", what, fails,
-                           runs, np, s->reps);
-      else rpt__line(c, "%s: a pass/fail check, passed in all %zu runs (%u points x %d replications)", what, runs, np,
-                     s->reps);
+      if (fails)
+        rpt__line(c, "%s: a pass/fail check, FAILED in %zu of %zu runs (%u points x %d replications)", what, fails,
+                  runs, np, s->reps);
+      else
+        rpt__line(c, "%s: a pass/fail check, passed in all %zu runs (%u points x %d replications)", what, runs, np,
+                  s->reps);
       continue;
     }
     if (constant) {
@@ -1214,8 +1259,11 @@ static int rpt__sweep_figs(rpt__ctx *c, const rpt_sweep *s) {
       fputs("EOD\n", g);
     }
     char t[400], yl[160];
-    snprintf(t, sizeof t, "%s%s%s against %s (mean of %d replication%s%s)", q, d[0] ? " per " : "", d, s->param, s->reps,
-             s->reps == 1 ? "" : "s", s->reps < 2 ? "" : numeric ? ", shaded: 95% band" : ", whiskers: 95% CI");
+    snprintf(t, sizeof t, "%s%s%s against %s (mean of %d replication%s%s)", q, d[0] ? " per " : "", d, s->param,
+             s->reps, s->reps == 1 ? "" : "s",
+             s->reps < 2 ? ""
+             : numeric   ? ", shaded: 95% band"
+                         : ", whiskers: 95% CI");
     snprintf(yl, sizeof yl, "%s (%s)", q, shown);
     fputs("set title ", g);
     rpt__gp_str(g, t);
@@ -1233,7 +1281,7 @@ static int rpt__sweep_figs(rpt__ctx *c, const rpt_sweep *s) {
       }
       fprintf(g, ")\nset xrange [-0.3:%u.3]\n", np ? np - 1 : 0);
     }
-    if (!d[0]) fputs("set key off\n", g); /* one line: the title says what it is */
+    if (!d[0]) fputs("set key off\n", g);                        /* one line: the title says what it is */
     if (isfinite(ylo) && yhi - ylo <= 1e-12 * (1 + fabs(yhi))) { /* a constant: centre it, do not collapse */
       double pad = fabs(yhi) > 0 ? 0.1 * fabs(yhi) : 1;
       fprintf(g, "set yrange [%.9g:%.9g]\n", ylo - pad, yhi + pad);
@@ -1243,8 +1291,10 @@ static int rpt__sweep_figs(rpt__ctx *c, const rpt_sweep *s) {
       /* A numeric key: lines with a band. Categories: points with whiskers (no line between them). */
       if (numeric && s->reps > 1)
         fprintf(g, "$m%u using 1:3:4 with filledcurves fs transparent solid 0.18 noborder lt %u notitle, ", j, j + 1);
-      if (numeric) fprintf(g, "$m%u using 1:2 with linespoints lt %u title ", j, j + 1);
-      else fprintf(g, "$m%u using 1:2:3:4 with yerrorbars lt %u pt 7 ps 1.2 title ", j, j + 1);
+      if (numeric)
+        fprintf(g, "$m%u using 1:2 with linespoints lt %u title ", j, j + 1);
+      else
+        fprintf(g, "$m%u using 1:2:3:4 with yerrorbars lt %u pt 7 ps 1.2 title ", j, j + 1);
       rpt__gp_str(g, d[0] ? strchr(strchr(s->names[ks[j]], '.') + 1, '.') + 1 : q);
       fputs(j + 1 < nk ? ", " : "\n", g);
     }
@@ -1252,8 +1302,10 @@ static int rpt__sweep_figs(rpt__ctx *c, const rpt_sweep *s) {
     char name[160], cap[512];
     snprintf(name, sizeof name, "sweep_%s%s%s", q, d[0] ? "_by_" : "", d);
     for (char *p = name; *p; p++)
-      if (!(*p == '_' || *p == '-' || (*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z'))) *p = '_';
-    snprintf(cap, sizeof cap, "%s against the swept key %s, with the 95%% confidence band across replications.", q, s->param);
+      if (!(*p == '_' || *p == '-' || (*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')))
+        *p = '_';
+    snprintf(cap, sizeof cap, "%s against the swept key %s, with the 95%% confidence band across replications.", q,
+             s->param);
     rpt__emit(c, name, t, cap, 600, body);
   }
   free(done);
@@ -1265,8 +1317,9 @@ static int rpt__sweep_tables(rpt__ctx *c, const rpt_sweep *s, FILE *md, FILE *cs
   unsigned nm = s->nmetrics, np = s->npoints;
   double *tmp = malloc((size_t)s->reps * sizeof *tmp);
   if (!tmp) return SIM_ENOMEM;
-  fprintf(md, "# Sweep of %s\n\nModel `%s`, %u points, %d replication%s per point. Means with 95%% confidence intervals, "
-              "clipped to the values each quantity can take; durations in hours.\n\n",
+  fprintf(md,
+          "# Sweep of %s\n\nModel `%s`, %u points, %d replication%s per point. Means with 95%% confidence intervals, "
+          "clipped to the values each quantity can take; durations in hours.\n\n",
           s->param, s->model, np, s->reps, s->reps == 1 ? "" : "s");
   fprintf(md, "| metric | unit |");
   fprintf(html, "<table><tr><th>metric</th><th>unit</th>");
@@ -1317,11 +1370,16 @@ static int rpt__sweep_tables(rpt__ctx *c, const rpt_sweep *s, FILE *md, FILE *cs
 
 void rpt__html(FILE *o, const char *s) {
   for (; *s; s++) {
-    if (*s == '<') fputs("&lt;", o);
-    else if (*s == '>') fputs("&gt;", o);
-    else if (*s == '&') fputs("&amp;", o);
-    else if (*s == '"') fputs("&quot;", o);
-    else fputc(*s, o);
+    if (*s == '<')
+      fputs("&lt;", o);
+    else if (*s == '>')
+      fputs("&gt;", o);
+    else if (*s == '&')
+      fputs("&amp;", o);
+    else if (*s == '"')
+      fputs("&quot;", o);
+    else
+      fputc(*s, o);
   }
 }
 
@@ -1342,7 +1400,8 @@ static int rpt__index(rpt__ctx *c, const char *tables_html, const char *what) {
   fputs("<h1>spotlab report</h1>\n<p>", o);
   fputs(what, o);
   fputs("</p>\n", o);
-  if (!c->have_gp) fputs("<p class=\"note\">gnuplot was not available: the figures were skipped; the tables are complete.</p>\n", o);
+  if (!c->have_gp)
+    fputs("<p class=\"note\">gnuplot was not available: the figures were skipped; the tables are complete.</p>\n", o);
   if (c->nfigs) {
     fputs("<h2>Figures</h2>\n<ul>\n", o);
     for (size_t i = 0; i < c->nfigs; i++) {
@@ -1366,7 +1425,8 @@ static int rpt__index(rpt__ctx *c, const char *tables_html, const char *what) {
   }
   if (c->out->nlines) { /* constant series and checks: a line each, not a figure */
     fputs("<h2>Constant series and checks</h2>\n<p>Not drawn: each is constant, or a pass/fail check.</p>\n"
-          "<table class=\"lines\"><tr><th>what</th><th>value</th></tr>\n", o);
+          "<table class=\"lines\"><tr><th>what</th><th>value</th></tr>\n",
+          o);
     for (size_t i = 0; i < c->out->nlines; i++) {
       const char *l = c->out->lines[i], *colon = strstr(l, ": ");
       fputs("<tr><td>", o);
@@ -1448,7 +1508,8 @@ int rpt_report(const char *path, const rpt_options *opt, rpt_outcome *out, char 
   c.gp = rpt__gp_program(opt->gnuplot);
   c.have_gp = rpt_gnuplot_available(opt->gnuplot);
   if (!c.have_gp)
-    rpt__say(&c, "gnuplot not found ('%s'): the figures are skipped, the tables and index.html are still written\n", c.gp);
+    rpt__say(&c, "gnuplot not found ('%s'): the figures are skipped, the tables and index.html are still written\n",
+             c.gp);
 
   char md[4096], csv[4096];
   snprintf(md, sizeof md, "%s/summary.md", opt->outdir);
@@ -1483,8 +1544,10 @@ int rpt_report(const char *path, const rpt_options *opt, rpt_outcome *out, char 
         rpt__say(&c, "wrote %s and %s\n", md, csv);
         rc = rpt__sweep_figs(&c, &s);
       }
-      snprintf(what, sizeof what, "Sweep file <code>%s</code>: model <code>%s</code>, key <code>%s</code> over %u values, %d "
-                                  "replication%s per point.", path, s.model, s.param, s.npoints, s.reps, s.reps == 1 ? "" : "s");
+      snprintf(what, sizeof what,
+               "Sweep file <code>%s</code>: model <code>%s</code>, key <code>%s</code> over %u values, %d "
+               "replication%s per point.",
+               path, s.model, s.param, s.npoints, s.reps, s.reps == 1 ? "" : "s");
       rpt_sweep_free(&s);
     }
   } else {
@@ -1495,8 +1558,10 @@ int rpt_report(const char *path, const rpt_options *opt, rpt_outcome *out, char 
       rpt__list_add(&out->files, &out->nfiles, "summary.csv");
       rpt__say(&c, "wrote %s and %s\n", md, csv);
       if (mismatch)
-        fprintf(stderr, "spotlab report: %s: warning: /summary disagrees with /metrics for %d metric%s; the tables use "
-                        "/metrics\n", path, mismatch, mismatch == 1 ? "" : "s");
+        fprintf(stderr,
+                "spotlab report: %s: warning: /summary disagrees with /metrics for %d metric%s; the tables use "
+                "/metrics\n",
+                path, mismatch, mismatch == 1 ? "" : "s");
       rpt__summary_html(c.f, th);
       rpt__fig_income(&c);
       rpt__fig_util(&c);
@@ -1512,19 +1577,22 @@ int rpt_report(const char *path, const rpt_options *opt, rpt_outcome *out, char 
         snprintf(err, errlen, "%s", c.err);
       }
     }
-    snprintf(what, sizeof what, "Results file <code>%s</code>: model <code>%s</code>, %d replication%s, base seed %llu, "
-                                "%.6g s (%.3g days) simulated.", path, rpt_model(c.f), rpt_nreps(c.f),
-             rpt_nreps(c.f) == 1 ? "" : "s", (unsigned long long)rpt_seed(c.f), rpt_end_time(c.f),
-             rpt_end_time(c.f) / 86400.0);
+    snprintf(what, sizeof what,
+             "Results file <code>%s</code>: model <code>%s</code>, %d replication%s, base seed %llu, "
+             "%.6g s (%.3g days) simulated.",
+             path, rpt_model(c.f), rpt_nreps(c.f), rpt_nreps(c.f) == 1 ? "" : "s", (unsigned long long)rpt_seed(c.f),
+             rpt_end_time(c.f), rpt_end_time(c.f) / 86400.0);
   }
   fclose(th);
   if (!rc) {
     rc = rpt__index(&c, tables, what);
-    if (rc) snprintf(err, errlen, "%s/index.html: writing failed (%s)", opt->outdir, strerror(errno));
+    if (rc)
+      snprintf(err, errlen, "%s/index.html: writing failed (%s)", opt->outdir, strerror(errno));
     else {
       rpt__list_add(&out->files, &out->nfiles, "index.html");
-      rpt__say(&c, "wrote %s/index.html (%d figure%s, %zu skipped, %zu table line%s)\n", opt->outdir, out->figures_drawn,
-               out->figures_drawn == 1 ? "" : "s", out->nskipped, out->nlines, out->nlines == 1 ? "" : "s");
+      rpt__say(&c, "wrote %s/index.html (%d figure%s, %zu skipped, %zu table line%s)\n", opt->outdir,
+               out->figures_drawn, out->figures_drawn == 1 ? "" : "s", out->nskipped, out->nlines,
+               out->nlines == 1 ? "" : "s");
     }
   }
   if (!rc && c.write_failed) { /* index.html lists it as not drawn; the report is not whole */

@@ -15,9 +15,12 @@
 #include <errno.h>
 
 void rpt__fmt(char *buf, size_t len, double v) {
-  if (v != v) snprintf(buf, len, "-");
-  else if (fabs(v) >= 1e3 && fabs(v) < 1e12) snprintf(buf, len, "%.0f", v); /* no 1.053e+04 next to 203741 */
-  else snprintf(buf, len, "%.4g", v);
+  if (v != v)
+    snprintf(buf, len, "-");
+  else if (fabs(v) >= 1e3 && fabs(v) < 1e12)
+    snprintf(buf, len, "%.0f", v); /* no 1.053e+04 next to 203741 */
+  else
+    snprintf(buf, len, "%.4g", v);
 }
 
 /* "mean [lo, hi]" of an interval shown times k (a duration in the page's time unit). */
@@ -26,8 +29,10 @@ static void rpt__cell(char *buf, size_t len, const rpt_ci *c, double k) {
   rpt__fmt(m, sizeof m, c->mean * k);
   rpt__fmt(lo, sizeof lo, c->lo * k);
   rpt__fmt(hi, sizeof hi, c->hi * k);
-  if (c->lo != c->lo) snprintf(buf, len, "%s", m);
-  else snprintf(buf, len, "%s [%s, %s]", m, lo, hi);
+  if (c->lo != c->lo)
+    snprintf(buf, len, "%s", m);
+  else
+    snprintf(buf, len, "%s [%s, %s]", m, lo, hi);
 }
 
 /* The sections: dims[0] = "" (overall), then the dimensions in display order. */
@@ -83,8 +88,12 @@ static void rpt__md_section(FILE *o, rpt_file *f, const char *dim, const rpt_ci 
       n0 += !d[0];
     }
     if (!n0) return; /* every metric has a dimension: no overall section */
-    if (html) fputs("<h3>Overall</h3>\n<table><tr><th>metric</th><th>unit</th><th>mean [95% CI]</th><th>sd</th><th>n</th></tr>\n", o);
-    else fputs("## Overall\n\n| metric | unit | mean [95% CI] | sd | n |\n|---|---|---|---|---|\n", o);
+    if (html)
+      fputs(
+          "<h3>Overall</h3>\n<table><tr><th>metric</th><th>unit</th><th>mean [95% CI]</th><th>sd</th><th>n</th></tr>\n",
+          o);
+    else
+      fputs("## Overall\n\n| metric | unit | mean [95% CI] | sd | n |\n|---|---|---|---|---|\n", o);
     for (unsigned k = 0; k < nm; k++) {
       rpt_metric_split(rpt_metric_name(f, k), q, d, v);
       if (d[0]) continue;
@@ -113,13 +122,17 @@ static void rpt__md_section(FILE *o, rpt_file *f, const char *dim, const rpt_ci 
     nq = rpt__distinct(quants, 32, nq, q);
     nv = rpt__distinct(vals, 256, nv, v);
   }
-  if (html) fprintf(o, "<h3>By %s</h3>\n", dim);
-  else fprintf(o, "## By %s\n\n", dim);
+  if (html)
+    fprintf(o, "<h3>By %s</h3>\n", dim);
+  else
+    fprintf(o, "## By %s\n\n", dim);
   /* At most four quantities per table, so that a table fits a page; more make more tables. */
   for (unsigned i0 = 0; i0 < nq; i0 += 4) {
     unsigned i1 = i0 + 4 < nq ? i0 + 4 : nq;
-    if (html) fprintf(o, "<table><tr><th>%s</th>", dim);
-    else fprintf(o, "| %s |", dim);
+    if (html)
+      fprintf(o, "<table><tr><th>%s</th>", dim);
+    else
+      fprintf(o, "| %s |", dim);
     for (unsigned i = i0; i < i1; i++) {
       const char *unit = "";
       for (unsigned k = 0; k < nm; k++) {
@@ -130,10 +143,13 @@ static void rpt__md_section(FILE *o, rpt_file *f, const char *dim, const rpt_ci 
         }
       }
       rpt__shown(unit, page_s, page_unit, &shown);
-      if (html) fprintf(o, "<th>%s (%s)</th>", quants[i], shown);
-      else fprintf(o, " %s (%s) |", quants[i], shown);
+      if (html)
+        fprintf(o, "<th>%s (%s)</th>", quants[i], shown);
+      else
+        fprintf(o, " %s (%s) |", quants[i], shown);
     }
-    if (html) fputs("</tr>\n", o);
+    if (html)
+      fputs("</tr>\n", o);
     else {
       fputs("\n|---|", o);
       for (unsigned i = i0; i < i1; i++) fputs("---|", o);
@@ -145,8 +161,10 @@ static void rpt__md_section(FILE *o, rpt_file *f, const char *dim, const rpt_ci 
         char name[200];
         snprintf(name, sizeof name, "%s.%s.%s", quants[i], dim, vals[j]);
         int k = rpt_metric_find(f, name);
-        if (k >= 0) rpt__cell(cell, sizeof cell, &ci[k], rpt__shown(rpt_metric_unit(f, (unsigned)k), page_s, page_unit, &shown));
-        else snprintf(cell, sizeof cell, " ");
+        if (k >= 0)
+          rpt__cell(cell, sizeof cell, &ci[k], rpt__shown(rpt_metric_unit(f, (unsigned)k), page_s, page_unit, &shown));
+        else
+          snprintf(cell, sizeof cell, " ");
         fprintf(o, html ? "<td>%s</td>" : " %s |", cell);
       }
       fputs(html ? "</tr>\n" : "\n", o);
@@ -207,14 +225,18 @@ int rpt_write_summary(rpt_file *f, const char *md_path, const char *csv_path, in
     } else {
       const char *pu;
       double ps = rpt__page_time(f, &pu);
-      fprintf(o, "# Summary: %s\n\nModel `%s`, %d replication%s, base seed %llu, %.6g %s simulated. Means with 95%% "
-                 "confidence intervals across replications (Student t), clipped to the values each quantity can take; "
-                 "durations in %s.\n\n",
-              rpt_path(f), rpt_model(f), rpt_nreps(f), rpt_nreps(f) == 1 ? "" : "s",
-              (unsigned long long)rpt_seed(f), rpt_end_time(f) / ps, pu, !strcmp(pu, "h") ? "hours" : "days");
+      fprintf(o,
+              "# Summary: %s\n\nModel `%s`, %d replication%s, base seed %llu, %.6g %s simulated. Means with 95%% "
+              "confidence intervals across replications (Student t), clipped to the values each quantity can take; "
+              "durations in %s.\n\n",
+              rpt_path(f), rpt_model(f), rpt_nreps(f), rpt_nreps(f) == 1 ? "" : "s", (unsigned long long)rpt_seed(f),
+              rpt_end_time(f) / ps, pu, !strcmp(pu, "h") ? "hours" : "days");
       for (unsigned i = 0; i < s.ndims; i++) rpt__md_section(o, f, s.dims[i], ci, 0);
-      if (mm) fprintf(o, "Warning: for %d metric%s the file's /summary disagrees with /metrics; the table shows the "
-                         "values recomputed from /metrics.\n", mm, mm == 1 ? "" : "s");
+      if (mm)
+        fprintf(o,
+                "Warning: for %d metric%s the file's /summary disagrees with /metrics; the table shows the "
+                "values recomputed from /metrics.\n",
+                mm, mm == 1 ? "" : "s");
       if (rpt__wclose(o, tmp, md_path)) {
         snprintf(err, errlen, "%s: writing failed (%s)", md_path, strerror(errno));
         rc = SIM_EIO;
@@ -234,8 +256,8 @@ int rpt_write_summary(rpt_file *f, const char *md_path, const char *csv_path, in
           char q[64], d[64], v[64];
           rpt_metric_split(rpt_metric_name(f, k), q, d, v);
           if (strcmp(d, s.dims[i])) continue;
-          fprintf(o, "%s,%s,%s,%s,%s,%s,%.17g,%.17g,%.17g,%.17g,%d\n", d[0] ? d : "overall", rpt_metric_name(f, k), q, d,
-                  v, rpt_metric_unit(f, k), ci[k].mean, ci[k].sd, ci[k].lo, ci[k].hi, ci[k].n);
+          fprintf(o, "%s,%s,%s,%s,%s,%s,%.17g,%.17g,%.17g,%.17g,%d\n", d[0] ? d : "overall", rpt_metric_name(f, k), q,
+                  d, v, rpt_metric_unit(f, k), ci[k].mean, ci[k].sd, ci[k].lo, ci[k].hi, ci[k].n);
         }
       if (rpt__wclose(o, tmp, csv_path)) {
         snprintf(err, errlen, "%s: writing failed (%s)", csv_path, strerror(errno));

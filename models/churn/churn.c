@@ -24,10 +24,10 @@ int churn_dist_check(const churn_dist *d) {
 
 double churn_dist_draw(const churn_dist *d, gsl_rng *r) {
   switch (d->kind) {
-  case CHURN_EXP: return gsl_ran_exponential(r, d->p1);         /* mean p1 */
-  case CHURN_WEIBULL: return gsl_ran_weibull(r, d->p2, d->p1);  /* GSL: (scale, shape) */
+  case CHURN_EXP: return gsl_ran_exponential(r, d->p1);        /* mean p1 */
+  case CHURN_WEIBULL: return gsl_ran_weibull(r, d->p2, d->p1); /* GSL: (scale, shape) */
   case CHURN_LOGNORMAL: return gsl_ran_lognormal(r, d->p1, d->p2);
-  case CHURN_GAMMA: return gsl_ran_gamma(r, d->p1, d->p2);      /* (shape, scale) */
+  case CHURN_GAMMA: return gsl_ran_gamma(r, d->p1, d->p2); /* (shape, scale) */
   }
   return NAN;
 }
@@ -75,8 +75,8 @@ static int churn__err(char *err, size_t len, int rc, const char *fmt, ...) {
 enum { FIT_TRACE, FIT_PHASE, FIT_DIST, FIT_P1, FIT_P2, FIT_NCOLS };
 static const sim_csv_col churn__cols[FIT_NCOLS] = {{"trace", 0}, {"phase", 2}, {"dist", 3}, {"p1", 4}, {"p2", 5}};
 
-int churn_fits_load(const char *path, const char *trace, const char *phase, churn_kind kind, churn_dist *out,
-                    char *err, size_t errlen) {
+int churn_fits_load(const char *path, const char *trace, const char *phase, churn_kind kind, churn_dist *out, char *err,
+                    size_t errlen) {
   if ((unsigned)kind > CHURN_GAMMA) return churn__err(err, errlen, CHURN_EINVAL, "unknown distribution kind %d", kind);
   sim_csv *c;
   int rc = sim_csv_open(&c, path, SIM_CSV_COMMENTS | SIM_CSV_HEADER, "churn fits file", err, errlen);

@@ -40,7 +40,7 @@ double churn_dist_var(const churn_dist *d);
 /* Looks up (trace, phase "up"/"down", kind) in a churn_fta_fits.csv (header
  * trace,population,phase,dist,p1,p2; '#' comments). CHURN_OK, or a negative churn_err with
  * "FILE[:LINE]: what" in err (err may be NULL). */
-int churn_fits_load(const char *path, const char *trace, const char *phase, churn_kind kind, churn_dist *out,
-                    char *err, size_t errlen);
+int churn_fits_load(const char *path, const char *trace, const char *phase, churn_kind kind, churn_dist *out, char *err,
+                    size_t errlen);
 
 #endif

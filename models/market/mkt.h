@@ -39,13 +39,13 @@ const char *mkt_strerror(int err);
 
 /* ---- GPU table (data/gpus.csv) -------------------------------------------------------------- */
 typedef struct mkt_gpu {
-  char name[16];        /* "rtx4090" */
-  int datacenter;       /* 1 for data-centre parts */
-  double fp16_tflops;   /* dense FP16 tensor, TFLOPS */
-  double fp32_tflops;   /* FP32, TFLOPS */
-  double mem_gb;        /* GB */
-  double bw_gbs;        /* memory bandwidth, GB/s */
-  double pl_min_w;      /* power limit range, W */
+  char name[16];      /* "rtx4090" */
+  int datacenter;     /* 1 for data-centre parts */
+  double fp16_tflops; /* dense FP16 tensor, TFLOPS */
+  double fp32_tflops; /* FP32, TFLOPS */
+  double mem_gb;      /* GB */
+  double bw_gbs;      /* memory bandwidth, GB/s */
+  double pl_min_w;    /* power limit range, W */
   double pl_max_w;
   double ref_price_usd_h; /* reference price per GPU-hour, USD */
 } mkt_gpu;
@@ -77,14 +77,14 @@ static inline int64_t mkt_lround(double x) {
  * so that a machine twice as fast in every input scores twice as much, and any input can be a
  * measurement (kernels/ measure T on real hardware) instead of a spec-sheet value. */
 typedef struct mkt_score_in {
-  double tflops;        /* measured (or spec) AI throughput, TFLOPS */
-  double net_mbps;      /* network bandwidth, Mbit/s */
-  double loss;          /* packet loss ratio, 0..1 */
-  double disk_mbs;      /* storage bandwidth, MB/s */
+  double tflops;   /* measured (or spec) AI throughput, TFLOPS */
+  double net_mbps; /* network bandwidth, Mbit/s */
+  double loss;     /* packet loss ratio, 0..1 */
+  double disk_mbs; /* storage bandwidth, MB/s */
 } mkt_score_in;
 typedef struct mkt_score_ref {
   double tflops, net_mbps, disk_mbs; /* reference machine: scores 100 */
-  double w_t, w_n, w_d;               /* weights, summing to 1 */
+  double w_t, w_n, w_d;              /* weights, summing to 1 */
 } mkt_score_ref;
 /* Defaults: reference = one A100 (312 TFLOPS FP16, data/gpus.csv), 1000 Mbit/s, 2000 MB/s NVMe;
  * weights 0.8 / 0.1 / 0.1 (spotlab's choice, documented in docs/market.md). */
@@ -93,18 +93,18 @@ double mkt_score(const mkt_score_in *in, const mkt_score_ref *ref);
 
 /* ---- Auctions and clearing rules ------------------------------------------------------------ */
 typedef enum mkt_rule {
-  MKT_RULE_GIGASPOT,  /* each host runs the most profitable bid (price - energy), pay as bid */
-  MKT_RULE_PAYASBID,  /* highest bids win, each pays its bid */
-  MKT_RULE_VICKREY,   /* highest bids win, each pays the highest losing bid (per GPU) */
-  MKT_RULE_DOUBLE,    /* uniform-price double auction of bids against host asks */
-  MKT_RULE_KNAPSACK   /* set of bids with the highest total revenue, pay as bid */
+  MKT_RULE_GIGASPOT, /* each host runs the most profitable bid (price - energy), pay as bid */
+  MKT_RULE_PAYASBID, /* highest bids win, each pays its bid */
+  MKT_RULE_VICKREY,  /* highest bids win, each pays the highest losing bid (per GPU) */
+  MKT_RULE_DOUBLE,   /* uniform-price double auction of bids against host asks */
+  MKT_RULE_KNAPSACK  /* set of bids with the highest total revenue, pay as bid */
 } mkt_rule;
 extern const char *const mkt_rule_names[]; /* "gigaspot", "pay_as_bid", "vickrey", "double", "knapsack", NULL */
 
 typedef struct mkt_bid {
-  int64_t price;        /* musd per GPU-hour offered */
-  uint32_t gpus;        /* GPUs wanted (>= 1) */
-  uint32_t power_w;     /* GigaSPOT: mandatory power limit per GPU, W (counted as consumption) */
+  int64_t price;    /* musd per GPU-hour offered */
+  uint32_t gpus;    /* GPUs wanted (>= 1) */
+  uint32_t power_w; /* GigaSPOT: mandatory power limit per GPU, W (counted as consumption) */
 } mkt_bid;
 
 /* Clears n bids against `units` identical GPUs (per-GPU prices). win[i] = 1 for winners; pay[i]
@@ -113,22 +113,21 @@ typedef struct mkt_bid {
  * minus energy cost `energy_musd_per_wh * power_w` per GPU-hour; other rules rank by price.
  * Ties are broken by lower index (earlier bid). Returns the number of GPUs sold, or < 0.
  * MKT_RULE_DOUBLE needs asks: use mkt_double_auction. */
-long mkt_clear(mkt_rule rule, const mkt_bid *bids, size_t n, uint64_t units, int64_t reserve,
-               double energy_musd_per_wh, int *win, int64_t *pay);
+long mkt_clear(mkt_rule rule, const mkt_bid *bids, size_t n, uint64_t units, int64_t reserve, double energy_musd_per_wh,
+               int *win, int64_t *pay);
 
 /* The GigaSPOT host rule (Clore.ai docs, shared/seeds and shared/data/README.md): among bids the
  * host can run (gpus <= host_gpus, price >= min_bid, power within [pl_min, pl_max]) pick the one
  * with the highest profit = price - energy price * power limit; ties to the lower index. Returns
  * the index, or -1 when no bid is profitable (profit <= 0). Prices and energy in musd per GPU-hour. */
-long mkt_gigaspot_pick(const mkt_bid *bids, size_t n, unsigned host_gpus, int64_t min_bid,
-                       double pl_min_w, double pl_max_w, double energy_musd_per_wh);
+long mkt_gigaspot_pick(const mkt_bid *bids, size_t n, unsigned host_gpus, int64_t min_bid, double pl_min_w,
+                       double pl_max_w, double energy_musd_per_wh);
 
 /* Uniform-price double auction on unit bids and unit asks (musd per GPU-hour): sort bids down and
  * asks up, trade the k = max{i : bid_i >= ask_i} units, price = (bid_k + ask_k) / 2 rounded down
  * (the k-double auction with k = 1/2; Satterthwaite & Williams 1989). Returns k; *price set when
  * k > 0. bids/asks are not modified. */
-size_t mkt_double_auction(const int64_t *bids, size_t nb, const int64_t *asks, size_t na,
-                          int64_t *price);
+size_t mkt_double_auction(const int64_t *bids, size_t nb, const int64_t *asks, size_t na, int64_t *price);
 
 /* 0/1 knapsack: choose bids maximising sum(price * gpus) subject to sum(gpus) <= capacity. Exact
  * dynamic programming when n * capacity <= 4e6, else greedy by price (documented fallback).
@@ -165,14 +164,13 @@ int64_t mkt_cost(int64_t price_musd_h, int64_t dur_ms);
  * clamped to [rate_min, rate_max]. A proportional controller on the reserve ratio, spotlab's
  * reading of GPGPU's "reserve buffer and a rule for adjusting the rate" (no formula published). */
 typedef struct mkt_treasury_rule {
-  double reserve_h;     /* hours of payouts to keep as reserve */
-  double adjust;        /* relative change per interval, 0..1 */
-  int64_t rate_min;     /* musd per GPU-hour */
+  double reserve_h; /* hours of payouts to keep as reserve */
+  double adjust;    /* relative change per interval, 0..1 */
+  int64_t rate_min; /* musd per GPU-hour */
   int64_t rate_max;
 } mkt_treasury_rule;
 /* Returns the next rate. */
-int64_t mkt_treasury_next_rate(const mkt_treasury_rule *r, int64_t rate, int64_t balance,
-                               uint64_t staked_gpus);
+int64_t mkt_treasury_next_rate(const mkt_treasury_rule *r, int64_t rate, int64_t balance, uint64_t staked_gpus);
 /* Pays `owed` from `*balance` as far as it goes: returns the amount paid (<= owed, >= 0) and adds
  * the unpaid rest to *shortfall. */
 int64_t mkt_treasury_pay(int64_t *balance, int64_t owed, int64_t *shortfall);
@@ -186,10 +184,10 @@ double mkt_erlang_c_wait(double lambda, double mu, unsigned c);
 
 /* ---- Traces --------------------------------------------------------------------------------- */
 typedef struct mkt_trace_job {
-  double submit_s;      /* from the trace start */
-  double dur_s;         /* run time */
-  uint32_t gpus;        /* whole GPUs (a share of one GPU, gpu_milli < 1000, takes one) */
-  uint8_t cls;          /* 0 training, 1 inference, 2 batch */
+  double submit_s; /* from the trace start */
+  double dur_s;    /* run time */
+  uint32_t gpus;   /* whole GPUs (a share of one GPU, gpu_milli < 1000, takes one) */
+  uint8_t cls;     /* 0 training, 1 inference, 2 batch */
 } mkt_trace_job;
 /* Why a trace row is not replayed: every row is used or counted under one reason. */
 typedef enum mkt_trace_reason {
@@ -205,7 +203,7 @@ typedef enum mkt_trace_reason {
 #define MKT_TRACE_MAX_GPUS 8
 extern const char *const mkt_trace_reason_names[MKT_TR_NREASONS]; /* "cpu_only", ... */
 typedef struct mkt_trace_stats {
-  size_t rows, used;                  /* data rows read, rows replayed */
+  size_t rows, used; /* data rows read, rows replayed */
   size_t dropped[MKT_TR_NREASONS];
 } mkt_trace_stats;
 /* Alibaba cluster-trace-gpu-v2023 pods (name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,

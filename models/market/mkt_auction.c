@@ -8,8 +8,8 @@
 const char *const mkt_rule_names[] = {"gigaspot", "pay_as_bid", "vickrey", "double", "knapsack", NULL};
 
 typedef struct mkt__rank {
-  double key;   /* ranking key, higher first */
-  size_t idx;   /* tie-break: lower index first */
+  double key; /* ranking key, higher first */
+  size_t idx; /* tie-break: lower index first */
 } mkt__rank;
 
 static int mkt__rank_cmp(const void *a, const void *b) {
@@ -24,10 +24,13 @@ static int mkt__i64_desc(const void *a, const void *b) {
 }
 static int mkt__i64_asc(const void *a, const void *b) { return -mkt__i64_desc(a, b); }
 
-long mkt_clear(mkt_rule rule, const mkt_bid *bids, size_t n, uint64_t units, int64_t reserve,
-               double energy_musd_per_wh, int *win, int64_t *pay) {
+long mkt_clear(mkt_rule rule, const mkt_bid *bids, size_t n, uint64_t units, int64_t reserve, double energy_musd_per_wh,
+               int *win, int64_t *pay) {
   if ((n && (!bids || !win || !pay)) || rule == MKT_RULE_DOUBLE) return MKT_EINVAL;
-  for (size_t i = 0; i < n; i++) { win[i] = 0; pay[i] = 0; }
+  for (size_t i = 0; i < n; i++) {
+    win[i] = 0;
+    pay[i] = 0;
+  }
   if (!n) return 0;
   if (rule == MKT_RULE_KNAPSACK) {
     /* Only bids at or above the reserve may enter; winners pay their bid. */
@@ -41,7 +44,10 @@ long mkt_clear(mkt_rule rule, const mkt_bid *bids, size_t n, uint64_t units, int
     free(ok);
     long sold = 0;
     for (size_t i = 0; i < n; i++)
-      if (win[i]) { pay[i] = bids[i].price; sold += bids[i].gpus; }
+      if (win[i]) {
+        pay[i] = bids[i].price;
+        sold += bids[i].gpus;
+      }
     return sold;
   }
   mkt__rank *r = malloc(n * sizeof *r);
@@ -74,33 +80,40 @@ long mkt_clear(mkt_rule rule, const mkt_bid *bids, size_t n, uint64_t units, int
     /* Vickrey (1961): with unit demands and identical units, charging every winner the highest
      * losing bid makes truthful bidding dominant. With multi-GPU bids this per-GPU uniform price
      * is not the full VCG payment (documented in docs/market.md). */
-    if (rule == MKT_RULE_VICKREY) pay[i] = highest_loser;
-    else pay[i] = bids[i].price;
+    if (rule == MKT_RULE_VICKREY)
+      pay[i] = highest_loser;
+    else
+      pay[i] = bids[i].price;
   }
   free(r);
   return sold;
 }
 
-long mkt_gigaspot_pick(const mkt_bid *bids, size_t n, unsigned host_gpus, int64_t min_bid,
-                       double pl_min_w, double pl_max_w, double energy_musd_per_wh) {
+long mkt_gigaspot_pick(const mkt_bid *bids, size_t n, unsigned host_gpus, int64_t min_bid, double pl_min_w,
+                       double pl_max_w, double energy_musd_per_wh) {
   long best = -1;
   double best_profit = 0;
   for (size_t i = 0; i < n; i++) {
     const mkt_bid *b = &bids[i];
-    if (b->gpus > host_gpus || b->price < min_bid || b->power_w < pl_min_w || b->power_w > pl_max_w)
-      continue;
+    if (b->gpus > host_gpus || b->price < min_bid || b->power_w < pl_min_w || b->power_w > pl_max_w) continue;
     /* profit per GPU-hour = bid - energy price * power limit (Clore.ai GigaSPOT) */
     double profit = (double)b->price - energy_musd_per_wh * b->power_w;
-    if (profit > best_profit) { best_profit = profit; best = (long)i; }
+    if (profit > best_profit) {
+      best_profit = profit;
+      best = (long)i;
+    }
   }
   return best;
 }
 
-size_t mkt_double_auction(const int64_t *bids, size_t nb, const int64_t *asks, size_t na,
-                          int64_t *price) {
+size_t mkt_double_auction(const int64_t *bids, size_t nb, const int64_t *asks, size_t na, int64_t *price) {
   if (!nb || !na) return 0;
   int64_t *b = malloc(nb * sizeof *b), *a = malloc(na * sizeof *a);
-  if (!b || !a) { free(b); free(a); return 0; }
+  if (!b || !a) {
+    free(b);
+    free(a);
+    return 0;
+  }
   memcpy(b, bids, nb * sizeof *b);
   memcpy(a, asks, na * sizeof *a);
   qsort(b, nb, sizeof *b, mkt__i64_desc);
@@ -129,21 +142,31 @@ int64_t mkt_knapsack(const mkt_bid *bids, size_t n, uint64_t capacity, int *win)
     size_t C = (size_t)capacity;
     int64_t *best = calloc(C + 1, sizeof *best);
     unsigned char *take = calloc(n * (C + 1), 1);
-    if (!best || !take) { free(best); free(take); return -1; }
+    if (!best || !take) {
+      free(best);
+      free(take);
+      return -1;
+    }
     for (size_t i = 0; i < n; i++) {
       size_t w = bids[i].gpus;
       if (w == 0 || w > C) continue;
       int64_t v = bids[i].price * (int64_t)w;
       if (v <= 0) continue;
       for (size_t c = C; c >= w; c--) {
-        if (best[c - w] + v > best[c]) { best[c] = best[c - w] + v; take[i * (C + 1) + c] = 1; }
+        if (best[c - w] + v > best[c]) {
+          best[c] = best[c - w] + v;
+          take[i * (C + 1) + c] = 1;
+        }
         if (c == w) break;
       }
     }
     int64_t total = best[C];
     size_t c = C;
     for (size_t i = n; i-- > 0;)
-      if (take[i * (C + 1) + c]) { win[i] = 1; c -= bids[i].gpus; }
+      if (take[i * (C + 1) + c]) {
+        win[i] = 1;
+        c -= bids[i].gpus;
+      }
     free(best);
     free(take);
     return total;
@@ -152,7 +175,10 @@ int64_t mkt_knapsack(const mkt_bid *bids, size_t n, uint64_t capacity, int *win)
    * single-best-item fix is not applied; documented as a fallback). */
   mkt__rank *r = malloc(n * sizeof *r);
   if (!r) return -1;
-  for (size_t i = 0; i < n; i++) { r[i].key = (double)bids[i].price; r[i].idx = i; }
+  for (size_t i = 0; i < n; i++) {
+    r[i].key = (double)bids[i].price;
+    r[i].idx = i;
+  }
   qsort(r, n, sizeof *r, mkt__rank_cmp);
   int64_t total = 0;
   uint64_t left = capacity;

@@ -39,9 +39,9 @@ int mkt_gpu_find(const mkt_gpu *g, size_t n, const char *name) {
 }
 
 /* The columns of gpus.csv the market reads (price_source and source are for people). */
-static const sim_csv_col mkt__gpu_cols[] = {{"name", 0},     {"class", 1},  {"fp16_tflops", 2},
-                                            {"fp32_tflops", 3}, {"mem_gb", 4}, {"bw_gbs", 5},
-                                            {"pl_min_w", 6}, {"pl_max_w", 7}, {"ref_price_usd_h", 8}};
+static const sim_csv_col mkt__gpu_cols[] = {{"name", 0},        {"class", 1},    {"fp16_tflops", 2},
+                                            {"fp32_tflops", 3}, {"mem_gb", 4},   {"bw_gbs", 5},
+                                            {"pl_min_w", 6},    {"pl_max_w", 7}, {"ref_price_usd_h", 8}};
 
 int mkt_gpus_load(const char *path, mkt_gpu **out, size_t *n, char *err, size_t errlen) {
   sim_csv *c;
@@ -63,7 +63,10 @@ int mkt_gpus_load(const char *path, mkt_gpu **out, size_t *n, char *err, size_t 
     if (cnt == cap) {
       cap = cap ? 2 * cap : 32;
       mkt_gpu *ng = realloc(g, cap * sizeof *ng);
-      if (!ng) { rc = MKT_ENOMEM; break; }
+      if (!ng) {
+        rc = MKT_ENOMEM;
+        break;
+      }
       g = ng;
     }
     mkt_gpu *r = &g[cnt];
@@ -75,8 +78,8 @@ int mkt_gpus_load(const char *path, mkt_gpu **out, size_t *n, char *err, size_t 
     }
     strcpy(r->name, name);
     r->datacenter = !strcmp(fl[col[1]], "datacenter");
-    double *dst[] = {&r->fp16_tflops, &r->fp32_tflops, &r->mem_gb, &r->bw_gbs, &r->pl_min_w, &r->pl_max_w,
-                     &r->ref_price_usd_h};
+    double *dst[] = {&r->fp16_tflops, &r->fp32_tflops, &r->mem_gb,         &r->bw_gbs,
+                     &r->pl_min_w,    &r->pl_max_w,    &r->ref_price_usd_h};
     for (int k = 0; k < 7 && rc == MKT_OK; k++)
       if (mkt__num(fl[col[2 + k]], dst[k]) || *dst[k] <= 0)
         rc = mkt__err(err, errlen, MKT_EFORMAT, "%s:%ld: %s '%s' is not a positive number", path, lineno,
@@ -91,7 +94,10 @@ int mkt_gpus_load(const char *path, mkt_gpu **out, size_t *n, char *err, size_t 
   if (more < 0) rc = more;
   sim_csv_close(c);
   if (rc == MKT_OK && cnt == 0) rc = mkt__err(err, errlen, MKT_EFORMAT, "%s: no GPU rows", path);
-  if (rc) { free(g); return rc; }
+  if (rc) {
+    free(g);
+    return rc;
+  }
   *out = g;
   *n = cnt;
   return MKT_OK;
@@ -114,8 +120,8 @@ static int mkt__job_cmp(const void *a, const void *b) {
   return x->submit_s < y->submit_s ? -1 : (x->submit_s > y->submit_s);
 }
 
-const char *const mkt_trace_reason_names[MKT_TR_NREASONS] = {"cpu_only", "pending", "no_run_time", "bad_times",
-                                                              "fractional_gpus", "too_wide", "not_succeeded"};
+const char *const mkt_trace_reason_names[MKT_TR_NREASONS] = {"cpu_only",        "pending",  "no_run_time",  "bad_times",
+                                                             "fractional_gpus", "too_wide", "not_succeeded"};
 
 /* The end of a load: no usable row is an error that says why each row went; else sorted. */
 static int mkt__trace_done(const char *path, mkt_trace_job *v, size_t cnt, const mkt_trace_stats *st,
@@ -128,8 +134,8 @@ static int mkt__trace_done(const char *path, mkt_trace_job *v, size_t cnt, const
         o += (size_t)snprintf(why + o, sizeof why - o, "%s%zu %s", o ? ", " : "", st->dropped[r],
                               mkt_trace_reason_names[r]);
     free(v);
-    return mkt__err(err, errlen, MKT_EFORMAT, "%s: no usable row (%zu data rows%s%s)", path, st->rows,
-                    o ? ": " : "", why);
+    return mkt__err(err, errlen, MKT_EFORMAT, "%s: no usable row (%zu data rows%s%s)", path, st->rows, o ? ": " : "",
+                    why);
   }
   if (cnt > 1) qsort(v, cnt, sizeof *v, mkt__job_cmp);
   *out = v;
@@ -140,12 +146,12 @@ static int mkt__trace_done(const char *path, mkt_trace_job *v, size_t cnt, const
 /* The pod trace's columns (cluster-trace-gpu-v2023: name,cpu_milli,memory_mib,num_gpu,gpu_milli,
  * gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time). */
 enum { POD_NUM_GPU, POD_GPU_MILLI, POD_QOS, POD_PHASE, POD_CREATE, POD_DELETE, POD_SCHED, POD_NCOLS };
-static const sim_csv_col mkt__pod_cols[POD_NCOLS] = {{"num_gpu", 3}, {"gpu_milli", 4},     {"qos", 6},
-                                                     {"pod_phase", 7}, {"creation_time", 8}, {"deletion_time", 9},
+static const sim_csv_col mkt__pod_cols[POD_NCOLS] = {{"num_gpu", 3},        {"gpu_milli", 4},     {"qos", 6},
+                                                     {"pod_phase", 7},      {"creation_time", 8}, {"deletion_time", 9},
                                                      {"scheduled_time", 10}};
 
-int mkt_trace_load_alibaba_pods(const char *path, mkt_trace_job **out, size_t *n, mkt_trace_stats *stp,
-                                char *err, size_t errlen) {
+int mkt_trace_load_alibaba_pods(const char *path, mkt_trace_job **out, size_t *n, mkt_trace_stats *stp, char *err,
+                                size_t errlen) {
   mkt_trace_stats st0, *st = stp ? stp : &st0;
   memset(st, 0, sizeof *st);
   sim_csv *c;
@@ -160,8 +166,8 @@ int mkt_trace_load_alibaba_pods(const char *path, mkt_trace_job **out, size_t *n
     st->rows++;
     const char *const *fl = row.f;
     if (row.n < need) {
-      rc = mkt__err(err, errlen, MKT_EFORMAT, "%s:%ld: expected at least %zu fields, found %zu", path, row.line,
-                    need, row.n);
+      rc = mkt__err(err, errlen, MKT_EFORMAT, "%s:%ld: expected at least %zu fields, found %zu", path, row.line, need,
+                    row.n);
       break;
     }
     double ngpu, milli, create, del, sched;
@@ -173,13 +179,22 @@ int mkt_trace_load_alibaba_pods(const char *path, mkt_trace_job **out, size_t *n
     }
     mkt_trace_reason why = MKT_TR_NREASONS;
     int timed = !mkt__num(fl[col[POD_DELETE]], &del) & !mkt__num(fl[col[POD_SCHED]], &sched);
-    if (ngpu == 0) why = MKT_TR_CPU_ONLY;
-    else if (ngpu < 0 || create < 0 || (timed && (del < 0 || sched < 0 || sched < create))) why = MKT_TR_BAD_TIMES;
-    else if (ngpu != floor(ngpu)) why = MKT_TR_FRACTIONAL;
-    else if (ngpu > MKT_TRACE_MAX_GPUS) why = MKT_TR_TOO_WIDE;
-    else if (!strcmp(fl[col[POD_PHASE]], "Pending") || !timed) why = MKT_TR_PENDING;
-    else if (del - sched <= 0) why = MKT_TR_NO_RUN_TIME;
-    if (why != MKT_TR_NREASONS) { st->dropped[why]++; continue; }
+    if (ngpu == 0)
+      why = MKT_TR_CPU_ONLY;
+    else if (ngpu < 0 || create < 0 || (timed && (del < 0 || sched < 0 || sched < create)))
+      why = MKT_TR_BAD_TIMES;
+    else if (ngpu != floor(ngpu))
+      why = MKT_TR_FRACTIONAL;
+    else if (ngpu > MKT_TRACE_MAX_GPUS)
+      why = MKT_TR_TOO_WIDE;
+    else if (!strcmp(fl[col[POD_PHASE]], "Pending") || !timed)
+      why = MKT_TR_PENDING;
+    else if (del - sched <= 0)
+      why = MKT_TR_NO_RUN_TIME;
+    if (why != MKT_TR_NREASONS) {
+      st->dropped[why]++;
+      continue;
+    }
     mkt_trace_job j;
     j.submit_s = create;
     j.dur_s = del - sched;
@@ -193,15 +208,18 @@ int mkt_trace_load_alibaba_pods(const char *path, mkt_trace_job **out, size_t *n
   }
   if (more < 0) rc = more;
   sim_csv_close(c);
-  if (rc) { free(v); return rc; }
+  if (rc) {
+    free(v);
+    return rc;
+  }
   return mkt__trace_done(path, v, cnt, st, out, n, err, errlen);
 }
 
 /* The GenAI trace's columns (cluster-trace-v2026: gmt_create,predict_type,predict_status,
  * exec_time_seconds,...). */
 enum { GEN_CREATE, GEN_STATUS, GEN_EXEC, GEN_NCOLS };
-static const sim_csv_col mkt__genai_cols[GEN_NCOLS] = {{"gmt_create", 0}, {"predict_status", 2},
-                                                       {"exec_time_seconds", 3}};
+static const sim_csv_col mkt__genai_cols[GEN_NCOLS] = {
+    {"gmt_create", 0}, {"predict_status", 2}, {"exec_time_seconds", 3}};
 
 int mkt_trace_load_genai(const char *path, mkt_trace_job **out, size_t *n, mkt_trace_stats *stp, char *err,
                          size_t errlen) {
@@ -220,16 +238,20 @@ int mkt_trace_load_genai(const char *path, mkt_trace_job **out, size_t *n, mkt_t
     st->rows++;
     const char *const *fl = row.f;
     if (row.n < need) {
-      rc = mkt__err(err, errlen, MKT_EFORMAT, "%s:%ld: expected at least %zu fields, found %zu", path, row.line,
-                    need, row.n);
+      rc = mkt__err(err, errlen, MKT_EFORMAT, "%s:%ld: expected at least %zu fields, found %zu", path, row.line, need,
+                    row.n);
       break;
     }
-    if (strcmp(fl[col[GEN_STATUS]], "SUCCEED")) { st->dropped[MKT_TR_NOT_SUCCEEDED]++; continue; }
+    if (strcmp(fl[col[GEN_STATUS]], "SUCCEED")) {
+      st->dropped[MKT_TR_NOT_SUCCEEDED]++;
+      continue;
+    }
     struct tm tm;
     memset(&tm, 0, sizeof tm);
     double ex;
-    if (sscanf(fl[col[GEN_CREATE]], "%d-%d-%d %d:%d:%d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
-               &tm.tm_min, &tm.tm_sec) != 6 || mkt__num(fl[col[GEN_EXEC]], &ex)) {
+    if (sscanf(fl[col[GEN_CREATE]], "%d-%d-%d %d:%d:%d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
+               &tm.tm_sec) != 6 ||
+        mkt__num(fl[col[GEN_EXEC]], &ex)) {
       rc = mkt__err(err, errlen, MKT_EFORMAT, "%s:%ld: bad gmt_create or exec_time_seconds", path, row.line);
       break;
     }
@@ -249,7 +271,10 @@ int mkt_trace_load_genai(const char *path, mkt_trace_job **out, size_t *n, mkt_t
   }
   if (more < 0) rc = more;
   sim_csv_close(c);
-  if (rc) { free(v); return rc; }
+  if (rc) {
+    free(v);
+    return rc;
+  }
   rc = mkt__trace_done(path, v, cnt, st, out, n, err, errlen);
   if (rc) return rc;
   double first = (*out)[0].submit_s; /* the file is not strictly sorted */
@@ -262,7 +287,10 @@ int mkt_gpu_match(const mkt_gpu *g, size_t n, const char *device) {
   char w[32][32];
   unsigned nw = 0;
   for (const char *p = device ? device : ""; *p && nw < 32;) {
-    if (!isalnum((unsigned char)*p)) { p++; continue; }
+    if (!isalnum((unsigned char)*p)) {
+      p++;
+      continue;
+    }
     unsigned k = 0;
     while (isalnum((unsigned char)*p)) {
       if (k + 1 < sizeof w[0]) w[nw][k++] = (char)tolower((unsigned char)*p);
@@ -282,7 +310,11 @@ int mkt_gpu_match(const mkt_gpu *g, size_t n, const char *device) {
         if (off + wl > len || strncasecmp(g[m].name + off, w[b], wl)) break;
         off += wl;
       }
-      if (off == len) { best = (int)m; bestlen = len; break; }
+      if (off == len) {
+        best = (int)m;
+        bestlen = len;
+        break;
+      }
     }
   }
   return best;
@@ -308,12 +340,22 @@ int mkt_calibration_load(const char *path, sched_cluster_params *cp, mkt_calib_i
     const char *val = row.f[1];
     if (info && row.n >= 4 && !info->device[0]) snprintf(info->device, sizeof info->device, "%s", row.f[3]);
     double *dst = NULL, lo = 0, hi = 1, v;
-    if (!strcmp(key, "gemm_gflops")) { dst = &gemm; hi = 1e9; }
-    else if (!strcmp(key, "gemm_cublas_gflops")) { dst = &cublas; hi = 1e9; }
-    else if (!strcmp(key, "even_split_efficiency")) dst = &nc.even_eff;
-    else if (!strcmp(key, "weighted_split_efficiency")) dst = &nc.weighted_eff;
-    else if (!strcmp(key, "dynamic_efficiency")) dst = &nc.dynamic_eff;
-    else if (!strcmp(key, "chunk_overhead_s")) { dst = &nc.chunk_overhead_s; hi = 3600; }
+    if (!strcmp(key, "gemm_gflops")) {
+      dst = &gemm;
+      hi = 1e9;
+    } else if (!strcmp(key, "gemm_cublas_gflops")) {
+      dst = &cublas;
+      hi = 1e9;
+    } else if (!strcmp(key, "even_split_efficiency"))
+      dst = &nc.even_eff;
+    else if (!strcmp(key, "weighted_split_efficiency"))
+      dst = &nc.weighted_eff;
+    else if (!strcmp(key, "dynamic_efficiency"))
+      dst = &nc.dynamic_eff;
+    else if (!strcmp(key, "chunk_overhead_s")) {
+      dst = &nc.chunk_overhead_s;
+      hi = 3600;
+    }
     if (!dst) continue; /* keys for other models */
     if (mkt__num(val, &v) || !(v > lo && v <= hi)) {
       rc = mkt__err(err, len, MKT_EFORMAT, "%s:%ld: %s = '%s' is not a number in (%g, %g]", path, row.line, key, val,

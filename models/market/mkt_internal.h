@@ -27,10 +27,28 @@
 
 /* ---- messages -------------------------------------------------------------------------------- */
 enum {
-  M_AVAIL = 1, M_UNAVAIL, M_STAKE, M_UNSTAKE, M_CLAIM, M_DEPART, /* provider -> market */
-  M_RENTED, M_PAY, M_SLASH,                                    /* market -> provider */
-  M_TICK, M_ARRIVE, M_TRACE, M_FINISH, M_CKPT, M_WAKE, M_DETECT, M_MCLOSE, /* market self-events */
-  M_CHURN, M_CAL, M_SELF, M_REVIEW, M_CLOSE,                  /* provider self-events */
+  M_AVAIL = 1,
+  M_UNAVAIL,
+  M_STAKE,
+  M_UNSTAKE,
+  M_CLAIM,
+  M_DEPART, /* provider -> market */
+  M_RENTED,
+  M_PAY,
+  M_SLASH, /* market -> provider */
+  M_TICK,
+  M_ARRIVE,
+  M_TRACE,
+  M_FINISH,
+  M_CKPT,
+  M_WAKE,
+  M_DETECT,
+  M_MCLOSE, /* market self-events */
+  M_CHURN,
+  M_CAL,
+  M_SELF,
+  M_REVIEW,
+  M_CLOSE, /* provider self-events */
   /* reactions (market.responses) */
   M_JOB,      /* front door -> market: a client chose this pool (cls, slot: GPUs, a: value, b: run time) */
   M_BULLETIN, /* market -> front door: what its clients see (cls, flag: pool, a: price, b: wait ms,
@@ -42,22 +60,32 @@ enum { PAY_RENTAL, PAY_STAKING, PAY_REFUND };
 
 typedef struct mkt_msg {
   uint8_t kind;
-  uint8_t reason;     /* PAY: PAY_*; UNAVAIL: 1 announced */
+  uint8_t reason; /* PAY: PAY_*; UNAVAIL: 1 announced */
   uint8_t flag;
   uint8_t cls;
-  uint32_t slot;      /* job slot (market self-events); provider index (DETECT) */
-  uint32_t gen;       /* run id / session / timer generation */
-  uint32_t epoch;     /* FINISH / CKPT: to drop stale timers */
-  int64_t a;          /* amount (musd), GPUs, interval start (ms) */
-  int64_t b;          /* interval end (ms), session; CKPT, WAKE: a double's bits (mkt__d2i) */
+  uint32_t slot;  /* job slot (market self-events); provider index (DETECT) */
+  uint32_t gen;   /* run id / session / timer generation */
+  uint32_t epoch; /* FINISH / CKPT: to drop stale timers */
+  int64_t a;      /* amount (musd), GPUs, interval start (ms) */
+  int64_t b;      /* interval end (ms), session; CKPT, WAKE: a double's bits (mkt__d2i) */
 } mkt_msg;
-static inline int64_t mkt__d2i(double x) { int64_t i; memcpy(&i, &x, sizeof i); return i; }
-static inline double mkt__i2d(int64_t i) { double x; memcpy(&x, &i, sizeof x); return x; }
+static inline int64_t mkt__d2i(double x) {
+  int64_t i;
+  memcpy(&i, &x, sizeof i);
+  return i;
+}
+static inline double mkt__i2d(int64_t i) {
+  double x;
+  memcpy(&x, &i, sizeof x);
+  return x;
+}
 
 /* ---- the context, per world ------------------------------------------------------------------ */
 static inline const mkt_ctx *mkt__ctx(sim_lp *lp) { return sim_lp_ctx(lp); }
 static inline uint64_t mkt__per_world(const mkt_ctx *c) { return c->nmarkets + c->nprov; }
-static inline unsigned mkt__world(const mkt_ctx *c, sim_lp *lp) { return (unsigned)(sim_lp_id(lp) / mkt__per_world(c)); }
+static inline unsigned mkt__world(const mkt_ctx *c, sim_lp *lp) {
+  return (unsigned)(sim_lp_id(lp) / mkt__per_world(c));
+}
 static inline uint64_t mkt__local(const mkt_ctx *c, sim_lp *lp) { return sim_lp_id(lp) % mkt__per_world(c); }
 static inline sim_id mkt__market_id(const mkt_ctx *c, unsigned world, unsigned region, unsigned pool) {
   return (sim_id)world * mkt__per_world(c) + (sim_id)region * MKT_NPOOLS + pool;
@@ -87,32 +115,32 @@ enum { J_FREE, J_QUEUED, J_CORE, J_RUNNING, J_LEAVING };
 typedef struct mkt_run {
   uint32_t id, epoch, ck;
   uint8_t active, doomed, n, nsb; /* doomed: a member left unseen; the run cannot finish */
-  uint32_t gpus[8];            /* core GPU ids of its members */
-  uint32_t sb[8];              /* and of its standbys (the core frees them without a decision when
+  uint32_t gpus[8];               /* core GPU ids of its members */
+  uint32_t sb[8];                 /* and of its standbys (the core frees them without a decision when
                                   it stops the run or ends the job) */
   double work, last_t, pause_until, rate, t_durable, t_start;
-  double fin_t;                /* when its pending finish timer (epoch) fires, INFINITY if none */
+  double fin_t; /* when its pending finish timer (epoch) fires, INFINITY if none */
 } mkt_run;
 
 typedef struct mkt_job {
   uint64_t id;
   double submit, first_start, deadline;
-  double work;            /* work units (reference GPU-seconds) of this submission */
-  double work_total;      /* of the whole job */
-  double done;            /* work units already saved by earlier submissions (bids that came back) */
-  int64_t value;          /* valuation, musd per GPU-hour */
-  int64_t bid;            /* what it bids in the bidding pool (truthful: = value) */
-  int64_t price;          /* bidding pool: price per GPU-hour it pays now */
-  int64_t cost;           /* billed so far (net of penalty refunds), musd */
-  int64_t gpu_ms;         /* GPU time billed (members and standbys), GPU*ms */
+  double work;       /* work units (reference GPU-seconds) of this submission */
+  double work_total; /* of the whole job */
+  double done;       /* work units already saved by earlier submissions (bids that came back) */
+  int64_t value;     /* valuation, musd per GPU-hour */
+  int64_t bid;       /* what it bids in the bidding pool (truthful: = value) */
+  int64_t price;     /* bidding pool: price per GPU-hour it pays now */
+  int64_t cost;      /* billed so far (net of penalty refunds), musd */
+  int64_t gpu_ms;    /* GPU time billed (members and standbys), GPU*ms */
   int64_t standby_ms, lost_ms, ckpt_ms, redundant_ms; /* overheads, GPU*ms */
-  uint16_t hosts;         /* distinct hosts of its first placement */
-  uint16_t node;          /* 1 + the GP Node that took it (nodes.queues), 0 none */
+  uint16_t hosts;                                     /* distinct hosts of its first placement */
+  uint16_t node;                                      /* 1 + the GP Node that took it (nodes.queues), 0 none */
   uint16_t gpus, interruptions, replacements;
   uint8_t cls, state, from_trace, started, nruns;
-  uint8_t strat;          /* bidding pool: mkt_strategy of its client */
-  float margin;           /* adaptive bidder: bid = value x (1 - margin) */
-  mkt_run *runs;          /* nruns: as many as its policy runs at once (mkt__job_runs); &run0 when
+  uint8_t strat; /* bidding pool: mkt_strategy of its client */
+  float margin;  /* adaptive bidder: bid = value x (1 - margin) */
+  mkt_run *runs; /* nruns: as many as its policy runs at once (mkt__job_runs); &run0 when
                              that is one (most policies), so that no other block is read */
   mkt_run run0;
 } mkt_job;
@@ -132,26 +160,26 @@ static inline uint8_t mkt__job_runs(const mkt_ctx *c, unsigned w, unsigned k) {
 
 /* A host of this pool as the market sees it (cid: -1 never joined, -2 departed, ids recycled). */
 typedef struct mkt_host {
-  uint32_t prov;          /* global provider index */
-  uint32_t session;       /* provider's availability session (from AVAIL) */
-  int32_t cid;            /* first core GPU id of its GPUs, -1 before it first joins */
-  uint16_t busy;          /* its GPUs employed (members and standbys) */
-  uint16_t sby;           /* of which standbys */
-  uint8_t in;             /* available in this pool */
-  uint8_t unseen;         /* left unannounced; the core is told at detection */
-  uint16_t failures;      /* departures while employed */
-  int32_t pos;            /* index in the pool's avail list, -1 when not available */
-  int64_t stake;          /* flexible pool: stake held for it, musd */
-  int64_t slashed;        /* slashed from it, musd */
-  double gone_t;          /* when it left (billing stops there) */
+  uint32_t prov;     /* global provider index */
+  uint32_t session;  /* provider's availability session (from AVAIL) */
+  int32_t cid;       /* first core GPU id of its GPUs, -1 before it first joins */
+  uint16_t busy;     /* its GPUs employed (members and standbys) */
+  uint16_t sby;      /* of which standbys */
+  uint8_t in;        /* available in this pool */
+  uint8_t unseen;    /* left unannounced; the core is told at detection */
+  uint16_t failures; /* departures while employed */
+  int32_t pos;       /* index in the pool's avail list, -1 when not available */
+  int64_t stake;     /* flexible pool: stake held for it, musd */
+  int64_t slashed;   /* slashed from it, musd */
+  double gone_t;     /* when it left (billing stops there) */
 } mkt_host;
 
 /* A core GPU, as the market bills it. */
 typedef struct mkt_cgpu {
-  uint32_t prov;          /* global provider index */
-  uint32_t slot;          /* job slot while employed, UINT32_MAX when not */
-  int64_t rate;           /* musd per hour while employed */
-  double since;           /* billed up to */
+  uint32_t prov; /* global provider index */
+  uint32_t slot; /* job slot while employed, UINT32_MAX when not */
+  int64_t rate;  /* musd per hour while employed */
+  double since;  /* billed up to */
   uint8_t standby;
 } mkt_cgpu;
 
@@ -160,34 +188,43 @@ typedef struct mkt_market {
   uint64_t nextid;
   const struct mkt__pool_ops *ops;
   sched *core;
-  sim_lp *lp;                               /* set while handling an event (the core's sink) */
-  mkt_job *jobs; uint32_t njobs, capjobs;   /* slots = the core's job ids */
-  uint32_t *freeslots; uint32_t nfree;
-  uint32_t *q; uint32_t qhead, qlen, qcap;  /* bids waiting (bidding pool), FIFO; UINT32_MAX = removed */
+  sim_lp *lp; /* set while handling an event (the core's sink) */
+  mkt_job *jobs;
+  uint32_t njobs, capjobs; /* slots = the core's job ids */
+  uint32_t *freeslots;
+  uint32_t nfree;
+  uint32_t *q;
+  uint32_t qhead, qlen, qcap; /* bids waiting (bidding pool), FIFO; UINT32_MAX = removed */
   uint32_t nlive;
-  uint32_t *avail; uint32_t navail, capavail; /* hosts available in the pool (global provider ids) */
-  int32_t *hix;                             /* per region provider: index in host, -1 */
-  mkt_host *host; uint32_t nhost, caphost;  /* hosts that ever staked or joined this pool */
-  mkt_cgpu *cg; uint32_t ncg, capcg;        /* core GPUs */
-  uint32_t *spare[MKT__MAX_HOST_GPUS + 1];  /* first ids of recycled ranges, by GPU count */
+  uint32_t *avail;
+  uint32_t navail, capavail; /* hosts available in the pool (global provider ids) */
+  int32_t *hix;              /* per region provider: index in host, -1 */
+  mkt_host *host;
+  uint32_t nhost, caphost; /* hosts that ever staked or joined this pool */
+  mkt_cgpu *cg;
+  uint32_t ncg, capcg;                     /* core GPUs */
+  uint32_t *spare[MKT__MAX_HOST_GPUS + 1]; /* first ids of recycled ranges, by GPU count */
   uint32_t nspare[MKT__MAX_HOST_GPUS + 1], capspare[MKT__MAX_HOST_GPUS + 1];
-  uint32_t *dirty; uint32_t ndirty, capdirty; /* hosts whose rented count changed in this event */
-  uint32_t *dirty_out; uint32_t capdirty_out;  /* the list being sent (swapped with dirty) */
-  uint32_t *forget; uint32_t nforget, capforget; /* jobs the core ended: forget after the event */
+  uint32_t *dirty;
+  uint32_t ndirty, capdirty; /* hosts whose rented count changed in this event */
+  uint32_t *dirty_out;
+  uint32_t capdirty_out; /* the list being sent (swapped with dirty) */
+  uint32_t *forget;
+  uint32_t nforget, capforget; /* jobs the core ended: forget after the event */
   double wake_at;
   size_t trace_next;
   int64_t stakes, staked_score_milli;
   int64_t treasury, shortfall, rate;
   int64_t *rate_hist;
-  int64_t last_clear;                       /* bidding: the rule's reference price, -1 */
+  int64_t last_clear; /* bidding: the rule's reference price, -1 */
   /* reactions (market.responses) */
-  uint32_t arr_gen;                         /* front door: generation of the pending arrival */
-  double demand_f[MKT_NCLASSES];            /* front door: demand multiplier per class */
-  double obs[MKT_NCLASSES][MKT_NOBS];       /* this pool, per class: what its clients experienced */
+  uint32_t arr_gen;                                /* front door: generation of the pending arrival */
+  double demand_f[MKT_NCLASSES];                   /* front door: demand multiplier per class */
+  double obs[MKT_NCLASSES][MKT_NOBS];              /* this pool, per class: what its clients experienced */
   double seen[MKT_NPOOLS][MKT_NCLASSES][MKT_NOBS]; /* front door: the region's pools as reported */
-  double margin[MKT_NCLASSES];              /* bidding: adaptive bidders' learned margin per class */
-  double util;                              /* rented / available GPUs of the pool (moving mean) */
-  double price_h;                           /* musd per GPU-hour of rentals started (moving mean) */
+  double margin[MKT_NCLASSES];                     /* bidding: adaptive bidders' learned margin per class */
+  double util;                                     /* rented / available GPUs of the pool (moving mean) */
+  double price_h;                                  /* musd per GPU-hour of rentals started (moving mean) */
 } mkt_market;
 
 /* ---- pools (one file each) ------------------------------------------------------------------- */
@@ -208,9 +245,9 @@ typedef struct mkt__pool_ops {
   /* What a provider with GPUs like ps's would earn per available GPU-hour here now (musd), for
    * entry and goal-based switching (responses.entry, personas' goal). */
   int64_t (*quote)(const mkt_ctx *c, const mkt_market *m, const mkt_pstat *ps);
-  uint8_t hold;       /* jobs never wait in the core's queue (the pool's rule ranks them) */
-  uint8_t treasury;   /* rental revenue feeds the pool's treasury; providers stake and claim */
-  uint8_t penalty;    /* the host refunds penalty_h hours of an interrupted rental */
+  uint8_t hold;     /* jobs never wait in the core's queue (the pool's rule ranks them) */
+  uint8_t treasury; /* rental revenue feeds the pool's treasury; providers stake and claim */
+  uint8_t penalty;  /* the host refunds penalty_h hours of an interrupted rental */
 } mkt__pool_ops;
 
 extern const mkt__pool_ops mkt__pool_fixed, mkt__pool_bidding, mkt__pool_flexible;
@@ -297,9 +334,7 @@ static inline void mkt__rpool(sim_lp *lp, const mkt_ctx *c, unsigned pool, unsig
   if (v) mkt__series(lp, c, MKT_S_RPOOL, pool * MKT_RP_N + col, 0, v);
 }
 /* A job's value of its completed work: value per GPU-hour x reference GPU-hours, musd. */
-static inline int64_t mkt__job_value(const mkt_job *j) {
-  return mkt_lround((double)j->value * j->work_total / 3600.0);
-}
+static inline int64_t mkt__job_value(const mkt_job *j) { return mkt_lround((double)j->value * j->work_total / 3600.0); }
 
 extern const sim_lptype mkt__lptypes[2];
 extern const size_t mkt__msg_size;

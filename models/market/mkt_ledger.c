@@ -50,13 +50,14 @@ int64_t mkt_cost(int64_t price_musd_h, int64_t dur_ms) {
   return (int64_t)(p / 3600000);
 }
 
-int64_t mkt_treasury_next_rate(const mkt_treasury_rule *r, int64_t rate, int64_t balance,
-                               uint64_t staked_gpus) {
+int64_t mkt_treasury_next_rate(const mkt_treasury_rule *r, int64_t rate, int64_t balance, uint64_t staked_gpus) {
   /* target = reserve_h * rate * staked GPUs; see mkt.h for the rule and its source. */
   double target = r->reserve_h * (double)rate * (double)staked_gpus;
   double next = (double)rate;
-  if ((double)balance < target) next *= 1.0 - r->adjust;
-  else if ((double)balance > 2.0 * target) next *= 1.0 + r->adjust;
+  if ((double)balance < target)
+    next *= 1.0 - r->adjust;
+  else if ((double)balance > 2.0 * target)
+    next *= 1.0 + r->adjust;
   int64_t n = (int64_t)llround(next);
   if (n == rate && next > rate) n = rate + 1; /* integer rates must still be able to climb */
   if (n < r->rate_min) n = r->rate_min;

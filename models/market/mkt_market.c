@@ -76,7 +76,10 @@ void mkt__q_trim(mkt_market *m) {
 
 uint32_t mkt__q_push(mkt_market *m, uint32_t slot, int front) {
   m->nlive++;
-  if (front && m->qhead > 0) { m->q[--m->qhead] = slot; return m->qhead; }
+  if (front && m->qhead > 0) {
+    m->q[--m->qhead] = slot;
+    return m->qhead;
+  }
   if (m->qlen == m->qcap) {
     if (m->qhead > m->qcap / 2) q_compact(m);
     if (m->qlen == m->qcap) {
@@ -141,8 +144,13 @@ mkt_lot mkt__lot_of(const mkt_ctx *c, unsigned region, uint32_t prov, uint32_t f
   const mkt_gpu *g = &c->gpus[ps->gpu];
   /* ASSUMPTION: the host's power ceiling is the card's maximum power limit (data/gpus.csv); no
    * scenario key lowers it yet. */
-  return (mkt_lot){free_gpus, g->mem_gb, g->pl_min_w, g->pl_max_w, c->energy_musd_wh[region] * ps->energy_permille / 1000.0,
-                   c->cfg->personas[ps->persona].min_margin, c->min_bid};
+  return (mkt_lot){free_gpus,
+                   g->mem_gb,
+                   g->pl_min_w,
+                   g->pl_max_w,
+                   c->energy_musd_wh[region] * ps->energy_permille / 1000.0,
+                   c->cfg->personas[ps->persona].min_margin,
+                   c->min_bid};
 }
 
 mkt_order mkt__order_of(const mkt_ctx *c, const mkt_job *j, int32_t home) {
@@ -289,10 +297,13 @@ static void on_arrive(sim_lp *lp, const mkt_ctx *c, mkt_market *m, const mkt_msg
   double accept = demand_shape(c, m->region, k, t) / ((1 + c->cfg->cls[k].diurnal_amp) * wf);
   if (gsl_rng_uniform(r) < accept) {
     const mkt_class_cfg *cc = &c->cfg->cls[k];
-    unsigned g = (unsigned)(cc->gpus_min + (int64_t)gsl_rng_uniform_int(r, (unsigned long)(cc->gpus_max - cc->gpus_min + 1)));
+    unsigned g =
+        (unsigned)(cc->gpus_min + (int64_t)gsl_rng_uniform_int(r, (unsigned long)(cc->gpus_max - cc->gpus_min + 1)));
     double dur = draw_duration_s(r, cc);
-    if (mkt__front(c)) front_door(lp, c, m, k, g, dur);
-    else new_job(lp, c, m, k, dur, g, 0, -1);
+    if (mkt__front(c))
+      front_door(lp, c, m, k, g, dur);
+    else
+      new_job(lp, c, m, k, dur, g, 0, -1);
   }
   schedule_arrival(lp, c, m);
 }
@@ -303,9 +314,10 @@ static void on_arrive(sim_lp *lp, const mkt_ctx *c, mkt_market *m, const mkt_msg
  * ASSUMPTION), no wait, no interruptions. */
 static double prior_price(const mkt_ctx *c, unsigned pool) {
   int ref = c->ref_gpu;
-  return pool == MKT_POOL_FIXED ? (double)c->posted[ref]
+  return pool == MKT_POOL_FIXED  ? (double)c->posted[ref]
          : pool == MKT_POOL_FLEX ? (double)c->flex_price[ref]
-         : c->min_bid > 0 ? (double)c->min_bid : 0.5 * (double)c->posted[ref];
+         : c->min_bid > 0        ? (double)c->min_bid
+                                 : 0.5 * (double)c->posted[ref];
 }
 static void obs_prior(const mkt_ctx *c, mkt_market *m) {
   double price = prior_price(c, m->pool);
@@ -340,8 +352,11 @@ static void responses_tick(sim_lp *lp, const mkt_ctx *c, mkt_market *m, int64_t 
   if (!mkt__front(c)) return;
   if (m->pool != MKT_POOL_FIXED) {
     for (unsigned k = 0; k < MKT_NCLASSES; k++) {
-      mkt_msg b = {.kind = M_BULLETIN, .cls = (uint8_t)k, .flag = (uint8_t)m->pool,
-                   .a = mkt_lround(m->obs[k][MKT_OBS_PRICE]), .b = mkt_lround(m->obs[k][MKT_OBS_WAIT] * 1000.0),
+      mkt_msg b = {.kind = M_BULLETIN,
+                   .cls = (uint8_t)k,
+                   .flag = (uint8_t)m->pool,
+                   .a = mkt_lround(m->obs[k][MKT_OBS_PRICE]),
+                   .b = mkt_lround(m->obs[k][MKT_OBS_WAIT] * 1000.0),
                    .gen = (uint32_t)mkt_lround(m->obs[k][MKT_OBS_INTR] * 1000.0)};
       mkt__send(lp, mkt__market_id(c, m->world, m->region, MKT_POOL_FIXED), c->cfg->latency_s, &b);
     }
@@ -378,7 +393,10 @@ static int trace_owner(const mkt_ctx *c, size_t i, unsigned *region, unsigned *p
   if (ps <= 0) return 0;
   for (unsigned p = 0; p < MKT_NPOOLS; p++) {
     acc += cc->pool_share[p] / ps;
-    if (u < acc) { *pool = p; return 1; }
+    if (u < acc) {
+      *pool = p;
+      return 1;
+    }
   }
   *pool = MKT_NPOOLS - 1;
   return 1;
@@ -389,7 +407,10 @@ static void trace_schedule(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
     unsigned r, p;
     if (!trace_owner(c, m->trace_next, &r, &p) || r != m->region || p != m->pool) continue;
     double t = c->trace[m->trace_next].submit_s / c->cfg->trace_speedup;
-    if (t >= c->end) { m->trace_next = c->ntrace; return; }
+    if (t >= c->end) {
+      m->trace_next = c->ntrace;
+      return;
+    }
     mkt_msg msg = {.kind = M_TRACE};
     double d = t - sim_now(lp);
     mkt__send(lp, sim_lp_id(lp), d > 0 ? d : 0, &msg);
@@ -454,8 +475,8 @@ static void on_tick(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
       if (m->jobs[s].state == J_LEAVING) mkt__job_free(m, s);
   }
   mkt__q_trim(m);
-  mkt__add_span(lp, c, MKT_S_DEMAND, m->region, now, now + c->cfg->billing_s < c->end ? now + c->cfg->billing_s : c->end,
-                want);
+  mkt__add_span(lp, c, MKT_S_DEMAND, m->region, now,
+                now + c->cfg->billing_s < c->end ? now + c->cfg->billing_s : c->end, want);
   /* progress reports: the core judges slow runs (speculation) from them */
   for (uint32_t s = 0; s < m->njobs; s++) {
     mkt_job *j = &m->jobs[s];
@@ -551,68 +572,71 @@ void mkt__market_event(sim_lp *lp, void *st, const void *vmsg, sim_id src) {
    * done here, where no handler holds a queue position */
   if (m->qlen - m->qhead > 2 * m->nlive + 64) q_compact(m);
   switch (msg->kind) {
-    case M_TICK: on_tick(lp, c, m); break;
-    case M_ARRIVE: on_arrive(lp, c, m, msg); break;
-    case M_JOB: new_job(lp, c, m, msg->cls, mkt__i2d(msg->b), msg->slot, 0, msg->a); break;
-    case M_BULLETIN:
-      if (msg->flag < MKT_NPOOLS && msg->cls < MKT_NCLASSES) {
-        double *x = m->seen[msg->flag][msg->cls];
-        x[MKT_OBS_PRICE] = (double)msg->a;
-        x[MKT_OBS_WAIT] = (double)msg->b / 1000.0;
-        x[MKT_OBS_INTR] = msg->gen / 1000.0;
-      }
-      break;
-    case M_QUOTE: {
-      mkt_msg q = {.kind = M_QUOTED, .flag = (uint8_t)m->pool, .gen = msg->gen, .a = m->ops->quote(c, m, &c->prov[prov]),
-                   .b = mkt_lround(m->util * 1e6)};
-      mkt__send(lp, src, c->cfg->latency_s, &q);
-      break;
+  case M_TICK: on_tick(lp, c, m); break;
+  case M_ARRIVE: on_arrive(lp, c, m, msg); break;
+  case M_JOB: new_job(lp, c, m, msg->cls, mkt__i2d(msg->b), msg->slot, 0, msg->a); break;
+  case M_BULLETIN:
+    if (msg->flag < MKT_NPOOLS && msg->cls < MKT_NCLASSES) {
+      double *x = m->seen[msg->flag][msg->cls];
+      x[MKT_OBS_PRICE] = (double)msg->a;
+      x[MKT_OBS_WAIT] = (double)msg->b / 1000.0;
+      x[MKT_OBS_INTR] = msg->gen / 1000.0;
     }
-    case M_TRACE: on_trace(lp, c, m); break;
-    case M_FINISH: mkt__on_finish(lp, c, m, msg); break;
-    case M_CKPT: mkt__on_ckpt(lp, c, m, msg); break;
-    case M_WAKE: mkt__on_wake(lp, c, m, msg); break;
-    case M_DETECT: mkt__host_detect(lp, c, m, msg->slot, msg->gen); break;
-    case M_MCLOSE: mkt__bill_all(lp, c, m); break; /* close the books before the end */
-    case M_AVAIL: mkt__host_join(lp, c, m, prov, (uint32_t)msg->b); break;
-    case M_UNAVAIL: mkt__host_leave(lp, c, m, prov, msg->reason, (double)msg->a / 1000.0); break;
-    case M_DEPART: mkt__host_depart(lp, c, m, prov); break;
-    case M_STAKE:
-      mkt__book(lp, c, MKT_A_TRANSIT, -msg->a);
-      mkt__book(lp, c, MKT_A_STAKES, msg->a);
-      m->stakes += msg->a;
-      m->staked_score_milli += c->prov[prov].score_milli;
-      mkt__host(c, m, prov)->stake += msg->a;
-      break;
-    case M_UNSTAKE: {
-      /* the provider asks for what it staked; it gets what is left after slashing */
-      mkt_host *h = mkt__host(c, m, prov);
-      int64_t back = msg->a < h->stake ? msg->a : h->stake;
-      if (back < 0) back = 0;
-      h->stake -= back;
-      mkt__book(lp, c, MKT_A_STAKES, -back);
-      mkt__book(lp, c, MKT_A_TRANSIT, back);
-      m->stakes -= back;
-      m->staked_score_milli -= c->prov[prov].score_milli;
-      mkt_msg pay = {.kind = M_PAY, .reason = PAY_REFUND, .a = back};
+    break;
+  case M_QUOTE: {
+    mkt_msg q = {.kind = M_QUOTED,
+                 .flag = (uint8_t)m->pool,
+                 .gen = msg->gen,
+                 .a = m->ops->quote(c, m, &c->prov[prov]),
+                 .b = mkt_lround(m->util * 1e6)};
+    mkt__send(lp, src, c->cfg->latency_s, &q);
+    break;
+  }
+  case M_TRACE: on_trace(lp, c, m); break;
+  case M_FINISH: mkt__on_finish(lp, c, m, msg); break;
+  case M_CKPT: mkt__on_ckpt(lp, c, m, msg); break;
+  case M_WAKE: mkt__on_wake(lp, c, m, msg); break;
+  case M_DETECT: mkt__host_detect(lp, c, m, msg->slot, msg->gen); break;
+  case M_MCLOSE: mkt__bill_all(lp, c, m); break; /* close the books before the end */
+  case M_AVAIL: mkt__host_join(lp, c, m, prov, (uint32_t)msg->b); break;
+  case M_UNAVAIL: mkt__host_leave(lp, c, m, prov, msg->reason, (double)msg->a / 1000.0); break;
+  case M_DEPART: mkt__host_depart(lp, c, m, prov); break;
+  case M_STAKE:
+    mkt__book(lp, c, MKT_A_TRANSIT, -msg->a);
+    mkt__book(lp, c, MKT_A_STAKES, msg->a);
+    m->stakes += msg->a;
+    m->staked_score_milli += c->prov[prov].score_milli;
+    mkt__host(c, m, prov)->stake += msg->a;
+    break;
+  case M_UNSTAKE: {
+    /* the provider asks for what it staked; it gets what is left after slashing */
+    mkt_host *h = mkt__host(c, m, prov);
+    int64_t back = msg->a < h->stake ? msg->a : h->stake;
+    if (back < 0) back = 0;
+    h->stake -= back;
+    mkt__book(lp, c, MKT_A_STAKES, -back);
+    mkt__book(lp, c, MKT_A_TRANSIT, back);
+    m->stakes -= back;
+    m->staked_score_milli -= c->prov[prov].score_milli;
+    mkt_msg pay = {.kind = M_PAY, .reason = PAY_REFUND, .a = back};
+    mkt__send(lp, src, c->cfg->latency_s, &pay);
+    break;
+  }
+  case M_CLAIM: {
+    int64_t owed = flex_owed(c, m, msg->a, msg->b, c->prov[prov].score_milli);
+    int64_t sf = 0;
+    int64_t paid = mkt_treasury_pay(&m->treasury, owed, &sf);
+    m->shortfall += sf;
+    if (sf) mkt__series(lp, c, MKT_S_FLEX, MKT_F_SHORTFALL, sim_now(lp), sf);
+    if (paid) {
+      mkt__book(lp, c, MKT_A_TREASURY, -paid);
+      mkt__book(lp, c, MKT_A_TRANSIT, paid);
+      mkt_msg pay = {.kind = M_PAY, .reason = PAY_STAKING, .a = paid};
       mkt__send(lp, src, c->cfg->latency_s, &pay);
-      break;
     }
-    case M_CLAIM: {
-      int64_t owed = flex_owed(c, m, msg->a, msg->b, c->prov[prov].score_milli);
-      int64_t sf = 0;
-      int64_t paid = mkt_treasury_pay(&m->treasury, owed, &sf);
-      m->shortfall += sf;
-      if (sf) mkt__series(lp, c, MKT_S_FLEX, MKT_F_SHORTFALL, sim_now(lp), sf);
-      if (paid) {
-        mkt__book(lp, c, MKT_A_TREASURY, -paid);
-        mkt__book(lp, c, MKT_A_TRANSIT, paid);
-        mkt_msg pay = {.kind = M_PAY, .reason = PAY_STAKING, .a = paid};
-        mkt__send(lp, src, c->cfg->latency_s, &pay);
-      }
-      break;
-    }
-    default: SIM_FATAL("market: unexpected message kind %d", msg->kind);
+    break;
+  }
+  default: SIM_FATAL("market: unexpected message kind %d", msg->kind);
   }
 }
 

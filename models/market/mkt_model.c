@@ -11,19 +11,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 const char *const mkt_pool_names[] = {"fixed", "bidding", "flexible", NULL};
 const char *const mkt_class_names[] = {"training", "inference", "batch", NULL};
 static const char *const mkt__days[] = {"none", "daily", "weekdays", "weekends", NULL};
 const char *const mkt_goal_names[] = {"threshold", "income", "stability", "utilization", NULL};
 
 /* ---- scenario keys ----------------------------------------------------------------------------- */
-#define P(name, type, st, field, def, lo, hi, unit, help) \
-  {name, type, offsetof(st, field), def, lo, hi, unit, help, NULL, NULL, 0, 0}
-#define PE(name, st, field, def, choices, help) \
-  {name, SIM_P_ENUM, offsetof(st, field), def, SIM_UNBOUNDED, NULL, help, choices, NULL, 0, 0}
-#define PA(name, st, field, cnt, def, lo, hi, unit, help) \
-  {name, SIM_P_DARRAY, offsetof(st, field), def, lo, hi, unit, help, NULL, NULL, 0, offsetof(st, cnt)}
+#define P(name, type, st, field, def, lo, hi, unit, help)                                                              \
+  { name, type, offsetof(st, field), def, lo, hi, unit, help, NULL, NULL, 0, 0 }
+#define PE(name, st, field, def, choices, help)                                                                        \
+  { name, SIM_P_ENUM, offsetof(st, field), def, SIM_UNBOUNDED, NULL, help, choices, NULL, 0, 0 }
+#define PA(name, st, field, cnt, def, lo, hi, unit, help)                                                              \
+  { name, SIM_P_DARRAY, offsetof(st, field), def, lo, hi, unit, help, NULL, NULL, 0, offsetof(st, cnt) }
 
 static const sim_param mkt__persona_params[] = {
     P("name", SIM_P_STRING, mkt_persona_cfg, name, NULL, 1.0, 0.0, NULL, "persona name (results group by it)"),
@@ -92,73 +91,74 @@ static const sim_param mkt__region_params[] = {
     P("weekend_factor", SIM_P_DOUBLE, mkt_region_cfg, weekend_factor, "0.7", 0, 10, "1", "weekend demand multiplier"),
     {NULL}};
 
-#define CLASS_PARAMS(tbl, d_share, d_amp, d_dur, d_cv, d_gmin, d_gmax, d_mem, d_val, d_sig, d_ck, d_pools, d_pat, d_pw)                    \
-  static const sim_param tbl[] = {                                                                            \
-      P("share", SIM_P_DOUBLE, mkt_class_cfg, share, d_share, 0, 1e6, "1", "relative share of arrivals"),       \
-      P("diurnal_amp", SIM_P_DOUBLE, mkt_class_cfg, diurnal_amp, d_amp, 0, 1, "1", "daily amplitude of arrivals"), \
-      P("dur_mean_h", SIM_P_DOUBLE, mkt_class_cfg, dur_mean_h, d_dur, 1e-6, 1e5, "h", "mean run time"),         \
-      P("dur_cv", SIM_P_DOUBLE, mkt_class_cfg, dur_cv, d_cv, 0, 100, "1", "run time CV (gamma; 1 = exponential)"), \
-      P("gpus_min", SIM_P_INT, mkt_class_cfg, gpus_min, d_gmin, 1, 8, "GPUs", "fewest GPUs a job asks for"),    \
-      P("gpus_max", SIM_P_INT, mkt_class_cfg, gpus_max, d_gmax, 1, 8, "GPUs", "most GPUs (one host)"),          \
-      P("mem_min_gb", SIM_P_DOUBLE, mkt_class_cfg, mem_min_gb, d_mem, 0, 1e4, "GB", "minimum GPU memory"),      \
-      P("value_usd_h", SIM_P_DOUBLE, mkt_class_cfg, value_usd_h, d_val, 0, 1e4, "USD/GPU/h",                    \
-        "median valuation (budget; the bid in the bidding pool)"),                                            \
-      P("value_sigma", SIM_P_DOUBLE, mkt_class_cfg, value_sigma, d_sig, 0, 5, "1", "log-normal sigma of it"),   \
-      P("checkpoint_h", SIM_P_DOUBLE, mkt_class_cfg, checkpoint_h, d_ck, 0, 1e4, "h",                           \
-        "checkpoint policy, fixed rule: time between checkpoints (0 = no checkpoints)"),                      \
-      PA("pool_share", mkt_class_cfg, pool_share, npool_share, d_pools, 3, 3, "1",                              \
-         "shares of its jobs sent to [fixed, bidding, flexible]"),                                            \
-      P("patience_h", SIM_P_DOUBLE, mkt_class_cfg, patience_h, d_pat, 0, 1e5, "h",                              \
-        "a job not started after this leaves (0 = never)"),                                                   \
-      P("power_w", SIM_P_DOUBLE, mkt_class_cfg, power_w, d_pw, 1, 2000, "W",                                    \
-        "power limit per GPU in its bids (GigaSPOT: mandatory)"),                                             \
-      PE("policy", mkt_class_cfg, policy, SCHED_DEFAULT_POLICY_TEXT, sched_policy_names,                          \
-         "fault tolerance of its jobs in the scheduling core (checkpoint with checkpoint_h = 0 is none)"),  \
-      PE("ckpt_rule", mkt_class_cfg, ckpt_rule, "\"fixed\"", sched_ckpt_rule_names,                            \
-         "checkpoint interval: fixed (checkpoint_h), young or daly (from the checkpoint cost and MTBF)"),   \
-      P("standby_k", SIM_P_INT, mkt_class_cfg, standby_k, SCHED_DEFAULT_STANDBY_K_TEXT, 0, 8, "GPUs",          \
-        "standby policy: standbys per run (billed to the client)"),                                         \
-      P("replicas", SIM_P_INT, mkt_class_cfg, replicas, SCHED_DEFAULT_REPLICAS_TEXT, 1, SCHED_MAX_RUNS, "1",   \
-        "replicate policy: copies per job"),                                                                \
-      P("max_restarts", SIM_P_INT, mkt_class_cfg, max_restarts, SCHED_DEFAULT_MAX_RESTARTS_TEXT, 0, 1e6, "1",  \
-        "a job interrupted more often than this fails"),                                                   \
-      P("deadline_slack", SIM_P_DOUBLE, mkt_class_cfg, deadline_slack, "0", 0, 1e4, "1",                        \
-        "deadline = submit + slack x run time on reference GPUs (0 = none)"),                               \
-      P("step_s", SIM_P_DOUBLE, mkt_class_cfg, step_s, "0", 0, 1e5, "s",                                        \
-        "synchronous step on reference GPUs (multi-GPU jobs all-reduce every step; 0 = none)"),              \
-      P("grad_mb", SIM_P_DOUBLE, mkt_class_cfg, grad_mb, "0", 0, 1e7, "MB", "all-reduced per step"),            \
-      P("input_mb", SIM_P_DOUBLE, mkt_class_cfg, input_mb, "0", 0, 1e7, "MB", "staged to every member"),        \
-      P("ckpt_mb", SIM_P_DOUBLE, mkt_class_cfg, ckpt_mb, "0", 0, 1e7, "MB",                                     \
-        "written by a checkpoint, read back by a replacement"),                                             \
-      /* ASSUMPTION: Jiang, Lee & Zomaya, "Price elasticity of the enterprise computing resource     \
-       * market", find public-cloud demand "modestly elastic" (above 1), with no GPU figure: 1.2 */  \
-      P("elasticity", SIM_P_DOUBLE, mkt_class_cfg, elasticity, "1.2", 0, 20, "1",                               \
-        "responses.demand: arrivals ~ (price seen / price_ref_usd_h)^-elasticity"),                         \
-      /* near the price default.cfg's clients see with every reaction on (price_seen 0.26-0.36 USD/h, \
-       * docs/market.md), so that its arrivals stay near jobs_per_h: spotlab's anchor, not data */  \
-      P("price_ref_usd_h", SIM_P_DOUBLE, mkt_class_cfg, price_ref_usd_h, "0.35", 1e-6, 1e4, "USD/GPU/h",        \
-        "responses.demand: price per reference GPU-hour at which arrivals are jobs_per_h x share"),          \
-      P("choice_cost", SIM_P_DOUBLE, mkt_class_cfg, choice_cost, "3", 0, 1e3, "1",                              \
-        "responses.pool_choice: logit weight of price / value"),                                           \
-      P("choice_wait", SIM_P_DOUBLE, mkt_class_cfg, choice_wait, "1", 0, 1e3, "1",                              \
-        "responses.pool_choice: logit weight of expected wait / run time"),                                \
-      P("choice_risk", SIM_P_DOUBLE, mkt_class_cfg, choice_risk, "0.5", 0, 1e3, "1",                            \
-        "responses.pool_choice: logit weight of expected interruptions per job"),                          \
-      PA("strategies", mkt_class_cfg, strategies, nstrategies, "[1.0, 0.0, 0.0]", 3, 3, "1",                   \
-         "bidding pool: shares of its clients bidding [truthful, shade, adaptive] (docs/auction.md)"),     \
-      P("shade_factor", SIM_P_DOUBLE, mkt_class_cfg, shade_factor, "0.8", 0, 1, "1",                            \
-        "shade under a rule that does not charge the bid: bid = shade_factor x value"),                    \
-      P("adapt_rate", SIM_P_DOUBLE, mkt_class_cfg, adapt_rate, "0.3", 1e-6, 1, "1",                             \
-        "adaptive bidders: Widrow-Hoff learning rate"),                                                   \
-      P("adapt_step", SIM_P_DOUBLE, mkt_class_cfg, adapt_step, "0.05", 0, 1, "1",                               \
-        "adaptive bidders: margin step after a win (twice it back after a loss)"),                        \
-      P("adapt_max", SIM_P_DOUBLE, mkt_class_cfg, adapt_max, "0.6", 0, 0.99, "1",                              \
-        "adaptive bidders: largest margin (bid = value x (1 - margin))"),                                  \
+#define CLASS_PARAMS(tbl, d_share, d_amp, d_dur, d_cv, d_gmin, d_gmax, d_mem, d_val, d_sig, d_ck, d_pools, d_pat,                                                                     \
+                     d_pw)                                                                                                                                                            \
+  static const sim_param tbl[] = {                                                                                                                                                    \
+      P("share", SIM_P_DOUBLE, mkt_class_cfg, share, d_share, 0, 1e6, "1", "relative share of arrivals"),                                                                             \
+      P("diurnal_amp", SIM_P_DOUBLE, mkt_class_cfg, diurnal_amp, d_amp, 0, 1, "1", "daily amplitude of arrivals"),                                                                    \
+      P("dur_mean_h", SIM_P_DOUBLE, mkt_class_cfg, dur_mean_h, d_dur, 1e-6, 1e5, "h", "mean run time"),                                                                               \
+      P("dur_cv", SIM_P_DOUBLE, mkt_class_cfg, dur_cv, d_cv, 0, 100, "1", "run time CV (gamma; 1 = exponential)"),                                                                    \
+      P("gpus_min", SIM_P_INT, mkt_class_cfg, gpus_min, d_gmin, 1, 8, "GPUs", "fewest GPUs a job asks for"),                                                                          \
+      P("gpus_max", SIM_P_INT, mkt_class_cfg, gpus_max, d_gmax, 1, 8, "GPUs", "most GPUs (one host)"),                                                                                \
+      P("mem_min_gb", SIM_P_DOUBLE, mkt_class_cfg, mem_min_gb, d_mem, 0, 1e4, "GB", "minimum GPU memory"),                                                                            \
+      P("value_usd_h", SIM_P_DOUBLE, mkt_class_cfg, value_usd_h, d_val, 0, 1e4, "USD/GPU/h",                                                                                          \
+        "median valuation (budget; the bid in the bidding pool)"),                                                                                                                    \
+      P("value_sigma", SIM_P_DOUBLE, mkt_class_cfg, value_sigma, d_sig, 0, 5, "1", "log-normal sigma of it"),                                                                         \
+      P("checkpoint_h", SIM_P_DOUBLE, mkt_class_cfg, checkpoint_h, d_ck, 0, 1e4, "h",                                                                                                 \
+        "checkpoint policy, fixed rule: time between checkpoints (0 = no checkpoints)"),                                                                                              \
+      PA("pool_share", mkt_class_cfg, pool_share, npool_share, d_pools, 3, 3, "1",                                                                                                    \
+         "shares of its jobs sent to [fixed, bidding, flexible]"),                                                                                                                    \
+      P("patience_h", SIM_P_DOUBLE, mkt_class_cfg, patience_h, d_pat, 0, 1e5, "h",                                                                                                    \
+        "a job not started after this leaves (0 = never)"),                                                                                                                           \
+      P("power_w", SIM_P_DOUBLE, mkt_class_cfg, power_w, d_pw, 1, 2000, "W",                                                                                                          \
+        "power limit per GPU in its bids (GigaSPOT: mandatory)"),                                                                                                                     \
+      PE("policy", mkt_class_cfg, policy, SCHED_DEFAULT_POLICY_TEXT, sched_policy_names,                                                                                              \
+         "fault tolerance of its jobs in the scheduling core (checkpoint with checkpoint_h = 0 is none)"),                                                                            \
+      PE("ckpt_rule", mkt_class_cfg, ckpt_rule, "\"fixed\"", sched_ckpt_rule_names,                                                                                                   \
+         "checkpoint interval: fixed (checkpoint_h), young or daly (from the checkpoint cost and MTBF)"),                                                                             \
+      P("standby_k", SIM_P_INT, mkt_class_cfg, standby_k, SCHED_DEFAULT_STANDBY_K_TEXT, 0, 8, "GPUs",                                                                                 \
+        "standby policy: standbys per run (billed to the client)"),                                                                                                                   \
+      P("replicas", SIM_P_INT, mkt_class_cfg, replicas, SCHED_DEFAULT_REPLICAS_TEXT, 1, SCHED_MAX_RUNS, "1",                                                                          \
+        "replicate policy: copies per job"),                                                                                                                                          \
+      P("max_restarts", SIM_P_INT, mkt_class_cfg, max_restarts, SCHED_DEFAULT_MAX_RESTARTS_TEXT, 0, 1e6, "1",                                                                         \
+        "a job interrupted more often than this fails"),                                                                                                                              \
+      P("deadline_slack", SIM_P_DOUBLE, mkt_class_cfg, deadline_slack, "0", 0, 1e4, "1",                                                                                              \
+        "deadline = submit + slack x run time on reference GPUs (0 = none)"),                                                                                                         \
+      P("step_s", SIM_P_DOUBLE, mkt_class_cfg, step_s, "0", 0, 1e5, "s",                                                                                                              \
+        "synchronous step on reference GPUs (multi-GPU jobs all-reduce every step; 0 = none)"),                                                                                       \
+      P("grad_mb", SIM_P_DOUBLE, mkt_class_cfg, grad_mb, "0", 0, 1e7, "MB", "all-reduced per step"),                                                                                  \
+      P("input_mb", SIM_P_DOUBLE, mkt_class_cfg, input_mb, "0", 0, 1e7, "MB", "staged to every member"),                                                                              \
+      P("ckpt_mb", SIM_P_DOUBLE, mkt_class_cfg, ckpt_mb, "0", 0, 1e7, "MB",                                                                                                           \
+        "written by a checkpoint, read back by a replacement"), /* ASSUMPTION: Jiang, Lee & Zomaya, "Price elasticity of the enterprise computing resource     \
+       * market", find public-cloud demand "modestly elastic" (above 1), with no GPU figure: 1.2 */                      \
+      P("elasticity", SIM_P_DOUBLE, mkt_class_cfg, elasticity, "1.2", 0, 20, "1",                                                                                                     \
+        "responses.demand: arrivals ~ (price seen / price_ref_usd_h)^-elasticity"), /* near the price default.cfg's clients see with every reaction on (price_seen 0.26-0.36 USD/h, \
+       * docs/market.md), so that its arrivals stay near jobs_per_h: spotlab's anchor, not data */ \
+      P("price_ref_usd_h", SIM_P_DOUBLE, mkt_class_cfg, price_ref_usd_h, "0.35", 1e-6, 1e4, "USD/GPU/h",                                                                              \
+        "responses.demand: price per reference GPU-hour at which arrivals are jobs_per_h x share"),                                                                                   \
+      P("choice_cost", SIM_P_DOUBLE, mkt_class_cfg, choice_cost, "3", 0, 1e3, "1",                                                                                                    \
+        "responses.pool_choice: logit weight of price / value"),                                                                                                                      \
+      P("choice_wait", SIM_P_DOUBLE, mkt_class_cfg, choice_wait, "1", 0, 1e3, "1",                                                                                                    \
+        "responses.pool_choice: logit weight of expected wait / run time"),                                                                                                           \
+      P("choice_risk", SIM_P_DOUBLE, mkt_class_cfg, choice_risk, "0.5", 0, 1e3, "1",                                                                                                  \
+        "responses.pool_choice: logit weight of expected interruptions per job"),                                                                                                     \
+      PA("strategies", mkt_class_cfg, strategies, nstrategies, "[1.0, 0.0, 0.0]", 3, 3, "1",                                                                                          \
+         "bidding pool: shares of its clients bidding [truthful, shade, adaptive] (docs/auction.md)"),                                                                                \
+      P("shade_factor", SIM_P_DOUBLE, mkt_class_cfg, shade_factor, "0.8", 0, 1, "1",                                                                                                  \
+        "shade under a rule that does not charge the bid: bid = shade_factor x value"),                                                                                               \
+      P("adapt_rate", SIM_P_DOUBLE, mkt_class_cfg, adapt_rate, "0.3", 1e-6, 1, "1",                                                                                                   \
+        "adaptive bidders: Widrow-Hoff learning rate"),                                                                                                                               \
+      P("adapt_step", SIM_P_DOUBLE, mkt_class_cfg, adapt_step, "0.05", 0, 1, "1",                                                                                                     \
+        "adaptive bidders: margin step after a win (twice it back after a loss)"),                                                                                                    \
+      P("adapt_max", SIM_P_DOUBLE, mkt_class_cfg, adapt_max, "0.6", 0, 0.99, "1",                                                                                                     \
+        "adaptive bidders: largest margin (bid = value x (1 - margin))"),                                                                                                             \
       {NULL}};
 /* Defaults: training long and multi-GPU with hourly checkpoints; inference short replica-hours
  * with a strong daily cycle; batch interruptible without checkpoints. spotlab's choices. */
-CLASS_PARAMS(mkt__train_params, "0.2", "0.1", "12", "1.5", "1", "4", "16", "0.5", "0.5", "1", "[0.6, 0.2, 0.2]", "0", "300")
-CLASS_PARAMS(mkt__infer_params, "0.5", "0.6", "1", "1", "1", "1", "8", "0.4", "0.5", "0.25", "[0.2, 0.2, 0.6]", "2", "250")
+CLASS_PARAMS(mkt__train_params, "0.2", "0.1", "12", "1.5", "1", "4", "16", "0.5", "0.5", "1", "[0.6, 0.2, 0.2]", "0",
+             "300")
+CLASS_PARAMS(mkt__infer_params, "0.5", "0.6", "1", "1", "1", "1", "8", "0.4", "0.5", "0.25", "[0.2, 0.2, 0.6]", "2",
+             "250")
 CLASS_PARAMS(mkt__batch_params, "0.3", "0.2", "3", "1", "1", "2", "8", "0.2", "0.5", "0", "[0.1, 0.8, 0.1]", "0", "200")
 
 static const sim_param mkt__fixed_params[] = {
@@ -184,7 +184,8 @@ static const sim_param mkt__flex_params[] = {
     P("rate_max_usd_h", SIM_P_DOUBLE, mkt_flex_cfg, rate_max_usd_h, "5", 0, 1e3, "USD/h", "rate ceiling"),
     P("reserve_h", SIM_P_DOUBLE, mkt_flex_cfg, reserve_h, "48", 0, 1e5, "h", "reserve target, hours of payouts"),
     P("adjust", SIM_P_DOUBLE, mkt_flex_cfg, adjust, "0.02", 0, 1, "1", "rate change per billing interval"),
-    P("seed_usd", SIM_P_DOUBLE, mkt_flex_cfg, seed_usd, "1000", 0, 1e12, "USD", "platform's initial treasury funding per region"),
+    P("seed_usd", SIM_P_DOUBLE, mkt_flex_cfg, seed_usd, "1000", 0, 1e12, "USD",
+      "platform's initial treasury funding per region"),
     {NULL}};
 
 static const sim_param mkt__resp_params[] = {
@@ -249,13 +250,13 @@ const sim_param mkt_params[] = {
       "hosts below this Beta reputation are not selected"),
     PE("net", mkt_config, net, "\"harq\"", mkt__net_names,
        "transfer model: tcp (PFTK), arq, harq (chase combining, as NGPU does)"),
-    {"nodes", SIM_P_GROUP, offsetof(mkt_config, nodes), NULL, SIM_UNBOUNDED, NULL, "GP Nodes", NULL,
-     mkt__nodes_params, 0, 0},
+    {"nodes", SIM_P_GROUP, offsetof(mkt_config, nodes), NULL, SIM_UNBOUNDED, NULL, "GP Nodes", NULL, mkt__nodes_params,
+     0, 0},
     {"responses", SIM_P_GROUP, offsetof(mkt_config, responses), NULL, SIM_UNBOUNDED, NULL,
-     "reactions of clients and providers to prices, income and rules (all off by default)", NULL,
-     mkt__resp_params, 0, 0},
-    P("churn_fits", SIM_P_STRING, mkt_config, churn_fits, "\"churn_fta_fits.csv\"", 1.0, 0.0,
-      NULL, "Failure Trace Archive fits, used by personas' `fit` (a data file, found as market.gpus is)"),
+     "reactions of clients and providers to prices, income and rules (all off by default)", NULL, mkt__resp_params, 0,
+     0},
+    P("churn_fits", SIM_P_STRING, mkt_config, churn_fits, "\"churn_fta_fits.csv\"", 1.0, 0.0, NULL,
+      "Failure Trace Archive fits, used by personas' `fit` (a data file, found as market.gpus is)"),
     P("score_tflops", SIM_P_STRING, mkt_config, score_tflops, "\"\"", 1.0, 0.0, NULL,
       "measured AI throughput per GPU model for the score, \"rtx4090:150, a100:280\" (TFLOPS); "
       "others use gpus.csv's fp16_tflops"),
@@ -290,8 +291,8 @@ const sim_param mkt_params[] = {
      mkt__bidding_params, 0, 0},
     {"flexible", SIM_P_GROUP, offsetof(mkt_config, flexible), NULL, SIM_UNBOUNDED, NULL, "flexible (staking) pool",
      NULL, mkt__flex_params, 0, 0},
-    {"training", SIM_P_GROUP, offsetof(mkt_config, cls[MKT_CLS_TRAINING]), NULL, SIM_UNBOUNDED, NULL,
-     "training jobs", NULL, mkt__train_params, 0, 0},
+    {"training", SIM_P_GROUP, offsetof(mkt_config, cls[MKT_CLS_TRAINING]), NULL, SIM_UNBOUNDED, NULL, "training jobs",
+     NULL, mkt__train_params, 0, 0},
     {"inference", SIM_P_GROUP, offsetof(mkt_config, cls[MKT_CLS_INFERENCE]), NULL, SIM_UNBOUNDED, NULL,
      "inference jobs (replica-hours following the daily demand)", NULL, mkt__infer_params, 0, 0},
     {"batch", SIM_P_GROUP, offsetof(mkt_config, cls[MKT_CLS_BATCH]), NULL, SIM_UNBOUNDED, NULL,
@@ -366,8 +367,10 @@ static int mkt__validate(const void *vcfg, const sim_scenario *s, sim_diag *d) {
     int pol[MKT_MAX_WORLDS];
     char tok[64];
     if (mkt__parse_policies(c->compare_policies, pol, tok, sizeof tok) < 0) {
-      sim_param_error(s, "market.compare_policies", d, "'%s' is not a policy: write some of none, checkpoint, "
-                      "standby, replicate, speculative, separated by commas", tok);
+      sim_param_error(s, "market.compare_policies", d,
+                      "'%s' is not a policy: write some of none, checkpoint, "
+                      "standby, replicate, speculative, separated by commas",
+                      tok);
       bad = 1;
     }
   }
@@ -385,7 +388,8 @@ static int mkt__validate(const void *vcfg, const sim_scenario *s, sim_diag *d) {
       bad = 1;
     }
     if (!p->fit[0]) {
-      churn_dist up = {(churn_kind)p->up_dist, p->up_p1, p->up_p2}, dn = {(churn_kind)p->down_dist, p->down_p1, p->down_p2};
+      churn_dist up = {(churn_kind)p->up_dist, p->up_p1, p->up_p2},
+                 dn = {(churn_kind)p->down_dist, p->down_p1, p->down_p2};
       if (churn_dist_check(&up)) {
         snprintf(path, sizeof path, "market.personas.[%zu].up_p1", i);
         sim_param_error(s, path, d, "invalid parameters (%g, %g) for a %s distribution", p->up_p1, p->up_p2,
@@ -423,7 +427,10 @@ static int mkt__validate(const void *vcfg, const sim_scenario *s, sim_diag *d) {
     } else {
       double sum = 0;
       int neg = 0;
-      for (size_t k = 0; k < g->npersona_share; k++) { sum += g->persona_share[k]; neg |= g->persona_share[k] < 0; }
+      for (size_t k = 0; k < g->npersona_share; k++) {
+        sum += g->persona_share[k];
+        neg |= g->persona_share[k] < 0;
+      }
       if (neg || (g->providers > 0 && !(sum > 0))) {
         snprintf(path, sizeof path, "market.regions.[%zu].persona_share", r);
         sim_param_error(s, path, d, "shares must be >= 0 with a positive sum");
@@ -432,7 +439,10 @@ static int mkt__validate(const void *vcfg, const sim_scenario *s, sim_diag *d) {
     }
     double sum = 0;
     int neg = 0;
-    for (size_t k = 0; k < g->ngpp; k++) { sum += g->gpus_per_provider[k]; neg |= g->gpus_per_provider[k] < 0; }
+    for (size_t k = 0; k < g->ngpp; k++) {
+      sum += g->gpus_per_provider[k];
+      neg |= g->gpus_per_provider[k] < 0;
+    }
     if (neg || !(sum > 0)) {
       snprintf(path, sizeof path, "market.regions.[%zu].gpus_per_provider", r);
       sim_param_error(s, path, d, "probabilities must be >= 0 with a positive sum");
@@ -443,8 +453,10 @@ static int mkt__validate(const void *vcfg, const sim_scenario *s, sim_diag *d) {
     int n = mkt__parse_mix(g->gpu_mix, names, sh, 32, tok, sizeof tok);
     if (n <= 0) {
       snprintf(path, sizeof path, "market.regions.[%zu].gpu_mix", r);
-      if (n < 0) sim_param_error(s, path, d, "'%s' is not NAME:SHARE", tok);
-      else sim_param_error(s, path, d, "is empty; write e.g. \"rtx4090:0.7, a100:0.3\"");
+      if (n < 0)
+        sim_param_error(s, path, d, "'%s' is not NAME:SHARE", tok);
+      else
+        sim_param_error(s, path, d, "is empty; write e.g. \"rtx4090:0.7, a100:0.3\"");
       bad = 1;
     }
   }
@@ -461,7 +473,10 @@ static int mkt__validate(const void *vcfg, const sim_scenario *s, sim_diag *d) {
     }
     double sum = 0;
     int neg = 0;
-    for (size_t i = 0; i < cc->npool_share; i++) { sum += cc->pool_share[i]; neg |= cc->pool_share[i] < 0; }
+    for (size_t i = 0; i < cc->npool_share; i++) {
+      sum += cc->pool_share[i];
+      neg |= cc->pool_share[i] < 0;
+    }
     if (neg || (cc->share > 0 && !(sum > 0))) {
       snprintf(path, sizeof path, "market.%s.pool_share", mkt_class_names[k]);
       sim_param_error(s, path, d, "shares must be >= 0 with a positive sum");
@@ -469,7 +484,10 @@ static int mkt__validate(const void *vcfg, const sim_scenario *s, sim_diag *d) {
     }
     sum = 0;
     neg = 0;
-    for (size_t i = 0; i < cc->nstrategies; i++) { sum += cc->strategies[i]; neg |= cc->strategies[i] < 0; }
+    for (size_t i = 0; i < cc->nstrategies; i++) {
+      sum += cc->strategies[i];
+      neg |= cc->strategies[i] < 0;
+    }
     if (neg || !(sum > 0)) {
       snprintf(path, sizeof path, "market.%s.strategies", mkt_class_names[k]);
       sim_param_error(s, path, d, "shares of [truthful, shade, adaptive] must be >= 0 with a positive sum");
@@ -490,7 +508,8 @@ static int mkt__validate(const void *vcfg, const sim_scenario *s, sim_diag *d) {
     if (c->nodes.queues && c->nodes.count > MKT_MAX_NODE_QUEUES) {
       sim_param_error(s, "market.nodes.count", d,
                       "%lld nodes with their own queues (nodes.queues) is more than %d; set nodes.queues = false "
-                      "for more", (long long)c->nodes.count, MKT_MAX_NODE_QUEUES);
+                      "for more",
+                      (long long)c->nodes.count, MKT_MAX_NODE_QUEUES);
       bad = 1;
     }
   }
@@ -677,32 +696,48 @@ static const sim_table_def mkt__tables[MKT_NTABLES] = {
 };
 _Static_assert(MKT_T_DAILY == 4 && MKT_NTABLES == 5, "one definition per table");
 
-static const char *const mkt__acct_names[] = {"clients", "providers", "platform", "treasury", "stakes", "transit",
-                                              "nodes", "operators"};
+static const char *const mkt__acct_names[] = {"clients", "providers", "platform", "treasury",
+                                              "stakes",  "transit",   "nodes",    "operators"};
 _Static_assert(sizeof mkt__acct_names / sizeof *mkt__acct_names == MKT_NACCOUNTS, "one name per account");
 static const char *const mkt__pcol_names[] = {"income_musd", "available_gpu_ms", "rented_gpu_ms", "providers", "gpus"};
-static const char *const mkt__jcol_names[] = {"submitted", "started", "done", "wait_ms", "turnaround_ms",
-                                              "interruptions", "cost_musd", "abandoned", "failed", "gpu_ms",
-                                              "useful_gpu_ms", "lost_gpu_ms", "standby_gpu_ms", "checkpoint_gpu_ms",
-                                              "deadline_missed", "done_cost_musd", "balked", "price_seen_sum_musd_h",
+static const char *const mkt__jcol_names[] = {"submitted",
+                                              "started",
+                                              "done",
+                                              "wait_ms",
+                                              "turnaround_ms",
+                                              "interruptions",
+                                              "cost_musd",
+                                              "abandoned",
+                                              "failed",
+                                              "gpu_ms",
+                                              "useful_gpu_ms",
+                                              "lost_gpu_ms",
+                                              "standby_gpu_ms",
+                                              "checkpoint_gpu_ms",
+                                              "deadline_missed",
+                                              "done_cost_musd",
+                                              "balked",
+                                              "price_seen_sum_musd_h",
                                               "price_seen_n"};
 _Static_assert(sizeof mkt__jcol_names / sizeof *mkt__jcol_names == MKT_NJCOLS, "one name per jobs column");
 static const char *const mkt__pcol_units[] = {"USD*1e-6", "GPU*ms", "GPU*ms", "providers", "GPUs"};
 _Static_assert(sizeof mkt__pcol_names / sizeof *mkt__pcol_names == MKT_NPCOLS &&
-               sizeof mkt__pcol_units / sizeof *mkt__pcol_units == MKT_NPCOLS, "one name and unit per column");
-static const char *const mkt__jcol_units[] = {"jobs", "jobs", "jobs", "ms", "ms", "1", "USD*1e-6", "jobs", "jobs",
-                                              "GPU*ms", "GPU*ms", "GPU*ms", "GPU*ms", "GPU*ms", "jobs", "USD*1e-6",
-                                              "jobs", "USD*1e-6/GPU/h", "1"};
+                   sizeof mkt__pcol_units / sizeof *mkt__pcol_units == MKT_NPCOLS,
+               "one name and unit per column");
+static const char *const mkt__jcol_units[] = {
+    "jobs",   "jobs",   "jobs",   "ms",     "ms",   "1",        "USD*1e-6", "jobs",           "jobs", "GPU*ms",
+    "GPU*ms", "GPU*ms", "GPU*ms", "GPU*ms", "jobs", "USD*1e-6", "jobs",     "USD*1e-6/GPU/h", "1"};
 _Static_assert(sizeof mkt__jcol_units / sizeof *mkt__jcol_units == MKT_NJCOLS, "one unit per jobs column");
 static const char *const mkt__fcol_names[] = {"treasury_musd", "rate_musd_h", "shortfall_musd"};
 static const char *const mkt__fcol_units[] = {"USD*1e-6", "USD*1e-6/h", "USD*1e-6"};
 _Static_assert(sizeof mkt__fcol_names / sizeof *mkt__fcol_names == MKT_NFCOLS &&
-               sizeof mkt__fcol_units / sizeof *mkt__fcol_units == MKT_NFCOLS, "one name and unit per column");
-static const char *const mkt__rpcol_names[] = {"submitted", "done", "value_musd", "cost_musd", "provider_cost_musd",
-                                               "entered", "exited", "announced", "unannounced"};
+                   sizeof mkt__fcol_units / sizeof *mkt__fcol_units == MKT_NFCOLS,
+               "one name and unit per column");
+static const char *const mkt__rpcol_names[] = {"submitted", "done",   "value_musd", "cost_musd",  "provider_cost_musd",
+                                               "entered",   "exited", "announced",  "unannounced"};
 _Static_assert(sizeof mkt__rpcol_names / sizeof *mkt__rpcol_names == MKT_RP_N, "one name per column");
-static const char *const mkt__rpcol_units[] = {"jobs", "jobs", "USD*1e-6", "USD*1e-6", "USD*1e-6", "providers",
-                                               "providers", "departures", "departures"};
+static const char *const mkt__rpcol_units[] = {"jobs",      "jobs",      "USD*1e-6",   "USD*1e-6",  "USD*1e-6",
+                                               "providers", "providers", "departures", "departures"};
 _Static_assert(sizeof mkt__rpcol_units / sizeof *mkt__rpcol_units == MKT_RP_N, "one unit per column");
 static const char *const mkt__rscol_names[] = {"jobs", "done", "value_musd", "cost_musd"};
 _Static_assert(sizeof mkt__rscol_names / sizeof *mkt__rscol_names == MKT_RS_N, "one name per column");
@@ -730,7 +765,10 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
     if (n <= 0) c->world_policy[0] = -1;
   }
   c->rule = mkt_rule_find(mkt_rule_names[cfg->bidding.rule]);
-  if (!c->rule) { rc = SIM_EINVAL; goto fail; }
+  if (!c->rule) {
+    rc = SIM_EINVAL;
+    goto fail;
+  }
   c->rule_is_gigaspot = c->rule == mkt_rule_find("gigaspot");
 
   /* GPU table */
@@ -758,7 +796,10 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
       int e2 = e1 ? e1 : churn_fits_load(fp, p->fit, "down", c->down[i].kind, &c->down[i], err, sizeof err);
       if (!e1 && e2) sim_param_error(s, path, d, "%s", err);
       free(fp);
-      if (e1 || e2) { rc = SIM_ECONFIG; goto fail; }
+      if (e1 || e2) {
+        rc = SIM_ECONFIG;
+        goto fail;
+      }
     }
   }
   /* The cluster speed model of the scheduling core (defaults in sched_config_default,
@@ -775,7 +816,10 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
     sched_config_default(&dflt);
     c->cluster = dflt.cluster;
     double *frac = calloc(c->ngpus, sizeof *frac); /* > 0: the model was measured */
-    if (!frac) { rc = SIM_ENOMEM; goto fail; }
+    if (!frac) {
+      rc = SIM_ENOMEM;
+      goto fail;
+    }
     double fsum = 0;
     unsigned fn = 0;
     for (const char *p = cfg->calibration; *p;) {
@@ -787,14 +831,25 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
       snprintf(one, sizeof one, "%.*s", (int)l, p);
       p += strcspn(p, ",");
       char *cp;
-      if ((rc = mkt__find(base_dir, one, s, "market.calibration", d, &cp))) { free(frac); goto fail; }
+      if ((rc = mkt__find(base_dir, one, s, "market.calibration", d, &cp))) {
+        free(frac);
+        goto fail;
+      }
       mkt_calib_info info;
       int e4 = mkt_calibration_load(cp, &c->cluster, &info, err, sizeof err);
       free(cp);
-      if (e4) { free(frac); sim_param_error(s, "market.calibration", d, "%s", err); rc = SIM_ECONFIG; goto fail; }
+      if (e4) {
+        free(frac);
+        sim_param_error(s, "market.calibration", d, "%s", err);
+        rc = SIM_ECONFIG;
+        goto fail;
+      }
       int g = mkt_gpu_match(c->gpus, c->ngpus, info.device);
       if (g < 0 || !(info.sgemm_gflops > 0) || !(c->gpus[g].fp32_tflops > 0)) continue; /* no catalog GPU */
-      if (frac[g] > 0) { fsum -= frac[g]; fn--; } /* measured again: the later file wins */
+      if (frac[g] > 0) {
+        fsum -= frac[g];
+        fn--;
+      } /* measured again: the later file wins */
       frac[g] = info.sgemm_gflops / 1e3 / c->gpus[g].fp32_tflops;
       fsum += frac[g];
       fn++;
@@ -830,7 +885,10 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
   c->flex_price = calloc(c->ngpus, sizeof *c->flex_price);
   c->gpu_score_milli = calloc(c->ngpus, sizeof *c->gpu_score_milli);
   c->gpu_cols = calloc(c->ngpus, sizeof *c->gpu_cols);
-  if (!c->posted || !c->flex_price || !c->gpu_score_milli || !c->gpu_cols) { rc = SIM_ENOMEM; goto fail; }
+  if (!c->posted || !c->flex_price || !c->gpu_score_milli || !c->gpu_cols) {
+    rc = SIM_ENOMEM;
+    goto fail;
+  }
   for (size_t g = 0; g < c->ngpus; g++) {
     c->posted[g] = (int64_t)llround(c->gpus[g].ref_price_usd_h * cfg->fixed.price_factor * MKT_MUSD);
     c->gpu_cols[g] = c->gpus[g].name;
@@ -849,9 +907,15 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
     c->daily_stride = np ? (np + (uint64_t)cfg->daily_income_providers - 1) / (uint64_t)cfg->daily_income_providers : 1;
   c->prov = malloc((np ? np : 1) * sizeof *c->prov);
   c->region_cols = calloc(c->nreg, sizeof *c->region_cols);
-  if (!c->prov || !c->region_cols) { rc = SIM_ENOMEM; goto fail; }
+  if (!c->prov || !c->region_cols) {
+    rc = SIM_ENOMEM;
+    goto fail;
+  }
   gsl_rng *pr = gsl_rng_alloc(sim_rng_xoshiro);
-  if (!pr) { rc = SIM_ENOMEM; goto fail; }
+  if (!pr) {
+    rc = SIM_ENOMEM;
+    goto fail;
+  }
   sim_rng_seed_stream(pr, (uint64_t)cfg->population_seed, UINT64_C(0xB0B0));
   for (unsigned r = 0; r < c->nreg && rc == SIM_OK; r++) {
     const mkt_region_cfg *g = &cfg->regions[r];
@@ -877,8 +941,13 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
     gsl_ran_discrete_t *pm = gsl_ran_discrete_preproc(g->npersona_share, g->persona_share);
     gsl_ran_discrete_t *cm = gsl_ran_discrete_preproc(g->ngpp, g->gpus_per_provider);
     if (!gm || !pm || !cm) {
-      gsl_ran_discrete_free(gm); gsl_ran_discrete_free(pm); gsl_ran_discrete_free(cm);
-      if (g->providers > 0) { sim_param_error(s, path, d, "shares must have a positive sum"); rc = SIM_ECONFIG; }
+      gsl_ran_discrete_free(gm);
+      gsl_ran_discrete_free(pm);
+      gsl_ran_discrete_free(cm);
+      if (g->providers > 0) {
+        sim_param_error(s, path, d, "shares must have a positive sum");
+        rc = SIM_ECONFIG;
+      }
       continue;
     }
     static const uint8_t counts[4] = {1, 2, 4, 8};
@@ -933,7 +1002,10 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
     c->ref_gpu = ref;
     c->speed = calloc(c->ngpus, sizeof *c->speed);
     c->grade = calloc(c->ngpus, sizeof *c->grade);
-    if (!c->speed || !c->grade) { rc = SIM_ENOMEM; goto fail; }
+    if (!c->speed || !c->grade) {
+      rc = SIM_ENOMEM;
+      goto fail;
+    }
     for (size_t g = 0; g < c->ngpus; g++) c->speed[g] = c->gpus[g].fp16_tflops / c->gpus[ref].fp16_tflops;
     /* grades: GPU models ranked by memory, so that "at least M GB" is "grade >= the first grade
      * with M GB" for the core's selection */
@@ -945,7 +1017,11 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
       if (!seen && nm < 64) mems[nm++] = c->gpus[g].mem_gb;
     }
     for (unsigned a = 1; a < nm; a++)
-      for (unsigned b = a; b > 0 && mems[b - 1] > mems[b]; b--) { double t = mems[b]; mems[b] = mems[b - 1]; mems[b - 1] = t; }
+      for (unsigned b = a; b > 0 && mems[b - 1] > mems[b]; b--) {
+        double t = mems[b];
+        mems[b] = mems[b - 1];
+        mems[b - 1] = t;
+      }
     c->ngrades = (uint16_t)(nm ? nm : 1);
     for (size_t g = 0; g < c->ngpus; g++)
       for (unsigned k = 0; k < nm; k++)
@@ -953,7 +1029,10 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
     for (int k = 0; k < MKT_NCLASSES; k++) {
       unsigned gmin = nm; /* none: no GPU has enough memory */
       for (unsigned q = 0; q < nm; q++)
-        if (mems[q] >= cfg->cls[k].mem_min_gb) { gmin = q; break; }
+        if (mems[q] >= cfg->cls[k].mem_min_gb) {
+          gmin = q;
+          break;
+        }
       c->min_grade[k] = (uint16_t)gmin;
     }
   }
@@ -984,7 +1063,10 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
    * numbers). */
   if (cfg->nodes.count > 0) {
     c->node_delegated = calloc((size_t)cfg->nodes.count, 1);
-    if (!c->node_delegated) { rc = SIM_ENOMEM; goto fail; }
+    if (!c->node_delegated) {
+      rc = SIM_ENOMEM;
+      goto fail;
+    }
     int64_t nd = llround(cfg->nodes.delegated_share * (double)cfg->nodes.count);
     for (int64_t i = 0; i < nd && i < cfg->nodes.count; i++) c->node_delegated[i] = 1;
     for (unsigned r = 0; r < c->nreg; r++)
@@ -1011,15 +1093,18 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
   }
   /* reactions: pools quote to providers that may enter or switch by their goal */
   c->quotes = cfg->responses.entry;
-  for (size_t i = 0; i < cfg->npersonas; i++) c->quotes |= cfg->personas[i].goal == MKT_GOAL_INCOME ||
-                                                         cfg->personas[i].goal == MKT_GOAL_UTILIZATION;
+  for (size_t i = 0; i < cfg->npersonas; i++)
+    c->quotes |= cfg->personas[i].goal == MKT_GOAL_INCOME || cfg->personas[i].goal == MKT_GOAL_UTILIZATION;
   /* shading under pay as bid: one equilibrium table per class that has shading bidders */
   for (int k = 0; k < MKT_NCLASSES; k++) {
     const mkt_class_cfg *cc = &cfg->cls[k];
     if (!c->rule->pays_bid || cc->nstrategies < 3 || !(cc->strategies[MKT_STRAT_SHADE] > 0)) continue;
     if (!(cc->value_sigma > 0) || !(cc->value_usd_h > 0)) continue; /* all values equal: shade_factor */
     c->bne[k] = malloc(sizeof *c->bne[k]);
-    if (!c->bne[k]) { rc = SIM_ENOMEM; goto fail; }
+    if (!c->bne[k]) {
+      rc = SIM_ENOMEM;
+      goto fail;
+    }
     if (mkt_bne_table_init(c->bne[k], cc->value_sigma, (double)c->min_bid / (cc->value_usd_h * MKT_MUSD))) {
       free(c->bne[k]);
       c->bne[k] = NULL;
@@ -1043,7 +1128,12 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
     mkt_trace_stats ts;
     int e3 = t == 0 ? mkt_trace_load_alibaba_pods(p, &v, &n, &ts, err, sizeof err)
                     : mkt_trace_load_genai(p, &v, &n, &ts, err, sizeof err);
-    if (e3) { free(p); sim_param_error(s, tk[t], d, "%s", err); rc = SIM_ECONFIG; goto fail; }
+    if (e3) {
+      free(p);
+      sim_param_error(s, tk[t], d, "%s", err);
+      rc = SIM_ECONFIG;
+      goto fail;
+    }
     /* every row is replayed or counted by reason: on stderr, and in the results (trace_rows.*) */
     char why[512] = "";
     size_t o = 0;
@@ -1058,7 +1148,11 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
     free(p);
     /* merge with the trace before: both sorted by submit time, the earlier file first on ties */
     mkt_trace_job *all = malloc((c->ntrace + n) * sizeof *all);
-    if (!all) { free(v); rc = SIM_ENOMEM; goto fail; }
+    if (!all) {
+      free(v);
+      rc = SIM_ENOMEM;
+      goto fail;
+    }
     size_t a = 0, b = 0, k = 0;
     while (a < c->ntrace || b < n)
       all[k++] = b >= n || (a < c->ntrace && c->trace[a].submit_s <= v[b].submit_s) ? c->trace[a++] : v[b++];
@@ -1070,40 +1164,66 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
   /* outputs */
   c->persona_cols = calloc(c->npers, sizeof *c->persona_cols);
   c->series = calloc((size_t)MKT_NSERIES * c->nworlds, sizeof *c->series);
-  if (!c->persona_cols || !c->series) { rc = SIM_ENOMEM; goto fail; }
+  if (!c->persona_cols || !c->series) {
+    rc = SIM_ENOMEM;
+    goto fail;
+  }
   for (unsigned i = 0; i < c->npers; i++) c->persona_cols[i] = cfg->personas[i].name;
   c->nseries = MKT_NSERIES; /* world 0's; set to all worlds' below */
   double bw = cfg->billing_s;
   /* colnames are copied so that destroy can free every series' names uniformly */
-#define COPY_NAMES(dst, src, n)                                              \
-  do {                                                                       \
-    const char *const *s_ = (src);                                           \
-    const char **v_ = malloc(((n) ? (n) : 1) * sizeof *v_);                  \
-    if (!v_) { rc = SIM_ENOMEM; goto fail; }                                 \
-    for (unsigned i_ = 0; i_ < (n); i_++) v_[i_] = s_[i_];                   \
-    (dst) = v_;                                                              \
+#define COPY_NAMES(dst, src, n)                                                                                        \
+  do {                                                                                                                 \
+    const char *const *s_ = (src);                                                                                     \
+    const char **v_ = malloc(((n) ? (n) : 1) * sizeof *v_);                                                            \
+    if (!v_) {                                                                                                         \
+      rc = SIM_ENOMEM;                                                                                                 \
+      goto fail;                                                                                                       \
+    }                                                                                                                  \
+    for (unsigned i_ = 0; i_ < (n); i_++) v_[i_] = s_[i_];                                                             \
+    (dst) = v_;                                                                                                        \
   } while (0)
   sim_series_def *S = c->series;
-  S[MKT_S_RENTED] = (sim_series_def){"rented_gpu_ms_by_region", "GPU*ms", 3600, c->nreg, NULL,
-                                     "rented GPU time per hour and region"};
-  S[MKT_S_AVAIL] = (sim_series_def){"available_gpu_ms_by_region", "GPU*ms", 3600, c->nreg, NULL,
+  S[MKT_S_RENTED] =
+      (sim_series_def){"rented_gpu_ms_by_region", "GPU*ms", 3600, c->nreg, NULL, "rented GPU time per hour and region"};
+  S[MKT_S_AVAIL] = (sim_series_def){"available_gpu_ms_by_region",
+                                    "GPU*ms",
+                                    3600,
+                                    c->nreg,
+                                    NULL,
                                     "available (idle or rented) GPU time per hour and region"};
-  S[MKT_S_DEMAND] = (sim_series_def){"demand_gpu_ms_by_region", "GPU*ms", 3600, c->nreg, NULL,
+  S[MKT_S_DEMAND] = (sim_series_def){"demand_gpu_ms_by_region",
+                                     "GPU*ms",
+                                     3600,
+                                     c->nreg,
+                                     NULL,
                                      "GPU time wanted by queued and running jobs per hour and region"};
-  S[MKT_S_PRICE_SUM] = (sim_series_def){"price_sum_by_class", "USD*1e-6/GPU/h", 3600, (unsigned)c->ngpus, NULL,
+  S[MKT_S_PRICE_SUM] = (sim_series_def){"price_sum_by_class",
+                                        "USD*1e-6/GPU/h",
+                                        3600,
+                                        (unsigned)c->ngpus,
+                                        NULL,
                                         "sum of rental prices set per hour and GPU model"};
-  S[MKT_S_PRICE_N] = (sim_series_def){"price_n_by_class", "1", 3600, (unsigned)c->ngpus, NULL,
-                                      "number of prices set per hour and GPU model"};
-  S[MKT_S_LEDGER] = (sim_series_def){"ledger", "USD*1e-6", 0, MKT_NACCOUNTS, NULL,
-                                     "double-entry balances at the end (sum must be 0)"};
-  S[MKT_S_PERSONA] = (sim_series_def){"by_persona", "mixed", 0, c->npers * MKT_NPCOLS, NULL,
-                                      "income (musd), available and rented GPU*ms, providers, GPUs per persona"};
-  S[MKT_S_POOL] = (sim_series_def){"by_pool", "mixed", 0, MKT_NPOOLS * MKT_NPCOLS, NULL,
-                                   "income (musd), available and rented GPU*ms per pool (pool at the time)"};
-  S[MKT_S_JOBS] = (sim_series_def){"jobs_by_class", "mixed", 0, MKT_NCLASSES * MKT_NJCOLS, NULL,
-                                   "job counts, summed waits, turnarounds (ms), interruptions, cost (musd)"};
-  S[MKT_S_FLEX] = (sim_series_def){"flexible_pool", "USD*1e-6", bw, MKT_NFCOLS, NULL,
-                                   "flexible pool per billing interval, summed over regions: treasury, rate, shortfall"};
+  S[MKT_S_PRICE_N] = (sim_series_def){"price_n_by_class", "1",  3600,
+                                      (unsigned)c->ngpus, NULL, "number of prices set per hour and GPU model"};
+  S[MKT_S_LEDGER] = (sim_series_def){"ledger",      "USD*1e-6", 0,
+                                     MKT_NACCOUNTS, NULL,       "double-entry balances at the end (sum must be 0)"};
+  S[MKT_S_PERSONA] = (sim_series_def){
+      "by_persona",          "mixed", 0,
+      c->npers * MKT_NPCOLS, NULL,    "income (musd), available and rented GPU*ms, providers, GPUs per persona"};
+  S[MKT_S_POOL] = (sim_series_def){"by_pool", "mixed",
+                                   0,         MKT_NPOOLS * MKT_NPCOLS,
+                                   NULL,      "income (musd), available and rented GPU*ms per pool (pool at the time)"};
+  S[MKT_S_JOBS] = (sim_series_def){
+      "jobs_by_class",           "mixed", 0,
+      MKT_NCLASSES * MKT_NJCOLS, NULL,    "job counts, summed waits, turnarounds (ms), interruptions, cost (musd)"};
+  S[MKT_S_FLEX] =
+      (sim_series_def){"flexible_pool",
+                       "USD*1e-6",
+                       bw,
+                       MKT_NFCOLS,
+                       NULL,
+                       "flexible pool per billing interval, summed over regions: treasury, rate, shortfall"};
   COPY_NAMES(S[MKT_S_RENTED].colnames, c->region_cols, c->nreg);
   COPY_NAMES(S[MKT_S_AVAIL].colnames, c->region_cols, c->nreg);
   COPY_NAMES(S[MKT_S_DEMAND].colnames, c->region_cols, c->nreg);
@@ -1114,24 +1234,41 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
   S[MKT_S_POOL].colnames = mkt__cols(mkt_pool_names, MKT_NPOOLS, mkt__pcol_names, MKT_NPCOLS);
   S[MKT_S_JOBS].colnames = mkt__cols(mkt_class_names, MKT_NCLASSES, mkt__jcol_names, MKT_NJCOLS);
   COPY_NAMES(S[MKT_S_FLEX].colnames, mkt__fcol_names, MKT_NFCOLS);
-  S[MKT_S_REGION] = (sim_series_def){"by_region", "mixed", 0, c->nreg * MKT_NPCOLS, NULL,
-                                     "income (musd), available and rented GPU*ms, providers, GPUs per region"};
+  S[MKT_S_REGION] = (sim_series_def){
+      "by_region",          "mixed", 0,
+      c->nreg * MKT_NPCOLS, NULL,    "income (musd), available and rented GPU*ms, providers, GPUs per region"};
   S[MKT_S_REGION].colnames = mkt__cols((const char *const *)c->region_cols, c->nreg, mkt__pcol_names, MKT_NPCOLS);
-  S[MKT_S_GPU] = (sim_series_def){"by_gpu_class", "mixed", 0, (unsigned)c->ngpus * MKT_NPCOLS, NULL,
+  S[MKT_S_GPU] = (sim_series_def){"by_gpu_class",
+                                  "mixed",
+                                  0,
+                                  (unsigned)c->ngpus * MKT_NPCOLS,
+                                  NULL,
                                   "income (musd), available and rented GPU*ms, providers, GPUs per GPU model"};
   S[MKT_S_GPU].colnames = mkt__cols((const char *const *)c->gpu_cols, (unsigned)c->ngpus, mkt__pcol_names, MKT_NPCOLS);
   S[MKT_S_FEES] = (sim_series_def){"fees_by_pool", "USD*1e-6", 0, MKT_NPOOLS, NULL, "platform fees collected per pool"};
   COPY_NAMES(S[MKT_S_FEES].colnames, mkt_pool_names, MKT_NPOOLS);
-  S[MKT_S_RPOOL] = (sim_series_def){"responses_by_pool", "mixed", 0, MKT_NPOOLS * MKT_RP_N, NULL,
+  S[MKT_S_RPOOL] = (sim_series_def){"responses_by_pool",
+                                    "mixed",
+                                    0,
+                                    MKT_NPOOLS * MKT_RP_N,
+                                    NULL,
                                     "per pool: jobs submitted and completed, value of completed work and clients' "
                                     "cost (musd), providers' reservation cost (musd), entries, exits, departures "
                                     "announced or not"};
   S[MKT_S_RPOOL].colnames = mkt__cols(mkt_pool_names, MKT_NPOOLS, mkt__rpcol_names, MKT_RP_N);
-  S[MKT_S_RSTRAT] = (sim_series_def){"bidding_by_strategy", "mixed", 0, MKT_NSTRATS * MKT_RS_N, NULL,
+  S[MKT_S_RSTRAT] = (sim_series_def){"bidding_by_strategy",
+                                     "mixed",
+                                     0,
+                                     MKT_NSTRATS * MKT_RS_N,
+                                     NULL,
                                      "bidding pool per client strategy: jobs, completed, value of completed work "
                                      "and cost (musd)"};
   S[MKT_S_RSTRAT].colnames = mkt__cols(mkt_strat_names, MKT_NSTRATS, mkt__rscol_names, MKT_RS_N);
-  S[MKT_S_POP] = (sim_series_def){"population_change", "providers", 86400, c->npers * MKT_NPOOLS, NULL,
+  S[MKT_S_POP] = (sim_series_def){"population_change",
+                                  "providers",
+                                  86400,
+                                  c->npers * MKT_NPOOLS,
+                                  NULL,
                                   "providers entering (+) and leaving (-) the market per day, persona and pool; "
                                   "the cumulative sum is the number in the market"};
   S[MKT_S_POP].colnames = mkt__cols((const char *const *)c->persona_cols, c->npers, mkt_pool_names, MKT_NPOOLS);
@@ -1145,7 +1282,10 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
   S[MKT_S_RSTRAT].colunits = mkt__col_units(MKT_NSTRATS, mkt__rscol_units, MKT_RS_N);
   S[MKT_S_FLEX].colunits = mkt__col_units(1, mkt__fcol_units, MKT_NFCOLS);
   for (unsigned i = 0; i < MKT_NSERIES; i++)
-    if (!S[i].colnames || (!strcmp(S[i].unit, "mixed") && !S[i].colunits)) { rc = SIM_ENOMEM; goto fail; }
+    if (!S[i].colnames || (!strcmp(S[i].unit, "mixed") && !S[i].colunits)) {
+      rc = SIM_ENOMEM;
+      goto fail;
+    }
   /* the other worlds' series: the same definitions, named NAME@POLICY */
   for (unsigned w = 1; w < c->nworlds; w++)
     for (unsigned i = 0; i < MKT_NSERIES; i++) {
@@ -1158,7 +1298,10 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
       x->name = nm;
       x->colnames = cols;
       c->nseries = w * MKT_NSERIES + i + 1;
-      if (!nm || !cols) { rc = SIM_ENOMEM; goto fail; }
+      if (!nm || !cols) {
+        rc = SIM_ENOMEM;
+        goto fail;
+      }
       snprintf(nm, len, "%s@%s", S[i].name, pn);
       for (unsigned k = 0; k < S[i].ncols; k++) cols[k] = S[i].colnames[k];
     }
@@ -1268,8 +1411,10 @@ static const mkt__mq mkt__cq[] = {
     {"served", "jobs", "completed jobs", 0},
     {"balked_share", "1", "clients who found no affordable pool / all clients (responses.pool_choice)", 0},
     {"reneged_share", "1", "jobs that gave up waiting (patience_h) / submitted jobs", 0},
-    {"price_seen", "USD/h", "price per GPU-hour the class's clients saw, mean over billing intervals "
-     "(responses.demand: calibrate price_ref_usd_h with it)", 0},
+    {"price_seen", "USD/h",
+     "price per GPU-hour the class's clients saw, mean over billing intervals "
+     "(responses.demand: calibrate price_ref_usd_h with it)",
+     0},
 };
 static const mkt__mq mkt__sq[] = {
     {"price_mean", "USD/h", "mean rental price per GPU-hour set in the run", 1},
@@ -1282,10 +1427,14 @@ static const mkt__mq mkt__sq[] = {
     {"money_conserved", "1", "1 if the double-entry ledger sums to exactly 0", 1},
     {"consumer_surplus", "USD", "value of completed work - what clients paid (all pools)", 1},
     {"provider_surplus", "USD", "providers' income - their reservation cost (all pools)", 1},
-    {"intermediaries", "USD", "what clients paid that reached neither providers nor the platform's fees "
-     "(GP Nodes, operators, treasury growth)", 0},
-    {"total_welfare", "USD", "consumer + provider surplus + platform revenue + intermediaries "
-     "(= value of completed work - reservation cost)", 1},
+    {"intermediaries", "USD",
+     "what clients paid that reached neither providers nor the platform's fees "
+     "(GP Nodes, operators, treasury growth)",
+     0},
+    {"total_welfare", "USD",
+     "consumer + provider surplus + platform revenue + intermediaries "
+     "(= value of completed work - reservation cost)",
+     1},
     {"jobs_served", "jobs", "completed jobs (all classes)", 1},
     {"jobs_balked", "jobs", "clients who found no affordable pool", 0},
     {"jobs_reneged", "jobs", "jobs that gave up waiting", 0},
@@ -1317,9 +1466,27 @@ static const mkt__mq mkt__wq[] = {
 #define MQ_S (sizeof mkt__sq / sizeof mkt__sq[0])
 #define MQ_ST (sizeof mkt__stq / sizeof mkt__stq[0])
 #define MQ_PP (sizeof mkt__ppq / sizeof mkt__ppq[0])
-enum { MX_PRICE_MEAN, MX_PLATFORM, MX_CLIENT_COST, MX_PROVIDER_INCOME, MX_TREASURY, MX_SHORTFALL, MX_SWITCHES,
-       MX_CONSERVED, MX_CS, MX_PS, MX_INTER, MX_WELFARE, MX_SERVED, MX_BALKED, MX_RENEGED, MX_PROVIDERS, MX_ENTERED,
-       MX_EXITED, MX_UNANNOUNCED };
+enum {
+  MX_PRICE_MEAN,
+  MX_PLATFORM,
+  MX_CLIENT_COST,
+  MX_PROVIDER_INCOME,
+  MX_TREASURY,
+  MX_SHORTFALL,
+  MX_SWITCHES,
+  MX_CONSERVED,
+  MX_CS,
+  MX_PS,
+  MX_INTER,
+  MX_WELFARE,
+  MX_SERVED,
+  MX_BALKED,
+  MX_RENEGED,
+  MX_PROVIDERS,
+  MX_ENTERED,
+  MX_EXITED,
+  MX_UNANNOUNCED
+};
 
 /* Offsets of the blocks for a context. */
 typedef struct mkt__mlayout {
@@ -1349,8 +1516,10 @@ static void mkt__metric_set(sim_metric_def *d, char **name, const mkt__mq *q, co
   size_t len = strlen(q->q) + (dim ? strlen(dim) + strlen(val) + 2 : 0) + 1;
   char *n = malloc(len);
   if (!n) return;
-  if (dim) snprintf(n, len, "%s.%s.%s", q->q, dim, val);
-  else snprintf(n, len, "%s", q->q);
+  if (dim)
+    snprintf(n, len, "%s.%s.%s", q->q, dim, val);
+  else
+    snprintf(n, len, "%s", q->q);
   *name = n;
   *d = (sim_metric_def){n, q->unit, q->help, q->headline};
 }
@@ -1382,7 +1551,8 @@ static int mkt__metrics_build(mkt_ctx *c) {
       size_t k = L.cls + q * MKT_NCLASSES + j;
       mkt__metric_set(&c->metrics[k], &c->metric_names[k], &mkt__cq[q], "class", mkt_class_names[j]);
     }
-  for (size_t q = 0; q < MQ_S; q++) mkt__metric_set(&c->metrics[L.scal + q], &c->metric_names[L.scal + q], &mkt__sq[q], NULL, NULL);
+  for (size_t q = 0; q < MQ_S; q++)
+    mkt__metric_set(&c->metrics[L.scal + q], &c->metric_names[L.scal + q], &mkt__sq[q], NULL, NULL);
   for (size_t q = 0; q < MQ_F; q++)
     for (unsigned j = 0; j < MKT_NCLASSES; j++) {
       size_t k = L.ftc + q * MKT_NCLASSES + j;
@@ -1414,7 +1584,8 @@ static int mkt__metrics_build(mkt_ctx *c) {
   /* speed.gpu.MODEL: what the core runs jobs at (reference GPU = 1) */
   static const mkt__mq spd = {"speed", "1",
                               "work units per second relative to market.reference_gpu (FP16 spec, or measured: "
-                              "market.calibration, market.score_tflops)", 0};
+                              "market.calibration, market.score_tflops)",
+                              0};
   for (size_t g = 0; g < c->ngpus; g++)
     mkt__metric_set(&c->metrics[L.spd + g], &c->metric_names[L.spd + g], &spd, "gpu", c->gpus[g].name);
   /* trace_rows.outcome.used / .pending / ...: what became of every row of the traces */
@@ -1481,7 +1652,10 @@ static void mkt__compute(const sim_model *m, const sim_results *r, double *out) 
         n++;
         s += pr[k].income_usd;
         s2 += pr[k].income_usd * pr[k].income_usd;
-        if (!isnan(pr[k].daily_income_cv)) { cvn++; cvs += pr[k].daily_income_cv; }
+        if (!isnan(pr[k].daily_income_cv)) {
+          cvn++;
+          cvs += pr[k].daily_income_cv;
+        }
       }
       if (n > 0) {
         double mean = s / n, var = n > 1 ? (s2 - n * mean * mean) / (n - 1) : 0;
@@ -1497,7 +1671,7 @@ static void mkt__compute(const sim_model *m, const sim_results *r, double *out) 
     const mkt_prov_rec *pr = (const mkt_prov_rec *)r->tables[MKT_T_PROVIDERS];
     const size_t ng = (size_t)np * MKT_NPOOLS, nrec = r->nrecords[MKT_T_PROVIDERS];
     double gn[MKT_MAX_PERSONAS * MKT_NPOOLS] = {0}, gs[MKT_MAX_PERSONAS * MKT_NPOOLS] = {0},
-           gd[MKT_MAX_PERSONAS * MKT_NPOOLS] = {0};
+                                 gd[MKT_MAX_PERSONAS * MKT_NPOOLS] = {0};
     for (int pass = 0; pass < 2; pass++)
       for (size_t k = 0; k < nrec; k++) {
         if (pr[k].world != 0) continue;
@@ -1556,7 +1730,8 @@ static void mkt__compute(const sim_model *m, const sim_results *r, double *out) 
     PO[7 * MKT_NPOOLS + i] = pm;
     PO[8 * MKT_NPOOLS + i] = (double)x[MKT_RP_ENTERED];
     PO[9 * MKT_NPOOLS + i] = (double)x[MKT_RP_EXITED];
-    PO[10 * MKT_NPOOLS + i] = mkt__div((double)x[MKT_RP_UNANNOUNCED], (double)(x[MKT_RP_ANNOUNCED] + x[MKT_RP_UNANNOUNCED]));
+    PO[10 * MKT_NPOOLS + i] =
+        mkt__div((double)x[MKT_RP_UNANNOUNCED], (double)(x[MKT_RP_ANNOUNCED] + x[MKT_RP_UNANNOUNCED]));
     cs += PO[4 * MKT_NPOOLS + i];
     psur += PO[5 * MKT_NPOOLS + i];
     value += (double)x[MKT_RP_VALUE] / MKT_MUSD;
@@ -1576,7 +1751,8 @@ static void mkt__compute(const sim_model *m, const sim_results *r, double *out) 
     const int64_t *x = rs + i * MKT_RS_N;
     out[X.str + 0 * MKT_NSTRATS + i] = (double)x[MKT_RS_JOBS];
     out[X.str + 1 * MKT_NSTRATS + i] = mkt__div((double)x[MKT_RS_DONE], (double)x[MKT_RS_JOBS]);
-    out[X.str + 2 * MKT_NSTRATS + i] = mkt__div((double)(x[MKT_RS_VALUE] - x[MKT_RS_COST]) / MKT_MUSD, (double)x[MKT_RS_JOBS]);
+    out[X.str + 2 * MKT_NSTRATS + i] =
+        mkt__div((double)(x[MKT_RS_VALUE] - x[MKT_RS_COST]) / MKT_MUSD, (double)x[MKT_RS_JOBS]);
   }
   for (unsigned g = 0; g < nr; g++) {
     double rent = 0, av = 0, dem = 0;
@@ -1622,7 +1798,8 @@ static void mkt__compute(const sim_model *m, const sim_results *r, double *out) 
   SC[MX_PROVIDER_INCOME] = inc / MKT_MUSD;
   SC[MX_TREASURY] = (double)Lg[MKT_A_TREASURY] / MKT_MUSD;
   double sf = 0;
-  for (size_t b = 0; b < r->nbins[MKT_S_FLEX]; b++) sf += (double)r->series[MKT_S_FLEX][b * MKT_NFCOLS + MKT_F_SHORTFALL];
+  for (size_t b = 0; b < r->nbins[MKT_S_FLEX]; b++)
+    sf += (double)r->series[MKT_S_FLEX][b * MKT_NFCOLS + MKT_F_SHORTFALL];
   SC[MX_SHORTFALL] = sf / MKT_MUSD;
   if (r->nrecords[MKT_T_PROVIDERS]) {
     const mkt_prov_rec *pr = (const mkt_prov_rec *)r->tables[MKT_T_PROVIDERS];
@@ -1682,10 +1859,11 @@ static int mkt__check(const sim_model *m, const sim_results *r, char *msg, size_
     int of = 0;
     for (int a = 0; a < MKT_NACCOUNTS; a++) of |= __builtin_add_overflow(sum, L[a], &sum);
     if (of || sum != 0) {
-      snprintf(msg, len, "%s%smoney not conserved: ledger sums to %lld musd (clients %lld, providers %lld, platform "
-               "%lld, treasury %lld, stakes %lld, transit %lld, nodes %lld, operators %lld)", wn, *wn ? ": " : "",
-               (long long)sum, (long long)L[0], (long long)L[1], (long long)L[2], (long long)L[3], (long long)L[4],
-               (long long)L[5], (long long)L[6], (long long)L[7]);
+      snprintf(msg, len,
+               "%s%smoney not conserved: ledger sums to %lld musd (clients %lld, providers %lld, platform "
+               "%lld, treasury %lld, stakes %lld, transit %lld, nodes %lld, operators %lld)",
+               wn, *wn ? ": " : "", (long long)sum, (long long)L[0], (long long)L[1], (long long)L[2], (long long)L[3],
+               (long long)L[4], (long long)L[5], (long long)L[6], (long long)L[7]);
       return 1;
     }
     /* what clients paid, counted per pool and per bidding strategy, is the clients' account */
@@ -1694,9 +1872,11 @@ static int mkt__check(const sim_model *m, const sim_results *r, char *msg, size_
     for (int i = 0; i < MKT_NPOOLS; i++) pc += rp[i * MKT_RP_N + MKT_RP_COST];
     for (int i = 0; i < MKT_NSTRATS; i++) sc += rs[i * MKT_RS_N + MKT_RS_COST];
     if (pc != -L[MKT_A_CLIENTS] || sc != rp[MKT_POOL_BIDDING * MKT_RP_N + MKT_RP_COST]) {
-      snprintf(msg, len, "%s%sclients' cost by pool %lld musd (bidding %lld, by strategy %lld) disagrees with the "
-               "clients' account %lld", wn, *wn ? ": " : "", (long long)pc,
-               (long long)rp[MKT_POOL_BIDDING * MKT_RP_N + MKT_RP_COST], (long long)sc, (long long)-L[MKT_A_CLIENTS]);
+      snprintf(msg, len,
+               "%s%sclients' cost by pool %lld musd (bidding %lld, by strategy %lld) disagrees with the "
+               "clients' account %lld",
+               wn, *wn ? ": " : "", (long long)pc, (long long)rp[MKT_POOL_BIDDING * MKT_RP_N + MKT_RP_COST],
+               (long long)sc, (long long)-L[MKT_A_CLIENTS]);
       return 1;
     }
     /* the platform's account = fees collected - the treasuries' seed funding */
@@ -1717,12 +1897,14 @@ static int mkt__check(const sim_model *m, const sim_results *r, char *msg, size_
         bal += pr[k].balance_musd;
         inc += pr[k].income_musd;
       }
-      for (unsigned p = 0; p < c->npers; p++) pinc += r->series[w * MKT_NSERIES + MKT_S_PERSONA][p * MKT_NPCOLS + MKT_P_INCOME];
+      for (unsigned p = 0; p < c->npers; p++)
+        pinc += r->series[w * MKT_NSERIES + MKT_S_PERSONA][p * MKT_NPCOLS + MKT_P_INCOME];
       if (n != c->nprov || bal != L[MKT_A_PROVIDERS] || inc != pinc) {
-        snprintf(msg, len, "%s%sprovider records (%zu of %llu, balance %lld, income %lld) disagree with the ledger "
-                 "(providers %lld) or the persona counters (income %lld)", wn, *wn ? ": " : "", n,
-                 (unsigned long long)c->nprov, (long long)bal, (long long)inc, (long long)L[MKT_A_PROVIDERS],
-                 (long long)pinc);
+        snprintf(msg, len,
+                 "%s%sprovider records (%zu of %llu, balance %lld, income %lld) disagree with the ledger "
+                 "(providers %lld) or the persona counters (income %lld)",
+                 wn, *wn ? ": " : "", n, (unsigned long long)c->nprov, (long long)bal, (long long)inc,
+                 (long long)L[MKT_A_PROVIDERS], (long long)pinc);
         return 1;
       }
     }
@@ -1768,7 +1950,8 @@ static double mkt__memory_estimate(const void *vcfg) {
     double ps = 0, mean = 0;
     for (size_t k = 0; k < g->ngpp && k < 4; k++) ps += g->gpus_per_provider[k];
     for (size_t k = 0; k < g->ngpp && k < 4; k++) mean += counts[k] * g->gpus_per_provider[k] / (ps > 0 ? ps : 1);
-    bytes += (double)g->providers * (72.0 + (double)mkt__lptypes[1].state_size + 64.0 + sizeof(mkt_pstat) + 640.0 * mean);
+    bytes +=
+        (double)g->providers * (72.0 + (double)mkt__lptypes[1].state_size + 64.0 + sizeof(mkt_pstat) + 640.0 * mean);
   }
   int pol[MKT_MAX_WORLDS];
   char tok[64];

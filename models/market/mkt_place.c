@@ -99,7 +99,8 @@ static void job_paid(sim_lp *lp, const mkt_ctx *c, const mkt_market *m, const mk
 }
 
 int64_t mkt__quote_rental(const mkt_ctx *c, const mkt_market *m, int64_t price) {
-  int64_t net = price - mkt_fee(price, c->fee_ppm[m->pool]) - (c->cfg->nodes.count > 0 ? mkt_fee(price, c->fee_node_ppm) : 0);
+  int64_t net =
+      price - mkt_fee(price, c->fee_ppm[m->pool]) - (c->cfg->nodes.count > 0 ? mkt_fee(price, c->fee_node_ppm) : 0);
   return mkt_lround(m->util * (double)net);
 }
 
@@ -253,7 +254,10 @@ static void sink(void *ctx, const sched_decision *d) {
   case SCHED_D_PLACE: {
     mkt_run *r = NULL;
     for (int k = 0; k < j->nruns; k++)
-      if (!j->runs[k].active) { r = &j->runs[k]; break; }
+      if (!j->runs[k].active) {
+        r = &j->runs[k];
+        break;
+      }
     if (!r || d->ngpus > 8) SIM_FATAL("job %u: more than %d runs or 8 GPUs", d->job, j->nruns);
     sched_job_status st;
     sched_job_query(m->core, d->job, &st);
@@ -272,7 +276,8 @@ static void sink(void *ctx, const sched_decision *d) {
     r->pause_until = now + d->value; /* staging: inputs (and the checkpoint) reach every member */
     r->rate = run_rate(c, m, j, r);
     r->fin_t = INFINITY;
-    if (mkt__quotes(c) && r->n) m->price_h = mkt_ewma(m->price_h, (double)m->cg[r->gpus[0]].rate, c->cfg->responses.memory_jobs);
+    if (mkt__quotes(c) && r->n)
+      m->price_h = mkt_ewma(m->price_h, (double)m->cg[r->gpus[0]].rate, c->cfg->responses.memory_jobs);
     if (m->pool == MKT_POOL_BIDDING) mkt__bid_won(c, m, j);
     if (!j->started) {
       j->started = 1;
@@ -305,7 +310,10 @@ static void sink(void *ctx, const sched_decision *d) {
     mkt_run *r = run_find(j, d->run);
     if (r)
       for (unsigned i = 0; i < r->nsb; i++)
-        if (r->sb[i] == d->gpu) { r->sb[i] = r->sb[--r->nsb]; break; }
+        if (r->sb[i] == d->gpu) {
+          r->sb[i] = r->sb[--r->nsb];
+          break;
+        }
     release(lp, c, m, d->gpu, 0);
     break;
   }
@@ -317,7 +325,10 @@ static void sink(void *ctx, const sched_decision *d) {
     for (unsigned i = 0; i < r->n; i++)
       if (r->gpus[i] == d->old_gpu) r->gpus[i] = d->gpu;
     for (unsigned i = 0; i < r->nsb; i++)
-      if (r->sb[i] == d->gpu) { r->sb[i] = r->sb[--r->nsb]; break; }
+      if (r->sb[i] == d->gpu) {
+        r->sb[i] = r->sb[--r->nsb];
+        break;
+      }
     release(lp, c, m, d->old_gpu, 0);
     if (m->cg[d->gpu].slot == NIL) employ(c, m, d->gpu, d->job, 0, now); /* taken from the idle pool */
     if (m->cg[d->gpu].standby) {
@@ -342,7 +353,7 @@ static void sink(void *ctx, const sched_decision *d) {
     if (!r) SIM_FATAL("checkpoint of unknown run %u of job %u", d->run, d->job);
     advance(r, now);
     double from = r->pause_until > now ? r->pause_until : now;
-    if (!isfinite(from)) break; /* stalled: a member is gone; this checkpoint never completes */
+    if (!isfinite(from)) break;       /* stalled: a member is gone; this checkpoint never completes */
     r->pause_until = from + d->value; /* a blocking checkpoint: the run waits while it writes */
     int64_t ck = mkt__ms(d->value) * r->n;
     j->ckpt_ms += ck;
@@ -419,7 +430,6 @@ static void sink(void *ctx, const sched_decision *d) {
   default: break; /* SCALE: the market runs no services */
   }
 }
-
 
 /* ---- feeding the core ------------------------------------------------------------------------ */
 void mkt__feed(sim_lp *lp, const mkt_ctx *c, mkt_market *m, sched_event *e) {
@@ -677,12 +687,18 @@ void mkt__submit(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s, const 
       uint64_t best = 0, ties = 0;
       for (int64_t n = 0; n < c->cfg->nodes.count; n++) {
         uint64_t idle = sched_node_idle(m->core, (uint32_t)n, sp->min_grade);
-        if (idle > best || n == 0) { best = idle; ties = 0; }
+        if (idle > best || n == 0) {
+          best = idle;
+          ties = 0;
+        }
         ties += idle == best;
       }
       uint64_t h = (j->id + 1) * 0x9E3779B97F4A7C15ull, pick = (h ^ h >> 31) % ties;
       for (int64_t n = 0; n < c->cfg->nodes.count; n++)
-        if (sched_node_idle(m->core, (uint32_t)n, sp->min_grade) == best && pick-- == 0) { sp->node = (int32_t)n; break; }
+        if (sched_node_idle(m->core, (uint32_t)n, sp->min_grade) == best && pick-- == 0) {
+          sp->node = (int32_t)n;
+          break;
+        }
     }
     j->node = (uint16_t)(sp->node + 1);
   }
@@ -798,23 +814,27 @@ void mkt__place_init(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
   sc.sink_ctx = m;
   /* the core's own stream, from the market's (the same in every world: common random numbers) */
   sc.seed = (uint64_t)gsl_rng_get(sim_lp_rng(lp)) << 32 ^ gsl_rng_get(sim_lp_rng(lp));
-  sc.heartbeat_timeout_s = 0;  /* the market reports misses (market.heartbeat_timeout) */
+  sc.heartbeat_timeout_s = 0; /* the market reports misses (market.heartbeat_timeout) */
   /* queued jobs tried per capacity change: the head of the queue and a little backfilling (a
    * spotlab choice: each try samples candidates, and the queue moves at every change) */
   sc.queue_scan = 4;
   sc.rep_exponent = c->cfg->rep_exponent;
   sc.min_reputation = c->cfg->min_reputation;
-  sc.platform_fee = 0;         /* money is the market's: integer ledger, pay_host */
+  sc.platform_fee = 0; /* money is the market's: integer ledger, pay_host */
   sc.node_fee = 0;
   sc.cluster = c->cluster;
   sc.net = c->net;
   int rc = sched_create(&sc, &m->core);
-  if (rc) SIM_FATAL("market %s/%s: cannot create the scheduling core: %s", c->cfg->regions[m->region].name,
-                    mkt_pool_names[m->pool], sched_strerror(rc));
+  if (rc)
+    SIM_FATAL("market %s/%s: cannot create the scheduling core: %s", c->cfg->regions[m->region].name,
+              mkt_pool_names[m->pool], sched_strerror(rc));
   /* size the tables for the providers that start in this pool (switchers grow them later) */
   uint32_t g0 = 0, p0 = 0;
   for (uint64_t i = c->reg_first[m->region]; i < c->reg_first[m->region + 1]; i++)
-    if ((unsigned)c->cfg->personas[c->prov[i].persona].pool == m->pool) { g0 += c->prov[i].ngpus; p0++; }
+    if ((unsigned)c->cfg->personas[c->prov[i].persona].pool == m->pool) {
+      g0 += c->prov[i].ngpus;
+      p0++;
+    }
   if (g0 && (sched_reserve(m->core, g0, p0) || !(m->cg = malloc((size_t)g0 * sizeof *m->cg)) ||
              !(m->host = malloc((size_t)p0 * sizeof *m->host))))
     SIM_FATAL("out of memory");

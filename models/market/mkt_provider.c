@@ -21,24 +21,27 @@ static const char *const st_names[] = {"down", "owner", "idle", "rented", "out"}
 typedef struct mkt_prov {
   uint8_t up, cal_busy, self_busy, pool, start_pool, state, low, avail;
   uint16_t switches, interruptions;
-  uint16_t rented;                          /* GPUs employed now (the market's RENTED) */
-  uint32_t session;                         /* availability sessions so far */
-  uint32_t ndays; int32_t day;              /* daily income statistics (Welford): days closed, today */
+  uint16_t rented;  /* GPUs employed now (the market's RENTED) */
+  uint32_t session; /* availability sessions so far */
+  uint32_t ndays;
+  int32_t day; /* daily income statistics (Welford): days closed, today */
   double st_since, claim_from;
   int64_t income, balance, stake;
-  int64_t win_income; double win_avail_s;   /* review window */
-  int64_t st_ms[ST_N];                      /* time per state, ms */
-  int64_t rented_gpu_ms;                    /* GPU time employed */
-  int64_t day_income; double dmean, dm2;
+  int64_t win_income;
+  double win_avail_s;    /* review window */
+  int64_t st_ms[ST_N];   /* time per state, ms */
+  int64_t rented_gpu_ms; /* GPU time employed */
+  int64_t day_income;
+  double dmean, dm2;
   /* reactions (market.responses, personas' goal) */
-  uint8_t out;                              /* outside the market (responses.entry) */
-  uint8_t low_exit;                         /* reviews in a row with negative surplus */
-  uint16_t nrev;                            /* reviews in this pool (income statistics below) */
-  uint32_t review_id;                       /* a quote answers the latest review only */
-  int64_t win_rented_ms;                    /* GPU*ms rented in the review window */
-  float last_h, last_u;                     /* last review: income per available GPU-hour (USD), utilization */
-  float cv_other;                           /* income CV it had in its other pool, -1 never there */
-  double rmean, rm2;                        /* income per available GPU-hour per review here (Welford) */
+  uint8_t out;           /* outside the market (responses.entry) */
+  uint8_t low_exit;      /* reviews in a row with negative surplus */
+  uint16_t nrev;         /* reviews in this pool (income statistics below) */
+  uint32_t review_id;    /* a quote answers the latest review only */
+  int64_t win_rented_ms; /* GPU*ms rented in the review window */
+  float last_h, last_u;  /* last review: income per available GPU-hour (USD), utilization */
+  float cv_other;        /* income CV it had in its other pool, -1 never there */
+  double rmean, rm2;     /* income per available GPU-hour per review here (Welford) */
 } mkt_prov;
 
 static uint64_t pidx(const mkt_ctx *c, sim_lp *lp) { return mkt__local(c, lp) - c->nmarkets; }
@@ -137,7 +140,8 @@ static void flush(sim_lp *lp, const mkt_ctx *c, mkt_prov *p) {
   if (p->state == ST_IDLE || p->state == ST_RENTED) /* what taking part cost it (provider surplus) */
     mkt__rpool(lp, c, p->pool, MKT_RP_PCOST,
                mkt_lround(((double)d * ps->ngpus * own_musd_h(c, ps) +
-                           (p->state == ST_RENTED ? (double)d * p->rented * cost_musd_h(c, ps) : 0)) / 3.6e6));
+                           (p->state == ST_RENTED ? (double)d * p->rented * cost_musd_h(c, ps) : 0)) /
+                          3.6e6));
   if (pidx(c, lp) < (uint64_t)c->cfg->sample_providers && mkt__world(c, lp) == 0) {
     mkt_avail_rec r;
     memset(&r, 0, sizeof r);
@@ -460,36 +464,36 @@ static void prov_event(sim_lp *lp, void *st, const void *vmsg, sim_id src) {
   const mkt_pstat *ps = &c->prov[pidx(c, lp)];
   double now = sim_now(lp);
   switch (msg->kind) {
-    case M_CHURN:
-      p->up = !p->up;
-      churn_schedule(lp, c, p, ps);
-      update(lp, c, p, 0);
-      break;
-    case M_CAL: {
-      const mkt_persona_cfg *pc = &c->cfg->personas[ps->persona];
-      p->cal_busy = (uint8_t)cal_on(pc, now + c->cfg->regions[ps->region].tz_h * 3600.0);
-      cal_schedule(lp, c, ps);
-      update(lp, c, p, 1);
-      break;
-    }
-    case M_SELF:
-      p->self_busy = !p->self_busy;
-      self_schedule(lp, c, p, ps);
-      update(lp, c, p, 1);
-      break;
-    case M_RENTED:
-      /* only the market of the current pool, for the current session, while available */
-      if (!p->avail || (uint32_t)msg->b != p->session || src != my_market(c, lp, p)) break;
-      flush(lp, c, p);
-      p->rented = (uint16_t)msg->a;
-      set_state(lp, c, p, p->rented ? ST_RENTED : ST_IDLE);
-      break;
-    case M_PAY: earn(lp, c, p, msg->a, msg->reason != PAY_REFUND); break;
-    case M_SLASH: p->stake -= msg->a; break;
-    case M_REVIEW: review(lp, c, p); break;
-    case M_QUOTED: on_quoted(lp, c, p, msg); break;
-    case M_CLOSE: flex_claim(lp, c, p); break; /* the markets close their own books */
-    default: SIM_FATAL("provider: unexpected message kind %d", msg->kind);
+  case M_CHURN:
+    p->up = !p->up;
+    churn_schedule(lp, c, p, ps);
+    update(lp, c, p, 0);
+    break;
+  case M_CAL: {
+    const mkt_persona_cfg *pc = &c->cfg->personas[ps->persona];
+    p->cal_busy = (uint8_t)cal_on(pc, now + c->cfg->regions[ps->region].tz_h * 3600.0);
+    cal_schedule(lp, c, ps);
+    update(lp, c, p, 1);
+    break;
+  }
+  case M_SELF:
+    p->self_busy = !p->self_busy;
+    self_schedule(lp, c, p, ps);
+    update(lp, c, p, 1);
+    break;
+  case M_RENTED:
+    /* only the market of the current pool, for the current session, while available */
+    if (!p->avail || (uint32_t)msg->b != p->session || src != my_market(c, lp, p)) break;
+    flush(lp, c, p);
+    p->rented = (uint16_t)msg->a;
+    set_state(lp, c, p, p->rented ? ST_RENTED : ST_IDLE);
+    break;
+  case M_PAY: earn(lp, c, p, msg->a, msg->reason != PAY_REFUND); break;
+  case M_SLASH: p->stake -= msg->a; break;
+  case M_REVIEW: review(lp, c, p); break;
+  case M_QUOTED: on_quoted(lp, c, p, msg); break;
+  case M_CLOSE: flex_claim(lp, c, p); break; /* the markets close their own books */
+  default: SIM_FATAL("provider: unexpected message kind %d", msg->kind);
   }
 }
 
@@ -497,7 +501,7 @@ static void prov_finalize(sim_lp *lp, void *st) {
   const mkt_ctx *c = mkt__ctx(lp);
   mkt_prov *p = st;
   const mkt_pstat *ps = &c->prov[pidx(c, lp)];
-  flush(lp, c, p); /* account the open state up to the end */
+  flush(lp, c, p);                                      /* account the open state up to the end */
   day_roll(lp, c, p, (int64_t)floor(c->end / 86400.0)); /* whole days only */
   if (!c->cfg->record_providers) return;
   mkt_prov_rec r;

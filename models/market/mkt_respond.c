@@ -10,7 +10,8 @@ double mkt_demand_factor(double price, double price_ref, double elasticity) {
   return f > MKT_DEMAND_MAX ? MKT_DEMAND_MAX : f;
 }
 
-unsigned mkt_choice_probs(const mkt_option *o, unsigned n, const mkt_choice_w *w, double v, double run_s, double *prob) {
+unsigned mkt_choice_probs(const mkt_option *o, unsigned n, const mkt_choice_w *w, double v, double run_s,
+                          double *prob) {
   double u[8], best = -INFINITY;
   unsigned k = 0;
   if (n > 8) n = 8;

@@ -61,9 +61,7 @@ static inline double mkt_surplus_h(double income_h, double u, double cost_h, dou
 }
 
 /* Exponentially weighted mean: x + (obs - x) / memory (memory >= 1 observations). */
-static inline double mkt_ewma(double x, double obs, double memory) {
-  return memory > 1 ? x + (obs - x) / memory : obs;
-}
+static inline double mkt_ewma(double x, double obs, double memory) { return memory > 1 ? x + (obs - x) / memory : obs; }
 
 #ifdef __cplusplus
 }

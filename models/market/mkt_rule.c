@@ -52,7 +52,7 @@ int mkt_lot_fits(const mkt_lot *l, uint32_t free_gpus, const mkt_order *o) {
 
 /* Same order as enum mkt_rule and mkt_rule_names (mkt.h); tests/test_auction.c checks the names. */
 const mkt_rule_ops *const mkt_rule_table[] = {&mkt_rule_gigaspot, &mkt_rule_pay_as_bid, &mkt_rule_vickrey,
-                                              &mkt_rule_double, &mkt_rule_knapsack, NULL};
+                                              &mkt_rule_double,   &mkt_rule_knapsack,   NULL};
 _Static_assert(sizeof mkt_rule_table / sizeof *mkt_rule_table == MKT_RULE_KNAPSACK + 2,
                "one descriptor per mkt_rule, then NULL");
 
@@ -70,8 +70,7 @@ const mkt_rule_ops *mkt_rule_find(const char *name) {
 
 /* ---- Shared by the rules ------------------------------------------------------------------------- */
 
-int mkt__clear_begin(const mkt_order *orders, size_t n, const mkt_lot *lots, size_t nl,
-                     mkt_clearing *out) {
+int mkt__clear_begin(const mkt_order *orders, size_t n, const mkt_lot *lots, size_t nl, mkt_clearing *out) {
   if (n == 0) return MKT_OK;
   if (!orders || !out || !out->win || !out->lot || !out->pay) return MKT_EINVAL;
   if (nl > 0 && !lots) return MKT_EINVAL;
@@ -83,13 +82,11 @@ int mkt__clear_begin(const mkt_order *orders, size_t n, const mkt_lot *lots, siz
   return MKT_OK;
 }
 
-int32_t mkt__home(const mkt_order *o, size_t nl) {
-  return o->home >= 0 && (size_t)o->home < nl ? o->home : -1;
-}
+int32_t mkt__home(const mkt_order *o, size_t nl) { return o->home >= 0 && (size_t)o->home < nl ? o->home : -1; }
 
 int mkt__lot_fits_static(const mkt_lot *l, const mkt_order *o) {
-  return o->gpus >= 1 && o->gpus <= l->gpus && l->mem_gb >= o->mem_min_gb &&
-         l->pl_min_w <= (double)o->power_w && (double)o->power_w <= l->pl_max_w;
+  return o->gpus >= 1 && o->gpus <= l->gpus && l->mem_gb >= o->mem_min_gb && l->pl_min_w <= (double)o->power_w &&
+         (double)o->power_w <= l->pl_max_w;
 }
 
 int mkt__fits_some_lot(const mkt_order *o, const mkt_lot *lots, size_t nl) {
@@ -147,8 +144,7 @@ static int mkt__takes(const mkt_lot *l, uint32_t free_gpus, const mkt_order *o, 
   return mkt_lot_fits(l, free_gpus, o) && (max_ask == INT64_MAX || mkt_lot_ask(l, o->power_w) <= max_ask);
 }
 
-int32_t mkt__place_first_fit(const mkt_order *o, const mkt_lot *lots, size_t nl, uint32_t *free_gpus,
-                             int64_t max_ask) {
+int32_t mkt__place_first_fit(const mkt_order *o, const mkt_lot *lots, size_t nl, uint32_t *free_gpus, int64_t max_ask) {
   int32_t h = mkt__home(o, nl);
   int32_t at = -1;
   if (h >= 0 && mkt__takes(&lots[h], free_gpus[h], o, max_ask)) {

@@ -26,23 +26,23 @@ extern "C" {
 
 /* One bid. */
 typedef struct mkt_order {
-  int64_t price;        /* musd per GPU-hour offered (the bid) */
-  uint32_t gpus;        /* GPUs wanted on one host (>= 1) */
-  uint32_t power_w;     /* GigaSPOT power limit per GPU, W; must lie in the lot's range */
-  double mem_min_gb;    /* minimum memory per GPU, GB */
-  int32_t home;         /* lot it runs on now (a running bid), or -1 (queued) */
+  int64_t price;     /* musd per GPU-hour offered (the bid) */
+  uint32_t gpus;     /* GPUs wanted on one host (>= 1) */
+  uint32_t power_w;  /* GigaSPOT power limit per GPU, W; must lie in the lot's range */
+  double mem_min_gb; /* minimum memory per GPU, GB */
+  int32_t home;      /* lot it runs on now (a running bid), or -1 (queued) */
 } mkt_order;
 
 /* One host's offer in the pool. */
 typedef struct mkt_lot {
-  uint32_t gpus;        /* GPUs offered: idle ones plus those held by running bids */
-  double mem_gb;        /* memory per GPU, GB */
-  double pl_min_w;      /* lowest power limit of the card, W */
-  double pl_max_w;      /* highest power limit the host allows (card range capped by the host's
+  uint32_t gpus;         /* GPUs offered: idle ones plus those held by running bids */
+  double mem_gb;         /* memory per GPU, GB */
+  double pl_min_w;       /* lowest power limit of the card, W */
+  double pl_max_w;       /* highest power limit the host allows (card range capped by the host's
                            ceiling), W */
-  double energy_musd_wh;/* the host's energy price, musd per Wh */
-  double margin;        /* the owner's margin over energy: ask = energy x (1 + margin) */
-  int64_t min_ask;      /* the pool's minimum price (reserve), musd per GPU-hour */
+  double energy_musd_wh; /* the host's energy price, musd per Wh */
+  double margin;         /* the owner's margin over energy: ask = energy x (1 + margin) */
+  int64_t min_ask;       /* the pool's minimum price (reserve), musd per GPU-hour */
 } mkt_lot;
 
 /* The host's ask for an order per GPU-hour: energy at the order's power limit times
@@ -68,8 +68,8 @@ typedef struct mkt_clearing {
 } mkt_clearing;
 
 typedef struct mkt_rule_ops {
-  const char *name;     /* as in the scenario: bidding.rule = "NAME" */
-  const char *help;     /* one line, with the source of the rule */
+  const char *name; /* as in the scenario: bidding.rule = "NAME" */
+  const char *help; /* one line, with the source of the rule */
   /* Clears n orders against nl lots. Returns the number of winners, or a negative mkt_err.
    * Deterministic: ties go to the lower order index, lots are tried in index order. */
   long (*clear)(const mkt_order *orders, size_t n, const mkt_lot *lots, size_t nl, mkt_clearing *out);

@@ -20,8 +20,7 @@ extern const mkt_rule_ops mkt_rule_knapsack;
 
 /* MKT_OK, or MKT_EINVAL when n > 0 and orders, out or one of its arrays is NULL, or when nl > 0
  * and lots is NULL. On MKT_OK with n > 0, every order is set to lose (win 0, lot -1, pay 0). */
-int mkt__clear_begin(const mkt_order *orders, size_t n, const mkt_lot *lots, size_t nl,
-                     mkt_clearing *out);
+int mkt__clear_begin(const mkt_order *orders, size_t n, const mkt_lot *lots, size_t nl, mkt_clearing *out);
 
 /* The order's home lot when it is a valid index in [0, nl), else -1: a home outside the lots
  * (a host that left the pool) makes the order a queued one. */
@@ -43,8 +42,7 @@ void mkt__rank_by_price(const mkt_order *orders, size_t n, size_t *rank);
  * index order; a lot takes the order when mkt_lot_fits(lot, free[lot], o) and the lot's ask for
  * the order is at most max_ask (INT64_MAX: no limit beyond the bid). Takes the order's GPUs off
  * free[] and returns the lot, or -1 (free[] unchanged). */
-int32_t mkt__place_first_fit(const mkt_order *o, const mkt_lot *lots, size_t nl, uint32_t *free_gpus,
-                             int64_t max_ask);
+int32_t mkt__place_first_fit(const mkt_order *o, const mkt_lot *lots, size_t nl, uint32_t *free_gpus, int64_t max_ask);
 
 /* free[l] = lots[l].gpus. */
 void mkt__free_reset(const mkt_lot *lots, size_t nl, uint32_t *free_gpus);

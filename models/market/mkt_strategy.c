@@ -69,10 +69,10 @@ double mkt_bne_uniform(double v, double lo, double hi, double r, unsigned n) {
 }
 
 /* ---- Log-normal values: numerical ------------------------------------------------------------ */
-#define LN_LIMIT 1000      /* QAG subintervals */
-#define LN_EPSREL 1e-9     /* QAG's relative error (mkt_strategy.h) */
-#define LN_EPSABS 1e-13    /* and absolute, on K = 1 - bid / value, far below a float's precision */
-#define LN_CUT 60.0        /* lower end of the integral: ln x - 60 at most */
+#define LN_LIMIT 1000   /* QAG subintervals */
+#define LN_EPSREL 1e-9  /* QAG's relative error (mkt_strategy.h) */
+#define LN_EPSABS 1e-13 /* and absolute, on K = 1 - bid / value, far below a float's precision */
+#define LN_CUT 60.0     /* lower end of the integral: ln x - 60 at most */
 
 /* QAG with GSL's error handler off, one thread at a time (see the top of the file). */
 static pthread_mutex_t ln_gsl_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -168,8 +168,10 @@ double mkt_bne_lognormal(double v, double median, double sigma, double r, unsign
   if (!ws) return NAN;
   gsl_error_handler_t *old = ln_quiet_begin();
   double m = (double)n - 1, lfx = log_Phi(tx / sigma), b;
-  if (tx > 0) b = median * ln_expect(tx, tr, lfx, sigma, m, ws);
-  else b = v * (1 - ln_piece(ln_lower(tx, tr, lfx, sigma, m), tx, tx, lfx, sigma, m, ws));
+  if (tx > 0)
+    b = median * ln_expect(tx, tr, lfx, sigma, m, ws);
+  else
+    b = v * (1 - ln_piece(ln_lower(tx, tr, lfx, sigma, m), tx, tx, lfx, sigma, m, ws));
   ln_quiet_end(old);
   gsl_integration_workspace_free(ws);
   if (isnan(b)) b = r;

@@ -36,13 +36,13 @@ double mkt_bne_uniform(double v, double lo, double hi, double r, unsigned n);
  * integration (GSL QAG, relative error 1e-9). The reference the table is tested against. */
 double mkt_bne_lognormal(double v, double median, double sigma, double r, unsigned n);
 
-#define MKT_BNE_NMAX 64  /* bidders the table holds (more: treated as MKT_BNE_NMAX) */
-#define MKT_BNE_NZ 129   /* value grid points per n, in z = ln(v / median) / sigma on [-4, 4] */
+#define MKT_BNE_NMAX 64 /* bidders the table holds (more: treated as MKT_BNE_NMAX) */
+#define MKT_BNE_NZ 129  /* value grid points per n, in z = ln(v / median) / sigma on [-4, 4] */
 
 /* Equilibrium bid / value of the log-normal case for one (sigma, reserve / median), on a grid of
  * z = ln(v / median) / sigma, for n = 1 .. MKT_BNE_NMAX. */
 typedef struct mkt_bne_table {
-  double sigma, reserve_rel;            /* reserve_rel = reserve / median */
+  double sigma, reserve_rel;             /* reserve_rel = reserve / median */
   float ratio[MKT_BNE_NMAX][MKT_BNE_NZ]; /* bid / value at grid point z_k = -4 + 8 k / (NZ - 1) */
 } mkt_bne_table;
 

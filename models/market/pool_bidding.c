@@ -138,7 +138,11 @@ static double key_of(const mkt_ctx *c, const mkt_market *m, const mkt_job *j) {
   return k;
 }
 
-typedef struct cand { double key; uint32_t slot; uint32_t qpos; } cand;
+typedef struct cand {
+  double key;
+  uint32_t slot;
+  uint32_t qpos;
+} cand;
 static int cand_desc(const void *a, const void *b) {
   const cand *x = a, *y = b;
   if (x->key != y->key) return x->key > y->key ? -1 : 1;
@@ -155,7 +159,10 @@ void mkt__bid_strategy(sim_lp *lp, const mkt_ctx *c, mkt_market *m, mkt_job *j) 
   double u = gsl_rng_uniform(sim_lp_rng(lp)) * tot, acc = 0;
   for (unsigned i = 0; i < MKT_NSTRATS; i++) {
     acc += cc->strategies[i];
-    if (u < acc) { j->strat = (uint8_t)i; break; }
+    if (u < acc) {
+      j->strat = (uint8_t)i;
+      break;
+    }
   }
   double v = (double)j->value;
   if (j->strat == MKT_STRAT_SHADE) {
@@ -240,7 +247,7 @@ static void bid_tick(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
   }
   qsort(wq, nq, sizeof *wq, cand_desc);
   qsort(run, nrun, sizeof *run, cand_desc);
-  if (nq > CLEAR_WAITING) nq = CLEAR_WAITING;                 /* the best waiting bids */
+  if (nq > CLEAR_WAITING) nq = CLEAR_WAITING;                    /* the best waiting bids */
   uint32_t r0 = nrun > CLEAR_RUNNING ? nrun - CLEAR_RUNNING : 0; /* the weakest running bids */
   uint32_t nr = nrun - r0;
   /* lots: the running bids' hosts, then hosts with free GPUs */
@@ -301,8 +308,10 @@ static void bid_tick(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
   mkt__q_trim(m);
   /* Running losers are preempted; running winners are re-priced where the rule re-prices. */
   for (uint32_t i = 0; i < first_waiting; i++) {
-    if (!win[i]) mkt__withdraw(lp, c, m, oslot[i]);
-    else if (rule->reprice && m->jobs[oslot[i]].state == J_RUNNING) mkt__reprice(lp, c, m, oslot[i], pay[i]);
+    if (!win[i])
+      mkt__withdraw(lp, c, m, oslot[i]);
+    else if (rule->reprice && m->jobs[oslot[i]].state == J_RUNNING)
+      mkt__reprice(lp, c, m, oslot[i], pay[i]);
   }
   /* Waiting winners start on their host, best first. */
   for (uint32_t i = first_waiting; i < no; i++) {
@@ -327,5 +336,5 @@ static void bid_tick(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
   free(lot_of_host);
 }
 
-const mkt__pool_ops mkt__pool_bidding = {"bidding", bid_price, bid_submit, bid_tick, bid_host_free, bid_handed_back,
-                                         bid_quote, 1, 0, 0};
+const mkt__pool_ops mkt__pool_bidding = {"bidding",       bid_price, bid_submit, bid_tick, bid_host_free,
+                                         bid_handed_back, bid_quote, 1,          0,        0};

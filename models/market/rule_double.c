@@ -14,8 +14,7 @@
 
 #include <stdlib.h>
 
-static long double_clear(const mkt_order *orders, size_t n, const mkt_lot *lots, size_t nl,
-                         mkt_clearing *out) {
+static long double_clear(const mkt_order *orders, size_t n, const mkt_lot *lots, size_t nl, mkt_clearing *out) {
   int rc = mkt__clear_begin(orders, n, lots, nl, out);
   if (rc < 0) return rc;
   if (n == 0 || nl == 0) return 0;

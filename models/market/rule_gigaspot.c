@@ -15,8 +15,7 @@
 
 #include <stdlib.h>
 
-static long gigaspot_clear(const mkt_order *orders, size_t n, const mkt_lot *lots, size_t nl,
-                           mkt_clearing *out) {
+static long gigaspot_clear(const mkt_order *orders, size_t n, const mkt_lot *lots, size_t nl, mkt_clearing *out) {
   int rc = mkt__clear_begin(orders, n, lots, nl, out);
   if (rc < 0) return rc;
   if (n == 0 || nl == 0) return 0;
@@ -50,8 +49,8 @@ static long gigaspot_clear(const mkt_order *orders, size_t n, const mkt_lot *lot
       if (m == 0) break;
       /* profit = price - energy_musd_wh x power_w, the highest strictly positive one wins
        * (mkt_gigaspot_pick, Clore.ai GigaSPOT). */
-      long k = mkt_gigaspot_pick(cand, m, free_gpus[l], lot->min_ask, lot->pl_min_w, lot->pl_max_w,
-                                 lot->energy_musd_wh);
+      long k =
+          mkt_gigaspot_pick(cand, m, free_gpus[l], lot->min_ask, lot->pl_min_w, lot->pl_max_w, lot->energy_musd_wh);
       if (k < 0) break;
       size_t i = of[k];
       int32_t at = (int32_t)l;
@@ -77,9 +76,8 @@ static int64_t gigaspot_late_price(const mkt_order *o, const mkt_lot *l, int64_t
   (void)last;
   if (!o || !l || !mkt_lot_fits(l, l->gpus, o)) return -1;
   mkt_bid b = {.price = o->price, .gpus = o->gpus, .power_w = o->power_w};
-  return mkt_gigaspot_pick(&b, 1, l->gpus, l->min_ask, l->pl_min_w, l->pl_max_w, l->energy_musd_wh) == 0
-             ? o->price
-             : -1;
+  return mkt_gigaspot_pick(&b, 1, l->gpus, l->min_ask, l->pl_min_w, l->pl_max_w, l->energy_musd_wh) == 0 ? o->price
+                                                                                                         : -1;
 }
 
 const mkt_rule_ops mkt_rule_gigaspot = {

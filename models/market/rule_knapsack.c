@@ -31,8 +31,8 @@ static int knap_key_cmp(const void *a, const void *b) {
 
 /* First-fit decreasing of the chosen orders (chosen[i] = 1); on success lot[i] is set for them and
  * 1 is returned; on failure 0 (lot[] and free[] then hold a partial packing). `key` holds n. */
-static int knap_pack(const mkt_order *orders, size_t n, const mkt_lot *lots, size_t nl,
-                     const int *chosen, int32_t *lot, uint32_t *free_gpus, knap_key *key) {
+static int knap_pack(const mkt_order *orders, size_t n, const mkt_lot *lots, size_t nl, const int *chosen, int32_t *lot,
+                     uint32_t *free_gpus, knap_key *key) {
   size_t m = 0;
   for (size_t i = 0; i < n; i++)
     if (chosen[i]) key[m++] = (knap_key){.gpus = orders[i].gpus, .price = orders[i].price, .idx = i};
@@ -46,8 +46,7 @@ static int knap_pack(const mkt_order *orders, size_t n, const mkt_lot *lots, siz
   return 1;
 }
 
-static long knapsack_clear(const mkt_order *orders, size_t n, const mkt_lot *lots, size_t nl,
-                           mkt_clearing *out) {
+static long knapsack_clear(const mkt_order *orders, size_t n, const mkt_lot *lots, size_t nl, mkt_clearing *out) {
   int rc = mkt__clear_begin(orders, n, lots, nl, out);
   if (rc < 0) return rc;
   if (n == 0 || nl == 0) return 0;

@@ -36,12 +36,12 @@
 #define VK_MIN_LOTS 8
 #define VK_MAX_ENTRIES (1u << 20)
 typedef struct vk_entry {
-  int64_t ask;   /* the lot's ask for this kind */
+  int64_t ask; /* the lot's ask for this kind */
   uint32_t lot;
 } vk_entry;
 typedef struct vk_lists {
-  uint32_t *kind;   /* per order: its kind, or UINT32_MAX when the lists are off */
-  size_t *off;      /* per kind: its first entry; off[nkinds] = number of entries */
+  uint32_t *kind; /* per order: its kind, or UINT32_MAX when the lists are off */
+  size_t *off;    /* per kind: its first entry; off[nkinds] = number of entries */
   vk_entry *e;
 } vk_lists;
 
@@ -123,8 +123,8 @@ static void vk_lists_free(vk_lists *v) {
  * it (GPUs, memory, power range), else the lot with room and the lowest ask for it (ties to the
  * lower index). Returns that lot, or -1 when it has no room, and sets *need to the lowest bid that
  * wins it (that lot's ask). */
-static int32_t vickrey_slot(const mkt_order *orders, size_t i, const mkt_lot *lots, size_t nl,
-                            const vk_lists *v, const uint32_t *free_gpus, int64_t *need) {
+static int32_t vickrey_slot(const mkt_order *orders, size_t i, const mkt_lot *lots, size_t nl, const vk_lists *v,
+                            const uint32_t *free_gpus, int64_t *need) {
   const mkt_order *o = &orders[i];
   if (o->gpus < 1) return -1;
   int32_t h = mkt__home(o, nl);
@@ -172,8 +172,8 @@ static int32_t vickrey_place(const mkt_order *orders, size_t i, int64_t b, const
  * vickrey_slot gives. Walking the slots from i's own one down, the first slot that does not win
  * all the way to its lowest bid holds t_i. One pass of the greedy without i, stopped there. Bids
  * below min(0, p_i) are not considered. */
-static int64_t vickrey_threshold(const mkt_order *orders, size_t n, const mkt_lot *lots, size_t nl,
-                                 const vk_lists *v, const size_t *rank, uint32_t *free_gpus, size_t i) {
+static int64_t vickrey_threshold(const mkt_order *orders, size_t n, const mkt_lot *lots, size_t nl, const vk_lists *v,
+                                 const size_t *rank, uint32_t *free_gpus, size_t i) {
   mkt__free_reset(lots, nl, free_gpus);
   size_t k = 0;
   for (; rank[k] != i; k++) vickrey_place(orders, rank[k], orders[rank[k]].price, lots, nl, v, free_gpus);
@@ -195,8 +195,7 @@ static int64_t vickrey_threshold(const mkt_order *orders, size_t n, const mkt_lo
   }
 }
 
-static long vickrey_clear(const mkt_order *orders, size_t n, const mkt_lot *lots, size_t nl,
-                          mkt_clearing *out) {
+static long vickrey_clear(const mkt_order *orders, size_t n, const mkt_lot *lots, size_t nl, mkt_clearing *out) {
   int rc = mkt__clear_begin(orders, n, lots, nl, out);
   if (rc < 0) return rc;
   if (n == 0 || nl == 0) return 0;

@@ -123,14 +123,23 @@ static int phold__check(const sim_model *m, const sim_results *r, char *msg, siz
   const phold_lp_record *rec = (const phold_lp_record *)r->tables[0];
   for (size_t i = 0; i < r->nrecords[0]; i++) sum += rec[i].events;
   if (r->nrecords[0] != m->nlps || (int64_t)sum != r->series[0][0]) {
-    snprintf(msg, len, "per-LP event counts (%llu over %zu LPs) disagree with the total %lld",
-             (unsigned long long)sum, r->nrecords[0], (long long)r->series[0][0]);
+    snprintf(msg, len, "per-LP event counts (%llu over %zu LPs) disagree with the total %lld", (unsigned long long)sum,
+             r->nrecords[0], (long long)r->series[0][0]);
     return 1;
   }
   return 0;
 }
 
 const sim_model_class phold_class = {
-    "phold", "PHOLD synthetic benchmark (the engine's yardstick)", phold_params, sizeof(phold_config), NULL,
-    phold__build, phold__destroy, phold__metrics, 3, phold__compute, phold__check,
+    "phold",
+    "PHOLD synthetic benchmark (the engine's yardstick)",
+    phold_params,
+    sizeof(phold_config),
+    NULL,
+    phold__build,
+    phold__destroy,
+    phold__metrics,
+    3,
+    phold__compute,
+    phold__check,
 };

@@ -13,11 +13,11 @@
 #include "sim/model_class.h"
 
 typedef struct phold_config {
-  int64_t lps;        /* logical processes */
-  int64_t start;      /* initial events per LP */
-  double lookahead;   /* s */
-  double mean;        /* s, mean of the exponential part of the delay */
-  double remote;      /* probability that an event goes to a uniformly drawn LP */
+  int64_t lps;      /* logical processes */
+  int64_t start;    /* initial events per LP */
+  double lookahead; /* s */
+  double mean;      /* s, mean of the exponential part of the delay */
+  double remote;    /* probability that an event goes to a uniformly drawn LP */
 } phold_config;
 
 typedef struct phold_lp_record {

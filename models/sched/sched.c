@@ -18,28 +18,25 @@
 
 #define SCHED__MAX_RUNS SCHED_MAX_RUNS
 #define SCHED__NIL UINT32_MAX
-#define SCHED__SCAN_MAX 64 /* candidates examined when sampling found too few (pools above it) */
+#define SCHED__SCAN_MAX 64           /* candidates examined when sampling found too few (pools above it) */
 #define SCHED__MAX_QUEUES (1u << 20) /* idle queues (nodes x regions x grades) a core may keep */
 
 /* ---- Names ---------------------------------------------------------------------------------- */
 const char *sched_strerror(int err) { return spotlab_strerror(err); } /* sim/errors.h */
 
-const char *const sched_policy_names[SCHED_FT_COUNT + 1] = {"none", "checkpoint", "standby",
-                                                           "replicate", "speculative", NULL};
-_Static_assert(sizeof sched_policy_names / sizeof *sched_policy_names == SCHED_FT_COUNT + 1,
-               "one name per policy");
+const char *const sched_policy_names[SCHED_FT_COUNT + 1] = {"none",      "checkpoint",  "standby",
+                                                            "replicate", "speculative", NULL};
+_Static_assert(sizeof sched_policy_names / sizeof *sched_policy_names == SCHED_FT_COUNT + 1, "one name per policy");
 const char *const sched_ckpt_rule_names[] = {"fixed", "young", "daly", NULL};
-const char *sched_policy_name(sched_policy p) {
-  return (unsigned)p < SCHED_FT_COUNT ? sched_policy_names[p] : "?";
-}
+const char *sched_policy_name(sched_policy p) { return (unsigned)p < SCHED_FT_COUNT ? sched_policy_names[p] : "?"; }
 int sched_policy_parse(const char *name) {
   for (int i = 0; i < SCHED_FT_COUNT; i++)
     if (name && !strcmp(name, sched_policy_names[i])) return i;
   return -1;
 }
 const char *sched_reason_name(int r) {
-  static const char *const n[SCHED_R_COUNT] = {"none",      "completed", "gpu_lost",   "app_failed",
-                                               "cancelled", "gave_up",   "degraded",   "scale_down",
+  static const char *const n[SCHED_R_COUNT] = {"none",      "completed", "gpu_lost", "app_failed",
+                                               "cancelled", "gave_up",   "degraded", "scale_down",
                                                "preempted", "withdrawn", "released"};
   _Static_assert(sizeof n / sizeof *n == SCHED_R_COUNT, "one name per reason");
   return r >= 0 && r < SCHED_R_COUNT ? n[r] : "?";
@@ -100,57 +97,57 @@ typedef struct sched__ginfo {
   uint32_t provider, node;
   uint16_t region, grade;
   uint32_t sectors;
-  uint32_t link;          /* index in sched.links */
+  uint32_t link; /* index in sched.links */
   double score, price_per_h;
 } sched__ginfo;
 
 typedef struct sched__gpu {
-  uint8_t state;          /* sched_gpu_state */
-  uint8_t known;          /* joined at least once (info valid) */
-  uint8_t lost_employed;  /* left while employed: down time is slashed when it returns */
-  uint32_t job, run;      /* BUSY / STANDBY */
-  uint32_t pos;           /* index in its idle queue */
+  uint8_t state;         /* sched_gpu_state */
+  uint8_t known;         /* joined at least once (info valid) */
+  uint8_t lost_employed; /* left while employed: down time is slashed when it returns */
+  uint32_t job, run;     /* BUSY / STANDBY */
+  uint32_t pos;          /* index in its idle queue */
   uint32_t hb_seq;
-  uint32_t mark;          /* selection stamp */
-  double speed;           /* reported speed factor */
+  uint32_t mark; /* selection stamp */
+  double speed;  /* reported speed factor */
   double employed_since, billed_until, lost_t;
   sched__ginfo info;
 } sched__gpu;
 
 typedef struct sched__provider {
-  double r, s, t;         /* Beta evidence, decayed to time t; t < 0: never joined */
+  double r, s, t; /* Beta evidence, decayed to time t; t < 0: never joined */
   double stake;
 } sched__provider;
 
 typedef struct sched__run {
   uint32_t id;
   uint8_t active, in_ckpt, slow, backup;
-  uint32_t *members;      /* capacity: width (batch) or max_replicas (service) */
+  uint32_t *members; /* capacity: width (batch) or max_replicas (service) */
   unsigned n;
-  uint32_t *standby;      /* capacity standby_k */
+  uint32_t *standby; /* capacity standby_k */
   unsigned nsb;
   uint32_t ckpt_seq;
-  double start, rate;     /* placement time, expected work rate */
+  double start, rate;       /* placement time, expected work rate */
   double last_t, last_work; /* last progress report */
-  double billed;          /* USD billed for this run */
-  double ckpt_c;          /* time to write a checkpoint over its slowest link, -1 = not known */
+  double billed;            /* USD billed for this run */
+  double ckpt_c;            /* time to write a checkpoint over its slowest link, -1 = not known */
 } sched__run;
 
 /* What every event about a job reads comes first (state, its run slots), so that one record's
  * first two cache lines serve it: the single run slot of most policies is kept in the record. */
 typedef struct sched__job {
-  uint8_t state;          /* sched_job_state */
+  uint8_t state; /* sched_job_state */
   uint8_t outcome;
   uint8_t inq, speculated;
-  uint8_t nruns;          /* 1, 2 (speculative) or the replicas (replicate), <= SCHED__MAX_RUNS */
+  uint8_t nruns; /* 1, 2 (speculative) or the replicas (replicate), <= SCHED__MAX_RUNS */
   uint32_t next_run;
-  sched__run *runs;       /* nruns slots from the first placement: &run0 when nruns is 1, else
+  sched__run *runs; /* nruns slots from the first placement: &run0 when nruns is 1, else
                              allocated (sched__runs_alloc, sched__runs_free) */
   sched__run run0;
   uint32_t qprev, qnext;
   unsigned restarts, replacements;
-  sched_job_spec spec;    /* spec.cand is cleared after arrival */
-  sched_ft ft;            /* its fault tolerance */
+  sched_job_spec spec; /* spec.cand is cleared after arrival */
+  sched_ft ft;         /* its fault tolerance */
   double submit, start, end, saved_work, gpu_seconds, cost;
   double load, last_scale_t;
 } sched__job;
@@ -176,7 +173,7 @@ static void sched__runs_free(sched__job *j) {
 typedef struct sched__timer {
   double t;
   uint32_t a, b, seq;
-  uint8_t kind;           /* SCHED__T_* */
+  uint8_t kind; /* SCHED__T_* */
 } sched__timer;
 enum { SCHED__T_HB = 1, SCHED__T_CKPT = 2 };
 
@@ -187,57 +184,62 @@ typedef struct sched__vec {
 
 typedef struct sched__pending {
   sched_decision d;
-  size_t off;             /* of its GPU list in `pool` */
+  size_t off; /* of its GPU list in `pool` */
 } sched__pending;
 
 struct sched {
   sched_config cfg;
-  sched__pending *pend;   /* decisions of the event being handled, delivered at its end */
+  sched__pending *pend; /* decisions of the event being handled, delivered at its end */
   size_t npend, cappend;
-  uint32_t *pool;         /* their GPU lists */
+  uint32_t *pool; /* their GPU lists */
   size_t npool, cappool;
   int oom;
   double now;
   uint64_t rng[4];
-  sched__gpu *gpus;       /* gpu_cap entries: ids below the largest one seen */
+  sched__gpu *gpus; /* gpu_cap entries: ids below the largest one seen */
   uint32_t gpu_cap;
-  sched__provider *prov;  /* prov_cap entries */
+  sched__provider *prov; /* prov_cap entries */
   uint32_t prov_cap;
   double *node_income;
   sched__job *jobs;
-  uint32_t njobs_cap;     /* allocated job slots */
-  sched__vec *buckets;    /* idle queues: (node with node_queues,) region, grade */
+  uint32_t njobs_cap;  /* allocated job slots */
+  sched__vec *buckets; /* idle queues: (node with node_queues,) region, grade */
   uint64_t idle_total;
-  uint32_t qhead, qtail;  /* queued jobs */
+  uint32_t qhead, qtail; /* queued jobs */
   sched__timer *heap;
   size_t nheap, capheap;
-  sched__vec deficit;     /* jobs whose runs lack standbys */
+  sched__vec deficit; /* jobs whose runs lack standbys */
   uint32_t stamp;
-  double obs_up_s;        /* employed GPU time observed, for the MTBF estimate */
+  double obs_up_s; /* employed GPU time observed, for the MTBF estimate */
   uint64_t obs_failures;
-  uint32_t *scratch;      /* selection output, scratch_cap */
-  double *kscratch;       /* selection keys, scratch_cap */
+  uint32_t *scratch; /* selection output, scratch_cap */
+  double *kscratch;  /* selection keys, scratch_cap */
   size_t scratch_cap;
-  double *sp_scratch;     /* speeds for rate estimates, rate_cap */
+  double *sp_scratch; /* speeds for rate estimates, rate_cap */
   size_t rate_cap;
-  uint32_t *bsel;         /* selection: eligible buckets, and their cumulative sizes */
+  uint32_t *bsel; /* selection: eligible buckets, and their cumulative sizes */
   uint64_t *bcum;
   sched_link *ln_scratch;
-  sched_link *links;      /* distinct GPU links, nlinks of caplinks */
+  sched_link *links; /* distinct GPU links, nlinks of caplinks */
   uint32_t nlinks, caplinks;
-  uint32_t *link_ix;      /* open-addressing index of links (link_cap slots, power of 2; NIL = free) */
+  uint32_t *link_ix; /* open-addressing index of links (link_cap slots, power of 2; NIL = free) */
   uint32_t link_cap;
   sched_ledger ledger;
   sched_counters cnt;
-  uint64_t arrived, ended;   /* jobs known now (forgotten ones no longer count) */
-  uint64_t forgotten;         /* ended jobs dropped by JOB_FORGET */
+  uint64_t arrived, ended; /* jobs known now (forgotten ones no longer count) */
+  uint64_t forgotten;      /* ended jobs dropped by JOB_FORGET */
 };
 
 /* ---- Random numbers: xoshiro256** (Blackman & Vigna 2018), seeded by splitmix64 ----------- */
 static uint64_t sched__rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 static uint64_t sched__next(sched *s) {
   uint64_t *q = s->rng, r = sched__rotl(q[1] * 5, 7) * 9, t = q[1] << 17;
-  q[2] ^= q[0]; q[3] ^= q[1]; q[1] ^= q[2]; q[0] ^= q[3]; q[2] ^= t; q[3] = sched__rotl(q[3], 45);
+  q[2] ^= q[0];
+  q[3] ^= q[1];
+  q[1] ^= q[2];
+  q[0] ^= q[3];
+  q[2] ^= t;
+  q[3] = sched__rotl(q[3], 45);
   return r;
 }
 static double sched__u01(sched *s) { return ((sched__next(s) >> 11) + 0.5) * 0x1.0p-53; }
@@ -320,7 +322,10 @@ static void sched__emit(sched *s, sched_decision *d) {
   if (s->npend == s->cappend) {
     size_t nc = s->cappend ? 2 * s->cappend : 64;
     sched__pending *p = realloc(s->pend, nc * sizeof *p);
-    if (!p) { s->oom = 1; return; }
+    if (!p) {
+      s->oom = 1;
+      return;
+    }
     s->pend = p;
     s->cappend = nc;
   }
@@ -328,7 +333,10 @@ static void sched__emit(sched *s, sched_decision *d) {
     size_t nc = s->cappool ? 2 * s->cappool : 256;
     while (nc < s->npool + d->ngpus) nc *= 2;
     uint32_t *p = realloc(s->pool, nc * sizeof *p);
-    if (!p) { s->oom = 1; return; }
+    if (!p) {
+      s->oom = 1;
+      return;
+    }
     s->pool = p;
     s->cappool = nc;
   }
@@ -420,8 +428,7 @@ static sched__timer sched__timer_pop(sched *s) {
 
 /* Evidence decays with a half-life: r <- r 2^(-dt / half_life) (the "forgetting factor" of
  * Josang & Ismail 2002, applied per unit of time instead of per observation). */
-static void sched__rep_decay(const sched *s, const sched__provider *p, double t, double *r,
-                             double *sv) {
+static void sched__rep_decay(const sched *s, const sched__provider *p, double t, double *r, double *sv) {
   double f = 1;
   if (s->cfg.rep_half_life_s > 0 && t > p->t) f = exp2(-(t - p->t) / s->cfg.rep_half_life_s);
   *r = p->r * f;
@@ -504,7 +511,10 @@ static double sched__run_rate(sched *s, sched__job *j, sched__run *r) {
     if (a) s->sp_scratch = a;
     sched_link *b = a ? realloc(s->ln_scratch, nc * sizeof *b) : NULL;
     if (b) s->ln_scratch = b;
-    if (!a || !b) { s->oom = 1; return 0; }
+    if (!a || !b) {
+      s->oom = 1;
+      return 0;
+    }
     s->rate_cap = nc;
   }
   for (unsigned i = 0; i < r->n; i++) {
@@ -512,15 +522,14 @@ static double sched__run_rate(sched *s, sched__job *j, sched__run *r) {
     s->sp_scratch[i] = g->info.score * g->speed;
     s->ln_scratch[i] = s->links[g->info.link];
   }
-  return sched_cluster_rate(&s->cfg.cluster, &s->cfg.net, s->sp_scratch, s->ln_scratch, r->n,
-                            j->spec.step_work, j->spec.step_bytes);
+  return sched_cluster_rate(&s->cfg.cluster, &s->cfg.net, s->sp_scratch, s->ln_scratch, r->n, j->spec.step_work,
+                            j->spec.step_bytes);
 }
 
 /* MTBF of one employed GPU: observed employed time / failures once enough failures were seen,
  * else the configured prior. */
 static double sched__gpu_mtbf(const sched *s) {
-  if (s->obs_failures >= s->cfg.mtbf_min_failures && s->obs_failures > 0)
-    return s->obs_up_s / (double)s->obs_failures;
+  if (s->obs_failures >= s->cfg.mtbf_min_failures && s->obs_failures > 0) return s->obs_up_s / (double)s->obs_failures;
   return s->cfg.gpu_mtbf_s;
 }
 
@@ -532,8 +541,7 @@ static double sched__ckpt_interval(sched *s, sched__job *j, sched__run *r, doubl
   if (!(C >= 0)) { /* once per membership: the members' GPU records are cold in a large pool */
     C = 0;
     for (unsigned i = 0; i < r->n; i++) {
-      double c = sched_net_transfer_time(&s->cfg.net, &s->links[s->gpus[r->members[i]].info.link],
-                                         j->spec.ckpt_bytes);
+      double c = sched_net_transfer_time(&s->cfg.net, &s->links[s->gpus[r->members[i]].info.link], j->spec.ckpt_bytes);
       if (c > C) C = c;
     }
     r->ckpt_c = C;
@@ -647,9 +655,15 @@ static int sched__select(sched *s, const sched_job_spec *sp, unsigned need, uint
     return pk.got == need ? 0 : -1;
   }
   unsigned r0 = 0, r1 = s->cfg.nregions;
-  if (sp->region >= 0) { r0 = (unsigned)sp->region; r1 = r0 + 1; }
+  if (sp->region >= 0) {
+    r0 = (unsigned)sp->region;
+    r1 = r0 + 1;
+  }
   uint32_t n0 = 0, n1 = sched__nodeq(s);
-  if (s->cfg.node_queues && sp->node >= 0) { n0 = (uint32_t)sp->node; n1 = n0 + 1; }
+  if (s->cfg.node_queues && sp->node >= 0) {
+    n0 = (uint32_t)sp->node;
+    n1 = n0 + 1;
+  }
   unsigned g0 = sp->min_grade < s->cfg.ngrades ? sp->min_grade : s->cfg.ngrades;
   uint64_t total = 0;
   unsigned nb = 0;
@@ -674,7 +688,10 @@ static int sched__select(sched *s, const sched_job_spec *sp, unsigned need, uint
         unsigned lo = 0, hi = nb - 1; /* first k with x < bcum[k] */
         while (lo < hi) {
           unsigned mid = (lo + hi) / 2;
-          if (x < s->bcum[mid]) hi = mid; else lo = mid + 1;
+          if (x < s->bcum[mid])
+            hi = mid;
+          else
+            lo = mid + 1;
         }
         uint32_t id = s->buckets[s->bsel[lo]].v[x - (lo ? s->bcum[lo - 1] : 0)];
         if (s->gpus[id].mark != s->stamp && sched__eligible(s, sp, &s->gpus[id]))
@@ -704,7 +721,10 @@ static int sched__select(sched *s, const sched_job_spec *sp, unsigned need, uint
       const sched__vec *b = &s->buckets[s->bsel[k]];
       uint32_t id = b->v[off];
       if (sched__eligible(s, sp, &s->gpus[id])) sched__consider(s, &pk, id);
-      if (++off >= b->n) { off = 0; k = (k + 1) % nb; }
+      if (++off >= b->n) {
+        off = 0;
+        k = (k + 1) % nb;
+      }
     }
     return pk.got == need ? 0 : -1;
   }
@@ -733,7 +753,10 @@ static int sched__place_run(sched *s, uint32_t jid, int backup) {
   }
   sched__run *r = NULL;
   for (unsigned i = 0; i < j->nruns; i++)
-    if (!j->runs[i].active) { r = &j->runs[i]; break; }
+    if (!j->runs[i].active) {
+      r = &j->runs[i];
+      break;
+    }
   if (!r) return -1;
   if (sched__scratch_reserve(s, width > k ? width : k)) return SCHED_ENOMEM;
   if (!r->members) {
@@ -773,8 +796,8 @@ static int sched__place_run(sched *s, uint32_t jid, int backup) {
   if (j->state != SCHED_JOB_RUNNING && j->start < 0) j->start = s->now;
   j->state = SCHED_JOB_RUNNING;
   s->cnt.placements++;
-  sched_decision d = {.type = SCHED_D_PLACE, .job = jid, .run = run, .gpus = r->members,
-                      .ngpus = width, .value = stage};
+  sched_decision d = {
+      .type = SCHED_D_PLACE, .job = jid, .run = run, .gpus = r->members, .ngpus = width, .value = stage};
   sched__emit(s, &d);
   sched__arm_ckpt(s, j, r, stage);
   sched_job_spec any = j->spec; /* the candidates are for members; standbys come from anywhere */
@@ -799,7 +822,10 @@ static void sched__refill_standby(sched *s, uint32_t jid, sched__run *r) {
   sched_job_spec any = j->spec; /* not from the candidates of an arrival being handled */
   any.cand = NULL;
   any.ncand = 0;
-  if (sched__scratch_reserve(s, 1)) { s->oom = 1; return; }
+  if (sched__scratch_reserve(s, 1)) {
+    s->oom = 1;
+    return;
+  }
   while (r->nsb < j->ft.standby_k && sched__select(s, &any, 1, s->scratch) == 0) {
     uint32_t id = s->scratch[0];
     r->standby[r->nsb++] = id;
@@ -816,20 +842,32 @@ static void sched__queue_push(sched *s, uint32_t jid, int front) {
   if (front) {
     j->qprev = SCHED__NIL;
     j->qnext = s->qhead;
-    if (s->qhead != SCHED__NIL) s->jobs[s->qhead].qprev = jid; else s->qtail = jid;
+    if (s->qhead != SCHED__NIL)
+      s->jobs[s->qhead].qprev = jid;
+    else
+      s->qtail = jid;
     s->qhead = jid;
   } else {
     j->qnext = SCHED__NIL;
     j->qprev = s->qtail;
-    if (s->qtail != SCHED__NIL) s->jobs[s->qtail].qnext = jid; else s->qhead = jid;
+    if (s->qtail != SCHED__NIL)
+      s->jobs[s->qtail].qnext = jid;
+    else
+      s->qhead = jid;
     s->qtail = jid;
   }
 }
 static void sched__queue_remove(sched *s, uint32_t jid) {
   sched__job *j = &s->jobs[jid];
   if (!j->inq) return;
-  if (j->qprev != SCHED__NIL) s->jobs[j->qprev].qnext = j->qnext; else s->qhead = j->qnext;
-  if (j->qnext != SCHED__NIL) s->jobs[j->qnext].qprev = j->qprev; else s->qtail = j->qprev;
+  if (j->qprev != SCHED__NIL)
+    s->jobs[j->qprev].qnext = j->qnext;
+  else
+    s->qhead = j->qnext;
+  if (j->qnext != SCHED__NIL)
+    s->jobs[j->qnext].qprev = j->qprev;
+  else
+    s->qtail = j->qprev;
   j->inq = 0;
 }
 
@@ -872,9 +910,12 @@ static void sched__end_job(sched *s, uint32_t jid, sched_reason why) {
   j->outcome = (uint8_t)why;
   j->end = s->now;
   s->ended++;
-  if (why == SCHED_R_COMPLETED) s->cnt.jobs_completed++;
-  else if (why == SCHED_R_WITHDRAWN || why == SCHED_R_RELEASED) s->cnt.jobs_released++;
-  else s->cnt.jobs_failed++;
+  if (why == SCHED_R_COMPLETED)
+    s->cnt.jobs_completed++;
+  else if (why == SCHED_R_WITHDRAWN || why == SCHED_R_RELEASED)
+    s->cnt.jobs_released++;
+  else
+    s->cnt.jobs_failed++;
   sched_decision d = {.type = SCHED_D_END, .job = jid, .reason = why};
   if (why == SCHED_R_WITHDRAWN || why == SCHED_R_RELEASED) d.value = j->saved_work;
   sched__emit(s, &d);
@@ -965,9 +1006,11 @@ static int sched__gpu_lost(sched *s, uint32_t id) {
   if (!r) return SCHED_ESTATE; /* cannot happen: checked by sched_check_invariants */
   if (was_standby) {
     for (unsigned i = 0; i < r->nsb; i++)
-      if (r->standby[i] == id) { r->standby[i] = r->standby[--r->nsb]; break; }
-    sched_decision d = {.type = SCHED_D_UNSTANDBY, .job = jid, .run = run, .gpu = id,
-                        .reason = SCHED_R_GPU_LOST};
+      if (r->standby[i] == id) {
+        r->standby[i] = r->standby[--r->nsb];
+        break;
+      }
+    sched_decision d = {.type = SCHED_D_UNSTANDBY, .job = jid, .run = run, .gpu = id, .reason = SCHED_R_GPU_LOST};
     sched__emit(s, &d);
     sched__refill_standby(s, jid, r);
     return 0;
@@ -978,8 +1021,13 @@ static int sched__gpu_lost(sched *s, uint32_t id) {
     r->members[slot] = r->members[--r->n];
     r->ckpt_c = -1; /* members changed: the checkpoint cost is recomputed */
     uint32_t gone = id;
-    sched_decision d = {.type = SCHED_D_SCALE, .job = jid, .run = run, .value = r->n,
-                        .gpus = &gone, .ngpus = 1, .reason = SCHED_R_GPU_LOST};
+    sched_decision d = {.type = SCHED_D_SCALE,
+                        .job = jid,
+                        .run = run,
+                        .value = r->n,
+                        .gpus = &gone,
+                        .ngpus = 1,
+                        .reason = SCHED_R_GPU_LOST};
     sched__emit(s, &d);
     s->cnt.scale_events++;
     return sched__service_fill(s, jid);
@@ -1002,10 +1050,14 @@ static int sched__gpu_lost(sched *s, uint32_t id) {
       r->rate = sched__run_rate(s, j, r);
       j->replacements++;
       s->cnt.replacements++;
-      sched_decision d = {.type = SCHED_D_REPLACE, .job = jid, .run = run, .gpu = nid,
-                          .old_gpu = id, .reason = SCHED_R_GPU_LOST,
-                          .value = sched_net_transfer_time(&s->cfg.net, &s->links[s->gpus[nid].info.link],
-                                                           j->spec.ckpt_bytes)};
+      sched_decision d = {
+          .type = SCHED_D_REPLACE,
+          .job = jid,
+          .run = run,
+          .gpu = nid,
+          .old_gpu = id,
+          .reason = SCHED_R_GPU_LOST,
+          .value = sched_net_transfer_time(&s->cfg.net, &s->links[s->gpus[nid].info.link], j->spec.ckpt_bytes)};
       r->last_t = fmax(r->last_t, s->now) + d.value; /* the run waits for the newcomer */
       sched__emit(s, &d);
       sched__refill_standby(s, jid, r);
@@ -1071,7 +1123,8 @@ static int sched__gpu_join(sched *s, uint32_t id, const sched_gpu_info *in) {
   uint32_t link;
   int rc = sched__link_id(s, &in->link, &link);
   if (rc) return rc;
-  g->info = (sched__ginfo){in->provider, in->node, in->region, in->grade, in->sectors, link, in->score, in->price_per_h};
+  g->info =
+      (sched__ginfo){in->provider, in->node, in->region, in->grade, in->sectors, link, in->score, in->price_per_h};
   g->known = 1;
   g->speed = 1;
   sched__provider *p = &s->prov[in->provider];
@@ -1110,8 +1163,7 @@ static int sched__gpu_degrade(sched *s, uint32_t id, double f) {
   sched__run *r = sched__run_find(s, j, g->run);
   if (!r) return SCHED_ESTATE;
   r->rate = sched__run_rate(s, j, r);
-  if (f >= s->cfg.degrade_ratio || j->ft.policy != SCHED_FT_STANDBY || !r->nsb ||
-      j->spec.kind != SCHED_JOB_BATCH)
+  if (f >= s->cfg.degrade_ratio || j->ft.policy != SCHED_FT_STANDBY || !r->nsb || j->spec.kind != SCHED_JOB_BATCH)
     return 0;
   /* Replace the degraded member by a standby; the degraded GPU goes back to the pool, where its
    * speed factor lowers its selection weight. */
@@ -1125,10 +1177,14 @@ static int sched__gpu_degrade(sched *s, uint32_t id, double f) {
   j->replacements++;
   s->cnt.replacements++;
   uint32_t jid = g->job;
-  sched_decision d = {.type = SCHED_D_REPLACE, .job = jid, .run = r->id, .gpu = nid, .old_gpu = id,
+  sched_decision d = {.type = SCHED_D_REPLACE,
+                      .job = jid,
+                      .run = r->id,
+                      .gpu = nid,
+                      .old_gpu = id,
                       .reason = SCHED_R_DEGRADED,
-                      .value = sched_net_transfer_time(&s->cfg.net, &s->links[s->gpus[nid].info.link],
-                                                       j->spec.ckpt_bytes)};
+                      .value =
+                          sched_net_transfer_time(&s->cfg.net, &s->links[s->gpus[nid].info.link], j->spec.ckpt_bytes)};
   r->last_t = fmax(r->last_t, s->now) + d.value;
   sched__emit(s, &d);
   sched__release(s, id);
@@ -1166,8 +1222,8 @@ static int sched__service_fill(sched *s, uint32_t jid) {
     if (got) {
       j->last_scale_t = s->now;
       s->cnt.scale_events++;
-      sched_decision d = {.type = SCHED_D_SCALE, .job = jid, .run = r->id, .value = r->n,
-                          .gpus = s->scratch, .ngpus = got};
+      sched_decision d = {
+          .type = SCHED_D_SCALE, .job = jid, .run = r->id, .value = r->n, .gpus = s->scratch, .ngpus = got};
       sched__emit(s, &d);
     }
   } else if (want < r->n && s->now - j->last_scale_t >= s->cfg.cooldown_s) {
@@ -1185,8 +1241,13 @@ static int sched__service_fill(sched *s, uint32_t jid) {
     }
     j->last_scale_t = s->now;
     s->cnt.scale_events++;
-    sched_decision d = {.type = SCHED_D_SCALE, .job = jid, .run = r->id, .value = r->n,
-                        .gpus = s->scratch, .ngpus = drop, .reason = SCHED_R_SCALE_DOWN};
+    sched_decision d = {.type = SCHED_D_SCALE,
+                        .job = jid,
+                        .run = r->id,
+                        .value = r->n,
+                        .gpus = s->scratch,
+                        .ngpus = drop,
+                        .reason = SCHED_R_SCALE_DOWN};
     sched__emit(s, &d);
     for (unsigned k = 0; k < drop; k++) sched__release(s, s->scratch[k]);
   }
@@ -1259,8 +1320,8 @@ static int sched__spec_check(const sched *s, const sched_job_spec *sp) {
   if (s->cfg.node_queues && (sp->node < -1 || (sp->node >= 0 && (uint32_t)sp->node >= s->cfg.max_nodes)))
     return SCHED_EINVAL;
   if (sp->ft && ((unsigned)sp->ft->policy >= SCHED_FT_COUNT || (unsigned)sp->ft->ckpt_rule > SCHED_CKPT_DALY ||
-                 !(sp->ft->ckpt_interval_s > 0) || sp->ft->standby_k > SCHED_MAX_STANDBY ||
-                 sp->ft->replicas < 1 || sp->ft->replicas > SCHED_MAX_RUNS))
+                 !(sp->ft->ckpt_interval_s > 0) || sp->ft->standby_k > SCHED_MAX_STANDBY || sp->ft->replicas < 1 ||
+                 sp->ft->replicas > SCHED_MAX_RUNS))
     return SCHED_EINVAL;
   if (sp->ncand && !sp->cand) return SCHED_EINVAL;
   return 0;
@@ -1271,16 +1332,16 @@ static int sched__job_arrive(sched *s, uint32_t jid, const sched_job_spec *sp) {
   if (rc) return rc;
   sched__job *j = &s->jobs[jid];
   if (j->state != SCHED_JOB_UNKNOWN) return SCHED_ESTATE;
-  sched__runs_free(j); /* a forgotten job's buffers */
+  sched__runs_free(j);             /* a forgotten job's buffers */
   uint32_t next_run = j->next_run; /* run ids go on across the id's lives: the timers and late */
-  memset(j, 0, sizeof *j);          /* reports of a forgotten job stay stale for the new one */
+  memset(j, 0, sizeof *j);         /* reports of a forgotten job stay stale for the new one */
   j->next_run = next_run;
   j->spec = *sp;
   if (sp->ft) {
     j->ft = *sp->ft;
   } else {
-    j->ft = (sched_ft){s->cfg.policy, s->cfg.ckpt_rule, s->cfg.ckpt_interval_s, s->cfg.standby_k,
-                       s->cfg.replicas, s->cfg.max_restarts};
+    j->ft = (sched_ft){s->cfg.policy,    s->cfg.ckpt_rule, s->cfg.ckpt_interval_s,
+                       s->cfg.standby_k, s->cfg.replicas,  s->cfg.max_restarts};
   }
   j->spec.ft = NULL;
   j->submit = s->now;
@@ -1331,7 +1392,10 @@ static int sched__job_arrive(sched *s, uint32_t jid, const sched_job_spec *sp) {
 /* The caller takes a job back: every run stops, the job ends with the work it had saved. */
 static int sched__job_withdraw(sched *s, uint32_t jid) {
   sched__job *j = &s->jobs[jid];
-  if (j->state == SCHED_JOB_ENDED) { s->cnt.stale_events++; return 0; }
+  if (j->state == SCHED_JOB_ENDED) {
+    s->cnt.stale_events++;
+    return 0;
+  }
   if (j->runs)
     for (unsigned k = 0; k < j->nruns; k++)
       if (j->runs[k].active) sched__stop_run(s, jid, &j->runs[k], SCHED_R_PREEMPTED);
@@ -1367,8 +1431,7 @@ static int sched__progress(sched *s, uint32_t jid, sched__run *r, double work) {
   }
   r->last_t = s->now;
   r->last_work = work;
-  if (r->slow && j->ft.policy == SCHED_FT_SPECULATIVE && !j->speculated && !r->backup &&
-      sched__active_runs(j) == 1) {
+  if (r->slow && j->ft.policy == SCHED_FT_SPECULATIVE && !j->speculated && !r->backup && sched__active_runs(j) == 1) {
     int rc = sched__place_run(s, jid, 1);
     if (rc < -1) return rc;
     if (rc == 0) {
@@ -1411,14 +1474,15 @@ static int sched__handle(sched *s, const sched_event *ev) {
   switch (ev->type) {
   case SCHED_EV_GPU_JOIN: {
     const sched_gpu_info *in = &ev->u.gpu;
-    if (sched__check_gpu(s, ev->gpu) || in->provider >= s->cfg.max_providers ||
-        in->node >= s->cfg.max_nodes || in->region >= s->cfg.nregions || in->grade >= s->cfg.ngrades ||
-        !(in->score > 0) || !(in->price_per_h >= 0) || !(in->link.loss >= 0 && in->link.loss < 1) ||
-        !(in->link.bw_bps > 0) || !(in->link.rtt_s >= 0))
+    if (sched__check_gpu(s, ev->gpu) || in->provider >= s->cfg.max_providers || in->node >= s->cfg.max_nodes ||
+        in->region >= s->cfg.nregions || in->grade >= s->cfg.ngrades || !(in->score > 0) || !(in->price_per_h >= 0) ||
+        !(in->link.loss >= 0 && in->link.loss < 1) || !(in->link.bw_bps > 0) || !(in->link.rtt_s >= 0))
       return SCHED_EINVAL;
     break;
   }
-  case SCHED_EV_GPU_LEAVE: case SCHED_EV_GPU_MISSED: case SCHED_EV_HEARTBEAT:
+  case SCHED_EV_GPU_LEAVE:
+  case SCHED_EV_GPU_MISSED:
+  case SCHED_EV_HEARTBEAT:
     if (sched__check_gpu(s, ev->gpu)) return SCHED_EINVAL;
     break;
   case SCHED_EV_GPU_DEGRADE:
@@ -1433,11 +1497,13 @@ static int sched__handle(sched *s, const sched_event *ev) {
     if (sched__check_gpu(s, ev->gpu)) return SCHED_EINVAL;
     if (!s->gpus[ev->gpu].known || s->gpus[ev->gpu].state != SCHED_GPU_ABSENT) return SCHED_ESTATE;
     break;
-  case SCHED_EV_JOB_WITHDRAW: case SCHED_EV_JOB_FORGET:
+  case SCHED_EV_JOB_WITHDRAW:
+  case SCHED_EV_JOB_FORGET:
     if (ev->job >= s->njobs_cap || s->jobs[ev->job].state == SCHED_JOB_UNKNOWN) return SCHED_EINVAL;
     if (ev->type == SCHED_EV_JOB_FORGET && s->jobs[ev->job].state != SCHED_JOB_ENDED) return SCHED_ESTATE;
     break;
-  case SCHED_EV_LOAD: case SCHED_EV_TASK_DONE:
+  case SCHED_EV_LOAD:
+  case SCHED_EV_TASK_DONE:
     if (ev->job >= s->njobs_cap || s->jobs[ev->job].spec.kind != SCHED_JOB_SERVICE ||
         s->jobs[ev->job].state != SCHED_JOB_RUNNING || !(ev->value >= 0))
       return SCHED_EINVAL;
@@ -1462,9 +1528,8 @@ static int sched__handle(sched *s, const sched_event *ev) {
     rc = sched__gpu_join(s, ev->gpu, &ev->u.gpu);
     if (!rc) rc = sched__gpu_up(s, ev->gpu);
     break;
-  case SCHED_EV_GPU_LEAVE: case SCHED_EV_GPU_MISSED:
-    rc = sched__gpu_lost(s, ev->gpu);
-    break;
+  case SCHED_EV_GPU_LEAVE:
+  case SCHED_EV_GPU_MISSED: rc = sched__gpu_lost(s, ev->gpu); break;
   case SCHED_EV_HEARTBEAT: {
     sched__gpu *g = &s->gpus[ev->gpu];
     if (g->state == SCHED_GPU_ABSENT) {
@@ -1479,15 +1544,9 @@ static int sched__handle(sched *s, const sched_event *ev) {
     }
     break;
   }
-  case SCHED_EV_GPU_DEGRADE:
-    rc = sched__gpu_degrade(s, ev->gpu, ev->value);
-    break;
-  case SCHED_EV_TICK:
-    rc = sched__tick(s);
-    break;
-  case SCHED_EV_JOB_ARRIVE:
-    rc = sched__job_arrive(s, ev->job, &ev->u.job);
-    break;
+  case SCHED_EV_GPU_DEGRADE: rc = sched__gpu_degrade(s, ev->gpu, ev->value); break;
+  case SCHED_EV_TICK: rc = sched__tick(s); break;
+  case SCHED_EV_JOB_ARRIVE: rc = sched__job_arrive(s, ev->job, &ev->u.job); break;
   case SCHED_EV_JOB_PROGRESS:
     rc = sched__run_event(s, ev, &j, &r);
     if (!rc && r) rc = sched__progress(s, ev->job, r, ev->value);
@@ -1506,7 +1565,10 @@ static int sched__handle(sched *s, const sched_event *ev) {
   case SCHED_EV_CKPT_DONE:
     rc = sched__run_event(s, ev, &j, &r);
     if (!rc && r) {
-      if (!r->in_ckpt) { s->cnt.stale_events++; break; }
+      if (!r->in_ckpt) {
+        s->cnt.stale_events++;
+        break;
+      }
       r->in_ckpt = 0;
       if (ev->value > j->saved_work) j->saved_work = ev->value < j->spec.work ? ev->value : j->spec.work;
       sched__arm_ckpt(s, j, r, 0);
@@ -1519,12 +1581,8 @@ static int sched__handle(sched *s, const sched_event *ev) {
     s->jobs[ev->job].load = ev->value;
     rc = sched__service_fill(s, ev->job);
     break;
-  case SCHED_EV_TASK_DONE:
-    rc = sched__task_done(s, ev->job, ev->gpu, ev->value);
-    break;
-  case SCHED_EV_JOB_WITHDRAW:
-    rc = sched__job_withdraw(s, ev->job);
-    break;
+  case SCHED_EV_TASK_DONE: rc = sched__task_done(s, ev->job, ev->gpu, ev->value); break;
+  case SCHED_EV_JOB_WITHDRAW: rc = sched__job_withdraw(s, ev->job); break;
   case SCHED_EV_JOB_FORGET: {
     /* Counted as arrived and ended no more; its run ids go on when the id arrives again. */
     sched__job *fj = &s->jobs[ev->job];
@@ -1561,11 +1619,10 @@ int sched_create(const sched_config *cfg, sched **out) {
   *out = NULL;
   if (!cfg || !cfg->sink || cfg->max_gpus == 0 || cfg->max_gpus >= SCHED__NIL || cfg->max_providers == 0 ||
       cfg->max_nodes == 0 || cfg->max_jobs == 0 || cfg->max_jobs >= SCHED__NIL || cfg->nregions == 0 ||
-      cfg->ngrades == 0 || cfg->nregions > 65535 || cfg->ngrades > 65535 ||
-      (unsigned)cfg->policy >= SCHED_FT_COUNT || !(cfg->ckpt_interval_s > 0) || !(cfg->gpu_mtbf_s > 0) ||
-      cfg->replicas < 1 || cfg->replicas > SCHED__MAX_RUNS || cfg->standby_k > 64 || cfg->sample == 0 ||
-      !(cfg->platform_fee >= 0) || !(cfg->node_fee >= 0) || cfg->platform_fee + cfg->node_fee > 1 ||
-      !(cfg->delegation_fee >= 0 && cfg->delegation_fee <= 1) ||
+      cfg->ngrades == 0 || cfg->nregions > 65535 || cfg->ngrades > 65535 || (unsigned)cfg->policy >= SCHED_FT_COUNT ||
+      !(cfg->ckpt_interval_s > 0) || !(cfg->gpu_mtbf_s > 0) || cfg->replicas < 1 || cfg->replicas > SCHED__MAX_RUNS ||
+      cfg->standby_k > 64 || cfg->sample == 0 || !(cfg->platform_fee >= 0) || !(cfg->node_fee >= 0) ||
+      cfg->platform_fee + cfg->node_fee > 1 || !(cfg->delegation_fee >= 0 && cfg->delegation_fee <= 1) ||
       !(cfg->target_util > 0 && cfg->target_util <= 1) || cfg->heartbeat_timeout_s < 0 ||
       !(cfg->net.packet_bits >= 1) ||
       (cfg->node_queues && (uint64_t)cfg->max_nodes * cfg->nregions * cfg->ngrades > SCHED__MAX_QUEUES))
@@ -1727,8 +1784,9 @@ int sched_check_invariants(const sched *s, char *msg, size_t len) {
         return sched__fail(msg, len, "idle queue %zu slot %u: gpu %u is not idle there", b, i, v->v[i]);
     }
   }
-  if (idle != s->idle_total) return sched__fail(msg, len, "idle count %llu != %llu", (unsigned long long)idle,
-                                                (unsigned long long)s->idle_total);
+  if (idle != s->idle_total)
+    return sched__fail(msg, len, "idle count %llu != %llu", (unsigned long long)idle,
+                       (unsigned long long)s->idle_total);
   for (uint32_t i = 0; i < s->gpu_cap; i++) {
     const sched__gpu *g = &s->gpus[i];
     if (g->state == SCHED_GPU_BUSY || g->state == SCHED_GPU_STANDBY) {
@@ -1748,7 +1806,10 @@ int sched_check_invariants(const sched *s, char *msg, size_t len) {
       if (s->cfg.node_queues && j->spec.node >= 0 && g->info.node != (uint32_t)j->spec.node)
         return sched__fail(msg, len, "gpu %u of node %u employed by job %u of node %d", i, g->info.node, g->job,
                            j->spec.node);
-      if (g->state == SCHED_GPU_BUSY) busy++; else standby++;
+      if (g->state == SCHED_GPU_BUSY)
+        busy++;
+      else
+        standby++;
     }
   }
   uint64_t members = 0, sbs = 0, queued = 0, running = 0, ended = 0;
@@ -1765,7 +1826,8 @@ int sched_check_invariants(const sched *s, char *msg, size_t len) {
           for (unsigned m = 0; m < r->n; m++) {
             const sched__gpu *g = &s->gpus[r->members[m]];
             if (g->state != SCHED_GPU_BUSY || g->job != i || g->run != r->id)
-              return sched__fail(msg, len, "job %u run %u lists gpu %u, which is not its member", i, r->id, r->members[m]);
+              return sched__fail(msg, len, "job %u run %u lists gpu %u, which is not its member", i, r->id,
+                                 r->members[m]);
           }
           if (j->spec.kind == SCHED_JOB_BATCH && r->n != j->spec.width)
             return sched__fail(msg, len, "job %u run %u has %u members, wants %u", i, r->id, r->n, j->spec.width);
@@ -1801,8 +1863,9 @@ int sched_check_invariants(const sched *s, char *msg, size_t len) {
   uint64_t inq = 0;
   for (uint32_t q = s->qhead; q != SCHED__NIL; q = s->jobs[q].qnext)
     if (++inq > queued) break;
-  if (inq != queued) return sched__fail(msg, len, "queue holds %llu jobs, %llu are queued", (unsigned long long)inq,
-                                        (unsigned long long)queued);
+  if (inq != queued)
+    return sched__fail(msg, len, "queue holds %llu jobs, %llu are queued", (unsigned long long)inq,
+                       (unsigned long long)queued);
   const sched_ledger *l = &s->ledger;
   double parts = l->provider_income + l->node_income + l->delegate_income + l->platform_income;
   if (fabs(l->billed - parts) > 1e-9 * fmax(1.0, fabs(l->billed)))

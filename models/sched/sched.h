@@ -36,20 +36,20 @@ extern "C" {
 /* ---- Errors --------------------------------------------------------------------------------- */
 typedef enum sched_err {
   SCHED_OK = 0,
-  SCHED_ENOMEM = SPOTLAB_ENOMEM, /* out of memory */
-  SCHED_EINVAL = SPOTLAB_EINVAL, /* invalid argument: bad configuration value, id out of range, bad event */
+  SCHED_ENOMEM = SPOTLAB_ENOMEM,       /* out of memory */
+  SCHED_EINVAL = SPOTLAB_EINVAL,       /* invalid argument: bad configuration value, id out of range, bad event */
   SCHED_ESTATE = SPOTLAB_ESCHED_STATE, /* the event contradicts the state (job id reused, GPU joined twice) */
-  SCHED_ETIME = SPOTLAB_ESCHED_TIME, /* an event earlier than the previous one */
+  SCHED_ETIME = SPOTLAB_ESCHED_TIME,   /* an event earlier than the previous one */
 } sched_err;
 const char *sched_strerror(int err);
 
 /* ---- Policies and models -------------------------------------------------------------------- */
 typedef enum sched_policy {
-  SCHED_FT_NONE = 0,      /* a failed run restarts from zero */
-  SCHED_FT_CHECKPOINT,    /* periodic checkpoints; a failed run restarts from the last one */
-  SCHED_FT_STANDBY,       /* N+k: k standbys per run replace failed members at once */
-  SCHED_FT_REPLICATE,     /* k copies; the first to finish wins, the others are cancelled */
-  SCHED_FT_SPECULATIVE,   /* a run slower than expected gets a backup copy; first finish wins */
+  SCHED_FT_NONE = 0,    /* a failed run restarts from zero */
+  SCHED_FT_CHECKPOINT,  /* periodic checkpoints; a failed run restarts from the last one */
+  SCHED_FT_STANDBY,     /* N+k: k standbys per run replace failed members at once */
+  SCHED_FT_REPLICATE,   /* k copies; the first to finish wins, the others are cancelled */
+  SCHED_FT_SPECULATIVE, /* a run slower than expected gets a backup copy; first finish wins */
   SCHED_FT_COUNT
 } sched_policy;
 const char *sched_policy_name(sched_policy p);
@@ -59,9 +59,9 @@ int sched_policy_parse(const char *name); /* index, or -1 */
 extern const char *const sched_policy_names[];
 
 typedef enum sched_ckpt_rule {
-  SCHED_CKPT_FIXED = 0,   /* every ckpt_interval_s */
-  SCHED_CKPT_YOUNG,       /* sqrt(2 C M) (Young 1974) */
-  SCHED_CKPT_DALY,        /* Daly 2006 higher-order form */
+  SCHED_CKPT_FIXED = 0, /* every ckpt_interval_s */
+  SCHED_CKPT_YOUNG,     /* sqrt(2 C M) (Young 1974) */
+  SCHED_CKPT_DALY,      /* Daly 2006 higher-order form */
 } sched_ckpt_rule;
 extern const char *const sched_ckpt_rule_names[]; /* "fixed", "young", "daly", NULL */
 
@@ -80,8 +80,8 @@ extern const char *const sched_ckpt_rule_names[]; /* "fixed", "young", "daly", N
 #define SCHED_DEFAULT_REPLICAS_TEXT "2"
 #define SCHED_DEFAULT_MAX_RESTARTS 100
 #define SCHED_DEFAULT_MAX_RESTARTS_TEXT "100"
-#define SCHED_MAX_RUNS 4        /* runs of one job at once (replicas and backups included) */
-#define SCHED_MAX_STANDBY 64    /* standbys per run */
+#define SCHED_MAX_RUNS 4     /* runs of one job at once (replicas and backups included) */
+#define SCHED_MAX_STANDBY 64 /* standbys per run */
 
 /* Fault tolerance of one job: its policy and the policy's settings. A job spec may carry its own
  * (the market sets one per job class); without one the configuration's apply. */
@@ -95,32 +95,32 @@ typedef struct sched_ft {
 } sched_ft;
 
 typedef enum sched_split {
-  SCHED_SPLIT_EVEN = 0,   /* each member gets 1/n of a step: the slowest member sets the pace */
-  SCHED_SPLIT_WEIGHTED,   /* shares proportional to member speed */
-  SCHED_SPLIT_DYNAMIC,    /* members pull fixed-size chunks from a queue */
+  SCHED_SPLIT_EVEN = 0, /* each member gets 1/n of a step: the slowest member sets the pace */
+  SCHED_SPLIT_WEIGHTED, /* shares proportional to member speed */
+  SCHED_SPLIT_DYNAMIC,  /* members pull fixed-size chunks from a queue */
 } sched_split;
 
 typedef enum sched_arq {
-  SCHED_NET_TCP = 0,      /* plain retransmission as TCP does it: PFTK throughput (Padhye 1998) */
-  SCHED_NET_ARQ,          /* ideal selective-repeat ARQ: every loss costs one retransmission */
-  SCHED_NET_HARQ_CC,      /* hybrid ARQ with chase combining (soft combining of copies) */
+  SCHED_NET_TCP = 0, /* plain retransmission as TCP does it: PFTK throughput (Padhye 1998) */
+  SCHED_NET_ARQ,     /* ideal selective-repeat ARQ: every loss costs one retransmission */
+  SCHED_NET_HARQ_CC, /* hybrid ARQ with chase combining (soft combining of copies) */
 } sched_arq;
 
 /* A network link as the models see it. */
 typedef struct sched_link {
-  double bw_bps;          /* raw rate of the path, bit/s */
-  double rtt_s;           /* round-trip time, s */
-  double loss;            /* probability that one packet transmission is lost, [0, 1) */
+  double bw_bps; /* raw rate of the path, bit/s */
+  double rtt_s;  /* round-trip time, s */
+  double loss;   /* probability that one packet transmission is lost, [0, 1) */
 } sched_link;
 
 /* Parameters of the transfer model (see sched_net_*). */
 typedef struct sched_net_params {
   sched_arq mode;
-  double packet_bits;     /* bits per packet (12000 = 1500 bytes) */
-  double tcp_rto_s;       /* TCP retransmission timeout T0 in PFTK */
-  double tcp_wmax;        /* TCP maximum window, packets */
-  double tcp_b;           /* packets acknowledged per ACK in PFTK (2 with delayed ACKs) */
-  unsigned harq_max_tx;   /* transmissions combined before the receiver flushes and starts over */
+  double packet_bits;   /* bits per packet (12000 = 1500 bytes) */
+  double tcp_rto_s;     /* TCP retransmission timeout T0 in PFTK */
+  double tcp_wmax;      /* TCP maximum window, packets */
+  double tcp_b;         /* packets acknowledged per ACK in PFTK (2 with delayed ACKs) */
+  unsigned harq_max_tx; /* transmissions combined before the receiver flushes and starts over */
 } sched_net_params;
 
 /* Parameters of the clustering speed model (see sched_cluster_rate). The efficiencies, chunk
@@ -128,10 +128,10 @@ typedef struct sched_net_params {
  * CSV when the scenario names one (mkt_calibration_load). */
 typedef struct sched_cluster_params {
   sched_split split;
-  double even_eff;        /* achieved / ideal compute throughput, even split */
-  double weighted_eff;    /* same, capacity-weighted split */
-  double dynamic_eff;     /* same, dynamic chunking */
-  double chunk_overhead_s;/* cost of fetching one chunk (dynamic) */
+  double even_eff;          /* achieved / ideal compute throughput, even split */
+  double weighted_eff;      /* same, capacity-weighted split */
+  double dynamic_eff;       /* same, dynamic chunking */
+  double chunk_overhead_s;  /* cost of fetching one chunk (dynamic) */
   double chunks_per_member; /* chunks per member per step (dynamic) */
 } sched_cluster_params;
 
@@ -143,43 +143,43 @@ typedef struct sched_config {
   /* Id ranges. Memory grows with the largest id used, not with these bounds, so a core may be
    * given the bounds of a whole region and hold only the GPUs that join it. */
   uint32_t max_gpus, max_providers, max_nodes, max_jobs;
-  unsigned nregions;      /* regions are 0 .. nregions-1 */
-  unsigned ngrades;       /* GPU classes 0 (weakest) .. ngrades-1 */
-  sched_sink sink;        /* where decisions go (required) */
+  unsigned nregions; /* regions are 0 .. nregions-1 */
+  unsigned ngrades;  /* GPU classes 0 (weakest) .. ngrades-1 */
+  sched_sink sink;   /* where decisions go (required) */
   void *sink_ctx;
-  uint64_t seed;          /* the core's private generator */
+  uint64_t seed; /* the core's private generator */
 
   sched_policy policy;
   sched_ckpt_rule ckpt_rule;
-  double ckpt_interval_s; /* FIXED rule; also the fallback before any MTBF is known */
-  double gpu_mtbf_s;      /* prior MTBF of one employed GPU for Young/Daly (> 0) */
+  double ckpt_interval_s;     /* FIXED rule; also the fallback before any MTBF is known */
+  double gpu_mtbf_s;          /* prior MTBF of one employed GPU for Young/Daly (> 0) */
   unsigned mtbf_min_failures; /* use the observed MTBF once this many failures were seen */
-  unsigned standby_k;     /* STANDBY: standbys per run */
-  unsigned replicas;      /* REPLICATE: copies per job (2..4) */
-  int bill_cancelled;     /* REPLICATE/SPECULATIVE: 1 = cancelled copies are billed */
-  double slow_ratio;      /* observed / expected progress rate below this = slow run */
-  double degrade_ratio;   /* a GPU reported below this speed factor is degraded */
+  unsigned standby_k;         /* STANDBY: standbys per run */
+  unsigned replicas;          /* REPLICATE: copies per job (2..4) */
+  int bill_cancelled;         /* REPLICATE/SPECULATIVE: 1 = cancelled copies are billed */
+  double slow_ratio;          /* observed / expected progress rate below this = slow run */
+  double degrade_ratio;       /* a GPU reported below this speed factor is degraded */
   double heartbeat_timeout_s; /* 0 = no heartbeat tracking (the caller reports misses) */
-  unsigned max_restarts;  /* a job interrupted more often than this ends as failed */
-  unsigned queue_scan;    /* queued jobs tried per capacity change */
+  unsigned max_restarts;      /* a job interrupted more often than this ends as failed */
+  unsigned queue_scan;        /* queued jobs tried per capacity change */
 
   /* selection */
-  unsigned sample;        /* candidates drawn per needed GPU (power of d choices) */
-  double rep_exponent;    /* weight ~ E^rep_exponent x (score / price) */
-  double min_reputation;  /* providers below this expected reputation are not selected */
+  unsigned sample;       /* candidates drawn per needed GPU (power of d choices) */
+  double rep_exponent;   /* weight ~ E^rep_exponent x (score / price) */
+  double min_reputation; /* providers below this expected reputation are not selected */
   /* reputation (Beta, Josang & Ismail 2002) */
-  double rep_half_life_s; /* evidence halves every this many seconds */
-  double rep_pos_per_hour;/* positive evidence per hour employed without failure */
+  double rep_half_life_s;     /* evidence halves every this many seconds */
+  double rep_pos_per_hour;    /* positive evidence per hour employed without failure */
   double rep_neg_per_failure; /* negative evidence per disconnect while employed */
   /* staking */
-  double stake_min;       /* providers with less stake are not selected */
-  double slash_per_failure; /* slashed per disconnect while employed */
+  double stake_min;           /* providers with less stake are not selected */
+  double slash_per_failure;   /* slashed per disconnect while employed */
   double slash_per_down_hour; /* slashed per hour a GPU stayed away after leaving while employed
                                  (charged when it comes back) */
   /* fees */
-  double platform_fee;    /* share of billed amount to the platform */
-  double node_fee;        /* share of billed amount to the GP Node that manages the GPU */
-  double delegation_fee;  /* share of a delegating node's fee income paid to its operator */
+  double platform_fee;           /* share of billed amount to the platform */
+  double node_fee;               /* share of billed amount to the GP Node that manages the GPU */
+  double delegation_fee;         /* share of a delegating node's fee income paid to its operator */
   const uint8_t *node_delegated; /* max_nodes flags (caller-owned, may be NULL = none): node
                                     delegates its management for delegation_fee */
   /* GP Nodes (shared/seeds, "GP Node": each node does selection and replacement for the Spots it
@@ -190,8 +190,8 @@ typedef struct sched_config {
   int node_queues;
   /* pay-per-task services */
   double price_per_score_s; /* USD per (compute score x second) of a task */
-  double target_util;     /* autoscaling target utilization (0, 1] */
-  double cooldown_s;      /* no scale-down sooner than this after the last scaling */
+  double target_util;       /* autoscaling target utilization (0, 1] */
+  double cooldown_s;        /* no scale-down sooner than this after the last scaling */
 
   sched_cluster_params cluster;
   sched_net_params net;
@@ -203,57 +203,57 @@ void sched_config_default(sched_config *c);
 
 /* ---- Events --------------------------------------------------------------------------------- */
 typedef enum sched_ev_type {
-  SCHED_EV_GPU_JOIN = 0,  /* gpu, u.gpu: a GPU becomes available (or comes back) */
-  SCHED_EV_GPU_LEAVE,     /* gpu: announced departure */
-  SCHED_EV_GPU_MISSED,    /* gpu: the caller's monitor saw its heartbeats stop */
-  SCHED_EV_GPU_DEGRADE,   /* gpu, value = speed factor now (1 = as advertised) */
-  SCHED_EV_HEARTBEAT,     /* gpu */
-  SCHED_EV_TICK,          /* nothing: time passes (heartbeat timeouts, checkpoint timers) */
-  SCHED_EV_JOB_ARRIVE,    /* job, u.job */
-  SCHED_EV_JOB_PROGRESS,  /* job, run, value = work done by the run (work units) */
-  SCHED_EV_JOB_FINISH,    /* job, run: the run completed the job's work */
-  SCHED_EV_JOB_FAIL,      /* job, run: the run crashed for a reason of its own */
-  SCHED_EV_CKPT_DONE,     /* job, run, value = work saved */
-  SCHED_EV_BILLING,       /* nothing: a billing interval ended; employed GPUs are billed */
-  SCHED_EV_LOAD,          /* job (a service), value = offered load, requests/s */
-  SCHED_EV_TASK_DONE,     /* job (a service), gpu, value = task duration, s: pay-per-task */
-  SCHED_EV_JOB_WITHDRAW,  /* job: the caller takes the job back (outbid, cancelled): its runs stop
+  SCHED_EV_GPU_JOIN = 0, /* gpu, u.gpu: a GPU becomes available (or comes back) */
+  SCHED_EV_GPU_LEAVE,    /* gpu: announced departure */
+  SCHED_EV_GPU_MISSED,   /* gpu: the caller's monitor saw its heartbeats stop */
+  SCHED_EV_GPU_DEGRADE,  /* gpu, value = speed factor now (1 = as advertised) */
+  SCHED_EV_HEARTBEAT,    /* gpu */
+  SCHED_EV_TICK,         /* nothing: time passes (heartbeat timeouts, checkpoint timers) */
+  SCHED_EV_JOB_ARRIVE,   /* job, u.job */
+  SCHED_EV_JOB_PROGRESS, /* job, run, value = work done by the run (work units) */
+  SCHED_EV_JOB_FINISH,   /* job, run: the run completed the job's work */
+  SCHED_EV_JOB_FAIL,     /* job, run: the run crashed for a reason of its own */
+  SCHED_EV_CKPT_DONE,    /* job, run, value = work saved */
+  SCHED_EV_BILLING,      /* nothing: a billing interval ended; employed GPUs are billed */
+  SCHED_EV_LOAD,         /* job (a service), value = offered load, requests/s */
+  SCHED_EV_TASK_DONE,    /* job (a service), gpu, value = task duration, s: pay-per-task */
+  SCHED_EV_JOB_WITHDRAW, /* job: the caller takes the job back (outbid, cancelled): its runs stop
                              (SCHED_R_PREEMPTED) and it ends (SCHED_R_WITHDRAWN, value = work
                              saved); a queued job just ends */
-  SCHED_EV_JOB_FORGET,    /* job: an ended job is dropped; its id may arrive again */
-  SCHED_EV_GPU_FORGET,    /* gpu: an absent GPU's record is dropped; its id may join again as
+  SCHED_EV_JOB_FORGET,   /* job: an ended job is dropped; its id may arrive again */
+  SCHED_EV_GPU_FORGET,   /* gpu: an absent GPU's record is dropped; its id may join again as
                              another GPU (of any provider). Its provider's reputation and stake
                              stay. For callers that recycle ids of GPUs gone for good. */
   SCHED_EV_COUNT
 } sched_ev_type;
 
 typedef struct sched_gpu_info {
-  uint32_t provider;      /* who owns it (< max_providers) */
-  uint32_t node;          /* GP Node that manages it (< max_nodes) */
-  uint16_t region;        /* < nregions */
-  uint16_t grade;         /* class, < ngrades */
-  uint32_t sectors;       /* bit mask of sectors it suits (ML, rendering, ...) */
-  double score;           /* unified compute score: work units per second */
-  double price_per_h;     /* USD per hour employed */
-  double stake;           /* provider's stake when it first joins (USD) */
-  sched_link link;        /* its public network link */
+  uint32_t provider;  /* who owns it (< max_providers) */
+  uint32_t node;      /* GP Node that manages it (< max_nodes) */
+  uint16_t region;    /* < nregions */
+  uint16_t grade;     /* class, < ngrades */
+  uint32_t sectors;   /* bit mask of sectors it suits (ML, rendering, ...) */
+  double score;       /* unified compute score: work units per second */
+  double price_per_h; /* USD per hour employed */
+  double stake;       /* provider's stake when it first joins (USD) */
+  sched_link link;    /* its public network link */
 } sched_gpu_info;
 
 typedef enum sched_job_kind { SCHED_JOB_BATCH = 0, SCHED_JOB_SERVICE = 1 } sched_job_kind;
 
 typedef struct sched_job_spec {
   sched_job_kind kind;
-  uint16_t width;         /* GPUs per run (batch); ignored for services */
-  uint16_t min_grade;     /* weakest acceptable class */
-  int32_t region;         /* required region, or -1 for any */
-  uint32_t sectors;       /* sectors the GPUs must suit (all bits), 0 = any */
-  double work;            /* work units to do (score x seconds) */
-  double deadline;        /* absolute time, s; 0 = none */
-  double step_work;       /* work per synchronous step; 0 = no synchronisation */
-  double step_bytes;      /* bytes all-reduced per step */
-  double input_bytes;     /* staged to each member before it starts */
-  double ckpt_bytes;      /* written by a checkpoint, read back by a replacement */
-  double max_loss;        /* link limits: 0 = no limit */
+  uint16_t width;     /* GPUs per run (batch); ignored for services */
+  uint16_t min_grade; /* weakest acceptable class */
+  int32_t region;     /* required region, or -1 for any */
+  uint32_t sectors;   /* sectors the GPUs must suit (all bits), 0 = any */
+  double work;        /* work units to do (score x seconds) */
+  double deadline;    /* absolute time, s; 0 = none */
+  double step_work;   /* work per synchronous step; 0 = no synchronisation */
+  double step_bytes;  /* bytes all-reduced per step */
+  double input_bytes; /* staged to each member before it starts */
+  double ckpt_bytes;  /* written by a checkpoint, read back by a replacement */
+  double max_loss;    /* link limits: 0 = no limit */
   double max_rtt_s;
   double min_bw_bps;
   double max_price_per_h; /* 0 = no limit */
@@ -276,7 +276,7 @@ typedef struct sched_job_spec {
 
 typedef struct sched_event {
   sched_ev_type type;
-  double t;               /* seconds */
+  double t; /* seconds */
   uint32_t gpu;
   uint32_t job;
   uint32_t run;
@@ -289,30 +289,30 @@ typedef struct sched_event {
 
 /* ---- Decisions ------------------------------------------------------------------------------ */
 typedef enum sched_dec_type {
-  SCHED_D_PLACE = 0,      /* job, run, gpus[ngpus]: start the run (value = staging time, s) */
-  SCHED_D_STOP,           /* job, run, reason: stop the run, its GPUs are free */
-  SCHED_D_CHECKPOINT,     /* job, run: write a checkpoint (value = expected duration, s) */
-  SCHED_D_REPLACE,        /* job, run, old_gpu -> gpu (value = recovery time, s) */
-  SCHED_D_STANDBY,        /* job, run, gpu: reserve gpu as a standby of the run */
-  SCHED_D_UNSTANDBY,      /* job, run, gpu: the standby is released */
-  SCHED_D_SCALE,          /* job (service), value = replica count; gpus = replicas added */
-  SCHED_D_END,            /* job, reason: the job ended (completed, failed, gave up, withdrawn,
+  SCHED_D_PLACE = 0,  /* job, run, gpus[ngpus]: start the run (value = staging time, s) */
+  SCHED_D_STOP,       /* job, run, reason: stop the run, its GPUs are free */
+  SCHED_D_CHECKPOINT, /* job, run: write a checkpoint (value = expected duration, s) */
+  SCHED_D_REPLACE,    /* job, run, old_gpu -> gpu (value = recovery time, s) */
+  SCHED_D_STANDBY,    /* job, run, gpu: reserve gpu as a standby of the run */
+  SCHED_D_UNSTANDBY,  /* job, run, gpu: the standby is released */
+  SCHED_D_SCALE,      /* job (service), value = replica count; gpus = replicas added */
+  SCHED_D_END,        /* job, reason: the job ended (completed, failed, gave up, withdrawn,
                              released; value = work saved for the last two) */
   SCHED_D_COUNT
 } sched_dec_type;
 
 typedef enum sched_reason {
   SCHED_R_NONE = 0,
-  SCHED_R_COMPLETED,      /* END: the job's work is done */
-  SCHED_R_GPU_LOST,       /* STOP: a member left or missed heartbeats */
-  SCHED_R_APP_FAILED,     /* STOP: the run crashed */
-  SCHED_R_CANCELLED,      /* STOP: another copy finished first */
-  SCHED_R_GAVE_UP,        /* END: interrupted more than max_restarts times */
-  SCHED_R_DEGRADED,       /* REPLACE: a member was degraded */
-  SCHED_R_SCALE_DOWN,     /* STOP of a service replica */
-  SCHED_R_PREEMPTED,      /* STOP: the caller withdrew the job */
-  SCHED_R_WITHDRAWN,      /* END: the caller withdrew the job (value = work saved) */
-  SCHED_R_RELEASED,       /* END: a `hold` job could not run (value = work saved) */
+  SCHED_R_COMPLETED,  /* END: the job's work is done */
+  SCHED_R_GPU_LOST,   /* STOP: a member left or missed heartbeats */
+  SCHED_R_APP_FAILED, /* STOP: the run crashed */
+  SCHED_R_CANCELLED,  /* STOP: another copy finished first */
+  SCHED_R_GAVE_UP,    /* END: interrupted more than max_restarts times */
+  SCHED_R_DEGRADED,   /* REPLACE: a member was degraded */
+  SCHED_R_SCALE_DOWN, /* STOP of a service replica */
+  SCHED_R_PREEMPTED,  /* STOP: the caller withdrew the job */
+  SCHED_R_WITHDRAWN,  /* END: the caller withdrew the job (value = work saved) */
+  SCHED_R_RELEASED,   /* END: a `hold` job could not run (value = work saved) */
   SCHED_R_COUNT
 } sched_reason;
 const char *sched_reason_name(int r);
@@ -324,7 +324,7 @@ struct sched_decision {
   uint32_t gpu, old_gpu;
   sched_reason reason;
   double value;
-  const uint32_t *gpus;   /* PLACE, SCALE: valid during the sink call */
+  const uint32_t *gpus; /* PLACE, SCALE: valid during the sink call */
   unsigned ngpus;
 };
 
@@ -359,37 +359,40 @@ int sched_check_invariants(const sched *s, char *msg, size_t len);
 
 /* ---- Queries -------------------------------------------------------------------------------- */
 typedef enum sched_gpu_state {
-  SCHED_GPU_ABSENT = 0,   /* never joined, or left */
-  SCHED_GPU_IDLE,         /* available, in the candidate queues */
-  SCHED_GPU_BUSY,         /* member of a run */
-  SCHED_GPU_STANDBY,      /* reserved as a standby of a run */
+  SCHED_GPU_ABSENT = 0, /* never joined, or left */
+  SCHED_GPU_IDLE,       /* available, in the candidate queues */
+  SCHED_GPU_BUSY,       /* member of a run */
+  SCHED_GPU_STANDBY,    /* reserved as a standby of a run */
 } sched_gpu_state;
 
 typedef struct sched_gpu_status {
   sched_gpu_state state;
-  uint32_t job, run;      /* when BUSY or STANDBY */
-  double speed;           /* reported speed factor */
-  double reputation;      /* its provider's E = (r+1)/(r+s+2) now */
-  double stake;           /* its provider's stake now */
+  uint32_t job, run; /* when BUSY or STANDBY */
+  double speed;      /* reported speed factor */
+  double reputation; /* its provider's E = (r+1)/(r+s+2) now */
+  double stake;      /* its provider's stake now */
 } sched_gpu_status;
 int sched_gpu_query(const sched *s, uint32_t gpu, double t, sched_gpu_status *out);
 
 typedef enum sched_job_state {
-  SCHED_JOB_UNKNOWN = 0, SCHED_JOB_QUEUED, SCHED_JOB_RUNNING, SCHED_JOB_ENDED
+  SCHED_JOB_UNKNOWN = 0,
+  SCHED_JOB_QUEUED,
+  SCHED_JOB_RUNNING,
+  SCHED_JOB_ENDED
 } sched_job_state;
 
 typedef struct sched_job_status {
   sched_job_state state;
-  sched_reason outcome;   /* when ENDED */
+  sched_reason outcome;      /* when ENDED */
   double submit, start, end; /* start: first placement; end: when ENDED */
-  unsigned runs_active;   /* runs now placed */
-  unsigned restarts;      /* interruptions that sent the job back to the queue */
-  unsigned replacements;  /* members replaced in place */
-  double saved_work;      /* durable progress (checkpoint), work units */
-  double gpu_seconds;     /* GPU time employed on it (members and standbys) */
-  double cost;            /* USD billed for it */
-  double expected_rate;   /* of its first active run, work units / s; 0 if none */
-  unsigned replicas;      /* services: replicas now */
+  unsigned runs_active;      /* runs now placed */
+  unsigned restarts;         /* interruptions that sent the job back to the queue */
+  unsigned replacements;     /* members replaced in place */
+  double saved_work;         /* durable progress (checkpoint), work units */
+  double gpu_seconds;        /* GPU time employed on it (members and standbys) */
+  double cost;               /* USD billed for it */
+  double expected_rate;      /* of its first active run, work units / s; 0 if none */
+  unsigned replicas;         /* services: replicas now */
 } sched_job_status;
 int sched_job_query(const sched *s, uint32_t job, sched_job_status *out);
 
@@ -402,8 +405,8 @@ typedef struct sched_ledger {
   double node_income;     /* to GP Node license holders (fees, after delegation fees) */
   double delegate_income; /* to operators managing delegated nodes */
   double platform_income;
-  double slashed;         /* taken from stakes */
-  double cancelled_billed;/* part of `billed` for cancelled copies */
+  double slashed;          /* taken from stakes */
+  double cancelled_billed; /* part of `billed` for cancelled copies */
 } sched_ledger;
 void sched_ledger_get(const sched *s, sched_ledger *out);
 /* Fee income of one GP Node's license holder, or a negative value for a bad id. */
@@ -419,7 +422,7 @@ uint64_t sched_node_idle(const sched *s, uint32_t node, unsigned min_grade);
 
 typedef struct sched_counters {
   uint64_t events, decisions, stale_events;
-  uint64_t gpu_failures;  /* employed GPUs lost (left, missed heartbeats) */
+  uint64_t gpu_failures; /* employed GPUs lost (left, missed heartbeats) */
   uint64_t placements, stops, checkpoints, replacements, scale_events;
   uint64_t jobs_arrived, jobs_completed, jobs_failed;
   uint64_t jobs_released; /* ended as withdrawn or released (handed back to the caller) */
@@ -446,14 +449,13 @@ double sched_net_transfer_time(const sched_net_params *np, const sched_link *l, 
 
 /* Work rate (work units / s) of a run whose members have speeds `speed[i]` (work units / s)
  * and links `links[i]`, for a job of step_work and step_bytes. */
-double sched_cluster_rate(const sched_cluster_params *cp, const sched_net_params *np,
-                          const double *speed, const sched_link *links, unsigned n,
-                          double step_work, double step_bytes);
+double sched_cluster_rate(const sched_cluster_params *cp, const sched_net_params *np, const double *speed,
+                          const sched_link *links, unsigned n, double step_work, double step_bytes);
 
 /* Replicas wanted for a load (req/s), per-replica capacities (req/s) and target utilization,
  * as the Kubernetes HPA computes it: ceil(load / (mean capacity x target)). */
-unsigned sched_autoscale_replicas(double load, double capacity_per_replica, double target_util,
-                                  unsigned min_r, unsigned max_r);
+unsigned sched_autoscale_replicas(double load, double capacity_per_replica, double target_util, unsigned min_r,
+                                  unsigned max_r);
 
 #ifdef __cplusplus
 }

@@ -65,9 +65,9 @@ double sched_net_expected_tx(const sched_net_params *np, double p) {
   double qinv = gsl_cdf_ugaussian_Qinv(ber1);
   double sum = 0, Pk = 1.0;
   for (unsigned k = 0; k < np->harq_max_tx; k++) {
-    sum += Pk;                                   /* P_k, k = 0 .. m-1 */
+    sum += Pk; /* P_k, k = 0 .. m-1 */
     double berk = gsl_cdf_ugaussian_Q(sqrt((double)(k + 1)) * qinv);
-    Pk = sched__pkt_fail(berk, L);               /* P_{k+1} */
+    Pk = sched__pkt_fail(berk, L); /* P_{k+1} */
   }
   if (Pk >= 1) return INFINITY;
   return sum / (1.0 - Pk);
@@ -88,8 +88,8 @@ double sched_net_goodput(const sched_net_params *np, const sched_link *l) {
     double win = np->tcp_wmax / rtt;
     double bp = win;
     if (p > 0) {
-      double den = rtt * sqrt(2 * b * p / 3) +
-                   np->tcp_rto_s * fmin(1.0, 3 * sqrt(3 * b * p / 8)) * p * (1 + 32 * p * p);
+      double den =
+          rtt * sqrt(2 * b * p / 3) + np->tcp_rto_s * fmin(1.0, 3 * sqrt(3 * b * p / 8)) * p * (1 + 32 * p * p);
       bp = fmin(win, 1.0 / den);
     }
     return fmin(l->bw_bps, bp * L);
@@ -121,9 +121,8 @@ double sched_net_transfer_time(const sched_net_params *np, const sched_link *l, 
  *   and a the largest one-way latency.
  * Rate = W / (t_compute + t_comm). Without synchronisation (W = 0) the run's rate is
  * eff * n * min s (even) or eff * sum s (weighted, dynamic). */
-double sched_cluster_rate(const sched_cluster_params *cp, const sched_net_params *np,
-                          const double *speed, const sched_link *links, unsigned n,
-                          double step_work, double step_bytes) {
+double sched_cluster_rate(const sched_cluster_params *cp, const sched_net_params *np, const double *speed,
+                          const sched_link *links, unsigned n, double step_work, double step_bytes) {
   if (n == 0) return 0;
   double sum = 0, mn = INFINITY;
   for (unsigned i = 0; i < n; i++) {
@@ -167,8 +166,8 @@ double sched_cluster_rate(const sched_cluster_params *cp, const sched_net_params
 /* Kubernetes Horizontal Pod Autoscaler rule (kubernetes.io, "Horizontal Pod Autoscaling":
  * desired = ceil(current * currentMetric / target)); with utilization = load / (current *
  * capacity) this is ceil(load / (capacity * target)), clamped to [min_r, max_r]. */
-unsigned sched_autoscale_replicas(double load, double capacity_per_replica, double target_util,
-                                  unsigned min_r, unsigned max_r) {
+unsigned sched_autoscale_replicas(double load, double capacity_per_replica, double target_util, unsigned min_r,
+                                  unsigned max_r) {
   double want = 0;
   if (load > 0 && capacity_per_replica > 0 && target_util > 0)
     want = ceil(load / (capacity_per_replica * target_util) - 1e-9);

@@ -704,6 +704,19 @@ static void test_compare_paired(void) {
   CU_ASSERT_DOUBLE_EQUAL(d[0].rel, 1.5 / 2.5, 1e-12);
   /* every other metric was drawn from the shared seeds: identical, a zero change */
   CU_ASSERT_DOUBLE_EQUAL(d[1].diff.mean, 0.0, 0);
+  /* a duration (the file's `s`) is shown in the page's hours, as in reports, and its before and
+   * after intervals are clipped at 0 (a wait is not negative) */
+  {
+    rpt_file *f = NULL;
+    CU_ASSERT_EQUAL_FATAL(rpt_open("rpt_before.h5", &f, err, sizeof err), 0);
+    unsigned k = (unsigned)rpt_metric_find(f, "wait_p50.class.training"), nm = rpt_nmetrics(f);
+    double sum = 0;
+    for (int r = 0; r < 4; r++) sum += rpt_metric_values(f)[(size_t)r * nm + k];
+    rpt_close(f);
+    CU_ASSERT_STRING_EQUAL(d[k].unit, "h");
+    CU_ASSERT_DOUBLE_EQUAL(d[k].before.mean, sum / 4 / 3600.0, 1e-12 * sum);
+    CU_ASSERT(d[k].before.lo >= 0 && d[k].after.lo >= 0);
+  }
   free(d);
   CU_ASSERT(t_exists("rpt_compare_out", "compare.md"));
   CU_ASSERT(t_exists("rpt_compare_out", "compare.csv"));

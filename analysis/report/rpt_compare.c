@@ -166,21 +166,32 @@ int rpt_compare(const char *before, const char *after, const rpt_options *opt, F
   }
   size_t nd = 0;
   unsigned only_before = 0;
+  /* durations in the page's one time unit (hours; days for runs over 30 days), as in reports */
+  const char *pu;
+  double page_s = rpt__page_time(b, &pu);
   for (unsigned k = 0; k < nb; k++) {
     int j = rpt_metric_find(a, rpt_metric_name(b, k));
     if (j < 0) {
       only_before++;
       continue;
     }
+    const char *shown;
+    double conv = rpt__shown(rpt_metric_unit(b, k), page_s, pu, &shown);
     for (int r = 0; r < n; r++) {
-      xb[r] = rpt_metric_values(b)[(size_t)r * nb + k];
-      xa[r] = rpt_metric_values(a)[(size_t)r * na + (unsigned)j];
+      xb[r] = rpt_metric_values(b)[(size_t)r * nb + k] * conv;
+      xa[r] = rpt_metric_values(a)[(size_t)r * na + (unsigned)j] * conv;
     }
     rpt_diff *e = &d[nd++];
     snprintf(e->name, sizeof e->name, "%s", rpt_metric_name(b, k));
-    snprintf(e->unit, sizeof e->unit, "%s", rpt_metric_unit(b, k));
+    snprintf(e->unit, sizeof e->unit, "%s", shown);
     rpt_ci_t(xb, (size_t)n, 1, &e->before);
     rpt_ci_t(xa, (size_t)n, 1, &e->after);
+    /* before and after within the quantity's range (a wait is not negative), as in reports; the
+     * paired difference can take either sign */
+    double rlo, rhi;
+    rpt_metric_range(e->name, rpt_metric_unit(b, k), &rlo, &rhi);
+    rpt_ci_clip(&e->before, rlo, rhi);
+    rpt_ci_clip(&e->after, rlo, rhi);
     rpt_ci_paired(xb, xa, (size_t)n, 1, &e->diff);
     e->rel = e->before.mean != 0 ? e->diff.mean / fabs(e->before.mean) : NAN;
   }

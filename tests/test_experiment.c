@@ -367,12 +367,13 @@ static void test_phold_factorial(void) {
   CU_ASSERT_EQUAL_FATAL(read_exp(out2, &e2), 0);
   CU_ASSERT(memcmp(e.values, e2.values, (size_t)6 * 3 * e.nmetrics * sizeof *e.values) == 0);
   rpt_experiment_free(&e2);
-  /* the report draws the three figures (a stand-in gnuplot is not needed: 'none' skips them and
-   * the tables are still written) */
+  /* the report: the tables without gnuplot ('none'), and the Pareto figure skipped with its reason
+   * (one objective) */
   char cmd[1024];
   snprintf(cmd, sizeof cmd, "%s report %s --out %s/rep --gnuplot none", tu_bin(), out, tmpd);
   char *ro = NULL;
   CU_ASSERT_EQUAL(tu_run(cmd, &ro), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(ro, "skipped figure 'Pareto front of the first two objectives': one objective"));
   free(ro);
   char md[300];
   snprintf(md, sizeof md, "%s/rep/summary.md", tmpd);
@@ -384,6 +385,22 @@ static void test_phold_factorial(void) {
   fclose(f);
   CU_ASSERT_PTR_NOT_NULL(strstr(buf, "| 3 | 0.9 | 0.0 |"));
   CU_ASSERT_PTR_NOT_NULL(strstr(buf, "## Sensitivity"));
+  /* with gnuplot: the sensitivity and feasible-region figures, PNG and SVG */
+  snprintf(cmd, sizeof cmd, "%s report %s --out %s/repg", tu_bin(), out, tmpd);
+  CU_ASSERT_EQUAL(tu_run(cmd, &ro), 0);
+  const char *figs[2] = {"sensitivity", "feasible_map"};
+  for (int i = 0; i < 2; i++) {
+    char png[300], svg[300];
+    snprintf(png, sizeof png, "%s/repg/%s.png", tmpd, figs[i]);
+    snprintf(svg, sizeof svg, "%s/repg/%s.svg", tmpd, figs[i]);
+    if (rpt_gnuplot_available(NULL)) {
+      struct stat a, b;
+      CU_ASSERT(stat(png, &a) == 0 && a.st_size > 1000);
+      CU_ASSERT(stat(svg, &b) == 0 && b.st_size > 1000);
+    } else
+      CU_ASSERT_PTR_NOT_NULL(strstr(ro, "gnuplot not found"));
+  }
+  free(ro);
   rpt_experiment_free(&e);
 }
 
@@ -421,6 +438,13 @@ static void test_lhs_sobol_command(void) {
     }
     if (i == 0)
       for (int k = 0; k < 8; k++) CU_ASSERT_EQUAL(strata[k], 1);
+    /* two objectives: the Pareto figure (drawn when gnuplot is there) */
+    char cmd[1024], png[400];
+    snprintf(cmd, sizeof cmd, "%s report %s --out %s/rep --quiet", tu_bin(), file, out);
+    CU_ASSERT_EQUAL(tu_run(cmd, NULL), 0);
+    snprintf(png, sizeof png, "%s/rep/pareto.png", out);
+    struct stat st;
+    if (rpt_gnuplot_available(NULL)) CU_ASSERT(stat(png, &st) == 0 && st.st_size > 1000);
     rpt_experiment_free(&e);
   }
 }

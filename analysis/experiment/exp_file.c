@@ -196,7 +196,7 @@ static char *exp__read(const char *path, sim_diag *d) {
   return t;
 }
 
-static void exp__factor(const char *path, const config_setting_t *g, exp_spec *s, exp_factor *f, sim_diag *d) {
+static void exp__factor(const char *path, const config_setting_t *g, exp_factor *f, sim_diag *d) {
   f->line = exp__line(g);
   if (config_setting_type(g) != CONFIG_TYPE_GROUP) {
     sim_diag_report(d, path, f->line, "factors: each factor is a group { key = \"group.key\"; levels = [...]; }");
@@ -297,7 +297,6 @@ static void exp__factor(const char *path, const config_setting_t *g, exp_spec *s
     else
       f->n = (int)config_setting_get_int64(nn);
   }
-  (void)s;
 }
 
 /* A list or array of strings (constraints, objectives, params): calls fn on each. */
@@ -452,7 +451,7 @@ int exp_spec_load(const char *path, sim_diag *d, exp_spec **out) {
     unsigned long long prod = 1;
     for (int i = 0; i < s->nfactors; i++) {
       exp_factor *f = &s->factors[i];
-      exp__factor(path, config_setting_get_elem(fl, (unsigned)i), s, f, d);
+      exp__factor(path, config_setting_get_elem(fl, (unsigned)i), f, d);
       for (int j = 0; j < i; j++)
         if (f->key && s->factors[j].key && !strcmp(f->key, s->factors[j].key))
           sim_diag_report(d, path, f->line, "factor '%s' is given twice (also at line %d)", f->key, s->factors[j].line);

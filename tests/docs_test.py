@@ -227,8 +227,8 @@ def metric_names(sp, src, work):
     os.makedirs(d, exist_ok=True)
     names = set()
     for cfg in sorted(os.listdir(os.path.join(src, "scenarios"))):
-        if not cfg.endswith(".cfg"):
-            continue
+        if not cfg.endswith(".cfg") or cfg.startswith("experiment_"):
+            continue  # experiment_*.cfg are experiment files (docs/experiments.md), not scenarios
         h5 = os.path.join(d, cfg[:-4] + ".h5")
         r = subprocess.run([sp.bin, "run", os.path.join(src, "scenarios", cfg), "--reps", "1", "--quiet",
                             "--out", h5], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)

@@ -40,7 +40,7 @@ void rpt_ci_paired(const double *before, const double *after, size_t n, size_t s
 
 typedef struct rpt_file rpt_file; /* an open results or sweep file; opaque */
 
-typedef enum rpt_kind { RPT_RESULTS = 1, RPT_SWEEP = 2 } rpt_kind;
+typedef enum rpt_kind { RPT_RESULTS = 1, RPT_SWEEP = 2, RPT_EXPERIMENT = 3 } rpt_kind;
 
 /* Opens `path` and checks that it is a spotlab results (or sweep) file of the supported version
  * with its /meta, /metrics and /summary (results) or /sweep (sweep) in place. On failure returns a
@@ -128,6 +128,51 @@ int rpt_sweep_write(const char *path, const rpt_sweep *s, const char *scenario_p
 /* Reads the /sweep group of an open sweep file into *s (free with rpt_sweep_free). */
 int rpt_sweep_read(rpt_file *f, rpt_sweep *s);
 void rpt_sweep_free(rpt_sweep *s);
+
+/* A string dataset /meta/NAME of a results file ("effective", "scenario", "command"), malloc'd into
+ * *out. 0 or a negative sim_err (message in rpt_error). */
+int rpt_meta_string(rpt_file *f, const char *name, char **out);
+
+/* ---- Experiment files (docs/experiments.md) --------------------------------------------------- */
+
+#define RPT_EXPERIMENT_FORMAT "spotlab-experiment"
+#define RPT_EXPERIMENT_FORMAT_VERSION 1
+
+/* What `spotlab experiment` found, as written to and read from its file. The writer stores what it
+ * is given: the analysis (constraints, Pareto front, sensitivities) is the caller's
+ * (analysis/experiment/exp.h). Arrays are row-major. */
+typedef struct rpt_experiment {
+  char model[64];
+  char design[32];       /* "factorial", "lhs", "sobol" */
+  char sens_method[160]; /* how `sensitivity` was computed, with its source */
+  uint64_t seed;         /* base seed of the replications, the same at every point */
+  int reps;
+  unsigned npoints, nfactors, nmetrics, ncons, nobjs;
+  char **factors;         /* [nfactors] scenario keys */
+  char **labels;          /* [npoints * nfactors] each point's value of each factor, as scenario text */
+  double *x;              /* [npoints][nfactors] the value as a number (a level's index when not one) */
+  char **names, **units;  /* [nmetrics] */
+  double *values;         /* [npoints][reps][nmetrics] */
+  double *mean, *lo, *hi; /* [npoints][nmetrics] mean and 95% t interval */
+  char **cons;            /* [ncons] "metric < bound" */
+  int *cons_metric;       /* [ncons] index into names */
+  double *met;            /* [npoints][ncons] 1 when the point's mean meets the constraint, else 0 */
+  double *confidence;     /* [npoints][ncons] probability that the true mean meets it (NaN: reps < 2) */
+  double *feasible;       /* [npoints] 1 when every constraint is met */
+  char **objs;            /* [nobjs] "maximize metric" */
+  int *obj_metric;        /* [nobjs] index into names */
+  double *pareto;         /* [npoints] 1 on the Pareto front of the objectives among feasible points */
+  double *sensitivity;    /* [nobjs][nfactors] */
+  double *r2;             /* [nobjs] the linear fit's R^2 behind the sensitivities */
+  char **point_files;     /* [npoints] each point's results file, relative to the experiment file */
+} rpt_experiment;
+/* Writes an experiment file at `path` (atomically, PATH.tmp.PID then rename; with the checksum of
+ * sim/h5mem.h). */
+int rpt_experiment_write(const char *path, const rpt_experiment *e, const char *experiment_path,
+                         const char *scenario_path, char *err, size_t errlen);
+/* Reads /experiment of an open experiment file (free with rpt_experiment_free). */
+int rpt_experiment_read(rpt_file *f, rpt_experiment *e);
+void rpt_experiment_free(rpt_experiment *e);
 
 /* ---- Figures (gnuplot) ----------------------------------------------------------------------- */
 

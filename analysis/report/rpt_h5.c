@@ -2,6 +2,7 @@
  * (docs/reports.md). Every failure becomes a message naming the file and the object, never an
  * HDF5 stack dump or a crash. */
 #include "analysis/report/rpt.h"
+#include "analysis/report/rpt_h5i.h"
 #include "sim/h5mem.h"
 #include "sim/tmpname.h"
 #include "sim/results_io.h"
@@ -36,7 +37,7 @@ struct rpt_file {
  * the whole file (spotlab writes no compressed data, so every element a dataset or attribute
  * declares is stored in the file), or an overflow. A damaged file that declares 10^15 elements is
  * refused here, before anything is allocated for them (found by fuzz/fuzz_results.c). */
-static int rpt__implausible(hid_t obj, uint64_t n, uint64_t w) {
+int rpt__implausible(hid_t obj, uint64_t n, uint64_t w) {
   if (w == 0) w = 1;
   if (n > UINT64_MAX / w) return 1;
   hsize_t fs = 0;
@@ -47,8 +48,7 @@ static int rpt__implausible(hid_t obj, uint64_t n, uint64_t w) {
   return e < 0 || n * w > (uint64_t)fs;
 }
 
-static int rpt__fail(rpt_file *f, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int rpt__fail(rpt_file *f, int code, const char *fmt, ...) {
+int rpt__fail(rpt_file *f, int code, const char *fmt, ...) {
   char msg[RPT_ERRLEN - 64];
   va_list ap;
   va_start(ap, fmt);
@@ -76,7 +76,7 @@ static int rpt__exists(hid_t loc, const char *path) {
 }
 
 /* Reads a scalar string attribute (fixed or variable length) into buf. */
-static int rpt__attr_str(hid_t obj, const char *name, char *buf, size_t len) {
+int rpt__attr_str(hid_t obj, const char *name, char *buf, size_t len) {
   buf[0] = 0;
   if (H5Aexists(obj, name) <= 0) return -1;
   hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
@@ -109,7 +109,7 @@ static int rpt__attr_str(hid_t obj, const char *name, char *buf, size_t len) {
   return rc;
 }
 
-static int rpt__attr_num(hid_t obj, const char *name, hid_t mtype, void *v) {
+int rpt__attr_num(hid_t obj, const char *name, hid_t mtype, void *v) {
   if (H5Aexists(obj, name) <= 0) return -1;
   hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
   if (a < 0) return -1;
@@ -119,7 +119,7 @@ static int rpt__attr_num(hid_t obj, const char *name, hid_t mtype, void *v) {
 }
 
 /* Reads a 1-D attribute of fixed-length strings: *out = n malloc'd strings. */
-static int rpt__attr_strs(hid_t obj, const char *name, size_t want, char ***out) {
+int rpt__attr_strs(hid_t obj, const char *name, size_t want, char ***out) {
   *out = NULL;
   if (H5Aexists(obj, name) <= 0) return -1;
   hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
@@ -153,7 +153,7 @@ static int rpt__attr_strs(hid_t obj, const char *name, size_t want, char ***out)
   return rc;
 }
 
-static void rpt__free_strs(char **v, size_t n) {
+void rpt__free_strs(char **v, size_t n) {
   if (!v) return;
   for (size_t i = 0; i < n; i++) free(v[i]);
   free(v);
@@ -294,13 +294,13 @@ int rpt_open(const char *path, rpt_file **out, char *err, size_t errlen) {
     rc = rpt__fail(f, SIM_EFORMAT, "an HDF5 file, but not a spotlab results file (no 'format' attribute)");
     goto done;
   }
-  int is_sweep = !strcmp(format, RPT_SWEEP_FORMAT);
-  if (!is_sweep && strcmp(format, SIM_RESULTS_FORMAT)) {
-    rc = rpt__fail(f, SIM_EFORMAT, "format is '%s', expected '%s' or '%s'", format, SIM_RESULTS_FORMAT,
-                   RPT_SWEEP_FORMAT);
+  int is_sweep = !strcmp(format, RPT_SWEEP_FORMAT), is_exp = !strcmp(format, RPT_EXPERIMENT_FORMAT);
+  if (!is_sweep && !is_exp && strcmp(format, SIM_RESULTS_FORMAT)) {
+    rc = rpt__fail(f, SIM_EFORMAT, "format is '%s', expected '%s', '%s' or '%s'", format, SIM_RESULTS_FORMAT,
+                   RPT_SWEEP_FORMAT, RPT_EXPERIMENT_FORMAT);
     goto done;
   }
-  int want = is_sweep ? RPT_SWEEP_FORMAT_VERSION : SIM_RESULTS_FORMAT_VERSION;
+  int want = is_sweep ? RPT_SWEEP_FORMAT_VERSION : is_exp ? RPT_EXPERIMENT_FORMAT_VERSION : SIM_RESULTS_FORMAT_VERSION;
   if (rpt__attr_num(f->h, "format_version", H5T_NATIVE_INT32, &ver) || ver != want) {
     char sv[64] = "?";
     rpt__attr_str(f->h, "spotlab_version", sv, sizeof sv);
@@ -311,6 +311,9 @@ int rpt_open(const char *path, rpt_file **out, char *err, size_t errlen) {
   if (is_sweep) {
     f->kind = RPT_SWEEP;
     if (!rpt__exists(f->h, "/sweep")) rc = rpt__fail(f, SIM_ENOTFOUND, "group /sweep is missing");
+  } else if (is_exp) {
+    f->kind = RPT_EXPERIMENT;
+    if (!rpt__exists(f->h, "/experiment")) rc = rpt__fail(f, SIM_ENOTFOUND, "group /experiment is missing");
   } else {
     f->kind = RPT_RESULTS;
     rc = rpt__open_results(f);
@@ -338,6 +341,30 @@ void rpt_close(rpt_file *f) {
 }
 
 const char *rpt_error(const rpt_file *f) { return f->err; }
+hid_t rpt__file_h5(rpt_file *f) { return f->h; }
+
+int rpt_meta_string(rpt_file *f, const char *name, char **out) {
+  *out = NULL;
+  char path[128];
+  snprintf(path, sizeof path, "/meta/%s", name);
+  if (!rpt__exists(f->h, path)) return rpt__fail(f, SIM_ENOTFOUND, "dataset %s is missing", path);
+  hid_t ds = H5Dopen2(f->h, path, H5P_DEFAULT);
+  hid_t t = ds >= 0 ? H5Dget_type(ds) : -1;
+  int rc = SIM_EFORMAT;
+  if (t >= 0 && H5Tget_class(t) == H5T_STRING && H5Tis_variable_str(t) <= 0 &&
+      !rpt__implausible(ds, 1, H5Tget_size(t))) {
+    size_t w = H5Tget_size(t);
+    char *buf = calloc(w + 1, 1);
+    if (buf && H5Dread(ds, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0) {
+      *out = buf;
+      rc = 0;
+    } else
+      free(buf);
+  }
+  if (t >= 0) H5Tclose(t);
+  if (ds >= 0) H5Dclose(ds);
+  return rc ? rpt__fail(f, rc, "%s is not a readable string (damaged file?)", path) : 0;
+}
 const char *rpt_path(const rpt_file *f) { return f->path; }
 rpt_kind rpt_file_kind(const rpt_file *f) { return f->kind; }
 const char *rpt_model(const rpt_file *f) { return f->model; }
@@ -533,7 +560,7 @@ void rpt_series_free(rpt_series *s) {
 
 /* ---- sweep files -------------------------------------------------------------------------- */
 
-static int rpt__w_attr_str(hid_t obj, const char *name, const char *v) {
+int rpt__w_attr_str(hid_t obj, const char *name, const char *v) {
   hid_t t = H5Tcopy(H5T_C_S1), sp = H5Screate(H5S_SCALAR);
   H5Tset_size(t, strlen(v) + 1);
   hid_t a = H5Acreate2(obj, name, t, sp, H5P_DEFAULT, H5P_DEFAULT);
@@ -543,7 +570,7 @@ static int rpt__w_attr_str(hid_t obj, const char *name, const char *v) {
   H5Tclose(t);
   return rc;
 }
-static int rpt__w_attr_num(hid_t obj, const char *name, hid_t type, const void *v) {
+int rpt__w_attr_num(hid_t obj, const char *name, hid_t type, const void *v) {
   hid_t sp = H5Screate(H5S_SCALAR);
   hid_t a = H5Acreate2(obj, name, type, sp, H5P_DEFAULT, H5P_DEFAULT);
   int rc = a < 0 || H5Awrite(a, type, v) < 0 ? -1 : 0;
@@ -552,7 +579,7 @@ static int rpt__w_attr_num(hid_t obj, const char *name, hid_t type, const void *
   return rc;
 }
 /* n strings as a fixed-length string attribute (obj) or dataset (as_dset) named `name` in loc. */
-static int rpt__w_strs(hid_t loc, const char *name, char *const *v, size_t n, int as_dset) {
+int rpt__w_strs(hid_t loc, const char *name, char *const *v, size_t n, int as_dset) {
   size_t w = 1;
   for (size_t i = 0; i < n; i++)
     if (strlen(v[i]) + 1 > w) w = strlen(v[i]) + 1;
@@ -577,7 +604,7 @@ static int rpt__w_strs(hid_t loc, const char *name, char *const *v, size_t n, in
   free(buf);
   return rc;
 }
-static int rpt__w_doubles(hid_t loc, const char *name, int rank, const hsize_t *dims, const double *v) {
+int rpt__w_doubles(hid_t loc, const char *name, int rank, const hsize_t *dims, const double *v) {
   hid_t sp = H5Screate_simple(rank, dims, NULL);
   hid_t ds = H5Dcreate2(loc, name, H5T_NATIVE_DOUBLE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
   hsize_t n = 1;
@@ -662,7 +689,7 @@ int rpt_sweep_write(const char *path, const rpt_sweep *s, const char *scenario_p
   return 0;
 }
 
-static int rpt__r_strs_dset(hid_t g, const char *name, size_t want, char ***out) {
+int rpt__r_strs_dset(hid_t g, const char *name, size_t want, char ***out) {
   *out = NULL;
   if (H5Lexists(g, name, H5P_DEFAULT) <= 0) return -1;
   hid_t ds = H5Dopen2(g, name, H5P_DEFAULT);

@@ -42,4 +42,14 @@ double rpt__page_time(rpt_file *f, const char **name);
  * page_name): durations are converted (*shown = page_name), anything else is kept (factor 1). */
 double rpt__shown(const char *unit, double page_s, const char *page_name, const char **shown);
 
+/* Experiment files (rpt_exp_report.c): the points and sensitivity tables, and the figures, handed
+ * to the report's sink (emit takes the gnuplot body and frees it). */
+typedef struct rpt__exp_sink {
+  void *ctx;
+  void (*emit)(void *ctx, const char *name, const char *title, const char *caption, int height, char *body);
+  void (*skip)(void *ctx, const char *title, const char *why);
+} rpt__exp_sink;
+int rpt__exp_tables(const rpt_experiment *e, FILE *md, FILE *csv, FILE *html);
+void rpt__exp_figs(const rpt_experiment *e, rpt__exp_sink *sink);
+
 #endif

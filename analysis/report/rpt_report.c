@@ -84,6 +84,12 @@ static void rpt__emit(rpt__ctx *c, const char *name, const char *title, const ch
   rpt__say(c, "wrote %s/%s.png and .svg (%s)\n", c->opt->outdir, name, title);
 }
 
+/* The experiment figures' sink (rpt_exp_report.c). */
+static void rpt__exp_emit(void *c, const char *name, const char *title, const char *caption, int height, char *body) {
+  rpt__emit(c, name, title, caption, height, body);
+}
+static void rpt__exp_skip(void *c, const char *title, const char *why) { rpt__skip(c, title, why); }
+
 static void rpt__hard(rpt__ctx *c, int rc) {
   if (!c->rc) {
     c->rc = rc;
@@ -1549,6 +1555,35 @@ int rpt_report(const char *path, const rpt_options *opt, rpt_outcome *out, char 
                "replication%s per point.",
                path, s.model, s.param, s.npoints, s.reps, s.reps == 1 ? "" : "s");
       rpt_sweep_free(&s);
+    }
+  } else if (rpt_file_kind(c.f) == RPT_EXPERIMENT) {
+    rpt_experiment e;
+    rc = rpt_experiment_read(c.f, &e);
+    if (rc) snprintf(err, errlen, "%s", rpt_error(c.f));
+    if (!rc) {
+      char mt[4200], vt[4200];
+      FILE *m = rpt__wopen(md, mt, sizeof mt), *v = rpt__wopen(csv, vt, sizeof vt);
+      if (!m || !v) {
+        snprintf(err, errlen, "%s: cannot write the summary files", opt->outdir);
+        rc = SIM_EIO;
+      }
+      if (!rc) rc = rpt__exp_tables(&e, m, v, th);
+      if ((m && rpt__wclose(m, mt, md)) | (v && rpt__wclose(v, vt, csv))) {
+        snprintf(err, errlen, "%s: writing the summary files failed (%s)", opt->outdir, strerror(errno));
+        rc = SIM_EIO;
+      }
+      if (!rc) {
+        rpt__list_add(&out->files, &out->nfiles, "summary.md");
+        rpt__list_add(&out->files, &out->nfiles, "summary.csv");
+        rpt__say(&c, "wrote %s and %s\n", md, csv);
+        rpt__exp_sink sink = {&c, rpt__exp_emit, rpt__exp_skip};
+        rpt__exp_figs(&e, &sink);
+      }
+      snprintf(what, sizeof what,
+               "Experiment file <code>%s</code>: model <code>%s</code>, %s design, %u points, %d replication%s per "
+               "point, base seed %llu.",
+               path, e.model, e.design, e.npoints, e.reps, e.reps == 1 ? "" : "s", (unsigned long long)e.seed);
+      rpt_experiment_free(&e);
     }
   } else {
     int mismatch = 0;

@@ -1,0 +1,623 @@
+/* cmd_experiment.c - `spotlab experiment FILE.cfg`: runs a scenario at every point of a design over
+ * its keys (analysis/experiment/exp.h), on common random numbers (the same base seed and
+ * replications at every point, as in a sweep), and writes one experiment file (docs/experiments.md):
+ * every point's metrics per replication with means and 95% intervals, which constraints each point
+ * meets and how confident that is, the feasible points, the Pareto front of the objectives among
+ * them and the sensitivity of each objective to each factor. It prints the feasible points, the
+ * front and the sensitivities. Each point's own results file is kept (FILE.points/point_NNNN.h5,
+ * written as the point finishes), so `--resume` after an interruption runs only the points that
+ * have none.
+ *
+ * Everything is checked before the first point runs: the experiment file (FILE:LINE), each
+ * factor's values against the scenario, every point, and the metric names of the constraints and
+ * objectives against the model's metric list. Parallelism is the runner's, as in a sweep. */
+#include "analysis/experiment/exp.h"
+#include "analysis/report/rpt.h"
+#include "app/app.h"
+#include "app/runner.h"
+
+#include <errno.h>
+#include <libgen.h>
+#include <math.h>
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static double xp__now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static char *xp__join(const char *a, const char *b) {
+  size_t n = strlen(a) + strlen(b) + 2;
+  char *r = malloc(n);
+  if (!r) SIM_FATAL("out of memory");
+  snprintf(r, n, "%s=%s", a, b);
+  return r;
+}
+
+static void xp__help(FILE *f) {
+  fprintf(f, "usage: spotlab experiment FILE.cfg [--out DIR|FILE.h5] [--reps N] [--seed N] [--resume] [--quiet]\n\n"
+             "Runs the scenario that the experiment file names at every point of its design (full\n"
+             "factorial, Latin hypercube or Sobol sequence over scenario keys), every point on the same\n"
+             "seeds (common random numbers), and writes one experiment file: per point and replication\n"
+             "every metric, means and 95%% intervals, each constraint met or not and the probability that\n"
+             "it is met, the feasible points, the Pareto front of the objectives among them and the\n"
+             "standardized regression coefficients of each objective on the factors. Prints the feasible\n"
+             "points, the front and the sensitivities. Format and methods: docs/experiments.md.\n\n"
+             "  --out FILE.h5     experiment file; points in FILE.points/ (default results/NAME-experiment.h5)\n"
+             "  --out DIR         DIR/experiment.h5, points in DIR/points/\n"
+             "  --reps N          replications per point (overrides the file's reps and run.reps)\n"
+             "  --seed N          base seed, the same at every point (overrides the file's seed and run.seed)\n"
+             "  --resume          keep the points whose results file is already there (same scenario,\n"
+             "                    values, seed and replications); run the others\n"
+             "  --quiet           no progress lines\n\n"
+             "Every point is checked before the first one runs; bad input is reported as FILE:LINE.\n"
+             "`spotlab report FILE.h5` draws the Pareto front, the sensitivities and the feasible region.\n"
+             "Exit status: 0 done, 1 a check failed or a file could not be written, 2 bad usage or input.\n");
+}
+
+/* ---- the printed tables ------------------------------------------------------------------------ */
+
+static void xp__ci(char *buf, size_t len, double m, double lo, double hi) {
+  if (isfinite(lo) && isfinite(hi))
+    snprintf(buf, len, "%.4g [%.4g, %.4g]", m, lo, hi);
+  else
+    snprintf(buf, len, "%.4g", m);
+}
+
+/* One line per listed point: its factor values, then each constraint's metric (mean [CI], met,
+ * probability) and each objective's mean [CI]. */
+static void xp__points(FILE *o, const rpt_experiment *e, const unsigned *pts, unsigned n) {
+  unsigned nf = e->nfactors, nm = e->nmetrics;
+  fprintf(o, "%6s", "point");
+  for (unsigned f = 0; f < nf; f++)
+    fprintf(o, "  %-*s", (int)(strlen(e->factors[f]) > 14 ? strlen(e->factors[f]) : 14), e->factors[f]);
+  for (unsigned c = 0; c < e->ncons; c++) fprintf(o, "  %-40s", e->cons[c]);
+  for (unsigned j = 0; j < e->nobjs; j++) fprintf(o, "  %-30s", e->objs[j]);
+  fputc('\n', o);
+  for (unsigned i = 0; i < n; i++) {
+    unsigned p = pts[i];
+    fprintf(o, "%6u", p + 1);
+    for (unsigned f = 0; f < nf; f++)
+      fprintf(o, "  %-*s", (int)(strlen(e->factors[f]) > 14 ? strlen(e->factors[f]) : 14),
+              e->labels[(size_t)p * nf + f]);
+    for (unsigned c = 0; c < e->ncons; c++) {
+      unsigned k = (unsigned)e->cons_metric[c];
+      char ci[96], cell[160];
+      xp__ci(ci, sizeof ci, e->mean[(size_t)p * nm + k], e->lo[(size_t)p * nm + k], e->hi[(size_t)p * nm + k]);
+      double pc = e->confidence[(size_t)p * e->ncons + c];
+      char pr[32];
+      if (isfinite(pc))
+        snprintf(pr, sizeof pr, "P=%.3f", pc);
+      else
+        snprintf(pr, sizeof pr, "P=-");
+      snprintf(cell, sizeof cell, "%s %s %s", ci, e->met[(size_t)p * e->ncons + c] == 1 ? "met" : "NOT", pr);
+      fprintf(o, "  %-40s", cell);
+    }
+    for (unsigned j = 0; j < e->nobjs; j++) {
+      unsigned k = (unsigned)e->obj_metric[j];
+      char ci[96];
+      xp__ci(ci, sizeof ci, e->mean[(size_t)p * nm + k], e->lo[(size_t)p * nm + k], e->hi[(size_t)p * nm + k]);
+      fprintf(o, "  %-30s", ci);
+    }
+    fputc('\n', o);
+  }
+}
+
+static void xp__print(FILE *o, const rpt_experiment *e, const char *exp_path) {
+  unsigned np = e->npoints, nf = e->nfactors;
+  unsigned *pts = malloc((np ? np : 1) * sizeof *pts), n = 0;
+  if (!pts) SIM_FATAL("out of memory");
+  fprintf(o, "\nexperiment %s: %u points (%s design) x %d replication%s, base seed %llu (the same at every point)\n",
+          exp_path, np, e->design, e->reps, e->reps == 1 ? "" : "s", (unsigned long long)e->seed);
+  if (e->ncons) {
+    fprintf(o, "constraints:");
+    for (unsigned c = 0; c < e->ncons; c++) fprintf(o, "%s %s", c ? "," : "", e->cons[c]);
+    fprintf(o, " (met: on the mean; P: probability that the true mean meets it, one-sided t)\n");
+  }
+  for (unsigned p = 0; p < np; p++)
+    if (e->feasible[p] == 1) pts[n++] = p;
+  fprintf(o, "\nfeasible points (every constraint met): %u of %u\n", n, np);
+  if (n) {
+    xp__points(o, e, pts, n);
+  } else if (e->ncons) {
+    /* Nothing feasible: per constraint, how many points meet it and the point with the best mean. */
+    for (unsigned c = 0; c < e->ncons; c++) {
+      unsigned k = (unsigned)e->cons_metric[c], met = 0, best = 0;
+      for (unsigned p = 0; p < np; p++) {
+        met += e->met[(size_t)p * e->ncons + c] == 1;
+        double v = e->mean[(size_t)p * e->nmetrics + k], b = e->mean[(size_t)best * e->nmetrics + k];
+        int below = strchr(e->cons[c], '<') != NULL;
+        if (isfinite(v) && (!isfinite(b) || (below ? v < b : v > b))) best = p;
+      }
+      fprintf(o, "  %s: met at %u of %u points; best mean %.4g at point %u\n", e->cons[c], met, np,
+              e->mean[(size_t)best * e->nmetrics + k], best + 1);
+    }
+    fprintf(o, "the points with the best mean of each constraint:\n");
+    unsigned m = 0;
+    for (unsigned c = 0; c < e->ncons; c++) {
+      unsigned k = (unsigned)e->cons_metric[c], best = 0;
+      int below = strchr(e->cons[c], '<') != NULL;
+      for (unsigned p = 0; p < np; p++) {
+        double v = e->mean[(size_t)p * e->nmetrics + k], b = e->mean[(size_t)best * e->nmetrics + k];
+        if (isfinite(v) && (!isfinite(b) || (below ? v < b : v > b))) best = p;
+      }
+      unsigned i;
+      for (i = 0; i < m && pts[i] != best; i++) {}
+      if (i == m) pts[m++] = best;
+    }
+    xp__points(o, e, pts, m);
+  }
+  if (e->nobjs) {
+    n = 0;
+    for (unsigned p = 0; p < np; p++)
+      if (e->pareto[p] == 1) pts[n++] = p;
+    fprintf(o, "\nPareto front of");
+    for (unsigned j = 0; j < e->nobjs; j++) fprintf(o, "%s %s", j ? "," : "", e->objs[j]);
+    fprintf(o, " among the feasible points (non-dominated on means): %u point%s\n", n, n == 1 ? "" : "s");
+    if (n) xp__points(o, e, pts, n);
+    fprintf(o, "\nsensitivity: %s\n", e->sens_method);
+    fprintf(o, "%-32s", "objective");
+    for (unsigned f = 0; f < nf; f++)
+      fprintf(o, "  %*s", (int)(strlen(e->factors[f]) > 10 ? strlen(e->factors[f]) : 10), e->factors[f]);
+    fprintf(o, "  %8s\n", "R^2");
+    for (unsigned j = 0; j < e->nobjs; j++) {
+      fprintf(o, "%-32s", e->objs[j]);
+      for (unsigned f = 0; f < nf; f++) {
+        double v = e->sensitivity[(size_t)j * nf + f];
+        int w = (int)(strlen(e->factors[f]) > 10 ? strlen(e->factors[f]) : 10);
+        if (isfinite(v))
+          fprintf(o, "  %*.3f", w, v);
+        else
+          fprintf(o, "  %*s", w, "-");
+      }
+      if (isfinite(e->r2[j]))
+        fprintf(o, "  %8.3f\n", e->r2[j]);
+      else
+        fprintf(o, "  %8s\n", "-");
+    }
+  }
+  free(pts);
+}
+
+/* ---- the analysis ------------------------------------------------------------------------------ */
+
+/* Fills means, intervals, constraints, feasibility, the front and the sensitivities from values. */
+static void xp__analyse(rpt_experiment *e, const exp_spec *s) {
+  unsigned np = e->npoints, nm = e->nmetrics, nf = e->nfactors, nc = e->ncons, no = e->nobjs;
+  for (unsigned p = 0; p < np; p++)
+    for (unsigned k = 0; k < nm; k++) {
+      rpt_ci ci;
+      rpt_ci_t(e->values + (size_t)p * e->reps * nm + k, (size_t)e->reps, nm, &ci);
+      e->mean[(size_t)p * nm + k] = ci.mean;
+      e->lo[(size_t)p * nm + k] = ci.lo;
+      e->hi[(size_t)p * nm + k] = ci.hi;
+      /* the constraints' confidence needs the sd: kept per (point, constraint) below */
+    }
+  for (unsigned p = 0; p < np; p++) {
+    int all = 1;
+    for (unsigned c = 0; c < nc; c++) {
+      unsigned k = (unsigned)e->cons_metric[c];
+      rpt_ci ci;
+      rpt_ci_t(e->values + (size_t)p * e->reps * nm + k, (size_t)e->reps, nm, &ci);
+      int met = exp_meets(ci.mean, s->cons[c].op, s->cons[c].bound);
+      e->met[(size_t)p * nc + c] = met;
+      e->confidence[(size_t)p * nc + c] = exp_confidence(ci.mean, ci.sd, ci.n, s->cons[c].op, s->cons[c].bound);
+      all &= met;
+    }
+    e->feasible[p] = all;
+  }
+  double *obj = malloc(((size_t)np * no + 1) * sizeof *obj), *y = malloc((np + 1) * sizeof *y);
+  int sense[64];
+  if (!obj || !y) SIM_FATAL("out of memory");
+  for (unsigned j = 0; j < no && j < 64; j++) sense[j] = s->objs[j].sense;
+  for (unsigned p = 0; p < np; p++)
+    for (unsigned j = 0; j < no; j++) obj[(size_t)p * no + j] = e->mean[(size_t)p * nm + (unsigned)e->obj_metric[j]];
+  if (no)
+    exp_pareto(obj, np, no, sense, e->feasible, e->pareto);
+  else
+    for (unsigned p = 0; p < np; p++) e->pareto[p] = 0;
+  /* Sensitivity over every point of the design (feasible or not): the objective's mean at each
+   * point against the factors' values. */
+  for (unsigned j = 0; j < no; j++) {
+    for (unsigned p = 0; p < np; p++) y[p] = obj[(size_t)p * no + j];
+    exp_src(e->x, y, np, nf, e->sensitivity + (size_t)j * nf, &e->r2[j]);
+  }
+  snprintf(e->sens_method, sizeof e->sens_method,
+           "standardized regression coefficients of each objective's mean on the factors (OLS with intercept, "
+           "GSL multifit; Saltelli et al. 2008, sec. 1.2.5)");
+  free(obj);
+  free(y);
+}
+
+/* ---- checks before anything runs ------------------------------------------------------------- */
+
+/* Loads the scenario with overrides, silently; 0, or the first message in why. */
+static int xp__try(const char *scenario, const char *const *ovr, int n, char *why, size_t len) {
+  sim_diag q;
+  sim_diag_init(&q, NULL);
+  app_loaded l;
+  if (app_load(scenario, ovr, n, &q, &l)) {
+    snprintf(why, len, "%s", q.first[0] ? q.first : "the scenario rejects it");
+    return -1;
+  }
+  app_unload(&l);
+  return 0;
+}
+
+/* Names of metrics that share the quantity (the part before the first dot) of `name`: a hint. */
+static void xp__similar(const app_loaded *l, const char *name, char *buf, size_t len) {
+  size_t q = strcspn(name, ".");
+  size_t o = 0;
+  int n = 0;
+  buf[0] = 0;
+  for (unsigned k = 0; k < l->nmetrics && n < 6; k++)
+    if (!strncmp(l->metrics[k].name, name, q) && (l->metrics[k].name[q] == '.' || !l->metrics[k].name[q])) {
+      o += (size_t)snprintf(buf + o, o < len ? len - o : 0, "%s%s", n ? ", " : "", l->metrics[k].name);
+      n++;
+    }
+}
+
+static int xp__metric(const app_loaded *l, const char *name) {
+  for (unsigned k = 0; k < l->nmetrics; k++)
+    if (!strcmp(l->metrics[k].name, name)) return (int)k;
+  return -1;
+}
+
+static int cmd_experiment_main(int argc, char **argv) {
+  const char *file = NULL, *out = NULL, *v;
+  long long reps_opt = -1, seed_opt = -1;
+  int quiet = 0, resume = 0;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      xp__help(stdout);
+      return 0;
+    } else if (app_opt(argc, argv, &i, "--reps", &v)) {
+      unsigned long long x;
+      if (app_opt_u64("--reps", v, 1, 10000, &x)) return 2;
+      reps_opt = (long long)x;
+    } else if (app_opt(argc, argv, &i, "--seed", &v)) {
+      unsigned long long x;
+      if (app_opt_u64("--seed", v, 0, (unsigned long long)9.2e18, &x)) return 2;
+      seed_opt = (long long)x;
+    } else if (app_opt(argc, argv, &i, "--out", &v)) {
+      out = v;
+    } else if (!strcmp(argv[i], "--resume")) {
+      resume = 1;
+    } else if (!strcmp(argv[i], "--quiet")) {
+      quiet = 1;
+    } else if (argv[i][0] == '-') {
+      fprintf(stderr, "spotlab experiment: unknown option '%s' (spotlab experiment --help)\n", argv[i]);
+      return 2;
+    } else if (!file) {
+      file = argv[i];
+    } else {
+      fprintf(stderr, "spotlab experiment: one experiment file at a time ('%s' is extra)\n", argv[i]);
+      return 2;
+    }
+  }
+  if (!file) {
+    xp__help(stderr);
+    return 2;
+  }
+  app_mpi_init(&argc, &argv);
+  int rank = app_mpi_rank(), rc = 0, failed = 0;
+  sim_diag d;
+  sim_diag_init(&d, rank == 0 ? stderr : NULL);
+  exp_spec *s = NULL;
+  if (exp_spec_load(file, &d, &s)) {
+    if (rank == 0)
+      fprintf(stderr, "spotlab experiment: %d error%s in %s; nothing was run\n", d.nerrors, d.nerrors == 1 ? "" : "s",
+              file);
+    return 2;
+  }
+  unsigned np = 0, nf = (unsigned)s->nfactors;
+  char **labels = NULL;
+  double *x = NULL;
+  if (exp_points(s, &np, &labels, &x)) SIM_FATAL("out of memory");
+
+  /* The overrides of point p: the file's params, reps and seed, then the factors' values. */
+  int nfix;
+  const char **ovr = calloc((size_t)(s->nparams + 2) + nf, sizeof *ovr);
+  char repsbuf[64], seedbuf[64];
+  if (!ovr) SIM_FATAL("out of memory");
+  for (int i = 0; i < s->nparams; i++) ovr[i] = s->params[i];
+  long long reps = reps_opt >= 0 ? reps_opt : s->reps, seed = seed_opt >= 0 ? seed_opt : s->seed;
+  nfix = s->nparams;
+  if (reps >= 0) {
+    snprintf(repsbuf, sizeof repsbuf, "run.reps=%lld", reps);
+    ovr[nfix++] = repsbuf;
+  }
+  if (seed >= 0) {
+    snprintf(seedbuf, sizeof seedbuf, "run.seed=%lld", seed);
+    ovr[nfix++] = seedbuf;
+  }
+  char **ptext = calloc((size_t)np * nf + 1, sizeof *ptext); /* "key=value" of every point and factor */
+  if (!ptext) SIM_FATAL("out of memory");
+  for (unsigned p = 0; p < np; p++)
+    for (unsigned f = 0; f < nf; f++)
+      ptext[(size_t)p * nf + f] = xp__join(s->factors[f].key, labels[(size_t)p * nf + f]);
+
+  /* Checks, each at its line of the experiment file: the fixed overrides, each factor alone at each
+   * of its values, then every point; the metrics of the constraints and objectives. */
+  char why[SIM_DIAG_MSG];
+  int before = d.nerrors;
+  if (xp__try(s->scenario, ovr, nfix, why, sizeof why)) {
+    sim_diag_report(&d, file, s->nparams ? s->params_line[0] : s->scenario_line, "the scenario with params: %s", why);
+  } else {
+    for (unsigned f = 0; f < nf; f++) {
+      const exp_factor *fa = &s->factors[f];
+      int nval = fa->nlevels > 0 ? fa->nlevels : 2;
+      for (int k = 0; k < nval; k++) {
+        char text[4096];
+        double dummy;
+        if (fa->nlevels > 0)
+          snprintf(text, sizeof text, "%s", fa->levels[k]);
+        else
+          exp_factor_at(fa, k ? 0.999999999 : 0.0, text, sizeof text, &dummy);
+        char *one = xp__join(fa->key, text);
+        ovr[nfix] = one;
+        int bad = xp__try(s->scenario, ovr, nfix + 1, why, sizeof why);
+        free(one);
+        if (bad) {
+          sim_diag_report(&d, file, fa->line, "factor '%s' = %s: %s", fa->key, text, why);
+          break;
+        }
+      }
+    }
+  }
+  app_loaded l;
+  unsigned nm = 0;
+  char **names = NULL, **units = NULL;
+  const char *model = "";
+  char modelbuf[64] = "";
+  for (unsigned p = 0; d.nerrors == before && p < np; p++) {
+    for (unsigned f = 0; f < nf; f++) ovr[nfix + (int)f] = ptext[(size_t)p * nf + f];
+    sim_diag q;
+    sim_diag_init(&q, NULL);
+    if (app_load(s->scenario, ovr, nfix + (int)nf, &q, &l)) {
+      sim_diag_report(&d, file, s->design_line ? s->design_line : s->factors[0].line, "point %u (%s%s): %s", p + 1,
+                      ptext[(size_t)p * nf], nf > 1 ? ", ..." : "", q.first);
+      break;
+    }
+    if (p == 0) {
+      nm = l.nmetrics;
+      names = calloc(nm + 1, sizeof *names);
+      units = calloc(nm + 1, sizeof *units);
+      if (!names || !units) SIM_FATAL("out of memory");
+      for (unsigned k = 0; k < nm; k++) {
+        names[k] = strdup(l.metrics[k].name);
+        units[k] = strdup(l.metrics[k].unit);
+        if (!names[k] || !units[k]) SIM_FATAL("out of memory");
+      }
+      snprintf(modelbuf, sizeof modelbuf, "%s", l.cls->name);
+      model = modelbuf;
+      if (reps < 0) reps = l.run.reps;
+      if (seed < 0) seed = l.run.seed;
+      for (int c = 0; c < s->ncons; c++)
+        if (xp__metric(&l, s->cons[c].metric) < 0) {
+          char sim[1024];
+          xp__similar(&l, s->cons[c].metric, sim, sizeof sim);
+          sim_diag_report(&d, file, s->cons[c].line,
+                          "constraint '%s': unknown metric '%s' (%s%s; `spotlab run SCENARIO --all` lists the %u "
+                          "metrics)",
+                          s->cons[c].text, s->cons[c].metric,
+                          sim[0] ? "metrics of that quantity: " : "no metric of that quantity", sim, l.nmetrics);
+        }
+      for (int j = 0; j < s->nobjs; j++)
+        if (xp__metric(&l, s->objs[j].metric) < 0) {
+          char sim[1024];
+          xp__similar(&l, s->objs[j].metric, sim, sizeof sim);
+          sim_diag_report(&d, file, s->objs[j].line,
+                          "objective '%s': unknown metric '%s' (%s%s; `spotlab run SCENARIO --all` lists the %u "
+                          "metrics)",
+                          s->objs[j].text, s->objs[j].metric,
+                          sim[0] ? "metrics of that quantity: " : "no metric of that quantity", sim, l.nmetrics);
+        }
+    } else {
+      int same = l.nmetrics == nm;
+      for (unsigned k = 0; same && k < nm; k++) same = !strcmp(l.metrics[k].name, names[k]);
+      if (!same)
+        sim_diag_report(&d, file, s->factors[0].line,
+                        "point %u reports other metrics than point 1 (%u vs %u): a factor must not change which "
+                        "metrics the model has",
+                        p + 1, l.nmetrics, nm);
+    }
+    app_unload(&l);
+  }
+  if (d.nerrors > before) {
+    if (rank == 0)
+      fprintf(stderr, "spotlab experiment: %d error%s in %s; nothing was run\n", d.nerrors - before,
+              d.nerrors - before == 1 ? "" : "s", file);
+    rc = 2;
+    goto done;
+  }
+
+  /* Where the results go. */
+  char expfile[4096], pdir[4200], defout[4096];
+  if (!out) {
+    char *c = strdup(file);
+    char *b = c ? basename(c) : "experiment";
+    char *dot = strrchr(b, '.');
+    if (dot) *dot = 0;
+    snprintf(defout, sizeof defout, "results/%s-experiment.h5", b);
+    free(c);
+    out = defout;
+    if (rank == 0) mkdir("results", 0777);
+  }
+  size_t ol = strlen(out);
+  if (ol > 3 && !strcmp(out + ol - 3, ".h5")) {
+    snprintf(expfile, sizeof expfile, "%s", out);
+    snprintf(pdir, sizeof pdir, "%.*s.points", (int)(ol - 3), out);
+  } else {
+    if (mkdir(out, 0777) && errno != EEXIST) {
+      if (rank == 0) fprintf(stderr, "spotlab experiment: cannot create the folder '%s'\n", out);
+      rc = 1;
+      goto done;
+    }
+    snprintf(expfile, sizeof expfile, "%s/experiment.h5", out);
+    snprintf(pdir, sizeof pdir, "%s/points", out);
+  }
+  if (mkdir(pdir, 0777) && errno != EEXIST) {
+    if (rank == 0) fprintf(stderr, "spotlab experiment: cannot create the folder '%s' for the points' results\n", pdir);
+    rc = 1;
+    goto done;
+  }
+
+  rpt_experiment e;
+  memset(&e, 0, sizeof e);
+  snprintf(e.model, sizeof e.model, "%s", model);
+  snprintf(e.design, sizeof e.design, "%s", exp_design_name(s->design));
+  e.seed = (uint64_t)seed;
+  e.reps = (int)reps;
+  e.npoints = np;
+  e.nfactors = nf;
+  e.nmetrics = nm;
+  e.ncons = (unsigned)s->ncons;
+  e.nobjs = (unsigned)s->nobjs;
+  e.factors = calloc(nf + 1, sizeof *e.factors);
+  e.labels = labels;
+  e.x = x;
+  e.names = names;
+  e.units = units;
+  size_t nv = (size_t)np * (size_t)reps * nm;
+  e.values = calloc(nv + 1, sizeof *e.values);
+  e.mean = calloc((size_t)np * nm + 1, sizeof *e.mean);
+  e.lo = calloc((size_t)np * nm + 1, sizeof *e.lo);
+  e.hi = calloc((size_t)np * nm + 1, sizeof *e.hi);
+  e.cons = calloc(e.ncons + 1, sizeof *e.cons);
+  e.cons_metric = calloc(e.ncons + 1, sizeof *e.cons_metric);
+  e.met = calloc((size_t)np * e.ncons + 1, sizeof *e.met);
+  e.confidence = calloc((size_t)np * e.ncons + 1, sizeof *e.confidence);
+  e.feasible = calloc(np + 1, sizeof *e.feasible);
+  e.objs = calloc(e.nobjs + 1, sizeof *e.objs);
+  e.obj_metric = calloc(e.nobjs + 1, sizeof *e.obj_metric);
+  e.pareto = calloc(np + 1, sizeof *e.pareto);
+  e.sensitivity = calloc((size_t)e.nobjs * nf + 1, sizeof *e.sensitivity);
+  e.r2 = calloc(e.nobjs + 1, sizeof *e.r2);
+  e.point_files = calloc(np + 1, sizeof *e.point_files);
+  if (!e.factors || !e.values || !e.mean || !e.lo || !e.hi || !e.cons || !e.cons_metric || !e.met || !e.confidence ||
+      !e.feasible || !e.objs || !e.obj_metric || !e.pareto || !e.sensitivity || !e.r2 || !e.point_files)
+    SIM_FATAL("out of memory");
+  for (unsigned f = 0; f < nf; f++) e.factors[f] = s->factors[f].key;
+  for (unsigned c = 0; c < e.ncons; c++) {
+    e.cons[c] = s->cons[c].text;
+    for (unsigned k = 0; k < nm; k++)
+      if (!strcmp(names[k], s->cons[c].metric)) e.cons_metric[c] = (int)k;
+  }
+  for (unsigned j = 0; j < e.nobjs; j++) {
+    e.objs[j] = s->objs[j].text;
+    for (unsigned k = 0; k < nm; k++)
+      if (!strcmp(names[k], s->objs[j].metric)) e.obj_metric[j] = (int)k;
+  }
+  char *pbase = strdup(pdir);
+  if (!pbase) SIM_FATAL("out of memory");
+  const char *rel = basename(pbase);
+  for (unsigned p = 0; p < np; p++) {
+    char pf[4400];
+    snprintf(pf, sizeof pf, "%s/point_%04u.h5", rel, p);
+    e.point_files[p] = strdup(pf);
+    if (!e.point_files[p]) SIM_FATAL("out of memory");
+  }
+
+  /* Run the points (or keep the finished ones), each written as it finishes. */
+  double t0 = xp__now();
+  unsigned kept = 0, ran = 0;
+  for (unsigned p = 0; p < np && !rc; p++) {
+    for (unsigned f = 0; f < nf; f++) ovr[nfix + (int)f] = ptext[(size_t)p * nf + f];
+    if (app_load(s->scenario, ovr, nfix + (int)nf, &d, &l)) { /* checked above: the scenario changed */
+      rc = 2;
+      break;
+    }
+    char pf[4400];
+    snprintf(pf, sizeof pf, "%s/point_%04u.h5", pdir, p);
+    double *dst = e.values + (size_t)p * (size_t)reps * nm;
+    int have = 0;
+    if (resume && rank == 0) {
+      /* A point is finished when its results file is whole (checksum), for the same effective
+       * scenario (values, seed, replications) and the same metrics. */
+      rpt_file *pfile;
+      char err[RPT_ERRLEN];
+      if (access(pf, F_OK) == 0 && rpt_open(pf, &pfile, err, sizeof err) == 0) {
+        char *eff = NULL;
+        int ok = rpt_nreps(pfile) == reps && rpt_seed(pfile) == (uint64_t)seed && rpt_nmetrics(pfile) == nm &&
+                 rpt_meta_string(pfile, "effective", &eff) == 0 && l.effective && !strcmp(eff, l.effective);
+        for (unsigned k = 0; ok && k < nm; k++) ok = !strcmp(rpt_metric_name(pfile, k), names[k]);
+        if (ok) {
+          memcpy(dst, rpt_metric_values(pfile), (size_t)reps * nm * sizeof *dst);
+          have = 1;
+        }
+        free(eff);
+        rpt_close(pfile);
+      }
+    }
+    if (app_mpi_size() > 1) MPI_Bcast(&have, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (have) {
+      kept++;
+      if (rank == 0 && !quiet) fprintf(stderr, "experiment: point %u/%u: finished earlier, kept (%s)\n", p + 1, np, pf);
+      app_unload(&l);
+      continue;
+    }
+    app_run_out o;
+    double tp = xp__now();
+    failed |= app_run_reps(&l, 0, &o);
+    ran++;
+    if (rank == 0) {
+      if (app_write_results(pf, &l, &o)) rc = 1;
+      memcpy(dst, o.values, (size_t)reps * nm * sizeof *dst);
+      double el = xp__now() - t0;
+      if (!quiet)
+        fprintf(stderr, "experiment: point %u/%u: %lld replication%s in %.1f s; %.0f s elapsed, about %.0f s left\n",
+                p + 1, np, reps, reps == 1 ? "" : "s", xp__now() - tp, el, el / ran * (np - p - 1));
+    }
+    app_run_out_free(&l, &o);
+    app_unload(&l);
+  }
+  if (rank == 0 && !rc) {
+    xp__analyse(&e, s);
+    char err[RPT_ERRLEN];
+    if (rpt_experiment_write(expfile, &e, file, s->scenario, err, sizeof err)) {
+      fprintf(stderr, "spotlab experiment: %s\n", err);
+      rc = 1;
+    } else {
+      xp__print(stdout, &e, file);
+      if (!quiet)
+        printf("\nresults: %s (points in %s/; %u run, %u kept from an earlier run)\nnext: spotlab report %s\n", expfile,
+               pdir, ran, kept, expfile);
+    }
+  }
+  /* What e borrows (the factors' keys and the constraints' and objectives' texts from s; the
+   * design's labels and values; the metric names) is freed with its owner, below. */
+  free(e.factors);
+  free(e.cons);
+  free(e.objs);
+  e.factors = e.cons = e.objs = e.labels = e.names = e.units = NULL;
+  e.x = NULL;
+  rpt_experiment_free(&e);
+  free(pbase);
+done:
+  if (names)
+    for (unsigned k = 0; k < nm; k++) free(names[k]);
+  if (units)
+    for (unsigned k = 0; k < nm; k++) free(units[k]);
+  free(names);
+  free(units);
+  for (size_t i = 0; i < (size_t)np * nf; i++) free(ptext[i]);
+  free(ptext);
+  free(ovr);
+  exp_labels_free(labels, (size_t)np * nf);
+  free(x);
+  exp_spec_free(s);
+  if (rc) return rc;
+  return failed ? 1 : 0;
+}
+
+static const app_command cmd_experiment = {
+    "experiment", "run a design of points over scenario keys; constraints, Pareto front, sensitivities",
+    cmd_experiment_main};
+APP_COMMAND(cmd_experiment)

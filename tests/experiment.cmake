@@ -1,0 +1,9 @@
+# Experiments (analysis/experiment, app/cmd_experiment.c): designs, constraint confidence, Pareto
+# selection, sensitivities, bad experiment files, a PHOLD factorial with a known answer, resume.
+spotlab_add_test(test_experiment SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_experiment.c LIBS spotlab_experiment
+                 spotlab_report spotlab_sim)
+add_dependencies(test_experiment spotlab)
+# At 2 ranks: the same metrics as at 1 rank, and --resume keeps every finished point.
+add_test(NAME mpi_experiment_2ranks COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/experiment_mpi.sh ${MPIEXEC_EXECUTABLE}
+                                            $<TARGET_FILE:spotlab> ${CMAKE_SOURCE_DIR})
+set_tests_properties(mpi_experiment_2ranks PROPERTIES ENVIRONMENT "${SPOTLAB_TEST_ENV}" TIMEOUT 300)

@@ -13,17 +13,18 @@ Units of every column are in df.attrs["units"]. docs/python.md has the whole sto
 from ._errors import (BinaryNotFound, DamagedFile, FormatVersionError, NotInFile, NotSpotlabFile, ResultsNotFound, RunError,
                       SpotlabError)
 from ._h5 import FORMATS, open_checked, verify
-from ._results import Results, Sweep, split_metric
-from ._run import find_binary, param_value, run, sweep
+from ._results import Experiment, Results, Sweep, split_metric
+from ._run import experiment, find_binary, param_value, run, sweep
 
 __version__ = "0.1.0"
 __all__ = ["open", "run", "sweep", "find_binary", "param_value", "split_metric", "Results", "Sweep", "FORMATS",
            "SpotlabError", "ResultsNotFound", "NotSpotlabFile", "FormatVersionError", "NotInFile", "BinaryNotFound",
-           "RunError", "DamagedFile", "verify"]
+           "RunError", "DamagedFile", "verify", "Experiment", "experiment"]
 
 
 def open(path, verify=True):  # noqa: A001 - spotlab.open is the package's entry point, as h5py.File or gzip.open
-    """Opens a spotlab results file (spotlab.Results) or sweep file (spotlab.Sweep), read-only.
+    """Opens a spotlab results file (spotlab.Results), sweep file (spotlab.Sweep) or experiment
+    file (spotlab.Experiment), read-only.
 
     Raises ResultsNotFound (a FileNotFoundError) when there is no such file, NotSpotlabFile when
     it is not HDF5, damaged, or HDF5 without spotlab's format attribute (DamagedFile when its
@@ -31,7 +32,8 @@ def open(path, verify=True):  # noqa: A001 - spotlab.open is the package's entry
     FormatVersionError when it is of a format version this package does not read."""
     f, fmt = open_checked(path, verify)
     try:
-        return Results(f, path) if fmt == "spotlab-results" else Sweep(f, path)
+        cls = {"spotlab-results": Results, "spotlab-sweep": Sweep, "spotlab-experiment": Experiment}[fmt]
+        return cls(f, path)
     except BaseException:
         f.close()
         raise

@@ -43,7 +43,7 @@ def verify(path):
     return True
 
 # The formats and versions this package reads: {format attribute: format_version}.
-FORMATS = {"spotlab-results": 1, "spotlab-sweep": 1}
+FORMATS = {"spotlab-results": 1, "spotlab-sweep": 1, "spotlab-experiment": 1}
 
 
 def text(x):

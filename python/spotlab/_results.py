@@ -332,3 +332,142 @@ class Sweep:
         if not 0 <= i < len(files):
             raise NotInFile(f"{self.path}: no point {i} (0 .. {len(files) - 1})")
         return _open(files[i])
+
+
+class Experiment:
+    """One experiment file of `spotlab experiment` (format spotlab-experiment, version 1;
+    docs/experiments.md): factors, a design's points, the same seeds at every point, constraints,
+    objectives, the Pareto front and standardized regression coefficients."""
+
+    def __init__(self, f, path):
+        self._f = f
+        self.path = os.fspath(path)
+        _h5.require(f, self.path, ["experiment", "experiment/factors", "experiment/labels", "experiment/x",
+                                   "experiment/metrics", "experiment/mean", "experiment/ci95_lo",
+                                   "experiment/ci95_hi", "experiment/feasible", "experiment/pareto"])
+        a = _h5.attrs(f["experiment"])
+        self.model = a.get("model", "")
+        self.design = a.get("design", "")
+        self.sensitivity_method = a.get("sensitivity_method", "")
+        self.scenario_path = a.get("scenario_path", "")
+        self.seed = a.get("seed")
+        self.reps = a.get("reps")
+        self.factors = _h5.texts(f["experiment/factors"][()])
+        self.x = np.asarray(f["experiment/x"][()], dtype=float).reshape(-1, len(self.factors))
+        labels = _h5.texts(f["experiment/labels"][()])
+        if len(labels) != self.x.size:
+            raise SpotlabError(f"{self.path}: /experiment/labels holds {len(labels)} values for {self.x.shape[0]} "
+                               f"points of {len(self.factors)} factors (a damaged file)")
+        self.labels = [labels[i * len(self.factors):(i + 1) * len(self.factors)] for i in range(self.x.shape[0])]
+        self.format_version = _h5.scalar(f.attrs["format_version"])
+
+    def close(self):
+        self._f.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        return (f"<spotlab.Experiment {self.path!r} {self.design} of {self.factors}: {self.npoints} points "
+                f"reps={self.reps}>")
+
+    @property
+    def npoints(self):
+        return self.x.shape[0]
+
+    def _strings(self, name):
+        return _h5.texts(self._f[f"experiment/{name}"][()]) if f"experiment/{name}" in self._f else []
+
+    def _names_units(self):
+        ds = self._f["experiment/metrics"]
+        return _h5.texts(ds.attrs.get("names")), _h5.texts(ds.attrs.get("units"))
+
+    def points(self):
+        """One row per point: point, each factor's value as given (column named by its key) and as
+        a number (KEY + '.x': a level's index when it is not one), feasible, pareto (booleans)."""
+        df = pd.DataFrame({"point": np.arange(self.npoints)})
+        for j, k in enumerate(self.factors):
+            df[k] = [lab[j] for lab in self.labels]
+            df[k + ".x"] = self.x[:, j]
+        df["feasible"] = self._f["experiment/feasible"][()].astype(float) == 1
+        df["pareto"] = self._f["experiment/pareto"][()].astype(float) == 1
+        df.attrs["units"] = {c: "" for c in df.columns}
+        df.attrs["help"] = "the design's points (/experiment/labels, x, feasible, pareto)"
+        return df
+
+    def metrics(self, wide=False):
+        """Every metric at every point and replication, long: point, rep, name, quantity,
+        dimension, dim_value, value, unit. wide=True: one row per (point, rep)."""
+        v = self._f["experiment/metrics"][()]
+        names, units = self._names_units()
+        npt, nrep, nm = v.shape
+        if nm != len(names) or npt != self.npoints:
+            raise SpotlabError(f"{self.path}: /experiment/metrics has shape {v.shape} for {self.npoints} points "
+                               f"and {len(names)} metrics (a damaged file)")
+        idx = [("point", np.repeat(np.arange(npt), nrep)), ("rep", np.tile(np.arange(nrep), npt))]
+        df = _metrics_long(v, names, units, idx)
+        df.attrs["units"] = {"point": "", "rep": "", "name": "", "quantity": "", "dimension": "", "dim_value": "",
+                             "value": "(the row's unit)", "unit": ""}
+        return _wide(df, ["point", "rep"]) if wide else df
+
+    def summary(self):
+        """Per point and metric: point, name, ..., unit, mean, ci95_lo, ci95_hi (as stored)."""
+        names, units = self._names_units()
+        mean, lo, hi = (self._f[f"experiment/{k}"][()] for k in ("mean", "ci95_lo", "ci95_hi"))
+        df = _metrics_long(mean, names, units, [("point", np.arange(self.npoints))]).rename(columns={"value": "mean"})
+        df.insert(df.columns.get_loc("unit"), "ci95_lo", lo.ravel())
+        df.insert(df.columns.get_loc("unit"), "ci95_hi", hi.ravel())
+        df.attrs["units"] = {c: "" for c in df.columns}
+        df.attrs["units"].update({c: "(the row's unit)" for c in ("mean", "ci95_lo", "ci95_hi")})
+        return df
+
+    def constraints(self):
+        """Per point and constraint: point, constraint (as written), metric, met (on the mean),
+        confidence (probability the constraint holds, NaN with fewer than two replications)."""
+        cons = self._strings("constraints")
+        if not cons:
+            return pd.DataFrame(columns=["point", "constraint", "metric", "met", "confidence"])
+        names, _ = self._names_units()
+        ci = self._f["experiment/constraint_metric"][()]
+        met = self._f["experiment/met"][()].reshape(self.npoints, len(cons))
+        conf = self._f["experiment/confidence"][()].reshape(self.npoints, len(cons))
+        df = pd.DataFrame({"point": np.repeat(np.arange(self.npoints), len(cons)),
+                           "constraint": np.tile(np.array(cons, dtype=object), self.npoints),
+                           "metric": np.tile(np.array([names[int(i)] for i in ci], dtype=object), self.npoints),
+                           "met": met.ravel() == 1, "confidence": conf.ravel()})
+        df.attrs["units"] = {c: "" for c in df.columns}
+        df.attrs["units"]["confidence"] = "1"
+        return df
+
+    def sensitivity(self):
+        """Per objective and factor: objective (as written), factor, src (the standardized
+        regression coefficient, self.sensitivity_method), r2 (of the objective's fit)."""
+        objs = self._strings("objectives")
+        if not objs or "experiment/sensitivity" not in self._f:
+            return pd.DataFrame(columns=["objective", "factor", "src", "r2"])
+        s = self._f["experiment/sensitivity"][()].reshape(len(objs), len(self.factors))
+        r2 = self._f["experiment/sensitivity_r2"][()] if "experiment/sensitivity_r2" in self._f else \
+            np.full(len(objs), np.nan)
+        df = pd.DataFrame({"objective": np.repeat(np.array(objs, dtype=object), len(self.factors)),
+                           "factor": np.tile(np.array(self.factors, dtype=object), len(objs)),
+                           "src": s.ravel(), "r2": np.repeat(r2, len(self.factors))})
+        df.attrs["units"] = {"objective": "", "factor": "", "src": "1", "r2": "1"}
+        df.attrs["method"] = self.sensitivity_method
+        return df
+
+    @property
+    def point_files(self):
+        """Each point's results file (absolute paths)."""
+        base = os.path.dirname(os.path.abspath(self.path))
+        return [os.path.join(base, p) for p in self._strings("point_files")]
+
+    def point(self, i):
+        """The full results of point i (spotlab.Results)."""
+        from . import open as _open
+        files = self.point_files
+        if not 0 <= i < len(files):
+            raise NotInFile(f"{self.path}: no point {i} (0 .. {len(files) - 1})")
+        return _open(files[i])

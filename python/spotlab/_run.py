@@ -148,3 +148,18 @@ def sweep(scenario, key, values, out=None, *, reps=None, seed=None, binary=None,
         cmd += ["--seed", str(int(seed))]
     _call(cmd, out, threads, timeout, cwd)
     return _open(out if cwd is None or os.path.isabs(out) else os.path.join(cwd, out))
+
+
+def experiment(file, out=None, *, reps=None, seed=None, binary=None, threads=None, launcher=(), timeout=None,
+               cwd=None):
+    """Runs `spotlab experiment FILE` (docs/experiments.md) and returns its results
+    (spotlab.Experiment)."""
+    from . import open as _open
+    out = os.fspath(out) if out is not None else _default_out(file, "-experiment.h5")
+    cmd = [*launcher, find_binary(binary), "experiment", os.fspath(file), "--out", out, "--quiet"]
+    if reps is not None:
+        cmd += ["--reps", str(int(reps))]
+    if seed is not None:
+        cmd += ["--seed", str(int(seed))]
+    _call(cmd, out, threads, timeout, cwd)
+    return _open(out if cwd is None or os.path.isabs(out) else os.path.join(cwd, out))

@@ -316,3 +316,28 @@ def test_policies_worlds(src, tmp_path):
         assert len(d) == 0 and list(d.columns) == ["rep", "provider", "world", "day", "persona", "pool", "income_usd",
                                                      "income_musd"]  # 6 hours: no whole day
         assert isinstance(r.metrics(wide=True), pd.DataFrame)
+
+
+def test_experiment(src, tmp_path):
+    """scenarios/experiment_phold.cfg (6 points, 3 replications; a known answer: events per LP
+    about 200, 100, 50 at means 0.4, 0.9, 1.9, whatever the remote share): the frames hold what
+    the file holds, and the constraint `events_per_lp < 150` is met exactly at the two larger means."""
+    e = spotlab.experiment(src / "scenarios/experiment_phold.cfg", out=tmp_path / "e.h5", threads=2)
+    with e:
+        assert isinstance(e, spotlab.Experiment) and e.design == "factorial"
+        assert e.factors == ["phold.mean", "phold.remote"] and e.npoints == 6
+        pts = e.points()
+        assert list(pts.columns[:3]) == ["point", "phold.mean", "phold.mean.x"]
+        raw = h5py.File(e.path)["experiment/metrics"][()]
+        m = e.metrics()
+        assert len(m) == raw.size and np.allclose(m.value.to_numpy(), raw.ravel(), equal_nan=True)
+        s = e.summary().query("name == 'events_per_lp'").set_index("point")["mean"]
+        c = e.constraints().set_index("point")
+        assert (c.metric == "events_per_lp").all()
+        means = pts.set_index("point")["phold.mean.x"]
+        assert ((c.met) == (s < 150)).all() and (c.met == (means > 0.5)).all()
+        assert (pts.feasible == c.met.to_numpy()).all()
+        sens = e.sensitivity()
+        assert set(sens.factor) == {"phold.mean", "phold.remote"} and sens.src.notna().all()
+        with e.point(0) as r:
+            assert r.metric("events_per_lp").mean() == pytest.approx(s[0])

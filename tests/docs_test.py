@@ -202,10 +202,14 @@ class Spotlab:
         for c in self.commands:
             self.commands[c] = self.out(*c.split(), "--help")
         self.keys = set()
+        self.lists = set()  # keys that are lists: `market.regions.us.x` names an item of one
         for l in (self.out("keys") + self.out("lab", "--keys")).split("\n"):
             w = l.split()[0] if l.split() else ""
             if re.match(r"^[a-z_]+\.[a-z0-9_.\[\]]+$", w):
                 self.keys.add(w.replace(".[i]", ""))
+                parts = w.split(".[i]")
+                for i in range(1, len(parts)):
+                    self.lists.add("".join(parts[:i]).replace(".[i]", ""))
         if len(self.keys) < 10:
             raise Failure("spotlab keys listed fewer than 10 keys")
 
@@ -217,7 +221,16 @@ class Spotlab:
         return r.stdout
 
     def is_key(self, k):
-        k = re.sub(r"\[\d+\]", "", k)
+        # an item of a list, by name, [N] or N (--param market.regions.us.weekend_factor=0.8), is
+        # dropped from the path: the key is the list's
+        parts, kept = k.split("."), []
+        i = 0
+        while i < len(parts):
+            kept.append(parts[i])
+            if ".".join(kept) in self.lists and i + 1 < len(parts):
+                i += 1  # the item selector
+            i += 1
+        k = ".".join(kept)
         return k in self.keys or any(x.startswith(k + ".") for x in self.keys)
 
 

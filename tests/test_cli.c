@@ -79,6 +79,52 @@ static void test_check_and_keys(void) {
   free(out);
 }
 
+/* 1 when the item of `out` (check --print) that opens with `item` holds `line` before it closes. */
+static int item_has(const char *out, const char *item, const char *line) {
+  const char *a = strstr(out, item);
+  if (!a) return 0;
+  const char *end = strstr(a, "\n    }");
+  const char *l = strstr(a, line);
+  return l && (!end || l < end);
+}
+
+/* --param reaches list items by name, by [N] and by a bare N; a wrong name lists the names, an
+ * index out of range says the range (run, check and sweep share the override code). */
+static void test_param_list_items(void) {
+  char *out, args[4096];
+  snprintf(args, sizeof args,
+           "check %s/scenarios/default.cfg --no-estimate --print --param market.regions.us.weekend_factor=0.8 "
+           "--param 'market.regions.[2].weekend_factor=0.6' --param market.regions.0.weekend_factor=0.5 "
+           "--param 'market.personas.henry.pool=\"fixed\"'",
+           tu_src());
+  CU_ASSERT_EQUAL(sl(args, &out), 0);
+  CU_ASSERT(item_has(out, "name = \"us\"", "weekend_factor = 0.80000000000000004;"));
+  CU_ASSERT(item_has(out, "name = \"asia\"", "weekend_factor = 0.59999999999999998;"));
+  CU_ASSERT(item_has(out, "name = \"eu\"", "weekend_factor = 0.5;"));
+  CU_ASSERT(item_has(out, "name = \"henry\"", "\n      pool = \"fixed\";"));
+  CU_ASSERT(item_has(out, "name = \"jade\"", "\n      pool = \"fixed\";"));
+  CU_ASSERT(!item_has(out, "name = \"katie\"", "\n      pool = \"fixed\";"));
+  free(out);
+  snprintf(args, sizeof args,
+           "check %s/scenarios/default.cfg --no-estimate --param market.regions.mars.weekend_factor=0.8", tu_src());
+  CU_ASSERT_EQUAL(sl(args, &out), 2);
+  CU_ASSERT(strstr(out, "no item of 'market.regions' is named 'mars' (its items: eu, us, asia; or [0] to [2])") !=
+            NULL);
+  free(out);
+  snprintf(args, sizeof args,
+           "run %s/scenarios/default.cfg --out never.h5 --param 'market.personas.[3].pool=\"fixed\"'", tu_src());
+  CU_ASSERT_EQUAL(sl(args, &out), 2);
+  CU_ASSERT(strstr(out, "index [3] is out of range: 'market.personas' has 3 items, [0] to [2]") != NULL);
+  CU_ASSERT(access("never.h5", F_OK) != 0);
+  free(out);
+  /* a value out of the key's bounds is reported at the item's path, as in a file */
+  snprintf(args, sizeof args,
+           "check %s/scenarios/default.cfg --no-estimate --param market.regions.us.weekend_factor=-1", tu_src());
+  CU_ASSERT_EQUAL(sl(args, &out), 2);
+  CU_ASSERT(strstr(out, "key 'market.regions.[1].weekend_factor'") != NULL);
+  free(out);
+}
+
 static void test_run_writes_results(void) {
   tu_write("ok.cfg", "model = \"phold\";\nrun = { end = 50.0; reps = 3; seed = 9; };\nphold = { lps = 32; };\n");
   unlink("ok.h5");
@@ -429,6 +475,7 @@ static CU_TestInfo cli_tests[] = {
     {"help and usage errors", test_help},
     {"bad scenarios: FILE:LINE, exit 2, nothing written", test_bad_scenarios},
     {"check and keys", test_check_and_keys},
+    {"--param reaches list items by name and index", test_param_list_items},
     {"check estimates events and refuses beyond run.max_events", test_check_estimates_events},
     {"run writes its results file", test_run_writes_results},
     {"results record the command line, commit, compiler, libraries and host", test_results_provenance},

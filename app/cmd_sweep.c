@@ -8,6 +8,7 @@
  * only by the key (common random numbers across the sweep). */
 #include "analysis/report/rpt.h"
 #include "app/app.h"
+#include "app/cli.h"
 #include "app/runner.h"
 
 #include <errno.h>
@@ -69,68 +70,66 @@ static double sweep__number(const char *s) {
   return errno || end == s || *end ? NAN : v;
 }
 
-static void sweep__help(FILE *f) {
-  fprintf(f, "usage: spotlab sweep SCENARIO --param KEY=V1,V2,... [--reps N] [--seed N] [--out FILE.h5] [--quiet]\n\n"
-             "Runs the scenario once per value of KEY (a scenario key, group.key) and writes one sweep\n"
-             "file: per point and replication every metric, and their means and 95%% confidence\n"
-             "intervals. Each point's full results file is kept as FILE.points/point_NNNN.h5.\n"
-             "`spotlab report FILE.h5` draws every metric against KEY with its confidence band.\n\n"
-             "  --param KEY=V1,...  the key and its values (commas inside [..] or \"..\" do not split)\n"
-             "  --reps N            replications per point (overrides run.reps)\n"
-             "  --seed N            base seed, the same at every point (overrides run.seed)\n"
-             "  --out FILE.h5       sweep file (default: results/SCENARIO-sweep.h5)\n"
-             "  --quiet             no progress lines\n\n"
-             "Every point is checked before the first one runs. Progress: one line per point on stderr.\n"
-             "Under mpirun, points run one after another, each replication over all ranks.\n"
-             "Exit status: 0 done, 1 a check failed or a file could not be written, 2 bad usage or scenario.\n");
-}
+static const app_option sweep__opts[] = {
+    {"--param", APP_O_STRING, "KEY=V1,V2,...", 0, 0, APP_REQUIRED,
+     "the key and its values (commas inside [..] or \"..\" do not split); a list's item\n"
+     "by name or index, as in run: market.regions.us.weekend_factor=0.6,0.8"},
+    {"--reps", APP_O_U64, "N", 1, 10000, 0, "replications per point (overrides run.reps)"},
+    {"--seed", APP_O_U64, "N", 0, 9.2e18, 0, "base seed, the same at every point (overrides run.seed)"},
+    {"--out", APP_O_STRING, "FILE.h5", 0, 0, 0, "sweep file (default: results/SCENARIO-sweep.h5)"},
+    {"--quiet", APP_O_FLAG, NULL, 0, 0, 0, "no progress lines"},
+    {NULL},
+};
+static const app_cli sweep__cli = {
+    "sweep",
+    "SCENARIO",
+    1,
+    1,
+    NULL,
+    "Runs the scenario once per value of KEY (a scenario key, group.key) and writes one sweep\n"
+    "file: per point and replication every metric, and their means and 95% confidence\n"
+    "intervals. Each point's full results file is kept as FILE.points/point_NNNN.h5.\n"
+    "`spotlab report FILE.h5` draws every metric against KEY with its confidence band.\n",
+    "Every point is checked before the first one runs. Progress: one line per point on stderr.\n"
+    "Under mpirun, points run one after another, each replication over all ranks.\n"
+    "Exit status: 0 done, 1 a check failed or a file could not be written, 2 bad usage or scenario.\n",
+    sweep__opts};
+
+static int cmd_sweep__go(const char *scenario, const char *param, const char *out, const char *const *fixed, int nfixed,
+                         int quiet, int argc, char **argv);
 
 static int cmd_sweep_main(int argc, char **argv) {
-  const char *scenario = NULL, *param = NULL, *out = NULL, *v;
+  app_args a;
+  int prc = app_cli_parse(&sweep__cli, argc, argv, &a);
+  if (prc) {
+    app_args_free(&a);
+    return prc == 1 ? 0 : 2;
+  }
+  const char *param = app_args_str(&a, "--param", NULL);
   char seedbuf[64], repsbuf[64];
   const char *fixed[2];
-  int nfixed = 0, quiet = 0;
+  int nfixed = 0;
+  if (app_args_count(&a, "--reps")) {
+    snprintf(repsbuf, sizeof repsbuf, "run.reps=%llu", app_args_u64(&a, "--reps", 0));
+    fixed[nfixed++] = repsbuf;
+  }
+  if (app_args_count(&a, "--seed")) {
+    snprintf(seedbuf, sizeof seedbuf, "run.seed=%llu", app_args_u64(&a, "--seed", 0));
+    fixed[nfixed++] = seedbuf;
+  }
+  int rc = cmd_sweep__go(a.operand[0], param, app_args_str(&a, "--out", NULL), fixed, nfixed,
+                         app_args_flag(&a, "--quiet"), argc, argv);
+  app_args_free(&a);
+  return rc;
+}
+
+/* The sweep of `param` (KEY=V1,V2,...) with the overrides fixed[0..nfixed) at every point. */
+static int cmd_sweep__go(const char *scenario, const char *param, const char *out, const char *const *fixed, int nfixed,
+                         int quiet, int argc, char **argv) {
+  int rc = 0, failed = 0;
   char *base = NULL;                     /* freed at done: declared before the first goto */
   char **names0 = NULL, **units0 = NULL; /* metric names of point 1, which every point must share */
   unsigned nm0 = 0;
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      sweep__help(stdout);
-      return 0;
-    } else if (app_opt(argc, argv, &i, "--param", &v)) {
-      if (param) {
-        fprintf(stderr, "spotlab sweep: one --param axis per sweep\n");
-        return 2;
-      }
-      param = v;
-    } else if (app_opt(argc, argv, &i, "--reps", &v)) {
-      unsigned long long x;
-      if (app_opt_u64("--reps", v, 1, 10000, &x)) return 2;
-      snprintf(repsbuf, sizeof repsbuf, "run.reps=%llu", x);
-      fixed[nfixed++] = repsbuf;
-    } else if (app_opt(argc, argv, &i, "--seed", &v)) {
-      unsigned long long x;
-      if (app_opt_u64("--seed", v, 0, (unsigned long long)9.2e18, &x)) return 2;
-      snprintf(seedbuf, sizeof seedbuf, "run.seed=%llu", x);
-      fixed[nfixed++] = seedbuf;
-    } else if (app_opt(argc, argv, &i, "--out", &v)) {
-      out = v;
-    } else if (!strcmp(argv[i], "--quiet")) {
-      quiet = 1;
-    } else if (argv[i][0] == '-') {
-      fprintf(stderr, "spotlab sweep: unknown option '%s' (spotlab sweep --help)\n", argv[i]);
-      return 2;
-    } else if (!scenario) {
-      scenario = argv[i];
-    } else {
-      fprintf(stderr, "spotlab sweep: one scenario at a time ('%s' is extra)\n", argv[i]);
-      return 2;
-    }
-  }
-  if (!scenario || !param) {
-    sweep__help(stderr);
-    return 2;
-  }
   const char *eq = strchr(param, '=');
   if (!eq || eq == param || !eq[1]) {
     fprintf(stderr, "spotlab sweep: --param wants KEY=V1,V2,... (got '%s')\n", param);
@@ -151,7 +150,7 @@ static int cmd_sweep_main(int argc, char **argv) {
   }
 
   app_mpi_init(&argc, &argv);
-  int rank = app_mpi_rank(), rc = 0, failed = 0;
+  int rank = app_mpi_rank();
   char **ovr_text = calloc((size_t)np, sizeof *ovr_text);
   if (!ovr_text) SIM_FATAL("out of memory");
   for (int p = 0; p < np; p++) ovr_text[p] = sweep__join(key, "=", vals[p], 0);
@@ -163,7 +162,8 @@ static int cmd_sweep_main(int argc, char **argv) {
   int reps = 0;
   const sim_model_class *cls = NULL;
   for (int p = 0; p < np; p++) {
-    const char *ovr[3] = {fixed[0], fixed[1], NULL};
+    const char *ovr[3];
+    for (int k = 0; k < nfixed; k++) ovr[k] = fixed[k];
     ovr[nfixed] = ovr_text[p];
     if (app_load(scenario, ovr, nfixed + 1, &d, &l)) {
       if (rank == 0) fprintf(stderr, "spotlab sweep: point %d (%s) has errors; nothing was run\n", p + 1, ovr_text[p]);
@@ -246,7 +246,8 @@ static int cmd_sweep_main(int argc, char **argv) {
   uint64_t seed = 0;
   double t0 = sweep__now();
   for (int p = 0; p < np && !rc; p++) {
-    const char *ovr[3] = {fixed[0], fixed[1], NULL};
+    const char *ovr[3];
+    for (int k = 0; k < nfixed; k++) ovr[k] = fixed[k];
     ovr[nfixed] = ovr_text[p];
     if (app_load(scenario, ovr, nfixed + 1, &d, &l)) { /* checked above; a file changed under us */
       rc = 2;

@@ -21,7 +21,8 @@ Fences
 Directives: HTML comments on the lines just before a fence (invisible when rendered)
   <!-- docs-test: skip REASON -->        do not run it; the reason is printed
   <!-- docs-test: args CMD ARGS... -->   append ARGS to every `spotlab CMD` of the block, to make
-                                         it short (CMD may be two words in quotes: "bench sched")
+                                         it short (CMD may be two words in quotes: "bench sched");
+                                         an option of ARGS (but --param) replaces the block's own
   <!-- docs-test: timeout SECONDS -->    the block's limit (default 120 s)
   A command whose own trailing comment says "exit N" must exit N; every other command must exit 0.
 
@@ -474,7 +475,23 @@ def write_wrapper(scratch, binary, args):
     for sub, extra in args:
         words = sub.split()
         cond = " && ".join(f'[ "${k + 1}" = {shlex.quote(x)} ]' for k, x in enumerate(words))
-        lines.append(f'if {cond}; then exec {shlex.quote(binary)} "$@" {" ".join(shlex.quote(e) for e in extra)}; fi')
+        # spotlab refuses an option given twice (but --param): the block's own value of an option
+        # that ARGS sets is dropped, so that ARGS's wins
+        cases = []
+        for k, e in enumerate(extra):
+            if not e.startswith("--") or e == "--param":
+                continue
+            name = e.split("=")[0]
+            valued = "=" in e or (k + 1 < len(extra) and not extra[k + 1].startswith("--"))
+            cases.append(f"{name}) {'skip=1; ' if valued else ''}continue;;")
+            if valued:
+                cases.append(f"{name}=*) continue;;")
+        filt = ""
+        if cases:
+            filt = ('skip=0; first=1; for a in "$@"; do if [ $first = 1 ]; then set --; first=0; fi; '
+                    'if [ $skip = 1 ]; then skip=0; continue; fi; case "$a" in ' + " ".join(cases) +
+                    ' esac; set -- "$@" "$a"; done; ')
+        lines.append(f'if {cond}; then {filt}exec {shlex.quote(binary)} "$@" {" ".join(shlex.quote(e) for e in extra)}; fi')
     lines.append(f'exec {shlex.quote(binary)} "$@"')
     for p in (os.path.join(scratch, "build", "spotlab"), os.path.join(scratch, ".docs-bin", "spotlab")):
         with open(p, "w") as f:

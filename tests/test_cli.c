@@ -34,6 +34,132 @@ static void test_help(void) {
   free(out);
 }
 
+/* Runs `spotlab ARGS`, expects exit 2 and `message` in the output. */
+static void expect_usage(const char *args, const char *message) {
+  char *out;
+  int rc = sl(args, &out);
+  if (rc != 2 || !strstr(out, message))
+    fprintf(stderr, "\nspotlab %s: exit %d, expected 2 and '%s' in:\n%s\n", args, rc, message, out);
+  CU_ASSERT_EQUAL(rc, 2);
+  CU_ASSERT(strstr(out, message) != NULL);
+  free(out);
+}
+
+/* The option tables: a non-repeatable option given twice, a bad value (named with the range it
+ * accepts), a missing value, an unknown option (with the closest), extra operands. */
+static void test_option_table_errors(void) {
+  char args[4096];
+  /* this one overflowed a fixed array and crashed */
+  snprintf(args, sizeof args, "sweep %s/scenarios/phold.cfg --param phold.remote=0.1 --reps 1 --reps 1 --seed 3",
+           tu_src());
+  expect_usage(args, "spotlab sweep: --reps given twice");
+  expect_usage("run x.cfg --out a.h5 --out b.h5", "spotlab run: --out given twice");
+  expect_usage("run x.cfg --quiet --quiet", "spotlab run: --quiet given twice");
+  expect_usage("sweep x.cfg --param a.b=1,2 --param c.d=3", "spotlab sweep: --param given twice");
+  expect_usage("run x.cfg --reps abc", "spotlab run: --reps: 'abc' is not a whole number in [1, 10000]");
+  expect_usage("run x.cfg --reps=10001", "spotlab run: --reps: '10001' is not a whole number in [1, 10000]");
+  expect_usage("run x.cfg --seed -3", "spotlab run: --seed: '-3' is not a whole number in [0, 9.2e+18]");
+  expect_usage("bench phold --remote 1.5", "spotlab bench phold: --remote: '1.5' is not a number in [0, 1]");
+  expect_usage(
+      "bench market --rule cheapest",
+      "spotlab bench market: --rule: 'cheapest' is not one of gigaspot, pay_as_bid, vickrey, double, knapsack");
+  expect_usage("bench sched --policy pray", "spotlab bench sched: --policy: 'pray' is not one of none, checkpoint");
+  expect_usage("bench kernels --cpu --fail-at soon",
+               "--fail-at: 'soon' is not a number in [0.001, 0.999] (or 'random')");
+  expect_usage("check x.cfg --pilot", "spotlab check: --pilot needs a value (SECONDS)");
+  expect_usage("report r.h5 --out=", "spotlab report: --out: an empty value");
+  expect_usage("run x.cfg --quiet=yes", "spotlab run: --quiet takes no value");
+  expect_usage("run x.cfg --rep 3", "spotlab run: unknown option '--rep' (did you mean --reps?");
+  expect_usage("report r.h5 --gnuplt none", "unknown option '--gnuplt' (did you mean --gnuplot?");
+  expect_usage("compare a.h5 b.h5 --frobnicate",
+               "spotlab compare: unknown option '--frobnicate' (spotlab compare --help");
+  expect_usage("compare a.h5 b.h5 c.h5", "('c.h5' is extra");
+  expect_usage("bench phold 12", "spotlab bench phold: takes no operands");
+  expect_usage("sweep x.cfg --reps 2", "spotlab sweep: --param KEY=V1,V2,... is required");
+  expect_usage("compare a.h5", "usage: spotlab compare BEFORE.h5 AFTER.h5");
+  /* after "--" an argument is an operand, whatever it looks like */
+  expect_usage("run -- --reps", "--reps: cannot read the scenario file");
+}
+
+/* The names of the options an --help lists under "options:" (the first word of each entry). */
+static int help_options(const char *help, char names[][64], int cap) {
+  const char *p = strstr(help, "\noptions:\n");
+  int n = 0;
+  if (!p) return 0;
+  for (p += 10; *p && *p != '\n' && n < cap;) {
+    const char *eol = strchr(p, '\n');
+    if (!eol) eol = p + strlen(p);
+    if (p[0] == ' ' && p[1] == ' ' && p[2] == '-') {
+      size_t k = 0;
+      while (p[2 + k] && p[2 + k] != ' ' && p[2 + k] != ',' && k < 63) k++;
+      memcpy(names[n], p + 2, k);
+      names[n][k] = 0;
+      n++;
+    }
+    p = *eol ? eol + 1 : eol;
+  }
+  return n;
+}
+
+/* Every command's --help comes from its option table: every option it lists appears in its usage
+ * line and is accepted by its parser (given with a value where the help shows one, followed by an
+ * unknown option so that nothing runs), and -h is --help. */
+static void test_help_lists_every_option(void) {
+  char *top;
+  CU_ASSERT_EQUAL_FATAL(sl("--help", &top), 0);
+  int ncmds = 0;
+  for (const char *p = strstr(top, "commands:\n"); p && (p = strstr(p, "\n  ")); p += 3) {
+    char cmdname[64] = "";
+    const char *q = p + 3;
+    size_t k = 0;
+    while (q[k] && !(q[k] == ' ' && q[k + 1] == ' ') && q[k] != '\n' && k < 63) k++;
+    memcpy(cmdname, q, k);
+    cmdname[k] = 0;
+    if (!cmdname[0]) continue;
+    ncmds++;
+    char args[256], *help, *h2;
+    snprintf(args, sizeof args, "%s --help", cmdname);
+    CU_ASSERT_EQUAL(sl(args, &help), 0);
+    snprintf(args, sizeof args, "%s -h", cmdname);
+    CU_ASSERT_EQUAL(sl(args, &h2), 0);
+    CU_ASSERT_STRING_EQUAL(help, h2);
+    free(h2);
+    char usage[2048];
+    const char *ue = strstr(help, "\n\n");
+    snprintf(usage, sizeof usage, "%.*s", ue ? (int)(ue - help) : 0, help);
+    CU_ASSERT(strncmp(usage, "usage: spotlab ", 15) == 0);
+    char names[48][64];
+    int n = help_options(help, names, 48);
+    CU_ASSERT(n >= 1); /* -h, --help at least */
+    for (int i = 0; i < n; i++) {
+      if (!strcmp(names[i], "-h")) continue;
+      char word[80];
+      snprintf(word, sizeof word, "[%.60s", names[i]);
+      if (!strstr(usage, word)) {
+        snprintf(word, sizeof word, " %.60s ", names[i]); /* a required option has no brackets */
+        if (!strstr(usage, word)) fprintf(stderr, "\nspotlab %s: %s is not in the usage line\n", cmdname, names[i]);
+        CU_ASSERT(strstr(usage, word) != NULL);
+      }
+      /* the option's entry: "  --reps N   ..." has a value where a capital word follows */
+      char entry[80];
+      snprintf(entry, sizeof entry, "\n  %.60s ", names[i]);
+      const char *e = strstr(help, entry);
+      int valued = e && e[strlen(entry)] >= 'A' && e[strlen(entry)] <= 'Z';
+      char *out;
+      snprintf(args, sizeof args, "%.60s %.60s%s --zz-no-such-option", cmdname, names[i], valued ? " 1" : "");
+      CU_ASSERT_EQUAL(sl(args, &out), 2);
+      char unknown[96];
+      snprintf(unknown, sizeof unknown, "unknown option '%.60s'", names[i]);
+      if (strstr(out, unknown)) fprintf(stderr, "\nspotlab %s lists %s but does not take it\n", cmdname, names[i]);
+      CU_ASSERT(strstr(out, unknown) == NULL);
+      free(out);
+    }
+    free(help);
+  }
+  CU_ASSERT(ncmds >= 11); /* run check keys sweep report compare lab, bench phold|market|sched|kernels */
+  free(top);
+}
+
 /* Each bad scenario: exit 2, the FILE:LINE message, and no results file. */
 static void expect_bad(const char *text, const char *message) {
   tu_write("bad.cfg", text);
@@ -463,7 +589,7 @@ static void test_check_estimates_events(void) {
   free(out);
   snprintf(args, sizeof args, "check %s/scenarios/default.cfg --pilot -1", tu_src());
   CU_ASSERT_EQUAL(sl(args, &out), 2);
-  CU_ASSERT(strstr(out, "--pilot '-1'") != NULL);
+  CU_ASSERT(strstr(out, "--pilot: '-1' is not a number in [0.001, 3600]") != NULL);
   free(out);
   snprintf(args, sizeof args, "check %s/scenarios/default.cfg --param market.nosuchkey=1", tu_src());
   CU_ASSERT_EQUAL(sl(args, &out), 2);
@@ -473,6 +599,8 @@ static void test_check_estimates_events(void) {
 
 static CU_TestInfo cli_tests[] = {
     {"help and usage errors", test_help},
+    {"option tables: repeated, bad values, unknown options, operands", test_option_table_errors},
+    {"--help of every command lists every option of its table", test_help_lists_every_option},
     {"bad scenarios: FILE:LINE, exit 2, nothing written", test_bad_scenarios},
     {"check and keys", test_check_and_keys},
     {"--param reaches list items by name and index", test_param_list_items},

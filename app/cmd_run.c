@@ -1,6 +1,7 @@
 /* cmd_run.c - `spotlab run`, `spotlab check` and `spotlab keys`. */
 #include "app/app.h"
 #include "app/cli.h"
+#include "app/progress.h"
 #include "app/models.h"
 #include "app/runner.h"
 
@@ -95,19 +96,34 @@ static int cmd_run__go(const char *scenario, const char *out, const char **ovr, 
       return 2;
     }
   }
-  int progress = !quiet && isatty(2);
+  app_stop_install();
+  app_progress *prog = app_progress_start("rep", (int)l.run.reps, quiet);
   app_run_out o;
-  int failed = app_run_reps(&l, progress, &o);
+  int failed = app_run_reps(&l, prog, &o);
+  app_progress_end(prog);
   int rc = 0;
   if (rank == 0) {
-    if (app_write_results(out, &l, &o)) rc = 1;
-    if (!quiet) {
+    /* Stopped by a signal: the finished replications are written, marked interrupted (the honest
+     * part of a run: replications 0..n-1 of the same seeds), or nothing when none finished. */
+    if (o.interrupted && o.nreps == 0)
+      fprintf(stderr, "spotlab run: stopped by signal %d before any replication finished; nothing was written\n",
+              o.interrupted);
+    else if (app_write_results(out, &l, &o))
+      rc = 1;
+    if (o.interrupted && o.nreps > 0 && !rc)
+      fprintf(stderr,
+              "spotlab run: stopped by signal %d: %d of %lld replications finished and were written to %s, "
+              "marked interrupted\n",
+              o.interrupted, o.nreps, (long long)l.run.reps, out);
+    if (!quiet && o.nreps > 0) {
       app_print_summary(stdout, &l, &o, all);
-      if (!rc) printf("\nresults: %s\n", out);
+      if (!rc) printf("\nresults: %s%s\n", out, o.interrupted ? " (interrupted)" : "");
     }
   }
+  int sig = o.interrupted;
   app_run_out_free(&l, &o);
   app_unload(&l);
+  if (sig) return app_stop_status(sig);
   return failed || rc ? 1 : 0;
 }
 

@@ -9,6 +9,7 @@
 #include "analysis/report/rpt.h"
 #include "app/app.h"
 #include "app/cli.h"
+#include "app/progress.h"
 #include "app/runner.h"
 
 #include <errno.h>
@@ -21,12 +22,6 @@
 #include <unistd.h>
 
 #define SWEEP_MAX_POINTS 1000
-
-static double sweep__now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* Splits "V1,V2,..." at commas outside brackets and quotes (so "[0.5,0.5]" stays one value). */
 static int sweep__split(const char *list, char **vals, int cap) {
@@ -126,7 +121,7 @@ static int cmd_sweep_main(int argc, char **argv) {
 /* The sweep of `param` (KEY=V1,V2,...) with the overrides fixed[0..nfixed) at every point. */
 static int cmd_sweep__go(const char *scenario, const char *param, const char *out, const char *const *fixed, int nfixed,
                          int quiet, int argc, char **argv) {
-  int rc = 0, failed = 0;
+  int rc = 0, failed = 0, sig_out = 0;   /* sig_out: the signal that stopped the sweep */
   char *base = NULL;                     /* freed at done: declared before the first goto */
   char **names0 = NULL, **units0 = NULL; /* metric names of point 1, which every point must share */
   unsigned nm0 = 0;
@@ -244,8 +239,12 @@ static int cmd_sweep__go(const char *scenario, const char *param, const char *ou
     s.units[k] = units0[k];
   }
   uint64_t seed = 0;
-  double t0 = sweep__now();
+  int ndone = 0, sig = 0; /* points finished; the signal that stopped the sweep */
+  app_stop_install();
+  app_progress *prog = app_progress_start("point", np, quiet);
+  app_progress_engine_lines(prog, 0); /* the timer line: points can be long */
   for (int p = 0; p < np && !rc; p++) {
+    if ((sig = app_stop_agreed())) break; /* a point boundary: stop here, keep what finished */
     const char *ovr[3];
     for (int k = 0; k < nfixed; k++) ovr[k] = fixed[k];
     ovr[nfixed] = ovr_text[p];
@@ -256,30 +255,42 @@ static int cmd_sweep__go(const char *scenario, const char *param, const char *ou
     seed = (uint64_t)l.run.seed;
     s.x[p] = sweep__number(vals[p]);
     app_run_out o;
-    double tp = sweep__now();
-    failed |= app_run_reps(&l, 0, &o);
+    failed |= app_run_reps(&l, NULL, &o);
+    if (o.nreps < reps) { /* stopped inside the point: its replications are not all there, drop it */
+      sig = o.interrupted;
+      app_run_out_free(&l, &o);
+      app_unload(&l);
+      break;
+    }
     if (rank == 0) {
       char pf[4400];
       snprintf(pf, sizeof pf, "%s/point_%04d.h5", pdir, p);
       s.point_files[p] = sweep__join(rel, "/point_", NULL, p);
       if (app_write_results(pf, &l, &o)) rc = 1;
       memcpy(s.values + (size_t)p * reps * nm, o.values, (size_t)reps * nm * sizeof *o.values);
-      double el = sweep__now() - t0;
-      if (!quiet)
-        fprintf(stderr, "sweep: point %d/%d (%s): %d replication%s in %.1f s; %.0f s elapsed, about %.0f s left\n",
-                p + 1, np, ovr_text[p], reps, reps == 1 ? "" : "s", sweep__now() - tp, el, el / (p + 1) * (np - p - 1));
     }
+    ndone++;
+    app_progress_step(prog, ovr_text[p], 1);
     app_run_out_free(&l, &o);
     app_unload(&l);
   }
-  if (rank == 0 && !rc) {
+  app_progress_end(prog);
+  sig_out = ndone < np ? sig : 0; /* a signal after the last point stopped nothing */
+  if (sig_out && rank == 0)
+    fprintf(stderr, "spotlab sweep: stopped by signal %d after %d of %d points%s\n", sig, ndone, np,
+            ndone ? "; the sweep file holds the finished ones, marked interrupted" : "; nothing was written");
+  if (rank == 0 && !rc && ndone > 0) {
     char err[RPT_ERRLEN];
+    s.npoints = (unsigned)ndone;
+    s.interrupted = sig_out != 0;
+    s.npoints_requested = (unsigned)np;
     if (rpt_sweep_write(out, &s, scenario, seed, err, sizeof err)) {
       fprintf(stderr, "spotlab sweep: %s\n", err);
       rc = 1;
     } else if (!quiet) {
-      printf("sweep: %d points of %s, %d replication%s each\nresults: %s (points in %s/)\nnext: spotlab report %s\n",
-             np, key, reps, reps == 1 ? "" : "s", out, pdir, out);
+      printf("sweep: %d of %d points of %s%s, %d replication%s each\nresults: %s (points in %s/)\nnext: spotlab "
+             "report %s\n",
+             ndone, np, key, s.interrupted ? " (interrupted)" : "", reps, reps == 1 ? "" : "s", out, pdir, out);
     }
   }
   for (int p = 0; s.point_files && p < np; p++) free(s.point_files[p]);
@@ -302,6 +313,7 @@ done:
   }
   free(ovr_text);
   if (rc) return rc;
+  if (sig_out) return app_stop_status(sig_out);
   return failed ? 1 : 0;
 }
 

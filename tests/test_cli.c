@@ -5,6 +5,9 @@
 #include <CUnit/CUnit.h>
 #include <gsl/gsl_version.h>
 #include <hdf5.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 static char cmd[8192];
@@ -271,6 +274,158 @@ static void test_run_writes_results(void) {
   free(out);
   CU_ASSERT_EQUAL(sl("run ok.cfg --out ok2.h5 --param phold.lps=0 --quiet", &out), 2);
   CU_ASSERT(strstr(out, "phold.lps") != NULL);
+  free(out);
+}
+
+/* An integer attribute of object `obj` of `file`, or -1 when absent. */
+static long attr_int(const char *file, const char *obj, const char *name) {
+  long v = -1;
+  hid_t f = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (f < 0) return -1;
+  if (H5Aexists_by_name(f, obj, name, H5P_DEFAULT) > 0) {
+    hid_t a = H5Aopen_by_name(f, obj, name, H5P_DEFAULT, H5P_DEFAULT);
+    int32_t x;
+    if (a >= 0 && H5Aread(a, H5T_NATIVE_INT32, &x) >= 0) v = x;
+    if (a >= 0) H5Aclose(a);
+  }
+  H5Fclose(f);
+  return v;
+}
+
+/* The length of a one-dimensional dataset, or -1. */
+static long dset_len(const char *file, const char *path) {
+  long n = -1;
+  hid_t f = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (f < 0) return -1;
+  hid_t d = H5Dopen2(f, path, H5P_DEFAULT);
+  if (d >= 0) {
+    hid_t sp = H5Dget_space(d);
+    hsize_t dims[4];
+    if (H5Sget_simple_extent_ndims(sp) >= 1 && H5Sget_simple_extent_dims(sp, dims, NULL) >= 1) n = (long)dims[0];
+    H5Sclose(sp);
+    H5Dclose(d);
+  }
+  H5Fclose(f);
+  return n;
+}
+
+/* Starts `spotlab ARGS` (split at spaces) with stdout to OUT and stderr to ERR; its pid. */
+static pid_t sl_spawn(const char *args, const char *out, const char *err) {
+  char buf[8192], *argv[256];
+  snprintf(buf, sizeof buf, "%s", args);
+  int n = 0;
+  argv[n++] = (char *)tu_bin();
+  for (char *save = NULL, *t = strtok_r(buf, " ", &save); t && n < 255; t = strtok_r(NULL, " ", &save)) argv[n++] = t;
+  argv[n] = NULL;
+  unlink(out); /* not a stale file of an earlier run: the waits read these */
+  unlink(err);
+  pid_t pid = fork();
+  if (pid == 0) {
+    int fo = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644), fe = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fo < 0 || fe < 0) _exit(127);
+    dup2(fo, 1);
+    dup2(fe, 2);
+    execv(argv[0], argv);
+    _exit(127);
+  }
+  return pid;
+}
+
+/* Waits until `file` holds `text` or the process `pid` has ended (then 0), polling; 1 when seen.
+ * The deadline only bounds a broken run: the event, not a time, is what the test waits for. */
+static int wait_for_text(const char *file, const char *text, pid_t pid) {
+  for (int i = 0; i < 600 * 50; i++) { /* 10 min at 20 ms */
+    char *t = NULL;
+    size_t cap = 0;
+    FILE *f = fopen(file, "r");
+    if (f) {
+      ssize_t len = getdelim(&t, &cap, 0, f);
+      fclose(f);
+      int seen = len > 0 && strstr(t, text) != NULL;
+      free(t);
+      if (seen) return 1;
+    }
+    if (waitpid(pid, NULL, WNOHANG) == pid) return 0;
+    struct timespec ts = {0, 20 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+  }
+  return 0;
+}
+
+static int exit_status(pid_t pid) {
+  int st;
+  if (waitpid(pid, &st, 0) != pid) return -1;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1000 - (WIFSIGNALED(st) ? WTERMSIG(st) : 0); /* killed: not 143 */
+}
+
+/* SIGTERM to a sweep once its progress shows a finished point: it stops at the next point
+ * boundary, exits 143 and keeps the finished points (their files, and a sweep file of them
+ * marked interrupted); the point under way is dropped. */
+static void test_sweep_sigterm_keeps_finished_points(void) {
+  tu_write("sig.cfg", "model = \"phold\";\nrun = { end = 1000.0; reps = 2; seed = 5; };\nphold = { lps = 1024; };\n");
+  char vals[1024] = "", args[2048];
+  const int np = 40;
+  for (int p = 0; p < np; p++) snprintf(vals + strlen(vals), sizeof vals - strlen(vals), "%s0.%03d", p ? "," : "", p);
+  CU_ASSERT_EQUAL(tu_run("rm -rf sig.h5 sig.points", NULL), 0);
+  snprintf(args, sizeof args, "sweep sig.cfg --param phold.remote=%s --out sig.h5", vals);
+  pid_t pid = sl_spawn(args, "sig.out", "sig.err");
+  CU_ASSERT_FATAL(pid > 0);
+  char first[64];
+  snprintf(first, sizeof first, "point 1/%d done", np);
+  int seen = wait_for_text("sig.err", first, pid);
+  CU_ASSERT(seen);
+  if (seen) kill(pid, SIGTERM);
+  CU_ASSERT_EQUAL(exit_status(pid), 143);
+  long k = dset_len("sig.h5", "/sweep/labels");
+  CU_ASSERT(k >= 1 && k < np);
+  CU_ASSERT_EQUAL(attr_int("sig.h5", "sweep", "interrupted"), 1);
+  CU_ASSERT_EQUAL(attr_int("sig.h5", "sweep", "npoints_requested"), np);
+  for (long p = 0; p < k; p++) { /* every kept point is a whole results file */
+    char pf[64];
+    snprintf(pf, sizeof pf, "sig.points/point_%04ld.h5", p);
+    CU_ASSERT_EQUAL(attr_int(pf, "meta", "reps"), 2);
+    CU_ASSERT_EQUAL(attr_int(pf, "meta", "interrupted"), -1);
+  }
+  char pk[64];
+  snprintf(pk, sizeof pk, "sig.points/point_%04ld.h5", k);
+  CU_ASSERT(access(pk, F_OK) != 0); /* the point under way is not kept */
+  CU_ASSERT_EQUAL(tu_run("ls sig.h5.tmp.* sig.points/*.tmp.* 2>/dev/null | wc -l | grep -qx 0", NULL), 0);
+  char *out;
+  char expect[128];
+  snprintf(expect, sizeof expect, "stopped by signal 15 after %ld of %d points", k, np);
+  CU_ASSERT_EQUAL(tu_run("cat sig.err", &out), 0);
+  if (!strstr(out, expect)) fprintf(stderr, "\nexpected '%s' in:\n%s\n", expect, out);
+  CU_ASSERT(strstr(out, expect) != NULL);
+  free(out);
+  /* the report reads the kept points */
+  CU_ASSERT_EQUAL(sl("report sig.h5 --out sig-report --gnuplot none --quiet", &out), 0);
+  free(out);
+}
+
+/* SIGTERM to a run once a replication has finished: the finished replications are written, the
+ * file marked interrupted with the count asked for, exit 143. */
+static void test_run_sigterm_writes_finished_reps(void) {
+  tu_write("sigr.cfg", "model = \"phold\";\nrun = { end = 1000.0; reps = 40; seed = 5; };\nphold = { lps = 1024; };\n");
+  unlink("sigr.h5");
+  setenv("OMP_NUM_THREADS", "1", 1);
+  setenv("SPOTLAB_PROGRESS_SECONDS", "0", 1); /* a line at every replication */
+  pid_t pid = sl_spawn("run sigr.cfg --out sigr.h5", "sigr.out", "sigr.err");
+  unsetenv("SPOTLAB_PROGRESS_SECONDS");
+  unsetenv("OMP_NUM_THREADS");
+  CU_ASSERT_FATAL(pid > 0);
+  int seen = wait_for_text("sigr.err", "rep 1/40 done", pid);
+  CU_ASSERT(seen);
+  if (seen) kill(pid, SIGTERM);
+  CU_ASSERT_EQUAL(exit_status(pid), 143);
+  long reps = attr_int("sigr.h5", "meta", "reps");
+  CU_ASSERT(reps >= 1 && reps < 40);
+  CU_ASSERT_EQUAL(attr_int("sigr.h5", "meta", "interrupted"), 1);
+  CU_ASSERT_EQUAL(attr_int("sigr.h5", "meta", "reps_requested"), 40);
+  CU_ASSERT_EQUAL(dset_len("sigr.h5", "/metrics"), reps);
+  /* --quiet: no progress at all */
+  char *out;
+  CU_ASSERT_EQUAL(sl("run sigr.cfg --reps 2 --param run.end=10 --out sigr2.h5 --quiet", &out), 0);
+  CU_ASSERT(strstr(out, "done,") == NULL && out[0] == 0);
   free(out);
 }
 
@@ -612,6 +767,8 @@ static CU_TestInfo cli_tests[] = {
     {"files that are no scenario, hex durations", test_not_scenarios},
     {"thousands of unknown keys", test_many_unknown_keys},
     {"compare refuses runs of two models", test_compare_models},
+    {"SIGTERM to a sweep keeps its finished points", test_sweep_sigterm_keeps_finished_points},
+    {"SIGTERM to a run writes its finished replications, marked", test_run_sigterm_writes_finished_reps},
     {"a run too big for the machine is refused before it starts", test_too_big_for_machine},
     CU_TEST_INFO_NULL,
 };

@@ -155,13 +155,22 @@ void app_progress_end(app_progress *p) {
 /* The one piece of global mutable state here: a signal handler can only talk through a static
  * (C11 7.14.1.1: a volatile sig_atomic_t). Written by the handler, read by the loops. */
 static volatile sig_atomic_t app__stop_sig;
-static int app__stop_installed;
+static int app__stop_installed, app__stop_tell; /* set before the handler is, read-only after */
 
-static void app__on_signal(int sig) { app__stop_sig = sig; }
+static void app__on_signal(int sig) {
+  app__stop_sig = sig;
+  static const char msg[] = "\nspotlab: stopping once the replications under way finish, keeping what finished (a "
+                            "second signal stops at once)\n";
+  if (app__stop_tell) {
+    ssize_t w = write(2, msg, sizeof msg - 1); /* write(2) is async-signal-safe, stdio is not */
+    (void)w;
+  }
+}
 
 void app_stop_install(void) {
   if (app__stop_installed) return;
   app__stop_installed = 1;
+  app__stop_tell = app_mpi_rank() == 0;
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = app__on_signal;

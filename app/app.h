@@ -28,7 +28,9 @@ int app_mpi_size(void);
  * /meta; "" before main has recorded it. */
 const char *app_command_line(void);
 
-/* Option helpers: parse "--key value" / "--key=value". Return 1 if argv[*i] matched. */
+/* Option helpers: parse "--key value" / "--key=value". Return 1 if argv[*i] matched. A command
+ * declares its options in a table instead (app/cli.h), which parses them and prints --help;
+ * app_opt_u64 and app_opt_double remain for values inside an option (a list's items). */
 int app_opt(int argc, char **argv, int *i, const char *name, const char **value);
 int app_opt_u64(const char *opt, const char *text, unsigned long long lo, unsigned long long hi,
                 unsigned long long *out);

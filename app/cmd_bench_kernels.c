@@ -18,6 +18,7 @@
  * Capacities measured beforehand, one member at a time, weight the static splits.
  */
 #include "app/app.h"
+#include "app/cli.h"
 #include "sim/h5mem.h"
 #include "sim/tmpname.h"
 #include "kernels/krn.h"
@@ -69,34 +70,42 @@ typedef struct bk_opts {
   int nsms;
 } bk_opts;
 
-static void bk_usage(FILE *f) {
-  fprintf(f, "usage: spotlab bench kernels [--cpu] [--out FILE.h5] [options]\n\n"
-             "Runs the kernels (streaming triad, tiled SGEMM, an MLP training step) on the whole\n"
-             "device, then on an emulated cluster of weak members whose speeds differ by --spread,\n"
-             "under every clustering strategy, without and with a member failing mid-run. Prints a\n"
-             "table; writes the calibration file for the simulator's cluster model.\n\n"
-             "options:\n"
-             "  --cpu               CPU twins only, even when a CUDA device is present\n"
-             "  --out FILE.h5       also write the table as an HDF5 compound dataset /kernels\n"
-             "  --calib-dir DIR     where <device>.csv goes (default results/calibration; the committed\n"
-             "                      files of data/calibration are only written when named)\n"
-             "  --no-calib          do not write the calibration file\n"
-             "  --kernels LIST      comma-separated: triad,gemm,mlp (default all)\n"
-             "  --strategies LIST   even,weighted,dynamic,redundant,checkpoint,speculative (all)\n"
-             "  --members N         CPU: cluster members, 2..16 (default 4; on a GPU, --sms)\n"
-             "  --spread R          fastest/slowest speed ratio, 1..64 (default 8)\n"
-             "  --duty-max D        duty cycle of the fastest member, (0,1] (default 0.8 CPU, 1 GPU)\n"
-             "  --threads T         CPU: threads per member (default 1)\n"
-             "  --sms LIST          GPU: SMs per member, comma-separated (default 8,16,32,64: 8x)\n"
-             "  --fail-member I     member that fails in the failure runs (default 0, the fastest)\n"
-             "  --fail-at F         failure time as a fraction of the ideal makespan, (0,1), or\n"
-             "                      'random' (uniform in [0.2,0.8] from --seed) (default 0.4)\n"
-             "  --detect-ms X       failure detection delay, ms (default 1)\n"
-             "  --replicas K        redundant/speculative replicas (default 2)\n"
-             "  --scale S           problem size factor, 0.01..16 (default 1)\n"
-             "  --seed N            input and failure-time seed (default 1)\n\n"
-             "Exit status: 0 success, 1 a run failed or a result was wrong, 2 bad usage.\n");
-}
+static const app_option bk_opts_table[] = {
+    {"--cpu", APP_O_FLAG, NULL, 0, 0, 0, "CPU twins only, even when a CUDA device is present"},
+    {"--out", APP_O_STRING, "FILE.h5", 0, 0, 0, "also write the table as an HDF5 compound dataset /kernels"},
+    {"--calib-dir", APP_O_STRING, "DIR", 0, 0, 0,
+     "where <device>.csv goes (default results/calibration; the committed\n"
+     "files of data/calibration are only written when named)"},
+    {"--no-calib", APP_O_FLAG, NULL, 0, 0, 0, "do not write the calibration file"},
+    {"--kernels", APP_O_STRING, "LIST", 0, 0, 0, "comma-separated: triad,gemm,mlp (default all)"},
+    {"--strategies", APP_O_STRING, "LIST", 0, 0, 0, "even,weighted,dynamic,redundant,checkpoint,speculative (all)"},
+    {"--members", APP_O_U64, "N", 2, 16, 0, "CPU: cluster members (default 4; on a GPU, --sms)"},
+    {"--spread", APP_O_DOUBLE, "R", 1, 64, 0, "fastest/slowest speed ratio (default 8)"},
+    {"--duty-max", APP_O_DOUBLE, "D", 1e-3, 1, 0, "duty cycle of the fastest member (default 0.8 CPU, 1 GPU)"},
+    {"--threads", APP_O_U64, "T", 1, 256, 0, "CPU: threads per member (default 1)"},
+    {"--sms", APP_O_STRING, "LIST", 0, 0, 0, "GPU: SMs per member, comma-separated (default 8,16,32,64: 8x)"},
+    {"--fail-member", APP_O_U64, "I", 0, 63, 0, "member that fails in the failure runs (default 0, the fastest)"},
+    {"--fail-at", APP_O_DOUBLE, "F", 0.001, 0.999, 0,
+     "failure time as a fraction of the ideal makespan, or 'random'\n"
+     "(uniform in [0.2,0.8] from --seed) (default 0.4)",
+     NULL, "random"},
+    {"--detect-ms", APP_O_DOUBLE, "X", 0, 10000, 0, "failure detection delay, ms (default 1)"},
+    {"--replicas", APP_O_U64, "K", 1, 16, 0, "redundant/speculative replicas (default 2)"},
+    {"--scale", APP_O_DOUBLE, "S", 0.01, 16, 0, "problem size factor (default 1)"},
+    {"--seed", APP_O_U64, "N", 0, 1.9e19, 0, "input and failure-time seed (default 1)"},
+    {NULL},
+};
+static const app_cli bk_cli = {"bench kernels",
+                               "",
+                               0,
+                               0,
+                               NULL,
+                               "Runs the kernels (streaming triad, tiled SGEMM, an MLP training step) on the whole\n"
+                               "device, then on an emulated cluster of weak members whose speeds differ by --spread,\n"
+                               "under every clustering strategy, without and with a member failing mid-run. Prints a\n"
+                               "table; writes the calibration file for the simulator's cluster model.\n",
+                               "Exit status: 0 success, 1 a run failed or a result was wrong, 2 bad usage.\n",
+                               bk_opts_table};
 
 static int bk_parse_list(const char *opt, const char *text, int *flags, int n, int (*parse)(const char *, int *)) {
   char buf[256];
@@ -150,78 +159,51 @@ static int bk_parse(int argc, char **argv, bk_opts *o) {
   for (int i = 0; i < KRN_NKERNELS; i++) o->kernels[i] = 1;
   for (int i = 0; i < KRN_NSTRATEGIES; i++) o->strategies[i] = 1;
   int sms_given = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *v = NULL;
-    unsigned long long u;
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      bk_usage(stdout);
-      exit(0);
-    } else if (!strcmp(argv[i], "--cpu")) {
-      o->cpu_only = 1;
-    } else if (!strcmp(argv[i], "--no-calib")) {
-      o->no_calib = 1;
-    } else if (app_opt(argc, argv, &i, "--out", &v)) {
-      if (!*v) {
-        fprintf(stderr, "spotlab bench kernels: --out: empty file name\n");
-        return -1;
-      }
-      o->out = v;
-    } else if (app_opt(argc, argv, &i, "--calib-dir", &v)) {
-      if (!*v) {
-        fprintf(stderr, "spotlab bench kernels: --calib-dir: empty\n");
-        return -1;
-      }
-      o->calib_dir = v;
-    } else if (app_opt(argc, argv, &i, "--kernels", &v)) {
-      if (bk_parse_list("--kernels", v, o->kernels, KRN_NKERNELS, bk_kparse)) return -1;
-    } else if (app_opt(argc, argv, &i, "--strategies", &v)) {
-      if (bk_parse_list("--strategies", v, o->strategies, KRN_NSTRATEGIES, bk_sparse)) return -1;
-    } else if (app_opt(argc, argv, &i, "--members", &v)) {
-      if (app_opt_u64("--members", v, 2, 16, &u)) return -1;
-      o->members = (int)u;
-    } else if (app_opt(argc, argv, &i, "--spread", &v)) {
-      if (app_opt_double("--spread", v, 1, 64, &o->spread)) return -1;
-    } else if (app_opt(argc, argv, &i, "--duty-max", &v)) {
-      if (app_opt_double("--duty-max", v, 1e-3, 1, &o->duty_max)) return -1;
-    } else if (app_opt(argc, argv, &i, "--threads", &v)) {
-      if (app_opt_u64("--threads", v, 1, 256, &u)) return -1;
-      o->threads = (int)u;
-    } else if (app_opt(argc, argv, &i, "--sms", &v)) {
-      char buf[256];
-      snprintf(buf, sizeof buf, "%s", v);
-      o->nsms = 0;
-      for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        if (o->nsms == KRN_MAX_MEMBERS || app_opt_u64("--sms", t, 1, 4096, &u)) return -1;
-        o->sms[o->nsms++] = (int)u;
-      }
-      if (o->nsms < 2) {
-        fprintf(stderr, "spotlab bench kernels: --sms: give at least 2 members\n");
-        return -1;
-      }
-      sms_given = 1;
-    } else if (app_opt(argc, argv, &i, "--fail-member", &v)) {
-      if (app_opt_u64("--fail-member", v, 0, 63, &u)) return -1;
-      o->fail_member = (int)u;
-    } else if (app_opt(argc, argv, &i, "--fail-at", &v)) {
-      if (!strcmp(v, "random"))
-        o->fail_at = -1;
-      else if (app_opt_double("--fail-at", v, 0.001, 0.999, &o->fail_at))
-        return -1;
-    } else if (app_opt(argc, argv, &i, "--detect-ms", &v)) {
-      if (app_opt_double("--detect-ms", v, 0, 10000, &o->detect_s)) return -1;
-      o->detect_s *= 1e-3;
-    } else if (app_opt(argc, argv, &i, "--replicas", &v)) {
-      if (app_opt_u64("--replicas", v, 1, 16, &u)) return -1;
-      o->replicas = (int)u;
-    } else if (app_opt(argc, argv, &i, "--scale", &v)) {
-      if (app_opt_double("--scale", v, 0.01, 16, &o->scale)) return -1;
-    } else if (app_opt(argc, argv, &i, "--seed", &v)) {
-      if (app_opt_u64("--seed", v, 0, ~0ULL, &o->seed)) return -1;
-    } else {
-      fprintf(stderr, "spotlab bench kernels: unknown option '%s' (--help lists them)\n", argv[i]);
-      return -1;
-    }
+  app_args a;
+  int prc = app_cli_parse(&bk_cli, argc, argv, &a);
+  if (prc == 1) {
+    app_args_free(&a);
+    exit(0);
   }
+  int bad = prc != 0;
+  const char *v;
+  unsigned long long u;
+  o->cpu_only = app_args_flag(&a, "--cpu");
+  o->no_calib = app_args_flag(&a, "--no-calib");
+  o->out = app_args_str(&a, "--out", NULL);
+  o->calib_dir = app_args_str(&a, "--calib-dir", o->calib_dir);
+  if (!bad && (v = app_args_str(&a, "--kernels", NULL)))
+    bad = bk_parse_list("--kernels", v, o->kernels, KRN_NKERNELS, bk_kparse) != 0;
+  if (!bad && (v = app_args_str(&a, "--strategies", NULL)))
+    bad = bk_parse_list("--strategies", v, o->strategies, KRN_NSTRATEGIES, bk_sparse) != 0;
+  o->members = (int)app_args_u64(&a, "--members", (unsigned long long)o->members);
+  o->spread = app_args_double(&a, "--spread", o->spread);
+  o->duty_max = app_args_double(&a, "--duty-max", o->duty_max);
+  o->threads = (int)app_args_u64(&a, "--threads", (unsigned long long)o->threads);
+  if (!bad && (v = app_args_str(&a, "--sms", NULL))) {
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", v);
+    o->nsms = 0;
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t && !bad; t = strtok_r(NULL, ",", &save)) {
+      if (o->nsms == KRN_MAX_MEMBERS || app_opt_u64("--sms", t, 1, 4096, &u))
+        bad = 1;
+      else
+        o->sms[o->nsms++] = (int)u;
+    }
+    if (!bad && o->nsms < 2) {
+      fprintf(stderr, "spotlab bench kernels: --sms: give at least 2 members\n");
+      bad = 1;
+    }
+    sms_given = 1;
+  }
+  o->fail_member = (int)app_args_u64(&a, "--fail-member", (unsigned long long)o->fail_member);
+  o->fail_at = app_args_is_word(&a, "--fail-at") ? -1 : app_args_double(&a, "--fail-at", o->fail_at);
+  o->detect_s = app_args_double(&a, "--detect-ms", o->detect_s * 1e3) * 1e-3;
+  o->replicas = (int)app_args_u64(&a, "--replicas", (unsigned long long)o->replicas);
+  o->scale = app_args_double(&a, "--scale", o->scale);
+  o->seed = app_args_u64(&a, "--seed", o->seed);
+  app_args_free(&a);
+  if (bad) return -1;
   if (!sms_given) {
     int def[4] = {8, 16, 32, 64};
     o->nsms = 4;

@@ -7,6 +7,7 @@
  * figure is the simulation's own memory, not the output's. --out FILE appends one CSV line.
  */
 #include "app/app.h"
+#include "app/cli.h"
 #include "models/market/mkt_model.h"
 #include "spotlab_config.h"
 
@@ -23,15 +24,29 @@ static double bm__rss_mib(void) {
   return (double)ru.ru_maxrss / 1024.0; /* Linux: KiB */
 }
 
-static void bm__help(FILE *f) {
-  fprintf(f, "usage: spotlab bench market [--gpus N] [--days D] [--load L] [--seed S] [--rule R] [--out FILE]\n"
-             "                            [--responses] [--progress]\n\n"
-             "Runs the market model with N single-GPU providers (three regions, the default personas and\n"
-             "pools) for D simulated days with hourly billing, and prints wall time, events/s and memory per\n"
-             "GPU. --load sets synthetic arrivals to L jobs per GPU per day (default 0.8). Under mpirun the\n"
-             "model runs on all ranks. --responses switches every reaction of market.responses on (demand,\n"
-             "pool choice, entry and exit, reliability). Defaults: --gpus 100000 --days 30, reactions off.\n");
-}
+static const app_option bm__opts[] = {
+    {"--gpus", APP_O_U64, "N", 3, 3e8, 0, "single-GPU providers, split over three regions (default 100000)"},
+    {"--days", APP_O_U64, "D", 1, 3650, 0, "simulated days (default 30)"},
+    {"--load", APP_O_DOUBLE, "L", 0, 1000, 0, "synthetic arrivals, jobs per GPU per day (default 0.8)"},
+    {"--seed", APP_O_U64, "S", 0, 1.9e19, 0, "engine seed (default 1)"},
+    {"--rule", APP_O_CHOICE, "R", 0, 0, 0, "the bidding pool's clearing rule (default gigaspot)", mkt_rule_names},
+    {"--out", APP_O_STRING, "FILE", 0, 0, 0, "append one CSV line of the figures"},
+    {"--responses", APP_O_FLAG, NULL, 0, 0, 0,
+     "switch every reaction of market.responses on (demand, pool choice, entry\nand exit, reliability)"},
+    {"--progress", APP_O_FLAG, NULL, 0, 0, 0, "the engine's progress line"},
+    {NULL},
+};
+static const app_cli bm__cli = {
+    "bench market",
+    "",
+    0,
+    0,
+    NULL,
+    "Runs the market model with N single-GPU providers (three regions, the default personas and\n"
+    "pools) for D simulated days with hourly billing, and prints wall time, events/s and memory per\n"
+    "GPU. Under mpirun the model runs on all ranks. Reactions are off unless --responses.\n",
+    "Exit status: 0 done, 1 money was not conserved or the CSV could not be written, 2 bad usage.\n",
+    bm__opts};
 
 static const char *bm__scenario =
     "market = {\n"
@@ -70,41 +85,20 @@ static int cmd_bench_market_main(int argc, char **argv) {
   unsigned long long gpus = 100000, days = 30, seed = 1;
   double load = 0.8;
   int progress = 0, resp = 0;
-  const char *rule = "gigaspot", *out = NULL, *v;
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      bm__help(stdout);
-      return 0;
-    } else if (app_opt(argc, argv, &i, "--gpus", &v)) {
-      if (app_opt_u64("--gpus", v, 3, 300000000ull, &gpus)) return 2;
-    } else if (app_opt(argc, argv, &i, "--days", &v)) {
-      if (app_opt_u64("--days", v, 1, 3650, &days)) return 2;
-    } else if (app_opt(argc, argv, &i, "--seed", &v)) {
-      if (app_opt_u64("--seed", v, 0, ~0ull, &seed)) return 2;
-    } else if (app_opt(argc, argv, &i, "--load", &v)) {
-      if (app_opt_double("--load", v, 0, 1000, &load)) return 2;
-    } else if (app_opt(argc, argv, &i, "--rule", &v)) {
-      int ok = 0;
-      for (int k = 0; mkt_rule_names[k]; k++) ok |= !strcmp(v, mkt_rule_names[k]);
-      if (!ok) {
-        fprintf(stderr,
-                "spotlab bench market: --rule: '%s' is not a clearing rule (gigaspot, pay_as_bid, vickrey, double, "
-                "knapsack)\n",
-                v);
-        return 2;
-      }
-      rule = v;
-    } else if (app_opt(argc, argv, &i, "--out", &v))
-      out = v;
-    else if (!strcmp(argv[i], "--progress"))
-      progress = 1;
-    else if (!strcmp(argv[i], "--responses"))
-      resp = 1;
-    else {
-      fprintf(stderr, "spotlab bench market: unknown option '%s' (--help)\n", argv[i]);
-      return 2;
-    }
+  app_args a;
+  int prc = app_cli_parse(&bm__cli, argc, argv, &a);
+  if (prc) {
+    app_args_free(&a);
+    return prc == 1 ? 0 : 2;
   }
+  gpus = app_args_u64(&a, "--gpus", gpus);
+  days = app_args_u64(&a, "--days", days);
+  seed = app_args_u64(&a, "--seed", seed);
+  load = app_args_double(&a, "--load", load);
+  const char *rule = app_args_str(&a, "--rule", "gigaspot"), *out = app_args_str(&a, "--out", NULL);
+  progress = app_args_flag(&a, "--progress");
+  resp = app_args_flag(&a, "--responses");
+  app_args_free(&a);
   app_mpi_init(&argc, &argv);
   int rank = app_mpi_rank(), P = app_mpi_size();
   double rss0 = bm__rss_mib();

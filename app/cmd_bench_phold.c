@@ -6,6 +6,7 @@
  * engine/reference is the figure to quote; absolute rates drift with the machine's load.
  */
 #include "app/app.h"
+#include "app/cli.h"
 #include "models/phold/phold.h"
 
 #include <math.h>
@@ -95,15 +96,30 @@ static uint64_t bp__reference(const phold_config *c, double end, double *secs) {
   return ev;
 }
 
-static void bp__help(FILE *f) {
-  fprintf(f, "usage: spotlab bench phold [--lps N] [--end T] [--lookahead L] [--mean M] [--remote R]\n"
-             "                           [--start K] [--seed S] [--repeat N] [--no-reference] [--ranks-info]\n\n"
-             "Runs PHOLD on the engine and prints committed events and events per second, beside a\n"
-             "bare heap loop (the algorithm of phold_ref.c) run in the same process, with the ratio.\n"
-             "Defaults: --lps 1024 --end 50000 --lookahead 0.1 --mean 0.9 --remote 0.1 --start 1.\n"
-             "Under mpirun the engine runs on all ranks (the reference runs on rank 0 alone).\n"
-             "--repeat N runs each N times and reports the median rate.\n");
-}
+static const app_option bp__opts[] = {
+    {"--lps", APP_O_U64, "N", 1, 2147483648.0, 0, "logical processes (default 1024)"},
+    {"--end", APP_O_DOUBLE, "T", 0, 1e12, 0, "simulated end time (default 50000)"},
+    {"--lookahead", APP_O_DOUBLE, "L", 1e-9, 1e9, 0, "minimum event delay (default 0.1)"},
+    {"--mean", APP_O_DOUBLE, "M", 0, 1e9, 0, "mean of the exponential delay beyond the lookahead (default 0.9)"},
+    {"--remote", APP_O_DOUBLE, "R", 0, 1, 0, "share of events sent to a random LP (default 0.1)"},
+    {"--start", APP_O_U64, "K", 1, 1000, 0, "initial events per LP (default 1)"},
+    {"--seed", APP_O_U64, "S", 0, 1.9e19, 0, "engine seed (default 1)"},
+    {"--repeat", APP_O_U64, "N", 1, 100, 0, "run each N times and report the median rate (default 1)"},
+    {"--no-reference", APP_O_FLAG, NULL, 0, 0, 0, "skip the bare heap loop"},
+    {"--ranks-info", APP_O_FLAG, NULL, 0, 0, 0, "print ranks, windows and events per window"},
+    {NULL},
+};
+static const app_cli bp__cli = {
+    "bench phold",
+    "",
+    0,
+    0,
+    NULL,
+    "Runs PHOLD on the engine and prints committed events and events per second, beside a\n"
+    "bare heap loop (the algorithm of phold_ref.c) run in the same process, with the ratio.\n"
+    "Under mpirun the engine runs on all ranks (the reference runs on rank 0 alone).\n",
+    "Exit status: 0 done, 2 bad usage.\n",
+    bp__opts};
 
 static int bp__cmp(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -113,40 +129,25 @@ static int bp__cmp(const void *a, const void *b) {
 static int cmd_bench_phold_main(int argc, char **argv) {
   phold_config c = {1024, 1, 0.1, 0.9, 0.1};
   double end = 50000;
-  unsigned long long seed = 1, repeat = 1, u;
+  unsigned long long seed = 1, repeat = 1;
   int reference = 1, ranks_info = 0;
-  const char *v;
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      bp__help(stdout);
-      return 0;
-    } else if (app_opt(argc, argv, &i, "--lps", &v)) {
-      if (app_opt_u64("--lps", v, 1, 1ull << 31, &u)) return 2;
-      c.lps = (int64_t)u;
-    } else if (app_opt(argc, argv, &i, "--start", &v)) {
-      if (app_opt_u64("--start", v, 1, 1000, &u)) return 2;
-      c.start = (int64_t)u;
-    } else if (app_opt(argc, argv, &i, "--end", &v)) {
-      if (app_opt_double("--end", v, 0, 1e12, &end)) return 2;
-    } else if (app_opt(argc, argv, &i, "--lookahead", &v)) {
-      if (app_opt_double("--lookahead", v, 1e-9, 1e9, &c.lookahead)) return 2;
-    } else if (app_opt(argc, argv, &i, "--mean", &v)) {
-      if (app_opt_double("--mean", v, 0, 1e9, &c.mean)) return 2;
-    } else if (app_opt(argc, argv, &i, "--remote", &v)) {
-      if (app_opt_double("--remote", v, 0, 1, &c.remote)) return 2;
-    } else if (app_opt(argc, argv, &i, "--seed", &v)) {
-      if (app_opt_u64("--seed", v, 0, ~0ull, &seed)) return 2;
-    } else if (app_opt(argc, argv, &i, "--repeat", &v)) {
-      if (app_opt_u64("--repeat", v, 1, 100, &repeat)) return 2;
-    } else if (!strcmp(argv[i], "--no-reference"))
-      reference = 0;
-    else if (!strcmp(argv[i], "--ranks-info"))
-      ranks_info = 1;
-    else {
-      fprintf(stderr, "spotlab bench phold: unknown option '%s' (--help)\n", argv[i]);
-      return 2;
-    }
+  app_args a;
+  int prc = app_cli_parse(&bp__cli, argc, argv, &a);
+  if (prc) {
+    app_args_free(&a);
+    return prc == 1 ? 0 : 2;
   }
+  c.lps = (int64_t)app_args_u64(&a, "--lps", (unsigned long long)c.lps);
+  c.start = (int64_t)app_args_u64(&a, "--start", (unsigned long long)c.start);
+  end = app_args_double(&a, "--end", end);
+  c.lookahead = app_args_double(&a, "--lookahead", c.lookahead);
+  c.mean = app_args_double(&a, "--mean", c.mean);
+  c.remote = app_args_double(&a, "--remote", c.remote);
+  seed = app_args_u64(&a, "--seed", seed);
+  repeat = app_args_u64(&a, "--repeat", repeat);
+  reference = !app_args_flag(&a, "--no-reference");
+  ranks_info = app_args_flag(&a, "--ranks-info");
+  app_args_free(&a);
   app_mpi_init(&argc, &argv);
   int rank = app_mpi_rank(), P = app_mpi_size();
   sim_model m;

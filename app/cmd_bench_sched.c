@@ -4,6 +4,7 @@
  * policy; the table shows events and decisions per wall-clock second of the stream (the initial
  * joins are timed apart). The stream keeps about 60% of present GPUs employed. */
 #include "app/app.h"
+#include "app/cli.h"
 #include "models/sched/sched.h"
 
 #include <stdio.h>
@@ -62,21 +63,30 @@ static double bench__now(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static void bench__help(FILE *f) {
-  fprintf(f, "usage: spotlab bench sched [--gpus N] [--events N] [--policy NAME] [--seed N] [--out FILE]\n"
-             "       spotlab bench sched --net [--bw MBIT/S] [--rtt S] [--harq-max N] [--out FILE]\n\n"
-             "Scheduling decisions per second of the core (models/sched) on a synthetic stream.\n"
-             "With --net: the transfer model instead, ARQ / TCP / HARQ with chase combining as loss\n"
-             "rises (expected transmissions, goodput, time to move 1 GB, speedups).\n"
-             "  --gpus N      GPUs that join before the stream (default 100000)\n"
-             "  --events N    events in the timed stream (default 1000000)\n"
-             "  --policy P    one of none, checkpoint, standby, replicate, speculative (default: all)\n"
-             "  --seed N      stream seed (default 1)\n"
-             "  --out FILE    also write the table as CSV\n"
-             "  --bw, --rtt   link rate (default 100 Mbit/s) and round trip (default 0.1 s), --net only\n"
-             "  --harq-max N  copies combined before a flush (default 4), --net only\n"
-             "Exit status: 0 done, 1 an invariant broke, 2 bad usage.\n");
-}
+static const app_option bench__opts[] = {
+    {"--gpus", APP_O_U64, "N", 1, 1e8, 0, "GPUs that join before the stream (default 100000)"},
+    {"--events", APP_O_U64, "N", 1, 1e9, 0, "events in the timed stream (default 1000000)"},
+    {"--policy", APP_O_CHOICE, "P", 0, 0, 0, "the one fault-tolerance policy to run (default: all)",
+     sched_policy_names},
+    {"--seed", APP_O_U64, "N", 0, 9.2e18, 0, "stream seed (default 1)"},
+    {"--out", APP_O_STRING, "FILE", 0, 0, 0, "also write the table as CSV"},
+    {"--net", APP_O_FLAG, NULL, 0, 0, 0, "the transfer model instead (ARQ / TCP / HARQ)"},
+    {"--bw", APP_O_DOUBLE, "MBIT/S", 1e-6, 1e9, 0, "link rate, --net only (default 100)"},
+    {"--rtt", APP_O_DOUBLE, "S", 1e-6, 100, 0, "round trip, --net only (default 0.1)"},
+    {"--harq-max", APP_O_U64, "N", 1, 64, 0, "copies combined before a flush, --net only (default 4)"},
+    {NULL},
+};
+static const app_cli bench__cli = {
+    "bench sched",
+    "",
+    0,
+    0,
+    "spotlab bench sched --net [--bw MBIT/S] [--rtt S] [--harq-max N] [--out FILE]",
+    "Scheduling decisions per second of the core (models/sched) on a synthetic stream.\n"
+    "With --net: the transfer model instead, ARQ / TCP / HARQ with chase combining as loss\n"
+    "rises (expected transmissions, goodput, time to move 1 GB, speedups).\n",
+    "Exit status: 0 done, 1 an invariant broke, 2 bad usage.\n",
+    bench__opts};
 
 static int bench__one(sched_policy pol, uint32_t ngpus, uint64_t nev, uint64_t seed, FILE *csv) {
   bench_state b = {0};
@@ -261,45 +271,20 @@ static int bench__net(double bw_mbps, double rtt, unsigned harq_max, FILE *csv) 
 
 static int cmd_bench_sched_main(int argc, char **argv) {
   unsigned long long gpus = 100000, events = 1000000, seed = 1;
-  const char *v, *out = NULL;
-  int only = -1, net = 0;
-  double bw = 100, rtt = 0.1;
-  unsigned long long harq_max = 4;
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      bench__help(stdout);
-      return 0;
-    } else if (app_opt(argc, argv, &i, "--gpus", &v)) {
-      if (app_opt_u64("--gpus", v, 1, 100000000, &gpus)) return 2;
-    } else if (app_opt(argc, argv, &i, "--events", &v)) {
-      if (app_opt_u64("--events", v, 1, 1000000000, &events)) return 2;
-    } else if (app_opt(argc, argv, &i, "--seed", &v)) {
-      if (app_opt_u64("--seed", v, 0, (unsigned long long)9.2e18, &seed)) return 2;
-    } else if (app_opt(argc, argv, &i, "--policy", &v)) {
-      only = sched_policy_parse(v);
-      if (only < 0) {
-        fprintf(stderr,
-                "spotlab bench sched: --policy: '%s' is not one of none, checkpoint, standby, replicate, "
-                "speculative\n",
-                v);
-        return 2;
-      }
-    } else if (app_opt(argc, argv, &i, "--out", &v)) {
-      out = v;
-    } else if (!strcmp(argv[i], "--net")) {
-      net = 1;
-    } else if (app_opt(argc, argv, &i, "--bw", &v)) {
-      if (app_opt_double("--bw", v, 1e-6, 1e9, &bw)) return 2;
-    } else if (app_opt(argc, argv, &i, "--rtt", &v)) {
-      if (app_opt_double("--rtt", v, 1e-6, 100, &rtt)) return 2;
-    } else if (app_opt(argc, argv, &i, "--harq-max", &v)) {
-      if (app_opt_u64("--harq-max", v, 1, 64, &harq_max)) return 2;
-    } else {
-      fprintf(stderr, "spotlab bench sched: unknown option '%s'\n", argv[i]);
-      bench__help(stderr);
-      return 2;
-    }
+  app_args a;
+  int prc = app_cli_parse(&bench__cli, argc, argv, &a);
+  if (prc) {
+    app_args_free(&a);
+    return prc == 1 ? 0 : 2;
   }
+  gpus = app_args_u64(&a, "--gpus", gpus);
+  events = app_args_u64(&a, "--events", events);
+  seed = app_args_u64(&a, "--seed", seed);
+  int only = app_args_choice(&a, "--policy", -1), net = app_args_flag(&a, "--net");
+  const char *out = app_args_str(&a, "--out", NULL);
+  double bw = app_args_double(&a, "--bw", 100), rtt = app_args_double(&a, "--rtt", 0.1);
+  unsigned long long harq_max = app_args_u64(&a, "--harq-max", 4);
+  app_args_free(&a);
   FILE *csv = NULL;
   if (out) {
     csv = fopen(out, "w");

@@ -2,47 +2,44 @@
  * random numbers), a table, and a figure of the main differences (analysis/report, rpt.h). */
 #include "analysis/report/rpt.h"
 #include "app/app.h"
+#include "app/cli.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+static const app_option compare__opts[] = {
+    {"--out", APP_O_STRING, "DIR", 0, 0, 0, "output folder (default: compare)"},
+    {"--gnuplot", APP_O_STRING, "PROGRAM", 0, 0, 0, "gnuplot to run ('none': no figure)"},
+    {"--quiet", APP_O_FLAG, NULL, 0, 0, 0, "no table on stdout, no progress lines"},
+    {NULL},
+};
+static const app_cli compare__cli = {
+    "compare",
+    "BEFORE.h5 AFTER.h5",
+    2,
+    2,
+    NULL,
+    "For dry-running a change (a fee, a pricing rule, a policy): runs of the same scenario before\n"
+    "and after the change, with the same seed and replications. Prints, for every metric both\n"
+    "files hold, the means before and after and the change with its 95% confidence interval on\n"
+    "the paired replications (common random numbers: replication r of both runs shares its\n"
+    "seed; a mismatch is reported). Writes DIR/compare.md, DIR/compare.csv and DIR/compare.png\n"
+    "and .svg (the largest relative changes among revenue, income, cost, utilization, waits and\n"
+    "completion times).\n",
+    "Exit status: 0 done, 1 the outputs could not be written, 2 bad usage or a bad file.\n",
+    compare__opts};
+
 static int cmd_compare_main(int argc, char **argv) {
-  const char *files[2] = {NULL, NULL}, *out = "compare", *gp = NULL, *v;
-  int nf = 0, quiet = 0;
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      printf("usage: spotlab compare BEFORE.h5 AFTER.h5 [--out DIR] [--gnuplot PROGRAM] [--quiet]\n\n"
-             "For dry-running a change (a fee, a pricing rule, a policy): runs of the same scenario before\n"
-             "and after the change, with the same seed and replications. Prints, for every metric both\n"
-             "files hold, the means before and after and the change with its 95%% confidence interval on\n"
-             "the paired replications (common random numbers: replication r of both runs shares its\n"
-             "seed; a mismatch is reported). Writes DIR/compare.md, DIR/compare.csv and DIR/compare.png\n"
-             "and .svg (the largest relative changes among revenue, income, cost, utilization, waits and\n"
-             "completion times).\n\n"
-             "  --out DIR          output folder (default: compare)\n"
-             "  --gnuplot PROGRAM  gnuplot to run ('none': no figure)\n\n"
-             "Exit status: 0 done, 1 the outputs could not be written, 2 bad usage or a bad file.\n");
-      return 0;
-    } else if (app_opt(argc, argv, &i, "--out", &v)) {
-      out = v;
-    } else if (app_opt(argc, argv, &i, "--gnuplot", &v)) {
-      gp = v;
-    } else if (!strcmp(argv[i], "--quiet")) {
-      quiet = 1;
-    } else if (argv[i][0] == '-') {
-      fprintf(stderr, "spotlab compare: unknown option '%s' (spotlab compare --help)\n", argv[i]);
-      return 2;
-    } else if (nf < 2) {
-      files[nf++] = argv[i];
-    } else {
-      fprintf(stderr, "spotlab compare: two results files, BEFORE and AFTER ('%s' is extra)\n", argv[i]);
-      return 2;
-    }
+  app_args a;
+  int prc = app_cli_parse(&compare__cli, argc, argv, &a);
+  if (prc) {
+    app_args_free(&a);
+    return prc == 1 ? 0 : 2;
   }
-  if (nf != 2) {
-    fprintf(stderr, "usage: spotlab compare BEFORE.h5 AFTER.h5 [--out DIR] (spotlab compare --help)\n");
-    return 2;
-  }
+  const char *files[2] = {a.operand[0], a.operand[1]}, *out = app_args_str(&a, "--out", "compare"),
+             *gp = app_args_str(&a, "--gnuplot", NULL);
+  int quiet = app_args_flag(&a, "--quiet");
+  app_args_free(&a);
   rpt_options opt = {out, gp, quiet, stdout, 0};
   rpt_diff *d;
   size_t nd;

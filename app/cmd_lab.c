@@ -1,5 +1,6 @@
 /* cmd_lab.c - `spotlab lab`: run a job file on real workers under the scheduling core (lab/). */
 #include "app/app.h"
+#include "app/cli.h"
 
 #include <errno.h>
 #include <libgen.h>
@@ -13,29 +14,35 @@
 
 #include <mpi.h>
 
-static void lab__help(FILE *f) {
-  fprintf(f, "usage: spotlab lab JOBFILE [--journal FILE] [--resume] [--out FILE.h5] [--also-simulate]\n"
-             "                   [--verbose] [--check]\n"
-             "       spotlab lab --keys\n\n"
-             "Runs the jobs of JOBFILE on worker processes, every decision (placement, replacement,\n"
-             "checkpoints, redundancy) made by the scheduling core, with the faults the file asks for.\n"
-             "This machine has no GPU support in lab mode yet: workers are CPU processes running the\n"
-             "kernels' CPU twins, slowed to lab.speeds by duty-cycling (docs/lab.md).\n\n"
-             "  --journal FILE    append-only journal (default results/JOBNAME.journal); kernel job\n"
-             "                    outputs go to FILE.d/\n"
-             "  --resume          continue the lab recorded in the journal (after the runner died)\n"
-             "  --out FILE.h5     results (default results/JOBNAME.h5; docs/results-format.md)\n"
-             "  --also-simulate   also run the job file through the simulator with the measured worker\n"
-             "                    speeds and print simulated and real times side by side\n"
-             "  --verbose         one line per decision and fault\n"
-             "  --check           validate the job file and stop\n"
-             "  --keys            list every key of a job file\n\n"
-             "Under mpirun (one rank per host, e.g. mpirun -np 2 --hostfile HOSTS spotlab lab FILE), rank 0\n"
-             "runs the scheduling core, the journal and the report; every rank runs its block of the\n"
-             "workers and relays their messages.\n\n"
-             "Exit status: 0 the lab ran to the end (jobs may have failed: see the table), 1 run-time\n"
-             "failure (time limit, I/O), 2 bad usage or bad job file (FILE:LINE: message).\n");
-}
+static const app_option lab__opts[] = {
+    {"--journal", APP_O_STRING, "FILE", 0, 0, 0,
+     "append-only journal (default results/JOBNAME.journal); kernel job\noutputs go to FILE.d/"},
+    {"--resume", APP_O_FLAG, NULL, 0, 0, 0, "continue the lab recorded in the journal (after the runner died)"},
+    {"--out", APP_O_STRING, "FILE.h5", 0, 0, 0, "results (default results/JOBNAME.h5; docs/results-format.md)"},
+    {"--also-simulate", APP_O_FLAG, NULL, 0, 0, 0,
+     "also run the job file through the simulator with the measured worker\n"
+     "speeds and print simulated and real times side by side"},
+    {"--verbose", APP_O_FLAG, NULL, 0, 0, 0, "one line per decision and fault"},
+    {"--check", APP_O_FLAG, NULL, 0, 0, 0, "validate the job file and stop"},
+    {"--keys", APP_O_FLAG, NULL, 0, 0, 0, "list every key of a job file (no JOBFILE needed)"},
+    {NULL},
+};
+static const app_cli lab__cli = {
+    "lab",
+    "JOBFILE",
+    0,
+    1,
+    "spotlab lab --keys",
+    "Runs the jobs of JOBFILE on worker processes, every decision (placement, replacement,\n"
+    "checkpoints, redundancy) made by the scheduling core, with the faults the file asks for.\n"
+    "This machine has no GPU support in lab mode yet: workers are CPU processes running the\n"
+    "kernels' CPU twins, slowed to lab.speeds by duty-cycling (docs/lab.md).\n",
+    "Under mpirun (one rank per host, e.g. mpirun -np 2 --hostfile HOSTS spotlab lab FILE), rank 0\n"
+    "runs the scheduling core, the journal and the report; every rank runs its block of the\n"
+    "workers and relays their messages.\n\n"
+    "Exit status: 0 the lab ran to the end (jobs may have failed: see the table), 1 run-time\n"
+    "failure (time limit, I/O), 2 bad usage or bad job file (FILE:LINE: message).\n",
+    lab__opts};
 
 static void lab__default_path(const char *jobfile, const char *ext, char *out, size_t len) {
   char *c = strdup(jobfile);
@@ -47,39 +54,24 @@ static void lab__default_path(const char *jobfile, const char *ext, char *out, s
 }
 
 static int cmd_lab_main(int argc, char **argv) {
-  const char *jobfile = NULL, *journal = NULL, *out = NULL, *v;
-  int resume = 0, sim = 0, verbose = 0, check = 0;
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      lab__help(stdout);
-      return 0;
-    } else if (!strcmp(argv[i], "--keys")) {
-      lab_config_describe(stdout);
-      return 0;
-    } else if (app_opt(argc, argv, &i, "--journal", &v)) {
-      journal = v;
-    } else if (app_opt(argc, argv, &i, "--out", &v)) {
-      out = v;
-    } else if (!strcmp(argv[i], "--resume")) {
-      resume = 1;
-    } else if (!strcmp(argv[i], "--also-simulate")) {
-      sim = 1;
-    } else if (!strcmp(argv[i], "--verbose")) {
-      verbose = 1;
-    } else if (!strcmp(argv[i], "--check")) {
-      check = 1;
-    } else if (argv[i][0] == '-') {
-      fprintf(stderr, "spotlab lab: unknown option '%s' (spotlab lab --help)\n", argv[i]);
-      return 2;
-    } else if (!jobfile) {
-      jobfile = argv[i];
-    } else {
-      fprintf(stderr, "spotlab lab: one job file at a time ('%s' is extra)\n", argv[i]);
-      return 2;
-    }
+  app_args a;
+  int prc = app_cli_parse(&lab__cli, argc, argv, &a);
+  if (prc) {
+    app_args_free(&a);
+    return prc == 1 ? 0 : 2;
+  }
+  const char *jobfile = a.noperands ? a.operand[0] : NULL, *journal = app_args_str(&a, "--journal", NULL),
+             *out = app_args_str(&a, "--out", NULL);
+  int resume = app_args_flag(&a, "--resume"), sim = app_args_flag(&a, "--also-simulate"),
+      verbose = app_args_flag(&a, "--verbose"), check = app_args_flag(&a, "--check"),
+      keys = app_args_flag(&a, "--keys");
+  app_args_free(&a);
+  if (keys) {
+    lab_config_describe(stdout);
+    return 0;
   }
   if (!jobfile) {
-    lab__help(stderr);
+    app_cli_usage(&lab__cli, stderr);
     return 2;
   }
   /* Several hosts: one MPI rank per host (mpirun with a host file). MPI is started only then,

@@ -2,6 +2,7 @@
  * results files (the work is done by analysis/report, rpt.h). */
 #include "analysis/report/rpt.h"
 #include "app/app.h"
+#include "app/cli.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -15,44 +16,38 @@ static void report__default_out(const char *in, char *out, size_t len) {
   snprintf(out, len, "%.*s-report", (int)n, in);
 }
 
+static const app_option report__opts[] = {
+    {"--out", APP_O_STRING, "DIR", 0, 0, 0, "report folder (default: RESULTS without .h5, plus -report)"},
+    {"--gnuplot", APP_O_STRING, "PROGRAM", 0, 0, 0,
+     "gnuplot to run (default $SPOTLAB_GNUPLOT, else gnuplot on PATH;\n'none': tables only)"},
+    {"--quiet", APP_O_FLAG, NULL, 0, 0, 0, "no progress lines"},
+    {NULL},
+};
+static const app_cli report__cli = {
+    "report",
+    "RESULTS.h5",
+    1,
+    1,
+    NULL,
+    "Writes DIR/summary.md and DIR/summary.csv (means and 95% confidence intervals across\n"
+    "replications, grouped by persona, pool, region, class and policy), the figures as PNG and\n"
+    "SVG (gnuplot), and DIR/index.html that shows them all. Works on the results of `spotlab run`\n"
+    "and on sweep files of `spotlab sweep` (each metric against the swept key). A figure whose\n"
+    "inputs are not in the file is skipped, with a line that says why.\n",
+    "Exit status: 0 done, 1 the report could not be written, 2 bad usage or a bad, damaged or\n"
+    "other-version results file (the message names the file and what is wrong).\n",
+    report__opts};
+
 static int cmd_report_main(int argc, char **argv) {
-  const char *in = NULL, *out = NULL, *gp = NULL, *v;
-  int quiet = 0;
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      printf("usage: spotlab report RESULTS.h5 [--out DIR] [--gnuplot PROGRAM] [--quiet]\n\n"
-             "Writes DIR/summary.md and DIR/summary.csv (means and 95%% confidence intervals across\n"
-             "replications, grouped by persona, pool, region, class and policy), the figures as PNG and\n"
-             "SVG (gnuplot), and DIR/index.html that shows them all. Works on the results of `spotlab run`\n"
-             "and on sweep files of `spotlab sweep` (each metric against the swept key). A figure whose\n"
-             "inputs are not in the file is skipped, with a line that says why.\n\n"
-             "  --out DIR          report folder (default: RESULTS without .h5, plus -report)\n"
-             "  --gnuplot PROGRAM  gnuplot to run (default $SPOTLAB_GNUPLOT, else gnuplot on PATH;\n"
-             "                     'none': tables only)\n"
-             "  --quiet            no progress lines\n\n"
-             "Exit status: 0 done, 1 the report could not be written, 2 bad usage or a bad, damaged or\n"
-             "other-version results file (the message names the file and what is wrong).\n");
-      return 0;
-    } else if (app_opt(argc, argv, &i, "--out", &v)) {
-      out = v;
-    } else if (app_opt(argc, argv, &i, "--gnuplot", &v)) {
-      gp = v;
-    } else if (!strcmp(argv[i], "--quiet")) {
-      quiet = 1;
-    } else if (argv[i][0] == '-') {
-      fprintf(stderr, "spotlab report: unknown option '%s' (spotlab report --help)\n", argv[i]);
-      return 2;
-    } else if (!in) {
-      in = argv[i];
-    } else {
-      fprintf(stderr, "spotlab report: one results file at a time ('%s' is extra)\n", argv[i]);
-      return 2;
-    }
+  app_args a;
+  int prc = app_cli_parse(&report__cli, argc, argv, &a);
+  if (prc) {
+    app_args_free(&a);
+    return prc == 1 ? 0 : 2;
   }
-  if (!in) {
-    fprintf(stderr, "usage: spotlab report RESULTS.h5 [--out DIR] (spotlab report --help)\n");
-    return 2;
-  }
+  const char *in = a.operand[0], *out = app_args_str(&a, "--out", NULL), *gp = app_args_str(&a, "--gnuplot", NULL);
+  int quiet = app_args_flag(&a, "--quiet");
+  app_args_free(&a);
   char err[RPT_ERRLEN], defout[4096];
   rpt_file *f;
   int rc = rpt_open(in, &f, err, sizeof err);

@@ -1,5 +1,7 @@
 /* cmd_run.c - `spotlab run`, `spotlab check` and `spotlab keys`. */
 #include "app/app.h"
+#include "app/cli.h"
+#include "app/progress.h"
 #include "app/models.h"
 #include "app/runner.h"
 
@@ -10,23 +12,48 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define APP_MAX_OVERRIDES 64
+static const app_option run__opts[] = {
+    {"--seed", APP_O_U64, "N", 0, 9.2e18, 0, "base seed (overrides run.seed); replication r derives its own"},
+    {"--reps", APP_O_U64, "N", 1, 10000, 0, "replications (overrides run.reps); 95% CIs need 2 or more"},
+    {"--out", APP_O_STRING, "FILE.h5", 0, 0, 0, "results file (default: results/SCENARIO-NAME.h5)"},
+    {"--param", APP_O_STRING, "KEY=VALUE", 0, 0, APP_REPEAT,
+     "override one scenario key, e.g. --param market.bidding.fee=0.05; a list's item by\n"
+     "name or index: market.regions.us.weekend_factor=0.8, 'market.regions.[1].tz_h=2'"},
+    {"--all", APP_O_FLAG, NULL, 0, 0, 0, "print every metric, not only the model's headline ones"},
+    {"--quiet", APP_O_FLAG, NULL, 0, 0, 0, "no summary table, no progress line"},
+    {NULL},
+};
+static const app_cli run__cli = {
+    "run",
+    "SCENARIO",
+    1,
+    1,
+    NULL,
+    "Runs a scenario file and writes its results (HDF5, docs/results-format.md).\n",
+    "Replications run in parallel on OpenMP threads (OMP_NUM_THREADS), or one after another\n"
+    "over all ranks under mpirun. One scenario and seed give bit-identical results on any\n"
+    "number of ranks and threads.\n"
+    "Exit status: 0 done, 1 an end-of-run check failed or the file could not be written,\n"
+    "2 bad usage or bad scenario (reported as FILE:LINE: message).\n",
+    run__opts};
 
-static void run__help(FILE *f) {
-  fprintf(f, "usage: spotlab run SCENARIO [--seed N] [--reps N] [--out FILE.h5] [--param KEY=VALUE]...\n"
-             "                  [--all] [--quiet]\n\n"
-             "Runs a scenario file and writes its results (HDF5, docs/results-format.md).\n\n"
-             "  --seed N          base seed (overrides run.seed); replication r derives its own\n"
-             "  --reps N          replications (overrides run.reps); 95%% CIs need 2 or more\n"
-             "  --out FILE.h5     results file (default: results/SCENARIO-NAME.h5)\n"
-             "  --param K=V       override one scenario key, e.g. --param market.bidding.fee=0.05\n"
-             "  --all             print every metric, not only the model's headline ones\n"
-             "  --quiet           no summary table, no progress line\n\n"
-             "Replications run in parallel on OpenMP threads (OMP_NUM_THREADS), or one after another\n"
-             "over all ranks under mpirun. One scenario and seed give bit-identical results on any\n"
-             "number of ranks and threads.\n"
-             "Exit status: 0 done, 1 an end-of-run check failed or the file could not be written,\n"
-             "2 bad usage or bad scenario (reported as FILE:LINE: message).\n");
+/* The overrides of the command line as app_load takes them: --seed and --reps as run.seed and
+ * run.reps, then every --param in order (a later one wins). malloc'd, *n set. */
+static const char **run__overrides(const app_args *a, char *seedbuf, char *repsbuf, size_t len, int *n) {
+  int np = app_args_count(a, "--param");
+  const char **ovr = calloc((size_t)np + 2, sizeof *ovr);
+  if (!ovr) SIM_FATAL("out of memory");
+  *n = 0;
+  if (app_args_count(a, "--seed")) {
+    snprintf(seedbuf, len, "run.seed=%llu", app_args_u64(a, "--seed", 0));
+    ovr[(*n)++] = seedbuf;
+  }
+  if (app_args_count(a, "--reps")) {
+    snprintf(repsbuf, len, "run.reps=%llu", app_args_u64(a, "--reps", 0));
+    ovr[(*n)++] = repsbuf;
+  }
+  for (int k = 0; k < np; k++) ovr[(*n)++] = app_args_at(a, "--param", k);
+  return ovr;
 }
 
 static void run__default_out(const char *scenario, char *out, size_t len) {
@@ -38,51 +65,8 @@ static void run__default_out(const char *scenario, char *out, size_t len) {
   free(c);
 }
 
-static int cmd_run_main(int argc, char **argv) {
-  const char *scenario = NULL, *out = NULL, *v;
-  const char *ovr[APP_MAX_OVERRIDES + 2];
-  int novr = 0, quiet = 0, all = 0;
-  char seedbuf[64], repsbuf[64];
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      run__help(stdout);
-      return 0;
-    } else if (app_opt(argc, argv, &i, "--seed", &v)) {
-      unsigned long long x;
-      if (app_opt_u64("--seed", v, 0, (unsigned long long)9.2e18, &x)) return 2;
-      snprintf(seedbuf, sizeof seedbuf, "run.seed=%llu", x);
-      ovr[novr++] = seedbuf;
-    } else if (app_opt(argc, argv, &i, "--reps", &v)) {
-      unsigned long long x;
-      if (app_opt_u64("--reps", v, 1, 10000, &x)) return 2;
-      snprintf(repsbuf, sizeof repsbuf, "run.reps=%llu", x);
-      ovr[novr++] = repsbuf;
-    } else if (app_opt(argc, argv, &i, "--out", &v)) {
-      out = v;
-    } else if (app_opt(argc, argv, &i, "--param", &v)) {
-      if (novr >= APP_MAX_OVERRIDES) {
-        fprintf(stderr, "spotlab run: too many --param options\n");
-        return 2;
-      }
-      ovr[novr++] = v;
-    } else if (!strcmp(argv[i], "--quiet")) {
-      quiet = 1;
-    } else if (!strcmp(argv[i], "--all")) {
-      all = 1;
-    } else if (argv[i][0] == '-') {
-      fprintf(stderr, "spotlab run: unknown option '%s' (spotlab run --help)\n", argv[i]);
-      return 2;
-    } else if (!scenario) {
-      scenario = argv[i];
-    } else {
-      fprintf(stderr, "spotlab run: one scenario at a time ('%s' is extra)\n", argv[i]);
-      return 2;
-    }
-  }
-  if (!scenario) {
-    run__help(stderr);
-    return 2;
-  }
+static int cmd_run__go(const char *scenario, const char *out, const char **ovr, int novr, int quiet, int all, int argc,
+                       char **argv) {
   app_mpi_init(&argc, &argv);
   int rank = app_mpi_rank();
   sim_diag d;
@@ -112,76 +96,97 @@ static int cmd_run_main(int argc, char **argv) {
       return 2;
     }
   }
-  int progress = !quiet && isatty(2);
+  app_stop_install();
+  app_progress *prog = app_progress_start("rep", (int)l.run.reps, quiet);
   app_run_out o;
-  int failed = app_run_reps(&l, progress, &o);
+  int failed = app_run_reps(&l, prog, &o);
+  app_progress_end(prog);
   int rc = 0;
   if (rank == 0) {
-    if (app_write_results(out, &l, &o)) rc = 1;
-    if (!quiet) {
+    /* Stopped by a signal: the finished replications are written, marked interrupted (the honest
+     * part of a run: replications 0..n-1 of the same seeds), or nothing when none finished. */
+    if (o.interrupted && o.nreps == 0)
+      fprintf(stderr, "spotlab run: stopped by signal %d before any replication finished; nothing was written\n",
+              o.interrupted);
+    else if (app_write_results(out, &l, &o))
+      rc = 1;
+    if (o.interrupted && o.nreps > 0 && !rc)
+      fprintf(stderr,
+              "spotlab run: stopped by signal %d: %d of %lld replications finished and were written to %s, "
+              "marked interrupted\n",
+              o.interrupted, o.nreps, (long long)l.run.reps, out);
+    if (!quiet && o.nreps > 0) {
       app_print_summary(stdout, &l, &o, all);
-      if (!rc) printf("\nresults: %s\n", out);
+      if (!rc) printf("\nresults: %s%s\n", out, o.interrupted ? " (interrupted)" : "");
     }
   }
+  int sig = o.interrupted;
   app_run_out_free(&l, &o);
   app_unload(&l);
+  if (sig) return app_stop_status(sig);
   return failed || rc ? 1 : 0;
 }
 
-static void check__help(FILE *f) {
-  fprintf(f, "usage: spotlab check SCENARIO [--param KEY=VALUE]... [--print] [--pilot SECONDS | --no-estimate]\n\n"
-             "Parses and validates a scenario file and builds its model without running it.\n"
-             "Problems are reported as FILE:LINE: message (exit 2).\n\n"
-             "  --param K=V       override one scenario key, as `spotlab run` does\n"
-             "  --print           write every key's effective value, defaults included\n"
-             "  --pilot SECONDS   CPU time for the estimate's pilot runs (default 0.25): replication 0 runs\n"
-             "                    over a sliver of run.end, then further until the pilots have measured\n"
-             "                    about this much; events and CPU time are extrapolated to run.end. A\n"
-             "                    scenario estimated above run.max_events per replication is refused\n"
-             "  --no-estimate     validate and build only\n");
+static int cmd_run_main(int argc, char **argv) {
+  app_args a;
+  int prc = app_cli_parse(&run__cli, argc, argv, &a);
+  if (prc) {
+    app_args_free(&a);
+    return prc == 1 ? 0 : 2;
+  }
+  const char *scenario = a.operand[0], *out = app_args_str(&a, "--out", NULL);
+  int quiet = app_args_flag(&a, "--quiet"), all = app_args_flag(&a, "--all"), novr;
+  char seedbuf[64], repsbuf[64];
+  const char **ovr = run__overrides(&a, seedbuf, repsbuf, sizeof seedbuf, &novr);
+  int rc = cmd_run__go(scenario, out, ovr, novr, quiet, all, argc, argv);
+  free(ovr);
+  app_args_free(&a);
+  return rc;
 }
 
+static const app_option check__opts[] = {
+    {"--param", APP_O_STRING, "KEY=VALUE", 0, 0, APP_REPEAT, "override one scenario key, as `spotlab run` does"},
+    {"--print", APP_O_FLAG, NULL, 0, 0, 0, "write every key's effective value, defaults included"},
+    {"--pilot", APP_O_DOUBLE, "SECONDS", 0.001, 3600, 0,
+     "CPU time for the estimate's pilot runs (default 0.25): replication 0 runs\n"
+     "over a sliver of run.end, then further until the pilots have measured\n"
+     "about this much; events and CPU time are extrapolated to run.end. A\n"
+     "scenario estimated above run.max_events per replication is refused"},
+    {"--no-estimate", APP_O_FLAG, NULL, 0, 0, 0, "validate and build only"},
+    {NULL},
+};
+static const app_cli check__cli = {"check",
+                                   "SCENARIO",
+                                   1,
+                                   1,
+                                   NULL,
+                                   "Parses and validates a scenario file and builds its model without running it.\n"
+                                   "Problems are reported as FILE:LINE: message (exit 2).\n",
+                                   "Exit status: 0 valid, 2 bad usage or bad scenario.\n",
+                                   check__opts};
+
+static int cmd_check__go(const char *scenario, const char *const *ovr, int novr, int print, int estimate, double pilot);
+
 static int cmd_check_main(int argc, char **argv) {
-  const char *scenario = NULL, *v;
-  const char *ovr[APP_MAX_OVERRIDES];
-  int print = 0, novr = 0, estimate = 1;
-  double pilot = 0.25;
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      check__help(stdout);
-      return 0;
-    } else if (!strcmp(argv[i], "--print")) {
-      print = 1;
-    } else if (!strcmp(argv[i], "--no-estimate")) {
-      estimate = 0;
-    } else if (app_opt(argc, argv, &i, "--pilot", &v)) {
-      char *e;
-      errno = 0;
-      pilot = strtod(v, &e);
-      if (errno || e == v || *e || !(pilot >= 0.001 && pilot <= 3600)) {
-        fprintf(stderr, "spotlab check: --pilot '%s': expected seconds in [0.001, 3600]\n", v);
-        return 2;
-      }
-    } else if (app_opt(argc, argv, &i, "--param", &v)) {
-      if (novr >= APP_MAX_OVERRIDES) {
-        fprintf(stderr, "spotlab check: too many --param options (at most %d)\n", APP_MAX_OVERRIDES);
-        return 2;
-      }
-      ovr[novr++] = v;
-    } else if (argv[i][0] == '-') {
-      fprintf(stderr, "spotlab check: unknown option '%s' (spotlab check --help)\n", argv[i]);
-      return 2;
-    } else if (!scenario) {
-      scenario = argv[i];
-    } else {
-      fprintf(stderr, "spotlab check: one scenario at a time ('%s' is extra)\n", argv[i]);
-      return 2;
-    }
+  app_args a;
+  int prc = app_cli_parse(&check__cli, argc, argv, &a);
+  if (prc) {
+    app_args_free(&a);
+    return prc == 1 ? 0 : 2;
   }
-  if (!scenario) {
-    check__help(stderr);
-    return 2;
-  }
+  int novr = app_args_count(&a, "--param");
+  const char **ovr = calloc((size_t)novr + 1, sizeof *ovr);
+  if (!ovr) SIM_FATAL("out of memory");
+  for (int k = 0; k < novr; k++) ovr[k] = app_args_at(&a, "--param", k);
+  int rc = cmd_check__go(a.operand[0], ovr, novr, app_args_flag(&a, "--print"), !app_args_flag(&a, "--no-estimate"),
+                         app_args_double(&a, "--pilot", 0.25));
+  free(ovr);
+  app_args_free(&a);
+  return rc;
+}
+
+static int cmd_check__go(const char *scenario, const char *const *ovr, int novr, int print, int estimate,
+                         double pilot) {
   sim_diag d;
   sim_diag_init(&d, stderr);
   app_loaded l;
@@ -220,13 +225,23 @@ static int cmd_check_main(int argc, char **argv) {
   return 0;
 }
 
+static const app_option keys__opts[] = {{NULL}};
+static const app_cli keys__cli = {"keys",
+                                  "[MODEL]",
+                                  0,
+                                  1,
+                                  NULL,
+                                  "Lists the scenario keys: the engine's (group run) and each\n"
+                                  "model's (or MODEL's alone), with type, default, bounds, unit and help.\n",
+                                  "Exit status: 0 listed, 2 bad usage or an unknown model.\n",
+                                  keys__opts};
+
 static int cmd_keys_main(int argc, char **argv) {
-  if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-    printf("usage: spotlab keys [MODEL]\n\nLists the scenario keys: the engine's (group run) and each\n"
-           "model's (or MODEL's alone), with type, default, bounds, unit and help.\n");
-    return 0;
-  }
-  const char *only = argc > 1 ? argv[1] : NULL;
+  app_args a;
+  int prc = app_cli_parse(&keys__cli, argc, argv, &a);
+  const char *only = a.noperands ? a.operand[0] : NULL;
+  app_args_free(&a);
+  if (prc) return prc == 1 ? 0 : 2;
   if (only && !app_model_find(only)) {
     fprintf(stderr, "spotlab keys: unknown model '%s'\n", only);
     return 2;

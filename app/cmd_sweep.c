@@ -8,6 +8,8 @@
  * only by the key (common random numbers across the sweep). */
 #include "analysis/report/rpt.h"
 #include "app/app.h"
+#include "app/cli.h"
+#include "app/progress.h"
 #include "app/runner.h"
 
 #include <errno.h>
@@ -20,12 +22,6 @@
 #include <unistd.h>
 
 #define SWEEP_MAX_POINTS 1000
-
-static double sweep__now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* Splits "V1,V2,..." at commas outside brackets and quotes (so "[0.5,0.5]" stays one value). */
 static int sweep__split(const char *list, char **vals, int cap) {
@@ -69,68 +65,66 @@ static double sweep__number(const char *s) {
   return errno || end == s || *end ? NAN : v;
 }
 
-static void sweep__help(FILE *f) {
-  fprintf(f, "usage: spotlab sweep SCENARIO --param KEY=V1,V2,... [--reps N] [--seed N] [--out FILE.h5] [--quiet]\n\n"
-             "Runs the scenario once per value of KEY (a scenario key, group.key) and writes one sweep\n"
-             "file: per point and replication every metric, and their means and 95%% confidence\n"
-             "intervals. Each point's full results file is kept as FILE.points/point_NNNN.h5.\n"
-             "`spotlab report FILE.h5` draws every metric against KEY with its confidence band.\n\n"
-             "  --param KEY=V1,...  the key and its values (commas inside [..] or \"..\" do not split)\n"
-             "  --reps N            replications per point (overrides run.reps)\n"
-             "  --seed N            base seed, the same at every point (overrides run.seed)\n"
-             "  --out FILE.h5       sweep file (default: results/SCENARIO-sweep.h5)\n"
-             "  --quiet             no progress lines\n\n"
-             "Every point is checked before the first one runs. Progress: one line per point on stderr.\n"
-             "Under mpirun, points run one after another, each replication over all ranks.\n"
-             "Exit status: 0 done, 1 a check failed or a file could not be written, 2 bad usage or scenario.\n");
-}
+static const app_option sweep__opts[] = {
+    {"--param", APP_O_STRING, "KEY=V1,V2,...", 0, 0, APP_REQUIRED,
+     "the key and its values (commas inside [..] or \"..\" do not split); a list's item\n"
+     "by name or index, as in run: market.regions.us.weekend_factor=0.6,0.8"},
+    {"--reps", APP_O_U64, "N", 1, 10000, 0, "replications per point (overrides run.reps)"},
+    {"--seed", APP_O_U64, "N", 0, 9.2e18, 0, "base seed, the same at every point (overrides run.seed)"},
+    {"--out", APP_O_STRING, "FILE.h5", 0, 0, 0, "sweep file (default: results/SCENARIO-sweep.h5)"},
+    {"--quiet", APP_O_FLAG, NULL, 0, 0, 0, "no progress lines"},
+    {NULL},
+};
+static const app_cli sweep__cli = {
+    "sweep",
+    "SCENARIO",
+    1,
+    1,
+    NULL,
+    "Runs the scenario once per value of KEY (a scenario key, group.key) and writes one sweep\n"
+    "file: per point and replication every metric, and their means and 95% confidence\n"
+    "intervals. Each point's full results file is kept as FILE.points/point_NNNN.h5.\n"
+    "`spotlab report FILE.h5` draws every metric against KEY with its confidence band.\n",
+    "Every point is checked before the first one runs. Progress: one line per point on stderr.\n"
+    "Under mpirun, points run one after another, each replication over all ranks.\n"
+    "Exit status: 0 done, 1 a check failed or a file could not be written, 2 bad usage or scenario.\n",
+    sweep__opts};
+
+static int cmd_sweep__go(const char *scenario, const char *param, const char *out, const char *const *fixed, int nfixed,
+                         int quiet, int argc, char **argv);
 
 static int cmd_sweep_main(int argc, char **argv) {
-  const char *scenario = NULL, *param = NULL, *out = NULL, *v;
+  app_args a;
+  int prc = app_cli_parse(&sweep__cli, argc, argv, &a);
+  if (prc) {
+    app_args_free(&a);
+    return prc == 1 ? 0 : 2;
+  }
+  const char *param = app_args_str(&a, "--param", NULL);
   char seedbuf[64], repsbuf[64];
   const char *fixed[2];
-  int nfixed = 0, quiet = 0;
+  int nfixed = 0;
+  if (app_args_count(&a, "--reps")) {
+    snprintf(repsbuf, sizeof repsbuf, "run.reps=%llu", app_args_u64(&a, "--reps", 0));
+    fixed[nfixed++] = repsbuf;
+  }
+  if (app_args_count(&a, "--seed")) {
+    snprintf(seedbuf, sizeof seedbuf, "run.seed=%llu", app_args_u64(&a, "--seed", 0));
+    fixed[nfixed++] = seedbuf;
+  }
+  int rc = cmd_sweep__go(a.operand[0], param, app_args_str(&a, "--out", NULL), fixed, nfixed,
+                         app_args_flag(&a, "--quiet"), argc, argv);
+  app_args_free(&a);
+  return rc;
+}
+
+/* The sweep of `param` (KEY=V1,V2,...) with the overrides fixed[0..nfixed) at every point. */
+static int cmd_sweep__go(const char *scenario, const char *param, const char *out, const char *const *fixed, int nfixed,
+                         int quiet, int argc, char **argv) {
+  int rc = 0, failed = 0, sig_out = 0;   /* sig_out: the signal that stopped the sweep */
   char *base = NULL;                     /* freed at done: declared before the first goto */
   char **names0 = NULL, **units0 = NULL; /* metric names of point 1, which every point must share */
   unsigned nm0 = 0;
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      sweep__help(stdout);
-      return 0;
-    } else if (app_opt(argc, argv, &i, "--param", &v)) {
-      if (param) {
-        fprintf(stderr, "spotlab sweep: one --param axis per sweep\n");
-        return 2;
-      }
-      param = v;
-    } else if (app_opt(argc, argv, &i, "--reps", &v)) {
-      unsigned long long x;
-      if (app_opt_u64("--reps", v, 1, 10000, &x)) return 2;
-      snprintf(repsbuf, sizeof repsbuf, "run.reps=%llu", x);
-      fixed[nfixed++] = repsbuf;
-    } else if (app_opt(argc, argv, &i, "--seed", &v)) {
-      unsigned long long x;
-      if (app_opt_u64("--seed", v, 0, (unsigned long long)9.2e18, &x)) return 2;
-      snprintf(seedbuf, sizeof seedbuf, "run.seed=%llu", x);
-      fixed[nfixed++] = seedbuf;
-    } else if (app_opt(argc, argv, &i, "--out", &v)) {
-      out = v;
-    } else if (!strcmp(argv[i], "--quiet")) {
-      quiet = 1;
-    } else if (argv[i][0] == '-') {
-      fprintf(stderr, "spotlab sweep: unknown option '%s' (spotlab sweep --help)\n", argv[i]);
-      return 2;
-    } else if (!scenario) {
-      scenario = argv[i];
-    } else {
-      fprintf(stderr, "spotlab sweep: one scenario at a time ('%s' is extra)\n", argv[i]);
-      return 2;
-    }
-  }
-  if (!scenario || !param) {
-    sweep__help(stderr);
-    return 2;
-  }
   const char *eq = strchr(param, '=');
   if (!eq || eq == param || !eq[1]) {
     fprintf(stderr, "spotlab sweep: --param wants KEY=V1,V2,... (got '%s')\n", param);
@@ -151,7 +145,7 @@ static int cmd_sweep_main(int argc, char **argv) {
   }
 
   app_mpi_init(&argc, &argv);
-  int rank = app_mpi_rank(), rc = 0, failed = 0;
+  int rank = app_mpi_rank();
   char **ovr_text = calloc((size_t)np, sizeof *ovr_text);
   if (!ovr_text) SIM_FATAL("out of memory");
   for (int p = 0; p < np; p++) ovr_text[p] = sweep__join(key, "=", vals[p], 0);
@@ -163,7 +157,8 @@ static int cmd_sweep_main(int argc, char **argv) {
   int reps = 0;
   const sim_model_class *cls = NULL;
   for (int p = 0; p < np; p++) {
-    const char *ovr[3] = {fixed[0], fixed[1], NULL};
+    const char *ovr[3];
+    for (int k = 0; k < nfixed; k++) ovr[k] = fixed[k];
     ovr[nfixed] = ovr_text[p];
     if (app_load(scenario, ovr, nfixed + 1, &d, &l)) {
       if (rank == 0) fprintf(stderr, "spotlab sweep: point %d (%s) has errors; nothing was run\n", p + 1, ovr_text[p]);
@@ -244,9 +239,14 @@ static int cmd_sweep_main(int argc, char **argv) {
     s.units[k] = units0[k];
   }
   uint64_t seed = 0;
-  double t0 = sweep__now();
+  int ndone = 0, sig = 0; /* points finished; the signal that stopped the sweep */
+  app_stop_install();
+  app_progress *prog = app_progress_start("point", np, quiet);
+  app_progress_engine_lines(prog, 0); /* the timer line: points can be long */
   for (int p = 0; p < np && !rc; p++) {
-    const char *ovr[3] = {fixed[0], fixed[1], NULL};
+    if ((sig = app_stop_agreed())) break; /* a point boundary: stop here, keep what finished */
+    const char *ovr[3];
+    for (int k = 0; k < nfixed; k++) ovr[k] = fixed[k];
     ovr[nfixed] = ovr_text[p];
     if (app_load(scenario, ovr, nfixed + 1, &d, &l)) { /* checked above; a file changed under us */
       rc = 2;
@@ -255,30 +255,42 @@ static int cmd_sweep_main(int argc, char **argv) {
     seed = (uint64_t)l.run.seed;
     s.x[p] = sweep__number(vals[p]);
     app_run_out o;
-    double tp = sweep__now();
-    failed |= app_run_reps(&l, 0, &o);
+    failed |= app_run_reps(&l, NULL, &o);
+    if (o.nreps < reps) { /* stopped inside the point: its replications are not all there, drop it */
+      sig = o.interrupted;
+      app_run_out_free(&l, &o);
+      app_unload(&l);
+      break;
+    }
     if (rank == 0) {
       char pf[4400];
       snprintf(pf, sizeof pf, "%s/point_%04d.h5", pdir, p);
       s.point_files[p] = sweep__join(rel, "/point_", NULL, p);
       if (app_write_results(pf, &l, &o)) rc = 1;
       memcpy(s.values + (size_t)p * reps * nm, o.values, (size_t)reps * nm * sizeof *o.values);
-      double el = sweep__now() - t0;
-      if (!quiet)
-        fprintf(stderr, "sweep: point %d/%d (%s): %d replication%s in %.1f s; %.0f s elapsed, about %.0f s left\n",
-                p + 1, np, ovr_text[p], reps, reps == 1 ? "" : "s", sweep__now() - tp, el, el / (p + 1) * (np - p - 1));
     }
+    ndone++;
+    app_progress_step(prog, ovr_text[p], 1);
     app_run_out_free(&l, &o);
     app_unload(&l);
   }
-  if (rank == 0 && !rc) {
+  app_progress_end(prog);
+  sig_out = ndone < np ? sig : 0; /* a signal after the last point stopped nothing */
+  if (sig_out && rank == 0)
+    fprintf(stderr, "spotlab sweep: stopped by signal %d after %d of %d points%s\n", sig, ndone, np,
+            ndone ? "; the sweep file holds the finished ones, marked interrupted" : "; nothing was written");
+  if (rank == 0 && !rc && ndone > 0) {
     char err[RPT_ERRLEN];
+    s.npoints = (unsigned)ndone;
+    s.interrupted = sig_out != 0;
+    s.npoints_requested = (unsigned)np;
     if (rpt_sweep_write(out, &s, scenario, seed, err, sizeof err)) {
       fprintf(stderr, "spotlab sweep: %s\n", err);
       rc = 1;
     } else if (!quiet) {
-      printf("sweep: %d points of %s, %d replication%s each\nresults: %s (points in %s/)\nnext: spotlab report %s\n",
-             np, key, reps, reps == 1 ? "" : "s", out, pdir, out);
+      printf("sweep: %d of %d points of %s%s, %d replication%s each\nresults: %s (points in %s/)\nnext: spotlab "
+             "report %s\n",
+             ndone, np, key, s.interrupted ? " (interrupted)" : "", reps, reps == 1 ? "" : "s", out, pdir, out);
     }
   }
   for (int p = 0; s.point_files && p < np; p++) free(s.point_files[p]);
@@ -301,6 +313,7 @@ done:
   }
   free(ovr_text);
   if (rc) return rc;
+  if (sig_out) return app_stop_status(sig_out);
   return failed ? 1 : 0;
 }
 

@@ -1,5 +1,6 @@
 /* runner.c - see runner.h. */
 #include "app/runner.h"
+#include "app/progress.h"
 #include "app/app.h"
 #include "app/models.h"
 
@@ -246,7 +247,7 @@ static double app__now(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-int app_run_reps(app_loaded *l, int progress, app_run_out *o) {
+int app_run_reps(app_loaded *l, app_progress *prog, app_run_out *o) {
   int reps = (int)l->run.reps, rank = app_mpi_rank();
   unsigned nm = l->nmetrics;
   memset(o, 0, sizeof *o);
@@ -256,38 +257,50 @@ int app_run_reps(app_loaded *l, int progress, app_run_out *o) {
   o->ranks = app_mpi_size();
   o->threads = o->ranks > 1 ? 1 : omp_get_max_threads();
   if (o->threads > reps) o->threads = reps;
-  int failed = 0, done = 0;
+  int failed = 0;
   double t0 = app__now();
+  /* The engine's own in-place line within a replication, where one runs at a time on a terminal;
+   * otherwise prog's lines (per-event lines of several threads would interleave). */
+  int engine_lines = app_progress_engine_lines(prog, o->threads == 1);
+  unsigned char *ran = calloc((size_t)reps, 1);
+  if (!ran) SIM_FATAL("out of memory");
 
   if (o->ranks > 1) {
     for (int r = 0; r < reps; r++) {
+      if ((o->interrupted = app_stop_agreed())) break; /* every rank stops at the same replication */
       char label[32];
       snprintf(label, sizeof label, "rep %d/%d", r + 1, reps);
-      sim_run_opts opts = {sim_rep_seed((uint64_t)l->run.seed, (unsigned)r), 1, progress, label};
+      sim_run_opts opts = {sim_rep_seed((uint64_t)l->run.seed, (unsigned)r), 1, engine_lines, label};
       int rc = sim_run(&l->model, &opts, &o->reps[r]);
       if (rc) SIM_FATAL("the engine refused the model: %s", sim_strerror(rc));
+      ran[r] = 1;
+      app_progress_step(prog, NULL, 0);
     }
   } else {
 #pragma omp parallel for schedule(dynamic, 1) num_threads(o->threads)
     for (int r = 0; r < reps; r++) {
+      if (app_stop_signal()) continue; /* stopping: no replication starts */
       char label[32];
       snprintf(label, sizeof label, "rep %d/%d", r + 1, reps);
-      /* With several threads, per-event progress lines would interleave: show completions. */
-      sim_run_opts opts = {sim_rep_seed((uint64_t)l->run.seed, (unsigned)r), 0, progress && o->threads == 1, label};
+      sim_run_opts opts = {sim_rep_seed((uint64_t)l->run.seed, (unsigned)r), 0, engine_lines, label};
       int rc = sim_run(&l->model, &opts, &o->reps[r]);
       if (rc) SIM_FATAL("the engine refused the model: %s", sim_strerror(rc));
 #pragma omp critical
       {
-        done++;
-        if (progress && o->threads > 1)
-          fprintf(stderr, "\rreplications: %d of %d done, %.0f s elapsed   %s", done, reps, app__now() - t0,
-                  done == reps ? "\n" : "");
+        ran[r] = 1;
+        app_progress_step(prog, NULL, 0);
       }
     }
   }
   o->wall_s = app__now() - t0;
+  /* What finished: replications 0..nreps-1 (a later one that finished beside a gap is dropped, so
+   * that the file holds replications 0..n-1 of the same seeds as a whole run). */
+  while (o->nreps < reps && ran[o->nreps]) o->nreps++;
+  for (int r = o->nreps; r < reps; r++) sim_results_free(&o->reps[r]);
+  free(ran);
+  if (o->nreps < reps && !o->interrupted) o->interrupted = app_stop_signal();
   if (rank != 0) return 0;
-  for (int r = 0; r < reps; r++) {
+  for (int r = 0; r < o->nreps; r++) {
     if (nm) l->cls->compute_metrics(&l->model, &o->reps[r], o->values + (size_t)r * nm);
     char msg[512];
     if (l->cls->check && l->cls->check(&l->model, &o->reps[r], msg, sizeof msg)) {
@@ -312,12 +325,14 @@ int app_write_results(const char *path, app_loaded *l, app_run_out *o) {
                        sim_scenario_text(l->scn),
                        l->effective,
                        (uint64_t)l->run.seed,
-                       (int)l->run.reps,
+                       o->nreps,
                        o->ranks,
                        o->threads,
                        o->wall_s,
                        l->run.end,
-                       app_command_line()};
+                       app_command_line(),
+                       o->interrupted != 0,
+                       (int)l->run.reps};
   char err[512];
   int rc = sim_results_write(path, &meta, &l->model, o->reps, l->metrics, l->nmetrics, o->values, err, sizeof err);
   if (rc) fprintf(stderr, "spotlab: %s\n", err);
@@ -325,7 +340,7 @@ int app_write_results(const char *path, app_loaded *l, app_run_out *o) {
 }
 
 void app_print_summary(FILE *f, app_loaded *l, app_run_out *o, int all) {
-  int reps = (int)l->run.reps;
+  int reps = o->nreps;
   uint64_t ev = 0;
   for (int r = 0; r < reps; r++) ev += o->reps[r].events;
   fprintf(f,

@@ -52,18 +52,26 @@ int app_estimate_refused(const app_loaded *l, const char *path, const app_estima
 void app_unload(app_loaded *l);
 
 /* Runs l->run.reps replications (OpenMP threads on one rank, or one after another over all ranks)
- * and fills reps[] and values[reps][nmetrics] (rank 0). Returns 0, or 1 if a check failed. */
+ * and fills reps[] and values[reps][nmetrics] (rank 0). Returns 0, or 1 if a check failed.
+ * `prog` (or NULL) reports each finished replication. A SIGINT or SIGTERM caught by
+ * app_stop_install stops it at the next replication boundary: the replications under way finish,
+ * no more start; nreps is then the finished ones (a prefix 0..nreps-1, later ones are dropped) and
+ * interrupted the signal. */
+typedef struct app_progress app_progress;
 typedef struct app_run_out {
   sim_results *reps;
   double *values;
   double wall_s;
   int threads;
   int ranks;
+  int nreps;       /* replications finished: l->run.reps unless interrupted */
+  int interrupted; /* the signal that stopped the run, or 0 */
 } app_run_out;
-int app_run_reps(app_loaded *l, int progress, app_run_out *o);
+int app_run_reps(app_loaded *l, app_progress *prog, app_run_out *o);
 void app_run_out_free(app_loaded *l, app_run_out *o);
 
-/* Writes the results file for a finished run (rank 0). */
+/* Writes the results file for a run (rank 0): its o->nreps replications, marked interrupted
+ * (/meta interrupted, reps_requested) when o->interrupted. */
 int app_write_results(const char *path, app_loaded *l, app_run_out *o);
 /* Prints the summary table of a finished run (rank 0): the headline metrics, or all of them. */
 void app_print_summary(FILE *f, app_loaded *l, app_run_out *o, int all);

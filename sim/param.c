@@ -693,17 +693,122 @@ void sim_param_error(const sim_scenario *s, const char *path, sim_diag *d, const
 
 /* ---- overrides (sweeps) ------------------------------------------------------------------- */
 
+/* The name of list item `it` (its `name` key), or NULL. */
+static const char *sim__item_name(const config_setting_t *it) {
+  const config_setting_t *n =
+      config_setting_type(it) == CONFIG_TYPE_GROUP ? config_setting_get_member(it, "name") : NULL;
+  return n && config_setting_type(n) == CONFIG_TYPE_STRING ? config_setting_get_string(n) : NULL;
+}
+
+/* "us, eu, asia" (the names of the list's items) into buf. */
+static void sim__item_names(const config_setting_t *list, char *buf, size_t len) {
+  buf[0] = 0;
+  int n = config_setting_length(list), shown = 0;
+  for (int i = 0; i < n; i++) {
+    const char *nm = sim__item_name(config_setting_get_elem(list, (unsigned)i));
+    if (!nm) continue;
+    size_t l = strlen(buf);
+    snprintf(buf + l, len - l, "%s%s", shown++ ? ", " : "", nm);
+  }
+}
+
+/* Whole number without sign or spaces, as an index; -1 if `t` is not one. */
+static long sim__index(const char *t, size_t n) {
+  if (n == 0 || n > 9) return -1;
+  long v = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (t[i] < '0' || t[i] > '9') return -1;
+    v = v * 10 + (t[i] - '0');
+  }
+  return v;
+}
+
+/* The item of list `list` (reached by `at`, for messages) that `seg` names: "[N]" is index N
+ * (0-based, as error messages write paths), a bare number N is index N unless an item is named
+ * "N" elsewhere (ambiguous: an error that names both), anything else is the item whose `name` key
+ * is `seg`. NULL after reporting. */
+static config_setting_t *sim__list_item(config_setting_t *list, const char *seg, const char *key, const char *at,
+                                        sim_diag *d) {
+  int n = config_setting_length(list);
+  size_t sl = strlen(seg);
+  long idx = -1;
+  int bracket = sl >= 2 && seg[0] == '[' && seg[sl - 1] == ']';
+  if (bracket) {
+    idx = sim__index(seg + 1, sl - 2);
+    if (idx < 0) {
+      sim_diag_report(d, "--param", 0, "key '%s': '%s' is not an index [N] of '%s' (N a whole number)", key, seg, at);
+      return NULL;
+    }
+  } else {
+    int found = -1, count = 0;
+    for (int i = 0; i < n; i++) {
+      const char *nm = sim__item_name(config_setting_get_elem(list, (unsigned)i));
+      if (nm && !strcmp(nm, seg)) {
+        if (found < 0) found = i;
+        count++;
+      }
+    }
+    long num = sim__index(seg, sl);
+    if (count > 1) {
+      sim_diag_report(d, "--param", 0, "key '%s': %d items of '%s' are named '%s'; address one by its index [N]", key,
+                      count, at, seg);
+      return NULL;
+    }
+    if (found >= 0 && num >= 0 && num != found && num < n) {
+      sim_diag_report(d, "--param", 0,
+                      "key '%s': '%s' is ambiguous in '%s': item [%d] is named '%s' and [%ld] is an index; write "
+                      "[%d] or [%ld]",
+                      key, seg, at, found, seg, num, found, num);
+      return NULL;
+    }
+    if (found >= 0) return config_setting_get_elem(list, (unsigned)found);
+    idx = num;
+    if (idx < 0) {
+      char names[1024];
+      sim__item_names(list, names, sizeof names);
+      if (n == 0)
+        sim_diag_report(d, "--param", 0, "key '%s': '%s' has no items (no item named '%s')", key, at, seg);
+      else if (names[0])
+        sim_diag_report(d, "--param", 0, "key '%s': no item of '%s' is named '%s' (its items: %s; or [0] to [%d])", key,
+                        at, seg, names, n - 1);
+      else
+        sim_diag_report(d, "--param", 0,
+                        "key '%s': the items of '%s' have no names: address one by its index [0] to [%d]", key, at,
+                        n - 1);
+      return NULL;
+    }
+  }
+  if (idx >= n) {
+    if (n == 0)
+      sim_diag_report(d, "--param", 0, "key '%s': index %s is out of range: '%s' has no items", key, seg, at);
+    else
+      sim_diag_report(d, "--param", 0, "key '%s': index %s is out of range: '%s' has %d item%s, [0] to [%d]", key, seg,
+                      at, n, n == 1 ? "" : "s", n - 1);
+    return NULL;
+  }
+  config_setting_t *it = config_setting_get_elem(list, (unsigned)idx);
+  if (config_setting_type(it) != CONFIG_TYPE_GROUP) {
+    sim_diag_report(d, "--param", 0, "key '%s': item %s of '%s' is not a group { ... }", key, seg, at);
+    return NULL;
+  }
+  return it;
+}
+
 int sim_scenario_set(sim_scenario *s, const char *assignment, sim_diag *d) {
   const char *eq = strchr(assignment, '=');
   if (!eq || eq == assignment) {
     sim_diag_report(d, "--param", 0, "'%s' is not KEY=VALUE", assignment);
     return SIM_ECONFIG;
   }
-  char key[256];
+  char key[256], path[256];
   size_t kl = (size_t)(eq - assignment);
-  if (kl >= sizeof key) kl = sizeof key - 1;
+  if (kl >= sizeof key) {
+    sim_diag_report(d, "--param", 0, "key '%.40s...': longer than %zu characters", assignment, sizeof key - 1);
+    return SIM_ECONFIG;
+  }
   memcpy(key, assignment, kl);
   key[kl] = 0;
+  memcpy(path, key, kl + 1);
   char buf[1024];
   snprintf(buf, sizeof buf, "v = %s;", eq + 1);
   config_t tmp;
@@ -716,20 +821,63 @@ int sim_scenario_set(sim_scenario *s, const char *assignment, sim_diag *d) {
   }
   const config_setting_t *v = config_lookup(&tmp, "v");
   int vt = config_setting_type(v);
-  /* Find or create the parent groups. */
+  /* Walk the path: groups by member name (created when absent, as a scenario may leave a group
+   * to its defaults), lists by item name or index (sim__list_item). `path` keeps the part walked,
+   * for messages. */
   config_setting_t *parent = config_root_setting(&s->cfg);
   char *dot, *name = key;
+  size_t at = 0;   /* length of the walked part of path */
+  int created = 0; /* parent was added here (absent from the scenario) */
   while ((dot = strchr(name, '.'))) {
     *dot = 0;
-    config_setting_t *g = config_setting_get_member(parent, name);
-    if (!g) g = config_setting_add(parent, name, CONFIG_TYPE_GROUP);
-    if (!g || config_setting_type(g) != CONFIG_TYPE_GROUP) {
-      sim_diag_report(d, "--param", 0, "key '%s': '%s' is not a group", assignment, name);
+    char walked[256];
+    snprintf(walked, sizeof walked, "%.*s", (int)(at ? at : 0), path);
+    if (!*name) {
+      sim_diag_report(d, "--param", 0, "key '%s': an empty name between dots", path);
       config_destroy(&tmp);
       return SIM_ECONFIG;
     }
+    config_setting_t *g;
+    if (config_setting_type(parent) == CONFIG_TYPE_LIST) {
+      g = sim__list_item(parent, name, path, walked, d);
+      created = 0;
+      if (!g) {
+        config_destroy(&tmp);
+        return SIM_ECONFIG;
+      }
+    } else if (name[0] == '[') {
+      if (created)
+        sim_diag_report(d, "--param", 0,
+                        "key '%s': '%s' is not in the scenario file: the items of a list left to its default "
+                        "cannot be addressed (write the list in the file)",
+                        path, walked);
+      else
+        sim_diag_report(d, "--param", 0, "key '%s': '%s' is a group, not a list: %s addresses a list's items", path,
+                        at ? walked : "(top level)", name);
+      config_destroy(&tmp);
+      return SIM_ECONFIG;
+    } else {
+      g = config_setting_get_member(parent, name);
+      created = !g;
+      if (!g) g = config_setting_add(parent, name, CONFIG_TYPE_GROUP);
+      int gt = g ? config_setting_type(g) : 0;
+      if (!g || (gt != CONFIG_TYPE_GROUP && gt != CONFIG_TYPE_LIST)) {
+        sim_diag_report(d, "--param", 0, "key '%s': '%s%s%s' is %s, not a group or a list", path, walked, at ? "." : "",
+                        name, g ? sim__setting_type_name(gt) : "not a group");
+        config_destroy(&tmp);
+        return SIM_ECONFIG;
+      }
+    }
     parent = g;
+    at = (size_t)(dot - key);
     name = dot + 1;
+  }
+  if (config_setting_type(parent) == CONFIG_TYPE_LIST || name[0] == '[' || !*name) {
+    sim_diag_report(d, "--param", 0,
+                    "key '%s': an override sets one key of a group; '%s' is %s (add the key: %s.KEY=VALUE)", path, path,
+                    config_setting_type(parent) == CONFIG_TYPE_LIST ? "a list item" : "not a key", path);
+    config_destroy(&tmp);
+    return SIM_ECONFIG;
   }
   if (config_setting_get_member(parent, name)) config_setting_remove(parent, name);
   config_setting_t *n = config_setting_add(parent, name, vt);

@@ -88,7 +88,11 @@ sim_scenario *sim_scenario_load_string(const char *text, const char *name, sim_d
 void sim_scenario_free(sim_scenario *s);
 const char *sim_scenario_path(const sim_scenario *s);
 const char *sim_scenario_text(const sim_scenario *s);
-/* Overrides one key ("group.key=value" as written in a file) before parsing: sweeps use it. */
+/* Overrides one key ("group.key=value" as written in a file) before parsing: --param and sweeps
+ * use it. A list's item is named by its `name` key ("market.regions.us.weekend_factor"), by
+ * "[N]" (0-based) or by a bare N when no other item is named "N"; a wrong name, an index out of
+ * range or an ambiguous N is reported (with the names there are, or the range). Groups absent
+ * from the file are created (they take their defaults otherwise). */
 int sim_scenario_set(sim_scenario *s, const char *assignment, sim_diag *d);
 
 /* The value of a top-level string key (e.g. "model"), or NULL if absent/not a string. */

@@ -237,6 +237,12 @@ int sim_results_write(const char *path, const sim_run_meta *meta, const sim_mode
     rc |= sim__attr_num(g, "wall_time_s", H5T_NATIVE_DOUBLE, &meta->wall_s);
     rc |= sim__attr_num(g, "end_time_s", H5T_NATIVE_DOUBLE, &meta->end_s);
     rc |= sim__attr_str(g, "created", when);
+    if (meta->interrupted) { /* only then: the files of whole runs are as they were */
+      i32 = 1;
+      rc |= sim__attr_num(g, "interrupted", H5T_NATIVE_INT32, &i32);
+      i32 = meta->reps_requested;
+      rc |= sim__attr_num(g, "reps_requested", H5T_NATIVE_INT32, &i32);
+    }
     /* how the file was made: enough to rebuild the same binary and rerun the same command */
     sim_provenance pv;
     sim_provenance_get(&pv);

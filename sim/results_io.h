@@ -18,6 +18,8 @@ typedef struct sim_run_meta {
   int reps, ranks, threads;
   double wall_s, end_s;
   const char *command_line; /* argv, shell-quoted (app_command_line); NULL: "unknown" */
+  int interrupted;          /* 1: a signal stopped the run; `reps` are the replications that finished */
+  int reps_requested;       /* with interrupted: the replications the run was asked for */
 } sim_run_meta;
 
 /* Mean, standard deviation and 95% confidence interval (Student t) of n values. */

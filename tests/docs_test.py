@@ -21,7 +21,8 @@ Fences
 Directives: HTML comments on the lines just before a fence (invisible when rendered)
   <!-- docs-test: skip REASON -->        do not run it; the reason is printed
   <!-- docs-test: args CMD ARGS... -->   append ARGS to every `spotlab CMD` of the block, to make
-                                         it short (CMD may be two words in quotes: "bench sched")
+                                         it short (CMD may be two words in quotes: "bench sched");
+                                         an option of ARGS (but --param) replaces the block's own
   <!-- docs-test: timeout SECONDS -->    the block's limit (default 120 s)
   A command whose own trailing comment says "exit N" must exit N; every other command must exit 0.
 
@@ -202,10 +203,14 @@ class Spotlab:
         for c in self.commands:
             self.commands[c] = self.out(*c.split(), "--help")
         self.keys = set()
+        self.lists = set()  # keys that are lists: `market.regions.us.x` names an item of one
         for l in (self.out("keys") + self.out("lab", "--keys")).split("\n"):
             w = l.split()[0] if l.split() else ""
             if re.match(r"^[a-z_]+\.[a-z0-9_.\[\]]+$", w):
                 self.keys.add(w.replace(".[i]", ""))
+                parts = w.split(".[i]")
+                for i in range(1, len(parts)):
+                    self.lists.add("".join(parts[:i]).replace(".[i]", ""))
         if len(self.keys) < 10:
             raise Failure("spotlab keys listed fewer than 10 keys")
 
@@ -217,7 +222,16 @@ class Spotlab:
         return r.stdout
 
     def is_key(self, k):
-        k = re.sub(r"\[\d+\]", "", k)
+        # an item of a list, by name, [N] or N (--param market.regions.us.weekend_factor=0.8), is
+        # dropped from the path: the key is the list's
+        parts, kept = k.split("."), []
+        i = 0
+        while i < len(parts):
+            kept.append(parts[i])
+            if ".".join(kept) in self.lists and i + 1 < len(parts):
+                i += 1  # the item selector
+            i += 1
+        k = ".".join(kept)
         return k in self.keys or any(x.startswith(k + ".") for x in self.keys)
 
 
@@ -461,7 +475,23 @@ def write_wrapper(scratch, binary, args):
     for sub, extra in args:
         words = sub.split()
         cond = " && ".join(f'[ "${k + 1}" = {shlex.quote(x)} ]' for k, x in enumerate(words))
-        lines.append(f'if {cond}; then exec {shlex.quote(binary)} "$@" {" ".join(shlex.quote(e) for e in extra)}; fi')
+        # spotlab refuses an option given twice (but --param): the block's own value of an option
+        # that ARGS sets is dropped, so that ARGS's wins
+        cases = []
+        for k, e in enumerate(extra):
+            if not e.startswith("--") or e == "--param":
+                continue
+            name = e.split("=")[0]
+            valued = "=" in e or (k + 1 < len(extra) and not extra[k + 1].startswith("--"))
+            cases.append(f"{name}) {'skip=1; ' if valued else ''}continue;;")
+            if valued:
+                cases.append(f"{name}=*) continue;;")
+        filt = ""
+        if cases:
+            filt = ('skip=0; first=1; for a in "$@"; do if [ $first = 1 ]; then set --; first=0; fi; '
+                    'if [ $skip = 1 ]; then skip=0; continue; fi; case "$a" in ' + " ".join(cases) +
+                    ' esac; set -- "$@" "$a"; done; ')
+        lines.append(f'if {cond}; then {filt}exec {shlex.quote(binary)} "$@" {" ".join(shlex.quote(e) for e in extra)}; fi')
     lines.append(f'exec {shlex.quote(binary)} "$@"')
     for p in (os.path.join(scratch, "build", "spotlab"), os.path.join(scratch, ".docs-bin", "spotlab")):
         with open(p, "w") as f:

@@ -5,6 +5,9 @@
 #include <CUnit/CUnit.h>
 #include <gsl/gsl_version.h>
 #include <hdf5.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 static char cmd[8192];
@@ -32,6 +35,132 @@ static void test_help(void) {
   CU_ASSERT_EQUAL(sl("run x.cfg --reps 0", &out), 2);
   CU_ASSERT(strstr(out, "--reps") != NULL);
   free(out);
+}
+
+/* Runs `spotlab ARGS`, expects exit 2 and `message` in the output. */
+static void expect_usage(const char *args, const char *message) {
+  char *out;
+  int rc = sl(args, &out);
+  if (rc != 2 || !strstr(out, message))
+    fprintf(stderr, "\nspotlab %s: exit %d, expected 2 and '%s' in:\n%s\n", args, rc, message, out);
+  CU_ASSERT_EQUAL(rc, 2);
+  CU_ASSERT(strstr(out, message) != NULL);
+  free(out);
+}
+
+/* The option tables: a non-repeatable option given twice, a bad value (named with the range it
+ * accepts), a missing value, an unknown option (with the closest), extra operands. */
+static void test_option_table_errors(void) {
+  char args[4096];
+  /* this one overflowed a fixed array and crashed */
+  snprintf(args, sizeof args, "sweep %s/scenarios/phold.cfg --param phold.remote=0.1 --reps 1 --reps 1 --seed 3",
+           tu_src());
+  expect_usage(args, "spotlab sweep: --reps given twice");
+  expect_usage("run x.cfg --out a.h5 --out b.h5", "spotlab run: --out given twice");
+  expect_usage("run x.cfg --quiet --quiet", "spotlab run: --quiet given twice");
+  expect_usage("sweep x.cfg --param a.b=1,2 --param c.d=3", "spotlab sweep: --param given twice");
+  expect_usage("run x.cfg --reps abc", "spotlab run: --reps: 'abc' is not a whole number in [1, 10000]");
+  expect_usage("run x.cfg --reps=10001", "spotlab run: --reps: '10001' is not a whole number in [1, 10000]");
+  expect_usage("run x.cfg --seed -3", "spotlab run: --seed: '-3' is not a whole number in [0, 9.2e+18]");
+  expect_usage("bench phold --remote 1.5", "spotlab bench phold: --remote: '1.5' is not a number in [0, 1]");
+  expect_usage(
+      "bench market --rule cheapest",
+      "spotlab bench market: --rule: 'cheapest' is not one of gigaspot, pay_as_bid, vickrey, double, knapsack");
+  expect_usage("bench sched --policy pray", "spotlab bench sched: --policy: 'pray' is not one of none, checkpoint");
+  expect_usage("bench kernels --cpu --fail-at soon",
+               "--fail-at: 'soon' is not a number in [0.001, 0.999] (or 'random')");
+  expect_usage("check x.cfg --pilot", "spotlab check: --pilot needs a value (SECONDS)");
+  expect_usage("report r.h5 --out=", "spotlab report: --out: an empty value");
+  expect_usage("run x.cfg --quiet=yes", "spotlab run: --quiet takes no value");
+  expect_usage("run x.cfg --rep 3", "spotlab run: unknown option '--rep' (did you mean --reps?");
+  expect_usage("report r.h5 --gnuplt none", "unknown option '--gnuplt' (did you mean --gnuplot?");
+  expect_usage("compare a.h5 b.h5 --frobnicate",
+               "spotlab compare: unknown option '--frobnicate' (spotlab compare --help");
+  expect_usage("compare a.h5 b.h5 c.h5", "('c.h5' is extra");
+  expect_usage("bench phold 12", "spotlab bench phold: takes no operands");
+  expect_usage("sweep x.cfg --reps 2", "spotlab sweep: --param KEY=V1,V2,... is required");
+  expect_usage("compare a.h5", "usage: spotlab compare BEFORE.h5 AFTER.h5");
+  /* after "--" an argument is an operand, whatever it looks like */
+  expect_usage("run -- --reps", "--reps: cannot read the scenario file");
+}
+
+/* The names of the options an --help lists under "options:" (the first word of each entry). */
+static int help_options(const char *help, char names[][64], int cap) {
+  const char *p = strstr(help, "\noptions:\n");
+  int n = 0;
+  if (!p) return 0;
+  for (p += 10; *p && *p != '\n' && n < cap;) {
+    const char *eol = strchr(p, '\n');
+    if (!eol) eol = p + strlen(p);
+    if (p[0] == ' ' && p[1] == ' ' && p[2] == '-') {
+      size_t k = 0;
+      while (p[2 + k] && p[2 + k] != ' ' && p[2 + k] != ',' && k < 63) k++;
+      memcpy(names[n], p + 2, k);
+      names[n][k] = 0;
+      n++;
+    }
+    p = *eol ? eol + 1 : eol;
+  }
+  return n;
+}
+
+/* Every command's --help comes from its option table: every option it lists appears in its usage
+ * line and is accepted by its parser (given with a value where the help shows one, followed by an
+ * unknown option so that nothing runs), and -h is --help. */
+static void test_help_lists_every_option(void) {
+  char *top;
+  CU_ASSERT_EQUAL_FATAL(sl("--help", &top), 0);
+  int ncmds = 0;
+  for (const char *p = strstr(top, "commands:\n"); p && (p = strstr(p, "\n  ")); p += 3) {
+    char cmdname[64] = "";
+    const char *q = p + 3;
+    size_t k = 0;
+    while (q[k] && !(q[k] == ' ' && q[k + 1] == ' ') && q[k] != '\n' && k < 63) k++;
+    memcpy(cmdname, q, k);
+    cmdname[k] = 0;
+    if (!cmdname[0]) continue;
+    ncmds++;
+    char args[256], *help, *h2;
+    snprintf(args, sizeof args, "%s --help", cmdname);
+    CU_ASSERT_EQUAL(sl(args, &help), 0);
+    snprintf(args, sizeof args, "%s -h", cmdname);
+    CU_ASSERT_EQUAL(sl(args, &h2), 0);
+    CU_ASSERT_STRING_EQUAL(help, h2);
+    free(h2);
+    char usage[2048];
+    const char *ue = strstr(help, "\n\n");
+    snprintf(usage, sizeof usage, "%.*s", ue ? (int)(ue - help) : 0, help);
+    CU_ASSERT(strncmp(usage, "usage: spotlab ", 15) == 0);
+    char names[48][64];
+    int n = help_options(help, names, 48);
+    CU_ASSERT(n >= 1); /* -h, --help at least */
+    for (int i = 0; i < n; i++) {
+      if (!strcmp(names[i], "-h")) continue;
+      char word[80];
+      snprintf(word, sizeof word, "[%.60s", names[i]);
+      if (!strstr(usage, word)) {
+        snprintf(word, sizeof word, " %.60s ", names[i]); /* a required option has no brackets */
+        if (!strstr(usage, word)) fprintf(stderr, "\nspotlab %s: %s is not in the usage line\n", cmdname, names[i]);
+        CU_ASSERT(strstr(usage, word) != NULL);
+      }
+      /* the option's entry: "  --reps N   ..." has a value where a capital word follows */
+      char entry[80];
+      snprintf(entry, sizeof entry, "\n  %.60s ", names[i]);
+      const char *e = strstr(help, entry);
+      int valued = e && e[strlen(entry)] >= 'A' && e[strlen(entry)] <= 'Z';
+      char *out;
+      snprintf(args, sizeof args, "%.60s %.60s%s --zz-no-such-option", cmdname, names[i], valued ? " 1" : "");
+      CU_ASSERT_EQUAL(sl(args, &out), 2);
+      char unknown[96];
+      snprintf(unknown, sizeof unknown, "unknown option '%.60s'", names[i]);
+      if (strstr(out, unknown)) fprintf(stderr, "\nspotlab %s lists %s but does not take it\n", cmdname, names[i]);
+      CU_ASSERT(strstr(out, unknown) == NULL);
+      free(out);
+    }
+    free(help);
+  }
+  CU_ASSERT(ncmds >= 11); /* run check keys sweep report compare lab, bench phold|market|sched|kernels */
+  free(top);
 }
 
 /* Each bad scenario: exit 2, the FILE:LINE message, and no results file. */
@@ -79,6 +208,52 @@ static void test_check_and_keys(void) {
   free(out);
 }
 
+/* 1 when the item of `out` (check --print) that opens with `item` holds `line` before it closes. */
+static int item_has(const char *out, const char *item, const char *line) {
+  const char *a = strstr(out, item);
+  if (!a) return 0;
+  const char *end = strstr(a, "\n    }");
+  const char *l = strstr(a, line);
+  return l && (!end || l < end);
+}
+
+/* --param reaches list items by name, by [N] and by a bare N; a wrong name lists the names, an
+ * index out of range says the range (run, check and sweep share the override code). */
+static void test_param_list_items(void) {
+  char *out, args[4096];
+  snprintf(args, sizeof args,
+           "check %s/scenarios/default.cfg --no-estimate --print --param market.regions.us.weekend_factor=0.8 "
+           "--param 'market.regions.[2].weekend_factor=0.6' --param market.regions.0.weekend_factor=0.5 "
+           "--param 'market.personas.henry.pool=\"fixed\"'",
+           tu_src());
+  CU_ASSERT_EQUAL(sl(args, &out), 0);
+  CU_ASSERT(item_has(out, "name = \"us\"", "weekend_factor = 0.80000000000000004;"));
+  CU_ASSERT(item_has(out, "name = \"asia\"", "weekend_factor = 0.59999999999999998;"));
+  CU_ASSERT(item_has(out, "name = \"eu\"", "weekend_factor = 0.5;"));
+  CU_ASSERT(item_has(out, "name = \"henry\"", "\n      pool = \"fixed\";"));
+  CU_ASSERT(item_has(out, "name = \"jade\"", "\n      pool = \"fixed\";"));
+  CU_ASSERT(!item_has(out, "name = \"katie\"", "\n      pool = \"fixed\";"));
+  free(out);
+  snprintf(args, sizeof args,
+           "check %s/scenarios/default.cfg --no-estimate --param market.regions.mars.weekend_factor=0.8", tu_src());
+  CU_ASSERT_EQUAL(sl(args, &out), 2);
+  CU_ASSERT(strstr(out, "no item of 'market.regions' is named 'mars' (its items: eu, us, asia; or [0] to [2])") !=
+            NULL);
+  free(out);
+  snprintf(args, sizeof args,
+           "run %s/scenarios/default.cfg --out never.h5 --param 'market.personas.[3].pool=\"fixed\"'", tu_src());
+  CU_ASSERT_EQUAL(sl(args, &out), 2);
+  CU_ASSERT(strstr(out, "index [3] is out of range: 'market.personas' has 3 items, [0] to [2]") != NULL);
+  CU_ASSERT(access("never.h5", F_OK) != 0);
+  free(out);
+  /* a value out of the key's bounds is reported at the item's path, as in a file */
+  snprintf(args, sizeof args,
+           "check %s/scenarios/default.cfg --no-estimate --param market.regions.us.weekend_factor=-1", tu_src());
+  CU_ASSERT_EQUAL(sl(args, &out), 2);
+  CU_ASSERT(strstr(out, "key 'market.regions.[1].weekend_factor'") != NULL);
+  free(out);
+}
+
 static void test_run_writes_results(void) {
   tu_write("ok.cfg", "model = \"phold\";\nrun = { end = 50.0; reps = 3; seed = 9; };\nphold = { lps = 32; };\n");
   unlink("ok.h5");
@@ -99,6 +274,158 @@ static void test_run_writes_results(void) {
   free(out);
   CU_ASSERT_EQUAL(sl("run ok.cfg --out ok2.h5 --param phold.lps=0 --quiet", &out), 2);
   CU_ASSERT(strstr(out, "phold.lps") != NULL);
+  free(out);
+}
+
+/* An integer attribute of object `obj` of `file`, or -1 when absent. */
+static long attr_int(const char *file, const char *obj, const char *name) {
+  long v = -1;
+  hid_t f = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (f < 0) return -1;
+  if (H5Aexists_by_name(f, obj, name, H5P_DEFAULT) > 0) {
+    hid_t a = H5Aopen_by_name(f, obj, name, H5P_DEFAULT, H5P_DEFAULT);
+    int32_t x;
+    if (a >= 0 && H5Aread(a, H5T_NATIVE_INT32, &x) >= 0) v = x;
+    if (a >= 0) H5Aclose(a);
+  }
+  H5Fclose(f);
+  return v;
+}
+
+/* The length of a one-dimensional dataset, or -1. */
+static long dset_len(const char *file, const char *path) {
+  long n = -1;
+  hid_t f = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (f < 0) return -1;
+  hid_t d = H5Dopen2(f, path, H5P_DEFAULT);
+  if (d >= 0) {
+    hid_t sp = H5Dget_space(d);
+    hsize_t dims[4];
+    if (H5Sget_simple_extent_ndims(sp) >= 1 && H5Sget_simple_extent_dims(sp, dims, NULL) >= 1) n = (long)dims[0];
+    H5Sclose(sp);
+    H5Dclose(d);
+  }
+  H5Fclose(f);
+  return n;
+}
+
+/* Starts `spotlab ARGS` (split at spaces) with stdout to OUT and stderr to ERR; its pid. */
+static pid_t sl_spawn(const char *args, const char *out, const char *err) {
+  char buf[8192], *argv[256];
+  snprintf(buf, sizeof buf, "%s", args);
+  int n = 0;
+  argv[n++] = (char *)tu_bin();
+  for (char *save = NULL, *t = strtok_r(buf, " ", &save); t && n < 255; t = strtok_r(NULL, " ", &save)) argv[n++] = t;
+  argv[n] = NULL;
+  unlink(out); /* not a stale file of an earlier run: the waits read these */
+  unlink(err);
+  pid_t pid = fork();
+  if (pid == 0) {
+    int fo = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644), fe = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fo < 0 || fe < 0) _exit(127);
+    dup2(fo, 1);
+    dup2(fe, 2);
+    execv(argv[0], argv);
+    _exit(127);
+  }
+  return pid;
+}
+
+/* Waits until `file` holds `text` or the process `pid` has ended (then 0), polling; 1 when seen.
+ * The deadline only bounds a broken run: the event, not a time, is what the test waits for. */
+static int wait_for_text(const char *file, const char *text, pid_t pid) {
+  for (int i = 0; i < 600 * 50; i++) { /* 10 min at 20 ms */
+    char *t = NULL;
+    size_t cap = 0;
+    FILE *f = fopen(file, "r");
+    if (f) {
+      ssize_t len = getdelim(&t, &cap, 0, f);
+      fclose(f);
+      int seen = len > 0 && strstr(t, text) != NULL;
+      free(t);
+      if (seen) return 1;
+    }
+    if (waitpid(pid, NULL, WNOHANG) == pid) return 0;
+    struct timespec ts = {0, 20 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+  }
+  return 0;
+}
+
+static int exit_status(pid_t pid) {
+  int st;
+  if (waitpid(pid, &st, 0) != pid) return -1;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1000 - (WIFSIGNALED(st) ? WTERMSIG(st) : 0); /* killed: not 143 */
+}
+
+/* SIGTERM to a sweep once its progress shows a finished point: it stops at the next point
+ * boundary, exits 143 and keeps the finished points (their files, and a sweep file of them
+ * marked interrupted); the point under way is dropped. */
+static void test_sweep_sigterm_keeps_finished_points(void) {
+  tu_write("sig.cfg", "model = \"phold\";\nrun = { end = 1000.0; reps = 2; seed = 5; };\nphold = { lps = 1024; };\n");
+  char vals[1024] = "", args[2048];
+  const int np = 40;
+  for (int p = 0; p < np; p++) snprintf(vals + strlen(vals), sizeof vals - strlen(vals), "%s0.%03d", p ? "," : "", p);
+  CU_ASSERT_EQUAL(tu_run("rm -rf sig.h5 sig.points", NULL), 0);
+  snprintf(args, sizeof args, "sweep sig.cfg --param phold.remote=%s --out sig.h5", vals);
+  pid_t pid = sl_spawn(args, "sig.out", "sig.err");
+  CU_ASSERT_FATAL(pid > 0);
+  char first[64];
+  snprintf(first, sizeof first, "point 1/%d done", np);
+  int seen = wait_for_text("sig.err", first, pid);
+  CU_ASSERT(seen);
+  if (seen) kill(pid, SIGTERM);
+  CU_ASSERT_EQUAL(exit_status(pid), 143);
+  long k = dset_len("sig.h5", "/sweep/labels");
+  CU_ASSERT(k >= 1 && k < np);
+  CU_ASSERT_EQUAL(attr_int("sig.h5", "sweep", "interrupted"), 1);
+  CU_ASSERT_EQUAL(attr_int("sig.h5", "sweep", "npoints_requested"), np);
+  for (long p = 0; p < k; p++) { /* every kept point is a whole results file */
+    char pf[64];
+    snprintf(pf, sizeof pf, "sig.points/point_%04ld.h5", p);
+    CU_ASSERT_EQUAL(attr_int(pf, "meta", "reps"), 2);
+    CU_ASSERT_EQUAL(attr_int(pf, "meta", "interrupted"), -1);
+  }
+  char pk[64];
+  snprintf(pk, sizeof pk, "sig.points/point_%04ld.h5", k);
+  CU_ASSERT(access(pk, F_OK) != 0); /* the point under way is not kept */
+  CU_ASSERT_EQUAL(tu_run("ls sig.h5.tmp.* sig.points/*.tmp.* 2>/dev/null | wc -l | grep -qx 0", NULL), 0);
+  char *out;
+  char expect[128];
+  snprintf(expect, sizeof expect, "stopped by signal 15 after %ld of %d points", k, np);
+  CU_ASSERT_EQUAL(tu_run("cat sig.err", &out), 0);
+  if (!strstr(out, expect)) fprintf(stderr, "\nexpected '%s' in:\n%s\n", expect, out);
+  CU_ASSERT(strstr(out, expect) != NULL);
+  free(out);
+  /* the report reads the kept points */
+  CU_ASSERT_EQUAL(sl("report sig.h5 --out sig-report --gnuplot none --quiet", &out), 0);
+  free(out);
+}
+
+/* SIGTERM to a run once a replication has finished: the finished replications are written, the
+ * file marked interrupted with the count asked for, exit 143. */
+static void test_run_sigterm_writes_finished_reps(void) {
+  tu_write("sigr.cfg", "model = \"phold\";\nrun = { end = 1000.0; reps = 40; seed = 5; };\nphold = { lps = 1024; };\n");
+  unlink("sigr.h5");
+  setenv("OMP_NUM_THREADS", "1", 1);
+  setenv("SPOTLAB_PROGRESS_SECONDS", "0", 1); /* a line at every replication */
+  pid_t pid = sl_spawn("run sigr.cfg --out sigr.h5", "sigr.out", "sigr.err");
+  unsetenv("SPOTLAB_PROGRESS_SECONDS");
+  unsetenv("OMP_NUM_THREADS");
+  CU_ASSERT_FATAL(pid > 0);
+  int seen = wait_for_text("sigr.err", "rep 1/40 done", pid);
+  CU_ASSERT(seen);
+  if (seen) kill(pid, SIGTERM);
+  CU_ASSERT_EQUAL(exit_status(pid), 143);
+  long reps = attr_int("sigr.h5", "meta", "reps");
+  CU_ASSERT(reps >= 1 && reps < 40);
+  CU_ASSERT_EQUAL(attr_int("sigr.h5", "meta", "interrupted"), 1);
+  CU_ASSERT_EQUAL(attr_int("sigr.h5", "meta", "reps_requested"), 40);
+  CU_ASSERT_EQUAL(dset_len("sigr.h5", "/metrics"), reps);
+  /* --quiet: no progress at all */
+  char *out;
+  CU_ASSERT_EQUAL(sl("run sigr.cfg --reps 2 --param run.end=10 --out sigr2.h5 --quiet", &out), 0);
+  CU_ASSERT(strstr(out, "done,") == NULL && out[0] == 0);
   free(out);
 }
 
@@ -417,7 +744,7 @@ static void test_check_estimates_events(void) {
   free(out);
   snprintf(args, sizeof args, "check %s/scenarios/default.cfg --pilot -1", tu_src());
   CU_ASSERT_EQUAL(sl(args, &out), 2);
-  CU_ASSERT(strstr(out, "--pilot '-1'") != NULL);
+  CU_ASSERT(strstr(out, "--pilot: '-1' is not a number in [0.001, 3600]") != NULL);
   free(out);
   snprintf(args, sizeof args, "check %s/scenarios/default.cfg --param market.nosuchkey=1", tu_src());
   CU_ASSERT_EQUAL(sl(args, &out), 2);
@@ -427,8 +754,11 @@ static void test_check_estimates_events(void) {
 
 static CU_TestInfo cli_tests[] = {
     {"help and usage errors", test_help},
+    {"option tables: repeated, bad values, unknown options, operands", test_option_table_errors},
+    {"--help of every command lists every option of its table", test_help_lists_every_option},
     {"bad scenarios: FILE:LINE, exit 2, nothing written", test_bad_scenarios},
     {"check and keys", test_check_and_keys},
+    {"--param reaches list items by name and index", test_param_list_items},
     {"check estimates events and refuses beyond run.max_events", test_check_estimates_events},
     {"run writes its results file", test_run_writes_results},
     {"results record the command line, commit, compiler, libraries and host", test_results_provenance},
@@ -437,6 +767,8 @@ static CU_TestInfo cli_tests[] = {
     {"files that are no scenario, hex durations", test_not_scenarios},
     {"thousands of unknown keys", test_many_unknown_keys},
     {"compare refuses runs of two models", test_compare_models},
+    {"SIGTERM to a sweep keeps its finished points", test_sweep_sigterm_keeps_finished_points},
+    {"SIGTERM to a run writes its finished replications, marked", test_run_sigterm_writes_finished_reps},
     {"a run too big for the machine is refused before it starts", test_too_big_for_machine},
     CU_TEST_INFO_NULL,
 };

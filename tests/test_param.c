@@ -196,6 +196,100 @@ static void test_override_and_semantic_error(void) {
   sim_scenario_free(s);
 }
 
+/* sim_scenario_set on `text` ("t.cfg"): 0 or the error; its first message in msg. */
+static int set_one(sim_scenario *s, const char *assignment, char *msg) {
+  sim_diag d;
+  sim_diag_init(&d, NULL);
+  int rc = sim_scenario_set(s, assignment, &d);
+  strcpy(msg, d.first);
+  return rc;
+}
+
+/* Overrides reach list items by name ("g.items.b.share"), by [N] and by a bare N when no item is
+ * named N; every bad form is an error that says what exists. */
+static void test_override_list_items(void) {
+  sim_diag d;
+  sim_diag_init(&d, NULL);
+  sim_scenario *s =
+      sim_scenario_load_string("g = {\n items = ({ name = \"a\"; share = 0.1; }, { name = \"b\"; share = 0.2; },\n"
+                               " { name = \"c\"; share = 0.3; });\n count = 5;\n};",
+                               "t.cfg", &d);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  char msg[512];
+  CU_ASSERT_EQUAL(set_one(s, "g.items.b.share=0.7", msg), 0);
+  CU_ASSERT_EQUAL(set_one(s, "g.items.[0].share=0.25", msg), 0);
+  CU_ASSERT_EQUAL(set_one(s, "g.items.2.share=0.9", msg), 0);
+  CU_ASSERT_EQUAL(set_one(s, "g.items.a.name=\"z\"", msg), 0); /* renamed: now named z */
+  CU_ASSERT_EQUAL(set_one(s, "g.items.z.share=0.125", msg), 0);
+  t_cfg c;
+  memset(&c, 0, sizeof c);
+  sim_diag_init(&d, NULL);
+  CU_ASSERT_EQUAL_FATAL(sim_param_parse(s, "g", t_params, &c, NULL, &d), 0);
+  CU_ASSERT_EQUAL_FATAL(c.nitems, 3);
+  CU_ASSERT_STRING_EQUAL(c.items[0].name, "z");
+  CU_ASSERT_DOUBLE_EQUAL(c.items[0].share, 0.125, 0);
+  CU_ASSERT_DOUBLE_EQUAL(c.items[1].share, 0.7, 0);
+  CU_ASSERT_DOUBLE_EQUAL(c.items[2].share, 0.9, 0);
+  CU_ASSERT_EQUAL(c.count, 5);
+  sim_param_free(t_params, &c);
+
+  /* A wrong name lists the names there are; an index out of range says the range. */
+  CU_ASSERT_NOT_EQUAL(set_one(s, "g.items.a.share=0.5", msg), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(msg, "no item of 'g.items' is named 'a' (its items: z, b, c; or [0] to [2])"));
+  CU_ASSERT_NOT_EQUAL(set_one(s, "g.items.[3].share=0.5", msg), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(msg, "index [3] is out of range: 'g.items' has 3 items, [0] to [2]"));
+  CU_ASSERT_NOT_EQUAL(set_one(s, "g.items.7.share=0.5", msg), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(msg, "index 7 is out of range"));
+  CU_ASSERT_NOT_EQUAL(set_one(s, "g.items.[-1].share=0.5", msg), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(msg, "'[-1]' is not an index [N]"));
+  CU_ASSERT_NOT_EQUAL(set_one(s, "g.items.[x].share=0.5", msg), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(msg, "'[x]' is not an index [N]"));
+  /* An item is not a key; a group has no index; a number has no members. */
+  CU_ASSERT_NOT_EQUAL(set_one(s, "g.items.[0]=0.5", msg), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(msg, "is a list item"));
+  CU_ASSERT_NOT_EQUAL(set_one(s, "g.[0].count=1", msg), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(msg, "'g' is a group, not a list"));
+  CU_ASSERT_NOT_EQUAL(set_one(s, "g.count.x=1", msg), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(msg, "'g.count' is an integer, not a group or a list"));
+  CU_ASSERT_NOT_EQUAL(set_one(s, "g..count=1", msg), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(msg, "empty name"));
+  sim_scenario_free(s);
+
+  /* A bare number that is also another item's name is ambiguous; [N] is always the index. */
+  sim_diag_init(&d, NULL);
+  s = sim_scenario_load_string("g = { items = ({ name = \"x\"; }, { name = \"0\"; }, { name = \"y\"; }, "
+                               "{ name = \"y\"; }); };",
+                               "t.cfg", &d);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  CU_ASSERT_NOT_EQUAL(set_one(s, "g.items.0.share=0.5", msg), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(msg, "'0' is ambiguous in 'g.items': item [1] is named '0' and [0] is an index"));
+  CU_ASSERT_NOT_EQUAL(set_one(s, "g.items.y.share=0.5", msg), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(msg, "2 items of 'g.items' are named 'y'"));
+  CU_ASSERT_EQUAL(set_one(s, "g.items.[0].share=0.5", msg), 0);
+  CU_ASSERT_EQUAL(set_one(s, "g.items.[1].share=0.75", msg), 0);
+  CU_ASSERT_EQUAL(set_one(s, "g.items.1.share=0.875", msg), 0); /* named 1? no: index 1, item "0" */
+  memset(&c, 0, sizeof c);
+  sim_diag_init(&d, NULL);
+  CU_ASSERT_EQUAL_FATAL(sim_param_parse(s, "g", t_params, &c, NULL, &d), 0);
+  CU_ASSERT_EQUAL_FATAL(c.nitems, 4);
+  CU_ASSERT_DOUBLE_EQUAL(c.items[0].share, 0.5, 0);
+  CU_ASSERT_DOUBLE_EQUAL(c.items[1].share, 0.875, 0);
+  sim_param_free(t_params, &c);
+  sim_scenario_free(s);
+
+  /* An empty list, and a list the scenario leaves to its default, have no items to address. */
+  sim_diag_init(&d, NULL);
+  s = sim_scenario_load_string("g = { items = (); };", "t.cfg", &d);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  CU_ASSERT_NOT_EQUAL(set_one(s, "g.items.[0].share=0.5", msg), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(msg, "out of range: 'g.items' has no items"));
+  CU_ASSERT_NOT_EQUAL(set_one(s, "g.items.a.share=0.5", msg), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(msg, "'g.items' has no items"));
+  CU_ASSERT_NOT_EQUAL(set_one(s, "g.other.[0].share=0.5", msg), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(msg, "'g.other' is not in the scenario file"));
+  sim_scenario_free(s);
+}
+
 /* The dump of the effective values parses back to the same values. */
 static void test_dump_round_trip(void) {
   t_cfg c, c2;
@@ -262,6 +356,7 @@ static CU_TestInfo param_tests[] = {
     {"more settings than a scenario file may hold", test_too_many_settings},
     {"durations", test_durations},
     {"overrides and semantic errors", test_override_and_semantic_error},
+    {"overrides of list items by name and index", test_override_list_items},
     {"dump parses back", test_dump_round_trip},
     CU_TEST_INFO_NULL,
 };

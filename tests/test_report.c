@@ -1069,7 +1069,8 @@ static void test_cli_sweep(void) {
   snprintf(cmd, sizeof cmd, "%s sweep rpt_sweep_phold.cfg --param phold.remote=0.0,0.5,1.0 --out rpt_cli_sweep.h5",
            tu_bin());
   CU_ASSERT_EQUAL(tu_run(cmd, &out), 0);
-  CU_ASSERT(out && strstr(out, "sweep: point 3/3 (phold.remote=1.0)"));
+  CU_ASSERT(out && strstr(out, "point 3/3 done (phold.remote=1.0), 100%"));
+  CU_ASSERT(out && strstr(out, "sweep: 3 of 3 points of phold.remote, 2 replications each"));
   free(out);
   CU_ASSERT(t_exists(".", "rpt_cli_sweep.points/point_0002.h5"));
   snprintf(cmd, sizeof cmd, "%s report rpt_cli_sweep.h5 --out rpt_cli_sweep_report", tu_bin());

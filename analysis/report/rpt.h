@@ -116,11 +116,13 @@ typedef struct rpt_sweep {
   char model[64];
   unsigned npoints, nmetrics;
   int reps;
-  char **labels;         /* [npoints] the values as given */
-  double *x;             /* [npoints] numeric value, NaN when not a number */
-  char **names, **units; /* [nmetrics] */
-  double *values;        /* [npoints][reps][nmetrics] */
-  char **point_files;    /* [npoints] results file of each point, relative to the sweep file */
+  char **labels;              /* [npoints] the values as given */
+  double *x;                  /* [npoints] numeric value, NaN when not a number */
+  char **names, **units;      /* [nmetrics] */
+  double *values;             /* [npoints][reps][nmetrics] */
+  char **point_files;         /* [npoints] results file of each point, relative to the sweep file */
+  int interrupted;            /* 1: a signal stopped the sweep; the npoints that finished are here */
+  unsigned npoints_requested; /* with interrupted: the points the sweep was asked for */
 } rpt_sweep;
 /* Writes a sweep file at `path` (atomically, PATH.tmp.PID then rename). */
 int rpt_sweep_write(const char *path, const rpt_sweep *s, const char *scenario_path, uint64_t seed, char *err,

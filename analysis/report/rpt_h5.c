@@ -640,6 +640,11 @@ int rpt_sweep_write(const char *path, const rpt_sweep *s, const char *scenario_p
     rc |= rpt__w_attr_str(g, "scenario_path", scenario_path ? scenario_path : "");
     rc |= rpt__w_attr_num(g, "seed", H5T_NATIVE_UINT64, &seed);
     rc |= rpt__w_attr_num(g, "reps", H5T_NATIVE_INT32, &reps);
+    if (s->interrupted) { /* only then: a whole sweep's file is as it was */
+      int32_t one = 1, req = (int32_t)s->npoints_requested;
+      rc |= rpt__w_attr_num(g, "interrupted", H5T_NATIVE_INT32, &one);
+      rc |= rpt__w_attr_num(g, "npoints_requested", H5T_NATIVE_INT32, &req);
+    }
     rc |= rpt__w_strs(g, "labels", s->labels, np, 1);
     rc |= rpt__w_strs(g, "point_files", s->point_files, np, 1);
     hsize_t d1 = np, d3[3] = {np, (hsize_t)s->reps, nm}, d2[2] = {np, nm};
@@ -730,6 +735,12 @@ int rpt_sweep_read(rpt_file *f, rpt_sweep *s) {
     rc = rpt__fail(f, SIM_EFORMAT, "/sweep lacks its param or reps attribute");
   rpt__attr_str(g, "model", s->model, sizeof s->model);
   s->reps = reps;
+  if (H5Aexists(g, "interrupted") > 0) {
+    int32_t v = 0, req = 0;
+    if (!rpt__attr_num(g, "interrupted", H5T_NATIVE_INT32, &v)) s->interrupted = v != 0;
+    if (H5Aexists(g, "npoints_requested") > 0 && !rpt__attr_num(g, "npoints_requested", H5T_NATIVE_INT32, &req))
+      s->npoints_requested = (unsigned)req;
+  }
   hid_t ds = rc || H5Lexists(g, "metrics", H5P_DEFAULT) <= 0 ? -1 : H5Dopen2(g, "metrics", H5P_DEFAULT);
   if (!rc && ds < 0) rc = rpt__fail(f, SIM_ENOTFOUND, "dataset /sweep/metrics is missing");
   if (!rc) {

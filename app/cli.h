@@ -1,0 +1,83 @@
+/* cli.h - one table of options per subcommand, driving both parsing and --help.
+ *
+ * A command declares its options once (name, type, bounds, whether it may repeat, help) in an
+ * app_option table and its operands and texts in an app_cli; app_cli_parse reads argv against it
+ * and app_cli_help prints the usage line and the option list from the same table, so the two
+ * cannot drift (SimGrid's and Redis's one-table configuration, docs/architecture.md "The
+ * command"). Errors name the option and what it accepts: an unknown option gets the closest
+ * known one, a value out of range its range, a non-repeatable option given twice is refused.
+ */
+#ifndef APP_CLI_H
+#define APP_CLI_H
+
+#include <stdio.h>
+
+typedef enum app_otype {
+  APP_O_FLAG,   /* no value: --quiet */
+  APP_O_STRING, /* any non-empty text: --out FILE.h5 */
+  APP_O_U64,    /* a whole number in [lo, hi] */
+  APP_O_DOUBLE, /* a number in [lo, hi] */
+  APP_O_CHOICE  /* one of choices[] */
+} app_otype;
+
+enum { APP_REPEAT = 1, APP_REQUIRED = 2 };
+
+typedef struct app_option {
+  const char *name;           /* "--reps" */
+  app_otype type;             /* what the value is */
+  const char *metavar;        /* "N", "FILE.h5": the value's name in usage and help (NULL for flags) */
+  double lo, hi;              /* U64, DOUBLE: accepted range (hi >= 1.8e19: any 64-bit whole number) */
+  int flags;                  /* APP_REPEAT: may be given more than once (every value kept, in order);
+                                 APP_REQUIRED: must be given */
+  const char *help;           /* one line, or several separated by \n */
+  const char *const *choices; /* CHOICE: NULL-terminated names */
+  const char *word;           /* DOUBLE: a word accepted besides a number ("random"), or NULL */
+} app_option;
+
+typedef struct app_cli {
+  const char *command;     /* "run", "bench phold": for messages and usage */
+  const char *operands;    /* "SCENARIO", "BEFORE.h5 AFTER.h5", "[MODEL]", or "" */
+  int min_operands;        /* fewer: the usage on stderr, exit 2 */
+  int max_operands;        /* more: "'x' is extra", exit 2 */
+  const char *usage_extra; /* further usage lines, verbatim ("spotlab lab --keys"), or NULL */
+  const char *about;       /* what the command does, printed after the usage */
+  const char *epilog;      /* after the options (parallelism, exit status), or NULL */
+  const app_option *opts;  /* terminated by {NULL} */
+} app_cli;
+
+#define APP_CLI_MAX_OPTS 40
+#define APP_CLI_MAX_OPERANDS 8
+
+/* What app_cli_parse found. Values point into argv (no copies, nothing to free but `values`). */
+typedef struct app_args {
+  const app_cli *cli;
+  int count[APP_CLI_MAX_OPTS];           /* times each option was given */
+  const char **values[APP_CLI_MAX_OPTS]; /* each occurrence's text (malloc'd array; flags: "") */
+  double num[APP_CLI_MAX_OPTS];          /* U64, DOUBLE: the last value, parsed */
+  int word[APP_CLI_MAX_OPTS];            /* DOUBLE: the last value was opt->word */
+  const char *operand[APP_CLI_MAX_OPERANDS];
+  int noperands;
+} app_args;
+
+/* Parses argv[1..argc-1] (argv[0] is the command's last word). Returns 0 (parsed), 1 (--help was
+ * asked for and printed on stdout: exit 0), or 2 (a message on stderr: exit 2). A lone "--" makes
+ * every later argument an operand. Free with app_args_free whatever it returns. */
+int app_cli_parse(const app_cli *c, int argc, char **argv, app_args *a);
+void app_args_free(app_args *a);
+
+/* The usage line(s), the about text, the options (from the table) and the epilog. */
+void app_cli_help(const app_cli *c, FILE *f);
+/* "usage: spotlab CMD ..." alone, with a pointer to --help (for a missing operand). */
+void app_cli_usage(const app_cli *c, FILE *f);
+
+/* Accessors by option name; a name not in the table is a bug (SIM_FATAL). */
+int app_args_count(const app_args *a, const char *name);
+const char *app_args_str(const app_args *a, const char *name, const char *def); /* the last value */
+const char *app_args_at(const app_args *a, const char *name, int k);            /* k-th value */
+unsigned long long app_args_u64(const app_args *a, const char *name, unsigned long long def);
+double app_args_double(const app_args *a, const char *name, double def);
+int app_args_flag(const app_args *a, const char *name);
+int app_args_is_word(const app_args *a, const char *name);         /* DOUBLE: the value given was opt->word */
+int app_args_choice(const app_args *a, const char *name, int def); /* CHOICE: index into choices */
+
+#endif

@@ -14,6 +14,7 @@
 #include "analysis/experiment/exp.h"
 #include "analysis/report/rpt.h"
 #include "app/app.h"
+#include "app/cli.h"
 #include "app/runner.h"
 
 #include <errno.h>
@@ -40,26 +41,36 @@ static char *xp__join(const char *a, const char *b) {
   return r;
 }
 
-static void xp__help(FILE *f) {
-  fprintf(f, "usage: spotlab experiment FILE.cfg [--out DIR|FILE.h5] [--reps N] [--seed N] [--resume] [--quiet]\n\n"
-             "Runs the scenario that the experiment file names at every point of its design (full\n"
-             "factorial, Latin hypercube or Sobol sequence over scenario keys), every point on the same\n"
-             "seeds (common random numbers), and writes one experiment file: per point and replication\n"
-             "every metric, means and 95%% intervals, each constraint met or not and the probability that\n"
-             "it is met, the feasible points, the Pareto front of the objectives among them and the\n"
-             "standardized regression coefficients of each objective on the factors. Prints the feasible\n"
-             "points, the front and the sensitivities. Format and methods: docs/experiments.md.\n\n"
-             "  --out FILE.h5     experiment file; points in FILE.points/ (default results/NAME-experiment.h5)\n"
-             "  --out DIR         DIR/experiment.h5, points in DIR/points/\n"
-             "  --reps N          replications per point (overrides the file's reps and run.reps)\n"
-             "  --seed N          base seed, the same at every point (overrides the file's seed and run.seed)\n"
-             "  --resume          keep the points whose results file is already there (same scenario,\n"
-             "                    values, seed and replications); run the others\n"
-             "  --quiet           no progress lines\n\n"
-             "Every point is checked before the first one runs; bad input is reported as FILE:LINE.\n"
-             "`spotlab report FILE.h5` draws the Pareto front, the sensitivities and the feasible region.\n"
-             "Exit status: 0 done, 1 a check failed or a file could not be written, 2 bad usage or input.\n");
-}
+static const app_option xp__opts[] = {
+    {"--out", APP_O_STRING, "DIR|FILE.h5", 0, 0, 0,
+     "FILE.h5: the experiment file, points in FILE.points/ (default results/NAME-experiment.h5);\n"
+     "DIR: DIR/experiment.h5, points in DIR/points/"},
+    {"--reps", APP_O_U64, "N", 1, 10000, 0, "replications per point (overrides the file's reps and run.reps)"},
+    {"--seed", APP_O_U64, "N", 0, 9.2e18, 0,
+     "base seed, the same at every point (overrides the file's seed and run.seed)"},
+    {"--resume", APP_O_FLAG, NULL, 0, 0, 0,
+     "keep the points whose results file is already there (same scenario, values, seed and\n"
+     "replications); run the others"},
+    {"--quiet", APP_O_FLAG, NULL, 0, 0, 0, "no progress lines"},
+    {NULL},
+};
+static const app_cli xp__cli = {
+    "experiment",
+    "FILE.cfg",
+    1,
+    1,
+    NULL,
+    "Runs the scenario that the experiment file names at every point of its design (full\n"
+    "factorial, Latin hypercube or Sobol sequence over scenario keys), every point on the same\n"
+    "seeds (common random numbers), and writes one experiment file: per point and replication\n"
+    "every metric, means and 95% intervals, each constraint met or not and the probability that\n"
+    "it is met, the feasible points, the Pareto front of the objectives among them and the\n"
+    "standardized regression coefficients of each objective on the factors. Prints the feasible\n"
+    "points, the front and the sensitivities. Format and methods: docs/experiments.md.\n",
+    "Every point is checked before the first one runs; bad input is reported as FILE:LINE.\n"
+    "`spotlab report FILE.h5` draws the Pareto front, the sensitivities and the feasible region.\n"
+    "Exit status: 0 done, 1 a check failed or a file could not be written, 2 bad usage or input.\n",
+    xp__opts};
 
 /* ---- the printed tables ------------------------------------------------------------------------ */
 
@@ -270,41 +281,17 @@ static int xp__metric(const app_loaded *l, const char *name) {
 }
 
 static int cmd_experiment_main(int argc, char **argv) {
-  const char *file = NULL, *out = NULL, *v;
-  long long reps_opt = -1, seed_opt = -1;
-  int quiet = 0, resume = 0;
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      xp__help(stdout);
-      return 0;
-    } else if (app_opt(argc, argv, &i, "--reps", &v)) {
-      unsigned long long x;
-      if (app_opt_u64("--reps", v, 1, 10000, &x)) return 2;
-      reps_opt = (long long)x;
-    } else if (app_opt(argc, argv, &i, "--seed", &v)) {
-      unsigned long long x;
-      if (app_opt_u64("--seed", v, 0, (unsigned long long)9.2e18, &x)) return 2;
-      seed_opt = (long long)x;
-    } else if (app_opt(argc, argv, &i, "--out", &v)) {
-      out = v;
-    } else if (!strcmp(argv[i], "--resume")) {
-      resume = 1;
-    } else if (!strcmp(argv[i], "--quiet")) {
-      quiet = 1;
-    } else if (argv[i][0] == '-') {
-      fprintf(stderr, "spotlab experiment: unknown option '%s' (spotlab experiment --help)\n", argv[i]);
-      return 2;
-    } else if (!file) {
-      file = argv[i];
-    } else {
-      fprintf(stderr, "spotlab experiment: one experiment file at a time ('%s' is extra)\n", argv[i]);
-      return 2;
-    }
+  app_args args;
+  int prc = app_cli_parse(&xp__cli, argc, argv, &args);
+  if (prc) {
+    app_args_free(&args);
+    return prc == 1 ? 0 : 2;
   }
-  if (!file) {
-    xp__help(stderr);
-    return 2;
-  }
+  const char *file = args.operand[0], *out = app_args_str(&args, "--out", NULL);
+  long long reps_opt = app_args_count(&args, "--reps") ? (long long)app_args_u64(&args, "--reps", 0) : -1;
+  long long seed_opt = app_args_count(&args, "--seed") ? (long long)app_args_u64(&args, "--seed", 0) : -1;
+  int quiet = app_args_flag(&args, "--quiet"), resume = app_args_flag(&args, "--resume");
+  app_args_free(&args); /* the values point into argv, which outlives this */
   app_mpi_init(&argc, &argv);
   int rank = app_mpi_rank(), rc = 0, failed = 0;
   sim_diag d;

@@ -14,17 +14,22 @@
 
 static void run__help(FILE *f) {
   fprintf(f, "usage: spotlab run SCENARIO [--seed N] [--reps N] [--out FILE.h5] [--param KEY=VALUE]...\n"
-             "                  [--all] [--quiet]\n\n"
+             "                  [--spread auto|reps|model] [--shard K/N] [--all] [--quiet]\n\n"
              "Runs a scenario file and writes its results (HDF5, docs/results-format.md).\n\n"
              "  --seed N          base seed (overrides run.seed); replication r derives its own\n"
              "  --reps N          replications (overrides run.reps); 95%% CIs need 2 or more\n"
              "  --out FILE.h5     results file (default: results/SCENARIO-NAME.h5)\n"
              "  --param K=V       override one scenario key, e.g. --param market.bidding.fee=0.05\n"
+             "  --spread S        under mpirun: reps (each replication whole on one rank), model (each\n"
+             "                    over all ranks), auto (default: model only for fewer replications\n"
+             "                    than ranks and a big model); the choice is printed\n"
+             "  --shard K/N       run only part K (0 .. N-1) of N of the replications, into a part file\n"
+             "                    for `spotlab merge` (a job array: docs/slurm.md)\n"
              "  --all             print every metric, not only the model's headline ones\n"
              "  --quiet           no summary table, no progress line\n\n"
-             "Replications run in parallel on OpenMP threads (OMP_NUM_THREADS), or one after another\n"
-             "over all ranks under mpirun. One scenario and seed give bit-identical results on any\n"
-             "number of ranks and threads.\n"
+             "Replications run in parallel on OpenMP threads (OMP_NUM_THREADS) and, under mpirun, over\n"
+             "the ranks (--spread). One scenario and seed give bit-identical results on any number of\n"
+             "ranks and threads, and with any spread or sharding.\n"
              "Exit status: 0 done, 1 an end-of-run check failed or the file could not be written,\n"
              "2 bad usage or bad scenario (reported as FILE:LINE: message).\n");
 }
@@ -41,7 +46,7 @@ static void run__default_out(const char *scenario, char *out, size_t len) {
 static int cmd_run_main(int argc, char **argv) {
   const char *scenario = NULL, *out = NULL, *v;
   const char *ovr[APP_MAX_OVERRIDES + 2];
-  int novr = 0, quiet = 0, all = 0;
+  int novr = 0, quiet = 0, all = 0, spread = APP_SPREAD_AUTO, shard_k = 0, shard_n = 0;
   char seedbuf[64], repsbuf[64];
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -65,6 +70,18 @@ static int cmd_run_main(int argc, char **argv) {
         return 2;
       }
       ovr[novr++] = v;
+    } else if (app_opt(argc, argv, &i, "--spread", &v)) {
+      if ((spread = app_spread_parse(v)) < 0) {
+        fprintf(stderr, "spotlab run: --spread '%s': expected auto, reps or model\n", v);
+        return 2;
+      }
+    } else if (app_opt(argc, argv, &i, "--shard", &v)) {
+      char tail;
+      if (sscanf(v, "%d/%d%c", &shard_k, &shard_n, &tail) != 2 || shard_n < 1 || shard_n > 10000 || shard_k < 0 ||
+          shard_k >= shard_n) {
+        fprintf(stderr, "spotlab run: --shard '%s': expected K/N with 0 <= K < N <= 10000 (e.g. 0/4)\n", v);
+        return 2;
+      }
     } else if (!strcmp(argv[i], "--quiet")) {
       quiet = 1;
     } else if (!strcmp(argv[i], "--all")) {
@@ -111,6 +128,28 @@ static int cmd_run_main(int argc, char **argv) {
       app_unload(&l);
       return 2;
     }
+  }
+  l.spread = spread;
+  if (shard_n) {
+    /* part K of N: replications [K*R/N, (K+1)*R/N), so the N parts cover 0 .. R-1 once */
+    long long R = l.run.reps;
+    l.rep_first = (int)(shard_k * R / shard_n);
+    l.rep_count = (int)((shard_k + 1) * R / shard_n) - l.rep_first;
+    if (shard_n > R) { /* every part holds at least one replication */
+      if (rank == 0)
+        fprintf(stderr, "spotlab run: --shard %d/%d: %lld replications make fewer than %d parts\n", shard_k, shard_n, R,
+                shard_n);
+      app_unload(&l);
+      return 2;
+    }
+  }
+  if (!quiet && rank == 0) {
+    char why[512];
+    app_spread_choose(&l, app_mpi_size(), why, sizeof why);
+    if (shard_n)
+      fprintf(stderr, "spotlab run: shard %d/%d: replications %d-%d of %lld\n", shard_k, shard_n, l.rep_first,
+              l.rep_first + l.rep_count - 1, (long long)l.run.reps);
+    fprintf(stderr, "spotlab run: %s\n", why);
   }
   int progress = !quiet && isatty(2);
   app_run_out o;

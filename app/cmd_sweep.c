@@ -3,8 +3,8 @@
  * metric against the key, with its confidence band. Every point's own results file is kept too
  * (FILE.points/point_NNNN.h5) for `spotlab report` and `spotlab compare`.
  *
- * Parallelism is the runner's: replications on OpenMP threads, or under mpirun each replication
- * over all ranks, points one after another. Every point uses the same base seed, so points differ
+ * Parallelism is the runner's: replications on OpenMP threads and, under mpirun, over the ranks
+ * (app_spread_choose: whole replications per rank, or each over all ranks), points one after another. Every point uses the same base seed, so points differ
  * only by the key (common random numbers across the sweep). */
 #include "analysis/report/rpt.h"
 #include "app/app.h"
@@ -70,7 +70,8 @@ static double sweep__number(const char *s) {
 }
 
 static void sweep__help(FILE *f) {
-  fprintf(f, "usage: spotlab sweep SCENARIO --param KEY=V1,V2,... [--reps N] [--seed N] [--out FILE.h5] [--quiet]\n\n"
+  fprintf(f, "usage: spotlab sweep SCENARIO --param KEY=V1,V2,... [--reps N] [--seed N] [--out FILE.h5]\n"
+             "                    [--spread auto|reps|model] [--quiet]\n\n"
              "Runs the scenario once per value of KEY (a scenario key, group.key) and writes one sweep\n"
              "file: per point and replication every metric, and their means and 95%% confidence\n"
              "intervals. Each point's full results file is kept as FILE.points/point_NNNN.h5.\n"
@@ -79,9 +80,11 @@ static void sweep__help(FILE *f) {
              "  --reps N            replications per point (overrides run.reps)\n"
              "  --seed N            base seed, the same at every point (overrides run.seed)\n"
              "  --out FILE.h5       sweep file (default: results/SCENARIO-sweep.h5)\n"
+             "  --spread S          under mpirun, as spotlab run's: reps, model or auto (default)\n"
              "  --quiet             no progress lines\n\n"
              "Every point is checked before the first one runs. Progress: one line per point on stderr.\n"
-             "Under mpirun, points run one after another, each replication over all ranks.\n"
+             "Under mpirun, points run one after another, each point's replications spread over the\n"
+             "ranks (--spread; one replication over all ranks when the model is big and reps few).\n"
              "Exit status: 0 done, 1 a check failed or a file could not be written, 2 bad usage or scenario.\n");
 }
 
@@ -89,7 +92,7 @@ static int cmd_sweep_main(int argc, char **argv) {
   const char *scenario = NULL, *param = NULL, *out = NULL, *v;
   char seedbuf[64], repsbuf[64];
   const char *fixed[2];
-  int nfixed = 0, quiet = 0;
+  int nfixed = 0, quiet = 0, spread = APP_SPREAD_AUTO;
   char *base = NULL;                     /* freed at done: declared before the first goto */
   char **names0 = NULL, **units0 = NULL; /* metric names of point 1, which every point must share */
   unsigned nm0 = 0;
@@ -115,6 +118,11 @@ static int cmd_sweep_main(int argc, char **argv) {
       fixed[nfixed++] = seedbuf;
     } else if (app_opt(argc, argv, &i, "--out", &v)) {
       out = v;
+    } else if (app_opt(argc, argv, &i, "--spread", &v)) {
+      if ((spread = app_spread_parse(v)) < 0) {
+        fprintf(stderr, "spotlab sweep: --spread '%s': expected auto, reps or model\n", v);
+        return 2;
+      }
     } else if (!strcmp(argv[i], "--quiet")) {
       quiet = 1;
     } else if (argv[i][0] == '-') {
@@ -253,6 +261,12 @@ static int cmd_sweep_main(int argc, char **argv) {
       break;
     }
     seed = (uint64_t)l.run.seed;
+    l.spread = spread;
+    if (p == 0 && !quiet && rank == 0) {
+      char why[512];
+      app_spread_choose(&l, app_mpi_size(), why, sizeof why);
+      fprintf(stderr, "sweep: each point: %s\n", why);
+    }
     s.x[p] = sweep__number(vals[p]);
     app_run_out o;
     double tp = sweep__now();

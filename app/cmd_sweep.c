@@ -3,8 +3,9 @@
  * metric against the key, with its confidence band. Every point's own results file is kept too
  * (FILE.points/point_NNNN.h5) for `spotlab report` and `spotlab compare`.
  *
- * Parallelism is the runner's: replications on OpenMP threads and, under mpirun, over the ranks
- * (app_spread_choose: whole replications per rank, or each over all ranks), points one after another. Every point uses the same base seed, so points differ
+ * Parallelism: replications on OpenMP threads and, under mpirun, whole points over the ranks, or
+ * each point's replications over them (the runner's app_spread_choose: whole replications per
+ * rank, or each over all ranks), whichever takes fewer rounds. Every point uses the same base seed, so points differ
  * only by the key (common random numbers across the sweep). */
 #include "analysis/report/rpt.h"
 #include "app/app.h"
@@ -83,8 +84,9 @@ static void sweep__help(FILE *f) {
              "  --spread S          under mpirun, as spotlab run's: reps, model or auto (default)\n"
              "  --quiet             no progress lines\n\n"
              "Every point is checked before the first one runs. Progress: one line per point on stderr.\n"
-             "Under mpirun, points run one after another, each point's replications spread over the\n"
-             "ranks (--spread; one replication over all ranks when the model is big and reps few).\n"
+             "Under mpirun, whole points go to the ranks (point p to rank p mod P) when that takes fewer\n"
+             "rounds than spreading each point's replications over them (--spread; one replication over\n"
+             "all ranks when the model is big and reps few); the choice is printed. Same files either way.\n"
              "Exit status: 0 done, 1 a check failed or a file could not be written, 2 bad usage or scenario.\n");
 }
 
@@ -96,6 +98,8 @@ static int cmd_sweep_main(int argc, char **argv) {
   char *base = NULL;                     /* freed at done: declared before the first goto */
   char **names0 = NULL, **units0 = NULL; /* metric names of point 1, which every point must share */
   unsigned nm0 = 0;
+  int point_spread = APP_SPREAD_REPS;
+  char why[512] = "";
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
       sweep__help(stdout);
@@ -180,6 +184,10 @@ static int cmd_sweep_main(int argc, char **argv) {
     }
     reps = (int)l.run.reps;
     cls = l.cls;
+    if (p == 0) {
+      l.spread = spread;
+      point_spread = app_spread_choose(&l, app_mpi_size(), why, sizeof why);
+    }
     /* Every point must report the same metrics (a key that changes, say, the number of regions
      * changes a model's metric list, and the sweep's table has one set of columns). */
     if (p == 0) {
@@ -251,9 +259,30 @@ static int cmd_sweep_main(int argc, char **argv) {
     s.names[k] = names0[k];
     s.units[k] = units0[k];
   }
+  /* Under mpirun, whole points go to ranks (point p to rank p mod P, its replications on that
+   * rank's threads) when that takes fewer rounds than spreading each point's replications:
+   * ceil(points / P) * reps against points * ceil(reps / P) (equal: points, which move no results
+   * between ranks). Either way every point's file is the same bits. */
+  int P = app_mpi_size();
+  int by_points = P > 1 && point_spread == APP_SPREAD_REPS &&
+                  (long long)((np + P - 1) / P) * reps <= (long long)np * ((reps + P - 1) / P);
+  if (!quiet && rank == 0) {
+    if (by_points)
+      fprintf(stderr,
+              "sweep: %d points over %d ranks: spread points (each point whole on one rank, its %d "
+              "replication%s on the rank's threads)\n",
+              np, P, reps, reps == 1 ? "" : "s");
+    else
+      fprintf(stderr, "sweep: each point: %s\n", why);
+  }
   uint64_t seed = 0;
   double t0 = sweep__now();
+  for (int p = 0; p < np; p++) {
+    s.x[p] = sweep__number(vals[p]);
+    s.point_files[p] = sweep__join(rel, "/point_", NULL, p);
+  }
   for (int p = 0; p < np && !rc; p++) {
+    if (by_points && p % P != rank) continue;
     const char *ovr[3] = {fixed[0], fixed[1], NULL};
     ovr[nfixed] = ovr_text[p];
     if (app_load(scenario, ovr, nfixed + 1, &d, &l)) { /* checked above; a file changed under us */
@@ -262,28 +291,31 @@ static int cmd_sweep_main(int argc, char **argv) {
     }
     seed = (uint64_t)l.run.seed;
     l.spread = spread;
-    if (p == 0 && !quiet && rank == 0) {
-      char why[512];
-      app_spread_choose(&l, app_mpi_size(), why, sizeof why);
-      fprintf(stderr, "sweep: each point: %s\n", why);
-    }
-    s.x[p] = sweep__number(vals[p]);
+    l.local = by_points;
     app_run_out o;
     double tp = sweep__now();
     failed |= app_run_reps(&l, 0, &o);
-    if (rank == 0) {
+    if (rank == 0 || by_points) {
       char pf[4400];
       snprintf(pf, sizeof pf, "%s/point_%04d.h5", pdir, p);
-      s.point_files[p] = sweep__join(rel, "/point_", NULL, p);
       if (app_write_results(pf, &l, &o)) rc = 1;
       memcpy(s.values + (size_t)p * reps * nm, o.values, (size_t)reps * nm * sizeof *o.values);
       double el = sweep__now() - t0;
-      if (!quiet)
+      if (!quiet && by_points)
+        fprintf(stderr, "sweep: point %d/%d (%s): %d replication%s in %.1f s on rank %d; %.0f s elapsed\n", p + 1, np,
+                ovr_text[p], reps, reps == 1 ? "" : "s", sweep__now() - tp, rank, el);
+      else if (!quiet)
         fprintf(stderr, "sweep: point %d/%d (%s): %d replication%s in %.1f s; %.0f s elapsed, about %.0f s left\n",
                 p + 1, np, ovr_text[p], reps, reps == 1 ? "" : "s", sweep__now() - tp, el, el / (p + 1) * (np - p - 1));
     }
     app_run_out_free(&l, &o);
     app_unload(&l);
+  }
+  if (by_points) { /* every point's metrics to rank 0, which writes the sweep file */
+    rc = app_mpi_max_int(rc);
+    failed = app_mpi_max_int(failed);
+    for (int p = 0; !rc && p < np; p++)
+      app_mpi_bcast_doubles(s.values + (size_t)p * reps * nm, (size_t)reps * nm, p % P);
   }
   if (rank == 0 && !rc) {
     char err[RPT_ERRLEN];

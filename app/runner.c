@@ -294,7 +294,7 @@ int app_spread_choose(const app_loaded *l, int ranks, char *why, size_t len) {
 }
 
 int app_run_reps(app_loaded *l, int progress, app_run_out *o) {
-  int rank = app_mpi_rank(), first, reps;
+  int rank = l->local ? 0 : app_mpi_rank(), first, reps;
   app__range(l, &first, &reps);
   unsigned nm = l->nmetrics;
   memset(o, 0, sizeof *o);
@@ -303,7 +303,7 @@ int app_run_reps(app_loaded *l, int progress, app_run_out *o) {
   o->reps = calloc((size_t)(reps ? reps : 1), sizeof *o->reps);
   o->values = calloc((size_t)(reps ? reps : 1) * (nm ? nm : 1), sizeof *o->values);
   if (!o->reps || !o->values) SIM_FATAL("out of memory");
-  o->ranks = app_mpi_size();
+  o->ranks = l->local ? 1 : app_mpi_size();
   o->spread = app_spread_choose(l, o->ranks, NULL, 0);
   int P = o->ranks;
   /* reps spread: rank k runs replications first + i for i = k, k + P, ... on its threads */

@@ -45,6 +45,7 @@ typedef struct app_loaded {
   int spread;    /* app_spread asked for (APP_SPREAD_AUTO by default) */
   int rep_first; /* replications this process runs: [rep_first, rep_first + rep_count) of */
   int rep_count; /* run.reps (a shard, `--shard`); rep_count 0: all of them */
+  int local;     /* 1: this process alone, whatever the ranks (a sweep point one rank runs) */
 } app_loaded;
 
 /* Loads `path`, applies overrides ("group.key=value"), parses and validates every group and

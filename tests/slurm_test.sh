@@ -51,7 +51,7 @@ until_ok 30 test -S "$work/munge.sock" || skip "munged did not start: $(tail -n 
 mkdir -p "$work/state" "$work/spool" "$work/jobs"
 cat > "$work/slurm.conf" << CONF
 ClusterName=spotlabtest
-SlurmctldHost=$host
+SlurmctldHost=$host(127.0.0.1)
 SlurmctldPort=$p1
 SlurmdPort=$p2
 SlurmUser=root
@@ -76,7 +76,7 @@ SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 ReturnToService=2
 MinJobAge=600
-NodeName=$host CPUs=$(nproc) State=UNKNOWN
+NodeName=$host NodeAddr=127.0.0.1 CPUs=$(nproc) State=UNKNOWN
 PartitionName=test Nodes=$host Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4
 CONF
 export SLURM_CONF=$work/slurm.conf

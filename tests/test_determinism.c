@@ -148,21 +148,60 @@ static void test_reps_spread(void) {
 
 /* A sweep's points under mpirun: each point's replications spread over the ranks, every point's
  * file identical to one process's. */
-static void test_sweep_spread(void) {
+/* 0 when the sweep files a and b hold the same metrics for the same points. */
+static int same_sweep(const char *a, const char *b) {
+  const char *objs[] = {"/sweep/metrics", "/sweep/mean", "/sweep/ci95_lo",
+                        "/sweep/ci95_hi", "/sweep/x",    "/sweep/labels"};
   char cmd[8192], *log;
-  for (int np = 1; np <= 3; np += 2) {
-    snprintf(cmd, sizeof cmd,
-             "OMP_NUM_THREADS=1 %s --oversubscribe -np %d %s sweep %s/scenarios/phold.cfg --param "
-             "phold.remote=0.1,0.5 --reps 3 --quiet --out det_sw%d.h5",
-             SPOTLAB_MPIEXEC, np, tu_bin(), tu_src(), np);
+  for (int i = 0; i < 6; i++) {
+    snprintf(cmd, sizeof cmd, "h5diff %s %s %s", a, b, objs[i]);
     int rc = tu_run(cmd, &log);
-    if (rc) fprintf(stderr, "\n%s\n-> exit %d\n%s\n", cmd, rc, log);
+    if (rc) fprintf(stderr, "\n%s differs:\n%.2000s\n", cmd, log);
     free(log);
-    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    if (rc) return 1;
   }
+  return 0;
+}
+
+/* np ranks sweep phold.remote over `values` with `reps` replications; what it printed in `said`. */
+static int sweep_np(int np, int reps, const char *values, const char *out, char *said, size_t len) {
+  char cmd[8192], *log;
+  snprintf(cmd, sizeof cmd,
+           "OMP_NUM_THREADS=1 %s --oversubscribe -np %d %s sweep %s/scenarios/phold.cfg --param "
+           "phold.remote=%s --reps %d --out %s",
+           SPOTLAB_MPIEXEC, np, tu_bin(), tu_src(), values, reps, out);
+  int rc = tu_run(cmd, &log);
+  if (rc) fprintf(stderr, "\n%s\n-> exit %d\n%s\n", cmd, rc, log);
+  snprintf(said, len, "%s", log);
+  free(log);
+  return rc;
+}
+
+/* A sweep under mpirun: each point's replications spread over the ranks (3 replications on 3
+ * ranks), or whole points over the ranks (3 points of 1 replication on 2 ranks: rank 1 writes
+ * point 1's file); every point's file and the sweep file identical to one process's. */
+static void test_sweep_spread(void) {
+  char said[8192];
+  CU_ASSERT_EQUAL_FATAL(sweep_np(1, 3, "0.1,0.5", "det_sw1.h5", said, sizeof said), 0);
+  CU_ASSERT_EQUAL_FATAL(sweep_np(3, 3, "0.1,0.5", "det_sw3.h5", said, sizeof said), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(said, "each point: 3 replications over 3 ranks: spread reps"));
   CU_ASSERT_EQUAL(same("det_sw1.points/point_0000.h5", "det_sw3.points/point_0000.h5", 3), 0);
   CU_ASSERT_EQUAL(same("det_sw1.points/point_0001.h5", "det_sw3.points/point_0001.h5", 3), 0);
+  CU_ASSERT_EQUAL(same_sweep("det_sw1.h5", "det_sw3.h5"), 0);
   CU_ASSERT_NOT_EQUAL(same("det_sw1.points/point_0000.h5", "det_sw1.points/point_0001.h5", 3), 0);
+
+  CU_ASSERT_EQUAL_FATAL(sweep_np(1, 1, "0.1,0.3,0.5", "det_swp1.h5", said, sizeof said), 0);
+  CU_ASSERT_EQUAL_FATAL(sweep_np(2, 1, "0.1,0.3,0.5", "det_swp2.h5", said, sizeof said), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(said, "3 points over 2 ranks: spread points"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(said, "point 2/3 (phold.remote=0.3): 1 replication in"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(said, "on rank 1"));
+  for (int p = 0; p < 3; p++) {
+    char a[64], b[64];
+    snprintf(a, sizeof a, "det_swp1.points/point_%04d.h5", p);
+    snprintf(b, sizeof b, "det_swp2.points/point_%04d.h5", p);
+    CU_ASSERT_EQUAL(same(a, b, 1), 0);
+  }
+  CU_ASSERT_EQUAL(same_sweep("det_swp1.h5", "det_swp2.h5"), 0);
 }
 
 /* The automatic choice: a model with fewer replications than ranks and at least
@@ -205,7 +244,7 @@ static CU_TestInfo det_tests[] = {
     {"the calendar of far events changes no result (on and off, 1, 2, 4 ranks)", test_calendar},
     {"replications spread over 1, 2, 3 ranks (1 and 2 threads each) identical to one process", test_reps_spread},
     {"the automatic spread: printed, recorded, forced by --spread", test_spread_auto},
-    {"sweep points on 1 and 3 ranks identical", test_sweep_spread},
+    {"sweep: replications or whole points over ranks, identical to one process", test_sweep_spread},
     CU_TEST_INFO_NULL,
 };
 CU_SuiteInfo spotlab_suites[] = {

@@ -507,6 +507,14 @@ static int sim__part_same_run(const sim__part *a, const sim__part *b, char *err,
   return -1;
 }
 
+/* "replication 3" or "replications 3-4": the replications [lo, hi). */
+static void sim__span(char *buf, size_t len, int lo, int hi) {
+  if (hi - lo == 1)
+    snprintf(buf, len, "replication %d", lo);
+  else
+    snprintf(buf, len, "replications %d-%d", lo, hi - 1);
+}
+
 static int sim__part_cmp(const void *x, const void *y) {
   const sim__part *a = x, *b = y;
   return (a->first > b->first) - (a->first < b->first);
@@ -531,26 +539,25 @@ int sim_results_merge(const char *out, const char *const *paths, int n, char *er
   if (!rc) {
     qsort(p, (size_t)n, sizeof *p, sim__part_cmp);
     int next = 0; /* every replication 0 .. reps-1 in exactly one part */
+    char span[48];
     for (int i = 0; i < n && !rc; i++) {
       if (p[i].first < next) {
-        int lo = p[i].first, hi = p[i].first + p[i].count < next ? p[i].first + p[i].count : next;
-        snprintf(err, errlen, "%s and %s both hold replication%s %d%s%.0d", p[i - 1].path, p[i].path,
-                 hi - lo > 1 ? "s" : "", lo, hi - lo > 1 ? "-" : "", hi - lo > 1 ? hi - 1 : 0);
+        int hi = p[i].first + p[i].count < next ? p[i].first + p[i].count : next;
+        sim__span(span, sizeof span, p[i].first, hi);
+        snprintf(err, errlen, "%s and %s both hold %s", p[i - 1].path, p[i].path, span);
         rc = SIM_EINVAL;
       } else if (p[i].first > next) {
-        snprintf(err, errlen, "replication%s %d%s%.0d of %d %s in no part (the next part, %s, starts at %d)",
-                 p[i].first - next > 1 ? "s" : "", next, p[i].first - next > 1 ? "-" : "",
-                 p[i].first - next > 1 ? p[i].first - 1 : 0, p[0].reps, p[i].first - next > 1 ? "are" : "is", p[i].path,
-                 p[i].first);
+        sim__span(span, sizeof span, next, p[i].first);
+        snprintf(err, errlen, "%s of %d %s in no part (the next part, %s, starts at %d)", span, p[0].reps,
+                 p[i].first - next > 1 ? "are" : "is", p[i].path, p[i].first);
         rc = SIM_EINVAL;
       }
       next = p[i].first + p[i].count;
     }
     if (!rc && next < p[0].reps) {
-      snprintf(err, errlen, "replication%s %d%s%.0d of %d %s in no part (the last part, %s, ends at %d)",
-               p[0].reps - next > 1 ? "s" : "", next, p[0].reps - next > 1 ? "-" : "",
-               p[0].reps - next > 1 ? p[0].reps - 1 : 0, p[0].reps, p[0].reps - next > 1 ? "are" : "is", p[n - 1].path,
-               next - 1);
+      sim__span(span, sizeof span, next, p[0].reps);
+      snprintf(err, errlen, "%s of %d %s in no part (the last part, %s, ends at %d)", span, p[0].reps,
+               p[0].reps - next > 1 ? "are" : "is", p[n - 1].path, next - 1);
       rc = SIM_EINVAL;
     }
   }

@@ -23,6 +23,10 @@ void app_register(const app_command *c);
 void app_mpi_init(int *argc, char ***argv);
 int app_mpi_rank(void);
 int app_mpi_size(void);
+/* Collectives for the commands that spread work themselves (sweep points over ranks): n doubles
+ * from `root` to every rank; the largest of every rank's v. No-ops on one rank. */
+void app_mpi_bcast_doubles(double *v, size_t n, int root);
+int app_mpi_max_int(int v);
 
 /* The command line this process was started with, shell-quoted, for the results'
  * /meta; "" before main has recorded it. */

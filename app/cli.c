@@ -1,5 +1,6 @@
 /* cli.c - option tables: parsing and --help from one declaration (cli.h). */
 #include "app/cli.h"
+#include "sim/sim.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -160,7 +161,8 @@ int app_cli_parse(const app_cli *c, int argc, char **argv, app_args *a) {
       return 1;
     }
     if (dashdash || arg[0] != '-' || !arg[1]) {
-      if (a->noperands >= c->max_operands || a->noperands >= APP_CLI_MAX_OPERANDS) {
+      if (c->max_operands != APP_CLI_ANY &&
+          (a->noperands >= c->max_operands || a->noperands >= APP_CLI_MAX_OPERANDS)) {
         if (c->max_operands == 0)
           fprintf(stderr, "spotlab %s: takes no operands, only options ('%s' is extra; spotlab %s --help)\n",
                   c->command, arg, c->command);
@@ -169,7 +171,10 @@ int app_cli_parse(const app_cli *c, int argc, char **argv, app_args *a) {
                   c->command);
         return 2;
       }
-      a->operand[a->noperands++] = arg;
+      if (!a->all && !(a->all = calloc((size_t)argc, sizeof *a->all))) SIM_FATAL("out of memory");
+      a->all[a->noperands] = arg;
+      if (a->noperands < APP_CLI_MAX_OPERANDS) a->operand[a->noperands] = arg;
+      a->noperands++;
       continue;
     }
     const char *eq = arg[1] == '-' ? strchr(arg, '=') : NULL;
@@ -222,6 +227,7 @@ int app_cli_parse(const app_cli *c, int argc, char **argv, app_args *a) {
 
 void app_args_free(app_args *a) {
   for (int k = 0; k < APP_CLI_MAX_OPTS; k++) free(a->values[k]);
+  free(a->all);
   memset(a, 0, sizeof *a);
 }
 

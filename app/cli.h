@@ -38,7 +38,7 @@ typedef struct app_cli {
   const char *command;     /* "run", "bench phold": for messages and usage */
   const char *operands;    /* "SCENARIO", "BEFORE.h5 AFTER.h5", "[MODEL]", or "" */
   int min_operands;        /* fewer: the usage on stderr, exit 2 */
-  int max_operands;        /* more: "'x' is extra", exit 2 */
+  int max_operands;        /* more: "'x' is extra", exit 2; APP_CLI_ANY: no limit (app_args.all) */
   const char *usage_extra; /* further usage lines, verbatim ("spotlab lab --keys"), or NULL */
   const char *about;       /* what the command does, printed after the usage */
   const char *epilog;      /* after the options (parallelism, exit status), or NULL */
@@ -47,6 +47,7 @@ typedef struct app_cli {
 
 #define APP_CLI_MAX_OPTS 40
 #define APP_CLI_MAX_OPERANDS 8
+#define APP_CLI_ANY (-1) /* max_operands: as many as given (`spotlab merge OUT PART...`) */
 
 /* What app_cli_parse found. Values point into argv (no copies, nothing to free but `values`). */
 typedef struct app_args {
@@ -55,8 +56,9 @@ typedef struct app_args {
   const char **values[APP_CLI_MAX_OPTS]; /* each occurrence's text (malloc'd array; flags: "") */
   double num[APP_CLI_MAX_OPTS];          /* U64, DOUBLE: the last value, parsed */
   int word[APP_CLI_MAX_OPTS];            /* DOUBLE: the last value was opt->word */
-  const char *operand[APP_CLI_MAX_OPERANDS];
+  const char *operand[APP_CLI_MAX_OPERANDS]; /* the first ones */
   int noperands;
+  const char **all; /* every operand, in order (malloc'd; freed by app_args_free) */
 } app_args;
 
 /* Parses argv[1..argc-1] (argv[0] is the command's last word). Returns 0 (parsed), 1 (--help was

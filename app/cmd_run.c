@@ -12,6 +12,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* --spread's choices, in the order of APP_SPREAD_AUTO, _REPS, _MODEL */
+static const char *const run__spreads[] = {"auto", "reps", "model", NULL};
+
 static const app_option run__opts[] = {
     {"--seed", APP_O_U64, "N", 0, 9.2e18, 0, "base seed (overrides run.seed); replication r derives its own"},
     {"--reps", APP_O_U64, "N", 1, 10000, 0, "replications (overrides run.reps); 95% CIs need 2 or more"},
@@ -19,6 +22,14 @@ static const app_option run__opts[] = {
     {"--param", APP_O_STRING, "KEY=VALUE", 0, 0, APP_REPEAT,
      "override one scenario key, e.g. --param market.bidding.fee=0.05; a list's item by\n"
      "name or index: market.regions.us.weekend_factor=0.8, 'market.regions.[1].tz_h=2'"},
+    {"--spread", APP_O_CHOICE, "auto|reps|model", 0, 0, 0,
+     "under mpirun: reps (each replication whole on one rank), model (each over all ranks),\n"
+     "auto (default: model only for fewer replications than ranks and a big model); the\n"
+     "choice is printed",
+     run__spreads},
+    {"--shard", APP_O_STRING, "K/N", 0, 0, 0,
+     "run only part K (0 .. N-1) of N of the replications, into a part file for\n"
+     "`spotlab merge` (a job array: docs/slurm.md)"},
     {"--all", APP_O_FLAG, NULL, 0, 0, 0, "print every metric, not only the model's headline ones"},
     {"--quiet", APP_O_FLAG, NULL, 0, 0, 0, "no summary table, no progress line"},
     {NULL},
@@ -30,9 +41,9 @@ static const app_cli run__cli = {
     1,
     NULL,
     "Runs a scenario file and writes its results (HDF5, docs/results-format.md).\n",
-    "Replications run in parallel on OpenMP threads (OMP_NUM_THREADS), or one after another\n"
-    "over all ranks under mpirun. One scenario and seed give bit-identical results on any\n"
-    "number of ranks and threads.\n"
+    "Replications run in parallel on OpenMP threads (OMP_NUM_THREADS) and, under mpirun, over\n"
+    "the ranks (--spread). One scenario and seed give bit-identical results on any number of\n"
+    "ranks and threads, and with any spread or sharding.\n"
     "Exit status: 0 done, 1 an end-of-run check failed or the file could not be written,\n"
     "2 bad usage or bad scenario (reported as FILE:LINE: message).\n",
     run__opts};
@@ -65,8 +76,8 @@ static void run__default_out(const char *scenario, char *out, size_t len) {
   free(c);
 }
 
-static int cmd_run__go(const char *scenario, const char *out, const char **ovr, int novr, int quiet, int all, int argc,
-                       char **argv) {
+static int cmd_run__go(const char *scenario, const char *out, const char **ovr, int novr, int quiet, int all,
+                       int spread, int shard_k, int shard_n, int argc, char **argv) {
   app_mpi_init(&argc, &argv);
   int rank = app_mpi_rank();
   sim_diag d;
@@ -96,8 +107,30 @@ static int cmd_run__go(const char *scenario, const char *out, const char **ovr, 
       return 2;
     }
   }
+  l.spread = spread;
+  if (shard_n) {
+    /* part K of N: replications [K*R/N, (K+1)*R/N), so the N parts cover 0 .. R-1 once */
+    long long R = l.run.reps;
+    l.rep_first = (int)(shard_k * R / shard_n);
+    l.rep_count = (int)((shard_k + 1) * R / shard_n) - l.rep_first;
+    if (shard_n > R) { /* every part holds at least one replication */
+      if (rank == 0)
+        fprintf(stderr, "spotlab run: --shard %d/%d: %lld replications make fewer than %d parts\n", shard_k, shard_n, R,
+                shard_n);
+      app_unload(&l);
+      return 2;
+    }
+  }
+  if (!quiet && rank == 0) {
+    char why[512];
+    app_spread_choose(&l, app_mpi_size(), why, sizeof why);
+    if (shard_n)
+      fprintf(stderr, "spotlab run: shard %d/%d: replications %d-%d of %lld\n", shard_k, shard_n, l.rep_first,
+              l.rep_first + l.rep_count - 1, (long long)l.run.reps);
+    fprintf(stderr, "spotlab run: %s\n", why);
+  }
   app_stop_install();
-  app_progress *prog = app_progress_start("rep", (int)l.run.reps, quiet);
+  app_progress *prog = app_progress_start("rep", l.rep_count ? l.rep_count : (int)l.run.reps, quiet);
   app_run_out o;
   int failed = app_run_reps(&l, prog, &o);
   app_progress_end(prog);
@@ -137,8 +170,19 @@ static int cmd_run_main(int argc, char **argv) {
   const char *scenario = a.operand[0], *out = app_args_str(&a, "--out", NULL);
   int quiet = app_args_flag(&a, "--quiet"), all = app_args_flag(&a, "--all"), novr;
   char seedbuf[64], repsbuf[64];
+  int spread = app_spread_parse(run__spreads[app_args_choice(&a, "--spread", 0)]), shard_k = 0, shard_n = 0;
+  const char *sh = app_args_str(&a, "--shard", NULL);
+  if (sh) {
+    char tail;
+    if (sscanf(sh, "%d/%d%c", &shard_k, &shard_n, &tail) != 2 || shard_n < 1 || shard_n > 10000 || shard_k < 0 ||
+        shard_k >= shard_n) {
+      fprintf(stderr, "spotlab run: --shard '%s': expected K/N with 0 <= K < N <= 10000 (e.g. 0/4)\n", sh);
+      app_args_free(&a);
+      return 2;
+    }
+  }
   const char **ovr = run__overrides(&a, seedbuf, repsbuf, sizeof seedbuf, &novr);
-  int rc = cmd_run__go(scenario, out, ovr, novr, quiet, all, argc, argv);
+  int rc = cmd_run__go(scenario, out, ovr, novr, quiet, all, spread, shard_k, shard_n, argc, argv);
   free(ovr);
   app_args_free(&a);
   return rc;

@@ -3,8 +3,9 @@
  * metric against the key, with its confidence band. Every point's own results file is kept too
  * (FILE.points/point_NNNN.h5) for `spotlab report` and `spotlab compare`.
  *
- * Parallelism is the runner's: replications on OpenMP threads, or under mpirun each replication
- * over all ranks, points one after another. Every point uses the same base seed, so points differ
+ * Parallelism: replications on OpenMP threads and, under mpirun, whole points over the ranks, or
+ * each point's replications over them (the runner's app_spread_choose: whole replications per
+ * rank, or each over all ranks), whichever takes fewer rounds. Every point uses the same base seed, so points differ
  * only by the key (common random numbers across the sweep). */
 #include "analysis/report/rpt.h"
 #include "app/app.h"
@@ -15,6 +16,7 @@
 #include <errno.h>
 #include <libgen.h>
 #include <math.h>
+#include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -65,6 +67,8 @@ static double sweep__number(const char *s) {
   return errno || end == s || *end ? NAN : v;
 }
 
+static const char *const sweep__spreads[] = {"auto", "reps", "model", NULL}; /* APP_SPREAD_* order */
+
 static const app_option sweep__opts[] = {
     {"--param", APP_O_STRING, "KEY=V1,V2,...", 0, 0, APP_REQUIRED,
      "the key and its values (commas inside [..] or \"..\" do not split); a list's item\n"
@@ -72,6 +76,8 @@ static const app_option sweep__opts[] = {
     {"--reps", APP_O_U64, "N", 1, 10000, 0, "replications per point (overrides run.reps)"},
     {"--seed", APP_O_U64, "N", 0, 9.2e18, 0, "base seed, the same at every point (overrides run.seed)"},
     {"--out", APP_O_STRING, "FILE.h5", 0, 0, 0, "sweep file (default: results/SCENARIO-sweep.h5)"},
+    {"--spread", APP_O_CHOICE, "auto|reps|model", 0, 0, 0,
+     "under mpirun, as spotlab run's: reps, model or auto (default)", sweep__spreads},
     {"--quiet", APP_O_FLAG, NULL, 0, 0, 0, "no progress lines"},
     {NULL},
 };
@@ -86,12 +92,14 @@ static const app_cli sweep__cli = {
     "intervals. Each point's full results file is kept as FILE.points/point_NNNN.h5.\n"
     "`spotlab report FILE.h5` draws every metric against KEY with its confidence band.\n",
     "Every point is checked before the first one runs. Progress: one line per point on stderr.\n"
-    "Under mpirun, points run one after another, each replication over all ranks.\n"
+    "Under mpirun, whole points go to the ranks (point p to rank p mod P) when that takes fewer\n"
+    "rounds than spreading each point's replications over them (--spread; one replication over\n"
+    "all ranks when the model is big and reps few); the choice is printed. Same files either way.\n"
     "Exit status: 0 done, 1 a check failed or a file could not be written, 2 bad usage or scenario.\n",
     sweep__opts};
 
 static int cmd_sweep__go(const char *scenario, const char *param, const char *out, const char *const *fixed, int nfixed,
-                         int quiet, int argc, char **argv);
+                         int quiet, int spread, int argc, char **argv);
 
 static int cmd_sweep_main(int argc, char **argv) {
   app_args a;
@@ -112,19 +120,22 @@ static int cmd_sweep_main(int argc, char **argv) {
     snprintf(seedbuf, sizeof seedbuf, "run.seed=%llu", app_args_u64(&a, "--seed", 0));
     fixed[nfixed++] = seedbuf;
   }
+  int spread = app_spread_parse(sweep__spreads[app_args_choice(&a, "--spread", 0)]);
   int rc = cmd_sweep__go(a.operand[0], param, app_args_str(&a, "--out", NULL), fixed, nfixed,
-                         app_args_flag(&a, "--quiet"), argc, argv);
+                         app_args_flag(&a, "--quiet"), spread, argc, argv);
   app_args_free(&a);
   return rc;
 }
 
 /* The sweep of `param` (KEY=V1,V2,...) with the overrides fixed[0..nfixed) at every point. */
 static int cmd_sweep__go(const char *scenario, const char *param, const char *out, const char *const *fixed, int nfixed,
-                         int quiet, int argc, char **argv) {
+                         int quiet, int spread, int argc, char **argv) {
   int rc = 0, failed = 0, sig_out = 0;   /* sig_out: the signal that stopped the sweep */
   char *base = NULL;                     /* freed at done: declared before the first goto */
   char **names0 = NULL, **units0 = NULL; /* metric names of point 1, which every point must share */
   unsigned nm0 = 0;
+  int point_spread = APP_SPREAD_REPS;
+  char why[512] = "";
   const char *eq = strchr(param, '=');
   if (!eq || eq == param || !eq[1]) {
     fprintf(stderr, "spotlab sweep: --param wants KEY=V1,V2,... (got '%s')\n", param);
@@ -167,6 +178,10 @@ static int cmd_sweep__go(const char *scenario, const char *param, const char *ou
     }
     reps = (int)l.run.reps;
     cls = l.cls;
+    if (p == 0) {
+      l.spread = spread;
+      point_spread = app_spread_choose(&l, app_mpi_size(), why, sizeof why);
+    }
     /* Every point must report the same metrics (a key that changes, say, the number of regions
      * changes a model's metric list, and the sweep's table has one set of columns). */
     if (p == 0) {
@@ -238,13 +253,40 @@ static int cmd_sweep__go(const char *scenario, const char *param, const char *ou
     s.names[k] = names0[k];
     s.units[k] = units0[k];
   }
+  /* Under mpirun, whole points go to ranks (point p to rank p mod P, its replications on that
+   * rank's threads) when that takes fewer rounds than spreading each point's replications:
+   * ceil(points / P) * reps against points * ceil(reps / P) (equal: points, which move no results
+   * between ranks). Either way every point's file is the same bits. */
+  int P = app_mpi_size();
+  int by_points = P > 1 && point_spread == APP_SPREAD_REPS &&
+                  (long long)((np + P - 1) / P) * reps <= (long long)np * ((reps + P - 1) / P);
+  if (!quiet && rank == 0) {
+    if (by_points)
+      fprintf(stderr,
+              "sweep: %d points over %d ranks: spread points (each point whole on one rank, its %d "
+              "replication%s on the rank's threads)\n",
+              np, P, reps, reps == 1 ? "" : "s");
+    else
+      fprintf(stderr, "sweep: each point: %s\n", why);
+  }
   uint64_t seed = 0;
-  int ndone = 0, sig = 0; /* points finished; the signal that stopped the sweep */
+  int sig = 0;                                  /* the signal that stopped the sweep */
+  unsigned char *pdone = calloc((size_t)np, 1); /* pdone[p]: point p finished (on any rank, once agreed) */
+  if (!pdone) SIM_FATAL("out of memory");
   app_stop_install();
-  app_progress *prog = app_progress_start("point", np, quiet);
+  app_progress *prog = app_progress_start("point", by_points ? (np - rank + P - 1) / P : np, quiet);
   app_progress_engine_lines(prog, 0); /* the timer line: points can be long */
+  for (int p = 0; p < np; p++) {
+    s.x[p] = sweep__number(vals[p]);
+    s.point_files[p] = sweep__join(rel, "/point_", NULL, p);
+  }
   for (int p = 0; p < np && !rc; p++) {
-    if ((sig = app_stop_agreed())) break; /* a point boundary: stop here, keep what finished */
+    if (by_points) {
+      if (p % P != rank) continue;
+      if ((sig = app_stop_signal())) break; /* this rank's point boundary; agreed below */
+    } else if ((sig = app_stop_agreed())) {
+      break; /* a point boundary on every rank: stop here, keep what finished */
+    }
     const char *ovr[3];
     for (int k = 0; k < nfixed; k++) ovr[k] = fixed[k];
     ovr[nfixed] = ovr_text[p];
@@ -253,28 +295,40 @@ static int cmd_sweep__go(const char *scenario, const char *param, const char *ou
       break;
     }
     seed = (uint64_t)l.run.seed;
-    s.x[p] = sweep__number(vals[p]);
+    l.spread = spread;
+    l.local = by_points;
     app_run_out o;
     failed |= app_run_reps(&l, NULL, &o);
     if (o.nreps < reps) { /* stopped inside the point: its replications are not all there, drop it */
-      sig = o.interrupted;
+      sig = o.interrupted ? o.interrupted : app_stop_signal();
       app_run_out_free(&l, &o);
       app_unload(&l);
       break;
     }
-    if (rank == 0) {
+    if (rank == 0 || by_points) {
       char pf[4400];
       snprintf(pf, sizeof pf, "%s/point_%04d.h5", pdir, p);
-      s.point_files[p] = sweep__join(rel, "/point_", NULL, p);
       if (app_write_results(pf, &l, &o)) rc = 1;
       memcpy(s.values + (size_t)p * reps * nm, o.values, (size_t)reps * nm * sizeof *o.values);
     }
-    ndone++;
+    pdone[p] = 1;
     app_progress_step(prog, ovr_text[p], 1);
     app_run_out_free(&l, &o);
     app_unload(&l);
   }
   app_progress_end(prog);
+  if (by_points) { /* what finished where, then every finished point's metrics to rank 0 */
+    rc = app_mpi_max_int(rc);
+    failed = app_mpi_max_int(failed);
+    sig = app_mpi_max_int(sig);
+    MPI_Allreduce(MPI_IN_PLACE, pdone, np, MPI_UNSIGNED_CHAR, MPI_MAX, MPI_COMM_WORLD);
+    for (int p = 0; !rc && p < np; p++)
+      if (pdone[p]) app_mpi_bcast_doubles(s.values + (size_t)p * reps * nm, (size_t)reps * nm, p % P);
+  }
+  /* the sweep file holds points 0..ndone-1 (a later one finished beside a gap is left out of it) */
+  int ndone = 0;
+  while (ndone < np && pdone[ndone]) ndone++;
+  free(pdone);
   sig_out = ndone < np ? sig : 0; /* a signal after the last point stopped nothing */
   if (sig_out && rank == 0)
     fprintf(stderr, "spotlab sweep: stopped by signal %d after %d of %d points%s\n", sig, ndone, np,

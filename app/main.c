@@ -81,6 +81,25 @@ int app_mpi_size(void) {
   if (app__mpi_started) MPI_Comm_size(MPI_COMM_WORLD, &n);
   return n;
 }
+/* An MPI failure is fatal on every rank (this file is linked without the engine's SIM_FATAL). */
+static void app__mpi_fail(const char *what) {
+  fprintf(stderr, "spotlab: fatal [rank %d]: MPI failure in %s\n", app_mpi_rank(), what);
+  MPI_Abort(MPI_COMM_WORLD, 1);
+}
+void app_mpi_bcast_doubles(double *v, size_t n, int root) {
+  if (!app__mpi_started || app_mpi_size() < 2) return;
+  for (size_t off = 0; off < n; off += (size_t)1 << 28) { /* MPI counts are int */
+    size_t k = n - off < ((size_t)1 << 28) ? n - off : (size_t)1 << 28;
+    if (MPI_Bcast(v + off, (int)k, MPI_DOUBLE, root, MPI_COMM_WORLD) != MPI_SUCCESS) app__mpi_fail("MPI_Bcast");
+  }
+}
+int app_mpi_max_int(int v) {
+  int m = v;
+  if (app__mpi_started && app_mpi_size() > 1 &&
+      MPI_Allreduce(&v, &m, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS)
+    app__mpi_fail("MPI_Allreduce");
+  return m;
+}
 
 int app_opt(int argc, char **argv, int *i, const char *name, const char **value) {
   size_t n = strlen(name);

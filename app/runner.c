@@ -6,6 +6,7 @@
 
 #include <libgen.h>
 #include <math.h>
+#include <mpi.h>
 #include <omp.h>
 #include <time.h>
 #include <stdlib.h>
@@ -247,65 +248,143 @@ static double app__now(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+int app_spread_parse(const char *s) {
+  if (!strcmp(s, "auto")) return APP_SPREAD_AUTO;
+  if (!strcmp(s, "reps")) return APP_SPREAD_REPS;
+  if (!strcmp(s, "model")) return APP_SPREAD_MODEL;
+  return -1;
+}
+
+const char *app_spread_name(int spread) {
+  return spread == APP_SPREAD_MODEL ? "model" : spread == APP_SPREAD_REPS ? "reps" : "auto";
+}
+
+static void app__range(const app_loaded *l, int *first, int *count) {
+  *first = l->rep_count ? l->rep_first : 0;
+  *count = l->rep_count ? l->rep_count : (int)l->run.reps;
+}
+
+int app_spread_choose(const app_loaded *l, int ranks, char *why, size_t len) {
+  int first, count;
+  app__range(l, &first, &count);
+  double per_rank = (double)l->model.nlps / (ranks > 0 ? ranks : 1);
+  int spread = l->spread;
+  const char *reason = "asked for (--spread)";
+  if (ranks <= 1) {
+    spread = APP_SPREAD_REPS;
+    reason = "one process: replications on OpenMP threads";
+  } else if (spread == APP_SPREAD_AUTO) {
+    /* Replications whole on one rank each scale with no synchronisation at all; partitioning one
+     * over the ranks pays a window per lookahead and an exchange per window, which only a big
+     * model amortizes (docs/performance.md, "Spreading work over ranks"). So a replication is
+     * partitioned only when there are too few of them to keep every rank busy and the model is
+     * big enough to gain from it. */
+    if (count < ranks && per_rank >= APP_SPREAD_MODEL_MIN_LPS) {
+      spread = APP_SPREAD_MODEL;
+      reason = "fewer replications than ranks, and a model big enough to gain from partitioning";
+    } else {
+      spread = APP_SPREAD_REPS;
+      reason = count >= ranks ? "at least one replication per rank" : "a model too small to gain from partitioning";
+    }
+  }
+  if (why)
+    snprintf(why, len,
+             "%d replication%s over %d rank%s: spread %s (%s; %.0f entities per rank, %d needed to partition)", count,
+             count == 1 ? "" : "s", ranks, ranks == 1 ? "" : "s", app_spread_name(spread), reason, per_rank,
+             APP_SPREAD_MODEL_MIN_LPS);
+  return spread;
+}
+
 int app_run_reps(app_loaded *l, app_progress *prog, app_run_out *o) {
-  int reps = (int)l->run.reps, rank = app_mpi_rank();
+  int rank = l->local ? 0 : app_mpi_rank(), first, reps;
+  app__range(l, &first, &reps);
   unsigned nm = l->nmetrics;
   memset(o, 0, sizeof *o);
-  o->reps = calloc((size_t)reps, sizeof *o->reps);
-  o->values = calloc((size_t)reps * (nm ? nm : 1), sizeof *o->values);
+  o->first = first;
+  o->count = reps;
+  o->reps = calloc((size_t)(reps ? reps : 1), sizeof *o->reps);
+  o->values = calloc((size_t)(reps ? reps : 1) * (nm ? nm : 1), sizeof *o->values);
   if (!o->reps || !o->values) SIM_FATAL("out of memory");
-  o->ranks = app_mpi_size();
-  o->threads = o->ranks > 1 ? 1 : omp_get_max_threads();
-  if (o->threads > reps) o->threads = reps;
+  o->ranks = l->local ? 1 : app_mpi_size();
+  o->spread = app_spread_choose(l, o->ranks, NULL, 0);
+  int P = o->ranks;
+  /* reps spread: rank k runs replications first + i for i = k, k + P, ... on its threads */
+  int mine = o->spread == APP_SPREAD_REPS ? (reps - rank + P - 1) / P : 0;
+  o->threads = o->spread == APP_SPREAD_MODEL ? 1 : omp_get_max_threads();
+  if (o->spread == APP_SPREAD_REPS && o->threads > (reps + P - 1) / P) o->threads = (reps + P - 1) / P;
+  if (o->threads < 1) o->threads = 1;
   int failed = 0;
   double t0 = app__now();
-  /* The engine's own in-place line within a replication, where one runs at a time on a terminal;
-   * otherwise prog's lines (per-event lines of several threads would interleave). */
-  int engine_lines = app_progress_engine_lines(prog, o->threads == 1);
-  unsigned char *ran = calloc((size_t)reps, 1);
+  /* ran[i]: replication first + i finished (on the rank that ran it; then agreed over the ranks) */
+  unsigned char *ran = calloc((size_t)(reps ? reps : 1), 1);
   if (!ran) SIM_FATAL("out of memory");
 
-  if (o->ranks > 1) {
-    for (int r = 0; r < reps; r++) {
+  if (o->spread == APP_SPREAD_MODEL) {
+    /* The engine's own in-place line within a replication, one at a time, on a terminal */
+    int engine_lines = app_progress_engine_lines(prog, 1);
+    for (int i = 0; i < reps; i++) {
       if ((o->interrupted = app_stop_agreed())) break; /* every rank stops at the same replication */
+      int r = first + i;
       char label[32];
-      snprintf(label, sizeof label, "rep %d/%d", r + 1, reps);
+      snprintf(label, sizeof label, "rep %d/%d", r + 1, (int)l->run.reps);
       sim_run_opts opts = {sim_rep_seed((uint64_t)l->run.seed, (unsigned)r), 1, engine_lines, label};
-      int rc = sim_run(&l->model, &opts, &o->reps[r]);
+      int rc = sim_run(&l->model, &opts, &o->reps[i]);
       if (rc) SIM_FATAL("the engine refused the model: %s", sim_strerror(rc));
-      ran[r] = 1;
+      ran[i] = 1;
       app_progress_step(prog, NULL, 0);
     }
   } else {
-#pragma omp parallel for schedule(dynamic, 1) num_threads(o->threads)
-    for (int r = 0; r < reps; r++) {
+    int nth = o->threads;
+    if (nth > mine) nth = mine > 0 ? mine : 1;
+    /* per-event lines of several threads or ranks would interleave: prog's lines then */
+    int engine_lines = app_progress_engine_lines(prog, nth == 1 && P == 1);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nth)
+    for (int j = 0; j < mine; j++) {
       if (app_stop_signal()) continue; /* stopping: no replication starts */
+      int i = rank + j * P, r = first + i;
       char label[32];
-      snprintf(label, sizeof label, "rep %d/%d", r + 1, reps);
+      snprintf(label, sizeof label, "rep %d/%d", r + 1, (int)l->run.reps);
       sim_run_opts opts = {sim_rep_seed((uint64_t)l->run.seed, (unsigned)r), 0, engine_lines, label};
-      int rc = sim_run(&l->model, &opts, &o->reps[r]);
+      int rc = sim_run(&l->model, &opts, &o->reps[i]);
       if (rc) SIM_FATAL("the engine refused the model: %s", sim_strerror(rc));
 #pragma omp critical
       {
-        ran[r] = 1;
-        app_progress_step(prog, NULL, 0);
+        ran[i] = 1;
+        app_progress_step(prog, NULL, 0); /* rank 0's own replications (prog is NULL elsewhere) */
+      }
+    }
+    if (P > 1) {
+      /* Which replications finished anywhere (a stop leaves some unrun), then every finished one
+       * to rank 0, in replication order (each rank sends its own in increasing order, so rank 0's
+       * receives, in increasing order too, always match the next send). */
+      MPI_Allreduce(MPI_IN_PLACE, ran, reps, MPI_UNSIGNED_CHAR, MPI_MAX, MPI_COMM_WORLD);
+      for (int i = 0; i < reps; i++) {
+        int owner = i % P;
+        if (owner == 0 || !ran[i]) continue;
+        if (rank == 0) {
+          sim_results_recv(&l->model, owner, i, &o->reps[i]);
+        } else if (rank == owner) {
+          if (sim_results_send(&o->reps[i], 0, i)) SIM_FATAL("out of memory");
+          sim_results_free(&o->reps[i]);
+        }
       }
     }
   }
   o->wall_s = app__now() - t0;
-  /* What finished: replications 0..nreps-1 (a later one that finished beside a gap is dropped, so
-   * that the file holds replications 0..n-1 of the same seeds as a whole run). */
+  /* What finished: replications first..first+nreps-1 (a later one that finished beside a gap is
+   * dropped, so that the file holds a prefix of the same seeds as a whole run). */
   while (o->nreps < reps && ran[o->nreps]) o->nreps++;
-  for (int r = o->nreps; r < reps; r++) sim_results_free(&o->reps[r]);
+  for (int i = o->nreps; i < reps; i++) sim_results_free(&o->reps[i]);
   free(ran);
-  if (o->nreps < reps && !o->interrupted) o->interrupted = app_stop_signal();
+  if (!o->interrupted) o->interrupted = P > 1 ? app_stop_agreed() : app_stop_signal(); /* collective with ranks */
+  if (o->nreps == reps) o->interrupted = 0; /* a signal after the last replication stopped nothing */
   if (rank != 0) return 0;
-  for (int r = 0; r < o->nreps; r++) {
-    if (nm) l->cls->compute_metrics(&l->model, &o->reps[r], o->values + (size_t)r * nm);
+  for (int i = 0; i < o->nreps; i++) {
+    if (nm) l->cls->compute_metrics(&l->model, &o->reps[i], o->values + (size_t)i * nm);
     char msg[512];
-    if (l->cls->check && l->cls->check(&l->model, &o->reps[r], msg, sizeof msg)) {
-      fprintf(stderr, "spotlab: replication %d (seed %llu) failed its end-of-run check: %s\n", r,
-              (unsigned long long)o->reps[r].seed, msg);
+    if (l->cls->check && l->cls->check(&l->model, &o->reps[i], msg, sizeof msg)) {
+      fprintf(stderr, "spotlab: replication %d (seed %llu) failed its end-of-run check: %s\n", first + i,
+              (unsigned long long)o->reps[i].seed, msg);
       failed = 1;
     }
   }
@@ -313,26 +392,21 @@ int app_run_reps(app_loaded *l, app_progress *prog, app_run_out *o) {
 }
 
 void app_run_out_free(app_loaded *l, app_run_out *o) {
-  for (int r = 0; o->reps && r < (int)l->run.reps; r++) sim_results_free(&o->reps[r]);
+  (void)l;
+  for (int r = 0; o->reps && r < o->count; r++) sim_results_free(&o->reps[r]);
   free(o->reps);
   free(o->values);
   memset(o, 0, sizeof *o);
 }
 
 int app_write_results(const char *path, app_loaded *l, app_run_out *o) {
-  sim_run_meta meta = {l->cls->name,
-                       sim_scenario_path(l->scn),
-                       sim_scenario_text(l->scn),
-                       l->effective,
-                       (uint64_t)l->run.seed,
-                       o->nreps,
-                       o->ranks,
-                       o->threads,
-                       o->wall_s,
-                       l->run.end,
-                       app_command_line(),
-                       o->interrupted != 0,
-                       (int)l->run.reps};
+  sim_run_meta meta = {l->cls->name, sim_scenario_path(l->scn), sim_scenario_text(l->scn), l->effective,
+                       (uint64_t)l->run.seed, o->nreps, o->ranks, o->threads, o->wall_s, l->run.end, app_command_line(),
+                       o->interrupted != 0, o->count, o->first,
+                       /* an interrupted whole run is a whole run of fewer replications (marked
+                        * interrupted), not a shard of the one asked for */
+                       o->interrupted && o->first == 0 && o->count == (int)l->run.reps ? o->nreps : (int)l->run.reps,
+                       app_spread_name(o->spread)};
   char err[512];
   int rc = sim_results_write(path, &meta, &l->model, o->reps, l->metrics, l->nmetrics, o->values, err, sizeof err);
   if (rc) fprintf(stderr, "spotlab: %s\n", err);

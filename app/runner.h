@@ -15,6 +15,21 @@ typedef struct app_run_cfg {
 } app_run_cfg;
 extern const sim_param app_run_params[];
 
+/* How a run under several MPI ranks spreads its work (`--spread`).
+ *   APP_SPREAD_REPS   each replication (or sweep point's replication) runs whole, as a sequential
+ *                     engine, on one rank (OpenMP threads inside the rank); results go to rank 0;
+ *   APP_SPREAD_MODEL  each replication is partitioned over all ranks (conservative windows),
+ *                     replications one after another;
+ *   APP_SPREAD_AUTO   model when the replications this process runs cannot keep every rank busy
+ *                     and the model has at least APP_SPREAD_MODEL_MIN_LPS entities per rank, reps
+ *                     otherwise (app_spread_choose; docs/performance.md has the measurement).
+ * Results are bit-identical whichever is chosen. */
+typedef enum app_spread { APP_SPREAD_AUTO = 0, APP_SPREAD_REPS, APP_SPREAD_MODEL } app_spread;
+#define APP_SPREAD_MODEL_MIN_LPS 50000
+/* "auto", "reps", "model" -> the enum; -1 for anything else. */
+int app_spread_parse(const char *s);
+const char *app_spread_name(int spread);
+
 /* A scenario loaded, validated and built, ready to run. */
 typedef struct app_loaded {
   sim_scenario *scn;
@@ -26,6 +41,11 @@ typedef struct app_loaded {
   const sim_metric_def *metrics; /* the built model's metrics (the class's, or its own) */
   unsigned nmetrics;
   char *effective; /* every key's effective value, scenario syntax */
+  /* Set by the caller after app_load (zero: defaults). */
+  int spread;    /* app_spread asked for (APP_SPREAD_AUTO by default) */
+  int rep_first; /* replications this process runs: [rep_first, rep_first + rep_count) of */
+  int rep_count; /* run.reps (a shard, `--shard`); rep_count 0: all of them */
+  int local;     /* 1: this process alone, whatever the ranks (a sweep point one rank runs) */
 } app_loaded;
 
 /* Loads `path`, applies overrides ("group.key=value"), parses and validates every group and
@@ -51,22 +71,27 @@ int app_estimate_run(const app_loaded *l, double budget_s, app_estimate *e);
 int app_estimate_refused(const app_loaded *l, const char *path, const app_estimate *e, sim_diag *d);
 void app_unload(app_loaded *l);
 
-/* Runs l->run.reps replications (OpenMP threads on one rank, or one after another over all ranks)
- * and fills reps[] and values[reps][nmetrics] (rank 0). Returns 0, or 1 if a check failed.
- * `prog` (or NULL) reports each finished replication. A SIGINT or SIGTERM caught by
- * app_stop_install stops it at the next replication boundary: the replications under way finish,
- * no more start; nreps is then the finished ones (a prefix 0..nreps-1, later ones are dropped) and
- * interrupted the signal. */
+/* Runs replications [first, first + count) of l (all of run.reps unless l->rep_count says a shard)
+ * as app_spread_choose says: on OpenMP threads in one process; spread over ranks (each whole, on
+ * one rank, gathered to rank 0); or one after another, each over all ranks. Fills reps[] and
+ * values[nreps][nmetrics] on rank 0. Returns 0, or 1 if a check failed. `prog` (or NULL) reports
+ * each finished replication. A SIGINT or SIGTERM caught by app_stop_install stops it at the next
+ * replication boundary: the replications under way finish, no more start; nreps is then the
+ * finished ones (a prefix first..first+nreps-1, later ones are dropped) and interrupted the signal. */
 typedef struct app_progress app_progress;
 typedef struct app_run_out {
-  sim_results *reps;
-  double *values;
+  sim_results *reps; /* [count]: replication first + i */
+  double *values;    /* [count][nmetrics] */
   double wall_s;
   int threads;
   int ranks;
-  int nreps;       /* replications finished: l->run.reps unless interrupted */
-  int interrupted; /* the signal that stopped the run, or 0 */
+  int spread;       /* APP_SPREAD_REPS or APP_SPREAD_MODEL: what ran */
+  int first, count; /* the replications asked for: [first, first + count) */
+  int nreps;        /* replications finished: count unless interrupted */
+  int interrupted;  /* the signal that stopped the run, or 0 */
 } app_run_out;
+/* The spread a run of `l` on this many ranks will use, and one line saying why (why may be NULL). */
+int app_spread_choose(const app_loaded *l, int ranks, char *why, size_t len);
 int app_run_reps(app_loaded *l, app_progress *prog, app_run_out *o);
 void app_run_out_free(app_loaded *l, app_run_out *o);
 

@@ -17,6 +17,7 @@ pkgs=(cmake make gcc g++ pkg-config libgsl-dev libhdf5-openmpi-dev hdf5-tools li
 # setuptools, wheel and venv for the offline pip install
 pkgs+=(python3-h5py python3-pandas python3-pytest python3-nbclient python3-nbformat python3-ipykernel
        python3-setuptools python3-wheel python3-pip python3-venv)
+pkgs+=(slurm-wlm munge) # tests/slurm_test.sh: a Slurm controller and compute daemon started by the test
 # make fuzz: clang and its libFuzzer runtime
 [ "${FUZZ:-0}" = 1 ] && pkgs+=(clang libclang-rt-14-dev)
 missing=()

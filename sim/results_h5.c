@@ -228,8 +228,16 @@ int sim_results_write(const char *path, const sim_run_meta *meta, const sim_mode
     rc |= sim__attr_str(g, "version", SPOTLAB_VERSION);
     rc |= sim__attr_str(g, "scenario_path", meta->scenario_path);
     rc |= sim__attr_num(g, "seed", H5T_NATIVE_UINT64, &meta->seed);
-    i32 = meta->reps;
+    int part = meta->reps_total > 0 && (meta->rep_first != 0 || meta->reps != meta->reps_total);
+    i32 = part ? meta->reps_total : meta->reps;
     rc |= sim__attr_num(g, "reps", H5T_NATIVE_INT32, &i32);
+    if (part) { /* one shard of the run's replications, for `spotlab merge` */
+      i32 = meta->rep_first;
+      rc |= sim__attr_num(g, "part_first", H5T_NATIVE_INT32, &i32);
+      i32 = meta->reps;
+      rc |= sim__attr_num(g, "part_count", H5T_NATIVE_INT32, &i32);
+    }
+    if (meta->spread) rc |= sim__attr_str(g, "spread", meta->spread);
     i32 = meta->ranks;
     rc |= sim__attr_num(g, "ranks", H5T_NATIVE_INT32, &i32);
     i32 = meta->threads;
@@ -265,7 +273,7 @@ int sim_results_write(const char *path, const sim_run_meta *meta, const sim_mode
   rc |= gr < 0;
   for (int r = 0; !rc && r < meta->reps; r++) {
     char name[32];
-    snprintf(name, sizeof name, "rep_%04d", r);
+    snprintf(name, sizeof name, "rep_%04d", meta->rep_first + r);
     hid_t rg = H5Gcreate2(gr, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     if (rg < 0) {
       rc = 1;
@@ -298,4 +306,363 @@ int sim_results_write(const char *path, const sim_run_meta *meta, const sim_mode
     return SIM_EIO;
   }
   return SIM_OK;
+}
+
+/* ---- Merging parts (sim_results_merge) ---------------------------------------------------------- */
+
+/* One part file as the merge sees it. */
+typedef struct sim__part {
+  const char *path;
+  hid_t f;
+  char *model, *scenario, *effective;
+  uint64_t seed;
+  int32_t reps, first, count;
+  double end_s, wall_s;
+  hsize_t nm;           /* metrics per replication */
+  unsigned char *names; /* /metrics names and units attributes, raw (fixed-length strings) */
+  size_t names_w, units_w;
+  unsigned char *units;
+} sim__part;
+
+static char *sim__read_str_attr(hid_t obj, const char *name) {
+  if (H5Aexists(obj, name) <= 0) return NULL;
+  hid_t a = H5Aopen(obj, name, H5P_DEFAULT), t = a >= 0 ? H5Aget_type(a) : -1;
+  char *v = NULL;
+  if (t >= 0 && H5Tget_class(t) == H5T_STRING && !H5Tis_variable_str(t)) {
+    size_t n = H5Tget_size(t);
+    v = calloc(1, n + 1);
+    if (v && H5Aread(a, t, v) < 0) {
+      free(v);
+      v = NULL;
+    }
+  }
+  if (t >= 0) H5Tclose(t);
+  if (a >= 0) H5Aclose(a);
+  return v;
+}
+
+static int sim__read_num_attr(hid_t obj, const char *name, hid_t mem, void *v) {
+  if (H5Aexists(obj, name) <= 0) return -1;
+  hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
+  int rc = a >= 0 && H5Aread(a, mem, v) >= 0 ? 0 : -1;
+  if (a >= 0) H5Aclose(a);
+  return rc;
+}
+
+static char *sim__read_str_dset(hid_t loc, const char *name) {
+  if (H5Lexists(loc, name, H5P_DEFAULT) <= 0) return NULL;
+  hid_t ds = H5Dopen2(loc, name, H5P_DEFAULT), t = ds >= 0 ? H5Dget_type(ds) : -1;
+  char *v = NULL;
+  if (t >= 0 && H5Tget_class(t) == H5T_STRING && !H5Tis_variable_str(t)) {
+    v = calloc(1, H5Tget_size(t) + 1);
+    if (v && H5Dread(ds, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0) {
+      free(v);
+      v = NULL;
+    }
+  }
+  if (t >= 0) H5Tclose(t);
+  if (ds >= 0) H5Dclose(ds);
+  return v;
+}
+
+/* A 1-D fixed-length string attribute, raw: its bytes and width; NULL if absent or of another kind. */
+static unsigned char *sim__read_strs_attr(hid_t obj, const char *name, size_t *w, hsize_t *n) {
+  if (H5Aexists(obj, name) <= 0) return NULL;
+  hid_t a = H5Aopen(obj, name, H5P_DEFAULT), t = a >= 0 ? H5Aget_type(a) : -1, sp = a >= 0 ? H5Aget_space(a) : -1;
+  unsigned char *v = NULL;
+  if (t >= 0 && sp >= 0 && H5Tget_class(t) == H5T_STRING && !H5Tis_variable_str(t) &&
+      H5Sget_simple_extent_ndims(sp) == 1) {
+    H5Sget_simple_extent_dims(sp, n, NULL);
+    *w = H5Tget_size(t);
+    v = calloc((size_t)*n + 1, *w);
+    if (v && H5Aread(a, t, v) < 0) {
+      free(v);
+      v = NULL;
+    }
+  }
+  if (sp >= 0) H5Sclose(sp);
+  if (t >= 0) H5Tclose(t);
+  if (a >= 0) H5Aclose(a);
+  return v;
+}
+
+static void sim__part_close(sim__part *p) {
+  if (p->f >= 0) H5Fclose(p->f);
+  free(p->model);
+  free(p->scenario);
+  free(p->effective);
+  free(p->names);
+  free(p->units);
+  memset(p, 0, sizeof *p);
+  p->f = -1;
+}
+
+/* Opens one part and reads what the merge checks; 0, or -1 with the reason in err. */
+static int sim__part_open(const char *path, sim__part *p, char *err, size_t errlen) {
+  memset(p, 0, sizeof *p);
+  p->f = -1;
+  p->path = path;
+  char why[256];
+  if (sim_h5mem_verify(path, why, sizeof why) < 0) {
+    snprintf(err, errlen, "%s: %s", path, why);
+    return -1;
+  }
+  p->f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  char *fmt = p->f >= 0 ? sim__read_str_attr(p->f, "format") : NULL;
+  int ok = fmt && !strcmp(fmt, SIM_RESULTS_FORMAT);
+  free(fmt);
+  if (!ok) {
+    snprintf(err, errlen, "%s: not a spotlab results file", path);
+    return -1;
+  }
+  hid_t g = H5Lexists(p->f, "meta", H5P_DEFAULT) > 0 ? H5Gopen2(p->f, "meta", H5P_DEFAULT) : -1;
+  ok = g >= 0;
+  if (ok) {
+    p->model = sim__read_str_attr(g, "model");
+    p->scenario = sim__read_str_dset(g, "scenario");
+    p->effective = sim__read_str_dset(g, "effective");
+    ok = p->model && p->scenario && p->effective && !sim__read_num_attr(g, "seed", H5T_NATIVE_UINT64, &p->seed) &&
+         !sim__read_num_attr(g, "reps", H5T_NATIVE_INT32, &p->reps) &&
+         !sim__read_num_attr(g, "end_time_s", H5T_NATIVE_DOUBLE, &p->end_s);
+    p->wall_s = 0;
+    sim__read_num_attr(g, "wall_time_s", H5T_NATIVE_DOUBLE, &p->wall_s);
+    if (H5Aexists(g, "part_first") > 0) {
+      ok = ok && !sim__read_num_attr(g, "part_first", H5T_NATIVE_INT32, &p->first) &&
+           !sim__read_num_attr(g, "part_count", H5T_NATIVE_INT32, &p->count);
+    } else {
+      p->first = 0;
+      p->count = p->reps;
+    }
+    H5Gclose(g);
+  }
+  if (!ok || p->first < 0 || p->count < 1 || p->first + p->count > p->reps) {
+    snprintf(err, errlen, "%s: its /meta is incomplete or inconsistent (not a finished spotlab run or part)", path);
+    return -1;
+  }
+  hid_t ds = H5Lexists(p->f, "metrics", H5P_DEFAULT) > 0 ? H5Dopen2(p->f, "metrics", H5P_DEFAULT) : -1;
+  hsize_t dims[2] = {0, 0}, nn = 0, nu = 0;
+  hid_t sp = ds >= 0 ? H5Dget_space(ds) : -1;
+  ok = sp >= 0 && H5Sget_simple_extent_ndims(sp) == 2 && H5Sget_simple_extent_dims(sp, dims, NULL) == 2 &&
+       dims[0] == (hsize_t)p->count;
+  if (ok) {
+    p->nm = dims[1];
+    p->names = sim__read_strs_attr(ds, "names", &p->names_w, &nn);
+    p->units = sim__read_strs_attr(ds, "units", &p->units_w, &nu);
+    ok = p->names && p->units && nn == p->nm && nu == p->nm;
+  }
+  if (sp >= 0) H5Sclose(sp);
+  if (ds >= 0) H5Dclose(ds);
+  if (!ok) {
+    snprintf(err, errlen, "%s: its /metrics is missing or has %llu rows for %d replications", path,
+             (unsigned long long)dims[0], p->count);
+    return -1;
+  }
+  for (int r = p->first; r < p->first + p->count; r++) {
+    char name[48];
+    snprintf(name, sizeof name, "reps/rep_%04d", r);
+    uint64_t seed = 0;
+    hid_t rg = H5Lexists(p->f, "reps", H5P_DEFAULT) > 0 && H5Lexists(p->f, name, H5P_DEFAULT) > 0
+                   ? H5Gopen2(p->f, name, H5P_DEFAULT)
+                   : -1;
+    ok = rg >= 0 && !sim__read_num_attr(rg, "seed", H5T_NATIVE_UINT64, &seed);
+    if (rg >= 0) H5Gclose(rg);
+    if (!ok) {
+      snprintf(err, errlen, "%s: replication %d (/%s) is missing", path, r, name);
+      return -1;
+    }
+    if (seed != sim_rep_seed(p->seed, (unsigned)r)) {
+      snprintf(err, errlen,
+               "%s: replication %d ran seed %llu, not the %llu that base seed %llu gives it (a file edited "
+               "or put together by hand?)",
+               path, r, (unsigned long long)seed, (unsigned long long)sim_rep_seed(p->seed, (unsigned)r),
+               (unsigned long long)p->seed);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* 0 when b belongs to the same run as a; otherwise -1 with what differs. */
+static int sim__part_same_run(const sim__part *a, const sim__part *b, char *err, size_t errlen) {
+  const char *what = NULL;
+  char detail[160] = "";
+  if (strcmp(a->model, b->model)) {
+    what = "model";
+    snprintf(detail, sizeof detail, " (%s against %s)", b->model, a->model);
+  } else if (a->seed != b->seed) {
+    what = "base seed";
+    snprintf(detail, sizeof detail, " (%llu against %llu)", (unsigned long long)b->seed, (unsigned long long)a->seed);
+  } else if (a->reps != b->reps) {
+    what = "number of replications (run.reps)";
+    snprintf(detail, sizeof detail, " (%d against %d)", b->reps, a->reps);
+  } else if (a->end_s != b->end_s) {
+    what = "run.end";
+    snprintf(detail, sizeof detail, " (%.17g s against %.17g s)", b->end_s, a->end_s);
+  } else if (strcmp(a->scenario, b->scenario)) {
+    what = "scenario file";
+  } else if (strcmp(a->effective, b->effective)) {
+    what = "effective scenario keys (another --param?)";
+  } else if (a->nm != b->nm || a->names_w != b->names_w || a->units_w != b->units_w ||
+             memcmp(a->names, b->names, (size_t)a->nm * a->names_w) ||
+             memcmp(a->units, b->units, (size_t)a->nm * a->units_w)) {
+    what = "metrics";
+  }
+  if (!what) return 0;
+  snprintf(err, errlen, "%s and %s are parts of different runs: they differ in their %s%s", b->path, a->path, what,
+           detail);
+  return -1;
+}
+
+/* "replication 3" or "replications 3-4": the replications [lo, hi). */
+static void sim__span(char *buf, size_t len, int lo, int hi) {
+  if (hi - lo == 1)
+    snprintf(buf, len, "replication %d", lo);
+  else
+    snprintf(buf, len, "replications %d-%d", lo, hi - 1);
+}
+
+static int sim__part_cmp(const void *x, const void *y) {
+  const sim__part *a = x, *b = y;
+  return (a->first > b->first) - (a->first < b->first);
+}
+
+int sim_results_merge(const char *out, const char *const *paths, int n, char *err, size_t errlen) {
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+  if (n < 1) {
+    snprintf(err, errlen, "no part files to merge");
+    return SIM_EINVAL;
+  }
+  sim__part *p = calloc((size_t)n, sizeof *p);
+  if (!p) return SIM_ENOMEM;
+  for (int i = 0; i < n; i++) p[i].f = -1;
+  int rc = SIM_OK;
+  for (int i = 0; i < n && !rc; i++) {
+    if (sim__part_open(paths[i], &p[i], err, errlen))
+      rc = SIM_EFORMAT;
+    else if (i > 0 && sim__part_same_run(&p[0], &p[i], err, errlen))
+      rc = SIM_EINVAL;
+  }
+  if (!rc) {
+    qsort(p, (size_t)n, sizeof *p, sim__part_cmp);
+    int next = 0; /* every replication 0 .. reps-1 in exactly one part */
+    char span[48];
+    for (int i = 0; i < n && !rc; i++) {
+      if (p[i].first < next) {
+        int hi = p[i].first + p[i].count < next ? p[i].first + p[i].count : next;
+        sim__span(span, sizeof span, p[i].first, hi);
+        snprintf(err, errlen, "%s and %s both hold %s", p[i - 1].path, p[i].path, span);
+        rc = SIM_EINVAL;
+      } else if (p[i].first > next) {
+        sim__span(span, sizeof span, next, p[i].first);
+        snprintf(err, errlen, "%s of %d %s in no part (the next part, %s, starts at %d)", span, p[0].reps,
+                 p[i].first - next > 1 ? "are" : "is", p[i].path, p[i].first);
+        rc = SIM_EINVAL;
+      }
+      next = p[i].first + p[i].count;
+    }
+    if (!rc && next < p[0].reps) {
+      sim__span(span, sizeof span, next, p[0].reps);
+      snprintf(err, errlen, "%s of %d %s in no part (the last part, %s, ends at %d)", span, p[0].reps,
+               p[0].reps - next > 1 ? "are" : "is", p[n - 1].path, next - 1);
+      rc = SIM_EINVAL;
+    }
+  }
+  int reps = rc ? 0 : p[0].reps;
+  size_t nm = rc ? 0 : (size_t)p[0].nm;
+  double *values = NULL;
+  sim_metric_def *md = NULL;
+  if (!rc) {
+    values = calloc((size_t)reps * (nm ? nm : 1), sizeof *values);
+    md = calloc(nm ? nm : 1, sizeof *md);
+    if (!values || !md) rc = SIM_ENOMEM;
+  }
+  for (int i = 0; i < n && !rc; i++) {
+    hid_t ds = H5Dopen2(p[i].f, "metrics", H5P_DEFAULT);
+    if (ds < 0 ||
+        (nm && H5Dread(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values + (size_t)p[i].first * nm) < 0)) {
+      snprintf(err, errlen, "%s: cannot read /metrics", p[i].path);
+      rc = SIM_EFORMAT;
+    }
+    if (ds >= 0) H5Dclose(ds);
+  }
+  /* names and units as C strings: the raw attributes are width-spaced, NUL-padded */
+  char *nbuf = NULL, *ubuf = NULL;
+  if (!rc) {
+    nbuf = calloc(nm + 1, p[0].names_w + 1);
+    ubuf = calloc(nm + 1, p[0].units_w + 1);
+    if (!nbuf || !ubuf) rc = SIM_ENOMEM;
+    for (size_t k = 0; !rc && k < nm; k++) {
+      memcpy(nbuf + k * (p[0].names_w + 1), p[0].names + k * p[0].names_w, p[0].names_w);
+      memcpy(ubuf + k * (p[0].units_w + 1), p[0].units + k * p[0].units_w, p[0].units_w);
+      md[k].name = nbuf + k * (p[0].names_w + 1);
+      md[k].unit = ubuf + k * (p[0].units_w + 1);
+    }
+  }
+  char tmp[4096];
+  hid_t f = -1;
+  if (!rc && sim_tmpname(out, tmp, sizeof tmp)) {
+    snprintf(err, errlen, "%s: the path is too long", out);
+    rc = SIM_EIO;
+  }
+  if (!rc && (f = sim_h5mem_create(tmp)) < 0) {
+    snprintf(err, errlen, "%s: cannot create the results file (does its folder exist and is it writable?)", out);
+    rc = SIM_EIO;
+  }
+  if (!rc) {
+    int w = 0;
+    int32_t ver = SIM_RESULTS_FORMAT_VERSION, i32;
+    char *sv = sim__read_str_attr(p[0].f, "spotlab_version");
+    w |= sim__attr_str(f, "format", SIM_RESULTS_FORMAT);
+    w |= sim__attr_num(f, "format_version", H5T_NATIVE_INT32, &ver);
+    w |= sim__attr_str(f, "spotlab_version", sv ? sv : SPOTLAB_VERSION);
+    free(sv);
+    hid_t ocp = H5Pcreate(H5P_OBJECT_COPY);
+    w |= H5Ocopy(p[0].f, "meta", f, "meta", ocp, H5P_DEFAULT) < 0;
+    hid_t g = w ? -1 : H5Gopen2(f, "meta", H5P_DEFAULT);
+    w |= g < 0;
+    if (g >= 0) {
+      /* the whole run's /meta: reps the total, no part range; how it was made: merged from n parts */
+      const char *drop[] = {"part_first", "part_count", "reps", "spread", "wall_time_s", "merged_parts"};
+      for (size_t k = 0; k < sizeof drop / sizeof *drop; k++)
+        if (H5Aexists(g, drop[k]) > 0) w |= H5Adelete(g, drop[k]) < 0;
+      double wall = 0;
+      for (int i = 0; i < n; i++) wall += p[i].wall_s;
+      i32 = reps;
+      w |= sim__attr_num(g, "reps", H5T_NATIVE_INT32, &i32);
+      w |= sim__attr_str(g, "spread", "merged");
+      i32 = n;
+      w |= sim__attr_num(g, "merged_parts", H5T_NATIVE_INT32, &i32);
+      w |= sim__attr_num(g, "wall_time_s", H5T_NATIVE_DOUBLE, &wall); /* summed over the parts */
+      H5Gclose(g);
+    }
+    if (!w) w |= sim__write_metrics(f, md, (unsigned)nm, values, reps);
+    hid_t gr = w ? -1 : H5Gcreate2(f, "reps", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    w |= gr < 0;
+    for (int i = 0; !w && i < n; i++)
+      for (int r = p[i].first; !w && r < p[i].first + p[i].count; r++) {
+        char src[48];
+        snprintf(src, sizeof src, "reps/rep_%04d", r);
+        w |= H5Ocopy(p[i].f, src, gr, src + 5, ocp, H5P_DEFAULT) < 0;
+      }
+    if (gr >= 0) H5Gclose(gr);
+    H5Pclose(ocp);
+    int werr = 0;
+    if (sim_h5mem_commit(f, tmp, !w, &werr)) w = 1; /* removes tmp when it fails */
+    if (w) {
+      snprintf(err, errlen, "%s: writing the merged results failed (%s); nothing was left behind", out,
+               werr ? strerror(werr) : "HDF5 error");
+      rc = SIM_EIO;
+    } else if (rename(tmp, out) != 0) {
+      unlink(tmp);
+      snprintf(err, errlen, "%s: cannot rename the finished file into place", out);
+      rc = SIM_EIO;
+    }
+  }
+  free(nbuf);
+  free(ubuf);
+  free(values);
+  free(md);
+  for (int i = 0; i < n; i++) sim__part_close(&p[i]);
+  free(p);
+  return rc;
 }

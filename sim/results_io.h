@@ -20,7 +20,20 @@ typedef struct sim_run_meta {
   const char *command_line; /* argv, shell-quoted (app_command_line); NULL: "unknown" */
   int interrupted;          /* 1: a signal stopped the run; `reps` are the replications that finished */
   int reps_requested;       /* with interrupted: the replications the run was asked for */
+  /* A part of a run (one shard of its replications, `spotlab run --shard`): the file holds `reps`
+   * replications from rep_first on, of reps_total; /meta gets part_first and part_count. A whole
+   * run has rep_first 0 and reps_total 0 or reps. */
+  int rep_first, reps_total;
+  const char *spread; /* how the work was spread: "reps", "model" (NULL: not recorded) */
 } sim_run_meta;
+
+/* Joins part files of one run (written with rep_first/reps_total) into `out`, identical dataset by
+ * dataset to the file one process would have written: /meta of the first part (reps the total,
+ * spread "merged", merged_parts), /metrics in replication order, /summary recomputed, every
+ * /reps/rep_NNNN copied. Refuses (SIM_EFORMAT or SIM_EINVAL, the reason in err) parts of other
+ * runs (model, seed, replications, end time, scenario, effective keys, metrics), replications in
+ * two parts, replications in none, and damaged or foreign files. */
+int sim_results_merge(const char *out, const char *const *parts, int nparts, char *err, size_t errlen);
 
 /* Mean, standard deviation and 95% confidence interval (Student t) of n values. */
 typedef struct sim_summary {

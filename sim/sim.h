@@ -175,6 +175,13 @@ typedef struct sim_results {
 int sim_run(const sim_model *model, const sim_run_opts *opts, sim_results *res);
 void sim_results_free(sim_results *res);
 
+/* One run's results moved whole between ranks, for runs that execute on one rank each (use_mpi 0:
+ * replications spread over ranks, each a sequential engine). Point to point over MPI_COMM_WORLD
+ * with `tag`; the receiver passes the same model and gets exactly the bytes the sender held (free
+ * with sim_results_free). Return 0 or SIM_ENOMEM; MPI failures and a damaged message are fatal. */
+int sim_results_send(const sim_results *res, int dst, int tag);
+int sim_results_recv(const sim_model *model, int src, int tag, sim_results *res);
+
 /* Number of bins of series `s` of `model`. */
 size_t sim_series_nbins(const sim_model *model, unsigned s);
 /* Bytes one replication's series take (each is held twice: while running and in its results);

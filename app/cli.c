@@ -1,6 +1,5 @@
 /* cli.c - option tables: parsing and --help from one declaration (cli.h). */
 #include "app/cli.h"
-#include "sim/sim.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -171,7 +170,10 @@ int app_cli_parse(const app_cli *c, int argc, char **argv, app_args *a) {
                   c->command);
         return 2;
       }
-      if (!a->all && !(a->all = calloc((size_t)argc, sizeof *a->all))) SIM_FATAL("out of memory");
+      if (!a->all && !(a->all = calloc((size_t)argc, sizeof *a->all))) {
+        fprintf(stderr, "spotlab %s: out of memory\n", c->command);
+        return 2;
+      }
       a->all[a->noperands] = arg;
       if (a->noperands < APP_CLI_MAX_OPERANDS) a->operand[a->noperands] = arg;
       a->noperands++;

@@ -160,8 +160,7 @@ int app_cli_parse(const app_cli *c, int argc, char **argv, app_args *a) {
       return 1;
     }
     if (dashdash || arg[0] != '-' || !arg[1]) {
-      if (c->max_operands != APP_CLI_ANY &&
-          (a->noperands >= c->max_operands || a->noperands >= APP_CLI_MAX_OPERANDS)) {
+      if (c->max_operands != APP_CLI_ANY && (a->noperands >= c->max_operands || a->noperands >= APP_CLI_MAX_OPERANDS)) {
         if (c->max_operands == 0)
           fprintf(stderr, "spotlab %s: takes no operands, only options ('%s' is extra; spotlab %s --help)\n",
                   c->command, arg, c->command);

@@ -52,10 +52,10 @@ typedef struct app_cli {
 /* What app_cli_parse found. Values point into argv (no copies, nothing to free but `values`). */
 typedef struct app_args {
   const app_cli *cli;
-  int count[APP_CLI_MAX_OPTS];           /* times each option was given */
-  const char **values[APP_CLI_MAX_OPTS]; /* each occurrence's text (malloc'd array; flags: "") */
-  double num[APP_CLI_MAX_OPTS];          /* U64, DOUBLE: the last value, parsed */
-  int word[APP_CLI_MAX_OPTS];            /* DOUBLE: the last value was opt->word */
+  int count[APP_CLI_MAX_OPTS];               /* times each option was given */
+  const char **values[APP_CLI_MAX_OPTS];     /* each occurrence's text (malloc'd array; flags: "") */
+  double num[APP_CLI_MAX_OPTS];              /* U64, DOUBLE: the last value, parsed */
+  int word[APP_CLI_MAX_OPTS];                /* DOUBLE: the last value was opt->word */
   const char *operand[APP_CLI_MAX_OPERANDS]; /* the first ones */
   int noperands;
   const char **all; /* every operand, in order (malloc'd; freed by app_args_free) */

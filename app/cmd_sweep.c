@@ -25,6 +25,12 @@
 
 #define SWEEP_MAX_POINTS 1000
 
+static double sweep__now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 /* Splits "V1,V2,..." at commas outside brackets and quotes (so "[0.5,0.5]" stays one value). */
 static int sweep__split(const char *list, char **vals, int cap) {
   int n = 0, depth = 0, quote = 0;
@@ -274,7 +280,10 @@ static int cmd_sweep__go(const char *scenario, const char *param, const char *ou
   unsigned char *pdone = calloc((size_t)np, 1); /* pdone[p]: point p finished (on any rank, once agreed) */
   if (!pdone) SIM_FATAL("out of memory");
   app_stop_install();
-  app_progress *prog = app_progress_start("point", by_points ? (np - rank + P - 1) / P : np, quiet);
+  /* whole points on the ranks: one line per point from the rank that ran it (rank 0's progress
+   * would count its own points only); otherwise the progress line with its ETA */
+  app_progress *prog = app_progress_start("point", np, quiet || by_points);
+  double t0 = sweep__now();
   app_progress_engine_lines(prog, 0); /* the timer line: points can be long */
   for (int p = 0; p < np; p++) {
     s.x[p] = sweep__number(vals[p]);
@@ -298,6 +307,7 @@ static int cmd_sweep__go(const char *scenario, const char *param, const char *ou
     l.spread = spread;
     l.local = by_points;
     app_run_out o;
+    double tp = sweep__now();
     failed |= app_run_reps(&l, NULL, &o);
     if (o.nreps < reps) { /* stopped inside the point: its replications are not all there, drop it */
       sig = o.interrupted ? o.interrupted : app_stop_signal();
@@ -310,6 +320,9 @@ static int cmd_sweep__go(const char *scenario, const char *param, const char *ou
       snprintf(pf, sizeof pf, "%s/point_%04d.h5", pdir, p);
       if (app_write_results(pf, &l, &o)) rc = 1;
       memcpy(s.values + (size_t)p * reps * nm, o.values, (size_t)reps * nm * sizeof *o.values);
+      if (!quiet && by_points)
+        fprintf(stderr, "sweep: point %d/%d (%s): %d replication%s in %.1f s on rank %d; %.0f s elapsed\n", p + 1, np,
+                ovr_text[p], reps, reps == 1 ? "" : "s", sweep__now() - tp, rank, sweep__now() - t0);
     }
     pdone[p] = 1;
     app_progress_step(prog, ovr_text[p], 1);

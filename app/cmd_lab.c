@@ -15,7 +15,7 @@
 
 static void lab__help(FILE *f) {
   fprintf(f, "usage: spotlab lab JOBFILE [--journal FILE] [--resume] [--out FILE.h5] [--also-simulate]\n"
-             "                   [--verbose] [--check]\n"
+             "                   [--predict [--calibration FILE]] [--verbose] [--check]\n"
              "       spotlab lab --keys\n\n"
              "Runs the jobs of JOBFILE on worker processes, every decision (placement, replacement,\n"
              "checkpoints, redundancy) made by the scheduling core, with the faults the file asks for.\n"
@@ -27,6 +27,10 @@ static void lab__help(FILE *f) {
              "  --out FILE.h5     results (default results/JOBNAME.h5; docs/results-format.md)\n"
              "  --also-simulate   also run the job file through the simulator with the measured worker\n"
              "                    speeds and print simulated and real times side by side\n"
+             "  --predict         calibrate the workers first (alone, then together), store the\n"
+             "                    calibration as JOURNAL.calib.csv, predict the lab from it through\n"
+             "                    the simulator, then run it and report predicted against real\n"
+             "  --calibration FILE  with --predict: predict from this calibration, do not measure\n"
              "  --verbose         one line per decision and fault\n"
              "  --check           validate the job file and stop\n"
              "  --keys            list every key of a job file\n\n"
@@ -48,7 +52,8 @@ static void lab__default_path(const char *jobfile, const char *ext, char *out, s
 
 static int cmd_lab_main(int argc, char **argv) {
   const char *jobfile = NULL, *journal = NULL, *out = NULL, *v;
-  int resume = 0, sim = 0, verbose = 0, check = 0;
+  int resume = 0, sim = 0, verbose = 0, check = 0, predict = 0;
+  const char *calibration = NULL;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
       lab__help(stdout);
@@ -64,6 +69,10 @@ static int cmd_lab_main(int argc, char **argv) {
       resume = 1;
     } else if (!strcmp(argv[i], "--also-simulate")) {
       sim = 1;
+    } else if (!strcmp(argv[i], "--predict")) {
+      predict = 1;
+    } else if (app_opt(argc, argv, &i, "--calibration", &v)) {
+      calibration = v;
     } else if (!strcmp(argv[i], "--verbose")) {
       verbose = 1;
     } else if (!strcmp(argv[i], "--check")) {
@@ -80,6 +89,10 @@ static int cmd_lab_main(int argc, char **argv) {
   }
   if (!jobfile) {
     lab__help(stderr);
+    return 2;
+  }
+  if (calibration && !predict) {
+    fprintf(stderr, "spotlab lab: --calibration goes with --predict\n");
     return 2;
   }
   /* Several hosts: one MPI rank per host (mpirun with a host file). MPI is started only then,
@@ -132,7 +145,7 @@ static int cmd_lab_main(int argc, char **argv) {
       return 2;
     }
   }
-  lab_opts o = {journal, out, resume, sim, verbose, rank == 0 ? stdout : NULL, use_mpi};
+  lab_opts o = {journal, out, resume, sim, verbose, rank == 0 ? stdout : NULL, use_mpi, predict, calibration};
   lab_report rep;
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -145,7 +158,7 @@ static int cmd_lab_main(int argc, char **argv) {
     status = rc ? 1 : 0;
   } else if (rc && rc != LAB_ETIMEOUT) {
     fprintf(stderr, "spotlab lab: %s\n", lab_strerror(rc));
-    status = rc == LAB_EJOURNAL ? 2 : 1;
+    status = rc == LAB_EJOURNAL || rc == LAB_ECONFIG ? 2 : 1;
   } else {
     if (rc == LAB_ETIMEOUT) status = 1;
     lab_report_print(stdout, cfg, &rep);

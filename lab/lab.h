@@ -86,6 +86,7 @@ typedef struct lab_settings {
   double time_limit;        /* the lab stops (LAB_ETIMEOUT) after this long */
   double calibrate;         /* s each worker spends measuring its speed */
   double predict_calibrate; /* --predict: s of each calibration measurement */
+  int64_t predict_rounds;   /* --predict: measurements averaged per figure */
   int verify;               /* kernel jobs: check the output against the reference at the end */
   int64_t seed;             /* the core's generator and the random faults */
   lab_random_def random;
@@ -122,6 +123,8 @@ void lab_config_describe(FILE *f);
  *   alone.KERNEL.I      worker I alone: chunk executions per second (at its lab.speeds)
  *   together.KERNEL.K.I worker I while workers 0..K-1 all run KERNEL (K >= 2)
  *   colocated_speed_factor_K   f(K) learned from the above (sched_coloc_learn)
+ *   slowed.KERNEL.I@F   worker I alone at duty cycle F (a `slow` fault of the job file)
+ *   rounds              measurements averaged per figure (interleaved)
  *   command_s.JOB, command_exit.JOB   one calibration run of command job JOB: seconds, exit status
  */
 #define LAB_CALIB_MAX_WORKERS 64
@@ -136,6 +139,12 @@ typedef struct lab_calib {
   double alone[LAB_CALIB_KERNELS][LAB_CALIB_MAX_WORKERS];                           /* chunks / s */
   double together[LAB_CALIB_KERNELS][LAB_CALIB_MAX_WORKERS][LAB_CALIB_MAX_WORKERS]; /* [kernel][K-1][I], 0 = none */
   unsigned ncoloc;                                                                  /* f(1..ncoloc) */
+  unsigned rounds; /* each measurement is the mean of this many, interleaved (load drifts) */
+  size_t nslow;    /* a `slow` fault's duty cycle, measured: worker alone at `factor` */
+  struct {
+    int kernel, worker;
+    double factor, rate; /* rate: chunks / s */
+  } slow[LAB_CALIB_MAX_WORKERS];
   double coloc[LAB_CALIB_MAX_WORKERS];
   size_t njobs;  /* entries of cmd_s / cmd_exit (the job file's jobs) */
   double *cmd_s; /* per job: a command job's calibration run, s (NaN: none or not a command) */

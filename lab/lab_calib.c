@@ -39,7 +39,9 @@ void lab_calib_free(lab_calib *c) {
   free(c);
 }
 
-/* f(k) from every (alone, together) pair of every kernel measured. */
+/* f(k) from every (alone, together) pair of every kernel measured, in work units per second
+ * (chunks / s x chunk_s): in chunks per second a kernel of short chunks (triad's are 30 times
+ * shorter than gemm's) would outweigh the others in the rate-weighted mean. */
 int lab_calib_learn(lab_calib *c) {
   size_t n = c->nworkers, m = 0;
   double *a = malloc((KRN_NKERNELS * n * n + 1) * sizeof *a), *t = malloc((KRN_NKERNELS * n * n + 1) * sizeof *t);
@@ -52,8 +54,9 @@ int lab_calib_learn(lab_calib *c) {
       if (!(c->alone[kk][i] > 0)) continue;
       for (size_t K = 2; K <= n; K++)
         if (i < K && c->together[kk][K - 1][i] > 0) {
-          a[m] = c->alone[kk][i];
-          t[m] = c->together[kk][K - 1][i];
+          double unit = c->chunk_s[kk] > 0 ? c->chunk_s[kk] : 1;
+          a[m] = c->alone[kk][i] * unit;
+          t[m] = c->together[kk][K - 1][i] * unit;
           k[m++] = (unsigned)K;
         }
     }
@@ -86,6 +89,7 @@ int lab_calib_write(const char *path, const lab_config *cfg, const lab_calib *c,
   fprintf(f, "key,value,unit,device,note\n");
   fprintf(f, "workers,%zu,workers,%s,lab.workers\n", c->nworkers, LAB__DEV);
   fprintf(f, "calibrate_s,%.17g,s,%s,seconds of each speed measurement\n", c->calibrate_s, LAB__DEV);
+  fprintf(f, "rounds,%u,1,%s,measurements averaged per figure (interleaved)\n", c->rounds ? c->rounds : 1, LAB__DEV);
   if (isfinite(c->load1))
     fprintf(f, "host_load_1min,%.17g,1,%s,1-minute load average when measured\n", c->load1, LAB__DEV);
   for (int k = 0; k < KRN_NKERNELS; k++) {
@@ -104,6 +108,10 @@ int lab_calib_write(const char *path, const lab_config *cfg, const lab_calib *c,
         fprintf(f, "together.%s.%zu.%zu,%.17g,chunks/s,%s,workers 0..%zu at once\n", kn, K, i, c->together[k][K - 1][i],
                 LAB__DEV, K - 1);
   }
+  for (size_t q = 0; q < c->nslow; q++)
+    fprintf(f, "slowed.%s.%d@%.17g,%.17g,chunks/s,%s,worker alone at that duty cycle (a slow fault)\n",
+            krn_kernel_name((krn_kernel)c->slow[q].kernel), c->slow[q].worker, c->slow[q].factor, c->slow[q].rate,
+            LAB__DEV);
   for (unsigned K = 1; K <= c->ncoloc; K++)
     fprintf(f, "colocated_speed_factor_%u,%.17g,1,%s,speed with %u busy workers / alone (sched_coloc_learn)\n", K,
             c->coloc[K - 1], LAB__DEV, K);
@@ -187,6 +195,29 @@ int lab_calib_load(const char *path, const lab_config *cfg, lab_calib **out, cha
     } else if (!strcmp(key, "calibrate_s")) {
       if (!(v > 0)) bad = "must be > 0";
       c->calibrate_s = v;
+    } else if (!strcmp(key, "rounds")) {
+      if (!(v >= 1 && v <= 100 && v == floor(v))) bad = "an integer in 1..100";
+      c->rounds = (unsigned)v;
+    } else if (!strncmp(key, "slowed.", 7)) {
+      char kn[16];
+      int wk = -1, used = 0;
+      double fac = 0;
+      krn_kernel kk;
+      if (sscanf(key + 7, "%15[a-z].%d@%lg%n", kn, &wk, &fac, &used) != 3 || key[7 + used] ||
+          krn_kernel_parse(kn, &kk) != 0)
+        bad = "expected slowed.KERNEL.WORKER@FACTOR";
+      else if (wk < 0 || wk >= cfg->lab.workers)
+        bad = "no such worker";
+      else if (!(fac > 0 && fac <= 1) || !(v > 0))
+        bad = "needs a factor in (0, 1] and a speed > 0";
+      else if (c->nslow == LAB_CALIB_MAX_WORKERS)
+        bad = "too many slowed speeds (64 at most)";
+      else {
+        c->slow[c->nslow].kernel = (int)kk;
+        c->slow[c->nslow].worker = wk;
+        c->slow[c->nslow].factor = fac;
+        c->slow[c->nslow++].rate = v;
+      }
     } else if (!strcmp(key, "host_load_1min")) {
       c->load1 = v;
     } else if (!strncmp(key, "chunk_s.", 8) || !strncmp(key, "setup_s.", 8) || !strncmp(key, "finish_s.", 9) ||

@@ -2,7 +2,8 @@
  * shape of kernel jobs. Not part of the public API.
  *
  * Runner -> worker, one line each:
- *   C SECONDS [KERNEL]              measure speed for SECONDS on KERNEL's chunks (default gemm);
+ *   C SECONDS [KERNEL [PATH]]       measure speed for SECONDS on KERNEL's chunks (default gemm),
+ *                                   writing them to PATH as a run writes its output;
  *                                   answer "C RATE" (chunks/s)
  *   V KERNEL VERIFY PATH            a kernel run's fixed costs at full speed (--predict); answer
  *                                   "V SETUP SYNC FINISH" (s)
@@ -67,6 +68,8 @@ typedef struct lab__twin_in {
                                 alone (start, end, one checkpoint), s; NULL = none */
   const sched_cluster_params *coloc;         /* contention between the workers, NULL = none */
   double join_delay;                         /* s between a respawn and the worker's join (its calibration) */
+  const double *slow_ratio;                  /* [f * KRN_NKERNELS + k]: measured speed ratio of `slow` fault f (in
+                               lab__faults order) on kernel k; 0 or NULL = the nominal ratio */
 } lab__twin_in;
 int lab__simulate(const lab_config *cfg, const lab__twin_in *in, lab_job_result *sim, double *makespan,
                   unsigned *losses);

@@ -68,6 +68,7 @@ typedef struct lab__worker {
   int c_got, c_done; /* a "C" answer came; a calibration command run ended */
   int c_status;      /* its exit status */
   double c_end;      /* when it ended (monotonic s) */
+  double c_v[3];     /* "V": a run's set-up, checkpoint and end, s */
 } lab__worker;
 
 typedef struct lab__dec {
@@ -446,6 +447,12 @@ static int lab__on_line(lab__lab *L, size_t i, char *line) {
       return 0;
     case 'G':
       if (sscanf(line + 1, "%ld %ld %ld", &job, &run, &a) == 3) w->pgid = (pid_t)a;
+      return 0;
+    case 'V':
+      if (sscanf(line + 1, "%lg %lg %lg", &w->c_v[0], &w->c_v[1], &w->c_v[2]) == 3) {
+        w->c_got = 1;
+        w->c_rate = 1;
+      }
       return 0;
     case 'D':
     case 'F':
@@ -1024,36 +1031,118 @@ static int lab__calib_wait(lab__lab *L, const size_t *set, size_t nset, int what
   }
 }
 
+/* One "C" measurement of kernel kn on the workers set[nset] at once; rates into out[nset]. */
+static int lab__calib_measure(lab__lab *L, const size_t *set, size_t nset, const char *kn, double *out,
+                              struct pollfd *pf, size_t *idx) {
+  double secs = L->cfg->lab.predict_calibrate;
+  for (size_t q = 0; q < nset; q++) L->w[set[q]].c_got = 0;
+  for (size_t q = 0; q < nset; q++)
+    lab__send(&L->w[set[q]], "C %.17g %s %s/calibration.%zu.tmp", secs, kn, L->outdir, set[q]);
+  int rc = lab__calib_wait(L, set, nset, 0, 30 + 10 * secs, pf, idx);
+  for (size_t q = 0; q < nset && !rc; q++) out[q] = L->w[set[q]].c_rate > 0 ? L->w[set[q]].c_rate : 1e-6;
+  return rc;
+}
+
+static int lab__dcmp(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+/* The median of v[n] (sorted in place): a burst of the machine's other load in one round does not
+ * move it, where it would move a mean. */
+static double lab__median(double *v, size_t n) {
+  qsort(v, n, sizeof *v, lab__dcmp);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 /* The calibration, measured with the lab's own workers (spawned, not joined yet): for each kernel
- * the job file uses, each worker alone, then workers 0..K-1 at once for K = 2..N (so contention is
- * measured); then one run of each command job on worker 0, alone. */
+ * the job file uses, each worker alone (and at the duty cycle of each `slow` fault it will get),
+ * then workers 0..K-1 at once for K = 2..N, so that contention is measured; `rounds` times,
+ * interleaved, each figure the median over the rounds (the machine's other load drifts and comes
+ * in bursts). Then one run of each command job on worker 0, alone. */
 static int lab__calibrate_workers(lab__lab *L, lab_calib *c, struct pollfd *pf, size_t *idx) {
   const lab_config *cfg = L->cfg;
-  double secs = cfg->lab.predict_calibrate, to = 30 + 10 * secs;
-  size_t set[LAB__MAX_WORKERS];
+  size_t set[LAB__MAX_WORKERS], nw = L->nw;
+  double got[LAB__MAX_WORKERS];
+  unsigned rounds = (unsigned)cfg->lab.predict_rounds;
   int rc = 0;
-  c->calibrate_s = secs;
+  c->calibrate_s = cfg->lab.predict_calibrate;
+  c->rounds = rounds;
+  /* the slowed duty cycles to measure: each (worker, factor) of a slow fault, per kernel */
+  c->nslow = 0;
+  for (int k = 0; k < KRN_NKERNELS; k++)
+    for (size_t f = 0; c->kernel_used[k] && f < L->nfaults; f++) {
+      const lab__fault *x = &L->faults[f];
+      if (x->action != LAB_FAULT_SLOW) continue;
+      size_t q = 0;
+      while (q < c->nslow &&
+             !(c->slow[q].kernel == k && c->slow[q].worker == x->worker && c->slow[q].factor == x->factor))
+        q++;
+      if (q == c->nslow && c->nslow < LAB_CALIB_MAX_WORKERS) {
+        c->slow[q].kernel = k;
+        c->slow[q].worker = x->worker;
+        c->slow[q].factor = x->factor;
+        c->slow[q].rate = 0;
+        c->nslow++;
+      }
+    }
+  /* per round: [kernel][slot] with slot i (alone), nw + K * nw + i (together), then the slowed */
+  size_t slots = nw + (nw + 1) * nw + c->nslow + 3;
+  double *m = calloc((size_t)rounds * KRN_NKERNELS * slots + 1, sizeof *m), *v = calloc(rounds + 1, sizeof *v);
+  if (!m || !v) {
+    free(m);
+    free(v);
+    return LAB_ENOMEM;
+  }
+#define LAB__M(r, k, slot) m[((size_t)(r)*KRN_NKERNELS + (size_t)(k)) * slots + (slot)]
   L->calibrating = 1;
+  for (unsigned r = 0; r < rounds && !rc; r++)
+    for (int k = 0; k < KRN_NKERNELS && !rc; k++) {
+      if (!c->kernel_used[k]) continue;
+      const char *kn = krn_kernel_name((krn_kernel)k);
+      for (size_t i = 0; i < nw && !rc; i++) {
+        set[0] = i;
+        if (!(rc = lab__calib_measure(L, set, 1, kn, got, pf, idx))) LAB__M(r, k, i) = got[0];
+      }
+      for (size_t q = 0; q < c->nslow && !rc; q++) {
+        if (c->slow[q].kernel != k) continue;
+        lab__worker *w = &L->w[c->slow[q].worker];
+        lab__send(w, "S %.17g", c->slow[q].factor);
+        set[0] = (size_t)c->slow[q].worker;
+        if (!(rc = lab__calib_measure(L, set, 1, kn, got, pf, idx))) LAB__M(r, k, nw + (nw + 1) * nw + q) = got[0];
+        lab__send(w, "S %.17g", w->speed);
+      }
+      /* a run's fixed costs, on worker 0 alone at full speed (set-up, one checkpoint, the end) */
+      set[0] = 0;
+      L->w[0].c_got = 0;
+      lab__send(&L->w[0], "V %s %d %s/calibration.v.tmp", kn, cfg->lab.verify, L->outdir);
+      if (!(rc = lab__calib_wait(L, set, 1, 0, 120, pf, idx)))
+        for (int q = 0; q < 3; q++) LAB__M(r, k, slots - 3 + (size_t)q) = L->w[0].c_v[q];
+      for (size_t K = 2; K <= nw && !rc; K++) {
+        for (size_t i = 0; i < K; i++) set[i] = i;
+        if (!(rc = lab__calib_measure(L, set, K, kn, got, pf, idx)))
+          for (size_t i = 0; i < K; i++) LAB__M(r, k, nw + K * nw + i) = got[i];
+      }
+    }
   for (int k = 0; k < KRN_NKERNELS && !rc; k++) {
     if (!c->kernel_used[k]) continue;
-    const char *kn = krn_kernel_name((krn_kernel)k);
-    for (size_t i = 0; i < L->nw && !rc; i++) {
-      L->w[i].c_got = 0;
-      lab__send(&L->w[i], "C %.17g %s", secs, kn);
-      set[0] = i;
-      rc = lab__calib_wait(L, set, 1, 0, to, pf, idx);
-      c->alone[k][i] = L->w[i].c_rate > 0 ? L->w[i].c_rate : 1e-6;
-    }
-    for (size_t K = 2; K <= L->nw && !rc; K++) {
-      for (size_t i = 0; i < K; i++) {
-        L->w[i].c_got = 0;
-        set[i] = i;
-      }
-      for (size_t i = 0; i < K; i++) lab__send(&L->w[i], "C %.17g %s", secs, kn);
-      rc = lab__calib_wait(L, set, K, 0, to, pf, idx);
-      for (size_t i = 0; i < K; i++) c->together[k][K - 1][i] = L->w[i].c_rate > 0 ? L->w[i].c_rate : 1e-6;
+    for (size_t slot = 0; slot < slots; slot++) {
+      for (unsigned r = 0; r < rounds; r++) v[r] = LAB__M(r, k, slot);
+      double med = lab__median(v, rounds);
+      if (slot < nw)
+        c->alone[k][slot] = med;
+      else if (slot < nw + (nw + 1) * nw) {
+        size_t K = (slot - nw) / nw, i = (slot - nw) % nw;
+        if (K >= 2 && i < K) c->together[k][K - 1][i] = med;
+      } else if (slot >= slots - 3) {
+        double *dst[3] = {&c->setup_s[k], &c->sync_s[k], &c->finish_s[k]};
+        *dst[slot - (slots - 3)] = med;
+      } else if (c->slow[slot - nw - (nw + 1) * nw].kernel == k)
+        c->slow[slot - nw - (nw + 1) * nw].rate = med;
     }
   }
+#undef LAB__M
+  free(m);
+  free(v);
   for (size_t j = 0; j < cfg->njobs && !rc; j++) {
     if (cfg->jobs[j].kernel[0]) continue;
     lab__worker *w = &L->w[0];
@@ -1091,8 +1180,16 @@ static int lab__predict(lab__lab *L) {
   double *rate = calloc(nw * nj + 1, sizeof *rate), *setup = calloc(nj + 1, sizeof *setup);
   double *fin = calloc(nj + 1, sizeof *fin), *sync = calloc(nj + 1, sizeof *sync);
   int *failed = calloc(nj + 1, sizeof *failed);
+  double *slow = calloc(L->nfaults * KRN_NKERNELS + 1, sizeof *slow);
   L->rep->pred = calloc(nj + 1, sizeof *L->rep->pred);
-  if (!rate || !setup || !fin || !sync || !failed || !L->rep->pred) goto out;
+  if (!rate || !setup || !fin || !sync || !failed || !slow || !L->rep->pred) goto out;
+  /* a slow fault's measured effect, relative to the worker alone at its own duty cycle */
+  for (size_t f = 0; f < L->nfaults; f++)
+    for (size_t q = 0; L->faults[f].action == LAB_FAULT_SLOW && q < c->nslow; q++)
+      if (c->slow[q].worker == L->faults[f].worker && c->slow[q].factor == L->faults[f].factor &&
+          c->alone[c->slow[q].kernel][c->slow[q].worker] > 0)
+        slow[f * KRN_NKERNELS + (size_t)c->slow[q].kernel] =
+            c->slow[q].rate / c->alone[c->slow[q].kernel][c->slow[q].worker];
   for (size_t j = 0; j < nj; j++) {
     krn_kernel k;
     if (cfg->jobs[j].kernel[0] && krn_kernel_parse(cfg->jobs[j].kernel, &k) == 0) {
@@ -1108,7 +1205,8 @@ static int lab__predict(lab__lab *L) {
   memset(&cp, 0, sizeof cp);
   cp.ncoloc = c->ncoloc;
   memcpy(cp.coloc, c->coloc, c->ncoloc * sizeof cp.coloc[0]);
-  lab__twin_in in = {L->calib_score, rate, L->nchunks, c->cmd_s, failed, setup, fin, sync, &cp, cfg->lab.calibrate};
+  lab__twin_in in = {L->calib_score, rate, L->nchunks,         c->cmd_s, failed, setup, fin,
+                     sync,           &cp,  cfg->lab.calibrate, slow};
   rc = lab__simulate(cfg, &in, L->rep->pred, &L->rep->pred_makespan, &L->rep->pred_losses);
 out:
   free(rate);
@@ -1116,6 +1214,7 @@ out:
   free(fin);
   free(sync);
   free(failed);
+  free(slow);
   return rc;
 }
 
@@ -1297,9 +1396,6 @@ int lab_run(const lab_config *cfg, const lab_opts *o, lab_report *rep) {
         chunk_s[k] = lab__ask(&helper, 'M', 60);
       }
       L.calib->chunk_s[k] = chunk_s[k] > 0 ? chunk_s[k] : 1e-3;
-      lab__send(&helper, "V %s %d %s/calibration.%s.tmp", kn, cfg->lab.verify, L.outdir, kn);
-      if (!isnan(lab__ask(&helper, 'V', 120)))
-        sscanf(helper.last, "%lg %lg %lg", &L.calib->setup_s[k], &L.calib->sync_s[k], &L.calib->finish_s[k]);
     }
   }
   lab__send(&helper, "C %.17g", cfg->lab.calibrate);

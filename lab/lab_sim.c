@@ -26,6 +26,7 @@ typedef struct ls_msg {
 typedef struct ls_worker {
   int alive, stalled, joined;
   double factor;                  /* speed now / speed at join */
+  int slowf;                      /* the `slow` fault in force (index in faults), -1 = none */
   long job;                       /* -1 = idle */
   uint32_t run, gen;              /* gen: invalidates DONE events of a run that was stopped or rescheduled */
   double t0, w0;                  /* the current segment's start and the run's work done then */
@@ -96,7 +97,15 @@ static double ls_rate(const ls_ctx *c, const ls_worker *w, size_t i) {
     if (isfinite(real)) return real > 0 ? jd->work / real : INFINITY;
     return c->in->scores[i] * w->factor;
   }
-  return c->in->rate[i * c->cfg->njobs + (size_t)w->job] * w->factor;
+  double factor = w->factor;
+  krn_kernel k;
+  /* a slow-down measured by the calibration for this worker, factor and kernel wins over the
+   * nominal ratio of duty cycles (under load the two differ: a worker that sleeps more gets the
+   * cores sooner when it wakes) */
+  if (w->slowf >= 0 && c->in->slow_ratio && krn_kernel_parse(jd->kernel, &k) == 0 &&
+      c->in->slow_ratio[(size_t)w->slowf * KRN_NKERNELS + k] > 0)
+    factor = c->in->slow_ratio[(size_t)w->slowf * KRN_NKERNELS + k];
+  return c->in->rate[i * c->cfg->njobs + (size_t)w->job] * factor;
 }
 
 /* Brings the run's state to time t: the segment since t0 went at contention factor f, first
@@ -294,6 +303,7 @@ static void ls_init(sim_lp *lp, void *state) {
   for (size_t i = 0; i < nw; i++) {
     st->w[i].alive = 1;
     st->w[i].factor = 1;
+    st->w[i].slowf = -1;
     st->w[i].job = -1;
     st->w[i].joined = 1;
   }
@@ -364,6 +374,7 @@ static void ls_event(sim_lp *lp, void *state, const void *msg, sim_id src) {
     } else {
       ls_advance(c, w, (size_t)f->worker, now);
       w->factor = f->factor / (c->cfg->lab.nspeeds == 1 ? c->cfg->lab.speeds[0] : c->cfg->lab.speeds[f->worker]);
+      w->slowf = (int)m->a;
       ls_schedule_done(lp, st, (size_t)f->worker);
     }
     break;
@@ -387,6 +398,7 @@ static void ls_event(sim_lp *lp, void *state, const void *msg, sim_id src) {
     w->alive = 1;
     w->joined = 1;
     w->factor = 1;
+    w->slowf = -1;
     w->job = -1;
     ls_handle(lp, st, SCHED_EV_GPU_JOIN, (uint32_t)m->a, 0, 0, c->in->scores[m->a] > 0 ? c->in->scores[m->a] : 1e-3);
     ls_send(lp, now + c->cfg->lab.heartbeat, LS_HB, m->a, 0, 0);
@@ -428,7 +440,7 @@ int lab_simulate(const lab_config *cfg, const double *scores, const size_t *nchu
   if (!rate) return LAB_ENOMEM;
   for (size_t i = 0; i < nw; i++)
     for (size_t j = 0; j < nj; j++) rate[i * nj + j] = scores[i];
-  lab__twin_in in = {scores, rate, nchunks, cmd_seconds, cmd_failed, NULL, NULL, NULL, NULL, 0};
+  lab__twin_in in = {scores, rate, nchunks, cmd_seconds, cmd_failed, NULL, NULL, NULL, NULL, 0, NULL};
   int rc = lab__simulate(cfg, &in, sim, makespan, NULL);
   free(rate);
   return rc;

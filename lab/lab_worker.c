@@ -198,8 +198,10 @@ static int lab__yield(void *arg) {
 }
 
 /* Chunk executions per second of one kernel's chunks (gemm without a name: the worker's score),
- * at this worker's duty cycle, for `seconds`. */
-static void lab__calibrate(lab__w *w, double seconds, const char *kname) {
+ * at this worker's duty cycle, for `seconds`. With `path`, each chunk's output is written there at
+ * its offset, as a real run writes its output file (for triad the write costs more than the
+ * arithmetic); the file is removed at the end. */
+static void lab__calibrate(lab__w *w, double seconds, const char *kname, const char *path) {
   krn_dims d;
   krn_kernel kk = KRN_GEMM;
   if (kname && krn_kernel_parse(kname, &kk) != 0) kk = KRN_GEMM;
@@ -210,6 +212,7 @@ static void lab__calibrate(lab__w *w, double seconds, const char *kname) {
     return;
   }
   float *buf = malloc(krn_job_max_chunk_len(job) * sizeof(float));
+  int fd = path && *path ? open(path, O_RDWR | O_CREAT | O_TRUNC, 0644) : -1;
   size_t chunks = 0;
   w->calib = 1;
   w->debt = 0;
@@ -218,11 +221,21 @@ static void lab__calibrate(lab__w *w, double seconds, const char *kname) {
   while (buf && (now - t0 < seconds || chunks < 2)) {
     w->t_last = lab__now();
     krn_cpu_chunk(job, chunks % d.nchunks, buf, w->threads, lab__yield, w);
+    if (fd >= 0) {
+      size_t off, len;
+      krn_job_chunk_span(job, chunks % d.nchunks, &off, &len);
+      if (pwrite(fd, buf, len * sizeof(float), (off_t)(off * sizeof(float))) < 0) {
+        close(fd);
+        fd = -1;
+      }
+    }
     lab__duty_pay(w->speed, lab__now() - w->t_last, &w->debt);
     chunks++;
     now = lab__now();
   }
   w->calib = 0;
+  if (fd >= 0) close(fd);
+  if (path && *path) unlink(path);
   free(buf);
   krn_job_destroy(job);
   lab__say(w, "C %.17g", (double)chunks / (now - t0));
@@ -540,9 +553,9 @@ static void lab__handle_line(lab__w *w, char *line) {
     if (sscanf(line + 1, "%lg", &x) == 1 && x > 0 && x <= 1) w->speed = x;
     break;
   case 'C': {
-    char kn[16] = "";
-    int got = sscanf(line + 1, "%lg %15s", &x, kn);
-    if (!w->busy && !w->calib && got >= 1) lab__calibrate(w, x, got == 2 ? kn : NULL);
+    char kn[16] = "", path[4096] = "";
+    int got = sscanf(line + 1, "%lg %15s %4095s", &x, kn, path);
+    if (!w->busy && !w->calib && got >= 1) lab__calibrate(w, x, got >= 2 ? kn : NULL, got == 3 ? path : NULL);
     break;
   }
   case 'V':

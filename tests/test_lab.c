@@ -813,7 +813,10 @@ static void test_calib_file(void) {
   k->cmd_exit[3] = 5;
   CU_ASSERT_EQUAL_FATAL(lab_calib_learn(k), 0);
   CU_ASSERT_EQUAL(k->ncoloc, 2);
-  CU_ASSERT_DOUBLE_EQUAL(k->coloc[1], (80.0 + 40.0 + 40.0 + 20.0) / (100.0 + 60.0 + 50.0 + 30.0), 1e-12);
+  /* pooled in work units per second (chunks / s x chunk_s), gemm (chunk_s 0.005) and mlp (0.006) */
+  CU_ASSERT_DOUBLE_EQUAL(
+      k->coloc[1], ((80.0 + 40.0) * 0.005 + (40.0 + 20.0) * 0.006) / ((100.0 + 60.0) * 0.005 + (50.0 + 30.0) * 0.006),
+      1e-12);
   char err[1024];
   const char *path = "lab_calib_rt.csv";
   CU_ASSERT_EQUAL_FATAL(lab_calib_write(path, c, k, err, sizeof err), 0);
@@ -902,7 +905,7 @@ static void test_twin_contention(void) {
   cp.coloc[0] = 1.0;
   cp.coloc[1] = 0.5;
   for (int with = 0; with < 2; with++) {
-    lab__twin_in in = {scores, rate, nchunks, NULL, NULL, NULL, NULL, NULL, with ? &cp : NULL, 0};
+    lab__twin_in in = {scores, rate, nchunks, NULL, NULL, NULL, NULL, NULL, with ? &cp : NULL, 0, NULL};
     lab_job_result sim[2];
     double mk = 0;
     unsigned losses = 9;
@@ -915,7 +918,7 @@ static void test_twin_contention(void) {
   }
   /* fixed costs: 0.25 s of start and 0.5 s of end per run, slowed by contention as well */
   double setup[2] = {0.25, 0.25}, fin[2] = {0.5, 0.5};
-  lab__twin_in in = {scores, rate, nchunks, NULL, NULL, setup, fin, NULL, NULL, 0};
+  lab__twin_in in = {scores, rate, nchunks, NULL, NULL, setup, fin, NULL, NULL, 0, NULL};
   lab_job_result sim[2];
   double mk;
   CU_ASSERT_EQUAL_FATAL(lab__simulate(c, &in, sim, &mk, NULL), 0);

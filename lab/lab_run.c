@@ -1418,7 +1418,9 @@ int lab_run(const lab_config *cfg, const lab_opts *o, lab_report *rep) {
   }
   if (o->predict) {
     if (measure) {
-      if (o->log) fprintf(o->log, "calibrating %zu workers (each alone, then 2..%zu together)...\n", L.nw, L.nw);
+      if (o->log && L.nw > 1)
+        fprintf(o->log, "calibrating %zu workers (each alone, then 2..%zu together)...\n", L.nw, L.nw);
+      if (o->log && L.nw == 1) fprintf(o->log, "calibrating the worker...\n");
       if ((rc = lab__calibrate_workers(&L, L.calib, pf, idx))) {
         fprintf(stderr, "spotlab lab: the calibration did not finish (a worker died or did not answer)\n");
         goto out;

@@ -22,6 +22,11 @@ static const app_option lab__opts[] = {
     {"--also-simulate", APP_O_FLAG, NULL, 0, 0, 0,
      "also run the job file through the simulator with the measured worker\n"
      "speeds and print simulated and real times side by side"},
+    {"--predict", APP_O_FLAG, NULL, 0, 0, 0,
+     "calibrate the workers first (alone, then together), store the\n"
+     "calibration as JOURNAL.calib.csv, predict the lab from it through\n"
+     "the simulator, then run it and report predicted against real"},
+    {"--calibration", APP_O_STRING, "FILE", 0, 0, 0, "with --predict: predict from this calibration, do not measure"},
     {"--verbose", APP_O_FLAG, NULL, 0, 0, 0, "one line per decision and fault"},
     {"--check", APP_O_FLAG, NULL, 0, 0, 0, "validate the job file and stop"},
     {"--keys", APP_O_FLAG, NULL, 0, 0, 0, "list every key of a job file (no JOBFILE needed)"},
@@ -64,7 +69,8 @@ static int cmd_lab_main(int argc, char **argv) {
              *out = app_args_str(&a, "--out", NULL);
   int resume = app_args_flag(&a, "--resume"), sim = app_args_flag(&a, "--also-simulate"),
       verbose = app_args_flag(&a, "--verbose"), check = app_args_flag(&a, "--check"),
-      keys = app_args_flag(&a, "--keys");
+      keys = app_args_flag(&a, "--keys"), predict = app_args_flag(&a, "--predict");
+  const char *calibration = app_args_str(&a, "--calibration", NULL);
   app_args_free(&a);
   if (keys) {
     lab_config_describe(stdout);
@@ -72,6 +78,10 @@ static int cmd_lab_main(int argc, char **argv) {
   }
   if (!jobfile) {
     app_cli_usage(&lab__cli, stderr);
+    return 2;
+  }
+  if (calibration && !predict) {
+    fprintf(stderr, "spotlab lab: --calibration goes with --predict\n");
     return 2;
   }
   /* Several hosts: one MPI rank per host (mpirun with a host file). MPI is started only then,
@@ -124,7 +134,7 @@ static int cmd_lab_main(int argc, char **argv) {
       return 2;
     }
   }
-  lab_opts o = {journal, out, resume, sim, verbose, rank == 0 ? stdout : NULL, use_mpi};
+  lab_opts o = {journal, out, resume, sim, verbose, rank == 0 ? stdout : NULL, use_mpi, predict, calibration};
   lab_report rep;
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -137,7 +147,7 @@ static int cmd_lab_main(int argc, char **argv) {
     status = rc ? 1 : 0;
   } else if (rc && rc != LAB_ETIMEOUT) {
     fprintf(stderr, "spotlab lab: %s\n", lab_strerror(rc));
-    status = rc == LAB_EJOURNAL ? 2 : 1;
+    status = rc == LAB_EJOURNAL || rc == LAB_ECONFIG ? 2 : 1;
   } else {
     if (rc == LAB_ETIMEOUT) status = 1;
     lab_report_print(stdout, cfg, &rep);

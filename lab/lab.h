@@ -85,6 +85,8 @@ typedef struct lab_settings {
   double respawn;           /* s after a kill before the worker comes back; 0 = never */
   double time_limit;        /* the lab stops (LAB_ETIMEOUT) after this long */
   double calibrate;         /* s each worker spends measuring its speed */
+  double predict_calibrate; /* --predict: s of each calibration measurement */
+  int64_t predict_rounds;   /* --predict: measurements averaged per figure */
   int verify;               /* kernel jobs: check the output against the reference at the end */
   int64_t seed;             /* the core's generator and the random faults */
   lab_random_def random;
@@ -109,16 +111,70 @@ void lab_config_free(lab_config *c);
 /* `spotlab lab --keys`: every key of the job file. */
 void lab_config_describe(FILE *f);
 
+/* ---- Calibration (`spotlab lab --predict`) -------------------------------------------------------
+ * What the prediction is made from, measured before the lab runs (lab_run.c) and stored beside the
+ * journal as JOURNAL.calib.csv, in the kernels' calibration layout (`key,value,unit,device,note`,
+ * '#' comments), so that a market scenario can name it in market.calibration. Keys (docs/lab.md):
+ *   workers, calibrate_s, host_load_1min
+ *   chunk_s.KERNEL      seconds per chunk execution, full speed, alone (the chunking's unit)
+ *   setup_s.KERNEL      a run's start: the job's inputs made, its output opened
+ *   finish_s.KERNEL     a run's end: output synced, read back and verified (lab.verify)
+ *   sync_s.KERNEL       one checkpoint (fdatasync of the output)
+ *   alone.KERNEL.I      worker I alone: chunk executions per second (at its lab.speeds)
+ *   together.KERNEL.K.I worker I while workers 0..K-1 all run KERNEL (K >= 2)
+ *   colocated_speed_factor_K   f(K) learned from the above (sched_coloc_learn)
+ *   slowed.KERNEL.I@F   worker I alone at duty cycle F (a `slow` fault of the job file)
+ *   rounds              measurements averaged per figure (interleaved)
+ *   command_s.JOB, command_exit.JOB   one calibration run of command job JOB: seconds, exit status
+ */
+#define LAB_CALIB_MAX_WORKERS 64
+#define LAB_CALIB_KERNELS 3 /* triad, gemm, mlp (krn_kernel) */
+typedef struct lab_calib {
+  size_t nworkers;
+  double calibrate_s;                 /* seconds of each speed measurement */
+  double load1;                       /* 1-minute load average when measured (NaN: unknown) */
+  int kernel_used[LAB_CALIB_KERNELS]; /* per krn_kernel: measured */
+  double chunk_s[LAB_CALIB_KERNELS];  /* per kernel, as in the file */
+  double setup_s[LAB_CALIB_KERNELS], finish_s[LAB_CALIB_KERNELS], sync_s[LAB_CALIB_KERNELS];
+  double alone[LAB_CALIB_KERNELS][LAB_CALIB_MAX_WORKERS];                           /* chunks / s */
+  double together[LAB_CALIB_KERNELS][LAB_CALIB_MAX_WORKERS][LAB_CALIB_MAX_WORKERS]; /* [kernel][K-1][I], 0 = none */
+  unsigned ncoloc;                                                                  /* f(1..ncoloc) */
+  unsigned rounds; /* each measurement is the mean of this many, interleaved (load drifts) */
+  size_t nslow;    /* a `slow` fault's duty cycle, measured: worker alone at `factor` */
+  struct {
+    int kernel, worker;
+    double factor, rate; /* rate: chunks / s */
+  } slow[LAB_CALIB_MAX_WORKERS];
+  double coloc[LAB_CALIB_MAX_WORKERS];
+  size_t njobs;  /* entries of cmd_s / cmd_exit (the job file's jobs) */
+  double *cmd_s; /* per job: a command job's calibration run, s (NaN: none or not a command) */
+  int *cmd_exit; /* per job: its exit status (128 + N for signal N) */
+} lab_calib;
+
+/* An empty calibration for a job file (cmd_s NaN); NULL when out of memory. */
+lab_calib *lab_calib_create(const lab_config *cfg);
+void lab_calib_free(lab_calib *c);
+/* Learns f(k) from alone / together (sched_coloc_learn) into c->coloc, c->ncoloc. 0 or LAB_EINVAL. */
+int lab_calib_learn(lab_calib *c);
+/* Writes / reads the file. Read: every problem is "FILE:LINE: message" in err (LAB_ECONFIG), and a
+ * file that does not cover the job file (other worker count, a kernel or command job of the file
+ * not calibrated) is "FILE: message". 0 or a negative lab_err. */
+int lab_calib_write(const char *path, const lab_config *cfg, const lab_calib *c, char *err, size_t errlen);
+int lab_calib_load(const char *path, const lab_config *cfg, lab_calib **out, char *err, size_t errlen);
+
 /* ---- Running -------------------------------------------------------------------------------- */
 typedef struct lab_opts {
-  const char *journal; /* journal path (required) */
-  const char *out;     /* HDF5 results, or NULL */
-  int resume;          /* 1: continue the lab recorded in `journal` */
-  int also_simulate;   /* 1: also run the job file through the simulator */
-  int verbose;         /* 1: one line per decision on `log` */
-  FILE *log;           /* progress and the report (stdout usually), or NULL */
-  int use_mpi;         /* 1: collective over MPI_COMM_WORLD: rank 0 runs the core and the
+  const char *journal;     /* journal path (required) */
+  const char *out;         /* HDF5 results, or NULL */
+  int resume;              /* 1: continue the lab recorded in `journal` */
+  int also_simulate;       /* 1: also run the job file through the simulator */
+  int verbose;             /* 1: one line per decision on `log` */
+  FILE *log;               /* progress and the report (stdout usually), or NULL */
+  int use_mpi;             /* 1: collective over MPI_COMM_WORLD: rank 0 runs the core and the
                               journal, every rank runs its block of the workers */
+  int predict;             /* 1: calibrate, predict through the twin with the calibration only, then run */
+  const char *calibration; /* predict from this calibration file instead of measuring (NULL: measure,
+                              or on --resume reuse JOURNAL.calib.csv when it exists) */
 } lab_opts;
 
 /* Per-job outcome of a lab (or of its simulation). */
@@ -137,9 +193,13 @@ typedef struct lab_report {
   size_t njobs;
   lab_job_result *jobs; /* njobs, in job-file order */
   lab_job_result *sim;  /* njobs, when also_simulate; NULL otherwise */
-  double makespan, sim_makespan;
-  double *scores;   /* worker speeds measured alone before the lab (work units / s) */
-  double *observed; /* worker speeds observed from progress during the lab (NaN: too
+  lab_job_result *pred; /* njobs, when predict: the twin run from the calibration before the lab */
+  double makespan, sim_makespan, pred_makespan;
+  unsigned pred_losses;  /* workers the core declared lost in the prediction */
+  char calib_path[4200]; /* the calibration the prediction used */
+  double calib_load1;    /* its load average */
+  double *scores;        /* worker speeds measured alone before the lab (work units / s) */
+  double *observed;      /* worker speeds observed from progress during the lab (NaN: too
                               little seen); the simulated twin uses these where known */
   size_t nworkers;
   unsigned completed, failed;
@@ -154,6 +214,17 @@ int lab_run(const lab_config *cfg, const lab_opts *o, lab_report *rep);
 
 /* Prints the per-job table (and simulation side by side when present). */
 void lab_report_print(FILE *f, const lab_config *cfg, const lab_report *r);
+
+/* Error statistics of a prediction (--predict): completion = end - submit, over the jobs that
+ * ended in both the prediction and the lab; NaN without one. */
+typedef struct lab_pred_stats {
+  size_t n;            /* jobs compared */
+  double mae;          /* mean |predicted - real completion|, s */
+  double mae_pct;      /* the same, % of the real makespan */
+  double max;          /* largest |predicted - real completion|, s */
+  double makespan_pct; /* (predicted - real makespan) / real makespan, % */
+} lab_pred_stats;
+void lab_pred_stats_get(const lab_report *r, lab_pred_stats *out);
 
 /* Writes the report in the HDF5 results layout. 0 or LAB_EIO with a message in err. */
 int lab_results_write(const char *path, const lab_config *cfg, const lab_report *r, double wall_s, char *err,

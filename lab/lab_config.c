@@ -52,6 +52,12 @@ static const sim_param lab__settings_params[] = {
      "the lab gives up (exit 1) after this long"},
     {"calibrate", SIM_P_DURATION, offsetof(lab_settings, calibrate), "0.1", 0.01, 10, "s",
      "time each worker spends measuring its speed before it joins"},
+    {"predict_calibrate", SIM_P_DURATION, offsetof(lab_settings, predict_calibrate), "0.3", 0.05, 60, "s",
+     "--predict: time of each speed measurement of the calibration (each kernel, each worker alone, then "
+     "2..N workers at once)"},
+    {"predict_rounds", SIM_P_INT, offsetof(lab_settings, predict_rounds), "3", 1, 100, "1",
+     "--predict: rounds of the calibration (each figure is the mean of this many, interleaved, as the "
+     "machine's load drifts)"},
     {"verify", SIM_P_BOOL, offsetof(lab_settings, verify), "true", SIM_UNBOUNDED, NULL,
      "kernel jobs: check the assembled output against the double-precision reference"},
     {"seed", SIM_P_INT, offsetof(lab_settings, seed), "1", 0, 9e18, "1",

@@ -2,7 +2,11 @@
  * shape of kernel jobs. Not part of the public API.
  *
  * Runner -> worker, one line each:
- *   C SECONDS                       measure speed for SECONDS; answer "C RATE" (chunks/s)
+ *   C SECONDS [KERNEL [PATH]]       measure speed for SECONDS on KERNEL's chunks (default gemm),
+ *                                   writing them to PATH as a run writes its output;
+ *                                   answer "C RATE" (chunks/s)
+ *   V KERNEL VERIFY PATH            a kernel run's fixed costs at full speed (--predict); answer
+ *                                   "V SETUP SYNC FINISH" (s)
  *   K JOB RUN KERNEL NCHUNKS START WPC SEED VERIFY PATH   run a kernel job from chunk START
  *   X JOB RUN COMMAND...            run a command job (/bin/sh -c COMMAND...)
  *   P JOB RUN                       checkpoint the run
@@ -21,6 +25,7 @@
 
 #include "kernels/krn.h"
 #include "lab/lab.h"
+#include "models/sched/sched.h"
 
 #define LAB__LINE 1024
 /* Most workers a lab has (lab.workers is bounded to it in lab_config.c). */
@@ -49,6 +54,25 @@ typedef struct lab__fault {
   double factor, duration;
 } lab__fault;
 int lab__faults(const lab_config *c, lab__fault **out, size_t *n);
+
+/* The simulated twin's inputs (lab_sim.c). `--also-simulate` fills them from what the lab observed,
+ * `--predict` from the calibration only. */
+typedef struct lab__twin_in {
+  const double *scores;                      /* per worker: the score it joins the core with (work units / s) */
+  const double *rate;                        /* [i * njobs + j]: worker i's work units / s on kernel job j, alone, at
+                                its lab.speeds */
+  const size_t *nchunks;                     /* per job: chunk executions (checkpoint granularity; 0 = command) */
+  const double *cmd_seconds;                 /* per command job: how long a run takes (NaN: `work` at the score) */
+  const int *cmd_failed;                     /* per command job: a run fails */
+  const double *setup_s, *finish_s, *sync_s; /* per kernel job: a run's fixed costs at full speed
+                                alone (start, end, one checkpoint), s; NULL = none */
+  const sched_cluster_params *coloc;         /* contention between the workers, NULL = none */
+  double join_delay;                         /* s between a respawn and the worker's join (its calibration) */
+  const double *slow_ratio;                  /* [f * KRN_NKERNELS + k]: measured speed ratio of `slow` fault f (in
+                               lab__faults order) on kernel k; 0 or NULL = the nominal ratio */
+} lab__twin_in;
+int lab__simulate(const lab_config *cfg, const lab__twin_in *in, lab_job_result *sim, double *makespan,
+                  unsigned *losses);
 
 /* Monotonic seconds. */
 double lab__now(void);

@@ -42,6 +42,7 @@ void lab_report_print(FILE *f, const lab_config *cfg, const lab_report *r) {
   fprintf(f, "\n%-15s %-7s %-10s %-9s %8s %8s %8s %4s %5s", "job", "kind", "workers", "outcome", "submit", "start",
           "end", "rst", "exit");
   if (r->sim) fprintf(f, " | %9s %9s %9s", "sim end", "sim cmpl", "diff");
+  if (r->pred) fprintf(f, " | %9s %9s %9s %9s", "pred end", "pred cmpl", "real cmpl", "error");
   fputc('\n', f);
   for (size_t j = 0; j < r->njobs; j++) {
     const lab_job_result *x = &r->jobs[j];
@@ -52,6 +53,11 @@ void lab_report_print(FILE *f, const lab_config *cfg, const lab_report *r) {
       const lab_job_result *s = &r->sim[j];
       double real_c = x->end - x->submit, sim_c = s->end - s->submit;
       fprintf(f, " | %9.3f %9.3f %+9.3f", s->end, sim_c, sim_c - real_c);
+    }
+    if (r->pred) {
+      const lab_job_result *p = &r->pred[j];
+      double real_c = x->end - x->submit, pc = p->end - p->submit;
+      fprintf(f, " | %9.3f %9.3f %9.3f %+9.3f", p->end, pc, real_c, pc - real_c);
     }
     fputc('\n', f);
   }
@@ -90,6 +96,57 @@ void lab_report_print(FILE *f, const lab_config *cfg, const lab_report *r) {
     }
     fprintf(f, "%-22s %10s %10s %10.3f\n", "mean |completion diff|", "", "", n ? sum / (double)n : NAN);
   }
+  if (r->pred) {
+    lab_pred_stats ps;
+    lab_pred_stats_get(r, &ps);
+    double s50, s99;
+    lab__completions(r->pred, r->njobs, &s50, &s99);
+    unsigned pc = 0, pf = 0, rr = 0, pr = 0;
+    for (size_t j = 0; j < r->njobs; j++) {
+      if (r->pred[j].outcome == SCHED_R_COMPLETED)
+        pc++;
+      else if (r->pred[j].outcome >= 0)
+        pf++;
+      rr += r->jobs[j].restarts;
+      pr += r->pred[j].restarts;
+    }
+    fprintf(f, "\npredicted before the run from %s (measured at load average %.2f)\n", r->calib_path, r->calib_load1);
+    fprintf(f, "%-30s %10s %10s %10s\n", "", "real", "predicted", "pred-real");
+    fprintf(f, "%-30s %10.3f %10.3f %+10.3f\n", "makespan (s)", r->makespan, r->pred_makespan,
+            r->pred_makespan - r->makespan);
+    fprintf(f, "%-30s %10.3f %10.3f %+10.3f\n", "completion p50 (s)", p50, s50, s50 - p50);
+    fprintf(f, "%-30s %10.3f %10.3f %+10.3f\n", "completion p99 (s)", p99, s99, s99 - p99);
+    fprintf(f, "%-30s %10u %10u %+10d\n", "jobs completed", r->completed, pc, (int)pc - (int)r->completed);
+    fprintf(f, "%-30s %10u %10u %+10d\n", "jobs failed", r->failed, pf, (int)pf - (int)r->failed);
+    fprintf(f, "%-30s %10u %10u %+10d\n", "restarts (all jobs)", rr, pr, (int)pr - (int)rr);
+    fprintf(f, "%-30s %10u %10u %+10d\n", "workers lost", r->worker_losses, r->pred_losses,
+            (int)r->pred_losses - (int)r->worker_losses);
+    fprintf(f,
+            "prediction error over %zu jobs: mean |completion error| %.3f s = %.1f%% of the makespan; max %.3f s; "
+            "makespan error %+.1f%%\n",
+            ps.n, ps.mae, ps.mae_pct, ps.max, ps.makespan_pct);
+  }
+}
+
+/* Error statistics of a prediction: completion = end - submit, over the jobs that ended in both. */
+void lab_pred_stats_get(const lab_report *r, lab_pred_stats *o) {
+  memset(o, 0, sizeof *o);
+  o->mae = o->mae_pct = o->max = o->makespan_pct = NAN;
+  if (!r->pred) return;
+  double sum = 0, mx = 0;
+  for (size_t j = 0; j < r->njobs; j++) {
+    double d = (r->pred[j].end - r->pred[j].submit) - (r->jobs[j].end - r->jobs[j].submit);
+    if (!isfinite(d)) continue;
+    sum += fabs(d);
+    if (fabs(d) > mx) mx = fabs(d);
+    o->n++;
+  }
+  if (o->n) {
+    o->mae = sum / (double)o->n;
+    o->max = mx;
+    if (r->makespan > 0) o->mae_pct = 100 * o->mae / r->makespan;
+  }
+  if (r->makespan > 0) o->makespan_pct = 100 * (r->pred_makespan - r->makespan) / r->makespan;
 }
 
 typedef struct lab__rec {
@@ -97,7 +154,8 @@ typedef struct lab__rec {
   double submit_s, start_s, end_s, completion_s;
   char outcome[16];
   int32_t exit_status, restarts, runs;
-  double sim_end_s; /* NaN without --also-simulate */
+  double sim_end_s;  /* NaN without --also-simulate */
+  double pred_end_s; /* NaN without --predict */
 } lab__rec;
 
 static const sim_field lab__fields[] = {
@@ -113,6 +171,7 @@ static const sim_field lab__fields[] = {
     {"restarts", SIM_F_I32, offsetof(lab__rec, restarts), "1"},
     {"runs", SIM_F_I32, offsetof(lab__rec, runs), "1"},
     {"sim_end_s", SIM_F_F64, offsetof(lab__rec, sim_end_s), "s"},
+    {"pred_end_s", SIM_F_F64, offsetof(lab__rec, pred_end_s), "s"},
 };
 static const sim_table_def lab__tables[] = {
     {"jobs", sizeof(lab__rec), lab__fields, sizeof lab__fields / sizeof lab__fields[0],
@@ -127,6 +186,9 @@ static const sim_metric_def lab__metrics[] = {
     {"workers_lost", "1", "workers the core declared lost"},
     {"sim_makespan", "s", "makespan of the simulated twin (NaN without --also-simulate)"},
     {"sim_completion_p50", "s", "median completion of the simulated twin"},
+    {"pred_makespan", "s", "makespan predicted before the run from the calibration (NaN without --predict)"},
+    {"pred_completion_mae", "s", "mean |predicted - real completion| over the jobs"},
+    {"pred_completion_mae_pct", "%", "the same as a percentage of the real makespan"},
 };
 
 int lab_results_write(const char *path, const lab_config *cfg, const lab_report *r, double wall_s, char *err,
@@ -151,6 +213,7 @@ int lab_results_write(const char *path, const lab_config *cfg, const lab_report 
     q->restarts = (int32_t)x->restarts;
     q->runs = (int32_t)x->runs;
     q->sim_end_s = r->sim ? r->sim[j].end : NAN;
+    q->pred_end_s = r->pred ? r->pred[j].end : NAN;
   }
   sim_model m;
   memset(&m, 0, sizeof m);
@@ -168,7 +231,7 @@ int lab_results_write(const char *path, const lab_config *cfg, const lab_report 
   res.wall_s = wall_s;
   res.tables = tabs;
   res.nrecords = nrec;
-  double vals[8];
+  double vals[11];
   double p50, p99, s50 = NAN, s99;
   lab__completions(r->jobs, r->njobs, &p50, &p99);
   if (r->sim) lab__completions(r->sim, r->njobs, &s50, &s99);
@@ -180,9 +243,14 @@ int lab_results_write(const char *path, const lab_config *cfg, const lab_report 
   vals[5] = r->worker_losses;
   vals[6] = r->sim ? r->sim_makespan : NAN;
   vals[7] = s50;
+  lab_pred_stats ps;
+  lab_pred_stats_get(r, &ps);
+  vals[8] = r->pred ? r->pred_makespan : NAN;
+  vals[9] = ps.mae;
+  vals[10] = ps.mae_pct;
   sim_run_meta meta = {"lab", cfg->path, cfg->text, cfg->effective, (uint64_t)cfg->lab.seed, 1,
                        1,     1,         wall_s,    r->makespan,    cfg->command_line};
-  int rc = sim_results_write(path, &meta, &m, &res, lab__metrics, 8, vals, err, errlen);
+  int rc = sim_results_write(path, &meta, &m, &res, lab__metrics, 11, vals, err, errlen);
   free(recs);
   return rc ? LAB_EIO : 0;
 }

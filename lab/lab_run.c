@@ -63,6 +63,12 @@ typedef struct lab__worker {
    * divided by the worker's slow-down factor at the time (so `slow` faults are not counted) */
   long pw_job, pw_run;
   double pw_t, pw_work, obs_work, obs_time;
+  /* --predict's calibration: the answers of this worker */
+  double c_rate;     /* "C": chunks / s */
+  int c_got, c_done; /* a "C" answer came; a calibration command run ended */
+  int c_status;      /* its exit status */
+  double c_end;      /* when it ended (monotonic s) */
+  double c_v[3];     /* "V": a run's set-up, checkpoint and end, s */
 } lab__worker;
 
 typedef struct lab__dec {
@@ -97,7 +103,10 @@ typedef struct lab__lab {
   size_t ndec;
   size_t ended;
   int err;
-  int rank, nranks; /* MPI: rank 0 runs the core, every rank runs its own workers */
+  int rank, nranks;    /* MPI: rank 0 runs the core, every rank runs its own workers */
+  int calibrating;     /* --predict: worker lines are calibration answers, not events */
+  lab_calib *calib;    /* --predict: what the prediction used (NULL otherwise) */
+  double *calib_score; /* --predict: per worker, the score it joins with (the twin's too) */
 } lab__lab;
 
 static double lab__t(lab__lab *L) {
@@ -428,6 +437,36 @@ static int lab__on_line(lab__lab *L, size_t i, char *line) {
   double x = 0;
   int pos = 0;
   double t = lab__t(L);
+  if (L->calibrating) { /* --predict's calibration: nothing goes to the core */
+    switch (line[0]) {
+    case 'C':
+      if (sscanf(line + 1, "%lg", &x) == 1) {
+        w->c_rate = x;
+        w->c_got = 1;
+      }
+      return 0;
+    case 'G':
+      if (sscanf(line + 1, "%ld %ld %ld", &job, &run, &a) == 3) w->pgid = (pid_t)a;
+      return 0;
+    case 'V':
+      if (sscanf(line + 1, "%lg %lg %lg", &w->c_v[0], &w->c_v[1], &w->c_v[2]) == 3) {
+        w->c_got = 1;
+        w->c_rate = 1;
+      }
+      return 0;
+    case 'D':
+    case 'F':
+      b = 0;
+      a = 0;
+      if (line[0] == 'F' && sscanf(line + 1, "%ld %ld %ld %ld", &job, &run, &a, &b) < 4) a = 1;
+      w->c_status = line[0] == 'D' ? 0 : b ? 128 + (int)b : (int)a;
+      w->c_done = 1;
+      w->c_end = lab__now();
+      w->pgid = 0;
+      return 0;
+    default: return 0;
+    }
+  }
   switch (line[0]) {
   case 'H':
     if (w->joined) return lab__handle(L, SCHED_EV_HEARTBEAT, t, (uint32_t)i, 0, 0, 0);
@@ -435,6 +474,7 @@ static int lab__on_line(lab__lab *L, size_t i, char *line) {
   case 'C':
     if (sscanf(line + 1, "%lg", &x) == 1) {
       w->score = L->ref_rate > 0 ? x / L->ref_rate : 0;
+      if (L->calib_score) w->score = L->calib_score[i]; /* --predict: the twin's score */
       if (!(w->score > 0)) w->score = 1e-3;
       w->want_join = 1;
     }
@@ -975,6 +1015,209 @@ static int lab__kill_marked(const char *mark) {
   return n;
 }
 
+/* ---- --predict: calibrate, then predict ------------------------------------------------------ */
+/* Waits until every worker of set[nset] has answered "C" (what = 0) or ended its calibration
+ * command (what = 1). */
+static int lab__calib_wait(lab__lab *L, const size_t *set, size_t nset, int what, double timeout, struct pollfd *pf,
+                           size_t *idx) {
+  double until = lab__now() + timeout;
+  for (;;) {
+    size_t k = 0;
+    while (k < nset && (what ? L->w[set[k]].c_done : L->w[set[k]].c_got)) k++;
+    if (k == nset) return 0;
+    if (lab__now() > until || !L->w[set[k]].pid) return LAB_ESYS;
+    int rc = lab__pump_once(L, pf, idx, 20);
+    if (rc) return rc;
+  }
+}
+
+/* One "C" measurement of kernel kn on the workers set[nset] at once; rates into out[nset]. */
+static int lab__calib_measure(lab__lab *L, const size_t *set, size_t nset, const char *kn, double *out,
+                              struct pollfd *pf, size_t *idx) {
+  double secs = L->cfg->lab.predict_calibrate;
+  for (size_t q = 0; q < nset; q++) L->w[set[q]].c_got = 0;
+  for (size_t q = 0; q < nset; q++)
+    lab__send(&L->w[set[q]], "C %.17g %s %s/calibration.%zu.tmp", secs, kn, L->outdir, set[q]);
+  int rc = lab__calib_wait(L, set, nset, 0, 30 + 10 * secs, pf, idx);
+  for (size_t q = 0; q < nset && !rc; q++) out[q] = L->w[set[q]].c_rate > 0 ? L->w[set[q]].c_rate : 1e-6;
+  return rc;
+}
+
+static int lab__dcmp(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+/* The median of v[n] (sorted in place): a burst of the machine's other load in one round does not
+ * move it, where it would move a mean. */
+static double lab__median(double *v, size_t n) {
+  qsort(v, n, sizeof *v, lab__dcmp);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* The calibration, measured with the lab's own workers (spawned, not joined yet): for each kernel
+ * the job file uses, each worker alone (and at the duty cycle of each `slow` fault it will get),
+ * then workers 0..K-1 at once for K = 2..N, so that contention is measured; `rounds` times,
+ * interleaved, each figure the median over the rounds (the machine's other load drifts and comes
+ * in bursts). Then one run of each command job on worker 0, alone. */
+static int lab__calibrate_workers(lab__lab *L, lab_calib *c, struct pollfd *pf, size_t *idx) {
+  const lab_config *cfg = L->cfg;
+  size_t set[LAB__MAX_WORKERS], nw = L->nw;
+  double got[LAB__MAX_WORKERS];
+  unsigned rounds = (unsigned)cfg->lab.predict_rounds;
+  int rc = 0;
+  c->calibrate_s = cfg->lab.predict_calibrate;
+  c->rounds = rounds;
+  /* the slowed duty cycles to measure: each (worker, factor) of a slow fault, per kernel */
+  c->nslow = 0;
+  for (int k = 0; k < KRN_NKERNELS; k++)
+    for (size_t f = 0; c->kernel_used[k] && f < L->nfaults; f++) {
+      const lab__fault *x = &L->faults[f];
+      if (x->action != LAB_FAULT_SLOW) continue;
+      size_t q = 0;
+      while (q < c->nslow &&
+             !(c->slow[q].kernel == k && c->slow[q].worker == x->worker && c->slow[q].factor == x->factor))
+        q++;
+      if (q == c->nslow && c->nslow < LAB_CALIB_MAX_WORKERS) {
+        c->slow[q].kernel = k;
+        c->slow[q].worker = x->worker;
+        c->slow[q].factor = x->factor;
+        c->slow[q].rate = 0;
+        c->nslow++;
+      }
+    }
+  /* per round: [kernel][slot] with slot i (alone), nw + K * nw + i (together), then the slowed */
+  size_t slots = nw + (nw + 1) * nw + c->nslow + 3;
+  double *m = calloc((size_t)rounds * KRN_NKERNELS * slots + 1, sizeof *m), *v = calloc(rounds + 1, sizeof *v);
+  if (!m || !v) {
+    free(m);
+    free(v);
+    return LAB_ENOMEM;
+  }
+#define LAB__M(r, k, slot) m[((size_t)(r)*KRN_NKERNELS + (size_t)(k)) * slots + (slot)]
+  L->calibrating = 1;
+  for (unsigned r = 0; r < rounds && !rc; r++)
+    for (int k = 0; k < KRN_NKERNELS && !rc; k++) {
+      if (!c->kernel_used[k]) continue;
+      const char *kn = krn_kernel_name((krn_kernel)k);
+      for (size_t i = 0; i < nw && !rc; i++) {
+        set[0] = i;
+        if (!(rc = lab__calib_measure(L, set, 1, kn, got, pf, idx))) LAB__M(r, k, i) = got[0];
+      }
+      for (size_t q = 0; q < c->nslow && !rc; q++) {
+        if (c->slow[q].kernel != k) continue;
+        lab__worker *w = &L->w[c->slow[q].worker];
+        lab__send(w, "S %.17g", c->slow[q].factor);
+        set[0] = (size_t)c->slow[q].worker;
+        if (!(rc = lab__calib_measure(L, set, 1, kn, got, pf, idx))) LAB__M(r, k, nw + (nw + 1) * nw + q) = got[0];
+        lab__send(w, "S %.17g", w->speed);
+      }
+      /* a run's fixed costs, on worker 0 alone at full speed (set-up, one checkpoint, the end) */
+      set[0] = 0;
+      L->w[0].c_got = 0;
+      lab__send(&L->w[0], "V %s %d %s/calibration.v.tmp", kn, cfg->lab.verify, L->outdir);
+      if (!(rc = lab__calib_wait(L, set, 1, 0, 120, pf, idx)))
+        for (int q = 0; q < 3; q++) LAB__M(r, k, slots - 3 + (size_t)q) = L->w[0].c_v[q];
+      for (size_t K = 2; K <= nw && !rc; K++) {
+        for (size_t i = 0; i < K; i++) set[i] = i;
+        if (!(rc = lab__calib_measure(L, set, K, kn, got, pf, idx)))
+          for (size_t i = 0; i < K; i++) LAB__M(r, k, nw + K * nw + i) = got[i];
+      }
+    }
+  for (int k = 0; k < KRN_NKERNELS && !rc; k++) {
+    if (!c->kernel_used[k]) continue;
+    for (size_t slot = 0; slot < slots; slot++) {
+      for (unsigned r = 0; r < rounds; r++) v[r] = LAB__M(r, k, slot);
+      double med = lab__median(v, rounds);
+      if (slot < nw)
+        c->alone[k][slot] = med;
+      else if (slot < nw + (nw + 1) * nw) {
+        size_t K = (slot - nw) / nw, i = (slot - nw) % nw;
+        if (K >= 2 && i < K) c->together[k][K - 1][i] = med;
+      } else if (slot >= slots - 3) {
+        double *dst[3] = {&c->setup_s[k], &c->sync_s[k], &c->finish_s[k]};
+        *dst[slot - (slots - 3)] = med;
+      } else if (c->slow[slot - nw - (nw + 1) * nw].kernel == k)
+        c->slow[slot - nw - (nw + 1) * nw].rate = med;
+    }
+  }
+#undef LAB__M
+  free(m);
+  free(v);
+  for (size_t j = 0; j < cfg->njobs && !rc; j++) {
+    if (cfg->jobs[j].kernel[0]) continue;
+    lab__worker *w = &L->w[0];
+    w->c_done = 0;
+    double t0 = lab__now();
+    lab__send(w, "X %zu 0 %s", j, cfg->jobs[j].command);
+    set[0] = 0;
+    rc = lab__calib_wait(L, set, 1, 1, cfg->lab.time_limit, pf, idx);
+    c->cmd_s[j] = w->c_end - t0;
+    c->cmd_exit[j] = w->c_status;
+  }
+  L->calibrating = 0;
+  return rc;
+}
+
+/* The score a worker joins the core with under --predict, in the real lab and in its twin alike:
+ * its work units / s alone, the mean over the kernels calibrated (1 with none). */
+static double lab__calib_score(const lab_calib *c, size_t i) {
+  double sum = 0;
+  int n = 0;
+  for (int k = 0; k < KRN_NKERNELS; k++)
+    if (c->kernel_used[k] && c->alone[k][i] > 0 && c->chunk_s[k] > 0) {
+      sum += c->alone[k][i] * c->chunk_s[k];
+      n++;
+    }
+  return n ? sum / n : 1.0;
+}
+
+/* The prediction: the twin (lab_sim.c) run from the calibration alone. */
+static int lab__predict(lab__lab *L) {
+  const lab_config *cfg = L->cfg;
+  const lab_calib *c = L->calib;
+  size_t nw = L->nw, nj = cfg->njobs;
+  int rc = LAB_ENOMEM;
+  double *rate = calloc(nw * nj + 1, sizeof *rate), *setup = calloc(nj + 1, sizeof *setup);
+  double *fin = calloc(nj + 1, sizeof *fin), *sync = calloc(nj + 1, sizeof *sync);
+  int *failed = calloc(nj + 1, sizeof *failed);
+  double *slow = calloc(L->nfaults * KRN_NKERNELS + 1, sizeof *slow);
+  L->rep->pred = calloc(nj + 1, sizeof *L->rep->pred);
+  if (!rate || !setup || !fin || !sync || !failed || !slow || !L->rep->pred) goto out;
+  /* a slow fault's measured effect, relative to the worker alone at its own duty cycle */
+  for (size_t f = 0; f < L->nfaults; f++)
+    for (size_t q = 0; L->faults[f].action == LAB_FAULT_SLOW && q < c->nslow; q++)
+      if (c->slow[q].worker == L->faults[f].worker && c->slow[q].factor == L->faults[f].factor &&
+          c->alone[c->slow[q].kernel][c->slow[q].worker] > 0)
+        slow[f * KRN_NKERNELS + (size_t)c->slow[q].kernel] =
+            c->slow[q].rate / c->alone[c->slow[q].kernel][c->slow[q].worker];
+  for (size_t j = 0; j < nj; j++) {
+    krn_kernel k;
+    if (cfg->jobs[j].kernel[0] && krn_kernel_parse(cfg->jobs[j].kernel, &k) == 0) {
+      for (size_t i = 0; i < nw; i++) rate[i * nj + j] = c->alone[k][i] * L->wpc[j];
+      setup[j] = c->setup_s[k];
+      fin[j] = c->finish_s[k];
+      sync[j] = c->sync_s[k];
+    } else {
+      failed[j] = c->cmd_exit[j] != 0;
+    }
+  }
+  sched_cluster_params cp;
+  memset(&cp, 0, sizeof cp);
+  cp.ncoloc = c->ncoloc;
+  memcpy(cp.coloc, c->coloc, c->ncoloc * sizeof cp.coloc[0]);
+  lab__twin_in in = {L->calib_score, rate, L->nchunks,         c->cmd_s, failed, setup, fin,
+                     sync,           &cp,  cfg->lab.calibrate, slow};
+  rc = lab__simulate(cfg, &in, L->rep->pred, &L->rep->pred_makespan, &L->rep->pred_losses);
+out:
+  free(rate);
+  free(setup);
+  free(fin);
+  free(sync);
+  free(failed);
+  free(slow);
+  return rc;
+}
+
 int lab_run(const lab_config *cfg, const lab_opts *o, lab_report *rep) {
   memset(rep, 0, sizeof *rep);
   if (!cfg || !o || !o->journal) return LAB_EINVAL;
@@ -1121,6 +1364,40 @@ int lab_run(const lab_config *cfg, const lab_opts *o, lab_report *rep) {
   }
   fflush(L.journal);
   fdatasync(fileno(L.journal));
+  /* --predict: the calibration stored beside the journal (or named) is reused; otherwise the
+   * helper measures each kernel's chunk time and fixed costs here, the workers the rest below. */
+  int measure = 0;
+  if (o->predict) {
+    char err[1024];
+    snprintf(rep->calib_path, sizeof rep->calib_path, "%s", o->calibration ? o->calibration : "");
+    if (!o->calibration) snprintf(rep->calib_path, sizeof rep->calib_path, "%s.calib.csv", o->journal);
+    if (o->calibration || (o->resume && access(rep->calib_path, F_OK) == 0)) {
+      if ((rc = lab_calib_load(rep->calib_path, cfg, &L.calib, err, sizeof err))) {
+        fprintf(stderr, "%s\n", err);
+        lab__bury(&helper);
+        goto out;
+      }
+    } else if (!(L.calib = lab_calib_create(cfg))) {
+      rc = LAB_ENOMEM;
+      lab__bury(&helper);
+      goto out;
+    } else {
+      measure = 1;
+    }
+    for (size_t j = 0; measure && j < cfg->njobs; j++) {
+      krn_kernel k;
+      if (cfg->jobs[j].kernel[0] && krn_kernel_parse(cfg->jobs[j].kernel, &k) == 0) L.calib->kernel_used[k] = 1;
+    }
+    for (int k = 0; measure && k < KRN_NKERNELS; k++) {
+      if (!L.calib->kernel_used[k]) continue;
+      const char *kn = krn_kernel_name((krn_kernel)k);
+      if (!(chunk_s[k] > 0)) {
+        lab__send(&helper, "M %s", kn);
+        chunk_s[k] = lab__ask(&helper, 'M', 60);
+      }
+      L.calib->chunk_s[k] = chunk_s[k] > 0 ? chunk_s[k] : 1e-3;
+    }
+  }
   lab__send(&helper, "C %.17g", cfg->lab.calibrate);
   L.ref_rate = lab__ask(&helper, 'C', 30 + 10 * cfg->lab.calibrate);
   lab__bury(&helper);
@@ -1137,6 +1414,38 @@ int lab_run(const lab_config *cfg, const lab_opts *o, lab_report *rep) {
     if ((rc = lab__wait_calibration(&L, i, 30 + 10 * cfg->lab.calibrate, pf, idx))) {
       fprintf(stderr, "spotlab lab: worker %zu did not report its speed\n", i);
       goto out;
+    }
+  }
+  if (o->predict) {
+    if (measure) {
+      if (o->log && L.nw > 1)
+        fprintf(o->log, "calibrating %zu workers (each alone, then 2..%zu together)...\n", L.nw, L.nw);
+      if (o->log && L.nw == 1) fprintf(o->log, "calibrating the worker...\n");
+      if ((rc = lab__calibrate_workers(&L, L.calib, pf, idx))) {
+        fprintf(stderr, "spotlab lab: the calibration did not finish (a worker died or did not answer)\n");
+        goto out;
+      }
+      double la[1];
+      if (getloadavg(la, 1) == 1) L.calib->load1 = la[0];
+      char err[1024];
+      if ((rc = lab_calib_learn(L.calib)) || (rc = lab_calib_write(rep->calib_path, cfg, L.calib, err, sizeof err))) {
+        fprintf(stderr, "spotlab lab: calibration: %s\n", rc == LAB_EIO ? err : lab_strerror(rc));
+        goto out;
+      }
+    }
+    rep->calib_load1 = L.calib->load1;
+    if (!(L.calib_score = calloc(L.nw, sizeof *L.calib_score))) {
+      rc = LAB_ENOMEM;
+      goto out;
+    }
+    for (size_t i = 0; i < L.nw; i++) L.w[i].score = L.calib_score[i] = lab__calib_score(L.calib, i);
+    if ((rc = lab__predict(&L))) goto out;
+    if (o->log) {
+      fprintf(o->log, "calibration %s %s (load average %.2f); contention f(k), k = 1..%u:", rep->calib_path,
+              measure ? "measured" : "read", L.calib->load1, L.calib->ncoloc);
+      for (unsigned k = 0; k < L.calib->ncoloc; k++) fprintf(o->log, " %.3f", L.calib->coloc[k]);
+      fprintf(o->log, "\npredicted makespan %.3f s; now the real lab\n", rep->pred_makespan);
+      fflush(o->log);
     }
   }
   /* The clock starts (or continues, after a resume) now. */
@@ -1254,6 +1563,8 @@ out:
       rc = lab_simulate(cfg, twin_speed, L.nchunks, L.cmd_seconds, L.cmd_failed, rep->sim, &rep->sim_makespan);
   }
   free(twin_speed);
+  lab_calib_free(L.calib);
+  free(L.calib_score);
   sched_destroy(L.s);
   free(L.w);
   free(L.nchunks);
@@ -1269,6 +1580,7 @@ void lab_report_free(lab_report *r) {
   if (!r) return;
   free(r->jobs);
   free(r->sim);
+  free(r->pred);
   free(r->scores);
   free(r->observed);
   memset(r, 0, sizeof *r);

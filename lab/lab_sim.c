@@ -25,20 +25,21 @@ typedef struct ls_msg {
 
 typedef struct ls_worker {
   int alive, stalled, joined;
-  double factor;     /* speed now / speed at join */
-  long job;          /* -1 = idle */
-  uint32_t run, gen; /* gen: invalidates DONE events of a run that was stopped or rescheduled */
-  double t0, w0;     /* the run's (re)start time and the work done then */
-  double stall_t;    /* when the stall began */
+  double factor;                  /* speed now / speed at join */
+  int slowf;                      /* the `slow` fault in force (index in faults), -1 = none */
+  long job;                       /* -1 = idle */
+  uint32_t run, gen;              /* gen: invalidates DONE events of a run that was stopped or rescheduled */
+  double t0, w0;                  /* the current segment's start and the run's work done then */
+  double setup_left, finish_left; /* kernel runs: fixed costs still ahead, s at full speed alone */
+  double f;                       /* contention factor during the segment (1 = none) */
 } ls_worker;
 
 typedef struct ls_ctx {
   const lab_config *cfg;
-  const double *scores, *cmd_seconds;
-  const size_t *nchunks; /* kernel jobs: chunk executions (checkpoint granularity) */
-  const int *cmd_failed;
+  const lab__twin_in *in;
   const lab__fault *faults;
   size_t nfaults;
+  unsigned *losses; /* out: workers the core declared lost */
 } ls_ctx;
 
 typedef struct ls_state {
@@ -85,12 +86,47 @@ static void ls_send(sim_lp *lp, double at, int type, int32_t a, uint32_t run, ui
   sim_send(lp, sim_lp_id(lp), d > 0 ? d : 0, &m, sizeof m);
 }
 
-static double ls_rate(const ls_ctx *c, const ls_worker *w, size_t i) { return c->scores[i] * w->factor; }
+static int ls_kernel(const ls_ctx *c, long job) { return job >= 0 && c->cfg->jobs[job].kernel[0]; }
 
-/* Work the worker's run has done by time t. */
-static double ls_work(const ls_ctx *c, const ls_worker *w, size_t i, double t) {
-  double until = w->stalled ? w->stall_t : t;
-  return w->w0 + ls_rate(c, w, i) * (until - w->t0);
+/* Work units per second of worker i's run at full contention-free pace (its duty cycle and slow
+ * factor included). Command jobs: `work` over the duration of a run. */
+static double ls_rate(const ls_ctx *c, const ls_worker *w, size_t i) {
+  const lab_job_def *jd = &c->cfg->jobs[w->job];
+  if (!jd->kernel[0]) {
+    double real = c->in->cmd_seconds ? c->in->cmd_seconds[w->job] : NAN;
+    if (isfinite(real)) return real > 0 ? jd->work / real : INFINITY;
+    return c->in->scores[i] * w->factor;
+  }
+  double factor = w->factor;
+  krn_kernel k;
+  /* a slow-down measured by the calibration for this worker, factor and kernel wins over the
+   * nominal ratio of duty cycles (under load the two differ: a worker that sleeps more gets the
+   * cores sooner when it wakes) */
+  if (w->slowf >= 0 && c->in->slow_ratio && krn_kernel_parse(jd->kernel, &k) == 0 &&
+      c->in->slow_ratio[(size_t)w->slowf * KRN_NKERNELS + k] > 0)
+    factor = c->in->slow_ratio[(size_t)w->slowf * KRN_NKERNELS + k];
+  return c->in->rate[i * c->cfg->njobs + (size_t)w->job] * factor;
+}
+
+/* Brings the run's state to time t: the segment since t0 went at contention factor f, first
+ * through the start-up costs, then the work, then the end's costs (all in seconds alone). */
+static void ls_advance(const ls_ctx *c, ls_worker *w, size_t i, double t) {
+  if (w->job < 0 || w->stalled || !w->alive || !(t > w->t0)) {
+    w->t0 = t > w->t0 ? t : w->t0;
+    return;
+  }
+  const lab_job_def *jd = &c->cfg->jobs[w->job];
+  double e = (t - w->t0) * w->f, rs = ls_rate(c, w, i);
+  double a = e < w->setup_left ? e : w->setup_left;
+  w->setup_left -= a;
+  e -= a;
+  double need = rs > 0 ? (jd->work - w->w0) / rs : INFINITY;
+  if (need < 0) need = 0;
+  double b = e < need ? e : need;
+  w->w0 = b >= need ? jd->work : w->w0 + b * rs;
+  e -= b;
+  if (w->w0 >= jd->work) w->finish_left = e < w->finish_left ? w->finish_left - e : 0;
+  w->t0 = t;
 }
 
 static void ls_schedule_done(sim_lp *lp, ls_state *st, size_t i) {
@@ -99,14 +135,31 @@ static void ls_schedule_done(sim_lp *lp, ls_state *st, size_t i) {
   w->gen++;
   if (w->job < 0 || w->stalled || !w->alive) return;
   const lab_job_def *jd = &c->cfg->jobs[w->job];
-  double left;
-  if (jd->kernel[0]) {
-    left = (jd->work - w->w0) / ls_rate(c, w, i);
-  } else {
-    double real = c->cmd_seconds[w->job];
-    left = isfinite(real) ? real - (w->w0 / jd->work) * real : (jd->work - w->w0) / ls_rate(c, w, i);
-  }
+  double rs = ls_rate(c, w, i), left = w->setup_left + w->finish_left;
+  if (jd->work > w->w0) left += rs > 0 ? (jd->work - w->w0) / rs : 1e9;
+  left /= w->f > 0 ? w->f : 1;
   ls_send(lp, w->t0 + (left > 0 ? left : 0), LS_DONE, (int32_t)i, w->run, w->gen);
+}
+
+/* Contention: every kernel run goes at its alone pace x f(k), k = kernel runs on workers that are
+ * alive and not stalled (sched_coloc_factor). Command runs are taken to leave the cores alone
+ * (ASSUMPTION: the shipped commands sleep or exit). Called after anything that may change k. */
+static void ls_recontend(sim_lp *lp, ls_state *st) {
+  const ls_ctx *c = sim_lp_ctx(lp);
+  size_t nw = (size_t)c->cfg->lab.workers;
+  unsigned k = 0;
+  for (size_t i = 0; i < nw; i++)
+    if (st->w[i].alive && !st->w[i].stalled && ls_kernel(c, st->w[i].job)) k++;
+  double f = c->in->coloc ? sched_coloc_factor(c->in->coloc, (double)k) : 1.0;
+  for (size_t i = 0; i < nw; i++) {
+    ls_worker *w = &st->w[i];
+    if (w->job < 0 || !w->alive || w->stalled) continue;
+    double fi = ls_kernel(c, w->job) ? f : 1.0;
+    if (fi == w->f) continue;
+    ls_advance(c, w, i, sim_now(lp));
+    w->f = fi;
+    ls_schedule_done(lp, st, i);
+  }
 }
 
 static void ls_start(sim_lp *lp, ls_state *st, size_t i, uint32_t job, uint32_t run) {
@@ -117,8 +170,12 @@ static void ls_start(sim_lp *lp, ls_state *st, size_t i, uint32_t job, uint32_t 
   w->job = job;
   w->run = run;
   w->t0 = sim_now(lp);
+  w->f = 1;
   /* kernels resume from the last checkpoint; commands restart from zero */
-  w->w0 = c->cfg->jobs[job].kernel[0] ? js.saved_work : 0;
+  int kern = c->cfg->jobs[job].kernel[0] != 0;
+  w->w0 = kern ? js.saved_work : 0;
+  w->setup_left = kern && c->in->setup_s ? c->in->setup_s[job] : 0;
+  w->finish_left = kern && c->in->finish_s ? c->in->finish_s[job] : 0;
   ls_schedule_done(lp, st, i);
 }
 
@@ -152,6 +209,11 @@ static void ls_apply(sim_lp *lp, ls_state *st, const sched_decision *d) {
     for (size_t i = 0; i < nw; i++) {
       ls_worker *w = &st->w[i];
       if (w->job != (long)d->job || w->run != d->run || w->stalled || !w->alive) continue;
+      if (ls_kernel(c, w->job) && c->in->sync_s) { /* the worker pauses for the fdatasync */
+        ls_advance(c, w, i, sim_now(lp));
+        w->setup_left += c->in->sync_s[w->job];
+        ls_schedule_done(lp, st, i);
+      }
       /* answered at once (a chunk checkpoint is an fdatasync): a message to self at time now,
        * since the sink must not call the core back */
       ls_send(lp, sim_now(lp), LS_TICK, -2 - (int32_t)i, d->run, (uint32_t)d->job);
@@ -241,12 +303,13 @@ static void ls_init(sim_lp *lp, void *state) {
   for (size_t i = 0; i < nw; i++) {
     st->w[i].alive = 1;
     st->w[i].factor = 1;
+    st->w[i].slowf = -1;
     st->w[i].job = -1;
     st->w[i].joined = 1;
   }
   st->tick_at = INFINITY;
   for (size_t i = 0; i < nw; i++) {
-    ls_handle(lp, st, SCHED_EV_GPU_JOIN, (uint32_t)i, 0, 0, c->scores[i] > 0 ? c->scores[i] : 1e-3);
+    ls_handle(lp, st, SCHED_EV_GPU_JOIN, (uint32_t)i, 0, 0, c->in->scores[i] > 0 ? c->in->scores[i] : 1e-3);
     ls_send(lp, c->cfg->lab.heartbeat, LS_HB, (int32_t)i, 0, 0);
   }
 }
@@ -275,8 +338,9 @@ static void ls_event(sim_lp *lp, void *state, const void *msg, sim_id src) {
       uint32_t job = m->gen;
       double saved = 0;
       if (w->job == (long)job && w->run == m->run && c->cfg->jobs[job].kernel[0]) {
-        double unit = c->cfg->jobs[job].work / (double)(c->nchunks[job] ? c->nchunks[job] : 1);
-        saved = floor(ls_work(c, w, i, now) / unit + 1e-9) * unit;
+        double unit = c->cfg->jobs[job].work / (double)(c->in->nchunks[job] ? c->in->nchunks[job] : 1);
+        ls_advance(c, w, i, now); /* the projected end does not move: same pace */
+        saved = floor(w->w0 / unit + 1e-9) * unit;
       }
       ls_handle(lp, st, SCHED_EV_CKPT_DONE, (uint32_t)i, job, m->run, saved);
     }
@@ -285,7 +349,7 @@ static void ls_event(sim_lp *lp, void *state, const void *msg, sim_id src) {
     ls_worker *w = &st->w[m->a];
     if (m->gen != w->gen || w->job < 0) break;
     uint32_t job = (uint32_t)w->job;
-    int fail = !c->cfg->jobs[job].kernel[0] && c->cmd_failed[job];
+    int fail = !c->cfg->jobs[job].kernel[0] && c->in->cmd_failed && c->in->cmd_failed[job];
     w->job = -1;
     ls_handle(lp, st, fail ? SCHED_EV_JOB_FAIL : SCHED_EV_JOB_FINISH, (uint32_t)m->a, job, m->run, 0);
     break;
@@ -299,21 +363,18 @@ static void ls_event(sim_lp *lp, void *state, const void *msg, sim_id src) {
       w->joined = 0;
       w->job = -1;
       w->gen++;
-      if (c->cfg->lab.respawn > 0) ls_send(lp, now + c->cfg->lab.respawn, LS_RESPAWN, f->worker, 0, 0);
+      if (c->cfg->lab.respawn > 0)
+        ls_send(lp, now + c->cfg->lab.respawn + c->in->join_delay, LS_RESPAWN, f->worker, 0, 0);
     } else if (f->action == LAB_FAULT_STALL) {
       if (w->stalled) break;
-      if (w->job >= 0) w->w0 = ls_work(c, w, (size_t)f->worker, now);
-      w->t0 = now;
+      ls_advance(c, w, (size_t)f->worker, now);
       w->stalled = 1;
-      w->stall_t = now;
       w->gen++;
       if (f->duration > 0) ls_send(lp, now + f->duration, LS_CONT, f->worker, 0, 0);
     } else {
-      if (w->job >= 0 && !w->stalled) {
-        w->w0 = ls_work(c, w, (size_t)f->worker, now);
-        w->t0 = now;
-      }
+      ls_advance(c, w, (size_t)f->worker, now);
       w->factor = f->factor / (c->cfg->lab.nspeeds == 1 ? c->cfg->lab.speeds[0] : c->cfg->lab.speeds[f->worker]);
+      w->slowf = (int)m->a;
       ls_schedule_done(lp, st, (size_t)f->worker);
     }
     break;
@@ -337,13 +398,15 @@ static void ls_event(sim_lp *lp, void *state, const void *msg, sim_id src) {
     w->alive = 1;
     w->joined = 1;
     w->factor = 1;
+    w->slowf = -1;
     w->job = -1;
-    ls_handle(lp, st, SCHED_EV_GPU_JOIN, (uint32_t)m->a, 0, 0, c->scores[m->a] > 0 ? c->scores[m->a] : 1e-3);
+    ls_handle(lp, st, SCHED_EV_GPU_JOIN, (uint32_t)m->a, 0, 0, c->in->scores[m->a] > 0 ? c->in->scores[m->a] : 1e-3);
     ls_send(lp, now + c->cfg->lab.heartbeat, LS_HB, m->a, 0, 0);
     break;
   }
   default: break;
   }
+  ls_recontend(lp, st);
   (void)src;
 }
 
@@ -361,14 +424,31 @@ static void ls_final(sim_lp *lp, void *state) {
     }
     sim_table_put(lp, 0, &r);
   }
+  sched_counters cnt;
+  sched_counters_get(st->s, &cnt);
+  if (c->losses) *c->losses = (unsigned)cnt.gpu_failures;
   sched_destroy(st->s);
   free(st->w);
   free(st->jobs);
 }
 
+/* The twin of `--also-simulate`: one speed per worker for every job, no fixed costs, no contention. */
 int lab_simulate(const lab_config *cfg, const double *scores, const size_t *nchunks, const double *cmd_seconds,
                  const int *cmd_failed, lab_job_result *sim, double *makespan) {
-  ls_ctx c = {cfg, scores, cmd_seconds, nchunks, cmd_failed, NULL, 0};
+  size_t nw = (size_t)cfg->lab.workers, nj = cfg->njobs;
+  double *rate = malloc((nw * nj > 0 ? nw * nj : 1) * sizeof *rate);
+  if (!rate) return LAB_ENOMEM;
+  for (size_t i = 0; i < nw; i++)
+    for (size_t j = 0; j < nj; j++) rate[i * nj + j] = scores[i];
+  lab__twin_in in = {scores, rate, nchunks, cmd_seconds, cmd_failed, NULL, NULL, NULL, NULL, 0, NULL};
+  int rc = lab__simulate(cfg, &in, sim, makespan, NULL);
+  free(rate);
+  return rc;
+}
+
+int lab__simulate(const lab_config *cfg, const lab__twin_in *in, lab_job_result *sim, double *makespan,
+                  unsigned *losses) {
+  ls_ctx c = {cfg, in, NULL, 0, losses};
   int rc = lab__faults(cfg, (lab__fault **)&c.faults, &c.nfaults);
   if (rc) return rc;
   static const sim_lptype types[] = {{"lab", sizeof(ls_state), ls_init, ls_event, ls_final}};

@@ -197,15 +197,22 @@ static int lab__yield(void *arg) {
   return w->stop ? 1 : 0;
 }
 
-static void lab__calibrate(lab__w *w, double seconds) {
+/* Chunk executions per second of one kernel's chunks (gemm without a name: the worker's score),
+ * at this worker's duty cycle, for `seconds`. With `path`, each chunk's output is written there at
+ * its offset, as a real run writes its output file (for triad the write costs more than the
+ * arithmetic); the file is removed at the end. */
+static void lab__calibrate(lab__w *w, double seconds, const char *kname, const char *path) {
   krn_dims d;
-  lab__calib_dims(&d);
+  krn_kernel kk = KRN_GEMM;
+  if (kname && krn_kernel_parse(kname, &kk) != 0) kk = KRN_GEMM;
+  lab__kernel_dims(kk, &d);
   krn_job *job;
-  if (krn_job_create(KRN_GEMM, &d, 7, &job) != 0) {
+  if (krn_job_create(kk, &d, 7, &job) != 0) {
     lab__say(w, "C 0");
     return;
   }
   float *buf = malloc(krn_job_max_chunk_len(job) * sizeof(float));
+  int fd = path && *path ? open(path, O_RDWR | O_CREAT | O_TRUNC, 0644) : -1;
   size_t chunks = 0;
   w->calib = 1;
   w->debt = 0;
@@ -214,14 +221,70 @@ static void lab__calibrate(lab__w *w, double seconds) {
   while (buf && (now - t0 < seconds || chunks < 2)) {
     w->t_last = lab__now();
     krn_cpu_chunk(job, chunks % d.nchunks, buf, w->threads, lab__yield, w);
+    if (fd >= 0) {
+      size_t off, len;
+      krn_job_chunk_span(job, chunks % d.nchunks, &off, &len);
+      if (pwrite(fd, buf, len * sizeof(float), (off_t)(off * sizeof(float))) < 0) {
+        close(fd);
+        fd = -1;
+      }
+    }
     lab__duty_pay(w->speed, lab__now() - w->t_last, &w->debt);
     chunks++;
     now = lab__now();
   }
   w->calib = 0;
+  if (fd >= 0) close(fd);
+  if (path && *path) unlink(path);
   free(buf);
   krn_job_destroy(job);
   lab__say(w, "C %.17g", (double)chunks / (now - t0));
+}
+
+/* The fixed costs of a kernel run at full speed, for the prediction: its start (inputs made,
+ * output file opened), one checkpoint (fdatasync of the output), its end (output synced, read
+ * back, finished and verified against the reference). Measured on a scratch output `path`.
+ * Answer "V SETUP SYNC FINISH" in seconds (0 0 0 when it could not be measured). */
+static void lab__overheads(lab__w *w, const char *name, const char *path, int verify) {
+  krn_kernel k;
+  krn_dims d;
+  krn_job *j = NULL;
+  float *buf = NULL;
+  int fd = -1;
+  double setup = 0, sync = 0, fin = 0;
+  if (krn_kernel_parse(name, &k) != 0) goto out;
+  lab__kernel_dims(k, &d);
+  double t0 = lab__now();
+  if (krn_job_create(k, &d, 3, &j) != 0) goto out;
+  buf = malloc(krn_job_max_chunk_len(j) * sizeof(float));
+  fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+  if (!buf || fd < 0) goto out;
+  setup = lab__now() - t0;
+  for (size_t c = 0; c < d.nchunks; c++) {
+    size_t off, len;
+    krn_cpu_chunk(j, c, buf, w->threads, NULL, NULL);
+    krn_job_chunk_span(j, c, &off, &len);
+    if (pwrite(fd, buf, len * sizeof(float), (off_t)(off * sizeof(float))) != (ssize_t)(len * sizeof(float))) goto out;
+    lab__heartbeat(w);
+  }
+  t0 = lab__now();
+  fdatasync(fd);
+  sync = lab__now() - t0;
+  t0 = lab__now();
+  fdatasync(fd);
+  if (verify) {
+    size_t n = krn_job_out_len(j);
+    if (pread(fd, krn_job_out(j), n * sizeof(float), 0) != (ssize_t)(n * sizeof(float))) goto out;
+    krn_job_finish(j);
+    krn_job_verify(j, NULL);
+  }
+  fin = lab__now() - t0;
+out:
+  if (fd >= 0) close(fd);
+  if (path && *path) unlink(path);
+  free(buf);
+  krn_job_destroy(j);
+  lab__say(w, "V %.17g %.17g %.17g", setup, sync, fin);
 }
 
 /* Seconds per chunk of a kernel at this worker's speed: the median of 3 after a warm-up. */
@@ -489,8 +552,18 @@ static void lab__handle_line(lab__w *w, char *line) {
   case 'S':
     if (sscanf(line + 1, "%lg", &x) == 1 && x > 0 && x <= 1) w->speed = x;
     break;
-  case 'C':
-    if (!w->busy && !w->calib && sscanf(line + 1, "%lg", &x) == 1) lab__calibrate(w, x);
+  case 'C': {
+    char kn[16] = "", path[4096] = "";
+    int got = sscanf(line + 1, "%lg %15s %4095s", &x, kn, path);
+    if (!w->busy && !w->calib && got >= 1) lab__calibrate(w, x, got >= 2 ? kn : NULL, got == 3 ? path : NULL);
+    break;
+  }
+  case 'V':
+    if (!w->busy && !w->calib) {
+      char name[16], path[4096];
+      int verify = 1;
+      if (sscanf(line + 1, "%15s %d %4095s", name, &verify, path) == 3) lab__overheads(w, name, path, verify);
+    }
     break;
   case 'Q': {
     /* Is there a GPU? Asked in a worker, never in the runner: a CUDA context does not survive

@@ -703,7 +703,7 @@ static void test_stall_simulate_results(void) {
   H5Dclose(ds);
   hid_t m = H5Dopen2(f, "/metrics", H5P_DEFAULT);
   CU_ASSERT(m >= 0);
-  double vals[8] = {0};
+  double vals[11] = {0}; /* every metric of the lab (lab_report.c) */
   CU_ASSERT(H5Dread(m, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, vals) >= 0);
   CU_ASSERT_DOUBLE_EQUAL(vals[0], r.makespan, 1e-12);
   CU_ASSERT_DOUBLE_EQUAL(vals[3], 3.0, 0);
@@ -764,7 +764,7 @@ static void test_mpi_two_ranks(void) {
   hid_t h = H5Fopen(h5, H5F_ACC_RDONLY, H5P_DEFAULT);
   CU_ASSERT_FATAL(h >= 0);
   hid_t m = H5Dopen2(h, "/metrics", H5P_DEFAULT);
-  double vals[8] = {0};
+  double vals[11] = {0}; /* every metric of the lab (lab_report.c) */
   CU_ASSERT(H5Dread(m, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, vals) >= 0);
   CU_ASSERT_DOUBLE_EQUAL(vals[3], 4.0, 0); /* jobs_completed */
   CU_ASSERT_DOUBLE_EQUAL(vals[4], 0.0, 0); /* jobs_failed */
@@ -774,7 +774,287 @@ static void test_mpi_two_ranks(void) {
   assert_no_leftovers(NULL);
 }
 
+/* ---- --predict: the calibration file, the twin's contention, predict then run ---------------- */
+static const char *predict_cfg =
+    "lab = { workers = 2; speeds = [1.0, 0.6]; heartbeat = 0.1; heartbeat_timeout = 0.8; ckpt_interval = 0.3;\n"
+    "        max_restarts = 1; predict_calibrate = 0.1; predict_rounds = 1; time_limit = 60; };\n"
+    "jobs = ( { name = \"g\"; kernel = \"gemm\"; work = 0.4; },\n"
+    "         { name = \"m\"; kernel = \"mlp\"; work = 0.4; },\n"
+    "         { name = \"s\"; command = \"sleep 0.2\"; at = 0.2; },\n"
+    "         { name = \"bad\"; command = \"echo no >&2; exit 5\"; at = 0.2; } );\n";
+
+static void write_text(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+/* A calibration file is read back as written; bad ones are refused with FILE:LINE (or FILE: for
+ * what is missing). */
+static void test_calib_file(void) {
+  lab_config *c = load(predict_cfg, "predict.cfg", NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  lab_calib *k = lab_calib_create(c);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(k);
+  k->calibrate_s = 0.25;
+  k->load1 = 1.5;
+  for (int kk = KRN_GEMM; kk <= KRN_MLP; kk++) {
+    k->kernel_used[kk] = 1;
+    k->chunk_s[kk] = 0.004 + 0.001 * kk;
+    k->setup_s[kk] = 0.01 * kk;
+    k->finish_s[kk] = 0.3 / kk;
+    k->sync_s[kk] = 0.002;
+    k->alone[kk][0] = 100.0 / kk;
+    k->alone[kk][1] = 60.0 / kk;
+    k->together[kk][1][0] = 80.0 / kk;
+    k->together[kk][1][1] = 40.0 / kk;
+  }
+  k->cmd_s[2] = 0.21;
+  k->cmd_exit[2] = 0;
+  k->cmd_s[3] = 0.01;
+  k->cmd_exit[3] = 5;
+  CU_ASSERT_EQUAL_FATAL(lab_calib_learn(k), 0);
+  CU_ASSERT_EQUAL(k->ncoloc, 2);
+  /* pooled in work units per second (chunks / s x chunk_s), gemm (chunk_s 0.005) and mlp (0.006) */
+  CU_ASSERT_DOUBLE_EQUAL(
+      k->coloc[1], ((80.0 + 40.0) * 0.005 + (40.0 + 20.0) * 0.006) / ((100.0 + 60.0) * 0.005 + (50.0 + 30.0) * 0.006),
+      1e-12);
+  char err[1024];
+  const char *path = "lab_calib_rt.csv";
+  CU_ASSERT_EQUAL_FATAL(lab_calib_write(path, c, k, err, sizeof err), 0);
+  lab_calib *b = NULL;
+  int rc = lab_calib_load(path, c, &b, err, sizeof err);
+  if (rc) fprintf(stderr, "\n  %s\n", err);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  CU_ASSERT_EQUAL(b->nworkers, 2);
+  CU_ASSERT_EQUAL(b->calibrate_s, 0.25);
+  CU_ASSERT_EQUAL(b->load1, 1.5);
+  CU_ASSERT_EQUAL(b->ncoloc, 2);
+  for (unsigned q = 0; q < 2; q++) CU_ASSERT_EQUAL(b->coloc[q], k->coloc[q]); /* %.17g: exact */
+  for (int kk = KRN_GEMM; kk <= KRN_MLP; kk++) {
+    CU_ASSERT_EQUAL(b->kernel_used[kk], 1);
+    CU_ASSERT_EQUAL(b->chunk_s[kk], k->chunk_s[kk]);
+    CU_ASSERT_EQUAL(b->setup_s[kk], k->setup_s[kk]);
+    CU_ASSERT_EQUAL(b->finish_s[kk], k->finish_s[kk]);
+    CU_ASSERT_EQUAL(b->sync_s[kk], k->sync_s[kk]);
+    for (int i = 0; i < 2; i++) CU_ASSERT_EQUAL(b->alone[kk][i], k->alone[kk][i]);
+    CU_ASSERT_EQUAL(b->together[kk][1][1], k->together[kk][1][1]);
+  }
+  CU_ASSERT_EQUAL(b->kernel_used[KRN_TRIAD], 0);
+  CU_ASSERT_EQUAL(b->cmd_s[2], 0.21);
+  CU_ASSERT_EQUAL(b->cmd_exit[3], 5);
+  CU_ASSERT(isnan(b->cmd_s[0]));
+  lab_calib_free(b);
+
+  /* bad files: the first problem at its line */
+  static const struct {
+    const char *text, *want;
+  } bad[] = {
+      {"key,value,unit,device,note\nworkers,2,workers,x,y\nbogus,1,1,x,y\n",
+       "lab_calib_bad.csv:3: key 'bogus': unknown key"},
+      {"# c\nkey,value,unit,device,note\nworkers,2,workers,x,y\nalone.gemm.0,fast,1,x,y\n",
+       "lab_calib_bad.csv:4: key 'alone.gemm.0': expected key,value,unit,device,note with a number"},
+      {"workers,2\nalone.gemm.5,3\n", "lab_calib_bad.csv:2: key 'alone.gemm.5': no such worker"},
+      {"workers,3\n", "lab_calib_bad.csv:1: key 'workers': the job file has another number of workers"},
+      {"workers,2\nalone.fft.0,3\n", "lab_calib_bad.csv:2: key 'alone.fft.0': expected alone.KERNEL.WORKER"},
+      {"workers,2\ntogether.gemm.2.2,3\n", "lab_calib_bad.csv:2: key 'together.gemm.2.2': needs 2 <= K"},
+      {"workers,2\ncolocated_speed_factor_2,-1\n", "lab_calib_bad.csv:2: key 'colocated_speed_factor_2': a speed"},
+      {"workers,2\ncommand_s.nosuch,1\n", "lab_calib_bad.csv:2: key 'command_s.nosuch': no command job"},
+      {"workers,2\ncommand_exit.s,1.5\n", "lab_calib_bad.csv:2: key 'command_exit.s': an exit status"},
+      {"workers,2\nchunk_s.gemm,0\n", "lab_calib_bad.csv:2: key 'chunk_s.gemm': must be > 0"},
+      {"workers,2\ncalibrate_s,1\n\"open,1\n", "lab_calib_bad.csv:3:"},
+  };
+  for (size_t q = 0; q < sizeof bad / sizeof bad[0]; q++) {
+    write_text("lab_calib_bad.csv", bad[q].text);
+    b = NULL;
+    rc = lab_calib_load("lab_calib_bad.csv", c, &b, err, sizeof err);
+    CU_ASSERT_EQUAL(rc, LAB_ECONFIG);
+    CU_ASSERT_PTR_NULL(b);
+    if (strncmp(err, bad[q].want, strlen(bad[q].want)) != 0) {
+      fprintf(stderr, "\n  case %zu got: %s\n  want: %s\n", q, err, bad[q].want);
+      CU_FAIL("wrong diagnostic");
+    }
+  }
+  /* a file that does not cover the job file: what is missing, named */
+  FILE *f = fopen(path, "r"), *g = fopen("lab_calib_bad.csv", "w");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+  char line[512];
+  while (fgets(line, sizeof line, f))
+    if (strncmp(line, "command_s.bad,", 14) && strncmp(line, "alone.mlp.1,", 12)) fputs(line, g);
+  fclose(f);
+  fclose(g);
+  CU_ASSERT_EQUAL(lab_calib_load("lab_calib_bad.csv", c, &b, err, sizeof err), LAB_ECONFIG);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "lab_calib_bad.csv: no 'alone.mlp.1'"));
+  lab_calib_free(k);
+  lab_config_free(c);
+}
+
+/* The twin with contention, on known answers: two kernel jobs of work 1 and 2 on two workers of
+ * 1 work unit/s each. Without contention they end at 1 and 2 s; with f(2) = 0.5 the short one ends
+ * at 2 s (1 unit at 0.5/s) and the long one, half done then, runs alone: 1 unit more at 1/s, 3 s. */
+static void test_twin_contention(void) {
+  lab_config *c = load("lab = { workers = 2; heartbeat = 0.1; heartbeat_timeout = 0.6; ckpt_interval = 100; };\n"
+                       "jobs = ( { name = \"a\"; kernel = \"gemm\"; work = 1.0; },\n"
+                       "         { name = \"b\"; kernel = \"gemm\"; work = 2.0; } );\n",
+                       "twin2.cfg", NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  double scores[2] = {1, 1}, rate[4] = {1, 1, 1, 1};
+  size_t nchunks[2] = {16, 32};
+  sched_cluster_params cp;
+  memset(&cp, 0, sizeof cp);
+  cp.ncoloc = 2;
+  cp.coloc[0] = 1.0;
+  cp.coloc[1] = 0.5;
+  for (int with = 0; with < 2; with++) {
+    lab__twin_in in = {scores, rate, nchunks, NULL, NULL, NULL, NULL, NULL, with ? &cp : NULL, 0, NULL};
+    lab_job_result sim[2];
+    double mk = 0;
+    unsigned losses = 9;
+    CU_ASSERT_EQUAL_FATAL(lab__simulate(c, &in, sim, &mk, &losses), 0);
+    CU_ASSERT_EQUAL(losses, 0);
+    double ea = sim[0].end, eb = sim[1].end;
+    CU_ASSERT_DOUBLE_EQUAL(ea, with ? 2.0 : 1.0, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(eb, with ? 3.0 : 2.0, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(mk, with ? 3.0 : 2.0, 1e-9);
+  }
+  /* fixed costs: 0.25 s of start and 0.5 s of end per run, slowed by contention as well */
+  double setup[2] = {0.25, 0.25}, fin[2] = {0.5, 0.5};
+  lab__twin_in in = {scores, rate, nchunks, NULL, NULL, setup, fin, NULL, NULL, 0, NULL};
+  lab_job_result sim[2];
+  double mk;
+  CU_ASSERT_EQUAL_FATAL(lab__simulate(c, &in, sim, &mk, NULL), 0);
+  CU_ASSERT_DOUBLE_EQUAL(sim[0].end, 1.75, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(sim[1].end, 2.75, 1e-9);
+  lab_config_free(c);
+}
+
+static void check_prediction(const lab_config *c, const lab_report *r) {
+  CU_ASSERT_PTR_NOT_NULL_FATAL(r->pred);
+  for (size_t j = 0; j < r->njobs; j++) {
+    CU_ASSERT_EQUAL(r->pred[j].ends, 1);
+    CU_ASSERT(isfinite(r->pred[j].end) && r->pred[j].end > r->pred[j].submit);
+  }
+  /* failures handled alike: the failing command is given up in both, after the same restarts */
+  size_t bad = job_index(c, "bad");
+  CU_ASSERT_EQUAL(r->pred[bad].outcome, SCHED_R_GAVE_UP);
+  CU_ASSERT_EQUAL(r->jobs[bad].outcome, SCHED_R_GAVE_UP);
+  CU_ASSERT_EQUAL(r->pred[bad].restarts, r->jobs[bad].restarts);
+  CU_ASSERT_EQUAL(r->pred[job_index(c, "g")].outcome, SCHED_R_COMPLETED);
+  lab_pred_stats ps;
+  lab_pred_stats_get(r, &ps);
+  CU_ASSERT_EQUAL(ps.n, r->njobs);
+  CU_ASSERT(isfinite(ps.mae) && ps.mae >= 0 && ps.max >= ps.mae);
+  CU_ASSERT(isfinite(ps.mae_pct) && isfinite(ps.makespan_pct));
+  CU_ASSERT(r->pred_makespan > 0);
+}
+
+/* `spotlab lab FILE --predict` end to end: calibration stored beside the journal (with contention
+ * measured at k = 2), the prediction made before the run, the report with predicted and real per
+ * job and the error statistics; then the runner killed mid-lab and resumed with --predict, which
+ * reuses the stored calibration. */
+static void test_predict(void) {
+  const char *bin = getenv("SPOTLAB_BIN");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(bin);
+  const char *j = "lab_predict.journal";
+  fresh(j);
+  unlink("lab_predict.journal.calib.csv");
+  write_text("lab_predict.cfg", predict_cfg);
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd, "%s lab lab_predict.cfg --predict --journal %s --out lab_predict.h5 > lab_predict.out 2>&1",
+           bin, j);
+  int st = system(cmd);
+  CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  FILE *f = fopen("lab_predict.out", "r");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  char all[16384];
+  size_t n = fread(all, 1, sizeof all - 1, f);
+  all[n] = 0;
+  fclose(f);
+  CU_ASSERT_PTR_NOT_NULL(strstr(all, "pred end"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(all, "predicted makespan"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(all, "prediction error over 4 jobs: mean |completion error|"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(all, "workers lost"));
+  /* one table row per job, each with its predicted and real completion */
+  for (const char *name = "g\0m\0s\0bad\0"; *name; name += strlen(name) + 1) {
+    char want[32];
+    snprintf(want, sizeof want, "\n%-15s ", name);
+    const char *row = strstr(all, want);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(row);
+    const char *bar = strchr(row, '|'), *eol = strchr(row + 1, '\n');
+    CU_ASSERT(bar && eol && bar < eol);
+    double pe, pc, rc2, er;
+    CU_ASSERT(bar && sscanf(bar + 1, "%lg %lg %lg %lg", &pe, &pc, &rc2, &er) == 4);
+    CU_ASSERT_DOUBLE_EQUAL(er, pc - rc2, 2e-3);
+  }
+  f = fopen("lab_predict.journal.calib.csv", "r");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  n = fread(all, 1, sizeof all - 1, f);
+  all[n] = 0;
+  fclose(f);
+  CU_ASSERT_PTR_NOT_NULL(strstr(all, "\ncolocated_speed_factor_2,"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(all, "\ntogether.mlp.2.1,"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(all, "\ncommand_exit.bad,5,"));
+  /* a bad calibration named on the command line: FILE:LINE, exit 2, nothing run */
+  write_text("lab_calib_bad.csv", "workers,2\nalone.gemm.0,x\n");
+  fresh("lab_predict2.journal");
+  snprintf(cmd, sizeof cmd,
+           "%s lab lab_predict.cfg --predict --calibration lab_calib_bad.csv --journal lab_predict2.journal "
+           "> /dev/null 2> lab_predict.err",
+           bin);
+  st = system(cmd);
+  CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 2);
+  f = fopen("lab_predict.err", "r");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  n = fread(all, 1, sizeof all - 1, f);
+  all[n] = 0;
+  fclose(f);
+  CU_ASSERT_PTR_NOT_NULL(strstr(all, "lab_calib_bad.csv:2: key 'alone.gemm.0'"));
+
+  /* through the library, killed after `g` finished and resumed with --predict */
+  lab_config *c = load(predict_cfg, "predict.cfg", NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  const char *j3 = "lab_predict3.journal";
+  fresh(j3);
+  char calib3[256];
+  snprintf(calib3, sizeof calib3, "%s.calib.csv", j3);
+  unlink(calib3);
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    lab_opts o = {j3, NULL, 0, 0, 0, NULL, 0, 1, NULL};
+    lab_report r;
+    lab_run(c, &o, &r);
+    _exit(0);
+  }
+  size_t g = job_index(c, "g");
+  for (int i = 0; i < 3000 && !journal_finished(j3, (unsigned)g); i++) usleep(20000);
+  CU_ASSERT(journal_finished(j3, (unsigned)g));
+  kill(pid, SIGKILL);
+  waitpid(pid, &st, 0);
+  struct stat before;
+  CU_ASSERT_EQUAL_FATAL(stat(calib3, &before), 0); /* written before the run started */
+  lab_opts o = {j3, NULL, 1, 0, 0, NULL, 0, 1, NULL};
+  lab_report r;
+  CU_ASSERT_EQUAL_FATAL(lab_run(c, &o, &r), 0);
+  CU_ASSERT_EQUAL(r.resumed, 1);
+  assert_one_end_each(&r);
+  CU_ASSERT_EQUAL(r.jobs[g].finishes, 1); /* `g` is not run again */
+  CU_ASSERT_STRING_EQUAL(r.calib_path, calib3);
+  check_prediction(c, &r);
+  struct stat after;
+  CU_ASSERT_EQUAL(stat(calib3, &after), 0);
+  CU_ASSERT(after.st_mtim.tv_sec == before.st_mtim.tv_sec && after.st_mtim.tv_nsec == before.st_mtim.tv_nsec);
+  lab_report_free(&r);
+  lab_config_free(c);
+  assert_no_leftovers(NULL);
+}
+
 static CU_TestInfo lab_tests[] = {
+    {"--predict: calibration file round trip, bad files as FILE:LINE", test_calib_file},
+    {"--predict: the twin's contention on known answers", test_twin_contention},
+    {"--predict end to end: calibrate, predict, run, report; killed and resumed", test_predict},
     {"job file errors are FILE:LINE", test_job_file_errors},
     {"the command: bad job file is FILE:LINE and exit 2", test_cli_bad_file},
     {"random faults: Poisson per worker, seeded, sorted", test_random_faults},

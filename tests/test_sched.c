@@ -1675,7 +1675,94 @@ static void test_node_queues(void) {
   teardown();
 }
 
+/* Contention: f(k) recovered from synthetic measurements made with a known f, its interpolation and
+ * processor-sharing extrapolation, bad input; and the core's expected rate of co-located runs. */
+static void test_coloc(void) {
+  /* known f: 2 cores shared by k processes that each also lose 5% per co-runner to memory traffic */
+  double ftrue[6];
+  for (int k = 1; k <= 6; k++) ftrue[k - 1] = (k <= 2 ? 1.0 : 2.0 / k) * pow(0.95, k - 1);
+  double alone[64], together[64];
+  unsigned kk[64];
+  size_t n = 0;
+  uint64_t x = 12345;
+  for (unsigned k = 1; k <= 6; k++)
+    for (unsigned i = 0; i < k; i++) {
+      x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+      alone[n] = 10 + (double)(x >> 40) / (double)(1ULL << 24) * 90; /* alone rates 10..100 */
+      together[n] = alone[n] * ftrue[k - 1];
+      kk[n++] = k;
+    }
+  sched_cluster_params cp;
+  memset(&cp, 0, sizeof cp);
+  CU_ASSERT_EQUAL_FATAL(sched_coloc_learn(&cp, alone, together, kk, n, 6), 0);
+  CU_ASSERT_EQUAL(cp.ncoloc, 6);
+  for (int k = 1; k <= 6; k++) CU_ASSERT_DOUBLE_EQUAL(cp.coloc[k - 1], ftrue[k - 1], 1e-12);
+  /* symmetric multiplicative noise of +-10% on every sample, 200 samples per k: within 2% */
+  double a2[1200], t2[1200];
+  unsigned k2[1200];
+  n = 0;
+  for (unsigned k = 1; k <= 6; k++)
+    for (int r = 0; r < 200; r++) {
+      x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+      double u = (double)(x >> 11) * 0x1.0p-53;
+      a2[n] = 50;
+      t2[n] = 50 * ftrue[k - 1] * (1 + 0.2 * (u - 0.5));
+      k2[n++] = k;
+    }
+  CU_ASSERT_EQUAL_FATAL(sched_coloc_learn(&cp, a2, t2, k2, n, 6), 0);
+  for (int k = 1; k <= 6; k++) CU_ASSERT(fabs(cp.coloc[k - 1] / ftrue[k - 1] - 1) < 0.02);
+  /* gaps: nothing at k = 1 (f(1) = 1), k = 3 interpolated, k = 5..6 past the last measured k = 4 */
+  double a3[2] = {10, 10}, t3[2] = {6, 4};
+  unsigned k3[2] = {2, 4};
+  CU_ASSERT_EQUAL_FATAL(sched_coloc_learn(&cp, a3, t3, k3, 2, 6), 0);
+  CU_ASSERT_DOUBLE_EQUAL(cp.coloc[0], 1.0, 1e-15);
+  CU_ASSERT_DOUBLE_EQUAL(cp.coloc[2], 0.5, 1e-15);
+  CU_ASSERT_DOUBLE_EQUAL(cp.coloc[4], 0.4 * 4 / 5, 1e-15);
+  CU_ASSERT_DOUBLE_EQUAL(cp.coloc[5], 0.4 * 4 / 6, 1e-15);
+  /* the factor: interpolated between measured k, processor sharing beyond, 1 without a table */
+  CU_ASSERT_DOUBLE_EQUAL(sched_coloc_factor(&cp, 2.5), 0.55, 1e-15);
+  cp.ncoloc = 4;
+  CU_ASSERT_DOUBLE_EQUAL(sched_coloc_factor(&cp, 8), 0.4 * 4 / 8, 1e-15);
+  CU_ASSERT_DOUBLE_EQUAL(sched_coloc_factor(&cp, 0), 1.0, 0);
+  cp.ncoloc = 0;
+  CU_ASSERT_DOUBLE_EQUAL(sched_coloc_factor(&cp, 3), 1.0, 0);
+  /* bad input */
+  unsigned kbad[1] = {7};
+  CU_ASSERT_EQUAL(sched_coloc_learn(&cp, a3, t3, kbad, 1, 6), SCHED_EINVAL);
+  CU_ASSERT_EQUAL(sched_coloc_learn(&cp, a3, t3, k3, 2, 0), SCHED_EINVAL);
+  double zero[1] = {0};
+  CU_ASSERT_EQUAL(sched_coloc_learn(&cp, zero, t3, k3, 1, 6), SCHED_EINVAL);
+}
+
+static void coloc_tweak(sched_config *c) {
+  c->cluster.ncoloc = 2;
+  c->cluster.coloc[0] = 1.0;
+  c->cluster.coloc[1] = 0.6;
+}
+/* The core's expected rate: two GPUs of one host both busy go at 0.6 of their score each; GPUs of
+ * hosts of their own (host 0) are not slowed. */
+static void test_coloc_core(void) {
+  for (int shared = 0; shared < 2; shared++) {
+    setup(SCHED_FT_CHECKPOINT, coloc_tweak);
+    for (uint32_t g = 0; g < 2; g++) {
+      sched_event e = {.type = SCHED_EV_GPU_JOIN, .t = 0, .gpu = g};
+      e.u.gpu = ginfo(g, 0, 0, 2.0);
+      e.u.gpu.host = shared ? 7 : 0;
+      CU_ASSERT_EQUAL(ev(e), 0);
+    }
+    CU_ASSERT_EQUAL(arrive(1, 0, batch(1, 100)), 0);
+    CU_ASSERT_DOUBLE_EQUAL(jstat(0).expected_rate, 2.0, 1e-12); /* alone on its host */
+    CU_ASSERT_EQUAL(arrive(2, 1, batch(1, 100)), 0);
+    CU_ASSERT_DOUBLE_EQUAL(jstat(1).expected_rate, shared ? 1.2 : 2.0, 1e-12);
+    /* job 0's expected rate follows at its next progress report */
+    CU_ASSERT_EQUAL(jev(SCHED_EV_JOB_PROGRESS, 3, 0, 0, 3.0), 0);
+    CU_ASSERT_DOUBLE_EQUAL(jstat(0).expected_rate, shared ? 1.2 : 2.0, 1e-12);
+    teardown();
+  }
+}
+
 static CU_TestInfo model_tests[] = {
+    {"contention f(k): learned from synthetic measurements, interpolated, extrapolated", test_coloc},
     {"Young/Daly intervals", test_young_daly},
     {"Beta reputation", test_beta},
     {"ARQ, HARQ-CC and TCP transfers", test_net},
@@ -1683,6 +1770,7 @@ static CU_TestInfo model_tests[] = {
     CU_TEST_INFO_NULL,
 };
 static CU_TestInfo core_tests[] = {
+    {"contention: co-located runs' expected rate", test_coloc_core},
     {"failure at each step of a job's life, every policy", test_failure_each_step},
     {"double failure of one job", test_double_failure},
     {"standby fails while promoted", test_standby_fails_while_promoted},

@@ -98,6 +98,7 @@ typedef struct sched__ginfo {
   uint16_t region, grade;
   uint32_t sectors;
   uint32_t link; /* index in sched.links */
+  uint32_t host; /* co-located GPUs share a host id; 0 = alone (fills what was padding) */
   double score, price_per_h;
 } sched__ginfo;
 
@@ -521,6 +522,14 @@ static double sched__run_rate(sched *s, sched__job *j, sched__run *r) {
     const sched__gpu *g = &s->gpus[r->members[i]];
     s->sp_scratch[i] = g->info.score * g->speed;
     s->ln_scratch[i] = s->links[g->info.link];
+    /* contention: a member slows down with the busy GPUs of its host (sched_coloc_factor). The
+     * scan is over every GPU id, so only a configuration with a contention table pays for it. */
+    if (s->cfg.cluster.ncoloc > 0 && g->info.host != 0) {
+      unsigned k = 0;
+      for (uint32_t o = 0; o < s->gpu_cap; o++)
+        if (s->gpus[o].state == SCHED_GPU_BUSY && s->gpus[o].info.host == g->info.host) k++;
+      s->sp_scratch[i] *= sched_coloc_factor(&s->cfg.cluster, (double)k);
+    }
   }
   return sched_cluster_rate(&s->cfg.cluster, &s->cfg.net, s->sp_scratch, s->ln_scratch, r->n, j->spec.step_work,
                             j->spec.step_bytes);
@@ -1123,8 +1132,8 @@ static int sched__gpu_join(sched *s, uint32_t id, const sched_gpu_info *in) {
   uint32_t link;
   int rc = sched__link_id(s, &in->link, &link);
   if (rc) return rc;
-  g->info =
-      (sched__ginfo){in->provider, in->node, in->region, in->grade, in->sectors, link, in->score, in->price_per_h};
+  g->info = (sched__ginfo){in->provider, in->node, in->region, in->grade,      in->sectors,
+                           link,         in->host, in->score,  in->price_per_h};
   g->known = 1;
   g->speed = 1;
   sched__provider *p = &s->prov[in->provider];
@@ -1424,6 +1433,8 @@ static int sched__job_finish(sched *s, uint32_t jid, sched__run *win) {
 static int sched__progress(sched *s, uint32_t jid, sched__run *r, double work) {
   sched__job *j = &s->jobs[jid];
   if (s->now <= r->last_t) return 0; /* staging, checkpoint or recovery: nothing to judge */
+  /* with contention, the expected rate moves with the host's other busy GPUs */
+  if (s->cfg.cluster.ncoloc > 0) r->rate = sched__run_rate(s, j, r);
   double dt = s->now - r->last_t;
   if (dt > 0 && r->rate > 0) {
     double obs = (work - r->last_work) / dt;

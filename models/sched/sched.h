@@ -123,6 +123,8 @@ typedef struct sched_net_params {
   unsigned harq_max_tx; /* transmissions combined before the receiver flushes and starts over */
 } sched_net_params;
 
+#define SCHED_MAX_COLOC 64 /* co-located members a contention table describes */
+
 /* Parameters of the clustering speed model (see sched_cluster_rate). The efficiencies, chunk
  * overhead and so on are plain numbers here; the market fills them from a kernels calibration
  * CSV when the scenario names one (mkt_calibration_load). */
@@ -133,6 +135,13 @@ typedef struct sched_cluster_params {
   double dynamic_eff;       /* same, dynamic chunking */
   double chunk_overhead_s;  /* cost of fetching one chunk (dynamic) */
   double chunks_per_member; /* chunks per member per step (dynamic) */
+  /* Contention between co-located members (GPUs or CPU workers sharing one host: its cores,
+   * caches and memory bandwidth). coloc[k-1] = f(k), the speed of a member while k members of its
+   * host are busy, as a fraction of its speed alone (f(1) = 1), measured for k = 1..ncoloc (a lab
+   * calibration: lab/lab_calib.c, sched_coloc_learn). ncoloc = 0: no contention (f = 1). See
+   * sched_coloc_factor. */
+  unsigned ncoloc;
+  double coloc[SCHED_MAX_COLOC];
 } sched_cluster_params;
 
 /* ---- Configuration -------------------------------------------------------------------------- */
@@ -237,6 +246,8 @@ typedef struct sched_gpu_info {
   double price_per_h; /* USD per hour employed */
   double stake;       /* provider's stake when it first joins (USD) */
   sched_link link;    /* its public network link */
+  uint32_t host;      /* the machine it shares with other GPUs (1, 2, ...): its busy neighbours slow it
+                         down by cluster.coloc; 0 = a machine of its own */
 } sched_gpu_info;
 
 typedef enum sched_job_kind { SCHED_JOB_BATCH = 0, SCHED_JOB_SERVICE = 1 } sched_job_kind;
@@ -451,6 +462,25 @@ double sched_net_transfer_time(const sched_net_params *np, const sched_link *l, 
  * and links `links[i]`, for a job of step_work and step_bytes. */
 double sched_cluster_rate(const sched_cluster_params *cp, const sched_net_params *np, const double *speed,
                           const sched_link *links, unsigned n, double step_work, double step_bytes);
+
+/* Contention: f(k), the speed of one of k busy co-located members relative to its speed alone.
+ *   1 <= k <= ncoloc:  linear interpolation of the measured coloc[] (f(1) = coloc[0]);
+ *   k > ncoloc:        f(ncoloc) x ncoloc / k (ASSUMPTION: beyond the measured range the host is
+ *                      saturated and shares itself equally, the processor-sharing discipline of
+ *                      Kleinrock 1967, "Time-shared systems: a theoretical analysis", JACM 14(2));
+ *   k < 1 or ncoloc = 0: 1.
+ * ASSUMPTION: the slow-down depends on how many co-located members are busy, not on what they run. */
+double sched_coloc_factor(const sched_cluster_params *cp, double k);
+
+/* Learns the contention table from measurements: sample i is a member's rate `together[i]` while
+ * `k[i]` members of its host were busy, and its rate `alone[i]` measured alone. For each k in
+ * 1..kmax, f(k) = sum together / sum alone over the samples at that k (the rate-weighted mean of
+ * the ratios); f(1) = 1 when no sample has k = 1; a k without samples is interpolated between its
+ * neighbours (or extrapolated as sched_coloc_factor does). Fills cp->coloc[0..kmax-1] and
+ * cp->ncoloc = kmax. 0, or SCHED_EINVAL (kmax out of 1..SCHED_MAX_COLOC, a rate not > 0, a k
+ * outside 1..kmax). */
+int sched_coloc_learn(sched_cluster_params *cp, const double *alone, const double *together, const unsigned *k,
+                      size_t n, unsigned kmax);
 
 /* Replicas wanted for a load (req/s), per-replica capacities (req/s) and target utilization,
  * as the Kubernetes HPA computes it: ceil(load / (mean capacity x target)). */

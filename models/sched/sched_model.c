@@ -163,6 +163,53 @@ double sched_cluster_rate(const sched_cluster_params *cp, const sched_net_params
   return W / (tc + tm);
 }
 
+/* Contention between co-located members; the form and its sources are in sched.h. */
+double sched_coloc_factor(const sched_cluster_params *cp, double k) {
+  unsigned n = cp->ncoloc < SCHED_MAX_COLOC ? cp->ncoloc : SCHED_MAX_COLOC;
+  if (n == 0 || !(k >= 1)) return 1.0;
+  if (k >= (double)n) return cp->coloc[n - 1] * (double)n / k;
+  unsigned lo = (unsigned)floor(k); /* 1 <= lo < n */
+  double w = k - (double)lo;
+  return (1 - w) * cp->coloc[lo - 1] + w * cp->coloc[lo];
+}
+
+int sched_coloc_learn(sched_cluster_params *cp, const double *alone, const double *together, const unsigned *k,
+                      size_t n, unsigned kmax) {
+  if (kmax < 1 || kmax > SCHED_MAX_COLOC) return SCHED_EINVAL;
+  double sa[SCHED_MAX_COLOC] = {0}, st[SCHED_MAX_COLOC] = {0};
+  for (size_t i = 0; i < n; i++) {
+    if (!(alone[i] > 0) || !(together[i] > 0) || k[i] < 1 || k[i] > kmax) return SCHED_EINVAL;
+    sa[k[i] - 1] += alone[i];
+    st[k[i] - 1] += together[i];
+  }
+  double f[SCHED_MAX_COLOC];
+  int have[SCHED_MAX_COLOC];
+  for (unsigned j = 0; j < kmax; j++) {
+    have[j] = sa[j] > 0;
+    f[j] = have[j] ? st[j] / sa[j] : NAN;
+  }
+  if (!have[0]) {
+    f[0] = 1.0;
+    have[0] = 1;
+  }
+  /* gaps: linear between the measured neighbours, processor sharing past the last one */
+  for (unsigned j = 1; j < kmax; j++) {
+    if (have[j]) continue;
+    unsigned lo = j - 1, hi = j + 1;
+    while (hi < kmax && !have[hi]) hi++;
+    if (hi < kmax) {
+      double w = (double)(j - lo) / (double)(hi - lo);
+      f[j] = (1 - w) * f[lo] + w * f[hi];
+    } else {
+      f[j] = f[lo] * (double)(lo + 1) / (double)(j + 1);
+    }
+    have[j] = 1;
+  }
+  for (unsigned j = 0; j < kmax; j++) cp->coloc[j] = f[j];
+  cp->ncoloc = kmax;
+  return 0;
+}
+
 /* Kubernetes Horizontal Pod Autoscaler rule (kubernetes.io, "Horizontal Pod Autoscaling":
  * desired = ceil(current * currentMetric / target)); with utilization = load / (current *
  * capacity) this is ceil(load / (capacity * target)), clamped to [min_r, max_r]. */

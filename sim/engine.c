@@ -24,15 +24,18 @@
 #include <time.h>
 #include <unistd.h>
 
-/* 72 bytes: the engine and the LP's id are not stored (a million LPs: 16 MB); the engine is the
- * one this thread runs (sim__cur), the id follows from the LP's place in its array. */
+/* 64 bytes, one cache line of a 64-byte aligned array: the engine and the LP's id are not stored
+ * (the engine is the one this thread runs, sim__cur; the id follows from the LP's place in its
+ * array), and the type is an index in the top byte of the send counter rather than a pointer
+ * (72 bytes before, two lines for most LPs). */
 struct sim_lp {
-  uint64_t seq; /* messages sent so far: the tie-break of the event key */
-  const sim_lptype *type;
+  uint64_t seqt; /* messages sent so far (the tie-break of the event key) | the type's index << 56 */
   void *state;
   gsl_rng rng; /* rng.state points at rs */
   uint64_t rs[4];
 };
+#define SIM__TSHIFT 56 /* at most 256 LP types; seq below 2^56 */
+_Static_assert(sizeof(struct sim_lp) == 64, "an LP record is one cache line");
 
 /* One pending event, as the calendar files it and the heap holds it. The order key (time, source
  * LP, source sequence number) is packed into two 64-bit words compared as one 128-bit integer:
@@ -121,9 +124,9 @@ struct sim_engine {
   double now, end, lookahead;
   size_t msg_size;
   /* heap: 4-ary, keys and payload handles in two arrays (see sim__heap_*) */
-  sim__key *hkey; /* hkey[0 .. hcap + 3); from hn on, SIM__KEY_MAX */
-  uint64_t *hval; /* hval[0 .. hcap) */
-  void *hraw;     /* the block hkey lies in */
+  sim__key *hkey;      /* hkey[0 .. hcap + 3); from hn on, SIM__KEY_MAX */
+  uint64_t *hval;      /* hval[0 .. hcap) */
+  unsigned char *hraw; /* the block hkey lies in */
   size_t hn, hcap;
   unsigned sbits; /* lo = src << sbits | seq */
   uint64_t seqmax;
@@ -222,13 +225,16 @@ static int sim__owner(const sim_engine *e, sim_id id) {
 
 static void sim__heap_grow(sim_engine *e) {
   size_t cap = e->hcap ? e->hcap * 2 : 1024;
-  void *raw = NULL;
-  /* 3 keys of padding before hkey[0] put hkey[1] on a 64-byte line; 4 sentinels after hcap */
-  if (posix_memalign(&raw, 64, (cap + 8) * sizeof(sim__key))) SIM_FATAL("out of memory");
-  sim__key *k = (sim__key *)raw + 3;
-  if (e->hn) memcpy(k, e->hkey, e->hn * sizeof *k);
+  /* realloc, not posix_memalign + free: freeing a large mmapped block raises glibc's mmap
+   * threshold, and the market's later large blocks then came from the brk heap (+40-70 B per GPU
+   * of peak RSS). The keys are moved when the block's alignment offset changes. */
+  size_t old_off = e->hkey ? (size_t)((unsigned char *)e->hkey - (unsigned char *)e->hraw) : 0;
+  unsigned char *raw = sim__xrealloc(e->hraw, (cap + 4) * sizeof(sim__key) + 128);
+  uintptr_t line = ((uintptr_t)raw + sizeof(sim__key) + 63) & ~(uintptr_t)63; /* where hkey[1] goes */
+  size_t off = (size_t)(line - sizeof(sim__key) - (uintptr_t)raw);
+  if (e->hn && off != old_off) memmove(raw + off, raw + old_off, e->hn * sizeof(sim__key));
+  sim__key *k = (sim__key *)(void *)(raw + off);
   for (size_t i = e->hn; i < cap + 4; i++) k[i] = SIM__KEY_MAX;
-  free(e->hraw);
   e->hraw = raw;
   e->hkey = k;
   e->hval = sim__xrealloc(e->hval, cap * sizeof *e->hval);
@@ -515,7 +521,7 @@ void sim_send(sim_lp *lp, sim_id dst, sim_time delay, const void *msg, size_t le
               (unsigned long long)e->model->nlps);
   if (len > e->msg_size) SIM_FATAL("message of %zu bytes > msg_size %zu", len, e->msg_size);
   double t = e->now + delay;
-  uint64_t seq = lp->seq++;
+  uint64_t seq = lp->seqt++ & ((UINT64_C(1) << SIM__TSHIFT) - 1);
   if (seq > e->seqmax)
     SIM_FATAL("LP %llu sent more than %llu messages (the event key's limit with %llu LPs)", (unsigned long long)me,
               (unsigned long long)e->seqmax, (unsigned long long)e->model->nlps);
@@ -580,6 +586,7 @@ size_t sim_series_bytes(const sim_model *m) {
 static int sim__validate(const sim_model *m) {
   if (!m || !m->types || m->ntypes == 0 || m->nlps == 0) return SIM_EINVAL;
   if (m->ntypes > 1 && !m->type_of) return SIM_EINVAL;
+  if (m->ntypes > (1u << (64 - SIM__TSHIFT))) return SIM_EINVAL; /* the type's index has 8 bits */
   if (!(m->lookahead > 0) || !(m->end_time >= 0) || isinf(m->lookahead)) return SIM_EINVAL;
   for (unsigned s = 0; s < m->nseries; s++)
     if (m->series[s].ncols == 0 || !(m->series[s].bin_width >= 0)) return SIM_EINVAL;
@@ -636,6 +643,7 @@ static sim_engine *sim__engine_new(const sim_model *m, const sim_run_opts *o) {
   e->sbits = 64 - idbits;
   if (e->sbits < 16) goto fail; /* over 2^48 LPs */
   e->seqmax = e->sbits == 64 ? UINT64_MAX : (UINT64_C(1) << e->sbits) - 1;
+  if (e->seqmax > (UINT64_C(1) << SIM__TSHIFT) - 2) e->seqmax = (UINT64_C(1) << SIM__TSHIFT) - 2; /* the type's bits */
   e->now = 0;
   e->horizon = INFINITY; /* the calendar starts off */
   /* SPOTLAB_CALENDAR_MIN: the threshold (0 = never), for tests that compare results with the
@@ -656,7 +664,14 @@ static sim_engine *sim__engine_new(const sim_model *m, const sim_run_opts *o) {
   if (!e->inl || !e->inl_next) goto fail;
   for (unsigned t = 0; t < m->ntypes; t++) e->hints |= m->types[t].prefetch != NULL;
   e->out = calloc((size_t)e->nranks, sizeof *e->out);
-  e->lps = calloc(e->nlocal ? e->nlocal : 1, sizeof *e->lps);
+  { /* 64-byte aligned: each LP record is one line */
+    size_t bytes = (size_t)(e->nlocal ? e->nlocal : 1) * sizeof *e->lps;
+    void *p = NULL;
+    if (!posix_memalign(&p, 64, bytes)) {
+      memset(p, 0, bytes);
+      e->lps = p;
+    }
+  }
   e->states = calloc(m->ntypes, sizeof *e->states);
   e->series = calloc(m->nseries ? m->nseries : 1, sizeof *e->series);
   e->nbins = calloc(m->nseries ? m->nseries : 1, sizeof *e->nbins);
@@ -694,7 +709,7 @@ static sim_engine *sim__engine_new(const sim_model *m, const sim_run_opts *o) {
   for (sim_id i = 0; i < e->nlocal; i++) {
     sim_lp *lp = &e->lps[i];
     unsigned t = m->ntypes > 1 ? m->type_of(m->ctx, e->first + i) : 0;
-    lp->type = &m->types[t];
+    lp->seqt = (uint64_t)t << SIM__TSHIFT;
     lp->state = m->types[t].state_size ? e->states[t] + used[t] * m->types[t].state_size : NULL;
     used[t]++;
     lp->rng.type = sim_rng_xoshiro;
@@ -729,6 +744,7 @@ static void sim__process_until(sim_engine *e, double limit) {
   sim__ev ev;
   const size_t ms = e->msg_size;
   const unsigned sb1 = e->sbits - 1; /* src = (lo >> 1) >> (sbits - 1): no shift by 64 */
+  const sim_lptype *types = e->model->types;
   for (;;) {
     sim__far_refill(e);
     if (!e->hn || !(sim__heap_top_t(e) < limit)) break;
@@ -751,7 +767,7 @@ static void sim__process_until(sim_engine *e, double limit) {
       __builtin_prefetch(&e->lps[(uint32_t)nv & ~SIM__INLINE]);
       if (ms && !(nv & SIM__INLINE)) __builtin_prefetch(e->slab + (size_t)(nv >> 32) * ms);
     }
-    lp->type->event(lp, lp->state, msg, (ev.lo >> 1) >> sb1);
+    types[lp->seqt >> SIM__TSHIFT].event(lp, lp->state, msg, (ev.lo >> 1) >> sb1);
     /* the next event's LP header and payload were fetched meanwhile: the model's own hint (its
      * state, the records its handler will index) is on its way during the bookkeeping and the heap
      * pop. Models without hints (PHOLD) skip this. */
@@ -759,7 +775,8 @@ static void sim__process_until(sim_engine *e, double limit) {
       uint64_t nv = e->hval[0];
       uint32_t nslot = (uint32_t)(nv >> 32);
       const sim_lp *nlp = &e->lps[(uint32_t)nv & ~SIM__INLINE];
-      if (nlp->type->prefetch) {
+      const sim_lptype *nt = &types[nlp->seqt >> SIM__TSHIFT];
+      if (nt->prefetch) {
         const void *nmsg = NULL;
         if (nv & SIM__INLINE) {
           memcpy(e->inl_next, &nslot, SIM__INLINE_BYTES);
@@ -767,7 +784,7 @@ static void sim__process_until(sim_engine *e, double limit) {
         } else if (ms) {
           nmsg = e->slab + (size_t)nslot * ms;
         }
-        nlp->type->prefetch(nlp, nlp->state, nmsg, (SIM__KEY_LO(e->hkey[0]) >> 1) >> sb1);
+        nt->prefetch(nlp, nlp->state, nmsg, (SIM__KEY_LO(e->hkey[0]) >> 1) >> sb1);
       }
     }
     if (ms && !inl) sim__slot_put(e, slot);
@@ -938,7 +955,8 @@ int sim_run(const sim_model *m, const sim_run_opts *o, sim_results *res) {
 
   for (sim_id i = 0; i < e->nlocal; i++) {
     sim_lp *lp = &e->lps[i];
-    if (lp->type->init) lp->type->init(lp, lp->state);
+    const sim_lptype *t = &m->types[lp->seqt >> SIM__TSHIFT];
+    if (t->init) t->init(lp, lp->state);
   }
   if (e->use_mpi && e->nranks > 1) {
     sim__run_parallel(e);
@@ -950,7 +968,8 @@ int sim_run(const sim_model *m, const sim_run_opts *o, sim_results *res) {
   e->finalizing = 1;
   for (sim_id i = 0; i < e->nlocal; i++) {
     sim_lp *lp = &e->lps[i];
-    if (lp->type->finalize) lp->type->finalize(lp, lp->state);
+    const sim_lptype *t = &m->types[lp->seqt >> SIM__TSHIFT];
+    if (t->finalize) t->finalize(lp, lp->state);
   }
   double wall = sim__clock() - e->t_start;
   if (e->progress) sim__progress(e, 1);

@@ -24,6 +24,49 @@ static double bm__rss_mib(void) {
   return (double)ru.ru_maxrss / 1024.0; /* Linux: KiB */
 }
 
+/* Engine events by message kind: each LP type's handler is wrapped by one that counts the kind of
+ * the message and calls it (one indirect call more per event, well under 1% of a market event).
+ * Statics, as a benchmark runs one model per process. */
+#define BM__TYPES 4
+typedef void (*bm__handler)(sim_lp *, void *, const void *, sim_id);
+static bm__handler bm__orig[BM__TYPES];
+static uint64_t bm__count[MKT_NKINDS];
+#define BM__WRAP(i)                                                                                                    \
+  static void bm__ev##i(sim_lp *lp, void *st, const void *msg, sim_id src) {                                           \
+    bm__count[mkt_msg_kind(msg)]++;                                                                                    \
+    bm__orig[i](lp, st, msg, src);                                                                                     \
+  }
+BM__WRAP(0)
+BM__WRAP(1)
+BM__WRAP(2)
+BM__WRAP(3)
+static const bm__handler bm__wrap[BM__TYPES] = {bm__ev0, bm__ev1, bm__ev2, bm__ev3};
+
+/* Prints the engine events per modelled event and the kinds they come from (rank 0). */
+static void bm__kinds(uint64_t events) {
+  uint64_t ev[MKT_NEV] = {0}, modelled = 0;
+  for (unsigned k = 0; k < MKT_NKINDS; k++) ev[mkt_msg_kind_event(k)] += bm__count[k];
+  for (unsigned v = 1; v < MKT_NEV; v++) modelled += ev[v];
+  printf("modelled events: %llu (arrivals %llu, ends %llu, churn transitions %llu, bills %llu (hourly ticks and "
+         "payments); job starts are "
+         "decided inside other events)\n",
+         (unsigned long long)modelled, (unsigned long long)ev[MKT_EV_ARRIVAL], (unsigned long long)ev[MKT_EV_END],
+         (unsigned long long)ev[MKT_EV_CHURN], (unsigned long long)ev[MKT_EV_BILL]);
+  printf("engine events per modelled event: %.3f\n", modelled ? (double)events / (double)modelled : 0.0);
+  printf("engine events by kind (share):");
+  int done[MKT_NKINDS] = {0};
+  for (;;) { /* largest first */
+    unsigned best = 0;
+    uint64_t n = 0;
+    for (unsigned k = 0; k < MKT_NKINDS; k++)
+      if (!done[k] && bm__count[k] > n) n = bm__count[best = k];
+    if (!n) break;
+    done[best] = 1;
+    printf(" %s%s %.3f", mkt_msg_kind_name(best), mkt_msg_kind_event(best) ? "*" : "", (double)n / (double)events);
+  }
+  printf("   (* modelled)\n");
+}
+
 static const app_option bm__opts[] = {
     {"--gpus", APP_O_U64, "N", 3, 3e8, 0, "single-GPU providers, split over three regions (default 100000)"},
     {"--days", APP_O_U64, "D", 1, 3650, 0, "simulated days (default 30)"},
@@ -127,9 +170,25 @@ static int cmd_bench_market_main(int argc, char **argv) {
             "bench market: %llu GPUs (%llu LPs), %llu days, hourly billing, rule %s, load %g jobs/GPU/day, "
             "reactions %s, %d rank%s\n",
             gpus, (unsigned long long)m.nlps, days, rule, load, resp ? "on" : "off", P, P == 1 ? "" : "s");
+  if (m.ntypes > BM__TYPES)
+    SIM_FATAL("bench market: %u LP types, the count of events by kind wraps %d", m.ntypes, BM__TYPES);
+  sim_lptype types[BM__TYPES];
+  const sim_lptype *mtypes = m.types;
+  for (unsigned t = 0; t < m.ntypes; t++) {
+    types[t] = m.types[t];
+    bm__orig[t] = types[t].event;
+    types[t].event = bm__wrap[t];
+  }
+  m.types = types;
   sim_run_opts o = {seed, P > 1, progress && rank == 0, NULL};
   sim_results r;
   if (sim_run(&m, &o, &r)) SIM_FATAL("the engine refused the market model");
+  m.types = mtypes;
+  if (P > 1) {
+    uint64_t all[MKT_NKINDS];
+    MPI_Reduce(bm__count, all, MKT_NKINDS, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+    memcpy(bm__count, all, sizeof all);
+  }
   double rss = bm__rss_mib(), rss_all = rss, base_all = rss0;
   if (P > 1) {
     MPI_Reduce(&rss, &rss_all, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
@@ -152,6 +211,7 @@ static int cmd_bench_market_main(int argc, char **argv) {
     for (unsigned k = 0; k < nm; k++)
       if (!strncmp(defs[k].name, "utilization.pool.", 17)) printf(" %s %.3f", defs[k].name + 17, met[k]);
     printf("\n");
+    bm__kinds(r.events);
     if (bad) fprintf(stderr, "spotlab bench market: %s\n", msg);
     if (out) {
       FILE *f = fopen(out, "a");

@@ -1,7 +1,7 @@
 /* engine.c - the event loop: LPs, the pending-event set, conservative MPI synchronization and
  * the collection of outputs.
  *
- * Pending events live in one binary min-heap per rank ordered by the key (time, source LP,
+ * Pending events live in one 4-ary min-heap per rank ordered by the key (time, source LP,
  * source sequence number). The key is unique and independent of the partition, so each LP sees
  * its events in the same order whatever the number of ranks (see sim.h).
  *
@@ -24,28 +24,69 @@
 #include <time.h>
 #include <unistd.h>
 
-/* 72 bytes: the engine and the LP's id are not stored (a million LPs: 16 MB); the engine is the
- * one this thread runs (sim__cur), the id follows from the LP's place in its array. */
+/* 64 bytes, one cache line of a 64-byte aligned array: the engine and the LP's id are not stored
+ * (the engine is the one this thread runs, sim__cur; the id follows from the LP's place in its
+ * array), and the type is an index in the top byte of the send counter rather than a pointer
+ * (72 bytes before, two lines for most LPs). */
 struct sim_lp {
-  uint64_t seq; /* messages sent so far: the tie-break of the event key */
-  const sim_lptype *type;
+  uint64_t seqt; /* messages sent so far (the tie-break of the event key) | the type's index << 56 */
   void *state;
   gsl_rng rng; /* rng.state points at rs */
   uint64_t rs[4];
 };
+#define SIM__TSHIFT 56 /* at most 256 LP types; seq below 2^56 */
+_Static_assert(sizeof(struct sim_lp) == 64, "an LP record is one cache line");
 
-/* One pending event. `slot` indexes the payload slab when msg_size > 0, or holds the payload
- * itself when every byte after its first four is zero (dst then carries SIM__INLINE): timers
- * and other short messages take no slab slot, which at a million LPs is most pending events. */
+/* One pending event, as the calendar files it and the heap holds it. The order key (time, source
+ * LP, source sequence number) is packed into two 64-bit words compared as one 128-bit integer:
+ * `hi` is the time's IEEE bits (times are >= +0, never NaN, and for those the bits are in the
+ * order of the values), `lo` is src << sbits | seq, with sbits = 64 - the bits of the largest LP
+ * id (sim_send refuses a seq that does not fit: 2^44 messages per LP at a million LPs). The same
+ * order as comparing (t, src, seq) field by field, so the same sequence of events; one compare,
+ * no branch. `v` is the payload handle: the local LP index in its low 32 bits (SIM__INLINE
+ * set when the payload travels in the event), the slab slot or the inline payload above them.
+ * `slot` indexes the payload slab when msg_size > 0, or holds the payload itself when every byte
+ * after its first four is zero: timers and other short messages take no slab slot, which at a
+ * million LPs is most pending events. */
 #define SIM__INLINE 0x80000000u
 #define SIM__INLINE_BYTES 4
 typedef struct sim__ev {
-  double t;
-  uint64_t src;
-  uint64_t seq;
-  uint32_t dst; /* local LP index */
-  uint32_t slot;
+  uint64_t hi; /* time bits */
+  uint64_t lo; /* src << sbits | seq */
+  uint64_t v;  /* dst (local index, | SIM__INLINE) | slot << 32 */
 } sim__ev;
+
+#ifdef __SIZEOF_INT128__
+typedef unsigned __int128 sim__key;
+#define SIM__KEY(hi, lo) (((sim__key)(hi) << 64) | (sim__key)(lo))
+#define SIM__KEY_HI(k) ((uint64_t)((k) >> 64))
+#define SIM__KEY_LO(k) ((uint64_t)(k))
+#define SIM__KEY_LT(a, b) ((a) < (b))
+#define SIM__KEY_MAX (~(sim__key)0)
+#else /* two words, compared high then low */
+typedef struct {
+  uint64_t lo, hi;
+} sim__key;
+static inline sim__key sim__key_make(uint64_t hi, uint64_t lo) { return (sim__key){lo, hi}; }
+#define SIM__KEY(hi, lo) sim__key_make(hi, lo)
+#define SIM__KEY_HI(k) ((k).hi)
+#define SIM__KEY_LO(k) ((k).lo)
+#define SIM__KEY_LT(a, b) ((a).hi < (b).hi || ((a).hi == (b).hi && (a).lo < (b).lo))
+#define SIM__KEY_MAX ((sim__key){UINT64_MAX, UINT64_MAX})
+#endif
+
+static inline uint64_t sim__tbits(double t) {
+  t += 0.0; /* -0.0 (never made by now + delay, but cheap to rule out) becomes +0.0 */
+  uint64_t b;
+  memcpy(&b, &t, sizeof b);
+  return b;
+}
+static inline double sim__btime(uint64_t b) {
+  double t;
+  memcpy(&t, &b, sizeof t);
+  return t;
+}
+static inline double sim__ev_t(const sim__ev *ev) { return sim__btime(ev->hi); }
 
 /* An event travelling to another rank: header then msg_size payload bytes. */
 typedef struct sim__wire {
@@ -82,9 +123,13 @@ struct sim_engine {
   unsigned char **states; /* one block of states per type */
   double now, end, lookahead;
   size_t msg_size;
-  /* heap */
-  sim__ev *heap;
+  /* heap: 4-ary, keys and payload handles in two arrays (see sim__heap_*) */
+  sim__key *hkey;      /* hkey[0 .. hcap + 3); from hn on, SIM__KEY_MAX */
+  uint64_t *hval;      /* hval[0 .. hcap) */
+  unsigned char *hraw; /* the block hkey lies in */
   size_t hn, hcap;
+  unsigned sbits; /* lo = src << sbits | seq */
+  uint64_t seqmax;
   /* far events (the calendar): see sim__far_* */
   struct sim__chunk *chunks;
   uint32_t nchunks, capchunks, free_chunk;
@@ -169,48 +214,78 @@ static int sim__owner(const sim_engine *e, sim_id id) {
 }
 
 /* ---- the heap ------------------------------------------------------------------------------ */
-/* A binary min-heap on (t, src, seq), a total order: any correct heap pops the same sequence.
- * A 4-ary heap was tried, with the same prefetch of the next event: against the binary heap
- * without the prefetch it ran the market (100k GPUs, 10 days) 6% faster and PHOLD (1,024 LPs) 9%
- * slower; the binary heap with the prefetch ran them 10% and 7% faster (2026-12-01). */
+/* A 4-ary min-heap on the packed key (sim__ev): a total order, so any correct heap pops the same
+ * sequence as the binary heap on (t, src, seq) that came before it. Keys (16 B) and payload
+ * handles (8 B) are in two arrays: a sift compares keys only, and a node's four children's keys
+ * are one 64-byte line (hkey[1] starts a line). The minimum of four is found without branches;
+ * the slots from hn to hcap + 3 hold SIM__KEY_MAX, so the last node's missing children never win
+ * and the loop has no bounds test but the one on the first child. (A 4-ary heap of 32-byte
+ * entries with a three-branch comparator was tried before and lost 9% on PHOLD; the binary heap
+ * it replaces spent over half of PHOLD in mispredicted compares and sift-down misses.) */
 
-static inline int sim__less(const sim__ev *a, const sim__ev *b) {
-  if (a->t != b->t) return a->t < b->t;
-  if (a->src != b->src) return a->src < b->src;
-  return a->seq < b->seq;
+static void sim__heap_grow(sim_engine *e) {
+  size_t cap = e->hcap ? e->hcap * 2 : 1024;
+  /* realloc, not posix_memalign + free: freeing a large mmapped block raises glibc's mmap
+   * threshold, and the market's later large blocks then came from the brk heap (+40-70 B per GPU
+   * of peak RSS). The keys are moved when the block's alignment offset changes. */
+  size_t old_off = e->hkey ? (size_t)((unsigned char *)e->hkey - (unsigned char *)e->hraw) : 0;
+  unsigned char *raw = sim__xrealloc(e->hraw, (cap + 4) * sizeof(sim__key) + 128);
+  uintptr_t line = ((uintptr_t)raw + sizeof(sim__key) + 63) & ~(uintptr_t)63; /* where hkey[1] goes */
+  size_t off = (size_t)(line - sizeof(sim__key) - (uintptr_t)raw);
+  if (e->hn && off != old_off) memmove(raw + off, raw + old_off, e->hn * sizeof(sim__key));
+  sim__key *k = (sim__key *)(void *)(raw + off);
+  for (size_t i = e->hn; i < cap + 4; i++) k[i] = SIM__KEY_MAX;
+  e->hraw = raw;
+  e->hkey = k;
+  e->hval = sim__xrealloc(e->hval, cap * sizeof *e->hval);
+  e->hcap = cap;
 }
 
 static inline void sim__heap_push(sim_engine *e, const sim__ev *ev) {
-  if (e->hn == e->hcap) {
-    e->hcap = e->hcap ? e->hcap * 2 : 1024;
-    e->heap = sim__xrealloc(e->heap, e->hcap * sizeof *e->heap);
-  }
+  if (e->hn == e->hcap) sim__heap_grow(e);
+  sim__key *k = e->hkey, key = SIM__KEY(ev->hi, ev->lo);
+  uint64_t *v = e->hval;
   size_t i = e->hn++;
-  sim__ev *h = e->heap;
   while (i) {
-    size_t p = (i - 1) >> 1;
-    if (!sim__less(ev, &h[p])) break;
-    h[i] = h[p];
+    size_t p = (i - 1) >> 2;
+    if (!SIM__KEY_LT(key, k[p])) break;
+    k[i] = k[p];
+    v[i] = v[p];
     i = p;
   }
-  h[i] = *ev;
+  k[i] = key;
+  v[i] = ev->v;
 }
 
 static inline void sim__heap_pop(sim_engine *e, sim__ev *top) {
-  sim__ev *h = e->heap;
-  *top = h[0];
-  sim__ev last = h[--e->hn];
-  size_t n = e->hn, i = 0;
+  sim__key *k = e->hkey;
+  uint64_t *v = e->hval;
+  top->hi = SIM__KEY_HI(k[0]);
+  top->lo = SIM__KEY_LO(k[0]);
+  top->v = v[0];
+  size_t n = --e->hn;
+  sim__key last = k[n];
+  uint64_t lastv = v[n];
+  k[n] = SIM__KEY_MAX;
+  if (!n) return;
+  size_t i = 0;
   for (;;) {
-    size_t c = 2 * i + 1;
+    size_t c = 4 * i + 1;
     if (c >= n) break;
-    size_t m = c + 1 < n && sim__less(&h[c + 1], &h[c]) ? c + 1 : c;
-    if (!sim__less(&h[m], &last)) break;
-    h[i] = h[m];
+    size_t a = c + SIM__KEY_LT(k[c + 1], k[c]);
+    size_t b = c + 2 + SIM__KEY_LT(k[c + 3], k[c + 2]);
+    size_t m = SIM__KEY_LT(k[b], k[a]) ? b : a;
+    if (!SIM__KEY_LT(k[m], last)) break;
+    k[i] = k[m];
+    v[i] = v[m];
     i = m;
   }
-  h[i] = last;
+  k[i] = last;
+  v[i] = lastv;
 }
+
+/* Time of the earliest event in the heap (the heap is not empty). */
+static inline double sim__heap_top_t(const sim_engine *e) { return sim__btime(SIM__KEY_HI(e->hkey[0])); }
 
 /* ---- far events: a calendar in front of the heap ------------------------------------------ */
 /* With hundreds of thousands of events pending, most are far in the future (a provider's next
@@ -255,11 +330,11 @@ static void sim__list_push(sim_engine *e, uint32_t *head, uint32_t *tail, const 
 }
 /* Files a far event (t >= horizon) in its bucket, or in the overflow list. */
 static void sim__far_put(sim_engine *e, const sim__ev *ev) {
-  if (ev->t < e->horizon) { /* due already (an overflow event the ring has reached) */
+  if (sim__ev_t(ev) < e->horizon) { /* due already (an overflow event the ring has reached) */
     sim__heap_push(e, ev);
     return;
   }
-  double q = floor(ev->t / e->w);
+  double q = floor(sim__ev_t(ev) / e->w);
   uint64_t k = q < 1.8e19 ? (uint64_t)q : UINT64_MAX;
   if (k <= e->cur) k = e->cur + 1; /* t / w rounded down to the heap's bucket: the next one */
   if (k - e->cur < SIM__CAL_B) {
@@ -338,12 +413,12 @@ static void sim__far_rebuild(sim_engine *e, double w) {
 /* Makes the heap's top the earliest pending event: while the heap is empty or its top is at or
  * past the horizon and buckets hold events, the next bucket's events enter the heap. */
 static void sim__far_refill(sim_engine *e) {
-  while ((e->hn == 0 || e->heap[0].t >= e->horizon) && (e->nring || e->nover)) {
+  while ((e->hn == 0 || sim__heap_top_t(e) >= e->horizon) && (e->nring || e->nover)) {
     if (!e->nring) { /* nothing in the ring: jump to the earliest overflow event's bucket */
       double tmin = INFINITY;
       for (uint32_t c = e->ohead; c != SIM__NIL32; c = e->chunks[c].next)
         for (uint32_t i = 0; i < e->chunks[c].n; i++)
-          if (e->chunks[c].ev[i].t < tmin) tmin = e->chunks[c].ev[i].t;
+          if (sim__ev_t(&e->chunks[c].ev[i]) < tmin) tmin = sim__ev_t(&e->chunks[c].ev[i]);
       double q = floor(tmin / e->w);
       uint64_t k = q < 1.8e19 ? (uint64_t)q : UINT64_MAX - SIM__CAL_B;
       if (k > e->cur + 1) e->cur = k - 1;
@@ -381,7 +456,7 @@ static void sim__far_refill(sim_engine *e) {
 }
 /* Every new pending event goes through here. */
 static inline void sim__pend(sim_engine *e, const sim__ev *ev) {
-  if (ev->t < e->horizon) {
+  if (sim__ev_t(ev) < e->horizon) {
     sim__heap_push(e, ev);
     if (e->hn > e->cal_on && e->cal_on && isinf(e->horizon)) sim__far_on(e);
   } else {
@@ -407,22 +482,22 @@ static inline void sim__slot_put(sim_engine *e, uint32_t s) { e->free_slots[e->n
 
 static void sim__enqueue_local(sim_engine *e, double t, uint64_t src, uint64_t seq, sim_id dst, const void *msg,
                                size_t len) {
-  sim__ev ev = {t, src, seq, (uint32_t)(dst - e->first), 0};
+  uint32_t d = (uint32_t)(dst - e->first), slot = 0;
   if (e->msg_size) {
     const unsigned char *b = msg;
     size_t k = SIM__INLINE_BYTES;
     while (k < len && !b[k]) k++;
     if (k >= len) { /* nothing after the first four bytes: the payload travels in the event */
-      if (len) memcpy(&ev.slot, b, len < SIM__INLINE_BYTES ? len : SIM__INLINE_BYTES);
-      ev.dst |= SIM__INLINE;
-      sim__pend(e, &ev);
-      return;
+      if (len) memcpy(&slot, b, len < SIM__INLINE_BYTES ? len : SIM__INLINE_BYTES);
+      d |= SIM__INLINE;
+    } else {
+      slot = sim__slot_get(e);
+      unsigned char *p = e->slab + (size_t)slot * e->msg_size;
+      if (len) memcpy(p, msg, len);
+      if (len < e->msg_size) memset(p + len, 0, e->msg_size - len);
     }
-    ev.slot = sim__slot_get(e);
-    unsigned char *p = e->slab + (size_t)ev.slot * e->msg_size;
-    if (len) memcpy(p, msg, len);
-    if (len < e->msg_size) memset(p + len, 0, e->msg_size - len);
   }
+  sim__ev ev = {sim__tbits(t), src << (e->sbits & 63) | seq, d | (uint64_t)slot << 32};
   sim__pend(e, &ev);
 }
 
@@ -446,7 +521,10 @@ void sim_send(sim_lp *lp, sim_id dst, sim_time delay, const void *msg, size_t le
               (unsigned long long)e->model->nlps);
   if (len > e->msg_size) SIM_FATAL("message of %zu bytes > msg_size %zu", len, e->msg_size);
   double t = e->now + delay;
-  uint64_t seq = lp->seq++;
+  uint64_t seq = lp->seqt++ & ((UINT64_C(1) << SIM__TSHIFT) - 1);
+  if (seq > e->seqmax)
+    SIM_FATAL("LP %llu sent more than %llu messages (the event key's limit with %llu LPs)", (unsigned long long)me,
+              (unsigned long long)e->seqmax, (unsigned long long)e->model->nlps);
   if (t >= e->end) return; /* would never be handled */
   if (dst - e->first < e->nlocal) {
     sim__enqueue_local(e, t, me, seq, dst, msg, len);
@@ -508,6 +586,7 @@ size_t sim_series_bytes(const sim_model *m) {
 static int sim__validate(const sim_model *m) {
   if (!m || !m->types || m->ntypes == 0 || m->nlps == 0) return SIM_EINVAL;
   if (m->ntypes > 1 && !m->type_of) return SIM_EINVAL;
+  if (m->ntypes > (1u << (64 - SIM__TSHIFT))) return SIM_EINVAL; /* the type's index has 8 bits */
   if (!(m->lookahead > 0) || !(m->end_time >= 0) || isinf(m->lookahead)) return SIM_EINVAL;
   for (unsigned s = 0; s < m->nseries; s++)
     if (m->series[s].ncols == 0 || !(m->series[s].bin_width >= 0)) return SIM_EINVAL;
@@ -521,7 +600,8 @@ static void sim__engine_free(sim_engine *e) {
     for (unsigned t = 0; t < m->ntypes; t++) free(e->states[t]);
   free(e->states);
   free(e->lps);
-  free(e->heap);
+  free(e->hraw);
+  free(e->hval);
   free(e->chunks);
   free(e->bhead);
   free(e->btail);
@@ -557,6 +637,13 @@ static sim_engine *sim__engine_new(const sim_model *m, const sim_run_opts *o) {
   e->first = sim__first_of(e, e->rank);
   e->nlocal = sim__first_of(e, e->rank + 1) - e->first;
   if (e->nlocal >= SIM__INLINE) goto fail; /* local indices leave dst's top bit free */
+  /* the key's low word: src in the top bits, seq below (see sim__ev) */
+  unsigned idbits = 0;
+  while (idbits < 64 && (m->nlps - 1) >> idbits) idbits++;
+  e->sbits = 64 - idbits;
+  if (e->sbits < 16) goto fail; /* over 2^48 LPs */
+  e->seqmax = e->sbits == 64 ? UINT64_MAX : (UINT64_C(1) << e->sbits) - 1;
+  if (e->seqmax > (UINT64_C(1) << SIM__TSHIFT) - 2) e->seqmax = (UINT64_C(1) << SIM__TSHIFT) - 2; /* the type's bits */
   e->now = 0;
   e->horizon = INFINITY; /* the calendar starts off */
   /* SPOTLAB_CALENDAR_MIN: the threshold (0 = never), for tests that compare results with the
@@ -577,7 +664,14 @@ static sim_engine *sim__engine_new(const sim_model *m, const sim_run_opts *o) {
   if (!e->inl || !e->inl_next) goto fail;
   for (unsigned t = 0; t < m->ntypes; t++) e->hints |= m->types[t].prefetch != NULL;
   e->out = calloc((size_t)e->nranks, sizeof *e->out);
-  e->lps = calloc(e->nlocal ? e->nlocal : 1, sizeof *e->lps);
+  { /* 64-byte aligned: each LP record is one line */
+    size_t bytes = (size_t)(e->nlocal ? e->nlocal : 1) * sizeof *e->lps;
+    void *p = NULL;
+    if (!posix_memalign(&p, 64, bytes)) {
+      memset(p, 0, bytes);
+      e->lps = p;
+    }
+  }
   e->states = calloc(m->ntypes, sizeof *e->states);
   e->series = calloc(m->nseries ? m->nseries : 1, sizeof *e->series);
   e->nbins = calloc(m->nseries ? m->nseries : 1, sizeof *e->nbins);
@@ -615,7 +709,7 @@ static sim_engine *sim__engine_new(const sim_model *m, const sim_run_opts *o) {
   for (sim_id i = 0; i < e->nlocal; i++) {
     sim_lp *lp = &e->lps[i];
     unsigned t = m->ntypes > 1 ? m->type_of(m->ctx, e->first + i) : 0;
-    lp->type = &m->types[t];
+    lp->seqt = (uint64_t)t << SIM__TSHIFT;
     lp->state = m->types[t].state_size ? e->states[t] + used[t] * m->types[t].state_size : NULL;
     used[t]++;
     lp->rng.type = sim_rng_xoshiro;
@@ -649,46 +743,51 @@ static void sim__progress(sim_engine *e, int final) {
 static void sim__process_until(sim_engine *e, double limit) {
   sim__ev ev;
   const size_t ms = e->msg_size;
+  const unsigned sb1 = e->sbits - 1; /* src = (lo >> 1) >> (sbits - 1): no shift by 64 */
+  const sim_lptype *types = e->model->types;
   for (;;) {
     sim__far_refill(e);
-    if (!e->hn || !(e->heap[0].t < limit)) break;
+    if (!e->hn || !(sim__heap_top_t(e) < limit)) break;
     sim__heap_pop(e, &ev);
-    e->now = ev.t;
-    int inl = (ev.dst & SIM__INLINE) != 0;
-    sim_lp *lp = &e->lps[ev.dst & ~SIM__INLINE];
+    e->now = sim__btime(ev.hi);
+    uint32_t d = (uint32_t)ev.v, slot = (uint32_t)(ev.v >> 32);
+    int inl = (d & SIM__INLINE) != 0;
+    sim_lp *lp = &e->lps[d & ~SIM__INLINE];
     const void *msg = NULL;
     if (inl) {
-      memcpy(e->inl, &ev.slot, SIM__INLINE_BYTES); /* the rest of e->inl stays zero */
+      memcpy(e->inl, &slot, SIM__INLINE_BYTES); /* the rest of e->inl stays zero */
       msg = e->inl;
     } else if (ms) {
-      msg = e->slab + (size_t)ev.slot * ms;
+      msg = e->slab + (size_t)slot * ms;
     }
     /* the next event's LP and payload are fetched while this one is handled (when the handler
      * schedules something earlier, the hint is merely wasted) */
     if (e->hn) {
-      const sim__ev *nx = &e->heap[0];
-      __builtin_prefetch(&e->lps[nx->dst & ~SIM__INLINE]);
-      if (ms && !(nx->dst & SIM__INLINE)) __builtin_prefetch(e->slab + (size_t)nx->slot * ms);
+      uint64_t nv = e->hval[0];
+      __builtin_prefetch(&e->lps[(uint32_t)nv & ~SIM__INLINE]);
+      if (ms && !(nv & SIM__INLINE)) __builtin_prefetch(e->slab + (size_t)(nv >> 32) * ms);
     }
-    lp->type->event(lp, lp->state, msg, ev.src);
+    types[lp->seqt >> SIM__TSHIFT].event(lp, lp->state, msg, (ev.lo >> 1) >> sb1);
     /* the next event's LP header and payload were fetched meanwhile: the model's own hint (its
      * state, the records its handler will index) is on its way during the bookkeeping and the heap
      * pop. Models without hints (PHOLD) skip this. */
     if (e->hints && e->hn) {
-      const sim__ev *nx = &e->heap[0];
-      const sim_lp *nlp = &e->lps[nx->dst & ~SIM__INLINE];
-      if (nlp->type->prefetch) {
+      uint64_t nv = e->hval[0];
+      uint32_t nslot = (uint32_t)(nv >> 32);
+      const sim_lp *nlp = &e->lps[(uint32_t)nv & ~SIM__INLINE];
+      const sim_lptype *nt = &types[nlp->seqt >> SIM__TSHIFT];
+      if (nt->prefetch) {
         const void *nmsg = NULL;
-        if (nx->dst & SIM__INLINE) {
-          memcpy(e->inl_next, &nx->slot, SIM__INLINE_BYTES);
+        if (nv & SIM__INLINE) {
+          memcpy(e->inl_next, &nslot, SIM__INLINE_BYTES);
           nmsg = e->inl_next;
         } else if (ms) {
-          nmsg = e->slab + (size_t)nx->slot * ms;
+          nmsg = e->slab + (size_t)nslot * ms;
         }
-        nlp->type->prefetch(nlp, nlp->state, nmsg, nx->src);
+        nt->prefetch(nlp, nlp->state, nmsg, (SIM__KEY_LO(e->hkey[0]) >> 1) >> sb1);
       }
     }
-    if (ms && !inl) sim__slot_put(e, ev.slot);
+    if (ms && !inl) sim__slot_put(e, slot);
     if ((++e->events & 0xFFFF) == 0 && e->progress) sim__progress(e, 0);
   }
 }
@@ -737,7 +836,7 @@ static void sim__run_parallel(sim_engine *e) {
   for (;;) {
     sim__exchange(e);
     sim__far_refill(e);
-    double lmin = e->hn ? e->heap[0].t : SIM_TIME_INF, gmin;
+    double lmin = e->hn ? sim__heap_top_t(e) : SIM_TIME_INF, gmin;
     if (lmin != lmin) SIM_FATAL("an event time is not a number (rank %d)", e->rank);
     sim__mpi_check(MPI_Allreduce(&lmin, &gmin, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD), "Allreduce");
     if (!(gmin < e->end)) break;
@@ -856,7 +955,8 @@ int sim_run(const sim_model *m, const sim_run_opts *o, sim_results *res) {
 
   for (sim_id i = 0; i < e->nlocal; i++) {
     sim_lp *lp = &e->lps[i];
-    if (lp->type->init) lp->type->init(lp, lp->state);
+    const sim_lptype *t = &m->types[lp->seqt >> SIM__TSHIFT];
+    if (t->init) t->init(lp, lp->state);
   }
   if (e->use_mpi && e->nranks > 1) {
     sim__run_parallel(e);
@@ -868,7 +968,8 @@ int sim_run(const sim_model *m, const sim_run_opts *o, sim_results *res) {
   e->finalizing = 1;
   for (sim_id i = 0; i < e->nlocal; i++) {
     sim_lp *lp = &e->lps[i];
-    if (lp->type->finalize) lp->type->finalize(lp, lp->state);
+    const sim_lptype *t = &m->types[lp->seqt >> SIM__TSHIFT];
+    if (t->finalize) t->finalize(lp, lp->state);
   }
   double wall = sim__clock() - e->t_start;
   if (e->progress) sim__progress(e, 1);

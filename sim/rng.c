@@ -26,16 +26,8 @@ static inline uint64_t sim__splitmix64(uint64_t *x) {
 }
 
 static inline uint64_t sim__xo_next(sim__xo_state *st) {
-  uint64_t *s = st->s;
-  const uint64_t result = sim__rotl(s[1] * 5, 7) * 9;
-  const uint64_t t = s[1] << 17;
-  s[2] ^= s[0];
-  s[3] ^= s[1];
-  s[1] ^= s[2];
-  s[0] ^= s[3];
-  s[2] ^= t;
-  s[3] = sim__rotl(s[3], 45);
-  return result;
+  gsl_rng r = {sim_rng_xoshiro, st};
+  return sim_rng_next(&r); /* sim.h: the one copy of the generator */
 }
 
 static void sim__xo_fill(sim__xo_state *st, uint64_t x) {

@@ -1,5 +1,5 @@
 /* test_determinism.c - the engine's promise: one scenario and seed give bit-identical results on
- * 1, 2 and 4 MPI ranks and on 1 or 2 OpenMP threads, whichever way the work is spread over the
+ * 1, 2, 3 and 4 MPI ranks and on 1 or 2 OpenMP threads, whichever way the work is spread over the
  * ranks (`--spread model`: each replication partitioned over all ranks; `--spread reps`: each
  * replication whole on one rank, gathered to rank 0). Every series, table and metric of every
  * replication is compared exactly (h5diff with no tolerance).
@@ -52,13 +52,14 @@ static int same(const char *a, const char *b, int reps) {
   return 0;
 }
 
-/* The model partitioned over 2 and 4 ranks (--spread model: the engine's parallel path). */
-static void check(const char *scenario, const char *extra, int reps) {
+/* 1 rank against the model partitioned over 2 and 4 ranks (and 3, an uneven partition, when
+ * `three`; --spread model: the engine's parallel path), and 2 threads. */
+static void check(const char *scenario, const char *extra, int reps, int three) {
   char ref[64] = "det_np1.h5", out[64], ex[4096];
   snprintf(ex, sizeof ex, "--spread model %s", extra ? extra : "");
   CU_ASSERT_EQUAL_FATAL(run_np(scenario, extra, 1, 1, ref), 0);
-  int nps[] = {2, 4};
-  for (int i = 0; i < 2; i++) {
+  int nps[] = {2, 4, 3};
+  for (int i = 0; i < 2 + !!three; i++) {
     snprintf(out, sizeof out, "det_np%d.h5", nps[i]);
     CU_ASSERT_EQUAL_FATAL(run_np(scenario, ex, nps[i], 1, out), 0);
     CU_ASSERT_EQUAL(same(ref, out, reps), 0);
@@ -70,7 +71,7 @@ static void check(const char *scenario, const char *extra, int reps) {
 static void test_phold(void) {
   char path[4096];
   snprintf(path, sizeof path, "%s/scenarios/phold.cfg", tu_src());
-  check(path, "--reps 2 --param run.end=100.0 --param phold.lps=257 --param phold.remote=0.5", 2);
+  check(path, "--reps 2 --param run.end=100.0 --param phold.lps=257 --param phold.remote=0.5", 2, 1);
 }
 
 /* A seed changes the results: the comparison above is not vacuous. */
@@ -95,7 +96,7 @@ static void test_listed_scenarios(void) {
     char path[8192];
     snprintf(path, sizeof path, "%s/%s", tu_src(), line);
     fprintf(stderr, "\n  determinism of %s %s\n", line, sp ? sp : "");
-    check(path, sp, 1);
+    check(path, sp, 1, 0);
   }
   fclose(f);
 }
@@ -110,8 +111,8 @@ static void test_calendar(void) {
   det_env = "SPOTLAB_CALENDAR_MIN=0";
   CU_ASSERT_EQUAL_FATAL(run_np(path, extra, 1, 1, "det_cal_off.h5"), 0);
   det_env = "SPOTLAB_CALENDAR_MIN=64";
-  const int nps[] = {1, 2, 4};
-  for (int i = 0; i < 3; i++) {
+  const int nps[] = {1, 2, 3, 4};
+  for (int i = 0; i < 4; i++) {
     char out[64];
     snprintf(out, sizeof out, "det_cal_np%d.h5", nps[i]);
     CU_ASSERT_EQUAL_FATAL(run_np(path, extra, nps[i], 1, out), 0);
@@ -238,10 +239,10 @@ static void test_spread_auto(void) {
 }
 
 static CU_TestInfo det_tests[] = {
-    {"PHOLD identical on 1, 2, 4 ranks and 2 threads", test_phold},
+    {"PHOLD identical on 1, 2, 3, 4 ranks and 2 threads", test_phold},
     {"another seed gives other results", test_seed_matters},
     {"listed model scenarios identical on 1, 2, 4 ranks", test_listed_scenarios},
-    {"the calendar of far events changes no result (on and off, 1, 2, 4 ranks)", test_calendar},
+    {"the calendar of far events changes no result (on and off, 1, 2, 3, 4 ranks)", test_calendar},
     {"replications spread over 1, 2, 3 ranks (1 and 2 threads each) identical to one process", test_reps_spread},
     {"the automatic spread: printed, recorded, forced by --spread", test_spread_auto},
     {"sweep: replications or whole points over ranks, identical to one process", test_sweep_spread},

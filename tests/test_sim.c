@@ -36,6 +36,26 @@ static void test_rng_reproducible(void) {
   CU_ASSERT_EQUAL(same, 0);
 }
 
+/* The inline draws give GSL's numbers: sim_rng_uniform as gsl_rng_uniform, sim_rng_uniform_int as
+ * gsl_rng_uniform_int (the same rejection loop), on streams seeded alike. */
+static void test_rng_inline(void) {
+  uint64_t st1[4], st2[4];
+  gsl_rng a = {sim_rng_xoshiro, st1}, b = {sim_rng_xoshiro, st2};
+  sim_rng_seed_stream(&a, 11, 5);
+  sim_rng_seed_stream(&b, 11, 5);
+  const unsigned long ns[] = {1, 2, 3, 7, 1000, 1024, 257, 3000000000ul, (1ul << 63) + 12345};
+  int bad = 0;
+  for (int i = 0; i < 2000; i++) {
+    bad += gsl_rng_uniform(&a) != sim_rng_uniform(&b);
+    unsigned long n = ns[i % 9];
+    bad += gsl_rng_uniform_int(&a, n) != sim_rng_uniform_int(&b, n);
+    bad += gsl_rng_get(&a) != sim_rng_next(&b);
+  }
+  CU_ASSERT_EQUAL(bad, 0);
+}
+
+static unsigned type_zero(const void *ctx, sim_id id) { return 0; }
+
 /* Streams of neighbouring ids must look independent: the correlation of paired uniforms from
  * streams i and i+1 stays within 4 standard errors (1/sqrt(n)) of 0 for every pair tested, and
  * each stream's mean is within 4 standard errors of 1/2. */
@@ -237,6 +257,17 @@ static void test_invalid_model(void) {
   m.lookahead = 0.1;
   m.nlps = 0;
   CU_ASSERT_EQUAL(sim_run(&m, &o, &r), SIM_EINVAL);
+  /* at most 256 LP types (the type's index is a byte of the LP record) */
+  static sim_lptype many[257];
+  for (int i = 0; i < 257; i++) many[i] = types[0];
+  m.nlps = 2;
+  m.types = many;
+  m.ntypes = 257;
+  m.type_of = type_zero;
+  CU_ASSERT_EQUAL(sim_run(&m, &o, &r), SIM_EINVAL);
+  m.ntypes = 256;
+  CU_ASSERT_EQUAL_FATAL(sim_run(&m, &o, &r), SIM_OK);
+  sim_results_free(&r);
 }
 
 /* PHOLD's conservation: events handled == events sent while the run lasts; the per-LP table sums
@@ -492,6 +523,7 @@ static CU_TestInfo rng_tests[] = {
     {"neighbouring streams are uncorrelated", test_rng_stream_independence},
     {"GSL distributions on a stream", test_rng_gsl_distribution},
     {"replication seeds", test_rep_seeds},
+    {"inline draws give GSL's numbers", test_rng_inline},
     CU_TEST_INFO_NULL,
 };
 static CU_TestInfo engine_tests[] = {

@@ -16,6 +16,35 @@ const char *const mkt_class_names[] = {"training", "inference", "batch", NULL};
 static const char *const mkt__days[] = {"none", "daily", "weekdays", "weekends", NULL};
 const char *const mkt_goal_names[] = {"threshold", "income", "stability", "utilization", NULL};
 
+/* ---- engine events by kind (mkt_model.h) ---- */
+static const struct {
+  const char *name;
+  int ev;
+} mkt__kinds[MKT_NKINDS] = {
+    [M_AVAIL] = {"avail", MKT_EV_NONE},      [M_UNAVAIL] = {"unavail", MKT_EV_NONE},
+    [M_STAKE] = {"stake", MKT_EV_NONE},      [M_UNSTAKE] = {"unstake", MKT_EV_NONE},
+    [M_CLAIM] = {"claim", MKT_EV_NONE},      [M_DEPART] = {"depart", MKT_EV_NONE},
+    [M_RENTED] = {"rented", MKT_EV_NONE},    [M_PAY] = {"pay", MKT_EV_BILL},
+    [M_SLASH] = {"slash", MKT_EV_NONE},      [M_TICK] = {"tick", MKT_EV_BILL},
+    [M_ARRIVE] = {"arrive", MKT_EV_ARRIVAL}, [M_TRACE] = {"trace", MKT_EV_ARRIVAL},
+    [M_FINISH] = {"finish", MKT_EV_END},     [M_CKPT] = {"ckpt", MKT_EV_NONE},
+    [M_WAKE] = {"wake", MKT_EV_NONE},        [M_DETECT] = {"detect", MKT_EV_NONE},
+    [M_MCLOSE] = {"mclose", MKT_EV_NONE},    [M_CHURN] = {"churn", MKT_EV_CHURN},
+    [M_CAL] = {"cal", MKT_EV_NONE},          [M_SELF] = {"self", MKT_EV_NONE},
+    [M_REVIEW] = {"review", MKT_EV_NONE},    [M_CLOSE] = {"close", MKT_EV_NONE},
+    [M_JOB] = {"job", MKT_EV_NONE},          [M_BULLETIN] = {"bulletin", MKT_EV_NONE},
+    [M_QUOTE] = {"quote", MKT_EV_NONE},      [M_QUOTED] = {"quoted", MKT_EV_NONE},
+};
+_Static_assert(M_QUOTED == MKT_NKINDS - 1, "MKT_NKINDS follows the message kinds");
+unsigned mkt_msg_kind(const void *msg) {
+  unsigned k = ((const mkt_msg *)msg)->kind;
+  return k < MKT_NKINDS ? k : 0;
+}
+const char *mkt_msg_kind_name(unsigned kind) {
+  return kind < MKT_NKINDS && mkt__kinds[kind].name ? mkt__kinds[kind].name : "?";
+}
+int mkt_msg_kind_event(unsigned kind) { return kind < MKT_NKINDS ? mkt__kinds[kind].ev : MKT_EV_NONE; }
+
 /* ---- scenario keys ----------------------------------------------------------------------------- */
 #define P(name, type, st, field, def, lo, hi, unit, help)                                                              \
   { name, type, offsetof(st, field), def, lo, hi, unit, help, NULL, NULL, 0, 0 }

@@ -154,6 +154,17 @@ typedef struct mkt_config {
 extern const sim_param mkt_params[];
 extern const sim_model_class mkt_class;
 
+/* What one engine event of the market is, for `spotlab bench market`'s account of the model's
+ * overhead: the message kind (1 .. MKT_NKINDS - 1) of a message the market's handlers receive, its
+ * name, and which modelled event it is (MKT_EV_*: a payment is a bill) or MKT_EV_NONE when it is bookkeeping (a relay
+ * between LPs, a timer, a payment). Job starts are decided inside other handlers and have no
+ * event of their own. */
+#define MKT_NKINDS 27
+enum { MKT_EV_NONE, MKT_EV_ARRIVAL, MKT_EV_END, MKT_EV_CHURN, MKT_EV_BILL, MKT_NEV };
+unsigned mkt_msg_kind(const void *msg);
+const char *mkt_msg_kind_name(unsigned kind);
+int mkt_msg_kind_event(unsigned kind);
+
 /* Per-provider constants drawn at build time from population_seed (same in every replication). */
 typedef struct mkt_pstat {
   uint32_t score_milli; /* compute score of all its GPUs, 1/1000 points */

@@ -2,6 +2,7 @@
 #include "models/phold/phold.h"
 
 #include <gsl/gsl_randist.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -13,13 +14,15 @@ typedef struct phold_state {
 
 static const phold_config *phold__cfg(sim_lp *lp) { return sim_lp_ctx(lp); }
 
-/* Delay of a new event: lookahead + Exp(mean). gsl_ran_exponential draws -mean * log1p(-u). */
+/* Delay of a new event: lookahead + Exp(mean), drawn as gsl_ran_exponential draws it,
+ * -mean * log1p(-u), with the engine's inline draws (the same numbers as gsl_rng_uniform and
+ * gsl_rng_uniform_int, without two calls through the generator's table). */
 static void phold__schedule(sim_lp *lp) {
   const phold_config *c = phold__cfg(lp);
   gsl_rng *r = sim_lp_rng(lp);
   sim_id dst = sim_lp_id(lp);
-  if (c->remote > 0 && gsl_rng_uniform(r) < c->remote) dst = gsl_rng_uniform_int(r, (unsigned long)c->lps);
-  double delay = c->lookahead + gsl_ran_exponential(r, c->mean);
+  if (c->remote > 0 && sim_rng_uniform(r) < c->remote) dst = sim_rng_uniform_int(r, (unsigned long)c->lps);
+  double delay = c->lookahead + -c->mean * log1p(-sim_rng_uniform(r));
   sim_send(lp, dst, delay, NULL, 0);
 }
 

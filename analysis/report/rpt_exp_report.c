@@ -246,7 +246,7 @@ void rpt__exp_figs(const rpt_experiment *e, rpt__exp_sink *sink) {
                "feasible points on means) in vermillion, numbered as in the table.",
                600, body);
   }
-sens:
+sens:; /* a label is not followed by a declaration before C23 */
   /* 2. Sensitivities: a group of bars per factor, one bar per objective. */
   const char *t2 = "Sensitivity of each objective to each factor";
   if (!e->nobjs)

@@ -1540,7 +1540,8 @@ int rpt_report(const char *path, const rpt_options *opt, rpt_outcome *out, char 
         rc = SIM_EIO;
       }
       if (!rc) rc = rpt__sweep_tables(&c, &s, m, v, th);
-      if ((m && rpt__wclose(m, mt, md)) | (v && rpt__wclose(v, vt, csv))) {
+      int bad_m = m && rpt__wclose(m, mt, md), bad_v = v && rpt__wclose(v, vt, csv); /* both closed */
+      if (bad_m || bad_v) {
         snprintf(err, errlen, "%s: writing the summary files failed (%s)", opt->outdir, strerror(errno));
         rc = SIM_EIO;
       }
@@ -1568,7 +1569,8 @@ int rpt_report(const char *path, const rpt_options *opt, rpt_outcome *out, char 
         rc = SIM_EIO;
       }
       if (!rc) rc = rpt__exp_tables(&e, m, v, th);
-      if ((m && rpt__wclose(m, mt, md)) | (v && rpt__wclose(v, vt, csv))) {
+      int bad_m = m && rpt__wclose(m, mt, md), bad_v = v && rpt__wclose(v, vt, csv); /* both closed */
+      if (bad_m || bad_v) {
         snprintf(err, errlen, "%s: writing the summary files failed (%s)", opt->outdir, strerror(errno));
         rc = SIM_EIO;
       }

@@ -178,7 +178,8 @@ int mkt_trace_load_alibaba_pods(const char *path, mkt_trace_job **out, size_t *n
       break;
     }
     mkt_trace_reason why = MKT_TR_NREASONS;
-    int timed = !mkt__num(fl[col[POD_DELETE]], &del) & !mkt__num(fl[col[POD_SCHED]], &sched);
+    int has_del = !mkt__num(fl[col[POD_DELETE]], &del), has_sched = !mkt__num(fl[col[POD_SCHED]], &sched);
+    int timed = has_del && has_sched; /* both parsed, whatever the first gives */
     if (ngpu == 0)
       why = MKT_TR_CPU_ONLY;
     else if (ngpu < 0 || create < 0 || (timed && (del < 0 || sched < 0 || sched < create)))

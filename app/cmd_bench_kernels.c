@@ -294,15 +294,18 @@ static void bk_cpu_name(char *out, size_t len) {
 }
 
 /* ---- HDF5 ------------------------------------------------------------------------------------- */
-static int bk_write_h5(const char *path, const char *device, const bk_row *rows, int n, int *werr) {
-  *werr = 0;
+/* The table as FILE.h5: 0, or -1 with the reason in err. */
+static int bk_write_h5(const char *path, const char *device, const bk_row *rows, int n, char *err, size_t errlen) {
   size_t len = strlen(path) + 16;
   char *tmp = malloc(len);
-  if (!tmp) return -1;
+  if (!tmp) {
+    snprintf(err, errlen, "%s: out of memory", path);
+    return -1;
+  }
   sim_tmpname(path, tmp, len);
   int ok = 0;
   hid_t f = sim_h5mem_create(tmp); /* built in memory, written whole (h5mem.h: a full disk) */
-  if (f < 0) *werr = errno;
+  if (f < 0) snprintf(err, errlen, "%s: cannot create it: %s", path, strerror(errno));
   if (f >= 0) {
     hid_t s16 = H5Tcopy(H5T_C_S1);
     H5Tset_size(s16, 16);
@@ -347,10 +350,8 @@ static int bk_write_h5(const char *path, const char *device, const bk_row *rows,
     H5Tclose(t);
     H5Tclose(s16);
     ok = ds >= 0 && w >= 0 && aw >= 0;
-    if (sim_h5mem_commit(f, tmp, ok, werr)) ok = 0; /* removes tmp when it fails */
+    ok = sim_h5mem_finish(f, tmp, path, ok, "kernel table", err, errlen) == 0;
   }
-  if (ok && rename(tmp, path) != 0) ok = 0;
-  if (!ok) remove(tmp);
   free(tmp);
   return ok ? 0 : -1;
 }
@@ -813,10 +814,9 @@ static int bk_main(int argc, char **argv) {
   if (rc) fprintf(stderr, "spotlab bench kernels: %s\n", krn_strerror(rc));
   bk_print(st);
   int status = rc || st->bad ? 1 : 0;
-  int werr = 0;
-  if (st->o.out && bk_write_h5(st->o.out, st->device, st->rows, st->nrows, &werr)) {
-    fprintf(stderr, "spotlab bench kernels: cannot write %s: %s\n", st->o.out,
-            werr ? strerror(werr) : "the HDF5 library failed");
+  char werr[600];
+  if (st->o.out && bk_write_h5(st->o.out, st->device, st->rows, st->nrows, werr, sizeof werr)) {
+    fprintf(stderr, "spotlab bench kernels: %s\n", werr);
     status = 1;
   }
   if (!rc && !st->o.no_calib && bk_calib(st)) status = 1;

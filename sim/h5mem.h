@@ -102,6 +102,26 @@ static inline int sim_h5mem_commit(hid_t f, const char *path, int ok, int *werr)
   return ok ? 0 : -1;
 }
 
+/* Commits f to tmp (sim_h5mem_commit) and renames tmp to path, the last step of every writer:
+ * 0, or -1 with the reason in err ("PATH: writing the WHAT failed (REASON); nothing was left
+ * behind", or "PATH: cannot rename the finished file into place"); nothing is left behind then. */
+static inline int sim_h5mem_finish(hid_t f, const char *tmp, const char *path, int ok, const char *what, char *err,
+                                   size_t errlen) {
+  int werr;
+  if (sim_h5mem_commit(f, tmp, ok, &werr)) {
+    snprintf(err, errlen, "%s: writing the %s failed (%s); nothing was left behind", path, what,
+             werr ? strerror(werr) : "HDF5 error");
+    return -1;
+  }
+  if (rename(tmp, path) != 0) {
+    int e = errno;
+    unlink(tmp);
+    snprintf(err, errlen, "%s: cannot rename the finished file into place (%s)", path, strerror(e));
+    return -1;
+  }
+  return 0;
+}
+
 /* Checks PATH's checksum before HDF5 reads it: 1 when it matches, 0 when the file has none (not
  * written by spotlab, or by a spotlab before the checksum: HDF5 reads it unchecked), -1 when it is
  * damaged or unreadable (the reason in err). */

@@ -293,19 +293,7 @@ int sim_results_write(const char *path, const sim_run_meta *meta, const sim_mode
     H5Gclose(rg);
   }
   if (gr >= 0) H5Gclose(gr);
-  int werr;
-  if (sim_h5mem_commit(f, tmp, !rc, &werr)) rc = 1; /* removes tmp when it fails */
-  if (rc) {
-    snprintf(err, errlen, "%s: writing the results failed (%s); nothing was left behind", path,
-             werr ? strerror(werr) : "HDF5 error");
-    return SIM_EIO;
-  }
-  if (rename(tmp, path) != 0) {
-    unlink(tmp);
-    snprintf(err, errlen, "%s: cannot rename the finished file into place", path);
-    return SIM_EIO;
-  }
-  return SIM_OK;
+  return sim_h5mem_finish(f, tmp, path, !rc, "results", err, errlen) ? SIM_EIO : SIM_OK;
 }
 
 /* ---- Merging parts (sim_results_merge) ---------------------------------------------------------- */
@@ -646,17 +634,7 @@ int sim_results_merge(const char *out, const char *const *paths, int n, char *er
       }
     if (gr >= 0) H5Gclose(gr);
     H5Pclose(ocp);
-    int werr = 0;
-    if (sim_h5mem_commit(f, tmp, !w, &werr)) w = 1; /* removes tmp when it fails */
-    if (w) {
-      snprintf(err, errlen, "%s: writing the merged results failed (%s); nothing was left behind", out,
-               werr ? strerror(werr) : "HDF5 error");
-      rc = SIM_EIO;
-    } else if (rename(tmp, out) != 0) {
-      unlink(tmp);
-      snprintf(err, errlen, "%s: cannot rename the finished file into place", out);
-      rc = SIM_EIO;
-    }
+    if (sim_h5mem_finish(f, tmp, out, !w, "merged results", err, errlen)) rc = SIM_EIO;
   }
   free(nbuf);
   free(ubuf);

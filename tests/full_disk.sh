@@ -73,7 +73,7 @@ dd if=/dev/zero of="$dir/fill" bs=1k count=58 2>/dev/null # leaves about 6 KiB; 
 "$bin" bench kernels --cpu --kernels triad --strategies even --scale 0.01 --no-calib --out "$dir/k.h5" > bk.out 2>&1; s=$?
 tail -2 bk.out
 [ $s -eq 1 ] || fail "bench kernels exit $s (want 1)"
-grep -q "cannot write $dir/k.h5: No space left on device" bk.out || fail "bench kernels: the reason is not said"
+grep -q "$dir/k.h5: writing the kernel table failed (No space left on device)" bk.out || fail "bench kernels: the reason is not said"
 [ ! -e "$dir/k.h5" ] && ! ls -A "$dir" | grep -q '\.tmp' || fail "bench kernels left $(ls -A "$dir")"
 # a read-only folder (a read-only tmpfs: root ignores file modes): every command says why, exits
 # non-zero, and leaves nothing

@@ -82,17 +82,7 @@ int rpt_experiment_write(const char *path, const rpt_experiment *e, const char *
     }
     H5Gclose(g);
   }
-  int werr;
-  if (sim_h5mem_commit(h, tmp, !rc, &werr)) {
-    snprintf(err, errlen, "%s: writing the experiment file failed (%s)", path, werr ? strerror(werr) : "HDF5 error");
-    return SIM_EIO;
-  }
-  if (rename(tmp, path)) {
-    unlink(tmp);
-    snprintf(err, errlen, "%s: cannot rename the finished file into place", path);
-    return SIM_EIO;
-  }
-  return 0;
+  return sim_h5mem_finish(h, tmp, path, !rc, "experiment file", err, errlen) ? SIM_EIO : 0;
 }
 
 /* Reads dataset `name` of g, which must hold exactly `want` values, as doubles (or ints). */

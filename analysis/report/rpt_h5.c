@@ -681,17 +681,7 @@ int rpt_sweep_write(const char *path, const rpt_sweep *s, const char *scenario_p
     free(hi);
     H5Gclose(g);
   }
-  int werr;
-  if (sim_h5mem_commit(h, tmp, !rc, &werr)) {
-    snprintf(err, errlen, "%s: writing the sweep file failed (%s)", path, werr ? strerror(werr) : "HDF5 error");
-    return SIM_EIO;
-  }
-  if (rename(tmp, path)) {
-    unlink(tmp);
-    snprintf(err, errlen, "%s: cannot rename the finished file into place", path);
-    return SIM_EIO;
-  }
-  return 0;
+  return sim_h5mem_finish(h, tmp, path, !rc, "sweep file", err, errlen) ? SIM_EIO : 0;
 }
 
 int rpt__r_strs_dset(hid_t g, const char *name, size_t want, char ***out) {

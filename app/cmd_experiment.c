@@ -525,24 +525,9 @@ static int cmd_experiment_main(int argc, char **argv) {
     snprintf(pf, sizeof pf, "%s/point_%04u.h5", pdir, p);
     double *dst = e.values + (size_t)p * (size_t)reps * nm;
     int have = 0;
-    if (resume && rank == 0) {
-      /* A point is finished when its results file is whole (checksum), for the same effective
-       * scenario (values, seed, replications) and the same metrics. */
-      rpt_file *pfile;
-      char err[RPT_ERRLEN];
-      if (access(pf, F_OK) == 0 && rpt_open(pf, &pfile, err, sizeof err) == 0) {
-        char *eff = NULL;
-        int ok = rpt_nreps(pfile) == reps && rpt_seed(pfile) == (uint64_t)seed && rpt_nmetrics(pfile) == nm &&
-                 rpt_meta_string(pfile, "effective", &eff) == 0 && l.effective && !strcmp(eff, l.effective);
-        for (unsigned k = 0; ok && k < nm; k++) ok = !strcmp(rpt_metric_name(pfile, k), names[k]);
-        if (ok) {
-          memcpy(dst, rpt_metric_values(pfile), (size_t)reps * nm * sizeof *dst);
-          have = 1;
-        }
-        free(eff);
-        rpt_close(pfile);
-      }
-    }
+    /* A point is finished when its results file is whole (checksum), for the same effective
+     * scenario (values, seed, replications) and the same metrics. */
+    if (resume && rank == 0) have = app_point_reusable(pf, &l, names, nm, dst);
     if (app_mpi_size() > 1) MPI_Bcast(&have, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (have) {
       kept++;

@@ -84,6 +84,9 @@ static const app_option sweep__opts[] = {
     {"--out", APP_O_STRING, "FILE.h5", 0, 0, 0, "sweep file (default: results/SCENARIO-sweep.h5)"},
     {"--spread", APP_O_CHOICE, "auto|reps|model", 0, 0, 0,
      "under mpirun, as spotlab run's: reps, model or auto (default)", sweep__spreads},
+    {"--resume", APP_O_FLAG, NULL, 0, 0, 0,
+     "keep the points whose results file is already in FILE.points/ (the same scenario,\n"
+     "value, seed and replications, whole); run the others"},
     {"--quiet", APP_O_FLAG, NULL, 0, 0, 0, "no progress lines"},
     {NULL},
 };
@@ -105,7 +108,7 @@ static const app_cli sweep__cli = {
     sweep__opts};
 
 static int cmd_sweep__go(const char *scenario, const char *param, const char *out, const char *const *fixed, int nfixed,
-                         int quiet, int spread, int argc, char **argv);
+                         int quiet, int spread, int resume, int argc, char **argv);
 
 static int cmd_sweep_main(int argc, char **argv) {
   app_args a;
@@ -128,14 +131,14 @@ static int cmd_sweep_main(int argc, char **argv) {
   }
   int spread = app_spread_parse(sweep__spreads[app_args_choice(&a, "--spread", 0)]);
   int rc = cmd_sweep__go(a.operand[0], param, app_args_str(&a, "--out", NULL), fixed, nfixed,
-                         app_args_flag(&a, "--quiet"), spread, argc, argv);
+                         app_args_flag(&a, "--quiet"), spread, app_args_flag(&a, "--resume"), argc, argv);
   app_args_free(&a);
   return rc;
 }
 
 /* The sweep of `param` (KEY=V1,V2,...) with the overrides fixed[0..nfixed) at every point. */
 static int cmd_sweep__go(const char *scenario, const char *param, const char *out, const char *const *fixed, int nfixed,
-                         int quiet, int spread, int argc, char **argv) {
+                         int quiet, int spread, int resume, int argc, char **argv) {
   int rc = 0, failed = 0, sig_out = 0;   /* sig_out: the signal that stopped the sweep */
   char *base = NULL;                     /* freed at done: declared before the first goto */
   char **names0 = NULL, **units0 = NULL; /* metric names of point 1, which every point must share */
@@ -276,7 +279,7 @@ static int cmd_sweep__go(const char *scenario, const char *param, const char *ou
       fprintf(stderr, "sweep: each point: %s\n", why);
   }
   uint64_t seed = 0;
-  int sig = 0;                                  /* the signal that stopped the sweep */
+  int sig = 0, kept = 0; /* the signal that stopped the sweep; points kept from an earlier run (--resume) */
   unsigned char *pdone = calloc((size_t)np, 1); /* pdone[p]: point p finished (on any rank, once agreed) */
   if (!pdone) SIM_FATAL("out of memory");
   app_stop_install();
@@ -306,6 +309,21 @@ static int cmd_sweep__go(const char *scenario, const char *param, const char *ou
     seed = (uint64_t)l.run.seed;
     l.spread = spread;
     l.local = by_points;
+    if (resume) { /* a point already done (an interrupted sweep run again): kept, not run */
+      char pf[4400];
+      snprintf(pf, sizeof pf, "%s/point_%04d.h5", pdir, p);
+      int have = (rank == 0 || by_points) && app_point_reusable(pf, &l, names0, nm, s.values + (size_t)p * reps * nm);
+      if (P > 1 && !by_points) MPI_Bcast(&have, 1, MPI_INT, 0, MPI_COMM_WORLD); /* every rank skips it, or none */
+      if (have) {
+        kept++;
+        if (!quiet && (rank == 0 || by_points))
+          fprintf(stderr, "sweep: point %d/%d (%s): finished earlier, kept (%s)\n", p + 1, np, ovr_text[p], pf);
+        pdone[p] = 1;
+        app_progress_step(prog, ovr_text[p], 1);
+        app_unload(&l);
+        continue;
+      }
+    }
     app_run_out o;
     double tp = sweep__now();
     failed |= app_run_reps(&l, NULL, &o);
@@ -334,6 +352,7 @@ static int cmd_sweep__go(const char *scenario, const char *param, const char *ou
     rc = app_mpi_max_int(rc);
     failed = app_mpi_max_int(failed);
     sig = app_mpi_max_int(sig);
+    kept = app_mpi_max_int(kept);
     MPI_Allreduce(MPI_IN_PLACE, pdone, np, MPI_UNSIGNED_CHAR, MPI_MAX, MPI_COMM_WORLD);
     for (int p = 0; !rc && p < np; p++)
       if (pdone[p]) app_mpi_bcast_doubles(s.values + (size_t)p * reps * nm, (size_t)reps * nm, p % P);
@@ -355,9 +374,10 @@ static int cmd_sweep__go(const char *scenario, const char *param, const char *ou
       fprintf(stderr, "spotlab sweep: %s\n", err);
       rc = 1;
     } else if (!quiet) {
-      printf("sweep: %d of %d points of %s%s, %d replication%s each\nresults: %s (points in %s/)\nnext: spotlab "
+      printf("sweep: %d of %d points of %s%s, %d replication%s each%s\nresults: %s (points in %s/)\nnext: spotlab "
              "report %s\n",
-             ndone, np, key, s.interrupted ? " (interrupted)" : "", reps, reps == 1 ? "" : "s", out, pdir, out);
+             ndone, np, key, s.interrupted ? " (interrupted)" : "", reps, reps == 1 ? "" : "s",
+             kept ? " (some kept from an earlier run: --resume)" : "", out, pdir, out);
     }
   }
   for (int p = 0; s.point_files && p < np; p++) free(s.point_files[p]);

@@ -3,6 +3,7 @@
 #include "app/progress.h"
 #include "app/app.h"
 #include "app/models.h"
+#include "analysis/report/rpt.h"
 
 #include <libgen.h>
 #include <math.h>
@@ -397,6 +398,20 @@ void app_run_out_free(app_loaded *l, app_run_out *o) {
   free(o->reps);
   free(o->values);
   memset(o, 0, sizeof *o);
+}
+
+int app_point_reusable(const char *pf, const app_loaded *l, char *const *names, unsigned nm, double *dst) {
+  rpt_file *f;
+  char err[RPT_ERRLEN];
+  if (access(pf, F_OK) != 0 || rpt_open(pf, &f, err, sizeof err) != 0) return 0;
+  char *eff = NULL;
+  int ok = rpt_nreps(f) == (int)l->run.reps && rpt_seed(f) == (uint64_t)l->run.seed && rpt_nmetrics(f) == nm &&
+           rpt_meta_string(f, "effective", &eff) == 0 && l->effective && !strcmp(eff, l->effective);
+  for (unsigned k = 0; ok && k < nm; k++) ok = !strcmp(rpt_metric_name(f, k), names[k]);
+  if (ok) memcpy(dst, rpt_metric_values(f), (size_t)l->run.reps * nm * sizeof *dst);
+  free(eff);
+  rpt_close(f);
+  return ok;
 }
 
 int app_write_results(const char *path, app_loaded *l, app_run_out *o) {

@@ -95,6 +95,12 @@ int app_spread_choose(const app_loaded *l, int ranks, char *why, size_t len);
 int app_run_reps(app_loaded *l, app_progress *prog, app_run_out *o);
 void app_run_out_free(app_loaded *l, app_run_out *o);
 
+/* 1 when `pf` is a whole results file (its checksum) of the very run that `l` would make: the same
+ * effective scenario (every key, the point's values among them), seed, replications and metrics
+ * (names[0..nm)); its metrics are then copied to dst[reps][nm]. 0 otherwise (no file, another run,
+ * damaged). Sweeps and experiments resume with it, skipping the points already done. */
+int app_point_reusable(const char *pf, const app_loaded *l, char *const *names, unsigned nm, double *dst);
+
 /* Writes the results file for a run (rank 0): its o->nreps replications, marked interrupted
  * (/meta interrupted, reps_requested) when o->interrupted. */
 int app_write_results(const char *path, app_loaded *l, app_run_out *o);

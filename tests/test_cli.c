@@ -402,6 +402,34 @@ static void test_sweep_sigterm_keeps_finished_points(void) {
   free(out);
 }
 
+/* sweep --resume: the points whose results file is already there (whole, of the same scenario,
+ * value, seed and replications) are kept, not run; a missing point and a point file of another
+ * run are run; the sweep file is the one an uninterrupted sweep writes. */
+static void test_sweep_resume(void) {
+  tu_write("res.cfg", "model = \"phold\";\nrun = { end = 200.0; reps = 2; seed = 5; };\nphold = { lps = 64; };\n");
+  CU_ASSERT_EQUAL(tu_run("rm -rf res.h5 res.points res0.h5 res0.points", NULL), 0);
+  char *out;
+  CU_ASSERT_EQUAL_FATAL(sl("sweep res.cfg --param phold.remote=0.1,0.2,0.3,0.4 --out res0.h5 --quiet", &out), 0);
+  free(out);
+  /* an interrupted sweep's leftovers: points 0 and 3 done, point 1 missing, point 2 of another seed */
+  CU_ASSERT_EQUAL(
+      tu_run("mkdir -p res.points && cp res0.points/point_0000.h5 res0.points/point_0003.h5 res.points/", NULL), 0);
+  CU_ASSERT_EQUAL_FATAL(
+      sl("run res.cfg --param phold.remote=0.3 --seed 6 --out res.points/point_0002.h5 --quiet", &out), 0);
+  free(out);
+  CU_ASSERT_EQUAL(sl("sweep res.cfg --param phold.remote=0.1,0.2,0.3,0.4 --out res.h5 --resume", &out), 0);
+  CU_ASSERT(strstr(out, "point 1/4 (phold.remote=0.1): finished earlier, kept") != NULL);
+  CU_ASSERT(strstr(out, "point 4/4 (phold.remote=0.4): finished earlier, kept") != NULL);
+  CU_ASSERT(strstr(out, "point 2/4 (phold.remote=0.2): finished earlier") == NULL);
+  CU_ASSERT(strstr(out, "point 3/4 (phold.remote=0.3): finished earlier") == NULL); /* another seed: run again */
+  if (!strstr(out, "finished earlier, kept")) fprintf(stderr, "%s\n", out);
+  free(out);
+  CU_ASSERT_EQUAL(tu_run("h5diff res0.h5 res.h5 /sweep/metrics /sweep/metrics", NULL), 0);
+  CU_ASSERT_EQUAL(tu_run("h5diff res0.points/point_0002.h5 res.points/point_0002.h5 /metrics /metrics", NULL), 0);
+  CU_ASSERT_EQUAL(sl("sweep res.cfg --param phold.remote=0.1,0.2 --out res.h5 --resume --resume", &out), 2);
+  free(out);
+}
+
 /* SIGTERM to a run once a replication has finished: the finished replications are written, the
  * file marked interrupted with the count asked for, exit 143. */
 static void test_run_sigterm_writes_finished_reps(void) {
@@ -768,6 +796,7 @@ static CU_TestInfo cli_tests[] = {
     {"thousands of unknown keys", test_many_unknown_keys},
     {"compare refuses runs of two models", test_compare_models},
     {"SIGTERM to a sweep keeps its finished points", test_sweep_sigterm_keeps_finished_points},
+    {"sweep --resume keeps the finished points and runs the others", test_sweep_resume},
     {"SIGTERM to a run writes its finished replications, marked", test_run_sigterm_writes_finished_reps},
     {"a run too big for the machine is refused before it starts", test_too_big_for_machine},
     CU_TEST_INFO_NULL,

@@ -280,6 +280,18 @@ static int xp__metric(const app_loaded *l, const char *name) {
   return -1;
 }
 
+/* A constraint's or objective's metric that the built model does not have: FILE:LINE, with the
+ * metrics of the same quantity as a hint. */
+static void xp__check_metric(const app_loaded *l, sim_diag *d, const char *file, int line, const char *what,
+                             const char *text, const char *metric) {
+  if (xp__metric(l, metric) >= 0) return;
+  char sim[1024];
+  xp__similar(l, metric, sim, sizeof sim);
+  sim_diag_report(d, file, line,
+                  "%s '%s': unknown metric '%s' (%s%s; `spotlab run SCENARIO --all` lists the %u metrics)", what, text,
+                  metric, sim[0] ? "metrics of that quantity: " : "no metric of that quantity", sim, l->nmetrics);
+}
+
 static int cmd_experiment_main(int argc, char **argv) {
   app_args args;
   int prc = app_cli_parse(&xp__cli, argc, argv, &args);
@@ -387,25 +399,9 @@ static int cmd_experiment_main(int argc, char **argv) {
       if (reps < 0) reps = l.run.reps;
       if (seed < 0) seed = l.run.seed;
       for (int c = 0; c < s->ncons; c++)
-        if (xp__metric(&l, s->cons[c].metric) < 0) {
-          char sim[1024];
-          xp__similar(&l, s->cons[c].metric, sim, sizeof sim);
-          sim_diag_report(&d, file, s->cons[c].line,
-                          "constraint '%s': unknown metric '%s' (%s%s; `spotlab run SCENARIO --all` lists the %u "
-                          "metrics)",
-                          s->cons[c].text, s->cons[c].metric,
-                          sim[0] ? "metrics of that quantity: " : "no metric of that quantity", sim, l.nmetrics);
-        }
+        xp__check_metric(&l, &d, file, s->cons[c].line, "constraint", s->cons[c].text, s->cons[c].metric);
       for (int j = 0; j < s->nobjs; j++)
-        if (xp__metric(&l, s->objs[j].metric) < 0) {
-          char sim[1024];
-          xp__similar(&l, s->objs[j].metric, sim, sizeof sim);
-          sim_diag_report(&d, file, s->objs[j].line,
-                          "objective '%s': unknown metric '%s' (%s%s; `spotlab run SCENARIO --all` lists the %u "
-                          "metrics)",
-                          s->objs[j].text, s->objs[j].metric,
-                          sim[0] ? "metrics of that quantity: " : "no metric of that quantity", sim, l.nmetrics);
-        }
+        xp__check_metric(&l, &d, file, s->objs[j].line, "objective", s->objs[j].text, s->objs[j].metric);
     } else {
       int same = l.nmetrics == nm;
       for (unsigned k = 0; same && k < nm; k++) same = !strcmp(l.metrics[k].name, names[k]);

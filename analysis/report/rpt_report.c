@@ -1498,6 +1498,39 @@ static int rpt__mkdir(const char *dir) {
   return stat(buf, &st) == 0 && S_ISDIR(st.st_mode) ? 0 : -1;
 }
 
+/* summary.md and summary.csv of a sweep or an experiment, each written whole or not at all
+ * (rpt__wopen), by `tables`; listed in c->out and said. 0, or SIM_EIO with the reason in err. */
+typedef int (*rpt__tables_fn)(rpt__ctx *c, const void *what, FILE *md, FILE *csv, FILE *html);
+static int rpt__sweep_tables_cb(rpt__ctx *c, const void *s, FILE *md, FILE *csv, FILE *html) {
+  return rpt__sweep_tables(c, s, md, csv, html);
+}
+static int rpt__exp_tables_cb(rpt__ctx *c, const void *e, FILE *md, FILE *csv, FILE *html) {
+  (void)c;
+  return rpt__exp_tables(e, md, csv, html);
+}
+static int rpt__summary_files(rpt__ctx *c, const char *md, const char *csv, rpt__tables_fn tables, const void *what,
+                              FILE *th, char *err, size_t errlen) {
+  int rc = 0;
+  char mt[4200], vt[4200];
+  FILE *m = rpt__wopen(md, mt, sizeof mt), *v = rpt__wopen(csv, vt, sizeof vt);
+  if (!m || !v) {
+    snprintf(err, errlen, "%s: cannot write the summary files", c->opt->outdir);
+    rc = SIM_EIO;
+  }
+  if (!rc) rc = tables(c, what, m, v, th);
+  int bad_m = m && rpt__wclose(m, mt, md), bad_v = v && rpt__wclose(v, vt, csv); /* both closed */
+  if (bad_m || bad_v) {
+    snprintf(err, errlen, "%s: writing the summary files failed (%s)", c->opt->outdir, strerror(errno));
+    rc = SIM_EIO;
+  }
+  if (!rc) {
+    rpt__list_add(&c->out->files, &c->out->nfiles, "summary.md");
+    rpt__list_add(&c->out->files, &c->out->nfiles, "summary.csv");
+    rpt__say(c, "wrote %s and %s\n", md, csv);
+  }
+  return rc;
+}
+
 int rpt_report(const char *path, const rpt_options *opt, rpt_outcome *out, char *err, size_t errlen) {
   memset(out, 0, sizeof *out);
   rpt__ctx c = {0};
@@ -1533,24 +1566,8 @@ int rpt_report(const char *path, const rpt_options *opt, rpt_outcome *out, char 
     rc = rpt_sweep_read(c.f, &s);
     if (rc) snprintf(err, errlen, "%s", rpt_error(c.f));
     if (!rc) {
-      char mt[4200], vt[4200];
-      FILE *m = rpt__wopen(md, mt, sizeof mt), *v = rpt__wopen(csv, vt, sizeof vt);
-      if (!m || !v) {
-        snprintf(err, errlen, "%s: cannot write the summary files", opt->outdir);
-        rc = SIM_EIO;
-      }
-      if (!rc) rc = rpt__sweep_tables(&c, &s, m, v, th);
-      int bad_m = m && rpt__wclose(m, mt, md), bad_v = v && rpt__wclose(v, vt, csv); /* both closed */
-      if (bad_m || bad_v) {
-        snprintf(err, errlen, "%s: writing the summary files failed (%s)", opt->outdir, strerror(errno));
-        rc = SIM_EIO;
-      }
-      if (!rc) {
-        rpt__list_add(&out->files, &out->nfiles, "summary.md");
-        rpt__list_add(&out->files, &out->nfiles, "summary.csv");
-        rpt__say(&c, "wrote %s and %s\n", md, csv);
-        rc = rpt__sweep_figs(&c, &s);
-      }
+      rc = rpt__summary_files(&c, md, csv, rpt__sweep_tables_cb, &s, th, err, errlen);
+      if (!rc) { rc = rpt__sweep_figs(&c, &s); }
       snprintf(what, sizeof what,
                "Sweep file <code>%s</code>: model <code>%s</code>, key <code>%s</code> over %u values, %d "
                "replication%s per point.",
@@ -1562,22 +1579,8 @@ int rpt_report(const char *path, const rpt_options *opt, rpt_outcome *out, char 
     rc = rpt_experiment_read(c.f, &e);
     if (rc) snprintf(err, errlen, "%s", rpt_error(c.f));
     if (!rc) {
-      char mt[4200], vt[4200];
-      FILE *m = rpt__wopen(md, mt, sizeof mt), *v = rpt__wopen(csv, vt, sizeof vt);
-      if (!m || !v) {
-        snprintf(err, errlen, "%s: cannot write the summary files", opt->outdir);
-        rc = SIM_EIO;
-      }
-      if (!rc) rc = rpt__exp_tables(&e, m, v, th);
-      int bad_m = m && rpt__wclose(m, mt, md), bad_v = v && rpt__wclose(v, vt, csv); /* both closed */
-      if (bad_m || bad_v) {
-        snprintf(err, errlen, "%s: writing the summary files failed (%s)", opt->outdir, strerror(errno));
-        rc = SIM_EIO;
-      }
+      rc = rpt__summary_files(&c, md, csv, rpt__exp_tables_cb, &e, th, err, errlen);
       if (!rc) {
-        rpt__list_add(&out->files, &out->nfiles, "summary.md");
-        rpt__list_add(&out->files, &out->nfiles, "summary.csv");
-        rpt__say(&c, "wrote %s and %s\n", md, csv);
         rpt__exp_sink sink = {&c, rpt__exp_emit, rpt__exp_skip};
         rpt__exp_figs(&e, &sink);
       }

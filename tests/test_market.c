@@ -508,6 +508,45 @@ static void test_calibration(void) {
   CU_ASSERT_EQUAL(mkt_calibration_load(p, &c.cluster, &info, err, sizeof err), 0);
   CU_ASSERT_STRING_EQUAL(info.device, "AMD EPYC (2 threads)");
   CU_ASSERT_DOUBLE_EQUAL(info.sgemm_gflops, 16.76, 0);
+  CU_ASSERT_EQUAL(info.ncoloc, 0);
+  CU_ASSERT_EQUAL(c.cluster.ncoloc, 0);
+  /* a lab calibration: its contention table becomes the cluster model's; its other keys are skipped */
+  f = fopen(p, "w");
+  fputs("# spotlab lab calibration\nkey,value,unit,device,note\n"
+        "alone.gemm.0,80,chunks/s,lab workers (CPU),worker alone\n"
+        "colocated_speed_factor_2,0.56,1,lab workers (CPU),x\n"
+        "colocated_speed_factor_1,1,1,lab workers (CPU),x\n"
+        "command_s.c1,0.3,s,lab workers (CPU),x\n",
+        f);
+  fclose(f);
+  CU_ASSERT_EQUAL(mkt_calibration_load(p, &c.cluster, &info, err, sizeof err), 0);
+  CU_ASSERT_EQUAL(info.ncoloc, 2);
+  CU_ASSERT_EQUAL(c.cluster.ncoloc, 2);
+  CU_ASSERT_DOUBLE_EQUAL(c.cluster.coloc[0], 1.0, 0);
+  CU_ASSERT_DOUBLE_EQUAL(c.cluster.coloc[1], 0.56, 0);
+  /* bad tables: FILE:LINE (or FILE: for a gap), and nothing changes */
+  static const struct {
+    const char *text, *want;
+  } bad[] = {
+      {"key,value,unit,device,note\ncolocated_speed_factor_0,1,1,x,y\n", ":2: key 'colocated_speed_factor_0'"},
+      {"key,value,unit,device,note\ncolocated_speed_factor_2x,1,1,x,y\n", ":2: key 'colocated_speed_factor_2x'"},
+      {"key,value,unit,device,note\ncolocated_speed_factor_1,1,1,x,y\ncolocated_speed_factor_1,1,1,x,y\n",
+       ":3: colocated_speed_factor_1 given twice (first on line 2)"},
+      {"key,value,unit,device,note\ncolocated_speed_factor_1,-1,1,x,y\n", ":2: colocated_speed_factor_1 = '-1'"},
+      {"key,value,unit,device,note\ncolocated_speed_factor_3,0.5,1,x,y\n",
+       ": colocated_speed_factor_3 is given but colocated_speed_factor_1 is not"},
+  };
+  for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+    f = fopen(p, "w");
+    fputs(bad[k].text, f);
+    fclose(f);
+    before = c.cluster;
+    CU_ASSERT_EQUAL(mkt_calibration_load(p, &c.cluster, NULL, err, sizeof err), MKT_EFORMAT);
+    snprintf(want, sizeof want, "%s%s", p, bad[k].want);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, want));
+    if (!strstr(err, want)) printf("\n  got: %s\n  want: %s", err, want);
+    CU_ASSERT(memcmp(&before, &c.cluster, sizeof before) == 0);
+  }
   unlink(p);
 }
 

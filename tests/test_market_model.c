@@ -929,6 +929,68 @@ static void test_calibrated_speeds(void) {
   rmdir(dir);
 }
 
+/* A lab calibration (lab/lab_calib.c's JOURNAL.calib.csv: per-worker rates the market skips, and
+ * the contention table colocated_speed_factor_K) feeds the market: with f = 1 at every k the
+ * results are bit-identical to a market without it; with a strong slow-down the same demand on
+ * the same hosts (common random numbers) gets less useful work per billed GPU-hour (goodput; the
+ * mean completion time of completed jobs is no test: the slowest jobs may not complete at all);
+ * a table with a gap is refused naming the file. */
+static void test_lab_calibration_contention(void) {
+  char dir[] = "/tmp/test_labcal_XXXXXX";
+  CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+  char flat[600], slow[600], gap[600];
+  snprintf(flat, sizeof flat, "%s/flat.calib.csv", dir);
+  snprintf(slow, sizeof slow, "%s/slow.calib.csv", dir);
+  snprintf(gap, sizeof gap, "%s/gap.calib.csv", dir);
+  const char *head = "# spotlab lab calibration\nkey,value,unit,device,note\n"
+                     "workers,3,1,lab workers (CPU),x\nalone.gemm.0,88.5,chunks/s,lab workers (CPU),x\n"
+                     "together.gemm.2.1,51.2,chunks/s,lab workers (CPU),x\n";
+  char text[2048];
+  /* f = 1 up to the largest host (beyond the table the host counts as saturated: f(n) n / k) */
+  size_t o = (size_t)snprintf(text, sizeof text, "%s", head);
+  for (int k = 1; k <= 8; k++) /* MKT__MAX_HOST_GPUS */
+    o += (size_t)snprintf(text + o, sizeof text - o, "colocated_speed_factor_%d,1,1,lab workers (CPU),x\n", k);
+  write_file(flat, text);
+  snprintf(text, sizeof text,
+           "%scolocated_speed_factor_1,1,1,lab workers (CPU),x\ncolocated_speed_factor_2,0.3,1,lab workers (CPU),x\n"
+           "colocated_speed_factor_3,0.2,1,lab workers (CPU),x\n",
+           head);
+  write_file(slow, text);
+  snprintf(text, sizeof text,
+           "%scolocated_speed_factor_1,1,1,lab workers (CPU),x\ncolocated_speed_factor_3,0.2,1,lab workers (CPU),x\n",
+           head);
+  write_file(gap, text);
+  loaded base, l1, l2;
+  CU_ASSERT_EQUAL_FATAL(with_calibration(&base, ""), 0);
+  CU_ASSERT_EQUAL_FATAL(with_calibration(&l1, flat), 0);
+  CU_ASSERT_EQUAL_FATAL(with_calibration(&l2, slow), 0);
+  const mkt_ctx *c2 = l2.model.ctx;
+  CU_ASSERT_EQUAL(c2->cluster.ncoloc, 3);
+  CU_ASSERT_DOUBLE_EQUAL(c2->cluster.coloc[1], 0.3, 0);
+  CU_ASSERT_EQUAL(base.nmetrics, l2.nmetrics);
+  double *m0 = calloc(base.nmetrics, sizeof *m0), *m1 = calloc(base.nmetrics, sizeof *m1),
+         *m2 = calloc(base.nmetrics, sizeof *m2);
+  char msg[256];
+  int ig = metric_index(&base, "goodput.class.batch");
+  CU_ASSERT_FATAL(ig >= 0);
+  for (uint64_t seed = 1; seed <= 3; seed++) {
+    CU_ASSERT_EQUAL(run1(&base, seed, m0, msg, sizeof msg), 0);
+    CU_ASSERT_EQUAL(run1(&l1, seed, m1, msg, sizeof msg), 0);
+    CU_ASSERT_EQUAL(run1(&l2, seed, m2, msg, sizeof msg), 0); /* money conserved with contention too */
+    CU_ASSERT(memcmp(m0, m1, base.nmetrics * sizeof *m0) == 0);
+    printf("\n  seed %u: batch goodput %.4f -> %.4f with f(2) = 0.3, f(3) = 0.2", (unsigned)seed, m0[ig], m2[ig]);
+    CU_ASSERT(m2[ig] < m0[ig]);
+  }
+  free(m0), free(m1), free(m2);
+  unload(&base), unload(&l1), unload(&l2);
+  CU_ASSERT_EQUAL(with_calibration(&l1, gap), SIM_ECONFIG);
+  CU_ASSERT_PTR_NOT_NULL(strstr(l1.d.first, "colocated_speed_factor_2 is not"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(l1.d.first, gap));
+  unload(&l1);
+  unlink(flat), unlink(slow), unlink(gap);
+  rmdir(dir);
+}
+
 /* GP Nodes with their own queues: every job that reached a pool's core was taken by one node (the
  * hosts of its node alone serve it: the market stops on any GPU of another node, in employ()),
  * several nodes take jobs, money is conserved; with nodes.queues = false no job names a node; too
@@ -1234,6 +1296,7 @@ static CU_TestInfo model_tests[] = {
     {"individual rationality on random markets under every rule", test_individual_rationality_random},
     {"GigaSPOT differs from pay as bid when power limits differ", test_gigaspot_power_limits},
     {"calibration files set the measured GPUs' speeds", test_calibrated_speeds},
+    {"a lab calibration's contention slows co-located GPUs (f = 1: identical)", test_lab_calibration_contention},
     {"GP Nodes with their own queues serve their jobs from their hosts", test_node_queues_market},
     {"every reaction off: the market of before, bit for bit; Erlang C and churn availability hold",
      test_reactions_off_known_answers},

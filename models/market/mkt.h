@@ -226,11 +226,13 @@ int mkt_trace_load_genai(const char *path, mkt_trace_job **out, size_t *n, mkt_t
 typedef struct mkt_calib_info {
   char device[128];
   double sgemm_gflops;
+  unsigned ncoloc; /* entries of a lab calibration's contention table (colocated_speed_factor_K) */
 } mkt_calib_info;
 /* Reads a kernels calibration file (key,value,unit,device,note, as `spotlab bench kernels`
  * writes it) into the cluster speed model: the even / weighted / dynamic split efficiencies and
- * the dynamic strategy's chunk overhead; `info` (may be NULL) gets the device and its SGEMM rate;
- * other keys are for other models and are skipped. 0, or a negative mkt_err with
+ * the dynamic strategy's chunk overhead, and a lab calibration's contention table
+ * (`colocated_speed_factor_K`, lab/lab_calib.c) as cp->coloc; `info` (may be NULL) gets the
+ * device, its SGEMM rate and the table's size; other keys are for other models and are skipped. 0, or a negative mkt_err with
  * "FILE:LINE: what" in err. */
 int mkt_calibration_load(const char *path, sched_cluster_params *cp, mkt_calib_info *info, char *err, size_t len);
 /* The catalog model a device name stands for: the longest catalog name equal to a run of

@@ -321,12 +321,18 @@ int mkt_gpu_match(const mkt_gpu *g, size_t n, const char *device) {
   return best;
 }
 
-/* A kernels calibration file: key,value,unit,device,note (kernels/krn_calib.c writes it). Positional:
- * the header row is recognised by its first field "key" wherever it is (files may be joined). */
+/* A kernels calibration file: key,value,unit,device,note (kernels/krn_calib.c writes it), or a
+ * lab calibration (lab/lab_calib.c, JOURNAL.calib.csv: the same layout), whose contention table
+ * colocated_speed_factor_K (f(K), K = 1..n, every K present) becomes the cluster model's coloc[].
+ * Positional: the header row is recognised by its first field "key" wherever it is (files may be
+ * joined). */
 int mkt_calibration_load(const char *path, sched_cluster_params *cp, mkt_calib_info *info, char *err, size_t len) {
   if (info) memset(info, 0, sizeof *info);
   double gemm = 0, cublas = 0;
   sched_cluster_params nc = *cp; /* *cp changes only when the whole file is good */
+  double coloc[SCHED_MAX_COLOC];
+  long coloc_line[SCHED_MAX_COLOC] = {0};
+  unsigned ncoloc = 0;
   sim_csv *c;
   int rc = sim_csv_open(&c, path, SIM_CSV_COMMENTS, "calibration file", err, len);
   if (rc) return rc;
@@ -356,6 +362,23 @@ int mkt_calibration_load(const char *path, sched_cluster_params *cp, mkt_calib_i
     else if (!strcmp(key, "chunk_overhead_s")) {
       dst = &nc.chunk_overhead_s;
       hi = 3600;
+    } else if (!strncmp(key, "colocated_speed_factor_", 23)) {
+      char *end;
+      unsigned long k = strtoul(key + 23, &end, 10);
+      if (*end || end == key + 23 || k < 1 || k > SCHED_MAX_COLOC) {
+        rc = mkt__err(err, len, MKT_EFORMAT, "%s:%ld: key '%s': expected colocated_speed_factor_K, K in 1..%d", path,
+                      row.line, key, SCHED_MAX_COLOC);
+        break;
+      }
+      if (coloc_line[k - 1]) {
+        rc = mkt__err(err, len, MKT_EFORMAT, "%s:%ld: %s given twice (first on line %ld)", path, row.line, key,
+                      coloc_line[k - 1]);
+        break;
+      }
+      coloc_line[k - 1] = row.line;
+      if (k > ncoloc) ncoloc = (unsigned)k;
+      dst = &coloc[k - 1];
+      hi = 64; /* a measured f(k) can exceed 1 a little (noise); 64 is a sanity bound */
     }
     if (!dst) continue; /* keys for other models */
     if (mkt__num(val, &v) || !(v > lo && v <= hi)) {
@@ -367,7 +390,19 @@ int mkt_calibration_load(const char *path, sched_cluster_params *cp, mkt_calib_i
   }
   sim_csv_close(c);
   if (rc) return rc;
+  for (unsigned k = 0; k < ncoloc; k++)
+    if (!coloc_line[k])
+      return mkt__err(err, len, MKT_EFORMAT,
+                      "%s: colocated_speed_factor_%u is given but colocated_speed_factor_%u is not", path, ncoloc,
+                      k + 1);
+  if (ncoloc) {
+    memcpy(nc.coloc, coloc, ncoloc * sizeof *coloc);
+    nc.ncoloc = ncoloc;
+  }
   *cp = nc;
-  if (info) info->sgemm_gflops = cublas > 0 ? cublas : gemm;
+  if (info) {
+    info->sgemm_gflops = cublas > 0 ? cublas : gemm;
+    info->ncoloc = ncoloc;
+  }
   return 0;
 }

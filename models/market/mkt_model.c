@@ -264,8 +264,9 @@ const sim_param mkt_params[] = {
     P("reference_gpu", SIM_P_STRING, mkt_config, reference_gpu, "\"rtx4090\"", 1.0, 0.0, NULL,
       "the GPU of speed 1: job run times are on it, others run at their FP16 throughput relative to it"),
     P("calibration", SIM_P_STRING, mkt_config, calibration, "\"\"", 1.0, 0.0, NULL,
-      "kernels calibration CSVs, comma-separated: cluster split efficiencies, chunk overhead, and the "
-      "measured throughput of the catalog GPU each was measured on; \"\" = ideal clusters, spec speeds"),
+      "kernels or lab calibration CSVs, comma-separated: cluster split efficiencies, chunk overhead, the "
+      "measured throughput of the catalog GPU each was measured on, a lab's contention f(k) for hosts of "
+      "several GPUs; \"\" = ideal clusters, spec speeds, no contention"),
     P("compare_policies", SIM_P_STRING, mkt_config, compare_policies, "\"\"", 1.0, 0.0, NULL,
       "\"none,checkpoint,standby\": one copy of the market per policy (all classes), on common random "
       "numbers; metrics per policy and paired differences from the first"),

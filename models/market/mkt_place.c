@@ -191,15 +191,29 @@ static void advance(mkt_run *r, double now) {
   r->last_t = now;
 }
 
+/* Contention applies to a host of several GPUs when a calibration gave the cluster model a
+ * contention table (a lab calibration's f(k), market.calibration). */
+static int contended(const mkt_ctx *c, uint32_t prov) { return c->cluster.ncoloc > 0 && c->prov[prov].ngpus > 1; }
+
 static double run_rate(const mkt_ctx *c, mkt_market *m, const mkt_job *j, const mkt_run *r) {
   double sp[8];
   sched_link ln[8];
   const mkt_class_cfg *cc = &c->cfg->cls[j->cls];
   for (unsigned i = 0; i < r->n; i++) {
-    const mkt_pstat *ps = &c->prov[m->cg[r->gpus[i]].prov];
+    uint32_t prov = m->cg[r->gpus[i]].prov;
+    const mkt_pstat *ps = &c->prov[prov];
     const mkt_region_cfg *rg = &c->cfg->regions[ps->region];
     sp[i] = c->speed[ps->gpu];
     ln[i] = (sched_link){rg->net_mbps * 1e6, rg->latency_ms * 2e-3, rg->loss};
+    /* a member computes at f(k) of its speed alone while k GPUs of its host compute (standbys
+     * idle); ASSUMPTION: the pool counts the GPUs it employs on the host, and the slow-down
+     * measured between a lab's co-located workers (lab/lab_calib.c) holds for a rig's GPUs
+     * sharing its CPU, memory and PCIe links */
+    if (contended(c, prov)) {
+      const mkt_host *h = host_of(c, m, prov);
+      unsigned k = h->busy > h->sby ? (unsigned)(h->busy - h->sby) : 1u;
+      sp[i] *= sched_coloc_factor(&c->cluster, (double)k);
+    }
   }
   return sched_cluster_rate(&c->cluster, &c->net, sp, ln, r->n, cc->step_s * j->gpus, cc->grad_mb * 1e6);
 }
@@ -228,6 +242,34 @@ static void arm_finish(sim_lp *lp, mkt_market *m, uint32_t slot, mkt_run *r) {
 static void cancel_finish(mkt_run *r) {
   r->epoch++;
   r->fin_t = INFINITY;
+}
+
+/* The runs computing on host prov's GPUs change speed when its busy count changed (contention):
+ * each is advanced to now at its old rate, then goes on at the new one. A rate that did not
+ * change leaves the run as it is (bit-identical to a market without contention when f = 1). */
+static void rerate_host(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov) {
+  uint32_t buf[MKT__MAX_HOST_GPUS > 8 ? MKT__MAX_HOST_GPUS : 8], *ids = buf;
+  unsigned n;
+  if (c->prov[prov].ngpus > sizeof buf / sizeof *buf) return; /* hosts that big are not contended */
+  if (!mkt__host_gpus(c, m, prov, &n, ids)) return;
+  double now = sim_now(lp);
+  for (unsigned g = 0; g < n; g++) {
+    const mkt_cgpu *cg = &m->cg[ids[g]];
+    if (cg->slot == NIL || cg->standby) continue;
+    mkt_job *j = &m->jobs[cg->slot];
+    if (j->state != J_RUNNING) continue;
+    for (int k = 0; k < j->nruns; k++) {
+      mkt_run *r = &j->runs[k];
+      int member = 0;
+      for (unsigned i = 0; r->active && i < r->n && !member; i++) member = r->gpus[i] == ids[g];
+      if (!member) continue;
+      double rate = run_rate(c, m, j, r);
+      if (rate == r->rate) continue;
+      advance(r, now);
+      r->rate = rate;
+      arm_finish(lp, m, cg->slot, r);
+    }
+  }
 }
 
 static void run_close(mkt_run *r) {
@@ -470,6 +512,7 @@ void mkt__feed(sim_lp *lp, const mkt_ctx *c, mkt_market *m, sched_event *e) {
       for (uint32_t k = 0; k < i && !dup; k++) dup = v[k] == prov;
       if (dup) continue;
       mkt_host *h = host_of(c, m, prov);
+      if (contended(c, prov)) rerate_host(lp, c, m, prov);
       if (!h->in) continue;
       mkt_msg r = {.kind = M_RENTED, .a = h->busy, .b = h->session};
       mkt__send(lp, mkt__prov_id(c, m->world, prov), c->cfg->latency_s, &r);
@@ -497,6 +540,8 @@ static sched_gpu_info gpu_info(const mkt_ctx *c, mkt_market *m, uint32_t prov) {
   in.score = c->speed[ps->gpu];
   in.price_per_h = (double)m->ops->gpu_price(c, m->region, ps) / MKT_MUSD;
   in.stake = (double)h->stake / MKT_MUSD;
+  /* the core's expected rates see the same contention (sched_coloc_factor over busy GPUs of a host) */
+  if (contended(c, prov)) in.host = in.provider + 1;
   /* the region's links: bandwidth, round trip = 2 x one-way latency, packet loss */
   in.link = (sched_link){rg->net_mbps * 1e6, rg->latency_ms * 2e-3, rg->loss};
   return in;

@@ -141,16 +141,23 @@ static void ls_schedule_done(sim_lp *lp, ls_state *st, size_t i) {
   ls_send(lp, w->t0 + (left > 0 ? left : 0), LS_DONE, (int32_t)i, w->run, w->gen);
 }
 
-/* Contention: every kernel run goes at its alone pace x f(k), k = kernel runs on workers that are
- * alive and not stalled (sched_coloc_factor). Command runs are taken to leave the cores alone
- * (ASSUMPTION: the shipped commands sleep or exit). Called after anything that may change k. */
+/* Contention: every kernel run goes at its alone pace x f(k), k = the load of the kernel runs on
+ * workers that are alive and not stalled (sched_coloc_factor, linear between whole k). Each counts
+ * for its duty cycle relative to the one it was calibrated at (w->factor, at most 1): f(k) was
+ * measured with k workers at their own lab.speeds, and a worker slowed by a `slow` fault to a
+ * quarter of its duty cycle computes a quarter of the time. ASSUMPTION: it then takes the shared
+ * cores a quarter of the time, so one full worker beside it goes at f(1.25), not f(2) (processor
+ * sharing, Kleinrock 1967: the slow-down follows the offered load). Command runs are taken to
+ * leave the cores alone (ASSUMPTION: the shipped commands sleep or exit). Called after anything
+ * that may change k. */
 static void ls_recontend(sim_lp *lp, ls_state *st) {
   const ls_ctx *c = sim_lp_ctx(lp);
   size_t nw = (size_t)c->cfg->lab.workers;
-  unsigned k = 0;
+  double k = 0;
   for (size_t i = 0; i < nw; i++)
-    if (st->w[i].alive && !st->w[i].stalled && ls_kernel(c, st->w[i].job)) k++;
-  double f = c->in->coloc ? sched_coloc_factor(c->in->coloc, (double)k) : 1.0;
+    if (st->w[i].alive && !st->w[i].stalled && ls_kernel(c, st->w[i].job))
+      k += st->w[i].factor < 1 ? st->w[i].factor : 1;
+  double f = c->in->coloc ? sched_coloc_factor(c->in->coloc, k) : 1.0;
   for (size_t i = 0; i < nw; i++) {
     ls_worker *w = &st->w[i];
     if (w->job < 0 || !w->alive || w->stalled) continue;

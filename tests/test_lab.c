@@ -919,6 +919,28 @@ static void test_twin_contention(void) {
     CU_ASSERT_DOUBLE_EQUAL(eb, with ? 3.0 : 2.0, 1e-9);
     CU_ASSERT_DOUBLE_EQUAL(mk, with ? 3.0 : 2.0, 1e-9);
   }
+  /* a worker slowed to half its duty cycle loads the cores half the time: two jobs of work 1, the
+   * full worker at f(1.5) = 0.75 ends at 4/3 s (the slowed one has done 0.5 at 0.375/s), then
+   * the slowed one alone (k = 0.5: f = 1) does the other 0.5 at 0.5/s: 7/3 s. Counting it as a
+   * whole worker (f(2) = 0.5) would give 2 and 3 s. */
+  {
+    lab_config *cs = load("lab = { workers = 2; heartbeat = 0.1; heartbeat_timeout = 0.6; ckpt_interval = 100; };\n"
+                          "jobs = ( { name = \"a\"; kernel = \"gemm\"; work = 1.0; },\n"
+                          "         { name = \"b\"; kernel = \"gemm\"; work = 1.0; } );\n"
+                          "faults = ( { at = 0.0; worker = 1; action = \"slow\"; factor = 0.5; } );\n",
+                          "twin_slow.cfg", NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(cs);
+    size_t nck[2] = {16, 16};
+    lab__twin_in in = {scores, rate, nck, NULL, NULL, NULL, NULL, NULL, &cp, 0, NULL};
+    lab_job_result sim[2];
+    double mk = 0;
+    CU_ASSERT_EQUAL_FATAL(lab__simulate(cs, &in, sim, &mk, NULL), 0);
+    double lo = fmin(sim[0].end, sim[1].end), hi = fmax(sim[0].end, sim[1].end);
+    CU_ASSERT_DOUBLE_EQUAL(lo, 4.0 / 3.0, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(hi, 7.0 / 3.0, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(mk, 7.0 / 3.0, 1e-9);
+    lab_config_free(cs);
+  }
   /* fixed costs: 0.25 s of start and 0.5 s of end per run, slowed by contention as well */
   double setup[2] = {0.25, 0.25}, fin[2] = {0.5, 0.5};
   lab__twin_in in = {scores, rate, nchunks, NULL, NULL, setup, fin, NULL, NULL, 0, NULL};

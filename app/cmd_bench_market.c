@@ -211,6 +211,8 @@ static int cmd_bench_market_main(int argc, char **argv) {
     for (unsigned k = 0; k < nm; k++)
       if (!strncmp(defs[k].name, "utilization.pool.", 17)) printf(" %s %.3f", defs[k].name + 17, met[k]);
     printf("\n");
+    printf("synchronization windows: %llu, engine events per window %.1f%s\n", (unsigned long long)r.windows,
+           (double)r.events / (double)(r.windows ? r.windows : 1), P == 1 ? " (sequential: one window)" : "");
     bm__kinds(r.events);
     if (bad) fprintf(stderr, "spotlab bench market: %s\n", msg);
     if (out) {

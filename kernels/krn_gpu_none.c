@@ -9,6 +9,7 @@ int krn_gpu_open(krn_gpu **out, char *msg, size_t msglen) {
   return KRN_ENODEV;
 }
 void krn_gpu_close(krn_gpu *g) { (void)g; }
+void krn__gpu_release(krn_gpu *g) { (void)g; }
 void krn_gpu_get_info(const krn_gpu *g, krn_gpu_info *info) {
   (void)g;
   *info = (krn_gpu_info){{0}};

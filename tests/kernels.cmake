@@ -35,3 +35,9 @@ if(TARGET spotlab)
 endif()
 set_tests_properties(kernels_cli_help kernels_cli_bad_input kernels_cli_cpu_run kernels_cli_default_calib_dir PROPERTIES
                      ENVIRONMENT "${SPOTLAB_TEST_ENV}" TIMEOUT 300)
+# The GPU executors through the per-chunk API (what a lab GPU worker runs): exit 77 = skipped
+# where there is no device (here), so it never counts as a pass without one.
+add_executable(test_kernels_gpu ${CMAKE_CURRENT_SOURCE_DIR}/test_kernels_gpu.c)
+target_link_libraries(test_kernels_gpu PRIVATE spotlab_kernels)
+add_test(NAME test_kernels_gpu COMMAND test_kernels_gpu)
+set_tests_properties(test_kernels_gpu PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120 ENVIRONMENT "${SPOTLAB_TEST_ENV}")

@@ -5,7 +5,7 @@
 
 int krn_gpu_open(krn_gpu **out, char *msg, size_t msglen) {
   *out = NULL;
-  if (msg && msglen) snprintf(msg, msglen, "CUDA support not built (nvcc was not found at configure time)");
+  if (msg && msglen) snprintf(msg, msglen, "CUDA support not built (SPOTLAB_CUDA off, or no nvcc at configure time)");
   return KRN_ENODEV;
 }
 void krn_gpu_close(krn_gpu *g) { (void)g; }

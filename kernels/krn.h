@@ -99,15 +99,42 @@ int krn_cpu_run(krn_job *job, int nthreads);
  * the twins are compared against in the same run. Writes the output and finishes. */
 int krn_cpu_plain(krn_job *job);
 
-/* ---- Executors (cluster members) ------------------------------------------------------------
- * An executor runs chunks of a job. The strategies only see this interface. */
+/* ---- Executors ---------------------------------------------------------------------------------
+ * An executor runs chunks of a job: a CPU thread group or a GPU (or a green-context partition of
+ * one), slowed by duty-cycling to a speed in (0, 1] (it works for `speed` of each time slice and
+ * sleeps the rest). The clustering strategies drive executors as cluster members; a lab worker
+ * drives one chunk by chunk through the per-chunk calls below. Both go through the same
+ * interface (krn_internal.h, krn_exec_ops), so every path except the device calls runs, and is
+ * tested, on the CPU. */
 typedef struct krn_exec krn_exec;
-/* A CPU member: nthreads OpenMP threads, slowed to `speed` in (0, 1] by duty-cycling (it works
- * for `speed` of each time slice and sleeps the rest). */
+/* A CPU member: nthreads OpenMP threads at `speed`. */
 int krn_exec_cpu_create(const char *name, double speed, int nthreads, krn_exec **out);
+/* An executor from a spec: "cpu" (nthreads OpenMP threads), "gpu" (the whole of CUDA device 0)
+ * or "gpu:SMS" (a green-context partition of at least SMS SMs of it; the driver rounds up to its
+ * granularity). A GPU executor opens the device itself and owns it (krn_exec_destroy closes it),
+ * so one process can hold one without a krn_gpu of its own. Errors: KRN_EINVAL for a bad spec or
+ * speed, KRN_ENODEV without CUDA support, a device or green contexts; `msg` (may be NULL) then
+ * says why in one line. */
+int krn_exec_open(const char *spec, const char *name, double speed, int nthreads, krn_exec **out, char *msg,
+                  size_t msglen);
 void krn_exec_destroy(krn_exec *e);
 const char *krn_exec_name(const krn_exec *e);
+const char *krn_exec_kind(const krn_exec *e);     /* "cpu" or "gpu" */
+const char *krn_exec_describe(const krn_exec *e); /* e.g. "cpu, 2 threads", "NVIDIA H200, 32 of 132 SMs" */
 double krn_exec_speed(const krn_exec *e);
+/* A new duty cycle in (0, 1], from the next piece of work on (a `slow` fault). KRN_EINVAL
+ * otherwise (the speed is then unchanged). */
+int krn_exec_set_speed(krn_exec *e, double speed);
+/* Per-chunk use, one job at a time: prepare(job) once (staging; an owning GPU executor uploads
+ * the job's inputs to its device mirror here, once per job), then any number of run_chunk, then
+ * finish(job) before the job is destroyed or another is prepared.
+ * run_chunk computes chunk c of the job into caller memory `dst` (krn_job_chunk_span(c) floats
+ * on the host; GPU: computed on the device, copied back), bitwise what krn_cpu_chunk writes on
+ * the CPU. Between pieces of work it calls yield(arg) when yield is not NULL; a non-zero answer
+ * stops the chunk, fills dst with NaN (a stopped chunk never passes for done) and is returned. */
+int krn_exec_prepare(krn_exec *e, krn_job *job);
+int krn_exec_run_chunk(krn_exec *e, krn_job *job, size_t c, float *dst, krn_yield_fn yield, void *arg);
+int krn_exec_finish(krn_exec *e, krn_job *job);
 
 /* ---- The cluster and its strategies --------------------------------------------------------- */
 typedef enum krn_strategy {

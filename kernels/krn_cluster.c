@@ -29,6 +29,16 @@
 #include <string.h>
 #include <time.h>
 
+/* What the cluster hands a running chunk, as its yield argument (krn__check): go on (0), stop
+ * because the member's failure time has come (KRN_EFAILED), or because the execution is no
+ * longer wanted (KRN_ECANCEL). */
+typedef struct krn_ctl {
+  void *run; /* the cluster run */
+  int member;
+  size_t chunk;
+  unsigned epoch;
+} krn_ctl;
+
 struct krn_cluster {
   int n;
   krn_exec *m[KRN_MAX_MEMBERS];
@@ -106,11 +116,11 @@ int krn_cluster_measure(krn_cluster *cl, krn_job *job, size_t chunks_each, doubl
     int rc = e->ops->prepare(e->ctx, job);
     if (rc) return rc;
     /* one untimed chunk to warm caches (and, on a GPU, the partition) */
-    if ((rc = e->ops->run_chunk(e->ctx, job, 0, 0, NULL))) return rc;
+    if ((rc = e->ops->run_chunk(e->ctx, job, 0, KRN__DST_OUT, NULL, NULL, NULL))) return rc;
     double t0 = krn_now(), dt = 0;
     size_t r = 0;
     for (; r < chunks_each || (dt < 0.05 && r < 64 * chunks_each); r++) {
-      if ((rc = e->ops->run_chunk(e->ctx, job, (r + 1) % n, 0, NULL))) return rc;
+      if ((rc = e->ops->run_chunk(e->ctx, job, (r + 1) % n, KRN__DST_OUT, NULL, NULL, NULL))) return rc;
       dt = krn_now() - t0;
     }
     capacity[i] = dt > 0 ? (double)r / dt : INFINITY;
@@ -257,7 +267,8 @@ static long krn__pick(krn__run *r, int i) {
   }
 }
 
-static int krn__check(const krn_ctl *ctl) {
+static int krn__check(void *arg) {
+  const krn_ctl *ctl = arg;
   krn__run *r = ctl->run;
   if (krn_now() >= r->ms[ctl->member].fail_at) return KRN_EFAILED;
   if (r->done[ctl->chunk]) return KRN_ECANCEL; /* another replica won */
@@ -408,7 +419,8 @@ static void *krn__member_main(void *arg) {
     m->ctl.epoch = atomic_load(&r->epoch);
     pthread_mutex_unlock(&r->mu);
     double t0 = krn_now();
-    int rc = e->ops->run_chunk(e->ctx, r->job, (size_t)c, staged, &m->ctl);
+    int rc = e->ops->run_chunk(e->ctx, r->job, (size_t)c, staged ? KRN__DST_STAGING : KRN__DST_OUT, NULL, krn__check,
+                               &m->ctl);
     double dt = krn_now() - t0;
     pthread_mutex_lock(&r->mu);
     r->running--;
@@ -524,7 +536,6 @@ int krn_cluster_run(krn_cluster *cl, krn_job *job, const krn_run_opts *o, krn_ru
       rc = KRN_ENOMEM;
       goto out;
     }
-    m->ctl.check = krn__check;
     m->ctl.run = r;
     m->ctl.member = i;
   }

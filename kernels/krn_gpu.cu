@@ -332,6 +332,13 @@ static void krn__gpu_free_job(krn_gpu *g) {
   g->job = NULL;
 }
 
+extern "C" void krn__gpu_release(krn_gpu *g) {
+  if (!g) return;
+  cudaDeviceSynchronize();
+  krn__gpu_free_job(g);
+  g->stale = 0;
+}
+
 extern "C" void krn_gpu_close(krn_gpu *g) {
   if (!g) return;
   krn__gpu_free_job(g);
@@ -478,36 +485,54 @@ static int krn__gx_prepare(void *ctx, krn_job *j) {
     m->scratch_len = sl;
   }
   KRN_CU(cudaMemset(m->g->d_out, 0xff, j->out_len * sizeof(float))); /* a missed chunk shows */
-  m->g->stale = 1;
   m->debt = 0;
   return 0;
 }
 
-static int krn__gx_run_chunk_bound(krn__gx *m, krn_job *j, size_t c, int staged, const krn_ctl *ctl) {
+/* Fills a host span with NaN: what a stopped execution leaves in caller memory. */
+static void krn__nan_fill(float *p, size_t n) {
+  for (size_t i = 0; i < n; i++) p[i] = NAN;
+}
+
+/* One chunk on the partition's stream, then (host) the span copied back; the duty cycle is paid
+ * for the whole of it. The two yields bracket the only piece of work a launch is. */
+static int krn__gx_run_chunk_bound(krn__gx *m, krn_job *j, size_t c, krn__dst where, float *host, krn_yield_fn yield,
+                                   void *arg) {
   size_t off, len;
   krn_job_chunk_span(j, c, &off, &len);
-  float *dst = staged ? m->staging : m->g->d_out + off;
+  float *dst = where == KRN__DST_OUT ? m->g->d_out + off : m->staging;
   int rc;
-  if (ctl && (rc = ctl->check(ctl))) return rc; /* nothing written yet */
+  if (yield && (rc = yield(arg))) { /* nothing written yet */
+    if (where == KRN__DST_HOST) krn__nan_fill(host, len);
+    return rc;
+  }
   double t0 = krn_now();
   if ((rc = krn__launch_chunk(m->g, j, c, dst, m->stream, m->sms, m->scratch))) return rc;
+  if (where == KRN__DST_HOST)
+    KRN_CU(cudaMemcpyAsync(host, dst, len * sizeof(float), cudaMemcpyDeviceToHost, m->stream));
   KRN_CU(cudaStreamSynchronize(m->stream));
+  if (where == KRN__DST_OUT) m->g->stale = 1;
   krn__duty_pay(m->speed, krn_now() - t0, &m->debt);
-  if (ctl && (rc = ctl->check(ctl))) {
+  if (yield && (rc = yield(arg))) {
     /* the result is lost with the member: never let it pass for done */
-    cudaMemsetAsync(dst, 0xff, len * sizeof(float), m->stream);
-    cudaStreamSynchronize(m->stream);
+    if (where == KRN__DST_HOST) {
+      krn__nan_fill(host, len);
+    } else {
+      cudaMemsetAsync(dst, 0xff, len * sizeof(float), m->stream);
+      cudaStreamSynchronize(m->stream);
+    }
     return rc;
   }
   return 0;
 }
 
-static int krn__gx_run_chunk(void *ctx, krn_job *j, size_t c, int staged, const krn_ctl *ctl) {
+static int krn__gx_run_chunk(void *ctx, krn_job *j, size_t c, krn__dst where, float *host, krn_yield_fn yield,
+                             void *arg) {
   krn__gx *m = (krn__gx *)ctx;
   CUcontext prev;
   int rc = krn__gx_bind(m, &prev);
   if (rc) return rc;
-  rc = krn__gx_run_chunk_bound(m, j, c, staged, ctl);
+  rc = krn__gx_run_chunk_bound(m, j, c, where, host, yield, arg);
   krn__gx_unbind(m, prev);
   return rc;
 }
@@ -517,6 +542,7 @@ static int krn__gx_commit_bound(krn__gx *m, krn_job *j, size_t c) {
   krn_job_chunk_span(j, c, &off, &len);
   KRN_CU(cudaMemcpyAsync(m->g->d_out + off, m->staging, len * sizeof(float), cudaMemcpyDeviceToDevice, m->stream));
   KRN_CU(cudaStreamSynchronize(m->stream));
+  m->g->stale = 1;
   return 0;
 }
 
@@ -538,6 +564,8 @@ static int krn__gx_finish(void *ctx, krn_job *j) {
   return rc;
 }
 
+static void krn__gx_set_speed(void *ctx, double speed) { ((krn__gx *)ctx)->speed = speed; }
+
 static void krn__gx_destroy(void *ctx) {
   krn__gx *m = (krn__gx *)ctx;
   if (!m) return;
@@ -553,7 +581,7 @@ static void krn__gx_destroy(void *ctx) {
 }
 
 static const krn_exec_ops krn__gx_ops = {krn__gx_prepare, krn__gx_run_chunk, krn__gx_commit,
-                                         krn__gx_finish, krn__gx_destroy};
+                                         krn__gx_finish,  krn__gx_set_speed, krn__gx_destroy};
 
 extern "C" int krn_exec_gpu_create(krn_gpu *g, const char *name, int sms, double speed, krn_exec **out,
                                    int *sms_got) {
@@ -603,8 +631,13 @@ extern "C" int krn_exec_gpu_create(krn_gpu *g, const char *name, int sms, double
   }
   if (sms_got) *sms_got = got;
   rc = krn__exec_new(name, speed, &krn__gx_ops, m, out);
-  if (rc) krn__gx_destroy(m);
-  return rc;
+  if (rc) {
+    krn__gx_destroy(m);
+    return rc;
+  }
+  snprintf((*out)->kind, sizeof (*out)->kind, "gpu");
+  snprintf((*out)->desc, sizeof (*out)->desc, "%.127s, %d of %d SMs", g->info.name, got, g->info.sms);
+  return 0;
 fail_ctx:
   g->gdestroy(m->gctx);
 fail:

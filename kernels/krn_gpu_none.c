@@ -5,10 +5,11 @@
 
 int krn_gpu_open(krn_gpu **out, char *msg, size_t msglen) {
   *out = NULL;
-  if (msg && msglen) snprintf(msg, msglen, "CUDA support not built (nvcc was not found at configure time)");
+  if (msg && msglen) snprintf(msg, msglen, "CUDA support not built (SPOTLAB_CUDA off, or no nvcc at configure time)");
   return KRN_ENODEV;
 }
 void krn_gpu_close(krn_gpu *g) { (void)g; }
+void krn__gpu_release(krn_gpu *g) { (void)g; }
 void krn_gpu_get_info(const krn_gpu *g, krn_gpu_info *info) {
   (void)g;
   *info = (krn_gpu_info){{0}};

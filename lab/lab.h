@@ -46,6 +46,8 @@ const char *lab_strerror(int err);
 
 /* ---- The job file --------------------------------------------------------------------------- */
 typedef enum lab_action { LAB_FAULT_KILL = 0, LAB_FAULT_STALL, LAB_FAULT_SLOW } lab_action;
+/* What the workers compute kernel chunks on (lab.device). */
+typedef enum lab_device { LAB_DEVICE_CPU = 0, LAB_DEVICE_GPU, LAB_DEVICE_AUTO } lab_device;
 
 typedef struct lab_job_def {
   char *name;    /* unique */
@@ -76,7 +78,11 @@ typedef struct lab_settings {
   double *speeds;  /* duty cycle per worker (one value = all) */
   size_t nspeeds;
   int64_t threads; /* OpenMP threads per worker */
-  int policy;      /* sched_policy */
+  int device;      /* lab_device: "cpu", "gpu" (error if none is usable), "auto" (GPU if usable) */
+  double *gpu_sms; /* per worker (one value = all): green-context partition of that many SMs, 0 = the
+                      whole GPU */
+  size_t ngpu_sms;
+  int policy; /* sched_policy */
   int64_t replicas, standby;
   double heartbeat;         /* s between heartbeats */
   double heartbeat_timeout; /* s of silence before the core declares a worker lost */
@@ -102,6 +108,8 @@ typedef struct lab_config {
   char *text;               /* its text (stored with the results) */
   char *effective;          /* every key's effective value */
   const char *command_line; /* how the lab was started, for the results' /meta (not owned; NULL: unknown) */
+  char device_at[512];      /* "FILE:LINE" of lab.device (the file alone if absent), for the runner's
+                               "no usable GPU" error */
 } lab_config;
 
 /* Loads and validates a job file; problems go to d as FILE:LINE messages (LAB_ECONFIG). */
@@ -206,6 +214,8 @@ typedef struct lab_report {
   unsigned worker_losses; /* workers the core declared lost */
   unsigned resumed;       /* 1 if this run continued a journal */
   char device[256];       /* the GPU probe's answer: "1 NAME..." or "0 why there is none" */
+  char lab_device[8];     /* what the workers computed on: "cpu" or "gpu" (lab.device resolved) */
+  char (*executors)[128]; /* per worker: its executor, e.g. "cpu, 1 thread", "NVIDIA H200, 16 of 132 SMs" */
 } lab_report;
 void lab_report_free(lab_report *r);
 

@@ -11,6 +11,7 @@
 const char *lab_strerror(int err) { return spotlab_strerror(err); } /* sim/errors.h */
 
 static const char *const lab__actions[] = {"kill", "stall", "slow", NULL};
+static const char *const lab__devices[] = {"cpu", "gpu", "auto", NULL}; /* lab_device order */
 
 static const sim_param lab__random_params[] = {
     {"rate", SIM_P_DOUBLE, offsetof(lab_random_def, rate), "0", 0, 10, "1/s",
@@ -31,6 +32,14 @@ static const sim_param lab__settings_params[] = {
     {"speeds", SIM_P_DARRAY, offsetof(lab_settings, speeds), "[1.0]", 1, 64, "1",
      "duty cycle of each worker in (0, 1] (one value applies to all)", NULL, NULL, 0, offsetof(lab_settings, nspeeds)},
     {"threads", SIM_P_INT, offsetof(lab_settings, threads), "1", 1, 64, "threads", "OpenMP threads per worker"},
+    {"device", SIM_P_ENUM, offsetof(lab_settings, device), "\"cpu\"", SIM_UNBOUNDED, NULL,
+     "what workers compute kernel chunks on: cpu (thread groups), gpu (one worker per GPU partition; an "
+     "error if no GPU is usable) or auto (gpu if usable, else cpu, said so)",
+     lab__devices},
+    {"gpu_sms", SIM_P_DARRAY, offsetof(lab_settings, gpu_sms), "[0]", 1, 64, "SMs",
+     "GPU workers: each worker's green-context partition of that many SMs, 0 = the whole GPU (one value "
+     "applies to all)",
+     NULL, NULL, 0, offsetof(lab_settings, ngpu_sms)},
     /* the policy names and defaults are the core's (SCHED_DEFAULT_*, shared with the market) */
     {"policy", SIM_P_ENUM, offsetof(lab_settings, policy), SCHED_DEFAULT_POLICY_TEXT, SIM_UNBOUNDED, NULL,
      "fault-tolerance policy of the scheduling core", sched_policy_names},
@@ -121,6 +130,13 @@ static int lab__validate(const lab__top *t, const sim_scenario *s, sim_diag *d) 
   for (size_t i = 0; i < t->lab.nspeeds; i++)
     if (!(t->lab.speeds[i] > 0 && t->lab.speeds[i] <= 1))
       sim_param_error(s, "lab.speeds", d, "speed %g of worker %zu is not in (0, 1]", t->lab.speeds[i], i);
+  if (t->lab.ngpu_sms != 1 && t->lab.ngpu_sms != (size_t)t->lab.workers)
+    sim_param_error(s, "lab.gpu_sms", d, "%zu partitions for %lld workers (give one, or one per worker)",
+                    t->lab.ngpu_sms, (long long)t->lab.workers);
+  for (size_t i = 0; i < t->lab.ngpu_sms; i++)
+    if (!(t->lab.gpu_sms[i] >= 0 && t->lab.gpu_sms[i] <= 100000 && t->lab.gpu_sms[i] == (double)(int)t->lab.gpu_sms[i]))
+      sim_param_error(s, "lab.gpu_sms", d, "partition %g of worker %zu is not a whole number of SMs in [0, 100000]",
+                      t->lab.gpu_sms[i], i);
   if (t->lab.heartbeat_timeout <= t->lab.heartbeat)
     sim_param_error(s, "lab.heartbeat_timeout", d, "%g s is not longer than lab.heartbeat (%g s)",
                     t->lab.heartbeat_timeout, t->lab.heartbeat);
@@ -210,6 +226,14 @@ static int lab__load(sim_scenario *s, sim_diag *d, lab_config **out) {
   c->njobs = t.njobs;
   c->faults = t.faults;
   c->nfaults = t.nfaults;
+  /* Where lab.device is, for the runner: whether a GPU is usable is known only once a worker
+   * has probed it, after the file was read. */
+  sim_diag at;
+  sim_diag_init(&at, NULL);
+  sim_param_error(s, "lab.device", &at, "@");
+  char *mark = strstr(at.first, ": key 'lab.device'");
+  if (mark) *mark = '\0';
+  snprintf(c->device_at, sizeof c->device_at, "%s", mark ? at.first : sim_scenario_path(s));
   c->path = strdup(sim_scenario_path(s));
   c->text = strdup(sim_scenario_text(s));
   c->effective = eff;

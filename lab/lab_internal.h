@@ -12,6 +12,10 @@
  *   P JOB RUN                       checkpoint the run
  *   T JOB RUN                       stop the run
  *   S FACTOR                        new speed factor (duty cycle)
+ *   Q                               is a GPU usable? answer "Q 1 NAME, N SMs, ..." or "Q 0 WHY"
+ *   E SPEC                          compute kernel chunks on executor SPEC from now on (krn_exec_open:
+ *                                   cpu, gpu, gpu:SMS); answer "E 1 DESCRIPTION" or "E 0 WHY" (then
+ *                                   the worker has no executor and its kernel runs fail with WHY)
  * Worker -> runner:
  *   H                               heartbeat (every lab.heartbeat)
  *   G JOB RUN PGID                  a command job's process group (killed if the worker dies)

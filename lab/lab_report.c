@@ -68,9 +68,20 @@ void lab_report_print(FILE *f, const lab_config *cfg, const lab_report *r) {
   double p50, p99;
   lab__completions(r->jobs, r->njobs, &p50, &p99);
   if (r->device[0] == '1')
-    fprintf(f, "\nGPU found (%s), but lab mode runs CPU workers only so far\n", r->device + 2);
+    fprintf(f, "\nGPU found (%s); the workers computed on the %s\n", r->device + 2,
+            strcmp(r->lab_device, "gpu") ? "CPU (lab.device)" : "GPU");
   else
     fprintf(f, "\nno GPU here (%s): the workers are CPU processes\n", r->device[0] ? r->device + 2 : "not probed");
+  /* each worker's executor, once for a run of workers with the same one */
+  for (size_t i = 0; r->executors && i < r->nworkers;) {
+    size_t k = i + 1;
+    while (k < r->nworkers && !strcmp(r->executors[k], r->executors[i])) k++;
+    fprintf(f, "%s %zu", i ? ";" : "executors: worker", i);
+    if (k > i + 1) fprintf(f, "-%zu", k - 1);
+    fprintf(f, ": %s", r->executors[i][0] ? r->executors[i] : "cpu");
+    i = k;
+  }
+  if (r->executors && r->nworkers) fputc('\n', f);
   fprintf(f, "worker speeds, measured alone / observed in the lab (work units/s):");
   for (size_t i = 0; i < r->nworkers; i++)
     fprintf(f, " %zu:%.3f/%.3f", i, r->scores[i], r->observed ? r->observed[i] : NAN);
@@ -156,6 +167,7 @@ typedef struct lab__rec {
   int32_t exit_status, restarts, runs;
   double sim_end_s;  /* NaN without --also-simulate */
   double pred_end_s; /* NaN without --predict */
+  char device[16];   /* what the workers computed on (lab.device resolved): "cpu" or "gpu" */
 } lab__rec;
 
 static const sim_field lab__fields[] = {
@@ -172,6 +184,7 @@ static const sim_field lab__fields[] = {
     {"runs", SIM_F_I32, offsetof(lab__rec, runs), "1"},
     {"sim_end_s", SIM_F_F64, offsetof(lab__rec, sim_end_s), "s"},
     {"pred_end_s", SIM_F_F64, offsetof(lab__rec, pred_end_s), "s"},
+    {"device", SIM_F_STR16, offsetof(lab__rec, device), ""},
 };
 static const sim_table_def lab__tables[] = {
     {"jobs", sizeof(lab__rec), lab__fields, sizeof lab__fields / sizeof lab__fields[0],
@@ -204,6 +217,7 @@ int lab_results_write(const char *path, const lab_config *cfg, const lab_report 
     snprintf(q->name, sizeof q->name, "%s", cfg->jobs[j].name);
     snprintf(q->kind, sizeof q->kind, "%s", cfg->jobs[j].kernel[0] ? cfg->jobs[j].kernel : "command");
     snprintf(q->workers, sizeof q->workers, "%.15s", x->workers);
+    snprintf(q->device, sizeof q->device, "%s", r->lab_device[0] ? r->lab_device : "cpu");
     q->submit_s = x->submit;
     q->start_s = x->start;
     q->end_s = x->end;

@@ -107,6 +107,7 @@ typedef struct lab__lab {
   int calibrating;     /* --predict: worker lines are calibration answers, not events */
   lab_calib *calib;    /* --predict: what the prediction used (NULL otherwise) */
   double *calib_score; /* --predict: per worker, the score it joins with (the twin's too) */
+  int gpu;             /* the workers compute on the GPU (lab.device resolved): "E SPEC" after each spawn */
 } lab__lab;
 
 static double lab__t(lab__lab *L) {
@@ -227,16 +228,35 @@ static int lab__spawn_into(lab__lab *L, lab__worker *w, size_t i) {
   w->pgid = 0;
   return 0;
 }
+/* Worker i's executor spec (kernels/krn.h, krn_exec_open): "gpu" for the whole GPU, "gpu:N" for
+ * a green-context partition of N SMs (lab.gpu_sms). */
+static void lab__gpu_spec(const lab_config *c, size_t i, char *out, size_t len) {
+  double sms = c->lab.ngpu_sms == 1 ? c->lab.gpu_sms[0] : c->lab.gpu_sms[i];
+  if (sms > 0)
+    snprintf(out, len, "gpu:%d", (int)sms);
+  else
+    snprintf(out, len, "gpu");
+}
+
 static int lab__spawn(lab__lab *L, size_t i) {
   lab__worker *w = &L->w[i];
-  if (!w->remote) return lab__spawn_into(L, w, i);
-  lab__ctrl(w, "SPAWN %d %.17g", w->gid, w->speed);
-  w->pid = -1;
-  w->blen = 0;
-  w->joined = w->want_join = w->stalled = 0;
-  w->cont_at = w->respawn_at = 0;
-  w->job = -1;
-  w->pgid = 0;
+  if (!w->remote) {
+    int rc = lab__spawn_into(L, w, i);
+    if (rc) return rc;
+  } else {
+    lab__ctrl(w, "SPAWN %d %.17g", w->gid, w->speed);
+    w->pid = -1;
+    w->blen = 0;
+    w->joined = w->want_join = w->stalled = 0;
+    w->cont_at = w->respawn_at = 0;
+    w->job = -1;
+    w->pgid = 0;
+  }
+  if (L->gpu) { /* before anything else it is asked: lines are handled in order */
+    char spec[32];
+    lab__gpu_spec(L->cfg, i, spec, sizeof spec);
+    lab__send(w, "E %s", spec);
+  }
   return 0;
 }
 
@@ -470,6 +490,14 @@ static int lab__on_line(lab__lab *L, size_t i, char *line) {
   switch (line[0]) {
   case 'H':
     if (w->joined) return lab__handle(L, SCHED_EV_HEARTBEAT, t, (uint32_t)i, 0, 0, 0);
+    return 0;
+  case 'E': /* the executor it computes on ("E 1 DESCRIPTION"), or why it has none ("E 0 WHY") */
+    if (line[1] == ' ' && (line[2] == '0' || line[2] == '1') && L->rep->executors) {
+      snprintf(L->rep->executors[i], sizeof L->rep->executors[i], "%s%s", line[2] == '0' ? "none: " : "",
+               line[3] ? line + 4 : "");
+      lab__unescape(L->rep->executors[i]);
+      if (line[2] == '0') fprintf(stderr, "spotlab lab: worker %zu has no executor: %s\n", i, L->rep->executors[i]);
+    }
     return 0;
   case 'C':
     if (sscanf(line + 1, "%lg", &x) == 1) {
@@ -1218,6 +1246,53 @@ out:
   return rc;
 }
 
+/* lab.device: "cpu" needs nothing; "gpu" and "auto" ask the helper worker (a CUDA context does not
+ * survive fork(), so the runner never opens one) to make every worker's executor in turn, then
+ * the whole GPU, on which the chunk times `work` is counted in are measured. "gpu" without a
+ * usable one is an error of the job file (FILE:LINE, LAB_ECONFIG: exit 2) before anything ran:
+ * the new journal and its output folder are removed. "auto" then stays on the CPU and says so. */
+static int lab__choose_device(lab__lab *L, lab__worker *helper) {
+  const lab_config *c = L->cfg;
+  snprintf(L->rep->lab_device, sizeof L->rep->lab_device, "cpu");
+  for (size_t i = 0; i < L->nw; i++) /* what a worker starts with (lab_worker.c); GPU workers say theirs */
+    snprintf(L->rep->executors[i], sizeof L->rep->executors[i], "cpu, %d thread%s", (int)c->lab.threads,
+             c->lab.threads == 1 ? "" : "s");
+  if (c->lab.device == LAB_DEVICE_CPU) return 0;
+  char why[300] = "";
+  char spec[32];
+  for (size_t i = 0; i <= L->nw && !why[0]; i++) {
+    if (i < L->nw)
+      lab__gpu_spec(c, i, spec, sizeof spec);
+    else
+      snprintf(spec, sizeof spec, "gpu");
+    lab__send(helper, "E %s", spec);
+    double ok = lab__ask(helper, 'E', 60);
+    if (ok == 1) continue;
+    char *text = isnan(ok) ? NULL : strchr(helper->last, ' ');
+    snprintf(why, sizeof why, "%s: %s", spec, text ? text + 1 : "the probing worker did not answer");
+    lab__unescape(why);
+  }
+  if (!why[0]) {
+    L->gpu = 1;
+    snprintf(L->rep->lab_device, sizeof L->rep->lab_device, "gpu");
+    return 0;
+  }
+  if (c->lab.device == LAB_DEVICE_AUTO) {
+    if (L->o->log) fprintf(L->o->log, "lab.device = \"auto\": no usable GPU (%s); the workers run on the CPU\n", why);
+    lab__send(helper, "E cpu");
+    return isnan(lab__ask(helper, 'E', 60)) ? LAB_ESYS : 0;
+  }
+  fprintf(stderr, "%s: key 'lab.device': \"gpu\" but no usable GPU here (%s); use \"cpu\" or \"auto\"\n", c->device_at,
+          why);
+  if (!L->o->resume && L->journal) { /* nothing ran: leave nothing behind */
+    fclose(L->journal);
+    L->journal = NULL;
+    unlink(L->o->journal);
+    rmdir(L->outdir);
+  }
+  return LAB_ECONFIG;
+}
+
 int lab_run(const lab_config *cfg, const lab_opts *o, lab_report *rep) {
   memset(rep, 0, sizeof *rep);
   if (!cfg || !o || !o->journal) return LAB_EINVAL;
@@ -1234,13 +1309,15 @@ int lab_run(const lab_config *cfg, const lab_opts *o, lab_report *rep) {
   rep->nworkers = L.nw;
   rep->jobs = calloc(cfg->njobs, sizeof *rep->jobs);
   rep->scores = calloc(L.nw, sizeof *rep->scores);
+  rep->executors = calloc(L.nw, sizeof *rep->executors);
   L.w = calloc(L.nw, sizeof *L.w);
   L.nchunks = calloc(cfg->njobs, sizeof *L.nchunks);
   L.wpc = calloc(cfg->njobs, sizeof *L.wpc);
   L.arrived = calloc(cfg->njobs, sizeof *L.arrived);
   L.cmd_seconds = calloc(cfg->njobs, sizeof *L.cmd_seconds);
   L.cmd_failed = calloc(cfg->njobs, sizeof *L.cmd_failed);
-  if (!rep->jobs || !rep->scores || !L.w || !L.nchunks || !L.wpc || !L.arrived || !L.cmd_seconds || !L.cmd_failed) {
+  if (!rep->jobs || !rep->scores || !rep->executors || !L.w || !L.nchunks || !L.wpc || !L.arrived || !L.cmd_seconds ||
+      !L.cmd_failed) {
     rc = LAB_ENOMEM;
     goto out;
   }
@@ -1347,6 +1424,10 @@ int lab_run(const lab_config *cfg, const lab_opts *o, lab_report *rep) {
     /* the line's text after the flag is the device or why there is none */
     snprintf(rep->device, sizeof rep->device, "%s", helper.last);
     lab__unescape(rep->device);
+  }
+  if ((rc = lab__choose_device(&L, &helper))) {
+    lab__bury(&helper);
+    goto out;
   }
   double chunk_s[KRN_NKERNELS] = {0};
   for (size_t j = 0; j < cfg->njobs; j++) {
@@ -1578,6 +1659,7 @@ out:
 
 void lab_report_free(lab_report *r) {
   if (!r) return;
+  free(r->executors);
   free(r->jobs);
   free(r->sim);
   free(r->pred);

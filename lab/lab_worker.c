@@ -1,11 +1,14 @@
-/* lab_worker.c - a CPU worker process: runs kernel jobs chunk by chunk with the CPU twins
- * (krn_cpu_chunk), or command jobs with fork/exec, and talks to the runner over two pipes.
+/* lab_worker.c - a worker process: runs kernel jobs chunk by chunk through a kernels executor
+ * (krn_exec_run_chunk: a CPU thread group, a GPU, or a green-context partition of one), or command
+ * jobs with fork/exec, and talks to the runner over two pipes.
  *
- * It stands in for one GPU (or green-context partition) of a lab. Its speed is a duty cycle, as
- * krn_exec_cpu slows its members: after each piece of work of `busy` seconds it idles
- * busy * (1/speed - 1) (kernels/krn_job.c, krn__duty_pay). Chunks are idempotent and each one's
+ * It is one GPU (or green-context partition) of a lab, or stands in for one on the CPU. Its
+ * speed is a duty cycle: the executor idles busy * (1/speed - 1) after each piece of computing
+ * (kernels/krn_job.c, krn__duty_pay), and the worker does the same after writing a chunk's
+ * output, so that a slow worker is slow at all it does. Chunks are idempotent and each one's
  * output goes to the job's output file at its own offset (pwrite), so a checkpoint is an
- * fdatasync of that file plus the count of chunks done: a restart elsewhere resumes from it. */
+ * fdatasync of that file plus the count of chunks done: a restart elsewhere resumes from it.
+ * The executor starts as "cpu" and becomes what the runner's "E SPEC" line names. */
 #include "lab/lab_internal.h"
 
 #include <errno.h>
@@ -66,9 +69,10 @@ void lab__unescape(char *s) {
   *w = 0;
 }
 
-/* Duty cycle as krn_exec_cpu applies it (kernels/krn_job.c, krn__duty_pay): working `busy`
- * seconds at duty s takes busy / s of wall time, so idle busy * (1/s - 1); oversleeping is paid
- * back by working sooner next time. */
+/* Duty cycle as the executors apply it (kernels/krn_job.c, krn__duty_pay), for the worker's own
+ * work between chunks (writing a chunk's output): working `busy` seconds at duty s takes
+ * busy / s of wall time, so idle busy * (1/s - 1); oversleeping is paid back by working sooner
+ * next time. */
 static void lab__duty_pay(double speed, double busy, double *debt) {
   if (speed >= 1.0 || !(busy > 0)) return;
   *debt += busy * (1.0 / speed - 1.0);
@@ -108,7 +112,9 @@ void lab__calib_dims(krn_dims *d) { lab__kernel_dims(KRN_GEMM, d); }
 
 typedef struct lab__w {
   int id, rfd, wfd, threads;
-  double speed, heartbeat, next_hb, debt, t_last;
+  double speed, heartbeat, next_hb, debt;
+  krn_exec *exec;          /* computes the chunks; NULL after an "E SPEC" that failed */
+  char exec_why[256];      /* why there is no executor */
   char in[LAB__WORKER_IN]; /* partial input line */
   size_t inlen;
   /* the run in progress */
@@ -186,15 +192,43 @@ static void lab__pump(lab__w *w, int timeout_ms) {
   if (w->inlen == sizeof w->in - 1) w->inlen = 0; /* an overlong line: dropped */
 }
 
-/* Between two pieces of a chunk: pay the duty cycle, heartbeat, look at requests. */
+/* Between two pieces of a chunk (the executor has paid its duty cycle): heartbeat, look at
+ * requests; a stop request stops the chunk. */
 static int lab__yield(void *arg) {
   lab__w *w = arg;
-  double now = lab__now();
-  lab__duty_pay(w->speed, now - w->t_last, &w->debt);
   lab__heartbeat(w);
   lab__pump(w, 0);
-  w->t_last = lab__now();
   return w->stop ? 1 : 0;
+}
+
+/* The executor's per-chunk calls, or KRN_ENODEV when "E SPEC" could not make one. */
+static int lab__prepare(lab__w *w, krn_job *j) { return w->exec ? krn_exec_prepare(w->exec, j) : KRN_ENODEV; }
+static int lab__chunk(lab__w *w, krn_job *j, size_t c, float *dst, int yield) {
+  return w->exec ? krn_exec_run_chunk(w->exec, j, c, dst, yield ? lab__yield : NULL, w) : KRN_ENODEV;
+}
+static void lab__finish(lab__w *w, krn_job *j) {
+  if (w->exec && j) krn_exec_finish(w->exec, j);
+}
+
+/* "E SPEC": from now on chunks run on executor SPEC (kernels/krn.h, krn_exec_open), at the
+ * worker's speed and threads. Answers "E 1 DESCRIPTION" or "E 0 WHY"; after a failure the worker
+ * has no executor (its kernel runs fail with the reason: it never computes on another device
+ * than the one it was asked for). */
+static void lab__set_exec(lab__w *w, const char *spec) {
+  char name[32], why[256] = "", esc[600];
+  snprintf(name, sizeof name, "worker%d", w->id);
+  krn_exec_destroy(w->exec);
+  w->exec = NULL;
+  int rc = krn_exec_open(spec, name, w->speed, w->threads, &w->exec, why, sizeof why);
+  if (rc) {
+    snprintf(w->exec_why, sizeof w->exec_why, "executor %.40s: %s", spec, why);
+    lab__escape(why, strlen(why), esc, sizeof esc);
+    lab__say(w, "E 0 %s", esc);
+    return;
+  }
+  const char *d = krn_exec_describe(w->exec);
+  lab__escape(d, strlen(d), esc, sizeof esc);
+  lab__say(w, "E 1 %s", esc);
 }
 
 /* Chunk executions per second of one kernel's chunks (gemm without a name: the worker's score),
@@ -217,10 +251,14 @@ static void lab__calibrate(lab__w *w, double seconds, const char *kname, const c
   w->calib = 1;
   w->debt = 0;
   w->stop = 0;
+  int ok = buf && lab__prepare(w, job) == 0;
   double t0 = lab__now(), now = t0;
-  while (buf && (now - t0 < seconds || chunks < 2)) {
-    w->t_last = lab__now();
-    krn_cpu_chunk(job, chunks % d.nchunks, buf, w->threads, lab__yield, w);
+  while (ok && (now - t0 < seconds || chunks < 2)) {
+    if (lab__chunk(w, job, chunks % d.nchunks, buf, 1) != 0) {
+      ok = 0;
+      break;
+    }
+    double t_io = lab__now();
     if (fd >= 0) {
       size_t off, len;
       krn_job_chunk_span(job, chunks % d.nchunks, &off, &len);
@@ -229,16 +267,17 @@ static void lab__calibrate(lab__w *w, double seconds, const char *kname, const c
         fd = -1;
       }
     }
-    lab__duty_pay(w->speed, lab__now() - w->t_last, &w->debt);
+    lab__duty_pay(w->speed, lab__now() - t_io, &w->debt);
     chunks++;
     now = lab__now();
   }
   w->calib = 0;
+  lab__finish(w, job);
   if (fd >= 0) close(fd);
   if (path && *path) unlink(path);
   free(buf);
   krn_job_destroy(job);
-  lab__say(w, "C %.17g", (double)chunks / (now - t0));
+  lab__say(w, "C %.17g", ok ? (double)chunks / (now - t0) : 0.0); /* 0: no executor, no speed */
 }
 
 /* The fixed costs of a kernel run at full speed, for the prediction: its start (inputs made,
@@ -258,11 +297,11 @@ static void lab__overheads(lab__w *w, const char *name, const char *path, int ve
   if (krn_job_create(k, &d, 3, &j) != 0) goto out;
   buf = malloc(krn_job_max_chunk_len(j) * sizeof(float));
   fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
-  if (!buf || fd < 0) goto out;
+  if (!buf || fd < 0 || lab__prepare(w, j) != 0) goto out;
   setup = lab__now() - t0;
   for (size_t c = 0; c < d.nchunks; c++) {
     size_t off, len;
-    krn_cpu_chunk(j, c, buf, w->threads, NULL, NULL);
+    if (lab__chunk(w, j, c, buf, 0) != 0) goto out;
     krn_job_chunk_span(j, c, &off, &len);
     if (pwrite(fd, buf, len * sizeof(float), (off_t)(off * sizeof(float))) != (ssize_t)(len * sizeof(float))) goto out;
     lab__heartbeat(w);
@@ -280,6 +319,7 @@ static void lab__overheads(lab__w *w, const char *name, const char *path, int ve
   }
   fin = lab__now() - t0;
 out:
+  lab__finish(w, j);
   if (fd >= 0) close(fd);
   if (path && *path) unlink(path);
   free(buf);
@@ -287,7 +327,8 @@ out:
   lab__say(w, "V %.17g %.17g %.17g", setup, sync, fin);
 }
 
-/* Seconds per chunk of a kernel at this worker's speed: the median of 3 after a warm-up. */
+/* Seconds per chunk of a kernel on this worker's executor: the median of 3 after a warm-up
+ * (0 when the executor cannot run it). */
 static void lab__measure(lab__w *w, const char *name) {
   krn_kernel k;
   krn_dims d;
@@ -297,14 +338,17 @@ static void lab__measure(lab__w *w, const char *name) {
     lab__kernel_dims(k, &d);
     if (krn_job_create(k, &d, 3, &j) == 0) {
       float *buf = malloc(krn_job_max_chunk_len(j) * sizeof(float));
-      if (buf) {
-        krn_cpu_chunk(j, 0, buf, w->threads, NULL, NULL);
+      if (buf && lab__prepare(w, j) == 0 && lab__chunk(w, j, 0, buf, 0) == 0) {
         for (int r = 0; r < 3; r++) {
           double t0 = lab__now();
-          krn_cpu_chunk(j, (size_t)(r + 1), buf, w->threads, NULL, NULL);
+          if (lab__chunk(w, j, (size_t)(r + 1), buf, 0) != 0) {
+            t[0] = t[1] = t[2] = 0;
+            break;
+          }
           t[r] = lab__now() - t0;
         }
       }
+      lab__finish(w, j);
       free(buf);
       krn_job_destroy(j);
     }
@@ -351,6 +395,14 @@ static void lab__run_kernel(lab__w *w, char *args) {
     snprintf(why, sizeof why, "output %.200s: %s", path, strerror(errno));
     goto fail;
   }
+  if (!w->exec) {
+    snprintf(why, sizeof why, "%s", w->exec_why);
+    goto fail;
+  }
+  if ((rc = lab__prepare(w, kj))) {
+    snprintf(why, sizeof why, "%s: prepare: %s", krn_exec_describe(w->exec), krn_strerror(rc));
+    goto fail;
+  }
   if (start > 0) {
     /* A resumed run continues from the chunks the last checkpoint saved, which its output file must
      * still hold: a file that lost them (its folder deleted before the resume) is recomputed from
@@ -369,14 +421,14 @@ static void lab__run_kernel(lab__w *w, char *args) {
   }
   w->debt = 0;
   for (size_t c = start; c < nchunks; c++) {
-    w->t_last = lab__now();
     size_t ci = c % d.nchunks;
-    rc = krn_cpu_chunk(kj, ci, buf, w->threads, lab__yield, w);
+    rc = lab__chunk(w, kj, ci, buf, 1);
     if (w->stop) goto stopped;
     if (rc) {
-      snprintf(why, sizeof why, "chunk %zu: %s", c, krn_strerror(rc));
+      snprintf(why, sizeof why, "chunk %zu on %s: %s", c, krn_exec_describe(w->exec), krn_strerror(rc));
       goto fail;
     }
+    double t_io = lab__now();
     size_t off, len;
     krn_job_chunk_span(kj, ci, &off, &len);
     if (pwrite(fd, buf, len * sizeof(float), (off_t)(off * sizeof(float))) != (ssize_t)(len * sizeof(float))) {
@@ -384,7 +436,7 @@ static void lab__run_kernel(lab__w *w, char *args) {
       goto fail;
     }
     w->work_done = (double)(c + 1) * wpc;
-    lab__duty_pay(w->speed, lab__now() - w->t_last, &w->debt);
+    lab__duty_pay(w->speed, lab__now() - t_io, &w->debt);
     lab__heartbeat(w);
     lab__pump(w, 0);
     if (w->stop) goto stopped;
@@ -419,6 +471,7 @@ fail : {
   goto out;
 stopped:
 out:
+  lab__finish(w, kj);
   if (fd >= 0) close(fd);
   free(buf);
   krn_job_destroy(kj);
@@ -550,8 +603,16 @@ static void lab__handle_line(lab__w *w, char *line) {
     if (w->busy && sscanf(line + 1, "%ld %ld", &job, &run) == 2 && job == w->job && run == w->run) w->stop = 1;
     break;
   case 'S':
-    if (sscanf(line + 1, "%lg", &x) == 1 && x > 0 && x <= 1) w->speed = x;
+    if (sscanf(line + 1, "%lg", &x) == 1 && x > 0 && x <= 1) {
+      w->speed = x;
+      if (w->exec) krn_exec_set_speed(w->exec, x);
+    }
     break;
+  case 'E': {
+    char spec[64];
+    if (!w->busy && !w->calib && sscanf(line + 1, "%63s", spec) == 1) lab__set_exec(w, spec);
+    break;
+  }
   case 'C': {
     char kn[16] = "", path[4096] = "";
     int got = sscanf(line + 1, "%lg %15s %4095s", &x, kn, path);
@@ -625,6 +686,9 @@ void lab__worker_main(int id, int rfd, int wfd, double speed, int threads, doubl
   w.threads = threads;
   w.heartbeat = heartbeat;
   w.next_hb = lab__now();
+  /* CPU until the runner names another executor ("E SPEC"); a CPU executor only fails for lack
+   * of memory, and then so does everything else */
+  if (krn_exec_open("cpu", "worker", speed, threads, &w.exec, w.exec_why, sizeof w.exec_why) != 0) _exit(1);
   pthread_t hb;
   sigset_t all, old;
   sigfillset(&all);

@@ -35,3 +35,23 @@ if(TARGET spotlab)
 endif()
 set_tests_properties(kernels_cli_help kernels_cli_bad_input kernels_cli_cpu_run kernels_cli_default_calib_dir PROPERTIES
                      ENVIRONMENT "${SPOTLAB_TEST_ENV}" TIMEOUT 300)
+# The GPU executors through the per-chunk API (what a lab GPU worker runs): exit 77 = skipped
+# where there is no device (here), so it never counts as a pass without one.
+add_executable(test_kernels_gpu ${CMAKE_CURRENT_SOURCE_DIR}/test_kernels_gpu.c)
+target_link_libraries(test_kernels_gpu PRIVATE spotlab_kernels)
+add_test(NAME test_kernels_gpu COMMAND test_kernels_gpu)
+set_tests_properties(test_kernels_gpu PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120 ENVIRONMENT "${SPOTLAB_TEST_ENV}")
+# scripts/gpu_check.sh's CPU side (the GPU host runs the rest): syntax, shellcheck where present,
+# bad usage exit 2, a missing bundle named (exit 1), and --dry-run's plan of every step with its
+# timeout; the lab job file it runs passes --check.
+add_test(NAME gpu_check_script COMMAND sh -c
+  "s=$0/scripts/gpu_check.sh; bash -n $s && bash -n $0/scripts/gpu_bundle.sh || exit 1; \
+   if command -v shellcheck >/dev/null; then shellcheck $s $0/scripts/gpu_bundle.sh || exit 1; fi; \
+   $s --bogus 2>err.txt; st=$?; [ $st -eq 2 ] && grep -q \"unknown option '--bogus'\" err.txt || { echo \"usage: $st\"; exit 1; }; \
+   OUT=$PWD/gc_out BUNDLE=/nonexistent BUILD=/nonexistent $s > miss.txt 2>&1; st=$?; \
+   [ $st -eq 1 ] && grep -q 'run scripts/gpu_bundle.sh' miss.txt || { echo \"missing bundle: $st\"; cat miss.txt; exit 1; }; \
+   OUT=$PWD/gc_out BUNDLE=/nonexistent BUILD=$1 $s --dry-run > dry.txt 2>&1 || { cat dry.txt; exit 1; }; \
+   for w in 'test_kernels_gpu (timeout' 'gpu_partitions.cfg --predict' 'mpirun -np 16' 'bench phold --lps 16384' \
+            'bench market --gpus 1000000 --days 2'; do grep -qF \"$w\" dry.txt || { echo \"plan lacks: $w\"; exit 1; }; done; \
+   $1/spotlab lab --check $0/scenarios/lab/gpu_partitions.cfg" ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR})
+set_tests_properties(gpu_check_script PROPERTIES ENVIRONMENT "${SPOTLAB_TEST_ENV}" TIMEOUT 60)

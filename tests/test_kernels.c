@@ -391,12 +391,170 @@ static void test_gpu(void) {
   krn_gpu_close(g);
 }
 
+/* ---- The per-chunk executor API ---------------------------------------------------------------- */
+
+/* run_chunk of a CPU executor writes bitwise what krn_cpu_chunk writes (1 thread), for every
+ * chunk of every kernel, whatever the executor's thread count; the assembled job verifies. */
+static void test_exec_run_chunk(void) {
+  for (int k = 0; k < KRN_NKERNELS; k++) {
+    for (int threads = 1; threads <= 3; threads += 2) {
+      krn_job *j = mk((krn_kernel)k, 21);
+      krn_exec *e = NULL;
+      char msg[256] = "x";
+      CU_ASSERT_EQUAL_FATAL(krn_exec_open("cpu", "c", 1.0, threads, &e, msg, sizeof msg), 0);
+      CU_ASSERT_STRING_EQUAL(msg, "");
+      CU_ASSERT_STRING_EQUAL(krn_exec_kind(e), "cpu");
+      CU_ASSERT_PTR_NOT_NULL(strstr(krn_exec_describe(e), "cpu"));
+      CU_ASSERT_EQUAL_FATAL(krn_exec_prepare(e, j), 0);
+      size_t maxlen = krn_job_max_chunk_len(j);
+      float *a = malloc(maxlen * sizeof(float)), *b = malloc(maxlen * sizeof(float));
+      CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+      CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+      for (size_t c = 0; c < krn_job_nchunks(j); c++) {
+        size_t off, len;
+        krn_job_chunk_span(j, c, &off, &len);
+        CU_ASSERT_EQUAL(krn_exec_run_chunk(e, j, c, a, NULL, NULL), 0);
+        CU_ASSERT_EQUAL(krn_cpu_chunk(j, c, b, 1, NULL, NULL), 0);
+        CU_ASSERT_EQUAL(memcmp(a, b, len * sizeof(float)), 0);
+        memcpy(krn_job_out(j) + off, a, len * sizeof(float));
+      }
+      CU_ASSERT_EQUAL(krn_exec_run_chunk(e, j, krn_job_nchunks(j), a, NULL, NULL), KRN_EINVAL);
+      CU_ASSERT_EQUAL(krn_exec_finish(e, j), 0);
+      krn_job_finish(j);
+      CU_ASSERT_EQUAL(krn_job_verify(j, NULL), 0);
+      free(a);
+      free(b);
+      krn_exec_destroy(e);
+      krn_job_destroy(j);
+    }
+  }
+}
+
+typedef struct yield_probe {
+  int calls;   /* yields seen */
+  int stop_at; /* answer 5 at this call (1-based), 0 = never */
+} yield_probe;
+static int probe_yield(void *arg) {
+  yield_probe *p = arg;
+  p->calls++;
+  return p->stop_at && p->calls >= p->stop_at ? 5 : 0;
+}
+
+/* The yield callback is called between pieces of work; its non-zero answer stops the chunk, is
+ * returned, and leaves the caller's span all NaN (a stopped chunk never passes for done). */
+static void test_exec_yield(void) {
+  for (int k = 0; k < KRN_NKERNELS; k++) {
+    krn_job *j = mk((krn_kernel)k, 22);
+    krn_exec *e = NULL;
+    CU_ASSERT_EQUAL_FATAL(krn_exec_open("cpu", "c", 1.0, 2, &e, NULL, 0), 0);
+    CU_ASSERT_EQUAL_FATAL(krn_exec_prepare(e, j), 0);
+    size_t off, len;
+    krn_job_chunk_span(j, 1, &off, &len);
+    float *a = malloc(len * sizeof(float));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    yield_probe p = {0, 0};
+    CU_ASSERT_EQUAL(krn_exec_run_chunk(e, j, 1, a, probe_yield, &p), 0);
+    CU_ASSERT(p.calls >= 1);
+    int pieces = p.calls;
+    for (int stop = 1; stop <= pieces; stop++) {
+      yield_probe q = {0, stop};
+      memset(a, 0, len * sizeof(float));
+      CU_ASSERT_EQUAL(krn_exec_run_chunk(e, j, 1, a, probe_yield, &q), 5);
+      CU_ASSERT_EQUAL(q.calls, stop);
+      size_t nan = 0;
+      for (size_t i = 0; i < len; i++) nan += isnan(a[i]) != 0;
+      CU_ASSERT_EQUAL(nan, len);
+    }
+    CU_ASSERT_EQUAL(krn_exec_finish(e, j), 0);
+    free(a);
+    krn_exec_destroy(e);
+    krn_job_destroy(j);
+  }
+}
+
+/* set_speed: out-of-range values are refused and change nothing; a lower duty cycle makes a
+ * chunk take at least busy / speed. The bound uses the fastest chunk seen at full speed: load
+ * only makes chunks slower, so load cannot make the check fail, and an executor that ignored
+ * the new speed fails it (10 chunks in about 10, not 50, fastest-chunk times). */
+static void test_exec_set_speed(void) {
+  krn_job *j = mk(KRN_GEMM, 23);
+  krn_exec *e = NULL;
+  CU_ASSERT_EQUAL_FATAL(krn_exec_open("cpu", "c", 1.0, 1, &e, NULL, 0), 0);
+  CU_ASSERT_EQUAL(krn_exec_set_speed(e, 0), KRN_EINVAL);
+  CU_ASSERT_EQUAL(krn_exec_set_speed(e, 1.5), KRN_EINVAL);
+  CU_ASSERT_EQUAL(krn_exec_set_speed(e, NAN), KRN_EINVAL);
+  CU_ASSERT_EQUAL(krn_exec_speed(e), 1.0);
+  CU_ASSERT_EQUAL_FATAL(krn_exec_prepare(e, j), 0);
+  float *a = malloc(krn_job_max_chunk_len(j) * sizeof(float));
+  CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+  double fastest = INFINITY;
+  for (int r = 0; r < 5; r++) {
+    double t0 = krn_now();
+    CU_ASSERT_EQUAL(krn_exec_run_chunk(e, j, (size_t)r % krn_job_nchunks(j), a, NULL, NULL), 0);
+    double dt = krn_now() - t0;
+    if (dt < fastest) fastest = dt;
+  }
+  CU_ASSERT_EQUAL(krn_exec_set_speed(e, 0.2), 0);
+  CU_ASSERT_EQUAL(krn_exec_speed(e), 0.2);
+  const int n = 10;
+  double t0 = krn_now();
+  for (int r = 0; r < n; r++)
+    CU_ASSERT_EQUAL(krn_exec_run_chunk(e, j, (size_t)r % krn_job_nchunks(j), a, NULL, NULL), 0);
+  double wall = krn_now() - t0;
+  /* busy >= fastest per chunk; idle owed busy * (1/0.2 - 1), paid but for < 200 us left over */
+  CU_ASSERT(wall >= n * fastest / 0.2 - 200e-6);
+  CU_ASSERT_EQUAL(krn_exec_finish(e, j), 0);
+  free(a);
+  krn_exec_destroy(e);
+  krn_job_destroy(j);
+}
+
+/* Specs: bad ones are KRN_EINVAL with a message naming them; a GPU one on a machine without a
+ * device (or a build without CUDA) is KRN_ENODEV with the reason, and leaves nothing behind. */
+static void test_exec_open_specs(void) {
+  const char *bad[] = {"", "tpu", "gpu:", "gpu:0", "gpu:-4", "gpu:12x", "gpu16", "cpu:2", NULL};
+  for (int i = 0; bad[i]; i++) {
+    krn_exec *e = (krn_exec *)1;
+    char msg[256] = "";
+    CU_ASSERT_EQUAL(krn_exec_open(bad[i], "b", 1.0, 1, &e, msg, sizeof msg), KRN_EINVAL);
+    CU_ASSERT_PTR_NULL(e);
+    CU_ASSERT_PTR_NOT_NULL(strstr(msg, "unknown executor"));
+  }
+  krn_exec *e = (krn_exec *)1;
+  char msg[256] = "";
+  CU_ASSERT_EQUAL(krn_exec_open("cpu", "b", 0.0, 1, &e, msg, sizeof msg), KRN_EINVAL);
+  CU_ASSERT_PTR_NULL(e);
+  CU_ASSERT_EQUAL(krn_exec_open("cpu", "b", 1.0, 0, &e, msg, sizeof msg), KRN_EINVAL);
+  krn_gpu *g = NULL;
+  char why[256] = "";
+  int have = krn_gpu_open(&g, why, sizeof why) == 0;
+  krn_gpu_close(g);
+  for (int i = 0; i < 2; i++) {
+    const char *spec = i ? "gpu:16" : "gpu";
+    msg[0] = 0;
+    int rc = krn_exec_open(spec, "g", 1.0, 1, &e, msg, sizeof msg);
+    if (have) { /* the GPU host: test_kernels_gpu checks these executors' results */
+      CU_ASSERT(rc == 0 || (i == 1 && rc == KRN_ENODEV));
+      krn_exec_destroy(e);
+      continue;
+    }
+    CU_ASSERT_EQUAL(rc, KRN_ENODEV);
+    CU_ASSERT_PTR_NULL(e);
+    CU_ASSERT_STRING_EQUAL(msg, why); /* the probe's reason, as krn_gpu_open gave it */
+  }
+}
+
 static CU_TestInfo kernel_tests[] = {{"invalid dimensions and names", test_invalid_dims},
                                      {"CPU twins vs double reference", test_twins_vs_reference},
                                      {"verification catches errors", test_verify_catches_errors},
                                      {"ideal makespan (fluid bound)", test_ideal_makespan},
                                      {"calibration file", test_calibration_file},
                                      CU_TEST_INFO_NULL};
+static CU_TestInfo exec_tests[] = {{"run_chunk equals the CPU twin, bitwise", test_exec_run_chunk},
+                                   {"yield honoured, a stop leaves NaN", test_exec_yield},
+                                   {"set_speed: bounds and duty cycle", test_exec_set_speed},
+                                   {"specs; GPU without a device is KRN_ENODEV", test_exec_open_specs},
+                                   CU_TEST_INFO_NULL};
 static CU_TestInfo cluster_tests[] = {{"every strategy, gemm, with and without failure", test_cluster_gemm},
                                       {"every strategy, mlp, with and without failure", test_cluster_mlp},
                                       {"every strategy, triad, with and without failure", test_cluster_triad},
@@ -405,6 +563,7 @@ static CU_TestInfo cluster_tests[] = {{"every strategy, gemm, with and without f
 static CU_TestInfo gpu_tests[] = {{"GPU kernels and partitions (or a clean no-device)", test_gpu}, CU_TEST_INFO_NULL};
 
 CU_SuiteInfo spotlab_suites[] = {{"kernels", NULL, NULL, NULL, NULL, kernel_tests},
+                                 {"exec", NULL, NULL, NULL, NULL, exec_tests},
                                  {"cluster", NULL, NULL, NULL, NULL, cluster_tests},
                                  {"gpu", NULL, NULL, NULL, NULL, gpu_tests},
                                  CU_SUITE_INFO_NULL};

@@ -1073,6 +1073,146 @@ static void test_predict(void) {
   assert_no_leftovers(NULL);
 }
 
+/* ---- lab.device: GPU workers, or why not ------------------------------------------------------ */
+
+/* lab.device and lab.gpu_sms: declared in the key table, bad values FILE:LINE, and the place of
+ * lab.device kept for the runner's "no usable GPU" error. */
+static void test_device_keys(void) {
+  expect_error("lab = { workers = 2; device = \"tpu\"; };\njobs = ( { name = \"a\"; kernel = \"gemm\"; } );\n",
+               "jobs.cfg:1:", "lab.device");
+  expect_error("lab = { workers = 3;\n device = \"gpu\";\n gpu_sms = [16, 32]; };\n"
+               "jobs = ( { name = \"a\"; kernel = \"gemm\"; } );\n",
+               "jobs.cfg:3: key 'lab.gpu_sms'", "2 partitions for 3 workers");
+  expect_error("lab = { workers = 1;\n gpu_sms = [16.5]; };\njobs = ( { name = \"a\"; kernel = \"gemm\"; } );\n",
+               "jobs.cfg:2: key 'lab.gpu_sms'", "not a whole number of SMs");
+  lab_config *c = load("lab = { workers = 2;\n\n device = \"auto\"; gpu_sms = [0, 8]; };\n"
+                       "jobs = ( { name = \"a\"; kernel = \"gemm\"; } );\n",
+                       "dev.cfg", NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  CU_ASSERT_EQUAL(c->lab.device, LAB_DEVICE_AUTO);
+  CU_ASSERT_EQUAL(c->lab.ngpu_sms, 2);
+  CU_ASSERT_STRING_EQUAL(c->device_at, "dev.cfg:3");
+  lab_config_free(c);
+  c = load("lab = { workers = 1; };\njobs = ( { name = \"a\"; kernel = \"gemm\"; } );\n", "dev.cfg", NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  CU_ASSERT_EQUAL(c->lab.device, LAB_DEVICE_CPU); /* the default */
+  CU_ASSERT_STRING_EQUAL(c->device_at, "dev.cfg");
+  lab_config_free(c);
+}
+
+static const char *device_cfg = "lab = { workers = 2; heartbeat = 0.1; heartbeat_timeout = 0.6; ckpt_interval = 0.2;\n"
+                                "        time_limit = 60; verify = true;\n"
+                                "        device = \"%s\"; gpu_sms = [0, 16]; };\n"
+                                "jobs = ( { name = \"g\"; kernel = \"gemm\"; work = 0.6; },\n"
+                                "         { name = \"m\"; kernel = \"mlp\"; work = 0.6; } );\n"
+                                "faults = ( { at = 0.3; worker = 0; action = \"kill\"; },\n"
+                                "           { at = 0.2; worker = 1; action = \"slow\"; factor = 0.5; } );\n";
+
+/* lab.device = "auto": where no GPU is usable (here) the lab runs on CPU workers and says so; on a
+ * GPU host both workers are GPU executors (a whole GPU and a 16-SM partition). Either way every
+ * job completes once, its output verified against the reference, through a kill and a slow
+ * fault. Returns 1 when the lab found a usable GPU. */
+static int run_auto(void) {
+  char text[1024];
+  snprintf(text, sizeof text, device_cfg, "auto");
+  lab_config *c = load(text, "auto.cfg", NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  const char *j = "lab_auto.journal";
+  fresh(j);
+  char *logtext = NULL;
+  size_t loglen = 0;
+  FILE *log = open_memstream(&logtext, &loglen);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+  lab_opts o = {j, NULL, 0, 0, 0, log, 0};
+  lab_report r;
+  CU_ASSERT_EQUAL_FATAL(lab_run(c, &o, &r), 0);
+  fclose(log);
+  assert_one_end_each(&r);
+  CU_ASSERT_EQUAL(r.completed, 2);
+  CU_ASSERT(r.worker_losses >= 1);
+  int gpu = !strcmp(r.lab_device, "gpu");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(r.executors);
+  if (gpu) {
+    CU_ASSERT_EQUAL(r.device[0], '1');
+    for (size_t i = 0; i < 2; i++) CU_ASSERT_PTR_NOT_NULL(strstr(r.executors[i], "SMs"));
+  } else {
+    CU_ASSERT_STRING_EQUAL(r.lab_device, "cpu");
+    CU_ASSERT_PTR_NOT_NULL(strstr(logtext, "lab.device = \"auto\": no usable GPU"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(logtext, "the workers run on the CPU"));
+    for (size_t i = 0; i < 2; i++) CU_ASSERT_STRING_EQUAL(r.executors[i], "cpu, 1 thread");
+  }
+  /* the report and the results say what the workers computed on */
+  FILE *f = fopen("lab_auto.txt", "w+");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  lab_report_print(f, c, &r);
+  rewind(f);
+  char all[8192];
+  size_t n = fread(all, 1, sizeof all - 1, f);
+  all[n] = 0;
+  fclose(f);
+  CU_ASSERT_PTR_NOT_NULL(strstr(all, gpu ? "executors: worker 0: " : "executors: worker 0-1: cpu, 1 thread"));
+  char err[256];
+  const char *h5 = "lab_auto.h5";
+  unlink(h5);
+  CU_ASSERT_EQUAL_FATAL(lab_results_write(h5, c, &r, 1.0, err, sizeof err), 0);
+  hid_t h = H5Fopen(h5, H5F_ACC_RDONLY, H5P_DEFAULT);
+  CU_ASSERT_FATAL(h >= 0);
+  hid_t ds = H5Dopen2(h, "/reps/rep_0000/tables/jobs", H5P_DEFAULT);
+  CU_ASSERT_FATAL(ds >= 0);
+  hid_t mt = H5Tcreate(H5T_COMPOUND, 16);
+  hid_t st = H5Tcopy(H5T_C_S1);
+  H5Tset_size(st, 16);
+  H5Tinsert(mt, "device", 0, st);
+  char dev[2][16];
+  memset(dev, 0, sizeof dev);
+  CU_ASSERT(H5Dread(ds, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, dev) >= 0);
+  for (int k = 0; k < 2; k++) CU_ASSERT_STRING_EQUAL(dev[k], gpu ? "gpu" : "cpu");
+  H5Tclose(st);
+  H5Tclose(mt);
+  H5Dclose(ds);
+  H5Fclose(h);
+  free(logtext);
+  lab_report_free(&r);
+  lab_config_free(c);
+  assert_no_leftovers(NULL);
+  return gpu;
+}
+
+/* lab.device = "gpu" through the command: with no usable GPU, FILE:LINE of lab.device and the
+ * probe's reason on stderr, exit status 2, and nothing left behind (no journal, no output
+ * folder). Where "auto" found a GPU, the same file runs to the end on GPU workers instead. */
+static void test_device_gpu(void) {
+  int have_gpu = run_auto();
+  const char *bin = getenv("SPOTLAB_BIN");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(bin);
+  char text[1024];
+  snprintf(text, sizeof text, device_cfg, "gpu");
+  write_text("lab_gpu.cfg", text);
+  const char *j = "lab_gpu.journal";
+  fresh(j);
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd, "%s lab lab_gpu.cfg --journal %s --out lab_gpu.h5 > lab_gpu.out 2> lab_gpu.err", bin, j);
+  int st = system(cmd);
+  char all[4096] = "";
+  FILE *f = fopen(have_gpu ? "lab_gpu.out" : "lab_gpu.err", "r");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  size_t n = fread(all, 1, sizeof all - 1, f);
+  all[n] = 0;
+  fclose(f);
+  if (have_gpu) {
+    CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(all, "the workers computed on the GPU"));
+    return;
+  }
+  CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(all, "lab_gpu.cfg:3: key 'lab.device': \"gpu\" but no usable GPU here (gpu: "));
+  struct stat sb;
+  CU_ASSERT_NOT_EQUAL(stat(j, &sb), 0); /* nothing half-done */
+  CU_ASSERT_NOT_EQUAL(stat("lab_gpu.journal.d", &sb), 0);
+  CU_ASSERT_NOT_EQUAL(stat("lab_gpu.h5", &sb), 0);
+  assert_no_leftovers(NULL);
+}
+
 static CU_TestInfo lab_tests[] = {
     {"--predict: calibration file round trip, bad files as FILE:LINE", test_calib_file},
     {"--predict: the twin's contention on known answers", test_twin_contention},
@@ -1090,6 +1230,8 @@ static CU_TestInfo lab_tests[] = {
     {"runner killed at random journal points (3 seeds): every job ends once", test_resume_random_kills},
     {"stall and slow faults, simulated twin, HDF5 results", test_stall_simulate_results},
     {"two MPI ranks: a worker per rank, one killed and respawned", test_mpi_two_ranks},
+    {"lab.device and lab.gpu_sms keys, FILE:LINE", test_device_keys},
+    {"lab.device auto falls back to CPU (or runs GPU workers); gpu without one is exit 2", test_device_gpu},
     CU_TEST_INFO_NULL,
 };
 CU_SuiteInfo spotlab_suites[] = {{"lab", NULL, NULL, NULL, NULL, lab_tests}, CU_SUITE_INFO_NULL};

@@ -54,6 +54,8 @@ typedef struct lab_job_def {
   double work;   /* kernel: seconds at speed 1.0 on one CPU thread; command: estimate */
   double at;     /* submission time, s after the lab starts */
   int64_t seed;  /* kernel inputs */
+  int64_t width; /* kernel: workers per run (data-parallel), 1 = one worker */
+  int strategy;  /* width > 1: how the members share the chunks (lab__strategy: even, weighted, dynamic) */
 } lab_job_def;
 
 typedef struct lab_fault_def {

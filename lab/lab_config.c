@@ -77,6 +77,12 @@ static const sim_param lab__job_params[] = {
      "kernel: seconds of work at speed 1.0 on one thread; command: expected seconds"},
     {"at", SIM_P_DURATION, offsetof(lab_job_def, at), "0", 0, 1e6, "s", "submission time"},
     {"seed", SIM_P_INT, offsetof(lab_job_def, seed), "1", 0, 9e18, "1", "kernel: seed of the inputs"},
+    {"width", SIM_P_INT, offsetof(lab_job_def, width), "1", 1, LAB__MAX_WIDTH, "workers",
+     "kernel: workers per run; the chunk executions are split among them (data-parallel)"},
+    {"strategy", SIM_P_ENUM, offsetof(lab_job_def, strategy), "\"dynamic\"", SIM_UNBOUNDED, NULL,
+     "width > 1: even (same share each), weighted (shares by calibrated speed) or dynamic (each member "
+     "takes the next piece when done)",
+     lab__strategy_names},
     {NULL},
 };
 
@@ -135,6 +141,15 @@ static int lab__validate(const lab__top *t, const sim_scenario *s, sim_diag *d) 
     if (hk && krn_kernel_parse(j->kernel, &k) != 0) {
       snprintf(key, sizeof key, "jobs.[%zu].kernel", i);
       sim_param_error(s, key, d, "unknown kernel '%s' (triad, gemm, mlp)", j->kernel);
+    }
+    if (j->width > t->lab.workers) {
+      snprintf(key, sizeof key, "jobs.[%zu].width", i);
+      sim_param_error(s, key, d, "width %lld is more than the %lld workers", (long long)j->width,
+                      (long long)t->lab.workers);
+    }
+    if (hc && j->width > 1) {
+      snprintf(key, sizeof key, "jobs.[%zu].width", i);
+      sim_param_error(s, key, d, "a command job runs on one worker (width 1); width is for kernel jobs");
     }
     if (hc && strpbrk(j->command, "\n\r")) {
       snprintf(key, sizeof key, "jobs.[%zu].command", i);

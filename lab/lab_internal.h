@@ -74,6 +74,36 @@ typedef struct lab__twin_in {
 int lab__simulate(const lab_config *cfg, const lab__twin_in *in, lab_job_result *sim, double *makespan,
                   unsigned *losses);
 
+/* Kernel jobs wider than one worker (lab_wide.c): a run's chunk executions cut into pieces that
+ * its members run one at a time, by strategy. The runner and the twin share it. */
+#define LAB__MAX_WIDTH 8         /* workers per run (job key `width`) */
+#define LAB__PIECES_PER_MEMBER 8 /* pieces a run is cut into, per member */
+typedef enum lab__strategy { LAB_SPLIT_EVEN = 0, LAB_SPLIT_WEIGHTED, LAB_SPLIT_DYNAMIC } lab__strategy;
+extern const char *const lab__strategy_names[]; /* "even", "weighted", "dynamic", NULL */
+typedef struct lab__wide {
+  int strategy;                    /* lab__strategy */
+  size_t first, nchunks;           /* the run does chunk executions [first, nchunks) */
+  size_t piece, npieces;           /* executions per piece (the last may be shorter), pieces */
+  unsigned char *state;            /* per piece: 0 to do, 1 running, 2 done (durable) */
+  int *owner;                      /* per piece: the member slot it belongs to (even, weighted) */
+  unsigned n;                      /* members */
+  uint32_t member[LAB__MAX_WIDTH]; /* slot -> worker */
+  long cur[LAB__MAX_WIDTH];        /* slot -> piece it runs, -1 = none */
+  int verifying;                   /* slot + 1 of the member doing the last step (the last execution again and
+                                   the output verified); 0 = not sent */
+} lab__wide;
+/* 0, LAB_EINVAL or LAB_ENOMEM. weight[n]: the members' speeds (weighted), NULL = equal. */
+int lab__wide_init(lab__wide *x, int strategy, size_t first, size_t nchunks, const uint32_t *members,
+                   const double *weight, unsigned n);
+void lab__wide_free(lab__wide *x);
+int lab__wide_slot(const lab__wide *x, uint32_t gpu); /* the worker's slot, -1 = not a member */
+long lab__wide_next(lab__wide *x, unsigned slot);     /* the next piece for slot (now running), -1 = none */
+void lab__wide_span(const lab__wide *x, long piece, size_t *a, size_t *b); /* executions [a, b) */
+void lab__wide_done(lab__wide *x, unsigned slot);                          /* slot's piece is done */
+void lab__wide_replace(lab__wide *x, uint32_t old, uint32_t gpu);          /* REPLACE: its piece is to do again */
+size_t lab__wide_prefix(const lab__wide *x); /* durable: first + the leading done pieces */
+int lab__wide_all_done(const lab__wide *x);
+
 /* Monotonic seconds. */
 double lab__now(void);
 void lab__sleep(double s);

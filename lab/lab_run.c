@@ -59,6 +59,7 @@ typedef struct lab__worker {
   double run_start;  /* when the assignment started (s, lab time) */
   pid_t pgid;        /* a command job's process group, 0 = none */
   char last[256];    /* the last answer lab__ask took */
+  double wide_work;  /* a piece of a wide run: the work its last progress line reported (absolute) */
   /* observed speed: work reported / time between consecutive progress reports of one run,
    * divided by the worker's slow-down factor at the time (so `slow` faults are not counted) */
   long pw_job, pw_run;
@@ -73,8 +74,15 @@ typedef struct lab__worker {
 
 typedef struct lab__dec {
   sched_decision d;
-  uint32_t gpus[8];
+  uint32_t gpus[LAB__MAX_WIDTH];
 } lab__dec;
+
+/* A run of a kernel job wider than one worker: its pieces (lab_wide.c). */
+typedef struct lab__wrun {
+  long job, run; /* job -1 = a free slot */
+  int ckpt;      /* the core asked for a checkpoint: answered after its event (the sink must not call it) */
+  lab__wide x;
+} lab__wrun;
 
 typedef struct lab__lab {
   const lab_config *cfg;
@@ -107,6 +115,8 @@ typedef struct lab__lab {
   int calibrating;     /* --predict: worker lines are calibration answers, not events */
   lab_calib *calib;    /* --predict: what the prediction used (NULL otherwise) */
   double *calib_score; /* --predict: per worker, the score it joins with (the twin's too) */
+  lab__wrun *wide;     /* runs of jobs wider than one worker, njobs x SCHED_MAX_RUNS slots */
+  size_t nwide;
 } lab__lab;
 
 static double lab__t(lab__lab *L) {
@@ -273,7 +283,7 @@ static void lab__sink(void *ctx, const sched_decision *d) {
   }
   lab__dec *x = &L->dec[L->ndec++];
   x->d = *d;
-  unsigned n = d->ngpus < 8 ? d->ngpus : 8;
+  unsigned n = d->ngpus < LAB__MAX_WIDTH ? d->ngpus : LAB__MAX_WIDTH;
   for (unsigned i = 0; i < n; i++) x->gpus[i] = d->gpus[i];
   x->d.gpus = x->gpus;
   x->d.ngpus = n;
@@ -313,6 +323,93 @@ static void lab__start_run(lab__lab *L, uint32_t g, uint32_t job, uint32_t run) 
   }
 }
 
+/* ---- Wide runs: the members share the chunk executions piece by piece (lab_wide.c) ----------- */
+static lab__wrun *lab__wide_find(lab__lab *L, long job, long run) {
+  for (size_t k = 0; k < L->nwide; k++)
+    if (L->wide[k].job == job && L->wide[k].run == run) return &L->wide[k];
+  return NULL;
+}
+
+static void lab__wide_drop(lab__lab *L, long job, long run) {
+  for (size_t k = 0; k < L->nwide; k++)
+    if (L->wide[k].job == job && (run < 0 || L->wide[k].run == run)) {
+      lab__wide_free(&L->wide[k].x);
+      L->wide[k].job = -1;
+    }
+}
+
+/* Hands member `slot` of wide run r its next piece, or, when every piece is done, the last step to
+ * one member: the run's last execution once more and the whole output verified (lab.verify). Its
+ * "D" is the run's FINISH. Without verify the run is done when its pieces are: 1, else 0. */
+static int lab__wide_feed(lab__lab *L, lab__wrun *r, unsigned slot) {
+  const lab_job_def *jd = &L->cfg->jobs[r->job];
+  lab__worker *w = &L->w[r->x.member[slot]];
+  long p = lab__wide_next(&r->x, slot);
+  size_t a, b, n = L->nchunks[r->job];
+  if (p >= 0) {
+    lab__wide_span(&r->x, p, &a, &b);
+  } else if (lab__wide_all_done(&r->x) && !r->x.verifying) {
+    if (!L->cfg->lab.verify) return 1;
+    r->x.verifying = (int)slot + 1;
+    a = n - 1;
+    b = n;
+  } else {
+    return 0; /* its share is done (even, weighted) or nothing is left to take: it waits */
+  }
+  w->job = r->job;
+  w->run = r->run;
+  w->run_start = L->t_last;
+  w->pgid = 0;
+  w->pw_job = -1; /* a new piece: its first progress line is a new baseline for the observed speed */
+  lab__send(w, "K %ld %ld %s %zu %zu %.17g %llu %d %s/%s.out %zu", r->job, r->run, jd->kernel, b, a, L->wpc[r->job],
+            (unsigned long long)jd->seed, p < 0 ? L->cfg->lab.verify : 0, L->outdir, jd->name, p < 0 ? n : r->x.first);
+  lab__log(L, "%s run %ld: worker %u takes chunks %zu..%zu%s", jd->name, r->run, r->x.member[slot], a, b - 1,
+           p < 0 ? " and verifies" : "");
+  return 0;
+}
+
+/* PLACE of a wide run: its pieces from the core's saved work (whole chunks), every member fed. */
+static void lab__wide_start(lab__lab *L, uint32_t job, uint32_t run, const uint32_t *gpus, unsigned n) {
+  sched_job_status st;
+  sched_job_query(L->s, job, &st);
+  size_t first = (size_t)floor(st.saved_work / L->wpc[job] + 1e-9);
+  if (first >= L->nchunks[job]) first = L->nchunks[job] - 1;
+  lab__wrun *r = NULL;
+  for (size_t k = 0; k < L->nwide && !r; k++)
+    if (L->wide[k].job < 0) r = &L->wide[k];
+  double wt[LAB__MAX_WIDTH];
+  for (unsigned m = 0; m < n; m++) wt[m] = L->w[gpus[m]].score;
+  if (!r || lab__wide_init(&r->x, L->cfg->jobs[job].strategy, first, L->nchunks[job], gpus, wt, n) != 0) {
+    L->err = LAB_ENOMEM;
+    return;
+  }
+  r->job = job;
+  r->run = run;
+  r->ckpt = 0;
+  lab__log(L, "start %s run %u on %u workers (%s) from chunk %zu/%zu, %zu pieces of %zu", L->cfg->jobs[job].name, run,
+           n, lab__strategy_names[r->x.strategy], first, L->nchunks[job], r->x.npieces, r->x.piece);
+  for (unsigned m = 0; m < n; m++) lab__wide_feed(L, r, m);
+}
+
+/* The work a wide run has done: its done pieces and what its members report of the ones they run. */
+static double lab__wide_work(lab__lab *L, lab__wrun *r) {
+  size_t done = 0, a, b;
+  for (size_t k = 0; k < r->x.npieces; k++)
+    if (r->x.state[k] == 2) {
+      lab__wide_span(&r->x, (long)k, &a, &b);
+      done += b - a;
+    }
+  double part = 0;
+  for (unsigned m = 0; m < r->x.n; m++) {
+    lab__worker *w = &L->w[r->x.member[m]];
+    if (r->x.cur[m] < 0 || w->job != r->job || w->run != r->run) continue;
+    lab__wide_span(&r->x, r->x.cur[m], &a, &b);
+    double p = w->wide_work / L->wpc[r->job] - (double)a;
+    part += p < 0 ? 0 : p > (double)(b - a) ? (double)(b - a) : p;
+  }
+  return ((double)(r->x.first + done) + part) * L->wpc[r->job];
+}
+
 static void lab__unassign(lab__lab *L, uint32_t job, long run) {
   for (size_t i = 0; i < L->nw; i++) {
     lab__worker *w = &L->w[i];
@@ -331,20 +428,30 @@ static void lab__apply(lab__lab *L, const sched_decision *d) {
   switch (d->type) {
   case SCHED_D_PLACE:
     r->runs++;
-    for (unsigned i = 0; i < d->ngpus; i++) {
-      lab__add_worker_name(r, d->gpus[i]);
-      if (live) lab__start_run(L, d->gpus[i], d->job, d->run);
+    for (unsigned i = 0; i < d->ngpus; i++) lab__add_worker_name(r, d->gpus[i]);
+    if (live && d->ngpus > 1 && L->nchunks[d->job]) {
+      lab__wide_start(L, d->job, d->run, d->gpus, d->ngpus);
+    } else {
+      for (unsigned i = 0; i < d->ngpus && live; i++) lab__start_run(L, d->gpus[i], d->job, d->run);
     }
     break;
   case SCHED_D_STOP:
     lab__log(L, "stop %s run %u (%s)", L->cfg->jobs[d->job].name, d->run, sched_reason_name(d->reason));
     if (live) lab__unassign(L, d->job, d->run);
+    lab__wide_drop(L, d->job, d->run);
     break;
-  case SCHED_D_CHECKPOINT:
+  case SCHED_D_CHECKPOINT: {
+    /* a wide run's done pieces are durable already (synced at their end): answered with them */
+    lab__wrun *wr = live ? lab__wide_find(L, d->job, d->run) : NULL;
+    if (wr) {
+      wr->ckpt = 1;
+      break;
+    }
     if (live)
       for (size_t i = 0; i < L->nw; i++)
         if (L->w[i].job == (long)d->job && L->w[i].run == (long)d->run) lab__send(&L->w[i], "P %u %u", d->job, d->run);
     break;
+  }
   case SCHED_D_REPLACE:
     lab__add_worker_name(r, d->gpu);
     lab__log(L, "replace worker %u by %u in %s run %u", d->old_gpu, d->gpu, L->cfg->jobs[d->job].name, d->run);
@@ -353,7 +460,14 @@ static void lab__apply(lab__lab *L, const sched_decision *d) {
         lab__send(&L->w[d->old_gpu], "T %u %u", d->job, d->run);
         L->w[d->old_gpu].job = -1;
       }
-      lab__start_run(L, d->gpu, d->job, d->run);
+      lab__wrun *wr = lab__wide_find(L, d->job, d->run);
+      if (wr) { /* the newcomer takes the lost member's slot: its piece, then its share */
+        lab__wide_replace(&wr->x, d->old_gpu, d->gpu);
+        int slot = lab__wide_slot(&wr->x, d->gpu);
+        if (slot >= 0) lab__wide_feed(L, wr, (unsigned)slot);
+      } else {
+        lab__start_run(L, d->gpu, d->job, d->run);
+      }
     }
     break;
   case SCHED_D_END:
@@ -362,6 +476,7 @@ static void lab__apply(lab__lab *L, const sched_decision *d) {
     L->ended++;
     lab__log(L, "end %s: %s", L->cfg->jobs[d->job].name, sched_reason_name(d->reason));
     if (live) lab__unassign(L, d->job, -1);
+    lab__wide_drop(L, d->job, -1);
     break;
   default: break; /* STANDBY/UNSTANDBY reserve nothing physical here; SCALE: no services */
   }
@@ -386,7 +501,7 @@ static void lab__fill_event(lab__lab *L, sched_event *ev, int type, double t, ui
     ev->u.gpu.link.rtt_s = 1e-3;
   } else if (type == SCHED_EV_JOB_ARRIVE) {
     ev->u.job.kind = SCHED_JOB_BATCH;
-    ev->u.job.width = 1;
+    ev->u.job.width = (uint16_t)L->cfg->jobs[job].width;
     ev->u.job.region = -1;
     ev->u.job.work = L->cfg->jobs[job].work;
   }
@@ -414,6 +529,7 @@ static int lab__handle(lab__lab *L, int type, double t, uint32_t gpu, uint32_t j
   L->rep->worker_losses += (unsigned)(after.gpu_failures - before.gpu_failures);
   size_t n = L->ndec;
   for (size_t i = 0; i < n; i++) lab__apply(L, &L->dec[i].d);
+  if (L->err) return L->err;
   if (!L->replaying && L->journal && ((type != SCHED_EV_HEARTBEAT && type != SCHED_EV_TICK) || n > 0)) {
     /* kill points (tests): the decisions applied, their event not yet synced; then synced */
     sim_failpoint("journal");
@@ -426,6 +542,15 @@ static int lab__handle(lab__lab *L, int type, double t, uint32_t gpu, uint32_t j
       return LAB_EIO;
     }
     sim_failpoint("journal");
+  }
+  /* checkpoints of wide runs the core asked for: their durable prefix of whole chunks */
+  for (size_t k = 0; k < L->nwide; k++) {
+    lab__wrun *r = &L->wide[k];
+    if (r->job < 0 || !r->ckpt) continue;
+    r->ckpt = 0;
+    int rc2 = lab__handle(L, SCHED_EV_CKPT_DONE, t, r->x.member[0], (uint32_t)r->job, (uint32_t)r->run,
+                          (double)lab__wide_prefix(&r->x) * L->wpc[r->job]);
+    if (rc2) return rc2;
   }
   return 0;
 }
@@ -493,6 +618,12 @@ static int lab__on_line(lab__lab *L, size_t i, char *line) {
       w->pw_run = run;
       w->pw_t = t;
       w->pw_work = x;
+      lab__wrun *wr = lab__wide_find(L, job, run);
+      if (wr) { /* a piece: the run's progress is the sum over its members */
+        if (w->job != job || w->run != run) return 0;
+        w->wide_work = x;
+        x = lab__wide_work(L, wr);
+      }
       return lab__handle(L, SCHED_EV_JOB_PROGRESS, t, (uint32_t)i, (uint32_t)job, (uint32_t)run, x);
     }
     return 0;
@@ -502,6 +633,16 @@ static int lab__on_line(lab__lab *L, size_t i, char *line) {
     return 0;
   case 'D':
     if (sscanf(line + 1, "%ld %ld", &job, &run) == 2 && job >= 0 && (size_t)job < L->cfg->njobs) {
+      lab__wrun *wr = lab__wide_find(L, job, run);
+      int slot = wr ? lab__wide_slot(&wr->x, (uint32_t)i) : -1;
+      if (wr && (slot < 0 || w->job != job || w->run != run)) return 0; /* stale */
+      if (wr && wr->x.verifying != slot + 1) {
+        /* a piece done (synced): the member takes its next; the run is done when all are */
+        lab__wide_done(&wr->x, (unsigned)slot);
+        w->job = -1;
+        int fin = lab__wide_feed(L, wr, (unsigned)slot);
+        if (!fin) return 0;
+      }
       if (w->job == job && w->run == run) {
         if (!L->nchunks[job]) {
           L->cmd_seconds[job] = t - w->run_start;
@@ -1240,10 +1381,14 @@ int lab_run(const lab_config *cfg, const lab_opts *o, lab_report *rep) {
   L.arrived = calloc(cfg->njobs, sizeof *L.arrived);
   L.cmd_seconds = calloc(cfg->njobs, sizeof *L.cmd_seconds);
   L.cmd_failed = calloc(cfg->njobs, sizeof *L.cmd_failed);
-  if (!rep->jobs || !rep->scores || !L.w || !L.nchunks || !L.wpc || !L.arrived || !L.cmd_seconds || !L.cmd_failed) {
+  L.nwide = cfg->njobs * SCHED_MAX_RUNS;
+  L.wide = calloc(L.nwide, sizeof *L.wide);
+  if (!rep->jobs || !rep->scores || !L.w || !L.nchunks || !L.wpc || !L.arrived || !L.cmd_seconds || !L.cmd_failed ||
+      !L.wide) {
     rc = LAB_ENOMEM;
     goto out;
   }
+  for (size_t k = 0; k < L.nwide; k++) L.wide[k].job = -1;
   for (size_t j = 0; j < cfg->njobs; j++) {
     rep->jobs[j].outcome = -1;
     rep->jobs[j].exit_status = -1;
@@ -1532,6 +1677,7 @@ out:
     free(L.arrived);
     free(L.cmd_seconds);
     free(L.cmd_failed);
+    free(L.wide);
     rep->njobs = 0; /* the report lives on rank 0 */
     return rc;
   }
@@ -1572,6 +1718,8 @@ out:
   free(L.arrived);
   free(L.cmd_seconds);
   free(L.cmd_failed);
+  for (size_t k = 0; L.wide && k < L.nwide; k++) lab__wide_free(&L.wide[k].x);
+  free(L.wide);
   free(L.faults);
   return rc;
 }

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { LS_ARRIVE = 1, LS_FAULT, LS_HB, LS_TICK, LS_DONE, LS_CONT, LS_RESPAWN };
+enum { LS_ARRIVE = 1, LS_FAULT, LS_HB, LS_TICK, LS_DONE, LS_CONT, LS_RESPAWN, LS_WCKPT };
 
 typedef struct ls_msg {
   int type;
@@ -30,6 +30,7 @@ typedef struct ls_worker {
   long job;                       /* -1 = idle */
   uint32_t run, gen;              /* gen: invalidates DONE events of a run that was stopped or rescheduled */
   double t0, w0;                  /* the current segment's start and the run's work done then */
+  double wend;                    /* work at which the run (a wide run: the piece) is done */
   double setup_left, finish_left; /* kernel runs: fixed costs still ahead, s at full speed alone */
   double f;                       /* contention factor during the segment (1 = none) */
 } ls_worker;
@@ -42,12 +43,21 @@ typedef struct ls_ctx {
   unsigned *losses; /* out: workers the core declared lost */
 } ls_ctx;
 
+/* A run of a job wider than one worker, split as the real runner splits it (lab_wide.c). */
+typedef struct ls_wrun {
+  long job; /* -1 = a free slot */
+  uint32_t run;
+  lab__wide x;
+} ls_wrun;
+
 typedef struct ls_state {
   sched *s;
   ls_worker *w;
   lab_job_result *jobs;
+  ls_wrun *wide; /* njobs x SCHED_MAX_RUNS slots */
+  size_t nwide;
   sched_decision dec[64];
-  uint32_t gpus[64][4];
+  uint32_t gpus[64][LAB__MAX_WIDTH];
   size_t ndec;
   double tick_at;
   int overflow;
@@ -73,7 +83,7 @@ static void ls_sink(void *ctx, const sched_decision *d) {
     return;
   }
   st->dec[st->ndec] = *d;
-  unsigned n = d->ngpus < 4 ? d->ngpus : 4;
+  unsigned n = d->ngpus < LAB__MAX_WIDTH ? d->ngpus : LAB__MAX_WIDTH;
   for (unsigned i = 0; i < n; i++) st->gpus[st->ndec][i] = d->gpus[i];
   st->dec[st->ndec].gpus = st->gpus[st->ndec];
   st->dec[st->ndec].ngpus = n;
@@ -120,13 +130,14 @@ static void ls_advance(const ls_ctx *c, ls_worker *w, size_t i, double t) {
   double a = e < w->setup_left ? e : w->setup_left;
   w->setup_left -= a;
   e -= a;
-  double need = rs > 0 ? (jd->work - w->w0) / rs : INFINITY;
+  double need = rs > 0 ? (w->wend - w->w0) / rs : INFINITY;
   if (need < 0) need = 0;
   double b = e < need ? e : need;
-  w->w0 = b >= need ? jd->work : w->w0 + b * rs;
+  w->w0 = b >= need ? w->wend : w->w0 + b * rs;
   e -= b;
-  if (w->w0 >= jd->work) w->finish_left = e < w->finish_left ? w->finish_left - e : 0;
+  if (w->w0 >= w->wend) w->finish_left = e < w->finish_left ? w->finish_left - e : 0;
   w->t0 = t;
+  (void)jd;
 }
 
 static void ls_schedule_done(sim_lp *lp, ls_state *st, size_t i) {
@@ -134,9 +145,8 @@ static void ls_schedule_done(sim_lp *lp, ls_state *st, size_t i) {
   ls_worker *w = &st->w[i];
   w->gen++;
   if (w->job < 0 || w->stalled || !w->alive) return;
-  const lab_job_def *jd = &c->cfg->jobs[w->job];
   double rs = ls_rate(c, w, i), left = w->setup_left + w->finish_left;
-  if (jd->work > w->w0) left += rs > 0 ? (jd->work - w->w0) / rs : 1e9;
+  if (w->wend > w->w0) left += rs > 0 ? (w->wend - w->w0) / rs : 1e9;
   left /= w->f > 0 ? w->f : 1;
   ls_send(lp, w->t0 + (left > 0 ? left : 0), LS_DONE, (int32_t)i, w->run, w->gen);
 }
@@ -174,6 +184,7 @@ static void ls_start(sim_lp *lp, ls_state *st, size_t i, uint32_t job, uint32_t 
   /* kernels resume from the last checkpoint; commands restart from zero */
   int kern = c->cfg->jobs[job].kernel[0] != 0;
   w->w0 = kern ? js.saved_work : 0;
+  w->wend = c->cfg->jobs[job].work;
   w->setup_left = kern && c->in->setup_s ? c->in->setup_s[job] : 0;
   w->finish_left = kern && c->in->finish_s ? c->in->finish_s[job] : 0;
   ls_schedule_done(lp, st, i);
@@ -181,31 +192,117 @@ static void ls_start(sim_lp *lp, ls_state *st, size_t i, uint32_t job, uint32_t 
 
 static void ls_handle(sim_lp *lp, ls_state *st, int type, uint32_t gpu, uint32_t job, uint32_t run, double value);
 
+/* ---- Wide runs: the real runner's split (lab_wide.c), each piece a run of its own on its member:
+ * the inputs made (setup_s), the piece's chunks at the member's pace, its output synced (sync_s);
+ * the last step, the run's last execution once more and the output verified (finish_s). */
+static ls_wrun *ls_wide_find(ls_state *st, long job, uint32_t run) {
+  for (size_t k = 0; k < st->nwide; k++)
+    if (st->wide[k].job == job && st->wide[k].run == run) return &st->wide[k];
+  return NULL;
+}
+static void ls_wide_drop(ls_state *st, long job, long run) {
+  for (size_t k = 0; k < st->nwide; k++)
+    if (st->wide[k].job == job && (run < 0 || st->wide[k].run == (uint32_t)run)) {
+      lab__wide_free(&st->wide[k].x);
+      st->wide[k].job = -1;
+    }
+}
+
+/* Member `slot` takes its next piece (or the last step): 1 when the run is done without a last
+ * step (lab.verify = false), else 0. */
+static int ls_wide_feed(sim_lp *lp, ls_state *st, ls_wrun *r, unsigned slot) {
+  const ls_ctx *c = sim_lp_ctx(lp);
+  uint32_t g = r->x.member[slot];
+  ls_worker *w = &st->w[g];
+  long p = lab__wide_next(&r->x, slot);
+  size_t a, b, n = r->x.nchunks;
+  if (p >= 0) {
+    lab__wide_span(&r->x, p, &a, &b);
+  } else if (lab__wide_all_done(&r->x) && !r->x.verifying) {
+    if (!c->cfg->lab.verify) return 1;
+    r->x.verifying = (int)slot + 1;
+    a = n - 1;
+    b = n;
+  } else {
+    return 0;
+  }
+  if (!w->alive) return 0;
+  double unit = c->cfg->jobs[r->job].work / (double)n;
+  w->job = r->job;
+  w->run = r->run;
+  w->t0 = sim_now(lp);
+  w->f = 1;
+  w->w0 = (double)a * unit;
+  w->wend = (double)b * unit;
+  w->setup_left = c->in->setup_s ? c->in->setup_s[r->job] : 0;
+  w->finish_left =
+      p < 0 ? (c->in->finish_s ? c->in->finish_s[r->job] : 0) : (c->in->sync_s ? c->in->sync_s[r->job] : 0);
+  ls_schedule_done(lp, st, g);
+  return 0;
+}
+
+static void ls_wide_start(sim_lp *lp, ls_state *st, uint32_t job, uint32_t run, const uint32_t *gpus, unsigned n) {
+  const ls_ctx *c = sim_lp_ctx(lp);
+  sched_job_status js;
+  sched_job_query(st->s, job, &js);
+  size_t nc = c->in->nchunks[job];
+  double unit = c->cfg->jobs[job].work / (double)nc;
+  size_t first = (size_t)floor(js.saved_work / unit + 1e-9);
+  if (first >= nc) first = nc - 1;
+  ls_wrun *r = NULL;
+  for (size_t k = 0; k < st->nwide && !r; k++)
+    if (st->wide[k].job < 0) r = &st->wide[k];
+  double wt[LAB__MAX_WIDTH];
+  for (unsigned m = 0; m < n; m++) wt[m] = c->in->scores[gpus[m]];
+  if (!r || lab__wide_init(&r->x, c->cfg->jobs[job].strategy, first, nc, gpus, wt, n) != 0)
+    SIM_FATAL("lab twin: out of memory");
+  r->job = job;
+  r->run = run;
+  for (unsigned m = 0; m < n; m++) ls_wide_feed(lp, st, r, m);
+}
+
 static void ls_apply(sim_lp *lp, ls_state *st, const sched_decision *d) {
   const ls_ctx *c = sim_lp_ctx(lp);
   size_t nw = (size_t)c->cfg->lab.workers;
   switch (d->type) {
   case SCHED_D_PLACE:
     st->jobs[d->job].runs++;
+    if (d->ngpus > 1 && ls_kernel(c, d->job)) {
+      ls_wide_start(lp, st, d->job, d->run, d->gpus, d->ngpus);
+      break;
+    }
     for (unsigned k = 0; k < d->ngpus; k++)
       if (st->w[d->gpus[k]].alive) ls_start(lp, st, d->gpus[k], d->job, d->run);
     break;
-  case SCHED_D_REPLACE:
+  case SCHED_D_REPLACE: {
     for (size_t i = 0; i < nw; i++)
       if ((uint32_t)i == d->old_gpu && st->w[i].job == (long)d->job) {
         st->w[i].job = -1;
         st->w[i].gen++;
       }
-    if (st->w[d->gpu].alive) ls_start(lp, st, d->gpu, d->job, d->run);
+    ls_wrun *wr = ls_wide_find(st, d->job, d->run);
+    if (wr) {
+      lab__wide_replace(&wr->x, d->old_gpu, d->gpu);
+      int slot = lab__wide_slot(&wr->x, d->gpu);
+      if (slot >= 0) ls_wide_feed(lp, st, wr, (unsigned)slot);
+    } else if (st->w[d->gpu].alive) {
+      ls_start(lp, st, d->gpu, d->job, d->run);
+    }
     break;
+  }
   case SCHED_D_STOP:
     for (size_t i = 0; i < nw; i++)
       if (st->w[i].job == (long)d->job && st->w[i].run == d->run) {
         st->w[i].job = -1;
         st->w[i].gen++;
       }
+    ls_wide_drop(st, d->job, d->run);
     break;
   case SCHED_D_CHECKPOINT:
+    if (ls_wide_find(st, d->job, d->run)) { /* done pieces are durable: answered with them, at once */
+      ls_send(lp, sim_now(lp), LS_WCKPT, (int32_t)d->job, d->run, 0);
+      break;
+    }
     for (size_t i = 0; i < nw; i++) {
       ls_worker *w = &st->w[i];
       if (w->job != (long)d->job || w->run != d->run || w->stalled || !w->alive) continue;
@@ -227,6 +324,7 @@ static void ls_apply(sim_lp *lp, ls_state *st, const sched_decision *d) {
         st->w[i].job = -1;
         st->w[i].gen++;
       }
+    ls_wide_drop(st, d->job, -1);
     break;
   default: break;
   }
@@ -250,7 +348,7 @@ static void ls_handle(sim_lp *lp, ls_state *st, int type, uint32_t gpu, uint32_t
     ev.u.gpu.link.rtt_s = 1e-3;
   } else if (type == SCHED_EV_JOB_ARRIVE) {
     ev.u.job.kind = SCHED_JOB_BATCH;
-    ev.u.job.width = 1;
+    ev.u.job.width = (uint16_t)c->cfg->jobs[job].width;
     ev.u.job.region = -1;
     ev.u.job.work = c->cfg->jobs[job].work;
   }
@@ -258,7 +356,7 @@ static void ls_handle(sim_lp *lp, ls_state *st, int type, uint32_t gpu, uint32_t
   if (sched_handle(st->s, &ev) != 0 || st->overflow) SIM_FATAL("lab twin: the core rejected event %d", type);
   size_t n = st->ndec;
   sched_decision dec[64];
-  uint32_t gp[64][4];
+  uint32_t gp[64][LAB__MAX_WIDTH];
   memcpy(dec, st->dec, n * sizeof dec[0]);
   memcpy(gp, st->gpus, sizeof gp);
   for (size_t k = 0; k < n; k++) {
@@ -294,7 +392,10 @@ static void ls_init(sim_lp *lp, void *state) {
   sc.queue_scan = (unsigned)(c->cfg->njobs < 64 ? c->cfg->njobs : 64);
   st->w = calloc(nw, sizeof *st->w);
   st->jobs = calloc(c->cfg->njobs, sizeof *st->jobs);
-  if (!st->w || !st->jobs || sched_create(&sc, &st->s) != 0) SIM_FATAL("lab twin: out of memory");
+  st->nwide = c->cfg->njobs * SCHED_MAX_RUNS;
+  st->wide = calloc(st->nwide, sizeof *st->wide);
+  if (!st->w || !st->jobs || !st->wide || sched_create(&sc, &st->s) != 0) SIM_FATAL("lab twin: out of memory");
+  for (size_t k = 0; k < st->nwide; k++) st->wide[k].job = -1;
   for (size_t j = 0; j < c->cfg->njobs; j++) {
     st->jobs[j].outcome = -1;
     ls_send(lp, c->cfg->jobs[j].at, LS_ARRIVE, (int32_t)j, 0, 0);
@@ -345,10 +446,28 @@ static void ls_event(sim_lp *lp, void *state, const void *msg, sim_id src) {
       ls_handle(lp, st, SCHED_EV_CKPT_DONE, (uint32_t)i, job, m->run, saved);
     }
     break;
+  case LS_WCKPT: {
+    ls_wrun *wr = ls_wide_find(st, m->a, m->run);
+    if (!wr) break;
+    double unit = c->cfg->jobs[m->a].work / (double)wr->x.nchunks;
+    ls_handle(lp, st, SCHED_EV_CKPT_DONE, wr->x.member[0], (uint32_t)m->a, m->run,
+              (double)lab__wide_prefix(&wr->x) * unit);
+    break;
+  }
   case LS_DONE: {
     ls_worker *w = &st->w[m->a];
     if (m->gen != w->gen || w->job < 0) break;
     uint32_t job = (uint32_t)w->job;
+    ls_wrun *wr = ls_wide_find(st, w->job, w->run);
+    if (wr) {
+      int slot = lab__wide_slot(&wr->x, (uint32_t)m->a);
+      if (slot < 0) break;
+      if (wr->x.verifying != slot + 1) { /* a piece done: the member takes its next */
+        lab__wide_done(&wr->x, (unsigned)slot);
+        w->job = -1;
+        if (!ls_wide_feed(lp, st, wr, (unsigned)slot)) break;
+      }
+    }
     int fail = !c->cfg->jobs[job].kernel[0] && c->in->cmd_failed && c->in->cmd_failed[job];
     w->job = -1;
     ls_handle(lp, st, fail ? SCHED_EV_JOB_FAIL : SCHED_EV_JOB_FINISH, (uint32_t)m->a, job, m->run, 0);
@@ -428,6 +547,8 @@ static void ls_final(sim_lp *lp, void *state) {
   sched_counters_get(st->s, &cnt);
   if (c->losses) *c->losses = (unsigned)cnt.gpu_failures;
   sched_destroy(st->s);
+  for (size_t k = 0; k < st->nwide; k++) lab__wide_free(&st->wide[k].x);
+  free(st->wide);
   free(st->w);
   free(st->jobs);
 }

@@ -56,6 +56,15 @@ typedef struct lab_job_def {
   int64_t seed;  /* kernel inputs */
   int64_t width; /* kernel: workers per run (data-parallel), 1 = one worker */
   int strategy;  /* width > 1: how the members share the chunks (lab__strategy: even, weighted, dynamic) */
+  /* services (a job with a `trace`): requests from the trace, served by autoscaled replicas */
+  char *trace;                        /* the GenAI request trace ("" = not a service) */
+  double trace_start;                 /* trace s where the stream starts */
+  double time_scale;                  /* trace s per lab s */
+  int64_t requests;                   /* requests taken from the trace */
+  double work_scale;                  /* lab work s (at speed 1) per trace exec_time_seconds */
+  int64_t min_replicas, max_replicas; /* replicas the core may scale between */
+  double target_util;                 /* autoscaling target utilisation */
+  double load_window;                 /* s over which the offered load is measured */
 } lab_job_def;
 
 typedef struct lab_fault_def {
@@ -91,6 +100,7 @@ typedef struct lab_settings {
   int64_t predict_rounds;   /* --predict: measurements averaged per figure */
   int verify;               /* kernel jobs: check the output against the reference at the end */
   int64_t seed;             /* the core's generator and the random faults */
+  double scale_cooldown;    /* services: no scale-down sooner than this after the last scaling */
   lab_random_def random;
 } lab_settings;
 
@@ -189,6 +199,12 @@ typedef struct lab_job_result {
   int exit_status;       /* command jobs: last exit status (-1 none, 128+N killed by N) */
   char stderr_tail[512]; /* command jobs: the end of stderr of the last failed run */
   char workers[64];      /* workers that ran it, e.g. "0,2" */
+  /* services (service = 1) */
+  int service;
+  unsigned req_total, req_arrived, req_served, req_lost; /* the stream; arrived; served; lost to faults */
+  double lat_p50, lat_p99;                               /* request latency (served - arrival), s, nearest rank */
+  unsigned rep_min, rep_max;                             /* replicas over the service's life */
+  double rep_mean;                                       /* time-weighted mean replicas */
 } lab_job_result;
 
 typedef struct lab_report {

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { LS_ARRIVE = 1, LS_FAULT, LS_HB, LS_TICK, LS_DONE, LS_CONT, LS_RESPAWN, LS_WCKPT };
+enum { LS_ARRIVE = 1, LS_FAULT, LS_HB, LS_TICK, LS_DONE, LS_CONT, LS_RESPAWN, LS_WCKPT, LS_SVC };
 
 typedef struct ls_msg {
   int type;
@@ -33,6 +33,7 @@ typedef struct ls_worker {
   double wend;                    /* work at which the run (a wide run: the piece) is done */
   double setup_left, finish_left; /* kernel runs: fixed costs still ahead, s at full speed alone */
   double f;                       /* contention factor during the segment (1 = none) */
+  long svc, req;                  /* a replica of this service (-1 none), serving this request (-1 none) */
 } ls_worker;
 
 typedef struct ls_ctx {
@@ -40,7 +41,8 @@ typedef struct ls_ctx {
   const lab__twin_in *in;
   const lab__fault *faults;
   size_t nfaults;
-  unsigned *losses; /* out: workers the core declared lost */
+  unsigned *losses;        /* out: workers the core declared lost */
+  lab_job_result *svc_out; /* out, per job: a service's statistics */
 } ls_ctx;
 
 /* A run of a job wider than one worker, split as the real runner splits it (lab_wide.c). */
@@ -56,6 +58,8 @@ typedef struct ls_state {
   lab_job_result *jobs;
   ls_wrun *wide; /* njobs x SCHED_MAX_RUNS slots */
   size_t nwide;
+  lab__svc *svc;     /* per job: a service's requests, as the runner's (job -1: none) */
+  uint32_t *svc_gen; /* per job: the LS_SVC step that counts (older ones were superseded) */
   sched_decision dec[64];
   uint32_t gpus[64][LAB__MAX_WIDTH];
   size_t ndec;
@@ -261,6 +265,82 @@ static void ls_wide_start(sim_lp *lp, ls_state *st, uint32_t job, uint32_t run, 
   for (unsigned m = 0; m < n; m++) ls_wide_feed(lp, st, r, m);
 }
 
+/* ---- Services: the runner's queue (lab_svc.c); a request is a kernel piece on its replica: the
+ * inputs made (setup_s), its chunks at the replica's pace, the output synced (sync_s). */
+static void ls_svc_feed(sim_lp *lp, ls_state *st, lab__svc *sv) {
+  const ls_ctx *c = sim_lp_ctx(lp);
+  size_t nw = (size_t)c->cfg->lab.workers;
+  for (size_t i = 0; i < nw; i++) {
+    ls_worker *w = &st->w[i];
+    if (w->svc != sv->job || w->req >= 0 || !w->alive) continue;
+    long k = lab__svc_take(sv);
+    if (k < 0) return;
+    w->req = k;
+    w->job = sv->job;
+    w->t0 = sim_now(lp);
+    w->f = 1;
+    w->w0 = 0;
+    w->wend = (double)sv->nch[k] * sv->chunk_s;
+    w->setup_left = c->in->setup_s ? c->in->setup_s[sv->job] : 0;
+    w->finish_left = c->in->sync_s ? c->in->sync_s[sv->job] : 0;
+    ls_schedule_done(lp, st, i);
+  }
+}
+
+/* A service's next step soon: a new generation supersedes the steps already scheduled. */
+static void ls_svc_later(sim_lp *lp, ls_state *st, long job, double at) {
+  ls_send(lp, at, LS_SVC, (int32_t)job, 0, ++st->svc_gen[job]);
+}
+
+/* Arrivals, load samples (every load_window / 4, as the runner takes them), serving, and the end
+ * when every request was served or lost. */
+static void ls_svc_step(sim_lp *lp, ls_state *st, long job) {
+  lab__svc *sv = &st->svc[job];
+  double now = sim_now(lp);
+  if (sv->job < 0 || sv->ended) return;
+  lab__svc_arrive(sv, now);
+  while (sv->next_load <= now) {
+    ls_handle(lp, st, SCHED_EV_LOAD, 0, (uint32_t)job, 0, lab__svc_load_at(sv, sv->next_load));
+    sv->next_load += sv->window / 4;
+  }
+  ls_svc_feed(lp, st, sv);
+  if (lab__svc_finished(sv)) {
+    ls_handle(lp, st, SCHED_EV_JOB_WITHDRAW, 0, (uint32_t)job, 0, 0);
+    return;
+  }
+  double next = lab__svc_next_arrival(sv);
+  ls_svc_later(lp, st, job, next < sv->next_load ? next : sv->next_load);
+}
+
+static void ls_svc_scale(sim_lp *lp, ls_state *st, const sched_decision *d) {
+  lab__svc *sv = &st->svc[d->job];
+  if (sv->job < 0) return;
+  lab__svc_replicas(sv, sim_now(lp), (unsigned)d->value);
+  int add = d->reason != SCHED_R_SCALE_DOWN && d->reason != SCHED_R_GPU_LOST;
+  for (unsigned k = 0; k < d->ngpus; k++) {
+    ls_worker *w = &st->w[d->gpus[k]];
+    if (add) {
+      w->svc = (long)d->job;
+      w->run = d->run;
+      w->req = -1;
+      continue;
+    }
+    if (w->req >= 0) {
+      if (d->reason == SCHED_R_GPU_LOST)
+        lab__svc_lost(sv, w->req);
+      else
+        lab__svc_requeue(sv, w->req);
+    }
+    if (w->job == (long)d->job) {
+      w->job = -1;
+      w->gen++;
+    }
+    w->svc = w->req = -1;
+  }
+  ls_svc_feed(lp, st, sv);
+  if (lab__svc_finished(sv)) ls_svc_later(lp, st, (long)d->job, sim_now(lp));
+}
+
 static void ls_apply(sim_lp *lp, ls_state *st, const sched_decision *d) {
   const ls_ctx *c = sim_lp_ctx(lp);
   size_t nw = (size_t)c->cfg->lab.workers;
@@ -325,7 +405,13 @@ static void ls_apply(sim_lp *lp, ls_state *st, const sched_decision *d) {
         st->w[i].gen++;
       }
     ls_wide_drop(st, d->job, -1);
+    if (st->svc[d->job].job >= 0) {
+      lab__svc_end(&st->svc[d->job], sim_now(lp));
+      for (size_t i = 0; i < nw; i++)
+        if (st->w[i].svc == (long)d->job) st->w[i].svc = st->w[i].req = -1;
+    }
     break;
+  case SCHED_D_SCALE: ls_svc_scale(lp, st, d); break;
   default: break;
   }
 }
@@ -347,10 +433,16 @@ static void ls_handle(sim_lp *lp, ls_state *st, int type, uint32_t gpu, uint32_t
     ev.u.gpu.link.bw_bps = 1e9;
     ev.u.gpu.link.rtt_s = 1e-3;
   } else if (type == SCHED_EV_JOB_ARRIVE) {
-    ev.u.job.kind = SCHED_JOB_BATCH;
-    ev.u.job.width = (uint16_t)c->cfg->jobs[job].width;
+    const lab_job_def *jd = &c->cfg->jobs[job];
+    ev.u.job.kind = lab__is_service(jd) ? SCHED_JOB_SERVICE : SCHED_JOB_BATCH;
+    ev.u.job.width = (uint16_t)jd->width;
     ev.u.job.region = -1;
-    ev.u.job.work = c->cfg->jobs[job].work;
+    ev.u.job.work = jd->work;
+    if (lab__is_service(jd)) {
+      ev.u.job.min_replicas = (uint16_t)jd->min_replicas;
+      ev.u.job.max_replicas = (uint16_t)jd->max_replicas;
+      ev.u.job.req_per_score_s = st->svc[job].req_per_score_s;
+    }
   }
   st->ndec = 0;
   if (sched_handle(st->s, &ev) != 0 || st->overflow) SIM_FATAL("lab twin: the core rejected event %d", type);
@@ -390,12 +482,26 @@ static void ls_init(sim_lp *lp, void *state) {
   sc.heartbeat_timeout_s = c->cfg->lab.heartbeat_timeout;
   sc.max_restarts = (unsigned)c->cfg->lab.max_restarts;
   sc.queue_scan = (unsigned)(c->cfg->njobs < 64 ? c->cfg->njobs : 64);
+  /* services: the lab's cool-down and target (the core's defaults are for hours) */
+  sc.cooldown_s = c->cfg->lab.scale_cooldown;
+  for (size_t j = 0; j < c->cfg->njobs; j++)
+    if (lab__is_service(&c->cfg->jobs[j])) sc.target_util = c->cfg->jobs[j].target_util;
   st->w = calloc(nw, sizeof *st->w);
   st->jobs = calloc(c->cfg->njobs, sizeof *st->jobs);
   st->nwide = c->cfg->njobs * SCHED_MAX_RUNS;
   st->wide = calloc(st->nwide, sizeof *st->wide);
-  if (!st->w || !st->jobs || !st->wide || sched_create(&sc, &st->s) != 0) SIM_FATAL("lab twin: out of memory");
+  st->svc = calloc(c->cfg->njobs, sizeof *st->svc);
+  st->svc_gen = calloc(c->cfg->njobs, sizeof *st->svc_gen);
+  if (!st->w || !st->jobs || !st->wide || !st->svc || !st->svc_gen || sched_create(&sc, &st->s) != 0)
+    SIM_FATAL("lab twin: out of memory");
   for (size_t k = 0; k < st->nwide; k++) st->wide[k].job = -1;
+  for (size_t j = 0; j < c->cfg->njobs; j++) {
+    st->svc[j].job = -1;
+    if (lab__is_service(&c->cfg->jobs[j]) &&
+        (!c->in->svc || c->in->svc[j].job < 0 || lab__svc_copy(&c->in->svc[j], &st->svc[j]) != 0))
+      SIM_FATAL("lab twin: service %zu has no request stream", j);
+  }
+
   for (size_t j = 0; j < c->cfg->njobs; j++) {
     st->jobs[j].outcome = -1;
     ls_send(lp, c->cfg->jobs[j].at, LS_ARRIVE, (int32_t)j, 0, 0);
@@ -406,6 +512,7 @@ static void ls_init(sim_lp *lp, void *state) {
     st->w[i].factor = 1;
     st->w[i].slowf = -1;
     st->w[i].job = -1;
+    st->w[i].svc = st->w[i].req = -1;
     st->w[i].joined = 1;
   }
   st->tick_at = INFINITY;
@@ -421,7 +528,13 @@ static void ls_event(sim_lp *lp, void *state, const void *msg, sim_id src) {
   const ls_msg *m = msg;
   double now = sim_now(lp);
   switch (m->type) {
-  case LS_ARRIVE: ls_handle(lp, st, SCHED_EV_JOB_ARRIVE, 0, (uint32_t)m->a, 0, 0); break;
+  case LS_ARRIVE:
+    ls_handle(lp, st, SCHED_EV_JOB_ARRIVE, 0, (uint32_t)m->a, 0, 0);
+    ls_svc_step(lp, st, m->a);
+    break;
+  case LS_SVC:
+    if (m->gen == st->svc_gen[m->a]) ls_svc_step(lp, st, m->a);
+    break;
   case LS_HB: {
     ls_worker *w = &st->w[m->a];
     if (!w->alive) break;
@@ -458,6 +571,15 @@ static void ls_event(sim_lp *lp, void *state, const void *msg, sim_id src) {
     ls_worker *w = &st->w[m->a];
     if (m->gen != w->gen || w->job < 0) break;
     uint32_t job = (uint32_t)w->job;
+    if (w->svc == w->job && w->req >= 0) { /* a request served: the replica takes the next */
+      lab__svc *sv = &st->svc[job];
+      lab__svc_served(sv, w->req, now);
+      w->req = -1;
+      w->job = -1;
+      ls_svc_feed(lp, st, sv);
+      if (lab__svc_finished(sv)) ls_svc_later(lp, st, (long)job, now);
+      break;
+    }
     ls_wrun *wr = ls_wide_find(st, w->job, w->run);
     if (wr) {
       int slot = lab__wide_slot(&wr->x, (uint32_t)m->a);
@@ -546,6 +668,13 @@ static void ls_final(sim_lp *lp, void *state) {
   sched_counters cnt;
   sched_counters_get(st->s, &cnt);
   if (c->losses) *c->losses = (unsigned)cnt.gpu_failures;
+  for (size_t j = 0; j < c->cfg->njobs; j++)
+    if (st->svc[j].job >= 0) {
+      if (c->svc_out) lab__svc_stats(&st->svc[j], &c->svc_out[j]);
+      lab__svc_free(&st->svc[j]);
+    }
+  free(st->svc);
+  free(st->svc_gen);
   sched_destroy(st->s);
   for (size_t k = 0; k < st->nwide; k++) lab__wide_free(&st->wide[k].x);
   free(st->wide);
@@ -556,12 +685,20 @@ static void ls_final(sim_lp *lp, void *state) {
 /* The twin of `--also-simulate`: one speed per worker for every job, no fixed costs, no contention. */
 int lab_simulate(const lab_config *cfg, const double *scores, const size_t *nchunks, const double *cmd_seconds,
                  const int *cmd_failed, lab_job_result *sim, double *makespan) {
+  for (size_t j = 0; j < cfg->njobs; j++)
+    if (lab__is_service(&cfg->jobs[j])) return LAB_EINVAL; /* a service needs its stream: lab__simulate_observed */
+  return lab__simulate_observed(cfg, scores, nchunks, cmd_seconds, cmd_failed, NULL, sim, makespan);
+}
+
+int lab__simulate_observed(const lab_config *cfg, const double *scores, const size_t *nchunks,
+                           const double *cmd_seconds, const int *cmd_failed, const lab__svc *svc, lab_job_result *sim,
+                           double *makespan) {
   size_t nw = (size_t)cfg->lab.workers, nj = cfg->njobs;
   double *rate = malloc((nw * nj > 0 ? nw * nj : 1) * sizeof *rate);
   if (!rate) return LAB_ENOMEM;
   for (size_t i = 0; i < nw; i++)
     for (size_t j = 0; j < nj; j++) rate[i * nj + j] = scores[i];
-  lab__twin_in in = {scores, rate, nchunks, cmd_seconds, cmd_failed, NULL, NULL, NULL, NULL, 0, NULL};
+  lab__twin_in in = {scores, rate, nchunks, cmd_seconds, cmd_failed, NULL, NULL, NULL, NULL, 0, NULL, svc};
   int rc = lab__simulate(cfg, &in, sim, makespan, NULL);
   free(rate);
   return rc;
@@ -569,9 +706,14 @@ int lab_simulate(const lab_config *cfg, const double *scores, const size_t *nchu
 
 int lab__simulate(const lab_config *cfg, const lab__twin_in *in, lab_job_result *sim, double *makespan,
                   unsigned *losses) {
-  ls_ctx c = {cfg, in, NULL, 0, losses};
+  lab_job_result *svc_out = calloc(cfg->njobs ? cfg->njobs : 1, sizeof *svc_out);
+  if (!svc_out) return LAB_ENOMEM;
+  ls_ctx c = {cfg, in, NULL, 0, losses, svc_out};
   int rc = lab__faults(cfg, (lab__fault **)&c.faults, &c.nfaults);
-  if (rc) return rc;
+  if (rc) {
+    free(svc_out);
+    return rc;
+  }
   static const sim_lptype types[] = {{"lab", sizeof(ls_state), ls_init, ls_event, ls_final}};
   sim_model m;
   memset(&m, 0, sizeof m);
@@ -589,7 +731,10 @@ int lab__simulate(const lab_config *cfg, const lab__twin_in *in, lab_job_result 
   sim_results res;
   rc = sim_run(&m, &o, &res);
   free((void *)c.faults);
-  if (rc) return LAB_ESYS;
+  if (rc) {
+    free(svc_out);
+    return LAB_ESYS;
+  }
   const ls_rec *r = (const ls_rec *)res.tables[0];
   double first = INFINITY, last = 0;
   for (size_t k = 0; k < res.nrecords[0] && k < cfg->njobs; k++) {
@@ -602,10 +747,24 @@ int lab__simulate(const lab_config *cfg, const lab__twin_in *in, lab_job_result 
     x->start = r[k].start;
     x->end = r[k].end;
     x->exit_status = -1;
+    if (svc_out[r[k].job].service) {
+      const lab_job_result *q = &svc_out[r[k].job];
+      x->service = 1;
+      x->req_total = q->req_total;
+      x->req_arrived = q->req_arrived;
+      x->req_served = q->req_served;
+      x->req_lost = q->req_lost;
+      x->lat_p50 = q->lat_p50;
+      x->lat_p99 = q->lat_p99;
+      x->rep_min = q->rep_min;
+      x->rep_max = q->rep_max;
+      x->rep_mean = q->rep_mean;
+    }
     if (r[k].submit < first) first = r[k].submit;
     if (isfinite(r[k].end) && r[k].end > last) last = r[k].end;
   }
   *makespan = isfinite(first) ? last - first : NAN;
   sim_results_free(&res);
+  free(svc_out);
   return 0;
 }

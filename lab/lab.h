@@ -203,7 +203,7 @@ typedef struct lab_job_result {
   int service;
   unsigned req_total, req_arrived, req_served, req_lost; /* the stream; arrived; served; lost to faults */
   double lat_p50, lat_p99;                               /* request latency (served - arrival), s, nearest rank */
-  unsigned rep_min, rep_max;                             /* replicas over the service's life */
+  unsigned rep_min, rep_max, rep_final;                  /* replicas over the service's life; at its end */
   double rep_mean;                                       /* time-weighted mean replicas */
 } lab_job_result;
 

@@ -4,6 +4,7 @@
 #include "lab/lab_internal.h"
 #include "kernels/krn.h"
 #include "models/sched/sched.h"
+#include "sim/datapath.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -173,6 +174,20 @@ static int lab__validate(const lab__top *t, const sim_scenario *s, sim_diag *d) 
         sim_param_error(s, key, d, "min_replicas %lld is more than max_replicas %lld", (long long)j->min_replicas,
                         (long long)j->max_replicas);
       }
+      /* the trace is found here, on the data path from the job file's folder (its content is read,
+       * and checked, when the lab starts) */
+      char dir[4096], *found = NULL, why[2048];
+      snprintf(dir, sizeof dir, "%s", sim_scenario_path(s) ? sim_scenario_path(s) : "");
+      char *sl = strrchr(dir, '/');
+      if (sl)
+        *sl = 0;
+      else
+        snprintf(dir, sizeof dir, ".");
+      if (sim_data_find(dir, j->trace, &found, why, sizeof why) != 0) {
+        snprintf(key, sizeof key, "jobs.[%zu].trace", i);
+        sim_param_error(s, key, d, "%s", why);
+      }
+      free(found);
       for (size_t k2 = 0; k2 < i; k2++)
         if (t->jobs[k2].trace && *t->jobs[k2].trace && t->jobs[k2].target_util != j->target_util) {
           snprintf(key, sizeof key, "jobs.[%zu].target_util", i);

@@ -1583,6 +1583,17 @@ int lab_run(const lab_config *cfg, const lab_opts *o, lab_report *rep) {
     rc = LAB_ESCHED;
     goto out;
   }
+  /* the services' traces are read once before anything is written: a bad one stops the lab here */
+  for (size_t j = 0; j < cfg->njobs; j++) {
+    if (!lab__is_service(&cfg->jobs[j])) continue;
+    lab__svc probe;
+    char err[1024];
+    if ((rc = lab__svc_load(cfg, j, 1.0, &probe, err, sizeof err))) {
+      fprintf(stderr, "%s\n", err);
+      goto out;
+    }
+    lab__svc_free(&probe);
+  }
   if ((rc = lab__mkdir_for(o->journal, L.outdir, sizeof L.outdir))) goto out;
   if ((rc = lab__faults(cfg, &L.faults, &L.nfaults))) goto out;
 

@@ -758,6 +758,7 @@ int lab__simulate(const lab_config *cfg, const lab__twin_in *in, lab_job_result 
       x->lat_p99 = q->lat_p99;
       x->rep_min = q->rep_min;
       x->rep_max = q->rep_max;
+      x->rep_final = q->rep_final;
       x->rep_mean = q->rep_mean;
     }
     if (r[k].submit < first) first = r[k].submit;

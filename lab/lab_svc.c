@@ -42,7 +42,7 @@ int lab__svc_load(const lab_config *cfg, size_t job, double chunk_s, lab__svc *o
   size_t n = 0;
   rc = mkt_trace_load_genai(path, &tj, &n, NULL, err, errlen);
   free(path);
-  if (rc) return LAB_EIO;
+  if (rc) return rc == MKT_EFORMAT ? LAB_ECONFIG : rc == MKT_ENOMEM ? LAB_ENOMEM : LAB_EIO; /* "FILE:LINE: ..." */
   size_t k0 = 0;
   while (k0 < n && tj[k0].submit_s < jd->trace_start) k0++;
   size_t m = n - k0 < (size_t)jd->requests ? n - k0 : (size_t)jd->requests;
@@ -206,6 +206,7 @@ void lab__svc_stats(const lab__svc *s, lab_job_result *r) {
   free(v);
   r->rep_min = s->rep_min;
   r->rep_max = s->rep_max;
+  r->rep_final = s->rep_n;
   double span = s->rep_t - s->rep_t0;
   r->rep_mean = !isnan(s->rep_t) && span > 0 ? s->rep_area / span : (double)s->rep_n;
 }

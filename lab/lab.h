@@ -251,7 +251,9 @@ int lab_results_write(const char *path, const lab_config *cfg, const lab_report 
 /* The simulated twin of a lab: the job file, the measured worker scores, per kernel job its
  * number of chunk executions (checkpoint granularity; 0 for command jobs), and per command job
  * the duration of its last real run (s, NaN = unknown: `work` is used) and whether that run
- * failed. Runs one engine LP that holds a fresh scheduling core. Fills sim[njobs], *makespan. */
+ * failed. Runs one engine LP that holds a fresh scheduling core. Fills sim[njobs], *makespan.
+ * A job file with a service: LAB_EINVAL (the twin needs its request stream, which the runner
+ * builds: lab_run's --also-simulate and --predict give it). */
 int lab_simulate(const lab_config *cfg, const double *scores, const size_t *nchunks, const double *cmd_seconds,
                  const int *cmd_failed, lab_job_result *sim, double *makespan);
 

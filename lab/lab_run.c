@@ -1754,6 +1754,9 @@ int lab_run(const lab_config *cfg, const lab_opts *o, lab_report *rep) {
   if (o->resume) {
     fprintf(L.journal, "R %.17g\n", t);
     while (L.next_fault < L.nfaults && L.faults[L.next_fault].at <= t) L.next_fault++;
+    /* a service's load samples go on from now, as the faults do */
+    for (size_t j = 0; j < cfg->njobs; j++)
+      while (L.svc[j].job >= 0 && L.arrived[j] && L.svc[j].next_load < t) L.svc[j].next_load += L.svc[j].window / 4;
     /* The previous runner's workers died with it: every GPU the core still holds is lost. */
     for (size_t i = 0; i < L.nw; i++) {
       sched_gpu_status gs;

@@ -703,11 +703,15 @@ static void test_stall_simulate_results(void) {
   H5Dclose(ds);
   hid_t m = H5Dopen2(f, "/metrics", H5P_DEFAULT);
   CU_ASSERT(m >= 0);
-  double vals[11] = {0}; /* every metric of the lab (lab_report.c) */
+  double vals[19] = {0}; /* every metric of the lab (lab_report.c) */
   CU_ASSERT(H5Dread(m, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, vals) >= 0);
   CU_ASSERT_DOUBLE_EQUAL(vals[0], r.makespan, 1e-12);
   CU_ASSERT_DOUBLE_EQUAL(vals[3], 3.0, 0);
   CU_ASSERT_DOUBLE_EQUAL(vals[6], r.sim_makespan, 1e-12);
+  CU_ASSERT(isnan(vals[11]) && isnan(vals[14])); /* no service: svc_requests_served, svc_latency_p99 */
+  hid_t msp = H5Dget_space(m);
+  CU_ASSERT_EQUAL(H5Sget_simple_extent_npoints(msp), 19);
+  H5Sclose(msp);
   H5Dclose(m);
   H5Fclose(f);
   lab_report_free(&r);
@@ -764,7 +768,7 @@ static void test_mpi_two_ranks(void) {
   hid_t h = H5Fopen(h5, H5F_ACC_RDONLY, H5P_DEFAULT);
   CU_ASSERT_FATAL(h >= 0);
   hid_t m = H5Dopen2(h, "/metrics", H5P_DEFAULT);
-  double vals[11] = {0}; /* every metric of the lab (lab_report.c) */
+  double vals[19] = {0}; /* every metric of the lab (lab_report.c) */
   CU_ASSERT(H5Dread(m, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, vals) >= 0);
   CU_ASSERT_DOUBLE_EQUAL(vals[3], 4.0, 0); /* jobs_completed */
   CU_ASSERT_DOUBLE_EQUAL(vals[4], 0.0, 0); /* jobs_failed */
@@ -1319,6 +1323,65 @@ static void test_service_twin(void) {
   lab_config_free(c);
 }
 
+/* Q and q records (served, lost) of job 0 in journal j: per request, how often. */
+static int journal_requests(const char *path, int *count, size_t n) {
+  for (size_t k = 0; k < n; k++) count[k] = 0;
+  FILE *f = fopen(path, "r");
+  if (!f) return 0;
+  char line[256];
+  int all = 0;
+  while (fgets(line, sizeof line, f)) {
+    long job, req;
+    if ((line[0] == 'Q' || line[0] == 'q') && strchr(line, '\n') && sscanf(line + 1, " %ld %ld", &job, &req) == 2 &&
+        job == 0 && req >= 0 && (size_t)req < n) {
+      count[req]++;
+      all++;
+    }
+  }
+  fclose(f);
+  return all;
+}
+
+/* The runner killed while its service serves the burst, then resumed: what was journaled served
+ * is not served again, every request ends served or lost exactly once, the service ends once. */
+static void test_service_resume(void) {
+  int at[64], cnt[64];
+  size_t n = burst_trace(at);
+  write_trace("lab_burst2.csv", at, n, 10.0);
+  char cwd[1024], text[2048];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(getcwd(cwd, sizeof cwd));
+  const char *j = "lab_svc_resume.journal";
+  fresh(j);
+  snprintf(text, sizeof text,
+           "lab = { workers = 2; heartbeat = 0.1; heartbeat_timeout = 0.5; scale_cooldown = 0.3; time_limit = 60; };\n"
+           "jobs = ( { name = \"svc\"; trace = \"%s/lab_burst2.csv\"; time_scale = 10; work_scale = 0.002;\n"
+           "           min_replicas = 1; max_replicas = 2; load_window = 0.4; } );\n",
+           cwd);
+  lab_config *c = load(text, "svc_resume.cfg", NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  pid_t pid = run_in_child(c, j);
+  /* killed once 12 requests were journaled served (at most 30 s) */
+  for (int i = 0; i < 1500 && journal_requests(j, cnt, n) < 12; i++) usleep(20000);
+  kill(pid, SIGKILL);
+  int st;
+  waitpid(pid, &st, 0);
+  CU_ASSERT(WIFSIGNALED(st));
+  int before = journal_requests(j, cnt, n);
+  CU_ASSERT(before >= 12 && before < (int)n);
+  lab_opts o = {j, NULL, 1, 0, 0, NULL};
+  lab_report r;
+  CU_ASSERT_EQUAL_FATAL(lab_run(c, &o, &r), 0);
+  CU_ASSERT_EQUAL(r.resumed, 1);
+  CU_ASSERT_EQUAL(r.jobs[0].ends, 1);
+  CU_ASSERT_EQUAL(r.jobs[0].outcome, SCHED_R_WITHDRAWN);
+  CU_ASSERT_EQUAL(r.jobs[0].req_served + r.jobs[0].req_lost, n);
+  CU_ASSERT_EQUAL(journal_requests(j, cnt, n), (int)n);
+  for (size_t k = 0; k < n; k++) CU_ASSERT_EQUAL(cnt[k], 1); /* none served twice */
+  lab_report_free(&r);
+  lab_config_free(c);
+  assert_no_leftovers(NULL);
+}
+
 /* The new keys' errors, each at its line, and the shipped example of them (exit 2). */
 static void test_wide_service_errors(void) {
   expect_error("lab = { workers = 2; };\njobs = (\n { name = \"a\"; kernel = \"gemm\";\n   width = 3; }\n);\n",
@@ -1387,6 +1450,7 @@ static CU_TestInfo lab_tests[] = {
     {"wide job, the runner killed and resumed: one end each", test_wide_resume},
     {"service: burst scales up then down, requests accounted for, a replica killed", test_service},
     {"service: the twin's latency and replicas on a known answer", test_service_twin},
+    {"service, the runner killed and resumed: no request served twice", test_service_resume},
     {"wide and service keys: FILE:LINE errors, the shipped examples", test_wide_service_errors},
     CU_TEST_INFO_NULL,
 };

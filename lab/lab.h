@@ -56,6 +56,17 @@ typedef struct lab_job_def {
   double work;   /* kernel: seconds at speed 1.0 on one CPU thread; command: estimate */
   double at;     /* submission time, s after the lab starts */
   int64_t seed;  /* kernel inputs */
+  int64_t width; /* kernel: workers per run (data-parallel), 1 = one worker */
+  int strategy;  /* width > 1: how the members share the chunks (lab__strategy: even, weighted, dynamic) */
+  /* services (a job with a `trace`): requests from the trace, served by autoscaled replicas */
+  char *trace;                        /* the GenAI request trace ("" = not a service) */
+  double trace_start;                 /* trace s where the stream starts */
+  double time_scale;                  /* trace s per lab s */
+  int64_t requests;                   /* requests taken from the trace */
+  double work_scale;                  /* lab work s (at speed 1) per trace exec_time_seconds */
+  int64_t min_replicas, max_replicas; /* replicas the core may scale between */
+  double target_util;                 /* autoscaling target utilisation */
+  double load_window;                 /* s over which the offered load is measured */
 } lab_job_def;
 
 typedef struct lab_fault_def {
@@ -95,6 +106,7 @@ typedef struct lab_settings {
   int64_t predict_rounds;   /* --predict: measurements averaged per figure */
   int verify;               /* kernel jobs: check the output against the reference at the end */
   int64_t seed;             /* the core's generator and the random faults */
+  double scale_cooldown;    /* services: no scale-down sooner than this after the last scaling */
   lab_random_def random;
 } lab_settings;
 
@@ -195,6 +207,12 @@ typedef struct lab_job_result {
   int exit_status;       /* command jobs: last exit status (-1 none, 128+N killed by N) */
   char stderr_tail[512]; /* command jobs: the end of stderr of the last failed run */
   char workers[64];      /* workers that ran it, e.g. "0,2" */
+  /* services (service = 1) */
+  int service;
+  unsigned req_total, req_arrived, req_served, req_lost; /* the stream; arrived; served; lost to faults */
+  double lat_p50, lat_p99;                               /* request latency (served - arrival), s, nearest rank */
+  unsigned rep_min, rep_max, rep_final;                  /* replicas over the service's life; at its end */
+  double rep_mean;                                       /* time-weighted mean replicas */
 } lab_job_result;
 
 typedef struct lab_report {
@@ -243,7 +261,9 @@ int lab_results_write(const char *path, const lab_config *cfg, const lab_report 
 /* The simulated twin of a lab: the job file, the measured worker scores, per kernel job its
  * number of chunk executions (checkpoint granularity; 0 for command jobs), and per command job
  * the duration of its last real run (s, NaN = unknown: `work` is used) and whether that run
- * failed. Runs one engine LP that holds a fresh scheduling core. Fills sim[njobs], *makespan. */
+ * failed. Runs one engine LP that holds a fresh scheduling core. Fills sim[njobs], *makespan.
+ * A job file with a service: LAB_EINVAL (the twin needs its request stream, which the runner
+ * builds: lab_run's --also-simulate and --predict give it). */
 int lab_simulate(const lab_config *cfg, const double *scores, const size_t *nchunks, const double *cmd_seconds,
                  const int *cmd_failed, lab_job_result *sim, double *makespan);
 

@@ -4,6 +4,7 @@
 #include "lab/lab_internal.h"
 #include "kernels/krn.h"
 #include "models/sched/sched.h"
+#include "sim/datapath.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +72,8 @@ static const sim_param lab__settings_params[] = {
      "kernel jobs: check the assembled output against the double-precision reference"},
     {"seed", SIM_P_INT, offsetof(lab_settings, seed), "1", 0, 9e18, "1",
      "seed of the core's generator and of the random faults"},
+    {"scale_cooldown", SIM_P_DURATION, offsetof(lab_settings, scale_cooldown), "1.0", 0, 1e6, "s",
+     "services: no scale-down sooner than this after the last scaling"},
     {"random", SIM_P_GROUP, offsetof(lab_settings, random), NULL, SIM_UNBOUNDED, NULL, "random faults", NULL,
      lab__random_params},
     {NULL},
@@ -86,6 +89,31 @@ static const sim_param lab__job_params[] = {
      "kernel: seconds of work at speed 1.0 on one thread; command: expected seconds"},
     {"at", SIM_P_DURATION, offsetof(lab_job_def, at), "0", 0, 1e6, "s", "submission time"},
     {"seed", SIM_P_INT, offsetof(lab_job_def, seed), "1", 0, 9e18, "1", "kernel: seed of the inputs"},
+    {"width", SIM_P_INT, offsetof(lab_job_def, width), "1", 1, LAB__MAX_WIDTH, "workers",
+     "kernel: workers per run; the chunk executions are split among them (data-parallel)"},
+    {"strategy", SIM_P_ENUM, offsetof(lab_job_def, strategy), "\"dynamic\"", SIM_UNBOUNDED, NULL,
+     "width > 1: even (same share each), weighted (shares by calibrated speed) or dynamic (each member "
+     "takes the next piece when done)",
+     lab__strategy_names},
+    {"trace", SIM_P_STRING, offsetof(lab_job_def, trace), "\"\"", SIM_UNBOUNDED, NULL,
+     "service: GenAI request trace (CSV, found on the data path), e.g. "
+     "\"traces/alibaba2026_genai_inference_requests.csv\""},
+    {"trace_start", SIM_P_DURATION, offsetof(lab_job_def, trace_start), "0", 0, 1e9, "s",
+     "service: trace time (from its first request) where the request stream starts"},
+    {"time_scale", SIM_P_DOUBLE, offsetof(lab_job_def, time_scale), "600", 1e-3, 1e9, "1",
+     "service: trace seconds per lab second"},
+    {"requests", SIM_P_INT, offsetof(lab_job_def, requests), "100", 1, 100000, "requests",
+     "service: requests taken from the trace"},
+    {"work_scale", SIM_P_DOUBLE, offsetof(lab_job_def, work_scale), "0.002", 1e-6, 1e3, "1",
+     "service: lab work seconds (speed 1) per trace exec_time_seconds of a request"},
+    {"min_replicas", SIM_P_INT, offsetof(lab_job_def, min_replicas), "1", 0, LAB__MAX_WIDTH, "workers",
+     "service: fewest replicas"},
+    {"max_replicas", SIM_P_INT, offsetof(lab_job_def, max_replicas), "2", 1, LAB__MAX_WIDTH, "workers",
+     "service: most replicas"},
+    {"target_util", SIM_P_DOUBLE, offsetof(lab_job_def, target_util), "0.7", 0.01, 1, "1",
+     "service: autoscaling target utilisation (the same for every service of a lab)"},
+    {"load_window", SIM_P_DURATION, offsetof(lab_job_def, load_window), "0.5", 0.01, 1e6, "s",
+     "service: the offered load is the arrivals of the last load_window s (sampled every load_window / 4)"},
     {NULL},
 };
 
@@ -142,15 +170,64 @@ static int lab__validate(const lab__top *t, const sim_scenario *s, sim_diag *d) 
                     t->lab.heartbeat_timeout, t->lab.heartbeat);
   for (size_t i = 0; i < t->njobs; i++) {
     const lab_job_def *j = &t->jobs[i];
-    int hk = j->kernel && *j->kernel, hc = j->command && *j->command;
-    if (hk == hc) {
+    int hk = j->kernel && *j->kernel, hc = j->command && *j->command, hs = j->trace && *j->trace;
+    if (hs) { /* a service: its requests are pieces of a kernel (gemm unless named) */
+      if (hc) {
+        snprintf(key, sizeof key, "jobs.[%zu].command", i);
+        sim_param_error(s, key, d, "service '%s' (it has a trace) cannot have a command", j->name);
+      }
+      if (j->width > 1) {
+        snprintf(key, sizeof key, "jobs.[%zu].width", i);
+        sim_param_error(s, key, d, "a service scales by replicas (min_replicas, max_replicas), not width");
+      }
+      if (j->max_replicas > t->lab.workers) {
+        snprintf(key, sizeof key, "jobs.[%zu].max_replicas", i);
+        sim_param_error(s, key, d, "max_replicas %lld is more than the %lld workers", (long long)j->max_replicas,
+                        (long long)t->lab.workers);
+      }
+      if (j->min_replicas > j->max_replicas) {
+        snprintf(key, sizeof key, "jobs.[%zu].min_replicas", i);
+        sim_param_error(s, key, d, "min_replicas %lld is more than max_replicas %lld", (long long)j->min_replicas,
+                        (long long)j->max_replicas);
+      }
+      /* the trace is found here, on the data path from the job file's folder (its content is read,
+       * and checked, when the lab starts) */
+      char dir[4096], *found = NULL, why[2048];
+      snprintf(dir, sizeof dir, "%s", sim_scenario_path(s) ? sim_scenario_path(s) : "");
+      char *sl = strrchr(dir, '/');
+      if (sl)
+        *sl = 0;
+      else
+        snprintf(dir, sizeof dir, ".");
+      if (sim_data_find(dir, j->trace, &found, why, sizeof why) != 0) {
+        snprintf(key, sizeof key, "jobs.[%zu].trace", i);
+        sim_param_error(s, key, d, "%s", why);
+      }
+      free(found);
+      for (size_t k2 = 0; k2 < i; k2++)
+        if (t->jobs[k2].trace && *t->jobs[k2].trace && t->jobs[k2].target_util != j->target_util) {
+          snprintf(key, sizeof key, "jobs.[%zu].target_util", i);
+          sim_param_error(s, key, d, "target_util %g differs from service '%s''s %g (the core has one)", j->target_util,
+                          t->jobs[k2].name, t->jobs[k2].target_util);
+          break;
+        }
+    } else if (hk == hc) {
       snprintf(key, sizeof key, "jobs.[%zu].name", i);
-      sim_param_error(s, key, d, "job '%s' needs exactly one of 'kernel' and 'command'", j->name);
+      sim_param_error(s, key, d, "job '%s' needs exactly one of 'kernel', 'command' and 'trace'", j->name);
     }
     krn_kernel k;
     if (hk && krn_kernel_parse(j->kernel, &k) != 0) {
       snprintf(key, sizeof key, "jobs.[%zu].kernel", i);
       sim_param_error(s, key, d, "unknown kernel '%s' (triad, gemm, mlp)", j->kernel);
+    }
+    if (j->width > t->lab.workers) {
+      snprintf(key, sizeof key, "jobs.[%zu].width", i);
+      sim_param_error(s, key, d, "width %lld is more than the %lld workers", (long long)j->width,
+                      (long long)t->lab.workers);
+    }
+    if (hc && j->width > 1) {
+      snprintf(key, sizeof key, "jobs.[%zu].width", i);
+      sim_param_error(s, key, d, "a command job runs on one worker (width 1); width is for kernel jobs");
     }
     if (hc && strpbrk(j->command, "\n\r")) {
       snprintf(key, sizeof key, "jobs.[%zu].command", i);
@@ -221,6 +298,20 @@ static int lab__load(sim_scenario *s, sim_diag *d, lab_config **out) {
   }
   sim_param_dump(m, "", lab__top_params, &t);
   fclose(m);
+  /* a service without a kernel serves its requests with gemm */
+  for (size_t i = 0; i < t.njobs; i++)
+    if (t.jobs[i].trace && *t.jobs[i].trace && !*t.jobs[i].kernel) {
+      char *g = strdup("gemm");
+      if (!g) {
+        free(eff);
+        free(c);
+        sim_param_free(lab__top_params, &t);
+        sim_scenario_free(s);
+        return LAB_ENOMEM;
+      }
+      free(t.jobs[i].kernel);
+      t.jobs[i].kernel = g;
+    }
   c->lab = t.lab;
   c->jobs = t.jobs;
   c->njobs = t.njobs;

@@ -59,6 +59,8 @@ typedef struct lab__fault {
 } lab__fault;
 int lab__faults(const lab_config *c, lab__fault **out, size_t *n);
 
+typedef struct lab__svc lab__svc; /* a service's requests (below) */
+
 /* The simulated twin's inputs (lab_sim.c). `--also-simulate` fills them from what the lab observed,
  * `--predict` from the calibration only. */
 typedef struct lab__twin_in {
@@ -74,9 +76,83 @@ typedef struct lab__twin_in {
   double join_delay;                         /* s between a respawn and the worker's join (its calibration) */
   const double *slow_ratio;                  /* [f * KRN_NKERNELS + k]: measured speed ratio of `slow` fault f (in
                                lab__faults order) on kernel k; 0 or NULL = the nominal ratio */
+  const lab__svc *svc;                       /* per job: a service's request stream (job -1: not a service);
+                                                NULL = the lab has no service */
 } lab__twin_in;
+/* lab_simulate with the services' request streams (NULL: none). */
+int lab__simulate_observed(const lab_config *cfg, const double *scores, const size_t *nchunks,
+                           const double *cmd_seconds, const int *cmd_failed, const lab__svc *svc, lab_job_result *sim,
+                           double *makespan);
 int lab__simulate(const lab_config *cfg, const lab__twin_in *in, lab_job_result *sim, double *makespan,
                   unsigned *losses);
+
+/* Kernel jobs wider than one worker (lab_wide.c): a run's chunk executions cut into pieces that
+ * its members run one at a time, by strategy. The runner and the twin share it. */
+#define LAB__MAX_WIDTH 8         /* workers per run (job key `width`) */
+#define LAB__PIECES_PER_MEMBER 8 /* pieces a run is cut into, per member */
+typedef enum lab__strategy { LAB_SPLIT_EVEN = 0, LAB_SPLIT_WEIGHTED, LAB_SPLIT_DYNAMIC } lab__strategy;
+extern const char *const lab__strategy_names[]; /* "even", "weighted", "dynamic", NULL */
+typedef struct lab__wide {
+  int strategy;                    /* lab__strategy */
+  size_t first, nchunks;           /* the run does chunk executions [first, nchunks) */
+  size_t piece, npieces;           /* executions per piece (the last may be shorter), pieces */
+  unsigned char *state;            /* per piece: 0 to do, 1 running, 2 done (durable) */
+  int *owner;                      /* per piece: the member slot it belongs to (even, weighted) */
+  unsigned n;                      /* members */
+  uint32_t member[LAB__MAX_WIDTH]; /* slot -> worker */
+  long cur[LAB__MAX_WIDTH];        /* slot -> piece it runs, -1 = none */
+  int verifying;                   /* slot + 1 of the member doing the last step (the last execution again and
+                                   the output verified); 0 = not sent */
+} lab__wide;
+/* 0, LAB_EINVAL or LAB_ENOMEM. weight[n]: the members' speeds (weighted), NULL = equal. */
+int lab__wide_init(lab__wide *x, int strategy, size_t first, size_t nchunks, const uint32_t *members,
+                   const double *weight, unsigned n);
+void lab__wide_free(lab__wide *x);
+int lab__wide_slot(const lab__wide *x, uint32_t gpu); /* the worker's slot, -1 = not a member */
+long lab__wide_next(lab__wide *x, unsigned slot);     /* the next piece for slot (now running), -1 = none */
+void lab__wide_span(const lab__wide *x, long piece, size_t *a, size_t *b); /* executions [a, b) */
+void lab__wide_done(lab__wide *x, unsigned slot);                          /* slot's piece is done */
+void lab__wide_replace(lab__wide *x, uint32_t old, uint32_t gpu);          /* REPLACE: its piece is to do again */
+size_t lab__wide_prefix(const lab__wide *x); /* durable: first + the leading done pieces */
+int lab__wide_all_done(const lab__wide *x);
+
+/* An inference service of a lab (lab_svc.c): its request stream from the GenAI trace, its FIFO
+ * queue, its load samples and statistics. The runner and the twin keep one each, alike. */
+enum { LAB_REQ_FUTURE = 0, LAB_REQ_QUEUED, LAB_REQ_SERVING, LAB_REQ_SERVED, LAB_REQ_LOST };
+struct lab__svc {
+  long job;             /* its job, -1 = none */
+  size_t n;             /* requests of the stream */
+  double *arrive;       /* per request: arrival, lab s */
+  size_t *nch;          /* per request: chunk executions of its kernel */
+  unsigned char *state; /* per request: LAB_REQ_* */
+  double *done_t;       /* per request: when it was served */
+  size_t narrived, nserved, nlost;
+  double chunk_s;                 /* work units of one chunk execution (its seconds at speed 1) */
+  double req_per_score_s;         /* requests one unit of score serves per second (the core's model) */
+  double window;                  /* load_window, s */
+  double t0, next_load;           /* the service's `at`; the next load sample */
+  double rep_t, rep_t0, rep_area; /* replica count integrated over time (NaN: no count yet) */
+  unsigned rep_n, rep_min, rep_max;
+  int ended;
+};
+/* Reads job `job`'s request stream (chunk_s: seconds of one chunk of its kernel at speed 1).
+ * 0, LAB_EIO (the trace: message in err), LAB_ECONFIG (no request in the window), LAB_ENOMEM. */
+int lab__svc_load(const lab_config *cfg, size_t job, double chunk_s, lab__svc *out, char *err, size_t errlen);
+int lab__svc_copy(const lab__svc *a, lab__svc *out); /* the same stream, nothing arrived yet */
+void lab__svc_free(lab__svc *s);
+size_t lab__svc_arrive(lab__svc *s, double t); /* requests arrived by t now queued; how many new */
+double lab__svc_next_arrival(const lab__svc *s);
+double lab__svc_load_at(const lab__svc *s, double t); /* arrivals in (t - window, t] / window */
+long lab__svc_take(lab__svc *s);                      /* the oldest queued request, now serving; -1 none */
+void lab__svc_served(lab__svc *s, long k, double t);
+void lab__svc_lost(lab__svc *s, long k);    /* its replica was lost (a fault) */
+void lab__svc_requeue(lab__svc *s, long k); /* its replica was scaled down: it waits again */
+int lab__svc_finished(const lab__svc *s);   /* every request served or lost */
+void lab__svc_replicas(lab__svc *s, double t, unsigned n);
+void lab__svc_end(lab__svc *s, double t);
+void lab__svc_stats(const lab__svc *s, lab_job_result *r);
+
+static inline int lab__is_service(const lab_job_def *j) { return j->trace && j->trace[0]; }
 
 /* Monotonic seconds. */
 double lab__now(void);

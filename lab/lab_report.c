@@ -12,7 +12,23 @@
 static const char *lab__outcome(const lab_job_result *r) {
   if (r->outcome < 0) return "unfinished";
   if (r->outcome == SCHED_R_COMPLETED) return "completed";
+  if (r->service && r->outcome == SCHED_R_WITHDRAWN) return "served"; /* its stream is done */
   return "failed";
+}
+static int lab__ok(const lab_job_result *r) {
+  return r->outcome == SCHED_R_COMPLETED || (r->service && r->outcome == SCHED_R_WITHDRAWN);
+}
+static const char *lab__kind(const lab_config *cfg, size_t j) {
+  if (cfg->jobs[j].trace && cfg->jobs[j].trace[0]) return "service";
+  return cfg->jobs[j].kernel[0] ? cfg->jobs[j].kernel : "command";
+}
+
+/* One service's line: requests, latency, replicas. */
+static void lab__svc_line(FILE *f, const char *what, const lab_job_result *x) {
+  fprintf(f,
+          "  %-10s %4u/%-4u served %4u lost %4u  latency p50 %7.3f s p99 %7.3f s  replicas min %u max %u mean %.2f\n",
+          what, x->req_served, x->req_total, x->req_served, x->req_lost, x->lat_p50, x->lat_p99, x->rep_min, x->rep_max,
+          x->rep_mean);
 }
 
 static int lab__dcmp(const void *a, const void *b) {
@@ -46,9 +62,9 @@ void lab_report_print(FILE *f, const lab_config *cfg, const lab_report *r) {
   fputc('\n', f);
   for (size_t j = 0; j < r->njobs; j++) {
     const lab_job_result *x = &r->jobs[j];
-    fprintf(f, "%-15s %-7s %-10s %-9s %8.3f %8.3f %8.3f %4u %5d", cfg->jobs[j].name,
-            cfg->jobs[j].kernel[0] ? cfg->jobs[j].kernel : "command", x->workers[0] ? x->workers : "-", lab__outcome(x),
-            x->submit, x->start, x->end, x->restarts, x->exit_status);
+    fprintf(f, "%-15s %-7s %-10s %-9s %8.3f %8.3f %8.3f %4u %5d", cfg->jobs[j].name, lab__kind(cfg, j),
+            x->workers[0] ? x->workers : "-", lab__outcome(x), x->submit, x->start, x->end, x->restarts,
+            x->exit_status);
     if (r->sim) {
       const lab_job_result *s = &r->sim[j];
       double real_c = x->end - x->submit, sim_c = s->end - s->submit;
@@ -61,8 +77,16 @@ void lab_report_print(FILE *f, const lab_config *cfg, const lab_report *r) {
     }
     fputc('\n', f);
   }
+  for (size_t j = 0; j < r->njobs; j++) {
+    const lab_job_result *x = &r->jobs[j];
+    if (!x->service) continue;
+    fprintf(f, "service %s: %u requests arrived of %u\n", cfg->jobs[j].name, x->req_arrived, x->req_total);
+    lab__svc_line(f, "real", x);
+    if (r->sim) lab__svc_line(f, "simulated", &r->sim[j]);
+    if (r->pred) lab__svc_line(f, "predicted", &r->pred[j]);
+  }
   for (size_t j = 0; j < r->njobs; j++)
-    if (r->jobs[j].outcome >= 0 && r->jobs[j].outcome != SCHED_R_COMPLETED)
+    if (r->jobs[j].outcome >= 0 && !lab__ok(&r->jobs[j]))
       fprintf(f, "failed %s: exit status %d; stderr tail: %s\n", cfg->jobs[j].name, r->jobs[j].exit_status,
               r->jobs[j].stderr_tail[0] ? r->jobs[j].stderr_tail : "(none)");
   double p50, p99;
@@ -100,7 +124,7 @@ void lab_report_print(FILE *f, const lab_config *cfg, const lab_report *r) {
     size_t n = 0;
     for (size_t j = 0; j < r->njobs; j++) {
       double d = (r->sim[j].end - r->sim[j].submit) - (r->jobs[j].end - r->jobs[j].submit);
-      if (isfinite(d)) {
+      if (isfinite(d) && !r->jobs[j].service) { /* a service: its requests are compared above */
         sum += fabs(d);
         n++;
       }
@@ -114,7 +138,7 @@ void lab_report_print(FILE *f, const lab_config *cfg, const lab_report *r) {
     lab__completions(r->pred, r->njobs, &s50, &s99);
     unsigned pc = 0, pf = 0, rr = 0, pr = 0;
     for (size_t j = 0; j < r->njobs; j++) {
-      if (r->pred[j].outcome == SCHED_R_COMPLETED)
+      if (lab__ok(&r->pred[j]))
         pc++;
       else if (r->pred[j].outcome >= 0)
         pf++;
@@ -147,7 +171,7 @@ void lab_pred_stats_get(const lab_report *r, lab_pred_stats *o) {
   double sum = 0, mx = 0;
   for (size_t j = 0; j < r->njobs; j++) {
     double d = (r->pred[j].end - r->pred[j].submit) - (r->jobs[j].end - r->jobs[j].submit);
-    if (!isfinite(d)) continue;
+    if (!isfinite(d) || r->jobs[j].service) continue; /* services: latency and replicas, compared apart */
     sum += fabs(d);
     if (fabs(d) > mx) mx = fabs(d);
     o->n++;
@@ -186,9 +210,38 @@ static const sim_field lab__fields[] = {
     {"pred_end_s", SIM_F_F64, offsetof(lab__rec, pred_end_s), "s"},
     {"device", SIM_F_STR16, offsetof(lab__rec, device), ""},
 };
+typedef struct lab__srec {
+  char name[16];
+  int32_t requests, arrived, served, lost, replicas_min, replicas_max;
+  double latency_p50_s, latency_p99_s, replicas_mean;
+  double sim_latency_p50_s, sim_latency_p99_s, sim_replicas_mean;    /* NaN without --also-simulate */
+  double pred_latency_p50_s, pred_latency_p99_s, pred_replicas_mean; /* NaN without --predict */
+} lab__srec;
+
+static const sim_field lab__sfields[] = {
+    {"name", SIM_F_STR16, offsetof(lab__srec, name), ""},
+    {"requests", SIM_F_I32, offsetof(lab__srec, requests), "1"},
+    {"arrived", SIM_F_I32, offsetof(lab__srec, arrived), "1"},
+    {"served", SIM_F_I32, offsetof(lab__srec, served), "1"},
+    {"lost", SIM_F_I32, offsetof(lab__srec, lost), "1"},
+    {"replicas_min", SIM_F_I32, offsetof(lab__srec, replicas_min), "1"},
+    {"replicas_max", SIM_F_I32, offsetof(lab__srec, replicas_max), "1"},
+    {"latency_p50_s", SIM_F_F64, offsetof(lab__srec, latency_p50_s), "s"},
+    {"latency_p99_s", SIM_F_F64, offsetof(lab__srec, latency_p99_s), "s"},
+    {"replicas_mean", SIM_F_F64, offsetof(lab__srec, replicas_mean), "1"},
+    {"sim_latency_p50_s", SIM_F_F64, offsetof(lab__srec, sim_latency_p50_s), "s"},
+    {"sim_latency_p99_s", SIM_F_F64, offsetof(lab__srec, sim_latency_p99_s), "s"},
+    {"sim_replicas_mean", SIM_F_F64, offsetof(lab__srec, sim_replicas_mean), "1"},
+    {"pred_latency_p50_s", SIM_F_F64, offsetof(lab__srec, pred_latency_p50_s), "s"},
+    {"pred_latency_p99_s", SIM_F_F64, offsetof(lab__srec, pred_latency_p99_s), "s"},
+    {"pred_replicas_mean", SIM_F_F64, offsetof(lab__srec, pred_replicas_mean), "1"},
+};
+
 static const sim_table_def lab__tables[] = {
     {"jobs", sizeof(lab__rec), lab__fields, sizeof lab__fields / sizeof lab__fields[0],
      "one row per job of the lab: where it ran, when, how it ended"},
+    {"services", sizeof(lab__srec), lab__sfields, sizeof lab__sfields / sizeof lab__sfields[0],
+     "one row per service: requests served and lost to faults, latency (nearest rank), replicas over time"},
 };
 static const sim_metric_def lab__metrics[] = {
     {"makespan", "s", "first submission to last end"},
@@ -202,12 +255,43 @@ static const sim_metric_def lab__metrics[] = {
     {"pred_makespan", "s", "makespan predicted before the run from the calibration (NaN without --predict)"},
     {"pred_completion_mae", "s", "mean |predicted - real completion| over the jobs"},
     {"pred_completion_mae_pct", "%", "the same as a percentage of the real makespan"},
+    {"svc_requests_served", "1", "requests the services served (NaN without a service)"},
+    {"svc_requests_lost", "1", "requests lost to faults (their replica was lost)"},
+    {"svc_latency_p50", "s", "median request latency, the largest over the services"},
+    {"svc_latency_p99", "s", "99th percentile request latency, the largest over the services"},
+    {"svc_replicas_mean", "1", "time-weighted mean replicas, summed over the services"},
+    {"pred_svc_latency_p50", "s", "svc_latency_p50 predicted (NaN without --predict)"},
+    {"pred_svc_latency_p99", "s", "svc_latency_p99 predicted"},
+    {"pred_svc_replicas_mean", "1", "svc_replicas_mean predicted"},
 };
+#define LAB__NMETRICS (sizeof lab__metrics / sizeof lab__metrics[0])
+
+/* The services' metrics of one side (real, predicted): [0] served, [1] lost, [2] p50, [3] p99,
+ * [4] mean replicas; NaN without a service. */
+static void lab__svc_metrics(const lab_job_result *x, size_t n, double *v) {
+  int any = 0;
+  for (int k = 0; k < 5; k++) v[k] = 0;
+  for (size_t j = 0; j < n; j++) {
+    if (!x[j].service) continue;
+    v[0] += x[j].req_served;
+    v[1] += x[j].req_lost;
+    if (!any || x[j].lat_p50 > v[2]) v[2] = x[j].lat_p50;
+    if (!any || x[j].lat_p99 > v[3]) v[3] = x[j].lat_p99;
+    v[4] += x[j].rep_mean;
+    any = 1;
+  }
+  if (!any)
+    for (int k = 0; k < 5; k++) v[k] = NAN;
+}
 
 int lab_results_write(const char *path, const lab_config *cfg, const lab_report *r, double wall_s, char *err,
                       size_t errlen) {
   lab__rec *recs = calloc(r->njobs ? r->njobs : 1, sizeof *recs);
-  if (!recs) {
+  lab__srec *srecs = calloc(r->njobs ? r->njobs : 1, sizeof *srecs);
+  size_t nsvc = 0;
+  if (!recs || !srecs) {
+    free(recs);
+    free(srecs);
     snprintf(err, errlen, "out of memory");
     return LAB_ENOMEM;
   }
@@ -215,7 +299,7 @@ int lab_results_write(const char *path, const lab_config *cfg, const lab_report 
     const lab_job_result *x = &r->jobs[j];
     lab__rec *q = &recs[j];
     snprintf(q->name, sizeof q->name, "%s", cfg->jobs[j].name);
-    snprintf(q->kind, sizeof q->kind, "%s", cfg->jobs[j].kernel[0] ? cfg->jobs[j].kernel : "command");
+    snprintf(q->kind, sizeof q->kind, "%s", lab__kind(cfg, j));
     snprintf(q->workers, sizeof q->workers, "%.15s", x->workers);
     snprintf(q->device, sizeof q->device, "%s", r->lab_device[0] ? r->lab_device : "cpu");
     q->submit_s = x->submit;
@@ -228,15 +312,33 @@ int lab_results_write(const char *path, const lab_config *cfg, const lab_report 
     q->runs = (int32_t)x->runs;
     q->sim_end_s = r->sim ? r->sim[j].end : NAN;
     q->pred_end_s = r->pred ? r->pred[j].end : NAN;
+    if (!x->service) continue;
+    lab__srec *sq = &srecs[nsvc++];
+    snprintf(sq->name, sizeof sq->name, "%s", cfg->jobs[j].name);
+    sq->requests = (int32_t)x->req_total;
+    sq->arrived = (int32_t)x->req_arrived;
+    sq->served = (int32_t)x->req_served;
+    sq->lost = (int32_t)x->req_lost;
+    sq->replicas_min = (int32_t)x->rep_min;
+    sq->replicas_max = (int32_t)x->rep_max;
+    sq->latency_p50_s = x->lat_p50;
+    sq->latency_p99_s = x->lat_p99;
+    sq->replicas_mean = x->rep_mean;
+    sq->sim_latency_p50_s = r->sim ? r->sim[j].lat_p50 : NAN;
+    sq->sim_latency_p99_s = r->sim ? r->sim[j].lat_p99 : NAN;
+    sq->sim_replicas_mean = r->sim ? r->sim[j].rep_mean : NAN;
+    sq->pred_latency_p50_s = r->pred ? r->pred[j].lat_p50 : NAN;
+    sq->pred_latency_p99_s = r->pred ? r->pred[j].lat_p99 : NAN;
+    sq->pred_replicas_mean = r->pred ? r->pred[j].rep_mean : NAN;
   }
   sim_model m;
   memset(&m, 0, sizeof m);
   m.name = "lab";
   m.nlps = 1;
   m.tables = lab__tables;
-  m.ntables = 1;
-  unsigned char *tabs[1] = {(unsigned char *)recs};
-  size_t nrec[1] = {r->njobs};
+  m.ntables = 2;
+  unsigned char *tabs[2] = {(unsigned char *)recs, (unsigned char *)srecs};
+  size_t nrec[2] = {r->njobs, nsvc};
   sim_results res;
   memset(&res, 0, sizeof res);
   res.model = &m;
@@ -245,7 +347,7 @@ int lab_results_write(const char *path, const lab_config *cfg, const lab_report 
   res.wall_s = wall_s;
   res.tables = tabs;
   res.nrecords = nrec;
-  double vals[11];
+  double vals[LAB__NMETRICS];
   double p50, p99, s50 = NAN, s99;
   lab__completions(r->jobs, r->njobs, &p50, &p99);
   if (r->sim) lab__completions(r->sim, r->njobs, &s50, &s99);
@@ -262,9 +364,25 @@ int lab_results_write(const char *path, const lab_config *cfg, const lab_report 
   vals[8] = r->pred ? r->pred_makespan : NAN;
   vals[9] = ps.mae;
   vals[10] = ps.mae_pct;
+  double sv[5], pv[5];
+  lab__svc_metrics(r->jobs, r->njobs, sv);
+  if (r->pred)
+    lab__svc_metrics(r->pred, r->njobs, pv);
+  else
+    for (int k = 0; k < 5; k++) pv[k] = NAN;
+  vals[11] = sv[0];
+  vals[12] = sv[1];
+  vals[13] = sv[2];
+  vals[14] = sv[3];
+  vals[15] = sv[4];
+  vals[16] = pv[2];
+  vals[17] = pv[3];
+  vals[18] = pv[4];
   sim_run_meta meta = {"lab", cfg->path, cfg->text, cfg->effective, (uint64_t)cfg->lab.seed, 1,
                        1,     1,         wall_s,    r->makespan,    cfg->command_line};
-  int rc = sim_results_write(path, &meta, &m, &res, lab__metrics, 11, vals, err, errlen);
+  _Static_assert(LAB__NMETRICS == 19, "one value per metric");
+  int rc = sim_results_write(path, &meta, &m, &res, lab__metrics, LAB__NMETRICS, vals, err, errlen);
   free(recs);
+  free(srecs);
   return rc ? LAB_EIO : 0;
 }

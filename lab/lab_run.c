@@ -59,6 +59,9 @@ typedef struct lab__worker {
   double run_start;  /* when the assignment started (s, lab time) */
   pid_t pgid;        /* a command job's process group, 0 = none */
   char last[256];    /* the last answer lab__ask took */
+  double wide_work;  /* a piece of a wide run: the work its last progress line reported (absolute) */
+  long svc;          /* a replica of this service job (-1 = none) */
+  long req;          /* the request it serves (-1 = none) */
   /* observed speed: work reported / time between consecutive progress reports of one run,
    * divided by the worker's slow-down factor at the time (so `slow` faults are not counted) */
   long pw_job, pw_run;
@@ -73,8 +76,15 @@ typedef struct lab__worker {
 
 typedef struct lab__dec {
   sched_decision d;
-  uint32_t gpus[8];
+  uint32_t gpus[LAB__MAX_WIDTH];
 } lab__dec;
+
+/* A run of a kernel job wider than one worker: its pieces (lab_wide.c). */
+typedef struct lab__wrun {
+  long job, run; /* job -1 = a free slot */
+  int ckpt;      /* the core asked for a checkpoint: answered after its event (the sink must not call it) */
+  lab__wide x;
+} lab__wrun;
 
 typedef struct lab__lab {
   const lab_config *cfg;
@@ -108,6 +118,9 @@ typedef struct lab__lab {
   lab_calib *calib;    /* --predict: what the prediction used (NULL otherwise) */
   double *calib_score; /* --predict: per worker, the score it joins with (the twin's too) */
   int gpu;             /* the workers compute on the GPU (lab.device resolved): "E SPEC" after each spawn */
+  lab__wrun *wide;     /* runs of jobs wider than one worker, njobs x SCHED_MAX_RUNS slots */
+  size_t nwide;
+  lab__svc *svc; /* per job: a service's requests (job -1: not a service) */
 } lab__lab;
 
 static double lab__t(lab__lab *L) {
@@ -293,7 +306,7 @@ static void lab__sink(void *ctx, const sched_decision *d) {
   }
   lab__dec *x = &L->dec[L->ndec++];
   x->d = *d;
-  unsigned n = d->ngpus < 8 ? d->ngpus : 8;
+  unsigned n = d->ngpus < LAB__MAX_WIDTH ? d->ngpus : LAB__MAX_WIDTH;
   for (unsigned i = 0; i < n; i++) x->gpus[i] = d->gpus[i];
   x->d.gpus = x->gpus;
   x->d.ngpus = n;
@@ -333,6 +346,147 @@ static void lab__start_run(lab__lab *L, uint32_t g, uint32_t job, uint32_t run) 
   }
 }
 
+/* ---- Wide runs: the members share the chunk executions piece by piece (lab_wide.c) ----------- */
+static lab__wrun *lab__wide_find(lab__lab *L, long job, long run) {
+  for (size_t k = 0; k < L->nwide; k++)
+    if (L->wide[k].job == job && L->wide[k].run == run) return &L->wide[k];
+  return NULL;
+}
+
+static void lab__wide_drop(lab__lab *L, long job, long run) {
+  for (size_t k = 0; k < L->nwide; k++)
+    if (L->wide[k].job == job && (run < 0 || L->wide[k].run == run)) {
+      lab__wide_free(&L->wide[k].x);
+      L->wide[k].job = -1;
+    }
+}
+
+/* Hands member `slot` of wide run r its next piece, or, when every piece is done, the last step to
+ * one member: the run's last execution once more and the whole output verified (lab.verify). Its
+ * "D" is the run's FINISH. Without verify the run is done when its pieces are: 1, else 0. */
+static int lab__wide_feed(lab__lab *L, lab__wrun *r, unsigned slot) {
+  const lab_job_def *jd = &L->cfg->jobs[r->job];
+  lab__worker *w = &L->w[r->x.member[slot]];
+  long p = lab__wide_next(&r->x, slot);
+  size_t a, b, n = L->nchunks[r->job];
+  if (p >= 0) {
+    lab__wide_span(&r->x, p, &a, &b);
+  } else if (lab__wide_all_done(&r->x) && !r->x.verifying) {
+    if (!L->cfg->lab.verify) return 1;
+    r->x.verifying = (int)slot + 1;
+    a = n - 1;
+    b = n;
+  } else {
+    return 0; /* its share is done (even, weighted) or nothing is left to take: it waits */
+  }
+  w->job = r->job;
+  w->run = r->run;
+  w->run_start = L->t_last;
+  w->pgid = 0;
+  w->pw_job = -1; /* a new piece: its first progress line is a new baseline for the observed speed */
+  lab__send(w, "K %ld %ld %s %zu %zu %.17g %llu %d %s/%s.out %zu", r->job, r->run, jd->kernel, b, a, L->wpc[r->job],
+            (unsigned long long)jd->seed, p < 0 ? L->cfg->lab.verify : 0, L->outdir, jd->name, p < 0 ? n : r->x.first);
+  lab__log(L, "%s run %ld: worker %u takes chunks %zu..%zu%s", jd->name, r->run, r->x.member[slot], a, b - 1,
+           p < 0 ? " and verifies" : "");
+  return 0;
+}
+
+/* PLACE of a wide run: its pieces from the core's saved work (whole chunks), every member fed. */
+static void lab__wide_start(lab__lab *L, uint32_t job, uint32_t run, const uint32_t *gpus, unsigned n) {
+  sched_job_status st;
+  sched_job_query(L->s, job, &st);
+  size_t first = (size_t)floor(st.saved_work / L->wpc[job] + 1e-9);
+  if (first >= L->nchunks[job]) first = L->nchunks[job] - 1;
+  lab__wrun *r = NULL;
+  for (size_t k = 0; k < L->nwide && !r; k++)
+    if (L->wide[k].job < 0) r = &L->wide[k];
+  double wt[LAB__MAX_WIDTH];
+  for (unsigned m = 0; m < n; m++) wt[m] = L->w[gpus[m]].score;
+  if (!r || lab__wide_init(&r->x, L->cfg->jobs[job].strategy, first, L->nchunks[job], gpus, wt, n) != 0) {
+    L->err = LAB_ENOMEM;
+    return;
+  }
+  r->job = job;
+  r->run = run;
+  r->ckpt = 0;
+  lab__log(L, "start %s run %u on %u workers (%s) from chunk %zu/%zu, %zu pieces of %zu", L->cfg->jobs[job].name, run,
+           n, lab__strategy_names[r->x.strategy], first, L->nchunks[job], r->x.npieces, r->x.piece);
+  for (unsigned m = 0; m < n; m++) lab__wide_feed(L, r, m);
+}
+
+/* The work a wide run has done: its done pieces and what its members report of the ones they run. */
+static double lab__wide_work(lab__lab *L, lab__wrun *r) {
+  size_t done = 0, a, b;
+  for (size_t k = 0; k < r->x.npieces; k++)
+    if (r->x.state[k] == 2) {
+      lab__wide_span(&r->x, (long)k, &a, &b);
+      done += b - a;
+    }
+  double part = 0;
+  for (unsigned m = 0; m < r->x.n; m++) {
+    lab__worker *w = &L->w[r->x.member[m]];
+    if (r->x.cur[m] < 0 || w->job != r->job || w->run != r->run) continue;
+    lab__wide_span(&r->x, r->x.cur[m], &a, &b);
+    double p = w->wide_work / L->wpc[r->job] - (double)a;
+    part += p < 0 ? 0 : p > (double)(b - a) ? (double)(b - a) : p;
+  }
+  return ((double)(r->x.first + done) + part) * L->wpc[r->job];
+}
+
+/* ---- Services: replicas serve the request queue (lab_svc.c) ------------------------------------ */
+/* Every idle replica of service sv takes the oldest waiting request: a kernel piece of its size. */
+static void lab__svc_feed(lab__lab *L, lab__svc *sv) {
+  const lab_job_def *jd = &L->cfg->jobs[sv->job];
+  for (size_t i = 0; i < L->nw; i++) {
+    lab__worker *w = &L->w[i];
+    if (w->svc != sv->job || w->req >= 0 || !w->pid) continue;
+    long k = lab__svc_take(sv);
+    if (k < 0) return;
+    w->req = k;
+    w->job = sv->job;
+    w->pgid = 0;
+    lab__send(w, "K %ld %ld %s %zu 0 %.17g %llu 0 %s/%s.out 0", sv->job, w->run, jd->kernel, sv->nch[k], sv->chunk_s,
+              (unsigned long long)jd->seed, L->outdir, jd->name);
+  }
+}
+
+/* SCALE: replicas added start serving; removed ones stop (scaled down: their request waits again;
+ * lost: their request is lost to the fault). */
+static void lab__svc_scale(lab__lab *L, const sched_decision *d, int live) {
+  lab__svc *sv = &L->svc[d->job];
+  if (sv->job < 0) return;
+  lab__svc_replicas(sv, d->t, (unsigned)d->value);
+  int add = d->reason != SCHED_R_SCALE_DOWN && d->reason != SCHED_R_GPU_LOST;
+  lab__log(L, "%s: %s %u replica%s, now %g", L->cfg->jobs[d->job].name,
+           add                             ? "add"
+           : d->reason == SCHED_R_GPU_LOST ? "lost"
+                                           : "remove",
+           d->ngpus, d->ngpus == 1 ? "" : "s", d->value);
+  for (unsigned k = 0; k < d->ngpus; k++) {
+    if (add) lab__add_worker_name(&L->rep->jobs[d->job], d->gpus[k]);
+    if (!live || d->gpus[k] >= L->nw) continue;
+    lab__worker *w = &L->w[d->gpus[k]];
+    if (add) {
+      w->svc = (long)d->job;
+      w->run = d->run;
+      w->req = -1;
+      continue;
+    }
+    if (w->req >= 0) {
+      if (d->reason == SCHED_R_GPU_LOST) {
+        lab__svc_lost(sv, w->req);
+        if (L->journal) fprintf(L->journal, "q %u %ld\n", d->job, w->req);
+      } else {
+        lab__svc_requeue(sv, w->req);
+      }
+      if (w->job == (long)d->job) lab__send(w, "T %u %u", d->job, d->run);
+    }
+    w->svc = w->req = -1;
+    if (w->job == (long)d->job) w->job = -1;
+  }
+  if (live) lab__svc_feed(L, sv);
+}
+
 static void lab__unassign(lab__lab *L, uint32_t job, long run) {
   for (size_t i = 0; i < L->nw; i++) {
     lab__worker *w = &L->w[i];
@@ -351,20 +505,30 @@ static void lab__apply(lab__lab *L, const sched_decision *d) {
   switch (d->type) {
   case SCHED_D_PLACE:
     r->runs++;
-    for (unsigned i = 0; i < d->ngpus; i++) {
-      lab__add_worker_name(r, d->gpus[i]);
-      if (live) lab__start_run(L, d->gpus[i], d->job, d->run);
+    for (unsigned i = 0; i < d->ngpus; i++) lab__add_worker_name(r, d->gpus[i]);
+    if (live && d->ngpus > 1 && L->nchunks[d->job]) {
+      lab__wide_start(L, d->job, d->run, d->gpus, d->ngpus);
+    } else {
+      for (unsigned i = 0; i < d->ngpus && live; i++) lab__start_run(L, d->gpus[i], d->job, d->run);
     }
     break;
   case SCHED_D_STOP:
     lab__log(L, "stop %s run %u (%s)", L->cfg->jobs[d->job].name, d->run, sched_reason_name(d->reason));
     if (live) lab__unassign(L, d->job, d->run);
+    lab__wide_drop(L, d->job, d->run);
     break;
-  case SCHED_D_CHECKPOINT:
+  case SCHED_D_CHECKPOINT: {
+    /* a wide run's done pieces are durable already (synced at their end): answered with them */
+    lab__wrun *wr = live ? lab__wide_find(L, d->job, d->run) : NULL;
+    if (wr) {
+      wr->ckpt = 1;
+      break;
+    }
     if (live)
       for (size_t i = 0; i < L->nw; i++)
         if (L->w[i].job == (long)d->job && L->w[i].run == (long)d->run) lab__send(&L->w[i], "P %u %u", d->job, d->run);
     break;
+  }
   case SCHED_D_REPLACE:
     lab__add_worker_name(r, d->gpu);
     lab__log(L, "replace worker %u by %u in %s run %u", d->old_gpu, d->gpu, L->cfg->jobs[d->job].name, d->run);
@@ -373,7 +537,14 @@ static void lab__apply(lab__lab *L, const sched_decision *d) {
         lab__send(&L->w[d->old_gpu], "T %u %u", d->job, d->run);
         L->w[d->old_gpu].job = -1;
       }
-      lab__start_run(L, d->gpu, d->job, d->run);
+      lab__wrun *wr = lab__wide_find(L, d->job, d->run);
+      if (wr) { /* the newcomer takes the lost member's slot: its piece, then its share */
+        lab__wide_replace(&wr->x, d->old_gpu, d->gpu);
+        int slot = lab__wide_slot(&wr->x, d->gpu);
+        if (slot >= 0) lab__wide_feed(L, wr, (unsigned)slot);
+      } else {
+        lab__start_run(L, d->gpu, d->job, d->run);
+      }
     }
     break;
   case SCHED_D_END:
@@ -382,8 +553,15 @@ static void lab__apply(lab__lab *L, const sched_decision *d) {
     L->ended++;
     lab__log(L, "end %s: %s", L->cfg->jobs[d->job].name, sched_reason_name(d->reason));
     if (live) lab__unassign(L, d->job, -1);
+    lab__wide_drop(L, d->job, -1);
+    if (L->svc[d->job].job >= 0) {
+      lab__svc_end(&L->svc[d->job], d->t);
+      for (size_t i = 0; i < L->nw; i++)
+        if (L->w[i].svc == (long)d->job) L->w[i].svc = L->w[i].req = -1;
+    }
     break;
-  default: break; /* STANDBY/UNSTANDBY reserve nothing physical here; SCALE: no services */
+  case SCHED_D_SCALE: lab__svc_scale(L, d, live); break;
+  default: break; /* STANDBY/UNSTANDBY reserve nothing physical here */
   }
 }
 
@@ -405,10 +583,16 @@ static void lab__fill_event(lab__lab *L, sched_event *ev, int type, double t, ui
     ev->u.gpu.link.bw_bps = 1e9;
     ev->u.gpu.link.rtt_s = 1e-3;
   } else if (type == SCHED_EV_JOB_ARRIVE) {
-    ev->u.job.kind = SCHED_JOB_BATCH;
-    ev->u.job.width = 1;
+    const lab_job_def *jd = &L->cfg->jobs[job];
+    ev->u.job.kind = lab__is_service(jd) ? SCHED_JOB_SERVICE : SCHED_JOB_BATCH;
+    ev->u.job.width = (uint16_t)jd->width;
     ev->u.job.region = -1;
-    ev->u.job.work = L->cfg->jobs[job].work;
+    ev->u.job.work = jd->work;
+    if (lab__is_service(jd)) {
+      ev->u.job.min_replicas = (uint16_t)jd->min_replicas;
+      ev->u.job.max_replicas = (uint16_t)jd->max_replicas;
+      ev->u.job.req_per_score_s = L->svc[job].req_per_score_s;
+    }
   }
 }
 
@@ -434,6 +618,7 @@ static int lab__handle(lab__lab *L, int type, double t, uint32_t gpu, uint32_t j
   L->rep->worker_losses += (unsigned)(after.gpu_failures - before.gpu_failures);
   size_t n = L->ndec;
   for (size_t i = 0; i < n; i++) lab__apply(L, &L->dec[i].d);
+  if (L->err) return L->err;
   if (!L->replaying && L->journal && ((type != SCHED_EV_HEARTBEAT && type != SCHED_EV_TICK) || n > 0)) {
     /* kill points (tests): the decisions applied, their event not yet synced; then synced */
     sim_failpoint("journal");
@@ -446,6 +631,15 @@ static int lab__handle(lab__lab *L, int type, double t, uint32_t gpu, uint32_t j
       return LAB_EIO;
     }
     sim_failpoint("journal");
+  }
+  /* checkpoints of wide runs the core asked for: their durable prefix of whole chunks */
+  for (size_t k = 0; k < L->nwide; k++) {
+    lab__wrun *r = &L->wide[k];
+    if (r->job < 0 || !r->ckpt) continue;
+    r->ckpt = 0;
+    int rc2 = lab__handle(L, SCHED_EV_CKPT_DONE, t, r->x.member[0], (uint32_t)r->job, (uint32_t)r->run,
+                          (double)lab__wide_prefix(&r->x) * L->wpc[r->job]);
+    if (rc2) return rc2;
   }
   return 0;
 }
@@ -512,8 +706,8 @@ static int lab__on_line(lab__lab *L, size_t i, char *line) {
     return 0;
   case 'W':
     if (sscanf(line + 1, "%ld %ld %lg", &job, &run, &x) == 3 && job >= 0 && (size_t)job < L->cfg->njobs) {
-      if (L->nchunks[job] && w->pw_job == job && w->pw_run == run && x >= w->pw_work && t > w->pw_t &&
-          t - w->pw_t < 3 * L->cfg->lab.heartbeat) {
+      if ((L->nchunks[job] || L->svc[job].job >= 0) && w->pw_job == job && w->pw_run == run && x >= w->pw_work &&
+          t > w->pw_t && t - w->pw_t < 3 * L->cfg->lab.heartbeat) {
         w->obs_work += x - w->pw_work;
         w->obs_time += (t - w->pw_t) * (w->speed / lab__speed_of(L->cfg, i));
       }
@@ -521,6 +715,13 @@ static int lab__on_line(lab__lab *L, size_t i, char *line) {
       w->pw_run = run;
       w->pw_t = t;
       w->pw_work = x;
+      if (L->svc[job].job >= 0) return 0; /* a request's progress: the core judges a service by its load */
+      lab__wrun *wr = lab__wide_find(L, job, run);
+      if (wr) { /* a piece: the run's progress is the sum over its members */
+        if (w->job != job || w->run != run) return 0;
+        w->wide_work = x;
+        x = lab__wide_work(L, wr);
+      }
       return lab__handle(L, SCHED_EV_JOB_PROGRESS, t, (uint32_t)i, (uint32_t)job, (uint32_t)run, x);
     }
     return 0;
@@ -529,7 +730,29 @@ static int lab__on_line(lab__lab *L, size_t i, char *line) {
       return lab__handle(L, SCHED_EV_CKPT_DONE, t, (uint32_t)i, (uint32_t)job, (uint32_t)run, x);
     return 0;
   case 'D':
+    if (sscanf(line + 1, "%ld %ld", &job, &run) == 2 && job >= 0 && (size_t)job < L->cfg->njobs &&
+        L->svc[job].job >= 0) {
+      /* a request served: journaled (a resumed lab does not serve it again), the next one taken */
+      if (w->svc == job && w->req >= 0 && w->job == job) {
+        lab__svc_served(&L->svc[job], w->req, t);
+        if (L->journal) fprintf(L->journal, "Q %ld %ld %.17g\n", job, w->req, t);
+        w->req = -1;
+        w->job = -1;
+        lab__svc_feed(L, &L->svc[job]);
+      }
+      return 0;
+    }
     if (sscanf(line + 1, "%ld %ld", &job, &run) == 2 && job >= 0 && (size_t)job < L->cfg->njobs) {
+      lab__wrun *wr = lab__wide_find(L, job, run);
+      int slot = wr ? lab__wide_slot(&wr->x, (uint32_t)i) : -1;
+      if (wr && (slot < 0 || w->job != job || w->run != run)) return 0; /* stale */
+      if (wr && wr->x.verifying != slot + 1) {
+        /* a piece done (synced): the member takes its next; the run is done when all are */
+        lab__wide_done(&wr->x, (unsigned)slot);
+        w->job = -1;
+        int fin = lab__wide_feed(L, wr, (unsigned)slot);
+        if (!fin) return 0;
+      }
       if (w->job == job && w->run == run) {
         if (!L->nchunks[job]) {
           L->cmd_seconds[job] = t - w->run_start;
@@ -543,6 +766,18 @@ static int lab__on_line(lab__lab *L, size_t i, char *line) {
     }
     return 0;
   case 'F':
+    if (sscanf(line + 1, "%ld %ld %ld %ld %n", &job, &run, &a, &b, &pos) >= 4 && job >= 0 &&
+        (size_t)job < L->cfg->njobs && L->svc[job].job >= 0) {
+      /* a request whose piece failed (its output could not be written): lost, not retried */
+      if (w->svc == job && w->req >= 0 && w->job == job) {
+        lab__svc_lost(&L->svc[job], w->req);
+        if (L->journal) fprintf(L->journal, "q %ld %ld\n", job, w->req);
+        w->req = -1;
+        w->job = -1;
+        lab__svc_feed(L, &L->svc[job]);
+      }
+      return 0;
+    }
     if (sscanf(line + 1, "%ld %ld %ld %ld %n", &job, &run, &a, &b, &pos) >= 4 && job >= 0 &&
         (size_t)job < L->cfg->njobs) {
       const char *tail = pos ? line + 1 + pos : "";
@@ -934,6 +1169,24 @@ static int lab__replay(lab__lab *L, const char *path) {
       L->rep->jobs[job].exit_status = status;
       snprintf(L->rep->jobs[job].stderr_tail, sizeof L->rep->jobs[job].stderr_tail, "%s", pos ? line + pos : "");
       lab__unescape(L->rep->jobs[job].stderr_tail);
+    } else if (line[0] == 'S' && sscanf(line, "S %ld %lg", &job, &v) == 2 && job >= 0 && (size_t)job < L->cfg->njobs &&
+               lab__is_service(&L->cfg->jobs[job]) && L->svc[job].job < 0 && v > 0) {
+      /* a service's chunk time, fixed once: its request stream is rebuilt from it */
+      char err[1024];
+      int src = lab__svc_load(L->cfg, (size_t)job, v, &L->svc[job], err, sizeof err);
+      if (src) {
+        fprintf(stderr, "%s\n", err);
+        L->svc[job].job = -1;
+        rc = src;
+        break;
+      }
+      L->wpc[job] = v;
+    } else if ((line[0] == 'Q' || line[0] == 'q') && sscanf(line + 1, " %ld %u %lg", &job, &r, &v) >= 2 && job >= 0 &&
+               (size_t)job < L->cfg->njobs && L->svc[job].job >= 0 && r < L->svc[job].n) {
+      if (line[0] == 'Q')
+        lab__svc_served(&L->svc[job], (long)r, v);
+      else
+        lab__svc_lost(&L->svc[job], (long)r);
     } else if (line[0] == 'R' || line[0] == '#') {
     } else {
       fprintf(stderr, "%s:%d: unreadable journal record\n", path, lineno);
@@ -985,8 +1238,10 @@ static void lab__finish_report(lab__lab *L) {
     r->start = st.start >= 0 ? st.start : NAN;
     r->end = st.state == SCHED_JOB_ENDED ? st.end : NAN;
     r->restarts = st.restarts;
+    if (L->svc[j].job >= 0) lab__svc_stats(&L->svc[j], r);
     if (st.state == SCHED_JOB_ENDED) {
-      if (st.outcome == SCHED_R_COMPLETED)
+      /* a service ends when its stream is done: withdrawn by the runner, and that is its success */
+      if (st.outcome == SCHED_R_COMPLETED || (L->svc[j].job >= 0 && st.outcome == SCHED_R_WITHDRAWN))
         R->completed++;
       else
         R->failed++;
@@ -1234,7 +1489,7 @@ static int lab__predict(lab__lab *L) {
   cp.ncoloc = c->ncoloc;
   memcpy(cp.coloc, c->coloc, c->ncoloc * sizeof cp.coloc[0]);
   lab__twin_in in = {L->calib_score, rate, L->nchunks,         c->cmd_s, failed, setup, fin,
-                     sync,           &cp,  cfg->lab.calibrate, slow};
+                     sync,           &cp,  cfg->lab.calibrate, slow,     L->svc};
   rc = lab__simulate(cfg, &in, L->rep->pred, &L->rep->pred_makespan, &L->rep->pred_losses);
 out:
   free(rate);
@@ -1316,11 +1571,16 @@ int lab_run(const lab_config *cfg, const lab_opts *o, lab_report *rep) {
   L.arrived = calloc(cfg->njobs, sizeof *L.arrived);
   L.cmd_seconds = calloc(cfg->njobs, sizeof *L.cmd_seconds);
   L.cmd_failed = calloc(cfg->njobs, sizeof *L.cmd_failed);
+  L.nwide = cfg->njobs * SCHED_MAX_RUNS;
+  L.wide = calloc(L.nwide, sizeof *L.wide);
+  L.svc = calloc(cfg->njobs, sizeof *L.svc);
   if (!rep->jobs || !rep->scores || !rep->executors || !L.w || !L.nchunks || !L.wpc || !L.arrived || !L.cmd_seconds ||
-      !L.cmd_failed) {
+      !L.cmd_failed || !L.wide || !L.svc) {
     rc = LAB_ENOMEM;
     goto out;
   }
+  for (size_t k = 0; k < L.nwide; k++) L.wide[k].job = -1;
+  for (size_t j = 0; j < cfg->njobs; j++) L.svc[j].job = -1;
   for (size_t j = 0; j < cfg->njobs; j++) {
     rep->jobs[j].outcome = -1;
     rep->jobs[j].exit_status = -1;
@@ -1360,6 +1620,7 @@ int lab_run(const lab_config *cfg, const lab_opts *o, lab_report *rep) {
     w->speed = lab__speed_of(cfg, i);
     w->gid = (int)i;
     w->pw_job = -1;
+    w->svc = w->req = -1;
     /* blocks of workers per rank (host): rank r runs workers [r n / R, (r + 1) n / R) */
     w->rank = (int)(i * (size_t)L.nranks / L.nw);
     w->remote = w->rank != L.rank;
@@ -1388,11 +1649,26 @@ int lab_run(const lab_config *cfg, const lab_opts *o, lab_report *rep) {
   sc.heartbeat_timeout_s = cfg->lab.heartbeat_timeout;
   sc.max_restarts = (unsigned)cfg->lab.max_restarts;
   sc.queue_scan = (unsigned)(cfg->njobs < 64 ? cfg->njobs : 64);
+  /* services: the lab's cool-down and target (the core's defaults are for hours); the twin's too */
+  sc.cooldown_s = cfg->lab.scale_cooldown;
+  for (size_t j = 0; j < cfg->njobs; j++)
+    if (lab__is_service(&cfg->jobs[j])) sc.target_util = cfg->jobs[j].target_util;
   rc = sched_create(&sc, &L.s);
   if (rc) {
     fprintf(stderr, "spotlab lab: scheduling core: %s\n", sched_strerror(rc));
     rc = LAB_ESCHED;
     goto out;
+  }
+  /* the services' traces are read once before anything is written: a bad one stops the lab here */
+  for (size_t j = 0; j < cfg->njobs; j++) {
+    if (!lab__is_service(&cfg->jobs[j])) continue;
+    lab__svc probe;
+    char err[1024];
+    if ((rc = lab__svc_load(cfg, j, 1.0, &probe, err, sizeof err))) {
+      fprintf(stderr, "%s\n", err);
+      goto out;
+    }
+    lab__svc_free(&probe);
   }
   if ((rc = lab__mkdir_for(o->journal, L.outdir, sizeof L.outdir))) goto out;
   if ((rc = lab__faults(cfg, &L.faults, &L.nfaults))) goto out;
@@ -1432,7 +1708,29 @@ int lab_run(const lab_config *cfg, const lab_opts *o, lab_report *rep) {
   double chunk_s[KRN_NKERNELS] = {0};
   for (size_t j = 0; j < cfg->njobs; j++) {
     krn_kernel k;
-    if (!cfg->jobs[j].kernel[0] || L.nchunks[j] || krn_kernel_parse(cfg->jobs[j].kernel, &k) != 0) continue;
+    if (!lab__is_service(&cfg->jobs[j]) || L.svc[j].job >= 0 || krn_kernel_parse(cfg->jobs[j].kernel, &k) != 0)
+      continue;
+    /* a service: its requests' sizes in chunks of its kernel, from the chunk time (journaled) */
+    if (!(chunk_s[k] > 0)) {
+      lab__send(&helper, "M %s", krn_kernel_name(k));
+      chunk_s[k] = lab__ask(&helper, 'M', 60);
+    }
+    double cs = chunk_s[k] > 0 ? chunk_s[k] : 1e-3;
+    char err[1024];
+    if ((rc = lab__svc_load(cfg, j, cs, &L.svc[j], err, sizeof err))) {
+      fprintf(stderr, "%s\n", err);
+      L.svc[j].job = -1;
+      lab__bury(&helper);
+      goto out;
+    }
+    L.wpc[j] = cs;
+    fprintf(L.journal, "S %zu %.17g\n", j, cs);
+  }
+  for (size_t j = 0; j < cfg->njobs; j++) {
+    krn_kernel k;
+    if (!cfg->jobs[j].kernel[0] || lab__is_service(&cfg->jobs[j]) || L.nchunks[j] ||
+        krn_kernel_parse(cfg->jobs[j].kernel, &k) != 0)
+      continue;
     if (!(chunk_s[k] > 0)) {
       lab__send(&helper, "M %s", krn_kernel_name(k));
       chunk_s[k] = lab__ask(&helper, 'M', 60);
@@ -1536,6 +1834,9 @@ int lab_run(const lab_config *cfg, const lab_opts *o, lab_report *rep) {
   if (o->resume) {
     fprintf(L.journal, "R %.17g\n", t);
     while (L.next_fault < L.nfaults && L.faults[L.next_fault].at <= t) L.next_fault++;
+    /* a service's load samples go on from now, as the faults do */
+    for (size_t j = 0; j < cfg->njobs; j++)
+      while (L.svc[j].job >= 0 && L.arrived[j] && L.svc[j].next_load < t) L.svc[j].next_load += L.svc[j].window / 4;
     /* The previous runner's workers died with it: every GPU the core still holds is lost. */
     for (size_t i = 0; i < L.nw; i++) {
       sched_gpu_status gs;
@@ -1588,6 +1889,26 @@ int lab_run(const lab_config *cfg, const lab_opts *o, lab_report *rep) {
         if (gs.state == SCHED_GPU_ABSENT) rc = lab__join(&L, i, t);
       }
     }
+    /* services: arrivals, load samples for the core's autoscaling, serving; done when every
+     * request of the stream was served or lost (the service is withdrawn: it ends) */
+    for (size_t j = 0; j < cfg->njobs && !rc; j++) {
+      lab__svc *sv = &L.svc[j];
+      if (sv->job < 0 || !L.arrived[j] || sv->ended) continue;
+      lab__svc_arrive(sv, t);
+      double step = sv->window / 4;
+      while (!rc && sv->next_load <= t) {
+        rc = lab__handle(&L, SCHED_EV_LOAD, t, 0, (uint32_t)j, 0, lab__svc_load_at(sv, sv->next_load));
+        sv->next_load += step;
+      }
+      if (rc) break;
+      lab__svc_feed(&L, sv);
+      if (lab__svc_finished(sv)) {
+        rc = lab__handle(&L, SCHED_EV_JOB_WITHDRAW, t, 0, (uint32_t)j, 0, 0);
+        continue;
+      }
+      if (sv->next_load < next) next = sv->next_load;
+      if (lab__svc_next_arrival(sv) < next) next = lab__svc_next_arrival(sv);
+    }
     /* the core's timers */
     if (!rc && sched_next_wakeup(L.s) <= t) rc = lab__handle(&L, SCHED_EV_TICK, t, 0, 0, 0, 0);
     if (rc) break;
@@ -1613,6 +1934,8 @@ out:
     free(L.arrived);
     free(L.cmd_seconds);
     free(L.cmd_failed);
+    free(L.wide);
+    free(L.svc);
     rep->njobs = 0; /* the report lives on rank 0 */
     return rc;
   }
@@ -1641,7 +1964,8 @@ out:
     if (!rep->sim || !twin_speed)
       rc = LAB_ENOMEM;
     else
-      rc = lab_simulate(cfg, twin_speed, L.nchunks, L.cmd_seconds, L.cmd_failed, rep->sim, &rep->sim_makespan);
+      rc = lab__simulate_observed(cfg, twin_speed, L.nchunks, L.cmd_seconds, L.cmd_failed, L.svc, rep->sim,
+                                  &rep->sim_makespan);
   }
   free(twin_speed);
   lab_calib_free(L.calib);
@@ -1653,6 +1977,10 @@ out:
   free(L.arrived);
   free(L.cmd_seconds);
   free(L.cmd_failed);
+  for (size_t k = 0; L.wide && k < L.nwide; k++) lab__wide_free(&L.wide[k].x);
+  free(L.wide);
+  for (size_t j = 0; L.svc && j < cfg->njobs; j++) lab__svc_free(&L.svc[j]);
+  free(L.svc);
   free(L.faults);
   return rc;
 }

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { LS_ARRIVE = 1, LS_FAULT, LS_HB, LS_TICK, LS_DONE, LS_CONT, LS_RESPAWN };
+enum { LS_ARRIVE = 1, LS_FAULT, LS_HB, LS_TICK, LS_DONE, LS_CONT, LS_RESPAWN, LS_WCKPT, LS_SVC };
 
 typedef struct ls_msg {
   int type;
@@ -30,8 +30,10 @@ typedef struct ls_worker {
   long job;                       /* -1 = idle */
   uint32_t run, gen;              /* gen: invalidates DONE events of a run that was stopped or rescheduled */
   double t0, w0;                  /* the current segment's start and the run's work done then */
+  double wend;                    /* work at which the run (a wide run: the piece) is done */
   double setup_left, finish_left; /* kernel runs: fixed costs still ahead, s at full speed alone */
   double f;                       /* contention factor during the segment (1 = none) */
+  long svc, req;                  /* a replica of this service (-1 none), serving this request (-1 none) */
 } ls_worker;
 
 typedef struct ls_ctx {
@@ -39,15 +41,27 @@ typedef struct ls_ctx {
   const lab__twin_in *in;
   const lab__fault *faults;
   size_t nfaults;
-  unsigned *losses; /* out: workers the core declared lost */
+  unsigned *losses;        /* out: workers the core declared lost */
+  lab_job_result *svc_out; /* out, per job: a service's statistics */
 } ls_ctx;
+
+/* A run of a job wider than one worker, split as the real runner splits it (lab_wide.c). */
+typedef struct ls_wrun {
+  long job; /* -1 = a free slot */
+  uint32_t run;
+  lab__wide x;
+} ls_wrun;
 
 typedef struct ls_state {
   sched *s;
   ls_worker *w;
   lab_job_result *jobs;
+  ls_wrun *wide; /* njobs x SCHED_MAX_RUNS slots */
+  size_t nwide;
+  lab__svc *svc;     /* per job: a service's requests, as the runner's (job -1: none) */
+  uint32_t *svc_gen; /* per job: the LS_SVC step that counts (older ones were superseded) */
   sched_decision dec[64];
-  uint32_t gpus[64][4];
+  uint32_t gpus[64][LAB__MAX_WIDTH];
   size_t ndec;
   double tick_at;
   int overflow;
@@ -73,7 +87,7 @@ static void ls_sink(void *ctx, const sched_decision *d) {
     return;
   }
   st->dec[st->ndec] = *d;
-  unsigned n = d->ngpus < 4 ? d->ngpus : 4;
+  unsigned n = d->ngpus < LAB__MAX_WIDTH ? d->ngpus : LAB__MAX_WIDTH;
   for (unsigned i = 0; i < n; i++) st->gpus[st->ndec][i] = d->gpus[i];
   st->dec[st->ndec].gpus = st->gpus[st->ndec];
   st->dec[st->ndec].ngpus = n;
@@ -120,13 +134,14 @@ static void ls_advance(const ls_ctx *c, ls_worker *w, size_t i, double t) {
   double a = e < w->setup_left ? e : w->setup_left;
   w->setup_left -= a;
   e -= a;
-  double need = rs > 0 ? (jd->work - w->w0) / rs : INFINITY;
+  double need = rs > 0 ? (w->wend - w->w0) / rs : INFINITY;
   if (need < 0) need = 0;
   double b = e < need ? e : need;
-  w->w0 = b >= need ? jd->work : w->w0 + b * rs;
+  w->w0 = b >= need ? w->wend : w->w0 + b * rs;
   e -= b;
-  if (w->w0 >= jd->work) w->finish_left = e < w->finish_left ? w->finish_left - e : 0;
+  if (w->w0 >= w->wend) w->finish_left = e < w->finish_left ? w->finish_left - e : 0;
   w->t0 = t;
+  (void)jd;
 }
 
 static void ls_schedule_done(sim_lp *lp, ls_state *st, size_t i) {
@@ -134,9 +149,8 @@ static void ls_schedule_done(sim_lp *lp, ls_state *st, size_t i) {
   ls_worker *w = &st->w[i];
   w->gen++;
   if (w->job < 0 || w->stalled || !w->alive) return;
-  const lab_job_def *jd = &c->cfg->jobs[w->job];
   double rs = ls_rate(c, w, i), left = w->setup_left + w->finish_left;
-  if (jd->work > w->w0) left += rs > 0 ? (jd->work - w->w0) / rs : 1e9;
+  if (w->wend > w->w0) left += rs > 0 ? (w->wend - w->w0) / rs : 1e9;
   left /= w->f > 0 ? w->f : 1;
   ls_send(lp, w->t0 + (left > 0 ? left : 0), LS_DONE, (int32_t)i, w->run, w->gen);
 }
@@ -181,6 +195,7 @@ static void ls_start(sim_lp *lp, ls_state *st, size_t i, uint32_t job, uint32_t 
   /* kernels resume from the last checkpoint; commands restart from zero */
   int kern = c->cfg->jobs[job].kernel[0] != 0;
   w->w0 = kern ? js.saved_work : 0;
+  w->wend = c->cfg->jobs[job].work;
   w->setup_left = kern && c->in->setup_s ? c->in->setup_s[job] : 0;
   w->finish_left = kern && c->in->finish_s ? c->in->finish_s[job] : 0;
   ls_schedule_done(lp, st, i);
@@ -188,31 +203,193 @@ static void ls_start(sim_lp *lp, ls_state *st, size_t i, uint32_t job, uint32_t 
 
 static void ls_handle(sim_lp *lp, ls_state *st, int type, uint32_t gpu, uint32_t job, uint32_t run, double value);
 
+/* ---- Wide runs: the real runner's split (lab_wide.c), each piece a run of its own on its member:
+ * the inputs made (setup_s), the piece's chunks at the member's pace, its output synced (sync_s);
+ * the last step, the run's last execution once more and the output verified (finish_s). */
+static ls_wrun *ls_wide_find(ls_state *st, long job, uint32_t run) {
+  for (size_t k = 0; k < st->nwide; k++)
+    if (st->wide[k].job == job && st->wide[k].run == run) return &st->wide[k];
+  return NULL;
+}
+static void ls_wide_drop(ls_state *st, long job, long run) {
+  for (size_t k = 0; k < st->nwide; k++)
+    if (st->wide[k].job == job && (run < 0 || st->wide[k].run == (uint32_t)run)) {
+      lab__wide_free(&st->wide[k].x);
+      st->wide[k].job = -1;
+    }
+}
+
+/* Member `slot` takes its next piece (or the last step): 1 when the run is done without a last
+ * step (lab.verify = false), else 0. */
+static int ls_wide_feed(sim_lp *lp, ls_state *st, ls_wrun *r, unsigned slot) {
+  const ls_ctx *c = sim_lp_ctx(lp);
+  uint32_t g = r->x.member[slot];
+  ls_worker *w = &st->w[g];
+  long p = lab__wide_next(&r->x, slot);
+  size_t a, b, n = r->x.nchunks;
+  if (p >= 0) {
+    lab__wide_span(&r->x, p, &a, &b);
+  } else if (lab__wide_all_done(&r->x) && !r->x.verifying) {
+    if (!c->cfg->lab.verify) return 1;
+    r->x.verifying = (int)slot + 1;
+    a = n - 1;
+    b = n;
+  } else {
+    return 0;
+  }
+  if (!w->alive) return 0;
+  double unit = c->cfg->jobs[r->job].work / (double)n;
+  w->job = r->job;
+  w->run = r->run;
+  w->t0 = sim_now(lp);
+  w->f = 1;
+  w->w0 = (double)a * unit;
+  w->wend = (double)b * unit;
+  w->setup_left = c->in->setup_s ? c->in->setup_s[r->job] : 0;
+  w->finish_left =
+      p < 0 ? (c->in->finish_s ? c->in->finish_s[r->job] : 0) : (c->in->sync_s ? c->in->sync_s[r->job] : 0);
+  ls_schedule_done(lp, st, g);
+  return 0;
+}
+
+static void ls_wide_start(sim_lp *lp, ls_state *st, uint32_t job, uint32_t run, const uint32_t *gpus, unsigned n) {
+  const ls_ctx *c = sim_lp_ctx(lp);
+  sched_job_status js;
+  sched_job_query(st->s, job, &js);
+  size_t nc = c->in->nchunks[job];
+  double unit = c->cfg->jobs[job].work / (double)nc;
+  size_t first = (size_t)floor(js.saved_work / unit + 1e-9);
+  if (first >= nc) first = nc - 1;
+  ls_wrun *r = NULL;
+  for (size_t k = 0; k < st->nwide && !r; k++)
+    if (st->wide[k].job < 0) r = &st->wide[k];
+  double wt[LAB__MAX_WIDTH];
+  for (unsigned m = 0; m < n; m++) wt[m] = c->in->scores[gpus[m]];
+  if (!r || lab__wide_init(&r->x, c->cfg->jobs[job].strategy, first, nc, gpus, wt, n) != 0)
+    SIM_FATAL("lab twin: out of memory");
+  r->job = job;
+  r->run = run;
+  for (unsigned m = 0; m < n; m++) ls_wide_feed(lp, st, r, m);
+}
+
+/* ---- Services: the runner's queue (lab_svc.c); a request is a kernel piece on its replica: the
+ * inputs made (setup_s), its chunks at the replica's pace, the output synced (sync_s). */
+static void ls_svc_feed(sim_lp *lp, ls_state *st, lab__svc *sv) {
+  const ls_ctx *c = sim_lp_ctx(lp);
+  size_t nw = (size_t)c->cfg->lab.workers;
+  for (size_t i = 0; i < nw; i++) {
+    ls_worker *w = &st->w[i];
+    if (w->svc != sv->job || w->req >= 0 || !w->alive) continue;
+    long k = lab__svc_take(sv);
+    if (k < 0) return;
+    w->req = k;
+    w->job = sv->job;
+    w->t0 = sim_now(lp);
+    w->f = 1;
+    w->w0 = 0;
+    w->wend = (double)sv->nch[k] * sv->chunk_s;
+    w->setup_left = c->in->setup_s ? c->in->setup_s[sv->job] : 0;
+    w->finish_left = c->in->sync_s ? c->in->sync_s[sv->job] : 0;
+    ls_schedule_done(lp, st, i);
+  }
+}
+
+/* A service's next step soon: a new generation supersedes the steps already scheduled. */
+static void ls_svc_later(sim_lp *lp, ls_state *st, long job, double at) {
+  ls_send(lp, at, LS_SVC, (int32_t)job, 0, ++st->svc_gen[job]);
+}
+
+/* Arrivals, load samples (every load_window / 4, as the runner takes them), serving, and the end
+ * when every request was served or lost. */
+static void ls_svc_step(sim_lp *lp, ls_state *st, long job) {
+  lab__svc *sv = &st->svc[job];
+  double now = sim_now(lp);
+  if (sv->job < 0 || sv->ended) return;
+  lab__svc_arrive(sv, now);
+  while (sv->next_load <= now) {
+    ls_handle(lp, st, SCHED_EV_LOAD, 0, (uint32_t)job, 0, lab__svc_load_at(sv, sv->next_load));
+    sv->next_load += sv->window / 4;
+  }
+  ls_svc_feed(lp, st, sv);
+  if (lab__svc_finished(sv)) {
+    ls_handle(lp, st, SCHED_EV_JOB_WITHDRAW, 0, (uint32_t)job, 0, 0);
+    return;
+  }
+  double next = lab__svc_next_arrival(sv);
+  ls_svc_later(lp, st, job, next < sv->next_load ? next : sv->next_load);
+}
+
+static void ls_svc_scale(sim_lp *lp, ls_state *st, const sched_decision *d) {
+  lab__svc *sv = &st->svc[d->job];
+  if (sv->job < 0) return;
+  lab__svc_replicas(sv, sim_now(lp), (unsigned)d->value);
+  int add = d->reason != SCHED_R_SCALE_DOWN && d->reason != SCHED_R_GPU_LOST;
+  for (unsigned k = 0; k < d->ngpus; k++) {
+    ls_worker *w = &st->w[d->gpus[k]];
+    if (add) {
+      w->svc = (long)d->job;
+      w->run = d->run;
+      w->req = -1;
+      continue;
+    }
+    if (w->req >= 0) {
+      if (d->reason == SCHED_R_GPU_LOST)
+        lab__svc_lost(sv, w->req);
+      else
+        lab__svc_requeue(sv, w->req);
+    }
+    if (w->job == (long)d->job) {
+      w->job = -1;
+      w->gen++;
+    }
+    w->svc = w->req = -1;
+  }
+  ls_svc_feed(lp, st, sv);
+  if (lab__svc_finished(sv)) ls_svc_later(lp, st, (long)d->job, sim_now(lp));
+}
+
 static void ls_apply(sim_lp *lp, ls_state *st, const sched_decision *d) {
   const ls_ctx *c = sim_lp_ctx(lp);
   size_t nw = (size_t)c->cfg->lab.workers;
   switch (d->type) {
   case SCHED_D_PLACE:
     st->jobs[d->job].runs++;
+    if (d->ngpus > 1 && ls_kernel(c, d->job)) {
+      ls_wide_start(lp, st, d->job, d->run, d->gpus, d->ngpus);
+      break;
+    }
     for (unsigned k = 0; k < d->ngpus; k++)
       if (st->w[d->gpus[k]].alive) ls_start(lp, st, d->gpus[k], d->job, d->run);
     break;
-  case SCHED_D_REPLACE:
+  case SCHED_D_REPLACE: {
     for (size_t i = 0; i < nw; i++)
       if ((uint32_t)i == d->old_gpu && st->w[i].job == (long)d->job) {
         st->w[i].job = -1;
         st->w[i].gen++;
       }
-    if (st->w[d->gpu].alive) ls_start(lp, st, d->gpu, d->job, d->run);
+    ls_wrun *wr = ls_wide_find(st, d->job, d->run);
+    if (wr) {
+      lab__wide_replace(&wr->x, d->old_gpu, d->gpu);
+      int slot = lab__wide_slot(&wr->x, d->gpu);
+      if (slot >= 0) ls_wide_feed(lp, st, wr, (unsigned)slot);
+    } else if (st->w[d->gpu].alive) {
+      ls_start(lp, st, d->gpu, d->job, d->run);
+    }
     break;
+  }
   case SCHED_D_STOP:
     for (size_t i = 0; i < nw; i++)
       if (st->w[i].job == (long)d->job && st->w[i].run == d->run) {
         st->w[i].job = -1;
         st->w[i].gen++;
       }
+    ls_wide_drop(st, d->job, d->run);
     break;
   case SCHED_D_CHECKPOINT:
+    if (ls_wide_find(st, d->job, d->run)) { /* done pieces are durable: answered with them, at once */
+      ls_send(lp, sim_now(lp), LS_WCKPT, (int32_t)d->job, d->run, 0);
+      break;
+    }
     for (size_t i = 0; i < nw; i++) {
       ls_worker *w = &st->w[i];
       if (w->job != (long)d->job || w->run != d->run || w->stalled || !w->alive) continue;
@@ -234,7 +411,14 @@ static void ls_apply(sim_lp *lp, ls_state *st, const sched_decision *d) {
         st->w[i].job = -1;
         st->w[i].gen++;
       }
+    ls_wide_drop(st, d->job, -1);
+    if (st->svc[d->job].job >= 0) {
+      lab__svc_end(&st->svc[d->job], sim_now(lp));
+      for (size_t i = 0; i < nw; i++)
+        if (st->w[i].svc == (long)d->job) st->w[i].svc = st->w[i].req = -1;
+    }
     break;
+  case SCHED_D_SCALE: ls_svc_scale(lp, st, d); break;
   default: break;
   }
 }
@@ -256,16 +440,22 @@ static void ls_handle(sim_lp *lp, ls_state *st, int type, uint32_t gpu, uint32_t
     ev.u.gpu.link.bw_bps = 1e9;
     ev.u.gpu.link.rtt_s = 1e-3;
   } else if (type == SCHED_EV_JOB_ARRIVE) {
-    ev.u.job.kind = SCHED_JOB_BATCH;
-    ev.u.job.width = 1;
+    const lab_job_def *jd = &c->cfg->jobs[job];
+    ev.u.job.kind = lab__is_service(jd) ? SCHED_JOB_SERVICE : SCHED_JOB_BATCH;
+    ev.u.job.width = (uint16_t)jd->width;
     ev.u.job.region = -1;
-    ev.u.job.work = c->cfg->jobs[job].work;
+    ev.u.job.work = jd->work;
+    if (lab__is_service(jd)) {
+      ev.u.job.min_replicas = (uint16_t)jd->min_replicas;
+      ev.u.job.max_replicas = (uint16_t)jd->max_replicas;
+      ev.u.job.req_per_score_s = st->svc[job].req_per_score_s;
+    }
   }
   st->ndec = 0;
   if (sched_handle(st->s, &ev) != 0 || st->overflow) SIM_FATAL("lab twin: the core rejected event %d", type);
   size_t n = st->ndec;
   sched_decision dec[64];
-  uint32_t gp[64][4];
+  uint32_t gp[64][LAB__MAX_WIDTH];
   memcpy(dec, st->dec, n * sizeof dec[0]);
   memcpy(gp, st->gpus, sizeof gp);
   for (size_t k = 0; k < n; k++) {
@@ -299,9 +489,26 @@ static void ls_init(sim_lp *lp, void *state) {
   sc.heartbeat_timeout_s = c->cfg->lab.heartbeat_timeout;
   sc.max_restarts = (unsigned)c->cfg->lab.max_restarts;
   sc.queue_scan = (unsigned)(c->cfg->njobs < 64 ? c->cfg->njobs : 64);
+  /* services: the lab's cool-down and target (the core's defaults are for hours) */
+  sc.cooldown_s = c->cfg->lab.scale_cooldown;
+  for (size_t j = 0; j < c->cfg->njobs; j++)
+    if (lab__is_service(&c->cfg->jobs[j])) sc.target_util = c->cfg->jobs[j].target_util;
   st->w = calloc(nw, sizeof *st->w);
   st->jobs = calloc(c->cfg->njobs, sizeof *st->jobs);
-  if (!st->w || !st->jobs || sched_create(&sc, &st->s) != 0) SIM_FATAL("lab twin: out of memory");
+  st->nwide = c->cfg->njobs * SCHED_MAX_RUNS;
+  st->wide = calloc(st->nwide, sizeof *st->wide);
+  st->svc = calloc(c->cfg->njobs, sizeof *st->svc);
+  st->svc_gen = calloc(c->cfg->njobs, sizeof *st->svc_gen);
+  if (!st->w || !st->jobs || !st->wide || !st->svc || !st->svc_gen || sched_create(&sc, &st->s) != 0)
+    SIM_FATAL("lab twin: out of memory");
+  for (size_t k = 0; k < st->nwide; k++) st->wide[k].job = -1;
+  for (size_t j = 0; j < c->cfg->njobs; j++) {
+    st->svc[j].job = -1;
+    if (lab__is_service(&c->cfg->jobs[j]) &&
+        (!c->in->svc || c->in->svc[j].job < 0 || lab__svc_copy(&c->in->svc[j], &st->svc[j]) != 0))
+      SIM_FATAL("lab twin: service %zu has no request stream", j);
+  }
+
   for (size_t j = 0; j < c->cfg->njobs; j++) {
     st->jobs[j].outcome = -1;
     ls_send(lp, c->cfg->jobs[j].at, LS_ARRIVE, (int32_t)j, 0, 0);
@@ -312,6 +519,7 @@ static void ls_init(sim_lp *lp, void *state) {
     st->w[i].factor = 1;
     st->w[i].slowf = -1;
     st->w[i].job = -1;
+    st->w[i].svc = st->w[i].req = -1;
     st->w[i].joined = 1;
   }
   st->tick_at = INFINITY;
@@ -327,7 +535,13 @@ static void ls_event(sim_lp *lp, void *state, const void *msg, sim_id src) {
   const ls_msg *m = msg;
   double now = sim_now(lp);
   switch (m->type) {
-  case LS_ARRIVE: ls_handle(lp, st, SCHED_EV_JOB_ARRIVE, 0, (uint32_t)m->a, 0, 0); break;
+  case LS_ARRIVE:
+    ls_handle(lp, st, SCHED_EV_JOB_ARRIVE, 0, (uint32_t)m->a, 0, 0);
+    ls_svc_step(lp, st, m->a);
+    break;
+  case LS_SVC:
+    if (m->gen == st->svc_gen[m->a]) ls_svc_step(lp, st, m->a);
+    break;
   case LS_HB: {
     ls_worker *w = &st->w[m->a];
     if (!w->alive) break;
@@ -352,10 +566,37 @@ static void ls_event(sim_lp *lp, void *state, const void *msg, sim_id src) {
       ls_handle(lp, st, SCHED_EV_CKPT_DONE, (uint32_t)i, job, m->run, saved);
     }
     break;
+  case LS_WCKPT: {
+    ls_wrun *wr = ls_wide_find(st, m->a, m->run);
+    if (!wr) break;
+    double unit = c->cfg->jobs[m->a].work / (double)wr->x.nchunks;
+    ls_handle(lp, st, SCHED_EV_CKPT_DONE, wr->x.member[0], (uint32_t)m->a, m->run,
+              (double)lab__wide_prefix(&wr->x) * unit);
+    break;
+  }
   case LS_DONE: {
     ls_worker *w = &st->w[m->a];
     if (m->gen != w->gen || w->job < 0) break;
     uint32_t job = (uint32_t)w->job;
+    if (w->svc == w->job && w->req >= 0) { /* a request served: the replica takes the next */
+      lab__svc *sv = &st->svc[job];
+      lab__svc_served(sv, w->req, now);
+      w->req = -1;
+      w->job = -1;
+      ls_svc_feed(lp, st, sv);
+      if (lab__svc_finished(sv)) ls_svc_later(lp, st, (long)job, now);
+      break;
+    }
+    ls_wrun *wr = ls_wide_find(st, w->job, w->run);
+    if (wr) {
+      int slot = lab__wide_slot(&wr->x, (uint32_t)m->a);
+      if (slot < 0) break;
+      if (wr->x.verifying != slot + 1) { /* a piece done: the member takes its next */
+        lab__wide_done(&wr->x, (unsigned)slot);
+        w->job = -1;
+        if (!ls_wide_feed(lp, st, wr, (unsigned)slot)) break;
+      }
+    }
     int fail = !c->cfg->jobs[job].kernel[0] && c->in->cmd_failed && c->in->cmd_failed[job];
     w->job = -1;
     ls_handle(lp, st, fail ? SCHED_EV_JOB_FAIL : SCHED_EV_JOB_FINISH, (uint32_t)m->a, job, m->run, 0);
@@ -434,7 +675,16 @@ static void ls_final(sim_lp *lp, void *state) {
   sched_counters cnt;
   sched_counters_get(st->s, &cnt);
   if (c->losses) *c->losses = (unsigned)cnt.gpu_failures;
+  for (size_t j = 0; j < c->cfg->njobs; j++)
+    if (st->svc[j].job >= 0) {
+      if (c->svc_out) lab__svc_stats(&st->svc[j], &c->svc_out[j]);
+      lab__svc_free(&st->svc[j]);
+    }
+  free(st->svc);
+  free(st->svc_gen);
   sched_destroy(st->s);
+  for (size_t k = 0; k < st->nwide; k++) lab__wide_free(&st->wide[k].x);
+  free(st->wide);
   free(st->w);
   free(st->jobs);
 }
@@ -442,12 +692,20 @@ static void ls_final(sim_lp *lp, void *state) {
 /* The twin of `--also-simulate`: one speed per worker for every job, no fixed costs, no contention. */
 int lab_simulate(const lab_config *cfg, const double *scores, const size_t *nchunks, const double *cmd_seconds,
                  const int *cmd_failed, lab_job_result *sim, double *makespan) {
+  for (size_t j = 0; j < cfg->njobs; j++)
+    if (lab__is_service(&cfg->jobs[j])) return LAB_EINVAL; /* a service needs its stream: lab__simulate_observed */
+  return lab__simulate_observed(cfg, scores, nchunks, cmd_seconds, cmd_failed, NULL, sim, makespan);
+}
+
+int lab__simulate_observed(const lab_config *cfg, const double *scores, const size_t *nchunks,
+                           const double *cmd_seconds, const int *cmd_failed, const lab__svc *svc, lab_job_result *sim,
+                           double *makespan) {
   size_t nw = (size_t)cfg->lab.workers, nj = cfg->njobs;
   double *rate = malloc((nw * nj > 0 ? nw * nj : 1) * sizeof *rate);
   if (!rate) return LAB_ENOMEM;
   for (size_t i = 0; i < nw; i++)
     for (size_t j = 0; j < nj; j++) rate[i * nj + j] = scores[i];
-  lab__twin_in in = {scores, rate, nchunks, cmd_seconds, cmd_failed, NULL, NULL, NULL, NULL, 0, NULL};
+  lab__twin_in in = {scores, rate, nchunks, cmd_seconds, cmd_failed, NULL, NULL, NULL, NULL, 0, NULL, svc};
   int rc = lab__simulate(cfg, &in, sim, makespan, NULL);
   free(rate);
   return rc;
@@ -455,9 +713,14 @@ int lab_simulate(const lab_config *cfg, const double *scores, const size_t *nchu
 
 int lab__simulate(const lab_config *cfg, const lab__twin_in *in, lab_job_result *sim, double *makespan,
                   unsigned *losses) {
-  ls_ctx c = {cfg, in, NULL, 0, losses};
+  lab_job_result *svc_out = calloc(cfg->njobs ? cfg->njobs : 1, sizeof *svc_out);
+  if (!svc_out) return LAB_ENOMEM;
+  ls_ctx c = {cfg, in, NULL, 0, losses, svc_out};
   int rc = lab__faults(cfg, (lab__fault **)&c.faults, &c.nfaults);
-  if (rc) return rc;
+  if (rc) {
+    free(svc_out);
+    return rc;
+  }
   static const sim_lptype types[] = {{"lab", sizeof(ls_state), ls_init, ls_event, ls_final}};
   sim_model m;
   memset(&m, 0, sizeof m);
@@ -475,7 +738,10 @@ int lab__simulate(const lab_config *cfg, const lab__twin_in *in, lab_job_result 
   sim_results res;
   rc = sim_run(&m, &o, &res);
   free((void *)c.faults);
-  if (rc) return LAB_ESYS;
+  if (rc) {
+    free(svc_out);
+    return LAB_ESYS;
+  }
   const ls_rec *r = (const ls_rec *)res.tables[0];
   double first = INFINITY, last = 0;
   for (size_t k = 0; k < res.nrecords[0] && k < cfg->njobs; k++) {
@@ -488,10 +754,25 @@ int lab__simulate(const lab_config *cfg, const lab__twin_in *in, lab_job_result 
     x->start = r[k].start;
     x->end = r[k].end;
     x->exit_status = -1;
+    if (svc_out[r[k].job].service) {
+      const lab_job_result *q = &svc_out[r[k].job];
+      x->service = 1;
+      x->req_total = q->req_total;
+      x->req_arrived = q->req_arrived;
+      x->req_served = q->req_served;
+      x->req_lost = q->req_lost;
+      x->lat_p50 = q->lat_p50;
+      x->lat_p99 = q->lat_p99;
+      x->rep_min = q->rep_min;
+      x->rep_max = q->rep_max;
+      x->rep_final = q->rep_final;
+      x->rep_mean = q->rep_mean;
+    }
     if (r[k].submit < first) first = r[k].submit;
     if (isfinite(r[k].end) && r[k].end > last) last = r[k].end;
   }
   *makespan = isfinite(first) ? last - first : NAN;
   sim_results_free(&res);
+  free(svc_out);
   return 0;
 }

@@ -365,9 +365,13 @@ static void lab__run_kernel(lab__w *w, char *args) {
   double wpc;
   unsigned long long seed;
   int verify;
-  if (sscanf(args, "%ld %ld %15s %zu %zu %lg %llu %d %4095s", &job, &run, kname, &nchunks, &start, &wpc, &seed, &verify,
-             path) != 9)
-    return;
+  /* FLOOR (optional, a piece of a wide run: lab_wide.c): the chunks the output must already hold
+   * are those below FLOOR, the run's resume point, not below START (other members write those) */
+  size_t floor_c = 0;
+  int got = sscanf(args, "%ld %ld %15s %zu %zu %lg %llu %d %4095s %zu", &job, &run, kname, &nchunks, &start, &wpc,
+                   &seed, &verify, path, &floor_c);
+  if (got < 9) return;
+  if (got < 10) floor_c = start;
   w->busy = 1;
   w->job = job;
   w->run = run;
@@ -403,11 +407,11 @@ static void lab__run_kernel(lab__w *w, char *args) {
     snprintf(why, sizeof why, "%s: prepare: %s", krn_exec_describe(w->exec), krn_strerror(rc));
     goto fail;
   }
-  if (start > 0) {
+  if (floor_c > 0) {
     /* A resumed run continues from the chunks the last checkpoint saved, which its output file must
      * still hold: a file that lost them (its folder deleted before the resume) is recomputed from
      * chunk 0, never completed with a hole. */
-    size_t need = 0, upto = start < d.nchunks ? start : d.nchunks;
+    size_t need = 0, upto = floor_c < d.nchunks ? floor_c : d.nchunks;
     for (size_t c = 0; c < upto; c++) {
       size_t off, len;
       krn_job_chunk_span(kj, c, &off, &len);

@@ -703,11 +703,15 @@ static void test_stall_simulate_results(void) {
   H5Dclose(ds);
   hid_t m = H5Dopen2(f, "/metrics", H5P_DEFAULT);
   CU_ASSERT(m >= 0);
-  double vals[11] = {0}; /* every metric of the lab (lab_report.c) */
+  double vals[19] = {0}; /* every metric of the lab (lab_report.c) */
   CU_ASSERT(H5Dread(m, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, vals) >= 0);
   CU_ASSERT_DOUBLE_EQUAL(vals[0], r.makespan, 1e-12);
   CU_ASSERT_DOUBLE_EQUAL(vals[3], 3.0, 0);
   CU_ASSERT_DOUBLE_EQUAL(vals[6], r.sim_makespan, 1e-12);
+  CU_ASSERT(isnan(vals[11]) && isnan(vals[14])); /* no service: svc_requests_served, svc_latency_p99 */
+  hid_t msp = H5Dget_space(m);
+  CU_ASSERT_EQUAL(H5Sget_simple_extent_npoints(msp), 19);
+  H5Sclose(msp);
   H5Dclose(m);
   H5Fclose(f);
   lab_report_free(&r);
@@ -764,7 +768,7 @@ static void test_mpi_two_ranks(void) {
   hid_t h = H5Fopen(h5, H5F_ACC_RDONLY, H5P_DEFAULT);
   CU_ASSERT_FATAL(h >= 0);
   hid_t m = H5Dopen2(h, "/metrics", H5P_DEFAULT);
-  double vals[11] = {0}; /* every metric of the lab (lab_report.c) */
+  double vals[19] = {0}; /* every metric of the lab (lab_report.c) */
   CU_ASSERT(H5Dread(m, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, vals) >= 0);
   CU_ASSERT_DOUBLE_EQUAL(vals[3], 4.0, 0); /* jobs_completed */
   CU_ASSERT_DOUBLE_EQUAL(vals[4], 0.0, 0); /* jobs_failed */
@@ -1213,6 +1217,379 @@ static void test_device_gpu(void) {
   assert_no_leftovers(NULL);
 }
 
+/* ---- jobs wider than one worker ------------------------------------------------------------- */
+/* The split on known answers, in the twin: a job of work 3 on two workers of 1 and 0.5 work
+ * units/s, 96 chunk executions (16 pieces of 6: 0.1875 work units each), no fixed costs. even:
+ * 8 pieces each, the slow member ends its share at 1.5 / 0.5 = 3 s; weighted by the scores (2:1,
+ * stride scheduling: 11 and 5 pieces), max(11 x 0.1875 / 1, 5 x 0.1875 / 0.5) = 2.0625 s;
+ * dynamic: the pace of both, 2 s, and one piece more at most on the slow one (+0.375 s). */
+static void test_wide_twin_split(void) {
+  static const char *names[] = {"even", "weighted", "dynamic"};
+  double want_lo[] = {3.0, 2.0625, 2.0}, want_hi[] = {3.0, 2.0625, 2.375};
+  for (int k = 0; k < 3; k++) {
+    char text[512];
+    snprintf(text, sizeof text,
+             "lab = { workers = 2; heartbeat = 0.1; heartbeat_timeout = 0.6; ckpt_interval = 100; verify = false; };\n"
+             "jobs = ( { name = \"w\"; kernel = \"gemm\"; work = 3.0; width = 2; strategy = \"%s\"; } );\n",
+             names[k]);
+    lab_config *c = load(text, "wide_twin.cfg", NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    double scores[2] = {1.0, 0.5}, rate[2] = {1.0, 0.5};
+    size_t nchunks[1] = {96};
+    lab__twin_in in = {scores, rate, nchunks, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL};
+    lab_job_result sim[1];
+    double mk = 0;
+    CU_ASSERT_EQUAL_FATAL(lab__simulate(c, &in, sim, &mk, NULL), 0);
+    CU_ASSERT_EQUAL(sim[0].outcome, SCHED_R_COMPLETED);
+    CU_ASSERT_EQUAL(sim[0].ends, 1);
+    if (!(sim[0].end >= want_lo[k] - 1e-9 && sim[0].end <= want_hi[k] + 1e-9)) {
+      fprintf(stderr, "\n  %s: ends at %.6f s, want %g..%g\n", names[k], sim[0].end, want_lo[k], want_hi[k]);
+      CU_FAIL("wrong end of the wide run");
+    }
+    lab_config_free(c);
+  }
+  /* the pieces themselves: cover [first, n) once, weighted shares follow the weights */
+  lab__wide x;
+  uint32_t mem[3] = {4, 5, 6};
+  double wt[3] = {3, 1, 1};
+  CU_ASSERT_EQUAL_FATAL(lab__wide_init(&x, LAB_SPLIT_WEIGHTED, 10, 250, mem, wt, 3), 0);
+  size_t cover = 0, cnt[3] = {0};
+  for (size_t p = 0; p < x.npieces; p++) {
+    size_t a, b;
+    lab__wide_span(&x, (long)p, &a, &b);
+    CU_ASSERT_EQUAL(a, 10 + cover);
+    cover += b - a;
+    cnt[x.owner[p]]++;
+  }
+  CU_ASSERT_EQUAL(cover, 240);
+  CU_ASSERT(cnt[0] >= 2 * cnt[1] && cnt[0] >= 2 * cnt[2]);
+  CU_ASSERT_EQUAL(lab__wide_prefix(&x), 10);
+  long p0 = lab__wide_next(&x, 1);
+  CU_ASSERT(p0 >= 0 && x.owner[p0] == 1);
+  lab__wide_replace(&x, 5, 7); /* its piece is to do again, and the slot is worker 7's */
+  CU_ASSERT_EQUAL(x.state[p0], 0);
+  CU_ASSERT_EQUAL(lab__wide_slot(&x, 7), 1);
+  CU_ASSERT_EQUAL(lab__wide_slot(&x, 5), -1);
+  lab__wide_free(&x);
+}
+
+/* A width-3 job on three of four workers, one member killed mid-run: the core stops the run and
+ * re-places it from its checkpoint (policy checkpoint); with standby, it replaces the member in
+ * place. Either way the job completes once, its output verified against the reference (the run's
+ * last step), beside a width-1 job; no process is left. */
+static void test_wide_kill(void) {
+  static const char *variants[] = {"policy = \"checkpoint\"; ckpt_interval = 0.2;",
+                                   "policy = \"standby\"; standby = 1; ckpt_interval = 0.2;"};
+  static const char *strategies[] = {"dynamic", "even"};
+  for (int v = 0; v < 2; v++) {
+    char text[1024], j[64];
+    snprintf(j, sizeof j, "lab_wide%d.journal", v);
+    fresh(j);
+    snprintf(text, sizeof text,
+             "lab = { workers = 4; heartbeat = 0.1; heartbeat_timeout = 0.5; respawn = 0.2; max_restarts = 5;\n"
+             "        time_limit = 60; %s };\n"
+             "jobs = ( { name = \"wide\"; kernel = \"gemm\"; work = 1.5; width = 3; strategy = \"%s\"; },\n"
+             "         { name = \"one\"; kernel = \"mlp\"; work = 0.4; at = 0.1; } );\n"
+             "faults = ( { at = 0.4; worker = 1; action = \"kill\"; } );\n",
+             variants[v], strategies[v]);
+    lab_config *c = load(text, "wide.cfg", NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    lab_opts o = {j, NULL, 0, 1, 0, NULL};
+    lab_report r;
+    CU_ASSERT_EQUAL(lab_run(c, &o, &r), 0);
+    assert_one_end_each(&r);
+    CU_ASSERT_EQUAL(r.completed, 2);
+    CU_ASSERT_EQUAL(r.jobs[0].outcome, SCHED_R_COMPLETED); /* completed = verified (lab.verify) */
+    CU_ASSERT_EQUAL(r.jobs[0].finishes, 1);
+    CU_ASSERT(r.worker_losses >= 1);
+    /* the wide job ran on three workers at least, and was recovered as the policy says */
+    CU_ASSERT(strlen(r.jobs[0].workers) >= 5);
+    if (v == 0) CU_ASSERT(r.jobs[0].restarts >= 1 || !strchr(r.jobs[0].workers, '1'));
+    /* the twin ran the same split to the end */
+    CU_ASSERT_PTR_NOT_NULL(r.sim);
+    if (r.sim) CU_ASSERT_EQUAL(r.sim[0].outcome, SCHED_R_COMPLETED);
+    lab_report_free(&r);
+    lab_config_free(c);
+    assert_no_leftovers(NULL);
+  }
+}
+
+/* The runner killed while a wide run is under way (its first checkpoint journaled), then resumed:
+ * the core requeues the run from its checkpoint, every job ends once, the output verifies. */
+static void test_wide_resume(void) {
+  const char *j = "lab_wide_resume.journal";
+  fresh(j);
+  lab_config *c = load("lab = { workers = 3; heartbeat = 0.1; heartbeat_timeout = 0.6; ckpt_interval = 0.2;\n"
+                       "        time_limit = 60; };\n"
+                       "jobs = ( { name = \"wide\"; kernel = \"gemm\"; work = 1.5; width = 2; },\n"
+                       "         { name = \"one\"; kernel = \"triad\"; work = 0.3; } );\n",
+                       "wide_resume.cfg", NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  pid_t pid = run_in_child(c, j);
+  /* a checkpoint of the wide job with work saved: the run is under way (at most 30 s) */
+  for (int i = 0; i < 1500 && !journal_has(j, SCHED_EV_CKPT_DONE, 0, 1e-9); i++) usleep(20000);
+  CU_ASSERT(journal_has(j, SCHED_EV_CKPT_DONE, 0, 1e-9));
+  kill(pid, SIGKILL);
+  int st;
+  waitpid(pid, &st, 0);
+  CU_ASSERT(WIFSIGNALED(st));
+  CU_ASSERT(!journal_finished(j, 0));
+  lab_opts o = {j, NULL, 1, 0, 0, NULL};
+  lab_report r;
+  CU_ASSERT_EQUAL(lab_run(c, &o, &r), 0);
+  CU_ASSERT_EQUAL(r.resumed, 1);
+  assert_one_end_each(&r);
+  CU_ASSERT_EQUAL(r.completed, 2);
+  CU_ASSERT_EQUAL(r.jobs[0].finishes, 1);
+  CU_ASSERT(r.jobs[0].restarts >= 1); /* requeued from its checkpoint at the resume */
+  lab_report_free(&r);
+  lab_config_free(c);
+  assert_no_leftovers(NULL);
+}
+
+/* ---- services --------------------------------------------------------------------------------- */
+/* A GenAI-format trace of our own: `n` requests, request k at trace second at[k], each of exec_s. */
+static void write_trace(const char *path, const int *at, size_t n, double exec_s) {
+  FILE *f = fopen(path, "w");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  fprintf(f, "gmt_create,predict_type,predict_status,exec_time_seconds,groupId\n");
+  for (size_t k = 0; k < n; k++)
+    fprintf(f, "2024-11-15 10:%02d:%02d,TXT_2_IMG,SUCCEED,%g,G0\n", at[k] / 60, at[k] % 60, exec_s);
+  fclose(f);
+}
+
+/* A quiet start, a burst, a quiet end (trace seconds; 1 trace s = 0.1 lab s). */
+static size_t burst_trace(int *at) {
+  size_t n = 0;
+  for (int t = 0; t < 10; t += 2) at[n++] = t; /* 5 requests, 0..0.8 lab s */
+  for (int t = 10; t < 15; t++)
+    for (int q = 0; q < 6; q++) at[n++] = t;     /* 30 requests, 1.0..1.4 lab s: 60 req/s */
+  for (int t = 20; t <= 32; t += 3) at[n++] = t; /* 5 requests, 2.0..3.2 lab s */
+  return n;
+}
+
+/* The service end to end: every request accounted for (served + lost = arrived = the stream);
+ * the burst makes the core scale up and the quiet end scale down again; the twin predicts the
+ * same scaling; the HDF5 results hold the services table. Then a replica killed mid-burst: the
+ * request it served is lost, the others are served, the core restores the replicas. */
+static void test_service(void) {
+  int at[64];
+  size_t n = burst_trace(at);
+  write_trace("lab_burst.csv", at, n, 10.0);
+  char cwd[1024], text[2048];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(getcwd(cwd, sizeof cwd));
+  for (int v = 0; v < 2; v++) {
+    char j[64];
+    snprintf(j, sizeof j, "lab_svc%d.journal", v);
+    fresh(j);
+    /* requests of 10 x 0.002 = 0.02 s at speed 1: the burst asks for 60 x 0.02 / 0.7 > 1 replica */
+    snprintf(text, sizeof text,
+             "lab = { workers = %d; heartbeat = 0.1; heartbeat_timeout = 0.5; respawn = 0.2; scale_cooldown = 0.3;\n"
+             "        time_limit = 60; };\n"
+             "jobs = ( { name = \"svc\"; trace = \"%s/lab_burst.csv\"; time_scale = 10; requests = %d;\n"
+             "           work_scale = 0.002; min_replicas = %d; max_replicas = 3; target_util = 0.7;\n"
+             "           load_window = 0.4; },\n"
+             "         { name = \"b\"; kernel = \"triad\"; work = 0.3; at = 2.5; } );\n"
+             "%s\n",
+             v ? 3 : 4, cwd, v ? 36 : 100, v ? 3 : 1,
+             v ? "faults = ( { at = 1.2; worker = 0; action = \"kill\"; } );" : "");
+    lab_config *c = load(text, "svc.cfg", NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    lab_opts o = {j, NULL, 0, v ? 0 : 1, 0, NULL};
+    lab_report r;
+    CU_ASSERT_EQUAL_FATAL(lab_run(c, &o, &r), 0);
+    for (size_t k = 0; k < r.njobs; k++) CU_ASSERT_EQUAL(r.jobs[k].ends, 1);
+    CU_ASSERT_EQUAL(r.completed, 2);
+    const lab_job_result *s = &r.jobs[0];
+    CU_ASSERT_EQUAL(s->service, 1);
+    CU_ASSERT_EQUAL(s->outcome, SCHED_R_WITHDRAWN);
+    size_t want = v ? 36 : n;
+    CU_ASSERT_EQUAL(s->req_total, want);
+    CU_ASSERT_EQUAL(s->req_arrived, want);
+    CU_ASSERT_EQUAL(s->req_served + s->req_lost, want);
+    CU_ASSERT(isfinite(s->lat_p50) && s->lat_p50 > 0 && s->lat_p99 >= s->lat_p50);
+    if (v == 0) {
+      CU_ASSERT_EQUAL(s->req_lost, 0);
+      /* up for the burst, down again after it */
+      CU_ASSERT_EQUAL(s->rep_min, 1);
+      CU_ASSERT(s->rep_max >= 2);
+      CU_ASSERT(s->rep_final < s->rep_max);
+      CU_ASSERT(s->rep_mean > 1.0 && s->rep_mean < s->rep_max);
+      /* the twin: the same stream, the same core, the same direction */
+      CU_ASSERT_PTR_NOT_NULL_FATAL(r.sim);
+      CU_ASSERT_EQUAL(r.sim[0].req_served, n);
+      CU_ASSERT(r.sim[0].rep_max >= 2 && r.sim[0].rep_final < r.sim[0].rep_max);
+      CU_ASSERT(lab_results_write("lab_svc.h5", c, &r, 1.0, text, sizeof text) == 0);
+      hid_t f = H5Fopen("lab_svc.h5", H5F_ACC_RDONLY, H5P_DEFAULT);
+      CU_ASSERT(f >= 0);
+      if (f >= 0) {
+        hid_t ds = H5Dopen2(f, "/reps/rep_0000/tables/services", H5P_DEFAULT);
+        CU_ASSERT(ds >= 0);
+        if (ds >= 0) {
+          hid_t sp = H5Dget_space(ds);
+          hsize_t dims[1] = {0};
+          H5Sget_simple_extent_dims(sp, dims, NULL);
+          CU_ASSERT_EQUAL(dims[0], 1); /* one service */
+          H5Sclose(sp);
+          H5Dclose(ds);
+        }
+        H5Fclose(f);
+      }
+    } else {
+      /* three replicas on three workers: the killed one was serving the burst */
+      CU_ASSERT(s->req_lost <= 1);
+      CU_ASSERT(r.worker_losses >= 1);
+    }
+    lab_report_free(&r);
+    lab_config_free(c);
+    assert_no_leftovers(NULL);
+  }
+}
+
+/* The twin's service on a known answer: one replica of 1 work unit/s, requests of 2 chunks of
+ * 0.01 = 0.02 s; six arrive at once at t = 0, one more at t = 10: latencies 0.02, 0.04, ..., 0.12
+ * and 0.02; nearest rank p50 = the 4th of 7 = 0.06 s, p99 = the 7th = 0.12 s. */
+static void test_service_twin(void) {
+  int at[7] = {0, 0, 0, 0, 0, 0, 10};
+  write_trace("lab_six.csv", at, 7, 10.0);
+  char cwd[1024], text[2048];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(getcwd(cwd, sizeof cwd));
+  snprintf(text, sizeof text,
+           "lab = { workers = 1; heartbeat = 0.1; heartbeat_timeout = 0.6; };\n"
+           "jobs = ( { name = \"svc\"; trace = \"%s/lab_six.csv\"; time_scale = 1; work_scale = 0.002;\n"
+           "           min_replicas = 1; max_replicas = 1; } );\n",
+           cwd);
+  lab_config *c = load(text, "svc_twin.cfg", NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  lab__svc sv[1];
+  char err[512];
+  CU_ASSERT_EQUAL_FATAL(lab__svc_load(c, 0, 0.01, &sv[0], err, sizeof err), 0);
+  CU_ASSERT_EQUAL(sv[0].n, 7);
+  CU_ASSERT_EQUAL(sv[0].nch[0], 2);
+  CU_ASSERT_DOUBLE_EQUAL(sv[0].arrive[6], 10.0, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(sv[0].req_per_score_s, 50.0, 1e-9);
+  double scores[1] = {1.0}, rate[1] = {1.0};
+  size_t nchunks[1] = {0};
+  lab__twin_in in = {scores, rate, nchunks, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, sv};
+  lab_job_result sim[1];
+  double mk = 0;
+  CU_ASSERT_EQUAL_FATAL(lab__simulate(c, &in, sim, &mk, NULL), 0);
+  CU_ASSERT_EQUAL(sim[0].outcome, SCHED_R_WITHDRAWN);
+  CU_ASSERT_EQUAL(sim[0].req_served, 7);
+  CU_ASSERT_EQUAL(sim[0].req_lost, 0);
+  CU_ASSERT_DOUBLE_EQUAL(sim[0].lat_p50, 0.06, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(sim[0].lat_p99, 0.12, 1e-9);
+  CU_ASSERT_EQUAL(sim[0].rep_max, 1);
+  CU_ASSERT_DOUBLE_EQUAL(sim[0].rep_mean, 1.0, 1e-12);
+  lab__svc_free(&sv[0]);
+  lab_config_free(c);
+}
+
+/* Q and q records (served, lost) of job 0 in journal j: per request, how often. */
+static int journal_requests(const char *path, int *count, size_t n) {
+  for (size_t k = 0; k < n; k++) count[k] = 0;
+  FILE *f = fopen(path, "r");
+  if (!f) return 0;
+  char line[256];
+  int all = 0;
+  while (fgets(line, sizeof line, f)) {
+    long job, req;
+    if ((line[0] == 'Q' || line[0] == 'q') && strchr(line, '\n') && sscanf(line + 1, " %ld %ld", &job, &req) == 2 &&
+        job == 0 && req >= 0 && (size_t)req < n) {
+      count[req]++;
+      all++;
+    }
+  }
+  fclose(f);
+  return all;
+}
+
+/* The runner killed while its service serves the burst, then resumed: what was journaled served
+ * is not served again, every request ends served or lost exactly once, the service ends once. */
+static void test_service_resume(void) {
+  int at[64], cnt[64];
+  size_t n = burst_trace(at);
+  write_trace("lab_burst2.csv", at, n, 10.0);
+  char cwd[1024], text[2048];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(getcwd(cwd, sizeof cwd));
+  const char *j = "lab_svc_resume.journal";
+  fresh(j);
+  snprintf(text, sizeof text,
+           "lab = { workers = 2; heartbeat = 0.1; heartbeat_timeout = 0.5; scale_cooldown = 0.3; time_limit = 60; };\n"
+           "jobs = ( { name = \"svc\"; trace = \"%s/lab_burst2.csv\"; time_scale = 10; work_scale = 0.002;\n"
+           "           min_replicas = 1; max_replicas = 2; load_window = 0.4; } );\n",
+           cwd);
+  lab_config *c = load(text, "svc_resume.cfg", NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  pid_t pid = run_in_child(c, j);
+  /* killed once 12 requests were journaled served (at most 30 s) */
+  for (int i = 0; i < 1500 && journal_requests(j, cnt, n) < 12; i++) usleep(20000);
+  kill(pid, SIGKILL);
+  int st;
+  waitpid(pid, &st, 0);
+  CU_ASSERT(WIFSIGNALED(st));
+  int before = journal_requests(j, cnt, n);
+  CU_ASSERT(before >= 12 && before < (int)n);
+  lab_opts o = {j, NULL, 1, 0, 0, NULL};
+  lab_report r;
+  CU_ASSERT_EQUAL_FATAL(lab_run(c, &o, &r), 0);
+  CU_ASSERT_EQUAL(r.resumed, 1);
+  CU_ASSERT_EQUAL(r.jobs[0].ends, 1);
+  CU_ASSERT_EQUAL(r.jobs[0].outcome, SCHED_R_WITHDRAWN);
+  CU_ASSERT_EQUAL(r.jobs[0].req_served + r.jobs[0].req_lost, n);
+  CU_ASSERT_EQUAL(journal_requests(j, cnt, n), (int)n);
+  for (size_t k = 0; k < n; k++) CU_ASSERT_EQUAL(cnt[k], 1); /* none served twice */
+  lab_report_free(&r);
+  lab_config_free(c);
+  assert_no_leftovers(NULL);
+}
+
+/* The new keys' errors, each at its line, and the shipped example of them (exit 2). */
+static void test_wide_service_errors(void) {
+  expect_error("lab = { workers = 2; };\njobs = (\n { name = \"a\"; kernel = \"gemm\";\n   width = 3; }\n);\n",
+               "jobs.cfg:4:", "width 3 is more than the 2 workers");
+  expect_error("lab = { workers = 2; };\njobs = (\n { name = \"a\"; kernel = \"gemm\"; width = 2;\n"
+               "   strategy = \"round-robin\"; }\n);\n",
+               "jobs.cfg:4:", "round-robin");
+  expect_error("lab = { workers = 2; };\njobs = (\n { name = \"a\"; command = \"true\";\n   width = 2; }\n);\n",
+               "jobs.cfg:4:", "width is for kernel jobs");
+  expect_error("lab = { workers = 2; };\njobs = (\n { name = \"s\";\n   trace = \"traces/none_such.csv\"; }\n);\n",
+               "jobs.cfg:4:", "not found");
+  expect_error("lab = { workers = 2; };\njobs = (\n { name = \"s\"; trace = "
+               "\"traces/alibaba2026_genai_inference_requests.csv\";\n   max_replicas = 3; }\n);\n",
+               "jobs.cfg:4:", "max_replicas 3 is more than the 2 workers");
+  expect_error("lab = { workers = 2; };\njobs = (\n { name = \"s\"; trace = "
+               "\"traces/alibaba2026_genai_inference_requests.csv\";\n   min_replicas = 2; max_replicas = 1; }\n);\n",
+               "jobs.cfg:4:", "min_replicas 2 is more than max_replicas 1");
+  expect_error("lab = { workers = 2; };\njobs = (\n { name = \"s\"; trace = "
+               "\"traces/alibaba2026_genai_inference_requests.csv\";\n   command = \"true\"; }\n);\n",
+               "jobs.cfg:4:", "cannot have a command");
+  const char *bin = getenv("SPOTLAB_BIN"), *src = getenv("SPOTLAB_SOURCE_DIR");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(bin);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(src);
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd, "%s lab --check %s/scenarios/lab/bad_wide_service.cfg 2> lab_cli2.err", bin, src);
+  int st = system(cmd);
+  CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 2);
+  FILE *f = fopen("lab_cli2.err", "r");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  char all[8192];
+  size_t n = fread(all, 1, sizeof all - 1, f);
+  all[n] = 0;
+  fclose(f);
+  CU_ASSERT_PTR_NOT_NULL(strstr(all, "bad_wide_service.cfg:7: key 'jobs.[0].width'"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(all, "bad_wide_service.cfg:8: key 'jobs.[1].width'"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(all, "bad_wide_service.cfg:9: key 'jobs.[2].trace'"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(all, "bad_wide_service.cfg:10: key 'jobs.[2].max_replicas'"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(all, "bad_wide_service.cfg:12: key 'jobs.[3].min_replicas'"));
+  for (int k = 0; k < 2; k++) {
+    snprintf(cmd, sizeof cmd, "%s lab --check %s/scenarios/lab/%s > /dev/null", bin, src,
+             k ? "service.cfg" : "wide.cfg");
+    st = system(cmd);
+    CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  }
+}
+
 static CU_TestInfo lab_tests[] = {
     {"--predict: calibration file round trip, bad files as FILE:LINE", test_calib_file},
     {"--predict: the twin's contention on known answers", test_twin_contention},
@@ -1232,6 +1609,13 @@ static CU_TestInfo lab_tests[] = {
     {"two MPI ranks: a worker per rank, one killed and respawned", test_mpi_two_ranks},
     {"lab.device and lab.gpu_sms keys, FILE:LINE", test_device_keys},
     {"lab.device auto falls back to CPU (or runs GPU workers); gpu without one is exit 2", test_device_gpu},
+    {"wide jobs: the twin's split (even, weighted, dynamic) on known answers", test_wide_twin_split},
+    {"wide job, a member killed: recovered per the core, verified, one end", test_wide_kill},
+    {"wide job, the runner killed and resumed: one end each", test_wide_resume},
+    {"service: burst scales up then down, requests accounted for, a replica killed", test_service},
+    {"service: the twin's latency and replicas on a known answer", test_service_twin},
+    {"service, the runner killed and resumed: no request served twice", test_service_resume},
+    {"wide and service keys: FILE:LINE errors, the shipped examples", test_wide_service_errors},
     CU_TEST_INFO_NULL,
 };
 CU_SuiteInfo spotlab_suites[] = {{"lab", NULL, NULL, NULL, NULL, lab_tests}, CU_SUITE_INFO_NULL};

@@ -43,15 +43,17 @@ BM__WRAP(3)
 static const bm__handler bm__wrap[BM__TYPES] = {bm__ev0, bm__ev1, bm__ev2, bm__ev3};
 
 /* Prints the engine events per modelled event and the kinds they come from (rank 0). */
-static void bm__kinds(uint64_t events) {
-  uint64_t ev[MKT_NEV] = {0}, modelled = 0;
+/* Modelled events: the engine events of the modelled kinds (arrivals, ends, churn transitions,
+ * bills), and the runs placed (starts, first and restarts), which are decided inside other events. */
+static void bm__kinds(uint64_t events, uint64_t starts) {
+  uint64_t ev[MKT_NEV] = {0}, modelled = starts;
   for (unsigned k = 0; k < MKT_NKINDS; k++) ev[mkt_msg_kind_event(k)] += bm__count[k];
   for (unsigned v = 1; v < MKT_NEV; v++) modelled += ev[v];
-  printf("modelled events: %llu (arrivals %llu, ends %llu, churn transitions %llu, bills %llu (hourly ticks and "
-         "payments); job starts are "
-         "decided inside other events)\n",
-         (unsigned long long)modelled, (unsigned long long)ev[MKT_EV_ARRIVAL], (unsigned long long)ev[MKT_EV_END],
-         (unsigned long long)ev[MKT_EV_CHURN], (unsigned long long)ev[MKT_EV_BILL]);
+  printf("modelled events: %llu (arrivals %llu, run starts %llu, ends %llu, churn transitions %llu, bills %llu "
+         "(hourly ticks and payments); run starts (first starts and restarts) are decided inside other events, the "
+         "others are events of their own)\n",
+         (unsigned long long)modelled, (unsigned long long)ev[MKT_EV_ARRIVAL], (unsigned long long)starts,
+         (unsigned long long)ev[MKT_EV_END], (unsigned long long)ev[MKT_EV_CHURN], (unsigned long long)ev[MKT_EV_BILL]);
   printf("engine events per modelled event: %.3f\n", modelled ? (double)events / (double)modelled : 0.0);
   printf("engine events by kind (share):");
   int done[MKT_NKINDS] = {0};
@@ -211,7 +213,7 @@ static int cmd_bench_market_main(int argc, char **argv) {
     for (unsigned k = 0; k < nm; k++)
       if (!strncmp(defs[k].name, "utilization.pool.", 17)) printf(" %s %.3f", defs[k].name + 17, met[k]);
     printf("\n");
-    bm__kinds(r.events);
+    bm__kinds(r.events, mkt_run_starts(&m, &r));
     if (bad) fprintf(stderr, "spotlab bench market: %s\n", msg);
     if (out) {
       FILE *f = fopen(out, "a");

@@ -120,6 +120,11 @@ typedef struct mkt_run {
                                   it stops the run or ends the job) */
   double work, last_t, pause_until, rate, t_durable, t_start;
   double fin_t; /* when its pending finish timer (epoch) fires, INFINITY if none */
+  /* the core's checkpoint plan (sched cfg.ckpt_analytic), played out by mkt_place.c's ckpt_play:
+   * interval and cost (s), when the next checkpoint starts (INFINITY: none), when the last one
+   * started completes and the work it saves (ck_done INFINITY: none pending), and the durable
+   * work the core was last told; the durable work */
+  double ck_T, ck_C, ck_next, ck_done, ck_work, told, ck_saved;
 } mkt_run;
 
 typedef struct mkt_job {
@@ -288,6 +293,8 @@ void mkt__withdraw(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s);
 void mkt__on_finish(sim_lp *lp, const mkt_ctx *c, mkt_market *m, const mkt_msg *msg);
 void mkt__on_ckpt(sim_lp *lp, const mkt_ctx *c, mkt_market *m, const mkt_msg *msg);
 void mkt__on_wake(sim_lp *lp, const mkt_ctx *c, mkt_market *m, const mkt_msg *msg);
+/* Plays every running job's checkpoints up to now (book closing: their pauses are booked). */
+void mkt__ckpt_all(sim_lp *lp, const mkt_ctx *c, mkt_market *m);
 /* Bills every employed GPU up to now (book closing). */
 void mkt__bill_all(sim_lp *lp, const mkt_ctx *c, mkt_market *m);
 /* Re-prices job s (bidding rules that re-price): bills at the old price first. */

@@ -597,7 +597,10 @@ void mkt__market_event(sim_lp *lp, void *st, const void *vmsg, sim_id src) {
   case M_CKPT: mkt__on_ckpt(lp, c, m, msg); break;
   case M_WAKE: mkt__on_wake(lp, c, m, msg); break;
   case M_DETECT: mkt__host_detect(lp, c, m, msg->slot, msg->gen); break;
-  case M_MCLOSE: mkt__bill_all(lp, c, m); break; /* close the books before the end */
+  case M_MCLOSE: /* close the books before the end */
+    mkt__ckpt_all(lp, c, m);
+    mkt__bill_all(lp, c, m);
+    break;
   case M_AVAIL: mkt__host_join(lp, c, m, prov, (uint32_t)msg->b); break;
   case M_UNAVAIL: mkt__host_leave(lp, c, m, prov, msg->reason, (double)msg->a / 1000.0); break;
   case M_DEPART: mkt__host_depart(lp, c, m, prov); break;

@@ -165,13 +165,15 @@ static inline uint8_t mkt__job_runs(const mkt_ctx *c, unsigned w, unsigned k) {
 
 /* A host of this pool as the market sees it (cid: -1 never joined, -2 departed, ids recycled). */
 typedef struct mkt_host {
-  uint32_t prov;     /* global provider index */
-  uint32_t session;  /* provider's availability session (from AVAIL) */
-  int32_t cid;       /* first core GPU id of its GPUs, -1 before it first joins */
-  uint16_t busy;     /* its GPUs employed (members and standbys) */
-  uint16_t sby;      /* of which standbys */
-  uint8_t in;        /* available in this pool */
-  uint8_t unseen;    /* left unannounced; the core is told at detection */
+  uint32_t prov;    /* global provider index */
+  uint32_t session; /* provider's availability session (from AVAIL) */
+  int32_t cid;      /* first core GPU id of its GPUs, -1 before it first joins */
+  uint8_t busy;     /* its GPUs employed (members and standbys; at most MKT__MAX_HOST_GPUS) */
+  uint8_t sby;      /* of which standbys */
+  uint8_t told;     /* busy as last told to the provider (RENTED) in this session */
+  uint8_t in;       /* available in this pool */
+  uint8_t unseen;   /* left unannounced; the core is told at detection */
+  uint8_t spare_;
   uint16_t failures; /* departures while employed */
   int32_t pos;       /* index in the pool's avail list, -1 when not available */
   int64_t stake;     /* flexible pool: stake held for it, musd */

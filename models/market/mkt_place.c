@@ -561,7 +561,10 @@ void mkt__feed(sim_lp *lp, const mkt_ctx *c, mkt_market *m, sched_event *e) {
       for (uint32_t k = 0; k < i && !dup; k++) dup = v[k] == prov;
       if (dup) continue;
       mkt_host *h = host_of(c, m, prov);
-      if (!h->in) continue;
+      /* only a change the provider does not know: what it was told last in this session (a
+       * release and a placement in one event, a join with nothing placed, tell it nothing) */
+      if (!h->in || h->busy == h->told) continue;
+      h->told = h->busy;
       mkt_msg r = {.kind = M_RENTED, .a = h->busy, .b = h->session};
       mkt__send(lp, mkt__prov_id(c, m->world, prov), c->cfg->latency_s, &r);
     }
@@ -609,6 +612,7 @@ void mkt__host_join(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov, 
   }
   h->in = 1;
   h->session = session;
+  h->told = 0; /* a provider starts each session with no rentals */
   h->gone_t = INFINITY;
   if (m->navail == m->capavail) m->avail = mkt__grow(m->avail, &m->capavail, m->navail + 1, sizeof *m->avail);
   h->pos = (int32_t)m->navail;
@@ -619,7 +623,7 @@ void mkt__host_join(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov, 
     e.u.gpu = in;
     mkt__feed(lp, c, m, &e);
   }
-  mark_dirty(m, prov); /* tells the host its rented count for this session */
+  mark_dirty(m, prov); /* tells the host its rented count for this session, if not 0 */
   if (m->ops->host_free && h->busy < n) m->ops->host_free(lp, c, m, prov);
 }
 

@@ -176,7 +176,10 @@ static void flex_claim(sim_lp *lp, const mkt_ctx *c, mkt_prov *p) {
  * review: each provider keeps one pending timer for both (not a closing timer for the whole run). */
 static void next_review(sim_lp *lp, const mkt_ctx *c, double delay) {
   double now = sim_now(lp);
-  if (c->close_t > 0 && now < c->close_t && c->close_t <= now + delay) {
+  /* the closing only claims (flex_claim): a provider whose persona never stakes needs none */
+  const mkt_persona_cfg *pc = &c->cfg->personas[c->prov[pidx(c, lp)].persona];
+  int stakes = mkt__pools[pc->pool]->treasury || mkt__pools[pc->alt_pool]->treasury;
+  if (stakes && c->close_t > 0 && now < c->close_t && c->close_t <= now + delay) {
     mkt_msg cl = {.kind = M_CLOSE};
     mkt__send(lp, sim_lp_id(lp), c->close_t - now, &cl);
   }

@@ -69,11 +69,15 @@ typedef struct mkt_msg {
   int64_t a;      /* amount (musd), GPUs, interval start (ms) */
   int64_t b;      /* interval end (ms), session; CKPT, WAKE: a double's bits (mkt__d2i) */
 } mkt_msg;
+/* An UNAVAIL with flag 1 carries the provider's staking claim up to its departure (what a CLAIM
+ * sent right after it would say: from = gen:epoch, to = a), one message instead of two. */
+static inline int64_t mkt__unavail_claim_from(const struct mkt_msg *m);
 static inline int64_t mkt__d2i(double x) {
   int64_t i;
   memcpy(&i, &x, sizeof i);
   return i;
 }
+static inline int64_t mkt__unavail_claim_from(const mkt_msg *m) { return (int64_t)((uint64_t)m->gen << 32 | m->epoch); }
 static inline double mkt__i2d(int64_t i) {
   double x;
   memcpy(&x, &i, sizeof x);

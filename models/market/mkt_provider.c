@@ -194,8 +194,17 @@ static void tell_avail(sim_lp *lp, const mkt_ctx *c, mkt_prov *p) {
   if (mkt__pools[p->pool]->treasury) p->claim_from = sim_now(lp);
 }
 
-static void tell_unavail(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, int announced) {
+/* claim: the staking claim up to now rides along (flex_claim's message, mkt__unavail_claim_from) */
+static void tell_unavail(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, int announced, int claim) {
   mkt_msg m = {.kind = M_UNAVAIL, .reason = (uint8_t)announced, .a = mkt__ms(sim_now(lp)), .b = p->session};
+  double now = sim_now(lp);
+  if (claim && mkt__pools[p->pool]->treasury && p->claim_from >= 0 && now > p->claim_from) {
+    uint64_t from = (uint64_t)mkt__ms(p->claim_from);
+    m.flag = 1;
+    m.gen = (uint32_t)(from >> 32);
+    m.epoch = (uint32_t)from;
+    p->claim_from = now;
+  }
   mkt__send(lp, my_market(c, lp, p), c->cfg->latency_s, &m);
 }
 
@@ -217,7 +226,7 @@ static void update(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, int announced) {
       }
       mkt__rpool(lp, c, p->pool, announced ? MKT_RP_ANNOUNCED : MKT_RP_UNANNOUNCED, 1);
     }
-    tell_unavail(lp, c, p, announced);
+    tell_unavail(lp, c, p, announced, 1); /* with the claim flex_claim would send next */
     flex_claim(lp, c, p);
     p->claim_from = -1;
     p->avail = 0;
@@ -335,7 +344,7 @@ static void prov_init(sim_lp *lp, void *st) {
 /* Leaves its pool (an announced departure): unstakes and tells the market it is gone for good,
  * so that the pool may recycle its GPU ids. */
 static void leave_pool(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, const mkt_pstat *ps) {
-  if (p->avail) tell_unavail(lp, c, p, 1);
+  if (p->avail) tell_unavail(lp, c, p, 1, 0);
   if (p->stake > 0) {
     mkt_msg m = {.kind = M_UNSTAKE, .a = p->stake};
     mkt__send(lp, my_market(c, lp, p), c->cfg->latency_s, &m);

@@ -169,19 +169,20 @@ static inline uint8_t mkt__job_runs(const mkt_ctx *c, unsigned w, unsigned k) {
 
 /* A host of this pool as the market sees it (cid: -1 never joined, -2 departed, ids recycled). */
 typedef struct mkt_host {
-  uint32_t prov;    /* global provider index */
-  uint32_t session; /* provider's availability session (from AVAIL) */
-  int32_t cid;      /* first core GPU id of its GPUs, -1 before it first joins */
-  uint8_t busy;     /* its GPUs employed (members and standbys; at most MKT__MAX_HOST_GPUS) */
-  uint8_t sby;      /* of which standbys */
-  uint8_t told;     /* busy as last told to the provider (RENTED) in this session */
-  uint8_t in;       /* available in this pool */
-  uint8_t unseen;   /* left unannounced; the core is told at detection */
-  uint8_t spare_;
+  uint32_t prov;     /* global provider index */
+  uint32_t session;  /* provider's availability session (from AVAIL) */
+  int32_t cid;       /* first core GPU id of its GPUs, -1 before it first joins */
+  uint8_t busy;      /* its GPUs employed (members and standbys; at most MKT__MAX_HOST_GPUS) */
+  uint8_t sby;       /* of which standbys */
+  uint8_t told;      /* busy as last told to the provider (RENTED) in this session */
+  uint8_t in;        /* available in this pool */
+  uint8_t unseen;    /* left unannounced; the core is told at detection */
+  uint8_t paying;    /* owed holds a payment of the event being handled (in m->paying) */
   uint16_t failures; /* departures while employed */
   int32_t pos;       /* index in the pool's avail list, -1 when not available */
   int64_t stake;     /* flexible pool: stake held for it, musd */
   int64_t slashed;   /* slashed from it, musd */
+  int64_t owed;      /* its share of the rentals billed in the event being fed to the core, musd (sent at its end) */
   double gone_t;     /* when it left (billing stops there) */
 } mkt_host;
 
@@ -222,6 +223,8 @@ typedef struct mkt_market {
   uint32_t capdirty_out; /* the list being sent (swapped with dirty) */
   uint32_t *forget;
   uint32_t nforget, capforget; /* jobs the core ended: forget after the event */
+  uint32_t *paying;
+  uint32_t npaying, cappaying; /* hosts owed a payment by the event being fed to the core */
   double wake_at;
   size_t trace_next;
   int64_t stakes, staked_score_milli;

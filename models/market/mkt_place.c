@@ -86,8 +86,42 @@ static void pay_host(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov,
     m->treasury += net;
   } else if (net != 0) {
     mkt__book(lp, c, MKT_A_TRANSIT, net);
+    if (m->lp) { /* inside an event fed to the core: one payment per host, with its RENTED (mkt__feed) */
+      mkt_host *h = host_of(c, m, prov);
+      if (!h->paying) {
+        h->paying = 1;
+        m->paying = mkt__grow(m->paying, &m->cappaying, m->npaying + 1, sizeof *m->paying);
+        m->paying[m->npaying++] = prov;
+      }
+      h->owed += net;
+      return;
+    }
     mkt_msg pay = {.kind = M_PAY, .reason = PAY_RENTAL, .a = net};
     mkt__send(lp, mkt__prov_id(c, m->world, prov), c->cfg->latency_s, &pay);
+  }
+}
+
+/* Sends host h (provider prov) what the event owes it and, with rented, the count of its GPUs
+ * employed now: one PAY carrying both (flag 1: slot = the count, gen = the session), or the one
+ * that is due. The provider handles the payment first, as when the RENTED followed the PAY. */
+static void tell_host(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov, mkt_host *h, int rented) {
+  sim_id dst = mkt__prov_id(c, m->world, prov);
+  int64_t owed = h->owed;
+  int pay = h->paying && owed != 0;
+  h->paying = 0;
+  h->owed = 0;
+  if (rented) h->told = h->busy;
+  if (pay) {
+    mkt_msg msg = {.kind = M_PAY, .reason = PAY_RENTAL, .a = owed};
+    if (rented) {
+      msg.flag = 1;
+      msg.slot = h->busy;
+      msg.gen = h->session;
+    }
+    mkt__send(lp, dst, c->cfg->latency_s, &msg);
+  } else if (rented) {
+    mkt_msg msg = {.kind = M_RENTED, .a = h->busy, .b = h->session};
+    mkt__send(lp, dst, c->cfg->latency_s, &msg);
   }
 }
 
@@ -523,6 +557,13 @@ static void sink(void *ctx, const sched_decision *d) {
 }
 
 /* ---- feeding the core ------------------------------------------------------------------------ */
+static void pay_pending(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
+  for (uint32_t i = 0; i < m->npaying; i++) {
+    mkt_host *h = host_of(c, m, m->paying[i]);
+    if (h->paying) tell_host(lp, c, m, m->paying[i], h, 0);
+  }
+  m->npaying = 0;
+}
 void mkt__feed(sim_lp *lp, const mkt_ctx *c, mkt_market *m, sched_event *e) {
   sim_lp *outer = m->lp;
   m->lp = lp;
@@ -546,7 +587,9 @@ void mkt__feed(sim_lp *lp, const mkt_ctx *c, mkt_market *m, sched_event *e) {
     mkt_msg msg = {.kind = M_WAKE, .b = mkt__d2i(w)};
     mkt__send(lp, sim_lp_id(lp), w > now ? w - now : 0, &msg);
   }
-  /* hosts whose employed GPUs changed: tell them (one message per host and event) */
+  /* hosts whose employed GPUs changed, or that are owed money: tell them (one message per host and
+   * round) */
+  if (!outer && !m->ndirty) pay_pending(lp, c, m);
   while (m->ndirty && !outer) {
     /* take the list (host_free below may dirty hosts again: the next round sends those) */
     uint32_t n = m->ndirty, *v = m->dirty, cap = m->capdirty;
@@ -563,11 +606,10 @@ void mkt__feed(sim_lp *lp, const mkt_ctx *c, mkt_market *m, sched_event *e) {
       mkt_host *h = host_of(c, m, prov);
       /* only a change the provider does not know: what it was told last in this session (a
        * release and a placement in one event, a join with nothing placed, tell it nothing) */
-      if (!h->in || h->busy == h->told) continue;
-      h->told = h->busy;
-      mkt_msg r = {.kind = M_RENTED, .a = h->busy, .b = h->session};
-      mkt__send(lp, mkt__prov_id(c, m->world, prov), c->cfg->latency_s, &r);
+      int rented = h->in && h->busy != h->told;
+      if (rented || h->paying) tell_host(lp, c, m, prov, h, rented);
     }
+    pay_pending(lp, c, m); /* hosts paid but not dirty (gone: no RENTED) */
     /* freed GPUs may take waiting bids at once */
     if (m->ops->host_free)
       for (uint32_t i = 0; i < n; i++) {
@@ -955,5 +997,6 @@ void mkt__place_fini(mkt_market *m) {
   free(m->dirty);
   free(m->dirty_out);
   free(m->forget);
+  free(m->paying);
   m->core = NULL;
 }

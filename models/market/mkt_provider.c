@@ -469,6 +469,15 @@ static void review(sim_lp *lp, const mkt_ctx *c, mkt_prov *p) {
   next_review(lp, c, c->cfg->review_s);
 }
 
+/* The market says n of its GPUs are employed now (RENTED, or riding on a PAY): heeded only from
+ * the market of the current pool, for the current session, while available. */
+static void rented(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, uint16_t n, uint32_t session, sim_id src) {
+  if (!p->avail || session != p->session || src != my_market(c, lp, p)) return;
+  flush(lp, c, p);
+  p->rented = n;
+  set_state(lp, c, p, p->rented ? ST_RENTED : ST_IDLE);
+}
+
 static void prov_event(sim_lp *lp, void *st, const void *vmsg, sim_id src) {
   const mkt_ctx *c = mkt__ctx(lp);
   mkt_prov *p = st;
@@ -493,14 +502,11 @@ static void prov_event(sim_lp *lp, void *st, const void *vmsg, sim_id src) {
     self_schedule(lp, c, p, ps);
     update(lp, c, p, 1);
     break;
-  case M_RENTED:
-    /* only the market of the current pool, for the current session, while available */
-    if (!p->avail || (uint32_t)msg->b != p->session || src != my_market(c, lp, p)) break;
-    flush(lp, c, p);
-    p->rented = (uint16_t)msg->a;
-    set_state(lp, c, p, p->rented ? ST_RENTED : ST_IDLE);
+  case M_RENTED: rented(lp, c, p, (uint16_t)msg->a, (uint32_t)msg->b, src); break;
+  case M_PAY:
+    earn(lp, c, p, msg->a, msg->reason != PAY_REFUND);
+    if (msg->flag) rented(lp, c, p, (uint16_t)msg->slot, msg->gen, src); /* a RENTED rides along */
     break;
-  case M_PAY: earn(lp, c, p, msg->a, msg->reason != PAY_REFUND); break;
   case M_SLASH: p->stake -= msg->a; break;
   case M_REVIEW: review(lp, c, p); break;
   case M_QUOTED: on_quoted(lp, c, p, msg); break;

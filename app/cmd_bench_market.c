@@ -78,6 +78,9 @@ static const app_option bm__opts[] = {
     {"--out", APP_O_STRING, "FILE", 0, 0, 0, "append one CSV line of the figures"},
     {"--responses", APP_O_FLAG, NULL, 0, 0, 0,
      "switch every reaction of market.responses on (demand, pool choice, entry\nand exit, reliability)"},
+    {"--checkpoint-events", APP_O_FLAG, NULL, 0, 0, 0,
+     "checkpoints as engine events (market.checkpoint_events: a timer and a\ncompletion per checkpoint, as before "
+     "2026-12-01)"},
     {"--progress", APP_O_FLAG, NULL, 0, 0, 0, "the engine's progress line"},
     {NULL},
 };
@@ -98,6 +101,7 @@ static const char *bm__scenario =
     "  gpus = \"%s/data/gpus.csv\";\n"
     "  churn_fits = \"%s/data/churn_fta_fits.csv\";\n"
     "  record_jobs = false; record_providers = false; sample_providers = 0; daily_income_providers = 0;\n"
+    "  checkpoint_events = %s;\n"
     "  responses = { demand = %s; pool_choice = %s; entry = %s; reliability = %s; };\n"
     "  bidding = { rule = \"%s\"; min_bid_usd_h = 0.02; };\n"
     "  training  = { share = 0.2; dur_mean_h = 12.0; dur_cv = 1.5; gpus_min = 1; gpus_max = 1; mem_min_gb = 16.0;\n"
@@ -143,6 +147,7 @@ static int cmd_bench_market_main(int argc, char **argv) {
   const char *rule = app_args_str(&a, "--rule", "gigaspot"), *out = app_args_str(&a, "--out", NULL);
   progress = app_args_flag(&a, "--progress");
   resp = app_args_flag(&a, "--responses");
+  int ckev = app_args_flag(&a, "--checkpoint-events");
   app_args_free(&a);
   app_mpi_init(&argc, &argv);
   int rank = app_mpi_rank(), P = app_mpi_size();
@@ -151,8 +156,8 @@ static int cmd_bench_market_main(int argc, char **argv) {
   char *text = malloc(16384);
   if (!text) SIM_FATAL("out of memory");
   const char *on = resp ? "true" : "false";
-  snprintf(text, 16384, bm__scenario, SPOTLAB_SOURCE_DIR, SPOTLAB_SOURCE_DIR, on, on, on, on, rule, per[0],
-           per[0] * load / 24.0, per[1], per[1] * load / 24.0, per[2], per[2] * load / 24.0);
+  snprintf(text, 16384, bm__scenario, SPOTLAB_SOURCE_DIR, SPOTLAB_SOURCE_DIR, ckev ? "true" : "false", on, on, on, on,
+           rule, per[0], per[0] * load / 24.0, per[1], per[1] * load / 24.0, per[2], per[2] * load / 24.0);
   sim_diag d;
   sim_diag_init(&d, rank == 0 ? stderr : NULL);
   sim_scenario *s = sim_scenario_load_string(text, "bench-market", &d);

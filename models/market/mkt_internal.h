@@ -177,12 +177,11 @@ typedef struct mkt_host {
   uint8_t told;      /* busy as last told to the provider (RENTED) in this session */
   uint8_t in;        /* available in this pool */
   uint8_t unseen;    /* left unannounced; the core is told at detection */
-  uint8_t paying;    /* owed holds a payment of the event being handled (in m->paying) */
+  uint8_t paying;    /* its payments waiting in m->paying (the event being fed to the core) */
   uint16_t failures; /* departures while employed */
   int32_t pos;       /* index in the pool's avail list, -1 when not available */
   int64_t stake;     /* flexible pool: stake held for it, musd */
   int64_t slashed;   /* slashed from it, musd */
-  int64_t owed;      /* its share of the rentals billed in the event being fed to the core, musd (sent at its end) */
   double gone_t;     /* when it left (billing stops there) */
 } mkt_host;
 
@@ -223,8 +222,11 @@ typedef struct mkt_market {
   uint32_t capdirty_out; /* the list being sent (swapped with dirty) */
   uint32_t *forget;
   uint32_t nforget, capforget; /* jobs the core ended: forget after the event */
-  uint32_t *paying;
-  uint32_t npaying, cappaying; /* hosts owed a payment by the event being fed to the core */
+  struct mkt__pay {
+    uint32_t prov;
+    int64_t amount;
+  } * paying;
+  uint32_t npaying, cappaying; /* payments to hosts of the event being fed to the core, in order */
   double wake_at;
   size_t trace_next;
   int64_t stakes, staked_score_milli;

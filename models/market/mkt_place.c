@@ -86,14 +86,12 @@ static void pay_host(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov,
     m->treasury += net;
   } else if (net != 0) {
     mkt__book(lp, c, MKT_A_TRANSIT, net);
-    if (m->lp) { /* inside an event fed to the core: one payment per host, with its RENTED (mkt__feed) */
+    if (m->lp) { /* inside an event fed to the core: sent at its end, the last with its RENTED (mkt__feed) */
       mkt_host *h = host_of(c, m, prov);
-      if (!h->paying) {
-        h->paying = 1;
-        m->paying = mkt__grow(m->paying, &m->cappaying, m->npaying + 1, sizeof *m->paying);
-        m->paying[m->npaying++] = prov;
-      }
-      h->owed += net;
+      if (h->paying == UINT8_MAX) SIM_FATAL("host %u paid more than %d times in one event", prov, UINT8_MAX);
+      h->paying++;
+      m->paying = mkt__grow(m->paying, &m->cappaying, m->npaying + 1, sizeof *m->paying);
+      m->paying[m->npaying++] = (struct mkt__pay){prov, net};
       return;
     }
     mkt_msg pay = {.kind = M_PAY, .reason = PAY_RENTAL, .a = net};
@@ -101,28 +99,23 @@ static void pay_host(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov,
   }
 }
 
-/* Sends host h (provider prov) what the event owes it and, with rented, the count of its GPUs
- * employed now: one PAY carrying both (flag 1: slot = the count, gen = the session), or the one
- * that is due. The provider handles the payment first, as when the RENTED followed the PAY. */
-static void tell_host(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov, mkt_host *h, int rented) {
-  sim_id dst = mkt__prov_id(c, m->world, prov);
-  int64_t owed = h->owed;
-  int pay = h->paying && owed != 0;
-  h->paying = 0;
-  h->owed = 0;
-  if (rented) h->told = h->busy;
-  if (pay) {
-    mkt_msg msg = {.kind = M_PAY, .reason = PAY_RENTAL, .a = owed};
-    if (rented) {
+/* Sends the payments the event owes, in order; the last one of a host whose count of employed GPUs
+ * changed carries it (flag 1: slot = the count, gen = the session) instead of a RENTED after it:
+ * the provider books the payment first, as when the RENTED followed the PAY. */
+static void pay_pending(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
+  for (uint32_t i = 0; i < m->npaying; i++) {
+    uint32_t prov = m->paying[i].prov;
+    mkt_host *h = host_of(c, m, prov);
+    mkt_msg msg = {.kind = M_PAY, .reason = PAY_RENTAL, .a = m->paying[i].amount};
+    if (--h->paying == 0 && h->in && h->busy != h->told) {
+      h->told = h->busy;
       msg.flag = 1;
       msg.slot = h->busy;
       msg.gen = h->session;
     }
-    mkt__send(lp, dst, c->cfg->latency_s, &msg);
-  } else if (rented) {
-    mkt_msg msg = {.kind = M_RENTED, .a = h->busy, .b = h->session};
-    mkt__send(lp, dst, c->cfg->latency_s, &msg);
+    mkt__send(lp, mkt__prov_id(c, m->world, prov), c->cfg->latency_s, &msg);
   }
+  m->npaying = 0;
 }
 
 /* Bills core GPU `cid` up to time t (never past its host's departure). Returns the amount. */
@@ -557,13 +550,6 @@ static void sink(void *ctx, const sched_decision *d) {
 }
 
 /* ---- feeding the core ------------------------------------------------------------------------ */
-static void pay_pending(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
-  for (uint32_t i = 0; i < m->npaying; i++) {
-    mkt_host *h = host_of(c, m, m->paying[i]);
-    if (h->paying) tell_host(lp, c, m, m->paying[i], h, 0);
-  }
-  m->npaying = 0;
-}
 void mkt__feed(sim_lp *lp, const mkt_ctx *c, mkt_market *m, sched_event *e) {
   sim_lp *outer = m->lp;
   m->lp = lp;
@@ -587,8 +573,8 @@ void mkt__feed(sim_lp *lp, const mkt_ctx *c, mkt_market *m, sched_event *e) {
     mkt_msg msg = {.kind = M_WAKE, .b = mkt__d2i(w)};
     mkt__send(lp, sim_lp_id(lp), w > now ? w - now : 0, &msg);
   }
-  /* hosts whose employed GPUs changed, or that are owed money: tell them (one message per host and
-   * round) */
+  /* payments, and hosts whose employed GPUs changed: tell them (at most one RENTED per host and
+   * round, riding on its last payment when it has one) */
   if (!outer && !m->ndirty) pay_pending(lp, c, m);
   while (m->ndirty && !outer) {
     /* take the list (host_free below may dirty hosts again: the next round sends those) */
@@ -598,6 +584,7 @@ void mkt__feed(sim_lp *lp, const mkt_ctx *c, mkt_market *m, sched_event *e) {
     m->dirty_out = v;
     m->capdirty_out = cap;
     m->ndirty = 0;
+    pay_pending(lp, c, m);
     for (uint32_t i = 0; i < n; i++) {
       uint32_t prov = v[i];
       int dup = 0;
@@ -606,10 +593,11 @@ void mkt__feed(sim_lp *lp, const mkt_ctx *c, mkt_market *m, sched_event *e) {
       mkt_host *h = host_of(c, m, prov);
       /* only a change the provider does not know: what it was told last in this session (a
        * release and a placement in one event, a join with nothing placed, tell it nothing) */
-      int rented = h->in && h->busy != h->told;
-      if (rented || h->paying) tell_host(lp, c, m, prov, h, rented);
+      if (!h->in || h->busy == h->told) continue;
+      h->told = h->busy;
+      mkt_msg r = {.kind = M_RENTED, .a = h->busy, .b = h->session};
+      mkt__send(lp, mkt__prov_id(c, m->world, prov), c->cfg->latency_s, &r);
     }
-    pay_pending(lp, c, m); /* hosts paid but not dirty (gone: no RENTED) */
     /* freed GPUs may take waiting bids at once */
     if (m->ops->host_free)
       for (uint32_t i = 0; i < n; i++) {

@@ -43,15 +43,17 @@ BM__WRAP(3)
 static const bm__handler bm__wrap[BM__TYPES] = {bm__ev0, bm__ev1, bm__ev2, bm__ev3};
 
 /* Prints the engine events per modelled event and the kinds they come from (rank 0). */
-static void bm__kinds(uint64_t events) {
-  uint64_t ev[MKT_NEV] = {0}, modelled = 0;
+/* Modelled events: the engine events of the modelled kinds (arrivals, ends, churn transitions,
+ * bills), and the runs placed (starts, first and restarts), which are decided inside other events. */
+static void bm__kinds(uint64_t events, uint64_t starts) {
+  uint64_t ev[MKT_NEV] = {0}, modelled = starts;
   for (unsigned k = 0; k < MKT_NKINDS; k++) ev[mkt_msg_kind_event(k)] += bm__count[k];
   for (unsigned v = 1; v < MKT_NEV; v++) modelled += ev[v];
-  printf("modelled events: %llu (arrivals %llu, ends %llu, churn transitions %llu, bills %llu (hourly ticks and "
-         "payments); job starts are "
-         "decided inside other events)\n",
-         (unsigned long long)modelled, (unsigned long long)ev[MKT_EV_ARRIVAL], (unsigned long long)ev[MKT_EV_END],
-         (unsigned long long)ev[MKT_EV_CHURN], (unsigned long long)ev[MKT_EV_BILL]);
+  printf("modelled events: %llu (arrivals %llu, run starts %llu, ends %llu, churn transitions %llu, bills %llu "
+         "(hourly ticks and payments); run starts (first starts and restarts) are decided inside other events, the "
+         "others are events of their own)\n",
+         (unsigned long long)modelled, (unsigned long long)ev[MKT_EV_ARRIVAL], (unsigned long long)starts,
+         (unsigned long long)ev[MKT_EV_END], (unsigned long long)ev[MKT_EV_CHURN], (unsigned long long)ev[MKT_EV_BILL]);
   printf("engine events per modelled event: %.3f\n", modelled ? (double)events / (double)modelled : 0.0);
   printf("engine events by kind (share):");
   int done[MKT_NKINDS] = {0};
@@ -76,6 +78,9 @@ static const app_option bm__opts[] = {
     {"--out", APP_O_STRING, "FILE", 0, 0, 0, "append one CSV line of the figures"},
     {"--responses", APP_O_FLAG, NULL, 0, 0, 0,
      "switch every reaction of market.responses on (demand, pool choice, entry\nand exit, reliability)"},
+    {"--checkpoint-events", APP_O_FLAG, NULL, 0, 0, 0,
+     "checkpoints as engine events (market.checkpoint_events: a timer and a\ncompletion per checkpoint, as before "
+     "2026-12-01)"},
     {"--progress", APP_O_FLAG, NULL, 0, 0, 0, "the engine's progress line"},
     {NULL},
 };
@@ -96,6 +101,7 @@ static const char *bm__scenario =
     "  gpus = \"%s/data/gpus.csv\";\n"
     "  churn_fits = \"%s/data/churn_fta_fits.csv\";\n"
     "  record_jobs = false; record_providers = false; sample_providers = 0; daily_income_providers = 0;\n"
+    "  checkpoint_events = %s;\n"
     "  responses = { demand = %s; pool_choice = %s; entry = %s; reliability = %s; };\n"
     "  bidding = { rule = \"%s\"; min_bid_usd_h = 0.02; };\n"
     "  training  = { share = 0.2; dur_mean_h = 12.0; dur_cv = 1.5; gpus_min = 1; gpus_max = 1; mem_min_gb = 16.0;\n"
@@ -141,6 +147,7 @@ static int cmd_bench_market_main(int argc, char **argv) {
   const char *rule = app_args_str(&a, "--rule", "gigaspot"), *out = app_args_str(&a, "--out", NULL);
   progress = app_args_flag(&a, "--progress");
   resp = app_args_flag(&a, "--responses");
+  int ckev = app_args_flag(&a, "--checkpoint-events");
   app_args_free(&a);
   app_mpi_init(&argc, &argv);
   int rank = app_mpi_rank(), P = app_mpi_size();
@@ -149,8 +156,8 @@ static int cmd_bench_market_main(int argc, char **argv) {
   char *text = malloc(16384);
   if (!text) SIM_FATAL("out of memory");
   const char *on = resp ? "true" : "false";
-  snprintf(text, 16384, bm__scenario, SPOTLAB_SOURCE_DIR, SPOTLAB_SOURCE_DIR, on, on, on, on, rule, per[0],
-           per[0] * load / 24.0, per[1], per[1] * load / 24.0, per[2], per[2] * load / 24.0);
+  snprintf(text, 16384, bm__scenario, SPOTLAB_SOURCE_DIR, SPOTLAB_SOURCE_DIR, ckev ? "true" : "false", on, on, on, on,
+           rule, per[0], per[0] * load / 24.0, per[1], per[1] * load / 24.0, per[2], per[2] * load / 24.0);
   sim_diag d;
   sim_diag_init(&d, rank == 0 ? stderr : NULL);
   sim_scenario *s = sim_scenario_load_string(text, "bench-market", &d);
@@ -213,7 +220,7 @@ static int cmd_bench_market_main(int argc, char **argv) {
     printf("\n");
     printf("synchronization windows: %llu, engine events per window %.1f%s\n", (unsigned long long)r.windows,
            (double)r.events / (double)(r.windows ? r.windows : 1), P == 1 ? " (sequential: one window)" : "");
-    bm__kinds(r.events);
+    bm__kinds(r.events, mkt_run_starts(&m, &r));
     if (bad) fprintf(stderr, "spotlab bench market: %s\n", msg);
     if (out) {
       FILE *f = fopen(out, "a");

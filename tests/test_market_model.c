@@ -139,6 +139,55 @@ static const char *full_text =
     "  );\n"
     "};\n";
 
+/* ---- checkpoints: the core's plan played out against a timer per checkpoint ------------------ */
+static void rep_stats(const char *text, double end, const char *name, int R, double *mean, double *half);
+/* full_text with checkpoints that cost time (ckpt_mb), FAILURES: churn, calendars, self-use. */
+static void ckpt_text(char *buf, size_t len, int events, int failures) {
+  char rest[4096];
+  snprintf(rest, sizeof rest, full_text, "gigaspot");
+  const char *body = strchr(rest, '\n') + 1; /* after "market = {" */
+  snprintf(buf, len,
+           "market = {\n  checkpoint_events = %s; churn = %s; calendars = %s; self_use = %s;\n"
+           "  training = { checkpoint_h = 1.0; ckpt_mb = 200.0; };\n"
+           "  inference = { checkpoint_h = 0.25; ckpt_mb = 50.0; };\n%s",
+           events ? "true" : "false", failures ? "true" : "false", failures ? "true" : "false",
+           failures ? "true" : "false", body);
+}
+static void ckpt_means(int events, int failures, int R, const char *const *names, int nn, double *mean, double *half) {
+  char text[8192];
+  ckpt_text(text, sizeof text, events, failures);
+  for (int i = 0; i < nn; i++) rep_stats(text, 4 * 86400.0, names[i], R, &mean[i], &half[i]);
+}
+static void test_checkpoints_analytic(void) {
+  const char *names[] = {"checkpoint_gpu_h.class.training", "checkpoint_gpu_h.class.inference",
+                         "completion_mean.class.training",  "completion_mean.class.inference",
+                         "lost_gpu_h.class.training",       "client_cost_total"};
+  enum { N = 6 };
+  double me[N], he[N], ma[N], ha[N];
+  /* No failures: every run checkpoints on the same plan in both versions, so the checkpoint hours
+   * are the same to the millisecond and the completion times to rounding. */
+  ckpt_means(1, 0, 2, names, 4, me, he);
+  ckpt_means(0, 0, 2, names, 4, ma, ha);
+  CU_ASSERT(me[0] > 0 && me[1] > 0); /* the scenario does checkpoint */
+  fprintf(stderr,
+          "\n  no failures: checkpoint GPU-h %.6f %.6f, completion h %.6f %.6f (timers); %.6f %.6f, %.6f %.6f (plan)\n",
+          me[0], me[1], me[2], me[3], ma[0], ma[1], ma[2], ma[3]);
+  CU_ASSERT_DOUBLE_EQUAL(ma[0], me[0], 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(ma[1], me[1], 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(ma[2], me[2], 1e-6 * me[2]);
+  CU_ASSERT_DOUBLE_EQUAL(ma[3], me[3], 1e-6 * me[3]);
+  /* With failures the two diverge (ties, event order), but agree in the mean: within the sum of
+   * both 95% half-widths. */
+  ckpt_means(1, 1, 6, names, N, me, he);
+  ckpt_means(0, 1, 6, names, N, ma, ha);
+  for (int i = 0; i < N; i++) {
+    if (fabs(ma[i] - me[i]) > ha[i] + he[i])
+      fprintf(stderr, "%s: timers %g +- %g, plan %g +- %g\n", names[i], me[i], he[i], ma[i], ha[i]);
+    CU_ASSERT(fabs(ma[i] - me[i]) <= ha[i] + he[i]);
+  }
+  CU_ASSERT(me[4] > 0);
+}
+
 static void test_money_conserved_all_rules(void) {
   for (int rule = 0; mkt_rule_names[rule]; rule++) {
     char text[4096];
@@ -1281,6 +1330,7 @@ static void test_strategies_known_outcomes(void) {
 static CU_TestInfo model_tests[] = {
     {"M/M/c mean wait within the CI of Erlang C", test_mmc_erlang_c},
     {"money conserved under every clearing rule", test_money_conserved_all_rules},
+    {"checkpoints played from the core's plan agree with a timer per checkpoint", test_checkpoints_analytic},
     {"same seed same results, other seed other results", test_reproducible},
     {"churn gives E[up]/(E[up]+E[down]) availability", test_churn_availability},
     {"flexible pool pays rate x score x available hours", test_flexible_payout},

@@ -458,6 +458,57 @@ static void test_checkpoint_young(void) {
   teardown();
 }
 
+/* Analytic checkpoints (cfg.ckpt_analytic): the plan comes with the placement (the same interval
+ * and cost the timer would have used), no wake-up is armed, and the caller's reports of saved
+ * work are what a restart resumes from and what a withdrawn job hands back. */
+static void analytic(sched_config *c) { c->ckpt_analytic = 1; }
+static void test_checkpoint_analytic(void) {
+  setup(SCHED_FT_CHECKPOINT, analytic);
+  sched_destroy(S);
+  sched_config c;
+  sched_config_default(&c);
+  c.max_gpus = c.max_providers = 8;
+  c.max_nodes = 4;
+  c.max_jobs = 10;
+  c.sink = sink;
+  c.sink_ctx = R;
+  c.net.mode = SCHED_NET_ARQ;
+  c.ckpt_rule = SCHED_CKPT_YOUNG;
+  c.gpu_mtbf_s = 86400;
+  c.ckpt_analytic = 1;
+  CU_ASSERT_FATAL(sched_create(&c, &S) == 0);
+  for (uint32_t g = 0; g < 3; g++) join(0, g);
+  arrive(0, 1, batch(2, 1e6));
+  const sched_decision *p = last(SCHED_D_PLACE);
+  CU_ASSERT_FATAL(p != NULL);
+  double C = 0.025 + 8e6 / 100e6, T = sqrt(2 * C * 43200.0);
+  CU_ASSERT_DOUBLE_EQUAL(p->ckpt_cost, C, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(p->ckpt_interval, T, 1e-9);
+  CU_ASSERT(isinf(sched_next_wakeup(S))); /* no checkpoint timer */
+  uint32_t run = p->run, member = p->gpus[0];
+  /* two checkpoints reported at once, then a smaller (older) value that must not lower it */
+  CU_ASSERT_EQUAL(jev(SCHED_EV_CKPT_DONE, 3 * T, 1, run, 700), 0);
+  CU_ASSERT_EQUAL(jev(SCHED_EV_CKPT_DONE, 3 * T, 1, run, 300), 0);
+  CU_ASSERT_DOUBLE_EQUAL(jstat(1).saved_work, 700, 0);
+  CU_ASSERT_EQUAL(count(SCHED_D_CHECKPOINT), 0);
+  /* a member leaves: the restart resumes from 700 and gets a plan of its own */
+  CU_ASSERT_EQUAL(gev(SCHED_EV_GPU_LEAVE, 3 * T + 1, member, 0), 0);
+  CU_ASSERT_EQUAL(count(SCHED_D_PLACE), 2);
+  const sched_decision *p2 = last(SCHED_D_PLACE);
+  CU_ASSERT_FATAL(p2 != NULL && p2->run != run);
+  CU_ASSERT(p2->ckpt_interval > 0);
+  CU_ASSERT_DOUBLE_EQUAL(jstat(1).saved_work, 700, 0);
+  /* withdrawn: it hands back what was reported */
+  CU_ASSERT_EQUAL(jev(SCHED_EV_CKPT_DONE, 4 * T, 1, p2->run, 900), 0);
+  CU_ASSERT_EQUAL(ev((sched_event){.type = SCHED_EV_JOB_WITHDRAW, .t = 4 * T, .job = 1}), 0);
+  const sched_decision *e = last(SCHED_D_END);
+  CU_ASSERT_FATAL(e != NULL);
+  CU_ASSERT_EQUAL(e->reason, SCHED_R_WITHDRAWN);
+  CU_ASSERT_DOUBLE_EQUAL(e->value, 900, 0);
+  CU_ASSERT(isinf(sched_next_wakeup(S)));
+  teardown();
+}
+
 static void test_replicate(void) {
   setup(SCHED_FT_REPLICATE, NULL);
   for (uint32_t g = 0; g < 4; g++) join(0, g);
@@ -1776,6 +1827,7 @@ static CU_TestInfo core_tests[] = {
     {"standby fails while promoted", test_standby_fails_while_promoted},
     {"heartbeat back after its timeout", test_heartbeat_after_timeout},
     {"Young checkpoint timer", test_checkpoint_young},
+    {"analytic checkpoints: the plan at placement, reported saved work", test_checkpoint_analytic},
     {"replicas: first finish wins, billed", test_replicate},
     {"replicas: cancelled copies unbilled", test_replicate_unbilled},
     {"speculative backup on slow progress", test_speculative},

@@ -69,11 +69,15 @@ typedef struct mkt_msg {
   int64_t a;      /* amount (musd), GPUs, interval start (ms) */
   int64_t b;      /* interval end (ms), session; CKPT, WAKE: a double's bits (mkt__d2i) */
 } mkt_msg;
+/* An UNAVAIL with flag 1 carries the provider's staking claim up to its departure (what a CLAIM
+ * sent right after it would say: from = gen:epoch, to = a), one message instead of two. */
+static inline int64_t mkt__unavail_claim_from(const struct mkt_msg *m);
 static inline int64_t mkt__d2i(double x) {
   int64_t i;
   memcpy(&i, &x, sizeof i);
   return i;
 }
+static inline int64_t mkt__unavail_claim_from(const mkt_msg *m) { return (int64_t)((uint64_t)m->gen << 32 | m->epoch); }
 static inline double mkt__i2d(int64_t i) {
   double x;
   memcpy(&x, &i, sizeof x);
@@ -120,6 +124,11 @@ typedef struct mkt_run {
                                   it stops the run or ends the job) */
   double work, last_t, pause_until, rate, t_durable, t_start;
   double fin_t; /* when its pending finish timer (epoch) fires, INFINITY if none */
+  /* the core's checkpoint plan (sched cfg.ckpt_analytic), played out by mkt_place.c's ckpt_play:
+   * interval and cost (s), when the next checkpoint starts (INFINITY: none), when the last one
+   * started completes and the work it saves (ck_done INFINITY: none pending), and the durable
+   * work the core was last told; the durable work */
+  double ck_T, ck_C, ck_next, ck_done, ck_work, told, ck_saved;
 } mkt_run;
 
 typedef struct mkt_job {
@@ -163,10 +172,12 @@ typedef struct mkt_host {
   uint32_t prov;     /* global provider index */
   uint32_t session;  /* provider's availability session (from AVAIL) */
   int32_t cid;       /* first core GPU id of its GPUs, -1 before it first joins */
-  uint16_t busy;     /* its GPUs employed (members and standbys) */
-  uint16_t sby;      /* of which standbys */
+  uint8_t busy;      /* its GPUs employed (members and standbys; at most MKT__MAX_HOST_GPUS) */
+  uint8_t sby;       /* of which standbys */
+  uint8_t told;      /* busy as last told to the provider (RENTED) in this session */
   uint8_t in;        /* available in this pool */
   uint8_t unseen;    /* left unannounced; the core is told at detection */
+  uint8_t paying;    /* its payments waiting in m->paying (the event being fed to the core) */
   uint16_t failures; /* departures while employed */
   int32_t pos;       /* index in the pool's avail list, -1 when not available */
   int64_t stake;     /* flexible pool: stake held for it, musd */
@@ -211,6 +222,11 @@ typedef struct mkt_market {
   uint32_t capdirty_out; /* the list being sent (swapped with dirty) */
   uint32_t *forget;
   uint32_t nforget, capforget; /* jobs the core ended: forget after the event */
+  struct mkt__pay {
+    uint32_t prov;
+    int64_t amount;
+  } * paying;
+  uint32_t npaying, cappaying; /* payments to hosts of the event being fed to the core, in order */
   double wake_at;
   size_t trace_next;
   int64_t stakes, staked_score_milli;
@@ -288,6 +304,8 @@ void mkt__withdraw(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s);
 void mkt__on_finish(sim_lp *lp, const mkt_ctx *c, mkt_market *m, const mkt_msg *msg);
 void mkt__on_ckpt(sim_lp *lp, const mkt_ctx *c, mkt_market *m, const mkt_msg *msg);
 void mkt__on_wake(sim_lp *lp, const mkt_ctx *c, mkt_market *m, const mkt_msg *msg);
+/* Plays every running job's checkpoints up to now (book closing: their pauses are booked). */
+void mkt__ckpt_all(sim_lp *lp, const mkt_ctx *c, mkt_market *m);
 /* Bills every employed GPU up to now (book closing). */
 void mkt__bill_all(sim_lp *lp, const mkt_ctx *c, mkt_market *m);
 /* Re-prices job s (bidding rules that re-price): bills at the old price first. */

@@ -563,6 +563,31 @@ void mkt__market_prefetch(const sim_lp *lp, const void *st, const void *vmsg, si
   }
 }
 
+/* Provider prov stakes `amount` (musd) on joining this pool (M_STAKE, or riding on its AVAIL). */
+static void stake(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov, int64_t amount) {
+  mkt__book(lp, c, MKT_A_TRANSIT, -amount);
+  mkt__book(lp, c, MKT_A_STAKES, amount);
+  m->stakes += amount;
+  m->staked_score_milli += c->prov[prov].score_milli;
+  mkt__host(c, m, prov)->stake += amount;
+}
+
+/* A flexible-pool provider claims its staking income for the available span [from_ms, to_ms). */
+static void claim(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov, sim_id src, int64_t from_ms,
+                  int64_t to_ms) {
+  int64_t owed = flex_owed(c, m, from_ms, to_ms, c->prov[prov].score_milli);
+  int64_t sf = 0;
+  int64_t paid = mkt_treasury_pay(&m->treasury, owed, &sf);
+  m->shortfall += sf;
+  if (sf) mkt__series(lp, c, MKT_S_FLEX, MKT_F_SHORTFALL, sim_now(lp), sf);
+  if (paid) {
+    mkt__book(lp, c, MKT_A_TREASURY, -paid);
+    mkt__book(lp, c, MKT_A_TRANSIT, paid);
+    mkt_msg pay = {.kind = M_PAY, .reason = PAY_STAKING, .a = paid};
+    mkt__send(lp, src, c->cfg->latency_s, &pay);
+  }
+}
+
 void mkt__market_event(sim_lp *lp, void *st, const void *vmsg, sim_id src) {
   const mkt_ctx *c = mkt__ctx(lp);
   mkt_market *m = st;
@@ -597,17 +622,20 @@ void mkt__market_event(sim_lp *lp, void *st, const void *vmsg, sim_id src) {
   case M_CKPT: mkt__on_ckpt(lp, c, m, msg); break;
   case M_WAKE: mkt__on_wake(lp, c, m, msg); break;
   case M_DETECT: mkt__host_detect(lp, c, m, msg->slot, msg->gen); break;
-  case M_MCLOSE: mkt__bill_all(lp, c, m); break; /* close the books before the end */
-  case M_AVAIL: mkt__host_join(lp, c, m, prov, (uint32_t)msg->b); break;
-  case M_UNAVAIL: mkt__host_leave(lp, c, m, prov, msg->reason, (double)msg->a / 1000.0); break;
-  case M_DEPART: mkt__host_depart(lp, c, m, prov); break;
-  case M_STAKE:
-    mkt__book(lp, c, MKT_A_TRANSIT, -msg->a);
-    mkt__book(lp, c, MKT_A_STAKES, msg->a);
-    m->stakes += msg->a;
-    m->staked_score_milli += c->prov[prov].score_milli;
-    mkt__host(c, m, prov)->stake += msg->a;
+  case M_MCLOSE: /* close the books before the end */
+    mkt__ckpt_all(lp, c, m);
+    mkt__bill_all(lp, c, m);
     break;
+  case M_AVAIL:
+    if (msg->flag) stake(lp, c, m, prov, msg->a); /* the stake rode along: it came first */
+    mkt__host_join(lp, c, m, prov, (uint32_t)msg->b);
+    break;
+  case M_UNAVAIL:
+    mkt__host_leave(lp, c, m, prov, msg->reason, (double)msg->a / 1000.0);
+    if (msg->flag) claim(lp, c, m, prov, src, mkt__unavail_claim_from(msg), msg->a); /* its claim rides along */
+    break;
+  case M_DEPART: mkt__host_depart(lp, c, m, prov); break;
+  case M_STAKE: stake(lp, c, m, prov, msg->a); break;
   case M_UNSTAKE: {
     /* the provider asks for what it staked; it gets what is left after slashing */
     mkt_host *h = mkt__host(c, m, prov);
@@ -622,20 +650,7 @@ void mkt__market_event(sim_lp *lp, void *st, const void *vmsg, sim_id src) {
     mkt__send(lp, src, c->cfg->latency_s, &pay);
     break;
   }
-  case M_CLAIM: {
-    int64_t owed = flex_owed(c, m, msg->a, msg->b, c->prov[prov].score_milli);
-    int64_t sf = 0;
-    int64_t paid = mkt_treasury_pay(&m->treasury, owed, &sf);
-    m->shortfall += sf;
-    if (sf) mkt__series(lp, c, MKT_S_FLEX, MKT_F_SHORTFALL, sim_now(lp), sf);
-    if (paid) {
-      mkt__book(lp, c, MKT_A_TREASURY, -paid);
-      mkt__book(lp, c, MKT_A_TRANSIT, paid);
-      mkt_msg pay = {.kind = M_PAY, .reason = PAY_STAKING, .a = paid};
-      mkt__send(lp, src, c->cfg->latency_s, &pay);
-    }
-    break;
-  }
+  case M_CLAIM: claim(lp, c, m, prov, src, msg->a, msg->b); break;
   default: SIM_FATAL("market: unexpected message kind %d", msg->kind);
   }
 }

@@ -44,6 +44,14 @@ const char *mkt_msg_kind_name(unsigned kind) {
   return kind < MKT_NKINDS && mkt__kinds[kind].name ? mkt__kinds[kind].name : "?";
 }
 int mkt_msg_kind_event(unsigned kind) { return kind < MKT_NKINDS ? mkt__kinds[kind].ev : MKT_EV_NONE; }
+uint64_t mkt_run_starts(const sim_model *m, const sim_results *r) {
+  const mkt_ctx *c = m->ctx;
+  uint64_t n = 0;
+  for (unsigned w = 0; w < c->nworlds; w++)
+    for (unsigned k = 0; k < MKT_NCLASSES; k++)
+      n += (uint64_t)r->series[w * MKT_NSERIES + MKT_S_JOBS][k * MKT_NJCOLS + MKT_J_RUNS];
+  return n;
+}
 
 /* ---- scenario keys ----------------------------------------------------------------------------- */
 #define P(name, type, st, field, def, lo, hi, unit, help)                                                              \
@@ -299,6 +307,10 @@ const sim_param mkt_params[] = {
     P("churn", SIM_P_BOOL, mkt_config, churn, "true", 1.0, 0.0, NULL, "providers go up and down"),
     P("calendars", SIM_P_BOOL, mkt_config, calendars, "true", 1.0, 0.0, NULL, "personas' recurring offline periods"),
     P("self_use", SIM_P_BOOL, mkt_config, self_use, "true", 1.0, 0.0, NULL, "owners' own use preempts rentals"),
+    P("checkpoint_events", SIM_P_BOOL, mkt_config, checkpoint_events, "false", 1.0, 0.0, NULL,
+      "checkpoints as engine events (a core timer to start each, a message to complete it), as before "
+      "2026-12-01; false: the core's plan (interval, cost) is played out when a run's progress is needed "
+      "(docs/market.md, \"Checkpoints\")"),
     P("population_seed", SIM_P_INT, mkt_config, population_seed, "1", 0, 9e18, "1",
       "seed of the provider population (GPUs, personas), the same in every replication"),
     P("sample_providers", SIM_P_INT, mkt_config, sample_providers, "20", 0, 1e6, "providers",
@@ -748,7 +760,8 @@ static const char *const mkt__jcol_names[] = {"submitted",
                                               "done_cost_musd",
                                               "balked",
                                               "price_seen_sum_musd_h",
-                                              "price_seen_n"};
+                                              "price_seen_n",
+                                              "runs"};
 _Static_assert(sizeof mkt__jcol_names / sizeof *mkt__jcol_names == MKT_NJCOLS, "one name per jobs column");
 static const char *const mkt__pcol_units[] = {"USD*1e-6", "GPU*ms", "GPU*ms", "providers", "GPUs"};
 _Static_assert(sizeof mkt__pcol_names / sizeof *mkt__pcol_names == MKT_NPCOLS &&
@@ -756,7 +769,7 @@ _Static_assert(sizeof mkt__pcol_names / sizeof *mkt__pcol_names == MKT_NPCOLS &&
                "one name and unit per column");
 static const char *const mkt__jcol_units[] = {
     "jobs",   "jobs",   "jobs",   "ms",     "ms",   "1",        "USD*1e-6", "jobs",           "jobs", "GPU*ms",
-    "GPU*ms", "GPU*ms", "GPU*ms", "GPU*ms", "jobs", "USD*1e-6", "jobs",     "USD*1e-6/GPU/h", "1"};
+    "GPU*ms", "GPU*ms", "GPU*ms", "GPU*ms", "jobs", "USD*1e-6", "jobs",     "USD*1e-6/GPU/h", "1",    "runs"};
 _Static_assert(sizeof mkt__jcol_units / sizeof *mkt__jcol_units == MKT_NJCOLS, "one unit per jobs column");
 static const char *const mkt__fcol_names[] = {"treasury_musd", "rate_musd_h", "shortfall_musd"};
 static const char *const mkt__fcol_units[] = {"USD*1e-6", "USD*1e-6/h", "USD*1e-6"};

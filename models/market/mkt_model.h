@@ -135,6 +135,7 @@ typedef struct mkt_config {
   char *score_tflops; /* measured AI throughput per GPU model, "name:TFLOPS, ..." */
   double billing_s, latency_s, review_s;
   int churn, calendars, self_use;
+  int checkpoint_events; /* 1: a timer and a completion event per checkpoint (sched cfg.ckpt_analytic = 0) */
   int64_t population_seed;
   int64_t sample_providers;
   int record_jobs, record_providers;
@@ -158,10 +159,13 @@ extern const sim_model_class mkt_class;
  * overhead: the message kind (1 .. MKT_NKINDS - 1) of a message the market's handlers receive, its
  * name, and which modelled event it is (MKT_EV_*: a payment is a bill) or MKT_EV_NONE when it is bookkeeping (a relay
  * between LPs, a timer, a payment). Job starts are decided inside other handlers and have no
- * event of their own. */
+ * event of their own: mkt_run_starts counts them from the results. */
 #define MKT_NKINDS 27
 enum { MKT_EV_NONE, MKT_EV_ARRIVAL, MKT_EV_END, MKT_EV_CHURN, MKT_EV_BILL, MKT_NEV };
 unsigned mkt_msg_kind(const void *msg);
+/* Runs placed in a run's results (every world, class: first starts and restarts), the modelled
+ * job starts that have no event of their own. */
+uint64_t mkt_run_starts(const sim_model *m, const sim_results *r);
 const char *mkt_msg_kind_name(unsigned kind);
 int mkt_msg_kind_event(unsigned kind);
 
@@ -306,6 +310,7 @@ enum {
   MKT_J_BALKED,
   MKT_J_SEEN_SUM,
   MKT_J_SEEN_N,
+  MKT_J_RUNS, /* runs placed (first starts and restarts), the modelled job starts */
   MKT_NJCOLS
 };
 /* Columns of MKT_S_FLEX (one bin per billing interval, summed over regions). */

@@ -86,9 +86,36 @@ static void pay_host(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov,
     m->treasury += net;
   } else if (net != 0) {
     mkt__book(lp, c, MKT_A_TRANSIT, net);
+    if (m->lp) { /* inside an event fed to the core: sent at its end, the last with its RENTED (mkt__feed) */
+      mkt_host *h = host_of(c, m, prov);
+      if (h->paying == UINT8_MAX) SIM_FATAL("host %u paid more than %d times in one event", prov, UINT8_MAX);
+      h->paying++;
+      m->paying = mkt__grow(m->paying, &m->cappaying, m->npaying + 1, sizeof *m->paying);
+      m->paying[m->npaying++] = (struct mkt__pay){prov, net};
+      return;
+    }
     mkt_msg pay = {.kind = M_PAY, .reason = PAY_RENTAL, .a = net};
     mkt__send(lp, mkt__prov_id(c, m->world, prov), c->cfg->latency_s, &pay);
   }
+}
+
+/* Sends the payments the event owes, in order; the last one of a host whose count of employed GPUs
+ * changed carries it (flag 1: slot = the count, gen = the session) instead of a RENTED after it:
+ * the provider books the payment first, as when the RENTED followed the PAY. */
+static void pay_pending(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
+  for (uint32_t i = 0; i < m->npaying; i++) {
+    uint32_t prov = m->paying[i].prov;
+    mkt_host *h = host_of(c, m, prov);
+    mkt_msg msg = {.kind = M_PAY, .reason = PAY_RENTAL, .a = m->paying[i].amount};
+    if (--h->paying == 0 && h->in && h->busy != h->told) {
+      h->told = h->busy;
+      msg.flag = 1;
+      msg.slot = h->busy;
+      msg.gen = h->session;
+    }
+    mkt__send(lp, mkt__prov_id(c, m->world, prov), c->cfg->latency_s, &msg);
+  }
+  m->npaying = 0;
 }
 
 /* Bills core GPU `cid` up to time t (never past its host's departure). Returns the amount. */
@@ -194,6 +221,81 @@ static void advance(mkt_run *r, double now) {
 /* Contention applies to a host of several GPUs when a calibration gave the cluster model a
  * contention table (a lab calibration's f(k), market.calibration). */
 static int contended(const mkt_ctx *c, uint32_t prov) { return c->cluster.ncoloc > 0 && c->prov[prov].ngpus > 1; }
+/* Checkpoints as the core's plan (sched cfg.ckpt_analytic): a run writes a checkpoint of ck_C
+ * seconds (the run pauses) ck_T after its staging ends and ck_T after each checkpoint completes.
+ * Between failures that schedule is fixed, so it is played out here, exactly as the timers and
+ * completion events did it (the work at each checkpoint's start is what it saves, its pause is
+ * booked when it starts), but only when the run's progress is needed: before its work is
+ * advanced (a finish, a stop, a replacement, the books' closing) and before an event that may
+ * stop it (ckpt_sync). One that completes at `now` is durable. One that starts at `now`
+ * exactly is played (at_now = 1) only before a provider's departure at that instant: the timers'
+ * events were the market's own and came before a provider's message of the same time (lower
+ * source LP id in the engine's key); the market's own events of that instant (a finish, the
+ * tick's withdrawals) come first (at_now = 0), as the tick, sent an interval earlier, came
+ * before the wake-up (ASSUMPTION: the wake-up of a timer could also have been sent before a
+ * finish timer of the same instant; the timers' order then depended on when they were sent). */
+static void ckpt_play(sim_lp *lp, const mkt_ctx *c, mkt_job *j, mkt_run *r, double now, int at_now) {
+  for (;;) {
+    if (r->ck_done <= now) {
+      r->t_durable = r->ck_done;
+      r->ck_saved = r->ck_work;
+      r->ck_done = INFINITY;
+    }
+    if (!(r->ck_next < now || (at_now && r->ck_next == now))) return;
+    double t = r->ck_next;
+    advance(r, t); /* the work it saves */
+    double from = r->pause_until > t ? r->pause_until : t;
+    r->pause_until = from + r->ck_C; /* a blocking checkpoint: the run waits while it writes */
+    int64_t ck = mkt__ms(r->ck_C) * r->n;
+    j->ckpt_ms += ck;
+    mkt__series(lp, c, MKT_S_JOBS, j->cls * MKT_NJCOLS + MKT_J_CKPT_MS, 0, ck);
+    r->ck_work = r->work;
+    r->ck_done = r->pause_until;
+    r->ck_next = r->pause_until + r->ck_T;
+  }
+}
+/* The run's work brought to now, its checkpoints first. */
+static void run_to(sim_lp *lp, const mkt_ctx *c, mkt_job *j, mkt_run *r, double now) {
+  ckpt_play(lp, c, j, r, now, 0);
+  advance(r, now);
+}
+static void ckpt_cancel(mkt_run *r) { r->ck_next = r->ck_done = INFINITY; }
+
+/* Tells the core the work job s's runs have saved by now, before an event that may stop them
+ * (the core resumes a restart from it, or hands it back with a withdrawn job). */
+static void ckpt_sync(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s, int at_now) {
+  mkt_job *j = &m->jobs[s];
+  if (j->state != J_RUNNING) return;
+  double now = sim_now(lp);
+  for (int k = 0; k < j->nruns; k++) {
+    mkt_run *r = &j->runs[k];
+    if (!r->active) continue;
+    ckpt_play(lp, c, j, r, now, at_now);
+    if (!(r->ck_saved > r->told)) continue;
+    r->told = r->ck_saved;
+    sched_event e = {.type = SCHED_EV_CKPT_DONE, .t = now, .job = s, .run = r->id, .value = r->ck_saved};
+    int rc = sched_handle(m->core, &e); /* no decision comes of it */
+    if (rc) SIM_FATAL("CKPT_DONE refused: %s", sched_strerror(rc));
+  }
+}
+/* The same for every job employing one of host h's n GPUs. */
+static void ckpt_sync_host(sim_lp *lp, const mkt_ctx *c, mkt_market *m, const mkt_host *h, unsigned n, int at_now) {
+  if (h->cid < 0 || c->cfg->checkpoint_events) return;
+  for (unsigned g = 0; g < n; g++) {
+    uint32_t slot = m->cg[(uint32_t)h->cid + g].slot;
+    if (slot != NIL && slot < m->njobs) ckpt_sync(lp, c, m, slot, at_now);
+  }
+}
+
+void mkt__ckpt_all(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
+  double now = sim_now(lp);
+  for (uint32_t s = 0; s < m->njobs; s++) {
+    mkt_job *j = &m->jobs[s];
+    if (j->state != J_RUNNING) continue;
+    for (int k = 0; k < j->nruns; k++)
+      if (j->runs[k].active) ckpt_play(lp, c, j, &j->runs[k], now, 0);
+  }
+}
 
 static double run_rate(const mkt_ctx *c, mkt_market *m, const mkt_job *j, const mkt_run *r) {
   double sp[8];
@@ -218,12 +320,19 @@ static double run_rate(const mkt_ctx *c, mkt_market *m, const mkt_job *j, const 
   return sched_cluster_rate(&c->cluster, &c->net, sp, ln, r->n, cc->step_s * j->gpus, cc->grad_mb * 1e6);
 }
 
-/* When the run would finish at its current rate (INFINITY: stalled, doomed or not computing). */
+/* When the run would finish at its current rate (INFINITY: stalled, doomed or not computing),
+ * with the pauses of its checkpoint plan (the checkpoints up to now played out): computing until
+ * the next checkpoint starts, then cycles of ck_C paused and ck_T computing. */
 static double finish_time(const mkt_job *j, const mkt_run *r, double now) {
   if (!(r->rate > 0) || r->doomed) return INFINITY;
   double start = r->pause_until > now ? r->pause_until : now;
   double rem = j->work - r->work;
-  return start + (rem > 0 ? rem : 0) / r->rate;
+  double need = (rem > 0 ? rem : 0) / r->rate; /* computing time still needed */
+  if (!(r->ck_next < start + need)) return start + need;
+  need -= r->ck_next > start ? r->ck_next - start : 0; /* what is left once the next checkpoint starts */
+  double k = ceil(need / r->ck_T) - 1;                 /* whole intervals before the last, partial one */
+  if (k < 0) k = 0;
+  return r->ck_next + (k + 1) * r->ck_C + k * r->ck_T + (need - k * r->ck_T);
 }
 
 /* Keeps one finish timer per run, at or before the run's finish. A pause (staging, checkpoint,
@@ -265,7 +374,7 @@ static void rerate_host(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t pr
       if (!member) continue;
       double rate = run_rate(c, m, j, r);
       if (rate == r->rate) continue;
-      advance(r, now);
+      run_to(lp, c, j, r, now); /* its checkpoints and work so far at the old rate */
       r->rate = rate;
       arm_finish(lp, m, cg->slot, r);
     }
@@ -275,6 +384,7 @@ static void rerate_host(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t pr
 static void run_close(mkt_run *r) {
   r->active = 0;
   cancel_finish(r);
+  ckpt_cancel(r);
   r->ck++;
 }
 
@@ -318,6 +428,13 @@ static void sink(void *ctx, const sched_decision *d) {
     r->pause_until = now + d->value; /* staging: inputs (and the checkpoint) reach every member */
     r->rate = run_rate(c, m, j, r);
     r->fin_t = INFINITY;
+    /* the core's checkpoint plan (none with timers: cfg.ckpt_analytic = 0) */
+    r->ck_T = d->ckpt_interval;
+    r->ck_C = d->ckpt_cost;
+    r->ck_next = r->ck_T > 0 ? r->pause_until + r->ck_T : INFINITY;
+    r->ck_done = INFINITY;
+    r->ck_saved = r->told = r->work;
+    mkt__series(lp, c, MKT_S_JOBS, j->cls * MKT_NJCOLS + MKT_J_RUNS, 0, 1);
     if (mkt__quotes(c) && r->n)
       m->price_h = mkt_ewma(m->price_h, (double)m->cg[r->gpus[0]].rate, c->cfg->responses.memory_jobs);
     if (m->pool == MKT_POOL_BIDDING) mkt__bid_won(c, m, j);
@@ -362,7 +479,7 @@ static void sink(void *ctx, const sched_decision *d) {
   case SCHED_D_REPLACE: {
     mkt_run *r = run_find(j, d->run);
     if (!r) SIM_FATAL("replace in unknown run %u of job %u", d->run, d->job);
-    advance(r, now);
+    run_to(lp, c, j, r, now);
     j->replacements++;
     for (unsigned i = 0; i < r->n; i++)
       if (r->gpus[i] == d->old_gpu) r->gpus[i] = d->gpu;
@@ -393,7 +510,7 @@ static void sink(void *ctx, const sched_decision *d) {
   case SCHED_D_CHECKPOINT: {
     mkt_run *r = run_find(j, d->run);
     if (!r) SIM_FATAL("checkpoint of unknown run %u of job %u", d->run, d->job);
-    advance(r, now);
+    run_to(lp, c, j, r, now);
     double from = r->pause_until > now ? r->pause_until : now;
     if (!isfinite(from)) break;       /* stalled: a member is gone; this checkpoint never completes */
     r->pause_until = from + d->value; /* a blocking checkpoint: the run waits while it writes */
@@ -408,7 +525,7 @@ static void sink(void *ctx, const sched_decision *d) {
   case SCHED_D_STOP: {
     mkt_run *r = run_find(j, d->run);
     if (!r) SIM_FATAL("stop of unknown run %u of job %u", d->run, d->job);
-    advance(r, now);
+    run_to(lp, c, j, r, now);
     int64_t w = 0;
     if (d->reason == SCHED_R_CANCELLED) {
       w = (mkt__ms(now) - mkt__ms(r->t_start)) * r->n;
@@ -497,7 +614,9 @@ void mkt__feed(sim_lp *lp, const mkt_ctx *c, mkt_market *m, sched_event *e) {
     mkt_msg msg = {.kind = M_WAKE, .b = mkt__d2i(w)};
     mkt__send(lp, sim_lp_id(lp), w > now ? w - now : 0, &msg);
   }
-  /* hosts whose employed GPUs changed: tell them (one message per host and event) */
+  /* payments, and hosts whose employed GPUs changed: tell them (at most one RENTED per host and
+   * round, riding on its last payment when it has one) */
+  if (!outer && !m->ndirty) pay_pending(lp, c, m);
   while (m->ndirty && !outer) {
     /* take the list (host_free below may dirty hosts again: the next round sends those) */
     uint32_t n = m->ndirty, *v = m->dirty, cap = m->capdirty;
@@ -506,6 +625,7 @@ void mkt__feed(sim_lp *lp, const mkt_ctx *c, mkt_market *m, sched_event *e) {
     m->dirty_out = v;
     m->capdirty_out = cap;
     m->ndirty = 0;
+    pay_pending(lp, c, m);
     for (uint32_t i = 0; i < n; i++) {
       uint32_t prov = v[i];
       int dup = 0;
@@ -513,7 +633,10 @@ void mkt__feed(sim_lp *lp, const mkt_ctx *c, mkt_market *m, sched_event *e) {
       if (dup) continue;
       mkt_host *h = host_of(c, m, prov);
       if (contended(c, prov)) rerate_host(lp, c, m, prov);
-      if (!h->in) continue;
+      /* only a change the provider does not know: what it was told last in this session (a
+       * release and a placement in one event, a join with nothing placed, tell it nothing) */
+      if (!h->in || h->busy == h->told) continue;
+      h->told = h->busy;
       mkt_msg r = {.kind = M_RENTED, .a = h->busy, .b = h->session};
       mkt__send(lp, mkt__prov_id(c, m->world, prov), c->cfg->latency_s, &r);
     }
@@ -563,6 +686,7 @@ void mkt__host_join(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov, 
   }
   h->in = 1;
   h->session = session;
+  h->told = 0; /* a provider starts each session with no rentals */
   h->gone_t = INFINITY;
   if (m->navail == m->capavail) m->avail = mkt__grow(m->avail, &m->capavail, m->navail + 1, sizeof *m->avail);
   h->pos = (int32_t)m->navail;
@@ -573,7 +697,7 @@ void mkt__host_join(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov, 
     e.u.gpu = in;
     mkt__feed(lp, c, m, &e);
   }
-  mark_dirty(m, prov); /* tells the host its rented count for this session */
+  mark_dirty(m, prov); /* tells the host its rented count for this session, if not 0 */
   if (m->ops->host_free && h->busy < n) m->ops->host_free(lp, c, m, prov);
 }
 
@@ -617,6 +741,7 @@ void mkt__host_leave(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov,
   avail_remove(c, m, h);
   unsigned n = c->prov[prov].ngpus;
   if (announced || h->busy == 0) {
+    ckpt_sync_host(lp, c, m, h, n, 1); /* a provider's message */
     for (unsigned g = 0; g < n; g++) {
       sched_event e = {.type = SCHED_EV_GPU_LEAVE, .gpu = (uint32_t)h->cid + g};
       mkt__feed(lp, c, m, &e);
@@ -640,10 +765,13 @@ void mkt__host_leave(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov,
       if (!r->active) continue;
       for (unsigned i = 0; i < r->n; i++)
         if (r->gpus[i] == cid && !r->doomed) {
+          /* the checkpoints that started before the market learnt of it, as the timers had them */
+          ckpt_play(lp, c, j, r, sim_now(lp), 1);
           advance(r, t_left > r->last_t ? t_left : r->last_t);
           r->doomed = 1;
           r->pause_until = INFINITY;
           cancel_finish(r); /* its finish and checkpoint never come */
+          ckpt_cancel(r);
           r->ck++;
         }
     }
@@ -675,6 +803,7 @@ void mkt__host_detect(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov
   h->unseen = 0;
   unsigned n = c->prov[prov].ngpus;
   int employed = prefetch_host(m, h, n);
+  if (employed) ckpt_sync_host(lp, c, m, h, n, 0);
   if (employed) {
     /* Staking: an unannounced departure while employed is slashed (NGPU's incentive to stay
      * online, shared/seeds 001); the stake goes to the pool's treasury. */
@@ -780,6 +909,7 @@ int mkt__posted_handed_back(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_
 }
 
 void mkt__withdraw(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s) {
+  if (!c->cfg->checkpoint_events && s < m->njobs) ckpt_sync(lp, c, m, s, 0);
   sched_event e = {.type = SCHED_EV_JOB_WITHDRAW, .job = s};
   mkt__feed(lp, c, m, &e);
 }
@@ -813,7 +943,7 @@ void mkt__on_finish(sim_lp *lp, const mkt_ctx *c, mkt_market *m, const mkt_msg *
    * remainders are rounding, not work) */
   double now = sim_now(lp);
   r->fin_t = INFINITY;
-  advance(r, now);
+  run_to(lp, c, j, r, now); /* a checkpoint due at this instant comes after the finish */
   if (finish_time(j, r, now) > now + 1e-6) {
     arm_finish(lp, m, msg->slot, r);
     return;
@@ -859,7 +989,8 @@ void mkt__place_init(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
   sc.sink_ctx = m;
   /* the core's own stream, from the market's (the same in every world: common random numbers) */
   sc.seed = (uint64_t)gsl_rng_get(sim_lp_rng(lp)) << 32 ^ gsl_rng_get(sim_lp_rng(lp));
-  sc.heartbeat_timeout_s = 0; /* the market reports misses (market.heartbeat_timeout) */
+  sc.heartbeat_timeout_s = 0;                    /* the market reports misses (market.heartbeat_timeout) */
+  sc.ckpt_analytic = !c->cfg->checkpoint_events; /* checkpoints as a plan, played out here (ckpt_play) */
   /* queued jobs tried per capacity change: the head of the queue and a little backfilling (a
    * spotlab choice: each try samples candidates, and the queue moves at every change) */
   sc.queue_scan = 4;
@@ -898,5 +1029,6 @@ void mkt__place_fini(mkt_market *m) {
   free(m->dirty);
   free(m->dirty_out);
   free(m->forget);
+  free(m->paying);
   m->core = NULL;
 }

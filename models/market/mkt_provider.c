@@ -21,8 +21,11 @@ static const char *const st_names[] = {"down", "owner", "idle", "rented", "out"}
 typedef struct mkt_prov {
   uint8_t up, cal_busy, self_busy, pool, start_pool, state, low, avail;
   uint16_t switches, interruptions;
-  uint16_t rented;  /* GPUs employed now (the market's RENTED) */
-  uint32_t session; /* availability sessions so far */
+  uint16_t rented;   /* GPUs employed now (the market's RENTED) */
+  uint8_t stake_due; /* its stake is posted but not sent yet: it rides on the AVAIL that follows */
+  uint8_t close_due; /* the books close before its next review: the closing timer is owed if it
+                        joins a staking pool before then (next_review, switch_pool) */
+  uint32_t session;  /* availability sessions so far */
   uint32_t ndays;
   int32_t day; /* daily income statistics (Welford): days closed, today */
   double st_since, claim_from;
@@ -174,11 +177,17 @@ static void flex_claim(sim_lp *lp, const mkt_ctx *c, mkt_prov *p) {
 
 /* Schedules the next review `delay` from now, and the book closing when it falls before that
  * review: each provider keeps one pending timer for both (not a closing timer for the whole run). */
-static void next_review(sim_lp *lp, const mkt_ctx *c, double delay) {
+static void next_review(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, double delay) {
   double now = sim_now(lp);
+  /* the closing only claims (flex_claim): a provider whose persona never stakes needs none */
+  p->close_due = 0;
   if (c->close_t > 0 && now < c->close_t && c->close_t <= now + delay) {
-    mkt_msg cl = {.kind = M_CLOSE};
-    mkt__send(lp, sim_lp_id(lp), c->close_t - now, &cl);
+    if (mkt__pools[p->pool]->treasury) {
+      mkt_msg cl = {.kind = M_CLOSE};
+      mkt__send(lp, sim_lp_id(lp), c->close_t - now, &cl);
+    } else {
+      p->close_due = 1; /* sent if it switches to a staking pool before the close (switch_pool) */
+    }
   }
   mkt_msg rv = {.kind = M_REVIEW};
   mkt__send(lp, sim_lp_id(lp), delay, &rv);
@@ -187,12 +196,26 @@ static void next_review(sim_lp *lp, const mkt_ctx *c, double delay) {
 static void tell_avail(sim_lp *lp, const mkt_ctx *c, mkt_prov *p) {
   p->session++;
   mkt_msg m = {.kind = M_AVAIL, .b = p->session};
+  if (p->stake_due) { /* the STAKE it would have sent just before: flag 1, a = the stake */
+    m.flag = 1;
+    m.a = p->stake;
+    p->stake_due = 0;
+  }
   mkt__send(lp, my_market(c, lp, p), c->cfg->latency_s, &m);
   if (mkt__pools[p->pool]->treasury) p->claim_from = sim_now(lp);
 }
 
-static void tell_unavail(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, int announced) {
+/* claim: the staking claim up to now rides along (flex_claim's message, mkt__unavail_claim_from) */
+static void tell_unavail(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, int announced, int claim) {
   mkt_msg m = {.kind = M_UNAVAIL, .reason = (uint8_t)announced, .a = mkt__ms(sim_now(lp)), .b = p->session};
+  double now = sim_now(lp);
+  if (claim && mkt__pools[p->pool]->treasury && p->claim_from >= 0 && now > p->claim_from) {
+    uint64_t from = (uint64_t)mkt__ms(p->claim_from);
+    m.flag = 1;
+    m.gen = (uint32_t)(from >> 32);
+    m.epoch = (uint32_t)from;
+    p->claim_from = now;
+  }
   mkt__send(lp, my_market(c, lp, p), c->cfg->latency_s, &m);
 }
 
@@ -214,7 +237,7 @@ static void update(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, int announced) {
       }
       mkt__rpool(lp, c, p->pool, announced ? MKT_RP_ANNOUNCED : MKT_RP_UNANNOUNCED, 1);
     }
-    tell_unavail(lp, c, p, announced);
+    tell_unavail(lp, c, p, announced, 1); /* with the claim flex_claim would send next */
     flex_claim(lp, c, p);
     p->claim_from = -1;
     p->avail = 0;
@@ -278,7 +301,13 @@ static void post_stake(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, const mkt_psta
   mkt__book(lp, c, MKT_A_TRANSIT, stake);
   p->balance -= stake;
   p->stake = stake;
-  mkt_msg m = {.kind = M_STAKE, .a = stake};
+  p->stake_due = 1; /* rides on the AVAIL that follows, else stake_send */
+}
+/* Sends a posted stake that no AVAIL carried (the host is not available). */
+static void stake_send(sim_lp *lp, const mkt_ctx *c, mkt_prov *p) {
+  if (!p->stake_due) return;
+  p->stake_due = 0;
+  mkt_msg m = {.kind = M_STAKE, .a = p->stake};
   mkt__send(lp, my_market(c, lp, p), c->cfg->latency_s, &m);
 }
 
@@ -325,14 +354,15 @@ static void prov_init(sim_lp *lp, void *st) {
   by_groups(lp, c, ps, p->pool, MKT_P_PROVIDERS, 1);
   by_groups(lp, c, ps, p->pool, MKT_P_GPUS, ps->ngpus);
   update(lp, c, p, 1);
+  stake_send(lp, c, p);
   /* daily review (pool switching, flexible claims) at a provider-specific phase */
-  next_review(lp, c, c->cfg->review_s * (0.5 + 0.5 * gsl_rng_uniform(r)));
+  next_review(lp, c, p, c->cfg->review_s * (0.5 + 0.5 * gsl_rng_uniform(r)));
 }
 
 /* Leaves its pool (an announced departure): unstakes and tells the market it is gone for good,
  * so that the pool may recycle its GPU ids. */
 static void leave_pool(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, const mkt_pstat *ps) {
-  if (p->avail) tell_unavail(lp, c, p, 1);
+  if (p->avail) tell_unavail(lp, c, p, 1, 0);
   if (p->stake > 0) {
     mkt_msg m = {.kind = M_UNSTAKE, .a = p->stake};
     mkt__send(lp, my_market(c, lp, p), c->cfg->latency_s, &m);
@@ -365,6 +395,13 @@ static void switch_pool(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, const mkt_pst
   pop(lp, c, p, ps, 1);
   post_stake(lp, c, p, ps);
   if (p->avail) tell_avail(lp, c, p);
+  stake_send(lp, c, p);
+  double now = sim_now(lp);
+  if (p->close_due && mkt__pools[p->pool]->treasury && now < c->close_t) { /* the closing it now needs */
+    mkt_msg cl = {.kind = M_CLOSE};
+    mkt__send(lp, sim_lp_id(lp), c->close_t - now, &cl);
+    p->close_due = 0;
+  }
 }
 
 static void ask_quote(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, unsigned pool) {
@@ -387,6 +424,7 @@ static void on_quoted(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, const mkt_msg *
       pop(lp, c, p, ps, 1);
       post_stake(lp, c, p, ps);
       update(lp, c, p, 1);
+      stake_send(lp, c, p);
     }
     return;
   }
@@ -454,7 +492,16 @@ static void review(sim_lp *lp, const mkt_ctx *c, mkt_prov *p) {
   p->win_income = 0;
   p->win_avail_s = 0;
   p->win_rented_ms = 0;
-  next_review(lp, c, c->cfg->review_s);
+  next_review(lp, c, p, c->cfg->review_s);
+}
+
+/* The market says n of its GPUs are employed now (RENTED, or riding on a PAY): heeded only from
+ * the market of the current pool, for the current session, while available. */
+static void rented(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, uint16_t n, uint32_t session, sim_id src) {
+  if (!p->avail || session != p->session || src != my_market(c, lp, p)) return;
+  flush(lp, c, p);
+  p->rented = n;
+  set_state(lp, c, p, p->rented ? ST_RENTED : ST_IDLE);
 }
 
 static void prov_event(sim_lp *lp, void *st, const void *vmsg, sim_id src) {
@@ -481,14 +528,11 @@ static void prov_event(sim_lp *lp, void *st, const void *vmsg, sim_id src) {
     self_schedule(lp, c, p, ps);
     update(lp, c, p, 1);
     break;
-  case M_RENTED:
-    /* only the market of the current pool, for the current session, while available */
-    if (!p->avail || (uint32_t)msg->b != p->session || src != my_market(c, lp, p)) break;
-    flush(lp, c, p);
-    p->rented = (uint16_t)msg->a;
-    set_state(lp, c, p, p->rented ? ST_RENTED : ST_IDLE);
+  case M_RENTED: rented(lp, c, p, (uint16_t)msg->a, (uint32_t)msg->b, src); break;
+  case M_PAY:
+    earn(lp, c, p, msg->a, msg->reason != PAY_REFUND);
+    if (msg->flag) rented(lp, c, p, (uint16_t)msg->slot, msg->gen, src); /* a RENTED rides along */
     break;
-  case M_PAY: earn(lp, c, p, msg->a, msg->reason != PAY_REFUND); break;
   case M_SLASH: p->stake -= msg->a; break;
   case M_REVIEW: review(lp, c, p); break;
   case M_QUOTED: on_quoted(lp, c, p, msg); break;

@@ -562,8 +562,13 @@ static double sched__ckpt_interval(sched *s, sched__job *j, sched__run *r, doubl
   return T > 1.0 ? T : 1.0;
 }
 
+/* The job's runs take periodic checkpoints. */
+static int sched__ckpt_on(const sched__job *j) {
+  return j->ft.policy == SCHED_FT_CHECKPOINT && j->spec.kind == SCHED_JOB_BATCH;
+}
+
 static void sched__arm_ckpt(sched *s, sched__job *j, sched__run *r, double after) {
-  if (j->ft.policy != SCHED_FT_CHECKPOINT || j->spec.kind != SCHED_JOB_BATCH) return;
+  if (!sched__ckpt_on(j) || s->cfg.ckpt_analytic) return;
   double C;
   double T = sched__ckpt_interval(s, j, r, &C);
   r->ckpt_seq++;
@@ -807,8 +812,12 @@ static int sched__place_run(sched *s, uint32_t jid, int backup) {
   s->cnt.placements++;
   sched_decision d = {
       .type = SCHED_D_PLACE, .job = jid, .run = run, .gpus = r->members, .ngpus = width, .value = stage};
+  if (s->cfg.ckpt_analytic) {
+    if (sched__ckpt_on(j)) d.ckpt_interval = sched__ckpt_interval(s, j, r, &d.ckpt_cost);
+  } else {
+    sched__arm_ckpt(s, j, r, stage);
+  }
   sched__emit(s, &d);
-  sched__arm_ckpt(s, j, r, stage);
   sched_job_spec any = j->spec; /* the candidates are for members; standbys come from anywhere */
   any.cand = NULL;
   any.ncand = 0;
@@ -1576,6 +1585,10 @@ static int sched__handle(sched *s, const sched_event *ev) {
   case SCHED_EV_CKPT_DONE:
     rc = sched__run_event(s, ev, &j, &r);
     if (!rc && r) {
+      if (s->cfg.ckpt_analytic) { /* the caller's report of its plan's progress */
+        if (ev->value > j->saved_work) j->saved_work = ev->value < j->spec.work ? ev->value : j->spec.work;
+        break;
+      }
       if (!r->in_ckpt) {
         s->cnt.stale_events++;
         break;

@@ -169,8 +169,18 @@ typedef struct sched_config {
   double slow_ratio;          /* observed / expected progress rate below this = slow run */
   double degrade_ratio;       /* a GPU reported below this speed factor is degraded */
   double heartbeat_timeout_s; /* 0 = no heartbeat tracking (the caller reports misses) */
-  unsigned max_restarts;      /* a job interrupted more often than this ends as failed */
-  unsigned queue_scan;        /* queued jobs tried per capacity change */
+  /* 1: checkpoints are a plan, not timers. The core arms no checkpoint timer: it decides each
+   * CHECKPOINT run's interval T and cost C once, at placement, and hands them over in the PLACE
+   * decision (ckpt_interval, ckpt_cost): the run writes a checkpoint of C seconds (a blocking
+   * pause) T seconds after its staging ends and T seconds after each checkpoint completes. The
+   * caller plays the plan out when it needs to (a simulator knows the run's progress at any
+   * instant) and reports the work saved with SCHED_EV_CKPT_DONE (value = work saved, any number
+   * of checkpoints at once) before any event that may stop the run (a GPU lost, a withdrawal).
+   * Young/Daly intervals use the MTBF estimate at placement (with timers: at each checkpoint's
+   * end). 0 (default): a timer per checkpoint, SCHED_D_CHECKPOINT, then SCHED_EV_CKPT_DONE. */
+  int ckpt_analytic;
+  unsigned max_restarts; /* a job interrupted more often than this ends as failed */
+  unsigned queue_scan;   /* queued jobs tried per capacity change */
 
   /* selection */
   unsigned sample;       /* candidates drawn per needed GPU (power of d choices) */
@@ -222,7 +232,8 @@ typedef enum sched_ev_type {
   SCHED_EV_JOB_PROGRESS, /* job, run, value = work done by the run (work units) */
   SCHED_EV_JOB_FINISH,   /* job, run: the run completed the job's work */
   SCHED_EV_JOB_FAIL,     /* job, run: the run crashed for a reason of its own */
-  SCHED_EV_CKPT_DONE,    /* job, run, value = work saved */
+  SCHED_EV_CKPT_DONE,    /* job, run, value = work saved (cfg.ckpt_analytic: the caller's report of
+                             the work its played-out plan has saved so far) */
   SCHED_EV_BILLING,      /* nothing: a billing interval ended; employed GPUs are billed */
   SCHED_EV_LOAD,         /* job (a service), value = offered load, requests/s */
   SCHED_EV_TASK_DONE,    /* job (a service), gpu, value = task duration, s: pay-per-task */
@@ -337,6 +348,9 @@ struct sched_decision {
   double value;
   const uint32_t *gpus; /* PLACE, SCALE: valid during the sink call */
   unsigned ngpus;
+  /* PLACE with cfg.ckpt_analytic: the run's checkpoint plan, interval and cost in seconds
+   * (0 and 0: it takes no checkpoints) */
+  double ckpt_interval, ckpt_cost;
 };
 
 /* ---- The core ------------------------------------------------------------------------------- */

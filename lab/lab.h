@@ -159,6 +159,8 @@ typedef struct lab_calib {
   double alone[LAB_CALIB_KERNELS][LAB_CALIB_MAX_WORKERS];                           /* chunks / s */
   double together[LAB_CALIB_KERNELS][LAB_CALIB_MAX_WORKERS][LAB_CALIB_MAX_WORKERS]; /* [kernel][K-1][I], 0 = none */
   unsigned ncoloc;                                                                  /* f(1..ncoloc) */
+  unsigned hosts;  /* the hosts (MPI ranks) the workers were measured on, in blocks: worker i on host
+                     i x hosts / nworkers; contention is between workers of one host (1 = one host) */
   unsigned rounds; /* each measurement is the mean of this many, interleaved (load drifts) */
   size_t nslow;    /* a `slow` fault's duty cycle, measured: worker alone at `factor` */
   struct {
@@ -174,7 +176,12 @@ typedef struct lab_calib {
 /* An empty calibration for a job file (cmd_s NaN); NULL when out of memory. */
 lab_calib *lab_calib_create(const lab_config *cfg);
 void lab_calib_free(lab_calib *c);
-/* Learns f(k) from alone / together (sched_coloc_learn) into c->coloc, c->ncoloc. 0 or LAB_EINVAL. */
+/* The host of worker i (blocks, as the runner spreads workers over MPI ranks). */
+static inline unsigned lab_calib_host(const lab_calib *c, size_t i) {
+  return c->nworkers ? (unsigned)(i * (c->hosts ? c->hosts : 1) / c->nworkers) : 0;
+}
+/* Learns f(k) from alone / together (sched_coloc_learn) into c->coloc, c->ncoloc, k counted among
+ * the workers of one host. 0 or LAB_EINVAL. */
 int lab_calib_learn(lab_calib *c);
 /* Writes / reads the file. Read: every problem is "FILE:LINE: message" in err (LAB_ECONFIG), and a
  * file that does not cover the job file (other worker count, a kernel or command job of the file

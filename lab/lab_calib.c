@@ -29,6 +29,7 @@ lab_calib *lab_calib_create(const lab_config *cfg) {
     return NULL;
   }
   for (size_t j = 0; j < cfg->njobs; j++) c->cmd_s[j] = NAN;
+  c->hosts = 1;
   return c;
 }
 
@@ -41,7 +42,10 @@ void lab_calib_free(lab_calib *c) {
 
 /* f(k) from every (alone, together) pair of every kernel measured, in work units per second
  * (chunks / s x chunk_s): in chunks per second a kernel of short chunks (triad's are 30 times
- * shorter than gemm's) would outweigh the others in the rate-weighted mean. */
+ * shorter than gemm's) would outweigh the others in the rate-weighted mean. Contention is between
+ * the workers of one host: in "workers 0..K-1 at once", worker i's k is the number of those on its
+ * host (its MPI rank's: on separate machines, or bound to their own cores as mpirun binds ranks on
+ * one machine; ASSUMPTION: ranks of one machine do not share cores). */
 int lab_calib_learn(lab_calib *c) {
   size_t n = c->nworkers, m = 0;
   double *a = malloc((KRN_NKERNELS * n * n + 1) * sizeof *a), *t = malloc((KRN_NKERNELS * n * n + 1) * sizeof *t);
@@ -57,13 +61,18 @@ int lab_calib_learn(lab_calib *c) {
           double unit = c->chunk_s[kk] > 0 ? c->chunk_s[kk] : 1;
           a[m] = c->alone[kk][i] * unit;
           t[m] = c->together[kk][K - 1][i] * unit;
-          k[m++] = (unsigned)K;
+          unsigned same = 0;
+          for (size_t o = 0; o < K; o++) same += lab_calib_host(c, o) == lab_calib_host(c, i);
+          k[m++] = same;
         }
     }
   }
   sched_cluster_params cp;
   memset(&cp, 0, sizeof cp);
-  rc = sched_coloc_learn(&cp, a, t, k, m, (unsigned)(n ? n : 1)) ? LAB_EINVAL : 0;
+  unsigned kmax = 1; /* the most workers of one host measured together */
+  for (size_t q = 0; q < m; q++)
+    if (k[q] > kmax) kmax = k[q];
+  rc = sched_coloc_learn(&cp, a, t, k, m, kmax) ? LAB_EINVAL : 0;
   if (!rc) {
     c->ncoloc = cp.ncoloc;
     memcpy(c->coloc, cp.coloc, cp.ncoloc * sizeof *c->coloc);
@@ -90,6 +99,8 @@ int lab_calib_write(const char *path, const lab_config *cfg, const lab_calib *c,
   fprintf(f, "workers,%zu,workers,%s,lab.workers\n", c->nworkers, LAB__DEV);
   fprintf(f, "calibrate_s,%.17g,s,%s,seconds of each speed measurement\n", c->calibrate_s, LAB__DEV);
   fprintf(f, "rounds,%u,1,%s,measurements averaged per figure (interleaved)\n", c->rounds ? c->rounds : 1, LAB__DEV);
+  fprintf(f, "hosts,%u,hosts,%s,MPI ranks the workers ran on (worker i on host i x hosts / workers)\n",
+          c->hosts ? c->hosts : 1, LAB__DEV);
   if (isfinite(c->load1))
     fprintf(f, "host_load_1min,%.17g,1,%s,1-minute load average when measured\n", c->load1, LAB__DEV);
   for (int k = 0; k < KRN_NKERNELS; k++) {
@@ -198,6 +209,9 @@ int lab_calib_load(const char *path, const lab_config *cfg, lab_calib **out, cha
     } else if (!strcmp(key, "rounds")) {
       if (!(v >= 1 && v <= 100 && v == floor(v))) bad = "an integer in 1..100";
       c->rounds = (unsigned)v;
+    } else if (!strcmp(key, "hosts")) {
+      if (!(v >= 1 && v <= cfg->lab.workers && v == floor(v))) bad = "an integer in 1..lab.workers";
+      c->hosts = (unsigned)v;
     } else if (!strncmp(key, "slowed.", 7)) {
       char kn[16];
       int wk = -1, used = 0;

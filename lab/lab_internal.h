@@ -78,6 +78,8 @@ typedef struct lab__twin_in {
                                lab__faults order) on kernel k; 0 or NULL = the nominal ratio */
   const lab__svc *svc;                       /* per job: a service's request stream (job -1: not a service);
                                                 NULL = the lab has no service */
+  const int *host; /* per worker: its host (MPI rank); contention is between the workers of one
+                      host. NULL = one host */
 } lab__twin_in;
 /* lab_simulate with the services' request streams (NULL: none). */
 int lab__simulate_observed(const lab_config *cfg, const double *scores, const size_t *nchunks,

@@ -1488,8 +1488,10 @@ static int lab__predict(lab__lab *L) {
   memset(&cp, 0, sizeof cp);
   cp.ncoloc = c->ncoloc;
   memcpy(cp.coloc, c->coloc, c->ncoloc * sizeof cp.coloc[0]);
+  int host[LAB__MAX_WORKERS];
+  for (size_t i = 0; i < nw && i < LAB__MAX_WORKERS; i++) host[i] = L->w[i].rank; /* this run's hosts */
   lab__twin_in in = {L->calib_score, rate, L->nchunks,         c->cmd_s, failed, setup, fin,
-                     sync,           &cp,  cfg->lab.calibrate, slow,     L->svc};
+                     sync,           &cp,  cfg->lab.calibrate, slow,     L->svc, host};
   rc = lab__simulate(cfg, &in, L->rep->pred, &L->rep->pred_makespan, &L->rep->pred_losses);
 out:
   free(rate);
@@ -1807,6 +1809,7 @@ int lab_run(const lab_config *cfg, const lab_opts *o, lab_report *rep) {
       double la[1];
       if (getloadavg(la, 1) == 1) L.calib->load1 = la[0];
       char err[1024];
+      L.calib->hosts = (unsigned)L.nranks; /* workers in blocks per rank, as lab_calib_host has them */
       if ((rc = lab_calib_learn(L.calib)) || (rc = lab_calib_write(rep->calib_path, cfg, L.calib, err, sizeof err))) {
         fprintf(stderr, "spotlab lab: calibration: %s\n", rc == LAB_EIO ? err : lab_strerror(rc));
         goto out;

@@ -101,6 +101,10 @@ static void ls_send(sim_lp *lp, double at, int type, int32_t a, uint32_t run, ui
 }
 
 static int ls_kernel(const ls_ctx *c, long job) { return job >= 0 && c->cfg->jobs[job].kernel[0]; }
+static size_t ls_host(const ls_ctx *c, size_t i) {
+  int h = c->in->host ? c->in->host[i] : 0;
+  return h >= 0 && h < LAB__MAX_WORKERS ? (size_t)h : 0;
+}
 
 /* Work units per second of worker i's run at full contention-free pace (its duty cycle and slow
  * factor included). Command jobs: `work` over the duration of a run. */
@@ -167,14 +171,15 @@ static void ls_schedule_done(sim_lp *lp, ls_state *st, size_t i) {
 static void ls_recontend(sim_lp *lp, ls_state *st) {
   const ls_ctx *c = sim_lp_ctx(lp);
   size_t nw = (size_t)c->cfg->lab.workers;
-  double k = 0;
+  double k[LAB__MAX_WORKERS] = {0}; /* per host: the load of its kernel runs (workers of other hosts
+                                       do not slow them: a host is an MPI rank) */
   for (size_t i = 0; i < nw; i++)
     if (st->w[i].alive && !st->w[i].stalled && ls_kernel(c, st->w[i].job))
-      k += st->w[i].factor < 1 ? st->w[i].factor : 1;
-  double f = c->in->coloc ? sched_coloc_factor(c->in->coloc, k) : 1.0;
+      k[ls_host(c, i)] += st->w[i].factor < 1 ? st->w[i].factor : 1;
   for (size_t i = 0; i < nw; i++) {
     ls_worker *w = &st->w[i];
     if (w->job < 0 || !w->alive || w->stalled) continue;
+    double f = c->in->coloc ? sched_coloc_factor(c->in->coloc, k[ls_host(c, i)]) : 1.0;
     double fi = ls_kernel(c, w->job) ? f : 1.0;
     if (fi == w->f) continue;
     ls_advance(c, w, i, sim_now(lp));

@@ -834,6 +834,7 @@ static void test_calib_file(void) {
   CU_ASSERT_EQUAL(b->nworkers, 2);
   CU_ASSERT_EQUAL(b->calibrate_s, 0.25);
   CU_ASSERT_EQUAL(b->load1, 1.5);
+  CU_ASSERT_EQUAL(b->hosts, 1);
   CU_ASSERT_EQUAL(b->ncoloc, 2);
   for (unsigned q = 0; q < 2; q++) CU_ASSERT_EQUAL(b->coloc[q], k->coloc[q]); /* %.17g: exact */
   for (int kk = KRN_GEMM; kk <= KRN_MLP; kk++) {
@@ -868,6 +869,7 @@ static void test_calib_file(void) {
       {"workers,2\ncommand_exit.s,1.5\n", "lab_calib_bad.csv:2: key 'command_exit.s': an exit status"},
       {"workers,2\nchunk_s.gemm,0\n", "lab_calib_bad.csv:2: key 'chunk_s.gemm': must be > 0"},
       {"workers,2\ncalibrate_s,1\n\"open,1\n", "lab_calib_bad.csv:3:"},
+      {"workers,2\nhosts,3\n", "lab_calib_bad.csv:2: key 'hosts': an integer in 1..lab.workers"},
   };
   for (size_t q = 0; q < sizeof bad / sizeof bad[0]; q++) {
     write_text("lab_calib_bad.csv", bad[q].text);
@@ -891,6 +893,44 @@ static void test_calib_file(void) {
   fclose(g);
   CU_ASSERT_EQUAL(lab_calib_load("lab_calib_bad.csv", c, &b, err, sizeof err), LAB_ECONFIG);
   CU_ASSERT_PTR_NOT_NULL(strstr(err, "lab_calib_bad.csv: no 'alone.mlp.1'"));
+  lab_calib_free(k);
+  lab_config_free(c);
+
+  /* Two hosts (MPI ranks) of two workers each: contention is between the workers of one host. In
+   * "workers 0..2 at once" workers 0 and 1 share host 0 (k = 2, half speed) and worker 2 is alone
+   * on host 1 (k = 1, full speed); with 4 at once every worker has one neighbour. f(2) = 0.5 and
+   * nothing is measured at k = 3 or 4; counted over all the workers it would be f(3) = 2/3 and
+   * f(4) = 0.5. Written and read back with its hosts. */
+  c = load("lab = { workers = 4; };\njobs = ( { name = \"g\"; kernel = \"gemm\"; work = 1.0; } );\n", "hosts.cfg",
+           NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  k = lab_calib_create(c);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(k);
+  k->calibrate_s = 0.25;
+  k->hosts = 2;
+  k->kernel_used[KRN_GEMM] = 1;
+  k->chunk_s[KRN_GEMM] = 0.004;
+  k->setup_s[KRN_GEMM] = k->finish_s[KRN_GEMM] = k->sync_s[KRN_GEMM] = 0.01;
+  for (int i = 0; i < 4; i++) k->alone[KRN_GEMM][i] = 100;
+  k->together[KRN_GEMM][1][0] = k->together[KRN_GEMM][1][1] = 50;
+  k->together[KRN_GEMM][2][0] = k->together[KRN_GEMM][2][1] = 50;
+  k->together[KRN_GEMM][2][2] = 100;
+  for (int i = 0; i < 4; i++) k->together[KRN_GEMM][3][i] = 50;
+  CU_ASSERT_EQUAL(lab_calib_host(k, 1), 0);
+  CU_ASSERT_EQUAL(lab_calib_host(k, 2), 1);
+  CU_ASSERT_EQUAL_FATAL(lab_calib_learn(k), 0);
+  CU_ASSERT_EQUAL(k->ncoloc, 2);
+  CU_ASSERT_DOUBLE_EQUAL(k->coloc[0], 1.0, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(k->coloc[1], 0.5, 1e-12);
+  CU_ASSERT_EQUAL_FATAL(lab_calib_write(path, c, k, err, sizeof err), 0);
+  b = NULL;
+  CU_ASSERT_EQUAL_FATAL(lab_calib_load(path, c, &b, err, sizeof err), 0);
+  CU_ASSERT_EQUAL(b->hosts, 2);
+  lab_calib_free(b);
+  k->hosts = 1; /* the same figures taken as one host */
+  CU_ASSERT_EQUAL_FATAL(lab_calib_learn(k), 0);
+  CU_ASSERT_EQUAL(k->ncoloc, 4);
+  CU_ASSERT_DOUBLE_EQUAL(k->coloc[2], 2.0 / 3.0, 1e-12);
   lab_calib_free(k);
   lab_config_free(c);
 }
@@ -922,6 +962,16 @@ static void test_twin_contention(void) {
     CU_ASSERT_DOUBLE_EQUAL(ea, with ? 2.0 : 1.0, 1e-9);
     CU_ASSERT_DOUBLE_EQUAL(eb, with ? 3.0 : 2.0, 1e-9);
     CU_ASSERT_DOUBLE_EQUAL(mk, with ? 3.0 : 2.0, 1e-9);
+  }
+  /* the two workers on two hosts (MPI ranks): they do not slow each other, f(2) or not */
+  {
+    int host[2] = {0, 1};
+    lab__twin_in in = {scores, rate, nchunks, NULL, NULL, NULL, NULL, NULL, &cp, 0, NULL, NULL, host};
+    lab_job_result sim[2];
+    double mk = 0;
+    CU_ASSERT_EQUAL_FATAL(lab__simulate(c, &in, sim, &mk, NULL), 0);
+    CU_ASSERT_DOUBLE_EQUAL(sim[0].end, 1.0, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(sim[1].end, 2.0, 1e-9);
   }
   /* a worker slowed to half its duty cycle loads the cores half the time: two jobs of work 1, the
    * full worker at f(1.5) = 0.75 ends at 4/3 s (the slowed one has done 0.5 at 0.375/s), then

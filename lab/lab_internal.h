@@ -110,6 +110,16 @@ typedef struct lab__wide {
 int lab__wide_init(lab__wide *x, int strategy, size_t first, size_t nchunks, const uint32_t *members,
                    const double *weight, unsigned n);
 void lab__wide_free(lab__wide *x);
+/* The runs of wide jobs, in slots (the runner's and the twin's: njobs x SCHED_MAX_RUNS of them). */
+typedef struct lab__wslot {
+  long job, run; /* job -1 = a free slot */
+  int ckpt;      /* runner: the core asked for a checkpoint, answered after its event (the sink must
+                    not call it) */
+  lab__wide x;
+} lab__wslot;
+/* The slot of run `run` of job `job`, NULL if none; drop: frees it (run < 0: every run of the job). */
+lab__wslot *lab__wslot_find(lab__wslot *v, size_t n, long job, long run);
+void lab__wslot_drop(lab__wslot *v, size_t n, long job, long run);
 int lab__wide_slot(const lab__wide *x, uint32_t gpu); /* the worker's slot, -1 = not a member */
 long lab__wide_next(lab__wide *x, unsigned slot);     /* the next piece for slot (now running), -1 = none */
 void lab__wide_span(const lab__wide *x, long piece, size_t *a, size_t *b); /* executions [a, b) */

@@ -80,11 +80,7 @@ typedef struct lab__dec {
 } lab__dec;
 
 /* A run of a kernel job wider than one worker: its pieces (lab_wide.c). */
-typedef struct lab__wrun {
-  long job, run; /* job -1 = a free slot */
-  int ckpt;      /* the core asked for a checkpoint: answered after its event (the sink must not call it) */
-  lab__wide x;
-} lab__wrun;
+typedef lab__wslot lab__wrun;
 
 typedef struct lab__lab {
   const lab_config *cfg;
@@ -348,18 +344,9 @@ static void lab__start_run(lab__lab *L, uint32_t g, uint32_t job, uint32_t run) 
 
 /* ---- Wide runs: the members share the chunk executions piece by piece (lab_wide.c) ----------- */
 static lab__wrun *lab__wide_find(lab__lab *L, long job, long run) {
-  for (size_t k = 0; k < L->nwide; k++)
-    if (L->wide[k].job == job && L->wide[k].run == run) return &L->wide[k];
-  return NULL;
+  return lab__wslot_find(L->wide, L->nwide, job, run);
 }
-
-static void lab__wide_drop(lab__lab *L, long job, long run) {
-  for (size_t k = 0; k < L->nwide; k++)
-    if (L->wide[k].job == job && (run < 0 || L->wide[k].run == run)) {
-      lab__wide_free(&L->wide[k].x);
-      L->wide[k].job = -1;
-    }
-}
+static void lab__wide_drop(lab__lab *L, long job, long run) { lab__wslot_drop(L->wide, L->nwide, job, run); }
 
 /* Hands member `slot` of wide run r its next piece, or, when every piece is done, the last step to
  * one member: the run's last execution once more and the whole output verified (lab.verify). Its

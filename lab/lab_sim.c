@@ -46,11 +46,7 @@ typedef struct ls_ctx {
 } ls_ctx;
 
 /* A run of a job wider than one worker, split as the real runner splits it (lab_wide.c). */
-typedef struct ls_wrun {
-  long job; /* -1 = a free slot */
-  uint32_t run;
-  lab__wide x;
-} ls_wrun;
+typedef lab__wslot ls_wrun;
 
 typedef struct ls_state {
   sched *s;
@@ -212,17 +208,9 @@ static void ls_handle(sim_lp *lp, ls_state *st, int type, uint32_t gpu, uint32_t
  * the inputs made (setup_s), the piece's chunks at the member's pace, its output synced (sync_s);
  * the last step, the run's last execution once more and the output verified (finish_s). */
 static ls_wrun *ls_wide_find(ls_state *st, long job, uint32_t run) {
-  for (size_t k = 0; k < st->nwide; k++)
-    if (st->wide[k].job == job && st->wide[k].run == run) return &st->wide[k];
-  return NULL;
+  return lab__wslot_find(st->wide, st->nwide, job, (long)run);
 }
-static void ls_wide_drop(ls_state *st, long job, long run) {
-  for (size_t k = 0; k < st->nwide; k++)
-    if (st->wide[k].job == job && (run < 0 || st->wide[k].run == (uint32_t)run)) {
-      lab__wide_free(&st->wide[k].x);
-      st->wide[k].job = -1;
-    }
-}
+static void ls_wide_drop(ls_state *st, long job, long run) { lab__wslot_drop(st->wide, st->nwide, job, run); }
 
 /* Member `slot` takes its next piece (or the last step): 1 when the run is done without a last
  * step (lab.verify = false), else 0. */

@@ -73,6 +73,20 @@ void lab__wide_free(lab__wide *x) {
   x->npieces = 0;
 }
 
+lab__wslot *lab__wslot_find(lab__wslot *v, size_t n, long job, long run) {
+  for (size_t k = 0; k < n; k++)
+    if (v[k].job == job && v[k].run == run) return &v[k];
+  return NULL;
+}
+
+void lab__wslot_drop(lab__wslot *v, size_t n, long job, long run) {
+  for (size_t k = 0; k < n; k++)
+    if (v[k].job == job && (run < 0 || v[k].run == run)) {
+      lab__wide_free(&v[k].x);
+      v[k].job = -1;
+    }
+}
+
 int lab__wide_slot(const lab__wide *x, uint32_t gpu) {
   for (unsigned m = 0; m < x->n; m++)
     if (x->member[m] == gpu) return (int)m;

@@ -119,6 +119,7 @@ typedef struct lab__wslot {
 } lab__wslot;
 /* The slot of run `run` of job `job`, NULL if none; drop: frees it (run < 0: every run of the job). */
 lab__wslot *lab__wslot_find(lab__wslot *v, size_t n, long job, long run);
+lab__wslot *lab__wslot_unused(lab__wslot *v, size_t n); /* a free slot, NULL if none */
 void lab__wslot_drop(lab__wslot *v, size_t n, long job, long run);
 int lab__wide_slot(const lab__wide *x, uint32_t gpu); /* the worker's slot, -1 = not a member */
 long lab__wide_next(lab__wide *x, unsigned slot);     /* the next piece for slot (now running), -1 = none */
@@ -127,6 +128,12 @@ void lab__wide_done(lab__wide *x, unsigned slot);                          /* sl
 void lab__wide_replace(lab__wide *x, uint32_t old, uint32_t gpu);          /* REPLACE: its piece is to do again */
 size_t lab__wide_prefix(const lab__wide *x); /* durable: first + the leading done pieces */
 int lab__wide_all_done(const lab__wide *x);
+/* What member `slot` does next (the runner and the twin alike): its next piece, executions [a, b);
+ * or, once every piece is done, the last step for one member, the run's last execution once more
+ * and the output verified [n - 1, n) (only with verify); or nothing (its share is done, or nothing
+ * is left to take: it waits); or DONE, every piece done and no last step (the run is finished). */
+enum { LAB_TAKE_WAIT = 0, LAB_TAKE_PIECE, LAB_TAKE_VERIFY, LAB_TAKE_DONE };
+int lab__wide_take(lab__wide *x, unsigned slot, int verify, size_t *a, size_t *b);
 
 /* An inference service of a lab (lab_svc.c): its request stream from the GenAI trace, its FIFO
  * queue, its load samples and statistics. The runner and the twin keep one each, alike. */

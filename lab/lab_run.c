@@ -354,27 +354,20 @@ static void lab__wide_drop(lab__lab *L, long job, long run) { lab__wslot_drop(L-
 static int lab__wide_feed(lab__lab *L, lab__wrun *r, unsigned slot) {
   const lab_job_def *jd = &L->cfg->jobs[r->job];
   lab__worker *w = &L->w[r->x.member[slot]];
-  long p = lab__wide_next(&r->x, slot);
-  size_t a, b, n = L->nchunks[r->job];
-  if (p >= 0) {
-    lab__wide_span(&r->x, p, &a, &b);
-  } else if (lab__wide_all_done(&r->x) && !r->x.verifying) {
-    if (!L->cfg->lab.verify) return 1;
-    r->x.verifying = (int)slot + 1;
-    a = n - 1;
-    b = n;
-  } else {
-    return 0; /* its share is done (even, weighted) or nothing is left to take: it waits */
-  }
+  size_t a = 0, b = 0, n = L->nchunks[r->job];
+  int t = lab__wide_take(&r->x, slot, L->cfg->lab.verify, &a, &b);
+  if (t == LAB_TAKE_DONE) return 1;
+  if (t == LAB_TAKE_WAIT) return 0;
+  int last = t == LAB_TAKE_VERIFY;
   w->job = r->job;
   w->run = r->run;
   w->run_start = L->t_last;
   w->pgid = 0;
   w->pw_job = -1; /* a new piece: its first progress line is a new baseline for the observed speed */
   lab__send(w, "K %ld %ld %s %zu %zu %.17g %llu %d %s/%s.out %zu", r->job, r->run, jd->kernel, b, a, L->wpc[r->job],
-            (unsigned long long)jd->seed, p < 0 ? L->cfg->lab.verify : 0, L->outdir, jd->name, p < 0 ? n : r->x.first);
+            (unsigned long long)jd->seed, last ? L->cfg->lab.verify : 0, L->outdir, jd->name, last ? n : r->x.first);
   lab__log(L, "%s run %ld: worker %u takes chunks %zu..%zu%s", jd->name, r->run, r->x.member[slot], a, b - 1,
-           p < 0 ? " and verifies" : "");
+           last ? " and verifies" : "");
   return 0;
 }
 
@@ -384,9 +377,7 @@ static void lab__wide_start(lab__lab *L, uint32_t job, uint32_t run, const uint3
   sched_job_query(L->s, job, &st);
   size_t first = (size_t)floor(st.saved_work / L->wpc[job] + 1e-9);
   if (first >= L->nchunks[job]) first = L->nchunks[job] - 1;
-  lab__wrun *r = NULL;
-  for (size_t k = 0; k < L->nwide && !r; k++)
-    if (L->wide[k].job < 0) r = &L->wide[k];
+  lab__wrun *r = lab__wslot_unused(L->wide, L->nwide);
   double wt[LAB__MAX_WIDTH];
   for (unsigned m = 0; m < n; m++) wt[m] = L->w[gpus[m]].score;
   if (!r || lab__wide_init(&r->x, L->cfg->jobs[job].strategy, first, L->nchunks[job], gpus, wt, n) != 0) {

@@ -218,18 +218,11 @@ static int ls_wide_feed(sim_lp *lp, ls_state *st, ls_wrun *r, unsigned slot) {
   const ls_ctx *c = sim_lp_ctx(lp);
   uint32_t g = r->x.member[slot];
   ls_worker *w = &st->w[g];
-  long p = lab__wide_next(&r->x, slot);
-  size_t a, b, n = r->x.nchunks;
-  if (p >= 0) {
-    lab__wide_span(&r->x, p, &a, &b);
-  } else if (lab__wide_all_done(&r->x) && !r->x.verifying) {
-    if (!c->cfg->lab.verify) return 1;
-    r->x.verifying = (int)slot + 1;
-    a = n - 1;
-    b = n;
-  } else {
-    return 0;
-  }
+  size_t a = 0, b = 0, n = r->x.nchunks;
+  int t = lab__wide_take(&r->x, slot, c->cfg->lab.verify, &a, &b);
+  if (t == LAB_TAKE_DONE) return 1;
+  if (t == LAB_TAKE_WAIT) return 0;
+  int last = t == LAB_TAKE_VERIFY;
   if (!w->alive) return 0;
   double unit = c->cfg->jobs[r->job].work / (double)n;
   w->job = r->job;
@@ -239,8 +232,7 @@ static int ls_wide_feed(sim_lp *lp, ls_state *st, ls_wrun *r, unsigned slot) {
   w->w0 = (double)a * unit;
   w->wend = (double)b * unit;
   w->setup_left = c->in->setup_s ? c->in->setup_s[r->job] : 0;
-  w->finish_left =
-      p < 0 ? (c->in->finish_s ? c->in->finish_s[r->job] : 0) : (c->in->sync_s ? c->in->sync_s[r->job] : 0);
+  w->finish_left = last ? (c->in->finish_s ? c->in->finish_s[r->job] : 0) : (c->in->sync_s ? c->in->sync_s[r->job] : 0);
   ls_schedule_done(lp, st, g);
   return 0;
 }
@@ -253,9 +245,7 @@ static void ls_wide_start(sim_lp *lp, ls_state *st, uint32_t job, uint32_t run, 
   double unit = c->cfg->jobs[job].work / (double)nc;
   size_t first = (size_t)floor(js.saved_work / unit + 1e-9);
   if (first >= nc) first = nc - 1;
-  ls_wrun *r = NULL;
-  for (size_t k = 0; k < st->nwide && !r; k++)
-    if (st->wide[k].job < 0) r = &st->wide[k];
+  ls_wrun *r = lab__wslot_unused(st->wide, st->nwide);
   double wt[LAB__MAX_WIDTH];
   for (unsigned m = 0; m < n; m++) wt[m] = c->in->scores[gpus[m]];
   if (!r || lab__wide_init(&r->x, c->cfg->jobs[job].strategy, first, nc, gpus, wt, n) != 0)

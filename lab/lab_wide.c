@@ -79,6 +79,12 @@ lab__wslot *lab__wslot_find(lab__wslot *v, size_t n, long job, long run) {
   return NULL;
 }
 
+lab__wslot *lab__wslot_unused(lab__wslot *v, size_t n) {
+  for (size_t k = 0; k < n; k++)
+    if (v[k].job < 0) return &v[k];
+  return NULL;
+}
+
 void lab__wslot_drop(lab__wslot *v, size_t n, long job, long run) {
   for (size_t k = 0; k < n; k++)
     if (v[k].job == job && (run < 0 || v[k].run == run)) {
@@ -132,6 +138,20 @@ size_t lab__wide_prefix(const lab__wide *x) {
   if (k == 0) return x->first;
   lab__wide_span(x, (long)k - 1, &a, &b);
   return b;
+}
+
+int lab__wide_take(lab__wide *x, unsigned slot, int verify, size_t *a, size_t *b) {
+  long p = lab__wide_next(x, slot);
+  if (p >= 0) {
+    lab__wide_span(x, p, a, b);
+    return LAB_TAKE_PIECE;
+  }
+  if (!lab__wide_all_done(x) || x->verifying) return LAB_TAKE_WAIT;
+  if (!verify) return LAB_TAKE_DONE;
+  x->verifying = (int)slot + 1;
+  *a = x->nchunks - 1;
+  *b = x->nchunks;
+  return LAB_TAKE_VERIFY;
 }
 
 int lab__wide_all_done(const lab__wide *x) {

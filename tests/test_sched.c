@@ -430,10 +430,9 @@ static void test_heartbeat_after_timeout(void) {
   teardown();
 }
 
-static void test_checkpoint_young(void) {
-  /* Young rule: C = transfer of 1e6 bytes over 100 Mbit/s lossless ARQ link with 50 ms RTT
-   * = 0.025 + 0.08 s; M = prior MTBF 86400 / 2 members. */
-  setup(SCHED_FT_CHECKPOINT, NULL);
+/* A fresh core of 8 GPUs with the Young checkpoint rule over a lossless ARQ link, prior MTBF 1 day
+ * (replaces the one setup made); analytic: cfg.ckpt_analytic. */
+static void young_core(int analytic) {
   sched_destroy(S);
   sched_config c;
   sched_config_default(&c);
@@ -445,7 +444,15 @@ static void test_checkpoint_young(void) {
   c.net.mode = SCHED_NET_ARQ;
   c.ckpt_rule = SCHED_CKPT_YOUNG;
   c.gpu_mtbf_s = 86400;
+  c.ckpt_analytic = analytic;
   CU_ASSERT_FATAL(sched_create(&c, &S) == 0);
+}
+
+static void test_checkpoint_young(void) {
+  /* Young rule: C = transfer of 1e6 bytes over 100 Mbit/s lossless ARQ link with 50 ms RTT
+   * = 0.025 + 0.08 s; M = prior MTBF 86400 / 2 members. */
+  setup(SCHED_FT_CHECKPOINT, NULL);
+  young_core(0);
   join(0, 0);
   join(0, 1);
   arrive(0, 1, batch(2, 1e6));
@@ -464,19 +471,7 @@ static void test_checkpoint_young(void) {
 static void analytic(sched_config *c) { c->ckpt_analytic = 1; }
 static void test_checkpoint_analytic(void) {
   setup(SCHED_FT_CHECKPOINT, analytic);
-  sched_destroy(S);
-  sched_config c;
-  sched_config_default(&c);
-  c.max_gpus = c.max_providers = 8;
-  c.max_nodes = 4;
-  c.max_jobs = 10;
-  c.sink = sink;
-  c.sink_ctx = R;
-  c.net.mode = SCHED_NET_ARQ;
-  c.ckpt_rule = SCHED_CKPT_YOUNG;
-  c.gpu_mtbf_s = 86400;
-  c.ckpt_analytic = 1;
-  CU_ASSERT_FATAL(sched_create(&c, &S) == 0);
+  young_core(1);
   for (uint32_t g = 0; g < 3; g++) join(0, g);
   arrive(0, 1, batch(2, 1e6));
   const sched_decision *p = last(SCHED_D_PLACE);

@@ -15,6 +15,8 @@
  */
 #include "sim/sim.h"
 
+#include "sim/bigmem.h"
+
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -142,13 +144,14 @@ struct sim_engine {
   uint64_t adv, ev_at;     /* buckets advanced and events handled since w was last set */
   unsigned retunes;
   size_t cal_on; /* pending events that turn the calendar on; 0 = never */
-  /* payload slab with a free list */
+  /* payload slab: slots, and a bitmap of the free ones with its summary levels (sim__slot_get) */
   unsigned char *slab;
-  uint32_t *free_slots;
-  size_t nfree, slab_cap;
-  unsigned char *inl;      /* msg_size bytes: an inline payload, unpacked for its handler */
-  unsigned char *inl_next; /* the same for the next event's prefetch hint */
-  int hints;               /* some LP type has a prefetch hint */
+  uint64_t *fb[6]; /* fb[0]: one bit per slot, 1 = free; fb[l + 1]: one bit per word of fb[l], 1 = has a free bit */
+  unsigned fb_levels;
+  size_t slab_cap, slab_live, slab_hi; /* slots, in use, in use in the upper half */
+  unsigned char *inl;                  /* msg_size bytes: an inline payload, unpacked for its handler */
+  unsigned char *inl_next;             /* the same for the next event's prefetch hint */
+  int hints;                           /* some LP type has a prefetch hint */
   /* remote messages, one buffer per destination rank */
   sim__buf *out;
   size_t wire_size;
@@ -182,8 +185,9 @@ static double sim__clock(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* Every growing array of the engine goes through here: large ones on huge pages (sim/bigmem.h). */
 static void *sim__xrealloc(void *p, size_t n) {
-  void *q = realloc(p, n ? n : 1);
+  void *q = sim_bigmem_realloc(p, n ? n : 1);
   if (!q) SIM_FATAL("out of memory (%zu bytes)", n);
   return q;
 }
@@ -223,8 +227,10 @@ static int sim__owner(const sim_engine *e, sim_id id) {
  * entries with a three-branch comparator was tried before and lost 9% on PHOLD; the binary heap
  * it replaces spent over half of PHOLD in mispredicted compares and sift-down misses.) */
 
-static void sim__heap_grow(sim_engine *e) {
-  size_t cap = e->hcap ? e->hcap * 2 : 1024;
+/* Sets the heap's capacity to cap >= hn: doubled when full; halved when an eighth of it is in use
+ * (a burst, such as every provider's first message at time 0, leaves no memory behind it). */
+#define SIM__HEAP_KEEP 65536u /* capacity never given back: 1.5 MB */
+static void sim__heap_resize(sim_engine *e, size_t cap) {
   /* realloc, not posix_memalign + free: freeing a large mmapped block raises glibc's mmap
    * threshold, and the market's later large blocks then came from the brk heap (+40-70 B per GPU
    * of peak RSS). The keys are moved when the block's alignment offset changes. */
@@ -234,7 +240,7 @@ static void sim__heap_grow(sim_engine *e) {
   size_t off = (size_t)(line - sizeof(sim__key) - (uintptr_t)raw);
   if (e->hn && off != old_off) memmove(raw + off, raw + old_off, e->hn * sizeof(sim__key));
   sim__key *k = (sim__key *)(void *)(raw + off);
-  for (size_t i = e->hn; i < cap + 4; i++) k[i] = SIM__KEY_MAX;
+  for (size_t i = e->hn; i < cap + 4; i++) k[i] = SIM__KEY_MAX; /* growing: the new slots; shrinking: the last 4 */
   e->hraw = raw;
   e->hkey = k;
   e->hval = sim__xrealloc(e->hval, cap * sizeof *e->hval);
@@ -242,7 +248,7 @@ static void sim__heap_grow(sim_engine *e) {
 }
 
 static inline void sim__heap_push(sim_engine *e, const sim__ev *ev) {
-  if (e->hn == e->hcap) sim__heap_grow(e);
+  if (e->hn == e->hcap) sim__heap_resize(e, e->hcap ? e->hcap * 2 : 1024);
   sim__key *k = e->hkey, key = SIM__KEY(ev->hi, ev->lo);
   uint64_t *v = e->hval;
   size_t i = e->hn++;
@@ -267,6 +273,10 @@ static inline void sim__heap_pop(sim_engine *e, sim__ev *top) {
   sim__key last = k[n];
   uint64_t lastv = v[n];
   k[n] = SIM__KEY_MAX;
+  if (n < e->hcap / 8 && e->hcap > SIM__HEAP_KEEP) {
+    sim__heap_resize(e, e->hcap / 2);
+    k = e->hkey, v = e->hval;
+  }
   if (!n) return;
   size_t i = 0;
   for (;;) {
@@ -465,20 +475,72 @@ static inline void sim__pend(sim_engine *e, const sim__ev *ev) {
 }
 
 /* ---- payload slab -------------------------------------------------------------------------- */
+/* Payloads that do not travel in the event wait in slots of one array. A slot is taken where the
+ * array is lowest (a bitmap of free slots, one bit each, with a summary level per 64 words above
+ * it: a few count-trailing-zeros to find it), so the payloads pending at any time stay packed at
+ * the array's start, and the array is halved once its upper half is empty and a quarter of it is
+ * in use. A burst leaves no memory behind it: the market's million first AVAILs, all pending at
+ * once at its start, used to keep 36 MB of slots and free list for the rest of the run (1 in 3
+ * of those slots is ever in use again). Which slot a payload takes never reaches a model. */
+#define SIM__SLAB_MIN 1024u
 
-static uint32_t sim__slot_get(sim_engine *e) {
-  if (!e->nfree) {
-    size_t old = e->slab_cap, cap = old ? old * 2 : 1024;
-    if (cap > UINT32_MAX) SIM_FATAL("more than 2^32 pending events on one rank");
-    e->slab = sim__xrealloc(e->slab, cap * e->msg_size);
-    e->free_slots = sim__xrealloc(e->free_slots, cap * sizeof *e->free_slots);
-    for (size_t s = cap; s > old; s--) e->free_slots[e->nfree++] = (uint32_t)(s - 1);
-    e->slab_cap = cap;
+/* Rebuilds the summary levels above level 0 (free bits of slab_cap slots). */
+static void sim__fb_build(sim_engine *e) {
+  size_t n = (e->slab_cap + 63) / 64; /* words of the level below */
+  unsigned l = 0;
+  while (n > 1) {
+    size_t up = (n + 63) / 64;
+    e->fb[l + 1] = sim__xrealloc(e->fb[l + 1], up * sizeof(uint64_t));
+    memset(e->fb[l + 1], 0, up * sizeof(uint64_t));
+    for (size_t w = 0; w < n; w++)
+      if (e->fb[l][w]) e->fb[l + 1][w / 64] |= UINT64_C(1) << (w % 64);
+    n = up;
+    l++;
   }
-  return e->free_slots[--e->nfree];
+  e->fb_levels = l + 1;
 }
 
-static inline void sim__slot_put(sim_engine *e, uint32_t s) { e->free_slots[e->nfree++] = s; }
+/* Sets the slab to cap slots (a power of two), keeping slots below cap as they are. */
+static void sim__slab_resize(sim_engine *e, size_t cap) {
+  size_t old = e->slab_cap, w0 = (cap + 63) / 64, wold = (old + 63) / 64;
+  e->slab = sim__xrealloc(e->slab, cap * e->msg_size);
+  e->fb[0] = sim__xrealloc(e->fb[0], w0 * sizeof(uint64_t));
+  if (cap > old) memset(e->fb[0] + wold, 0xff, (w0 - wold) * sizeof(uint64_t)); /* the new slots are free */
+  e->slab_cap = cap;
+  sim__fb_build(e);
+  e->slab_hi = 0; /* slots in use in the upper half [cap / 2, cap) */
+  for (size_t w = cap / 2 / 64; w < w0; w++) e->slab_hi += (size_t)__builtin_popcountll(~e->fb[0][w]);
+}
+
+static uint32_t sim__slot_get(sim_engine *e) {
+  if (e->slab_live == e->slab_cap) {
+    size_t cap = e->slab_cap ? e->slab_cap * 2 : SIM__SLAB_MIN;
+    if (cap > UINT32_MAX) SIM_FATAL("more than 2^32 pending events on one rank");
+    sim__slab_resize(e, cap);
+  }
+  size_t s = 0; /* the lowest free slot: down the summaries */
+  for (unsigned l = e->fb_levels; l-- > 0;) s = s * 64 + (size_t)__builtin_ctzll(e->fb[l][s]);
+  for (size_t i = s, l = 0; l < e->fb_levels; l++, i /= 64) { /* taken: its bit, and a summary's when a word empties */
+    uint64_t *w = &e->fb[l][i / 64];
+    *w &= ~(UINT64_C(1) << (i % 64));
+    if (*w) break;
+  }
+  e->slab_live++;
+  if (s >= e->slab_cap / 2) e->slab_hi++;
+  return (uint32_t)s;
+}
+
+static inline void sim__slot_put(sim_engine *e, uint32_t s) {
+  for (size_t i = s, l = 0; l < e->fb_levels; l++, i /= 64) { /* free: its bit, and a summary's when a word fills */
+    uint64_t *w = &e->fb[l][i / 64], was = *w;
+    *w = was | UINT64_C(1) << (i % 64);
+    if (was) break;
+  }
+  e->slab_live--;
+  if (s >= e->slab_cap / 2) e->slab_hi--;
+  while (!e->slab_hi && e->slab_live * 4 <= e->slab_cap && e->slab_cap > SIM__SLAB_MIN)
+    sim__slab_resize(e, e->slab_cap / 2);
+}
 
 static void sim__enqueue_local(sim_engine *e, double t, uint64_t src, uint64_t seq, sim_id dst, const void *msg,
                                size_t len) {
@@ -568,6 +630,11 @@ void sim_table_put(sim_lp *lp, unsigned tab, const void *record) {
   t->n++;
 }
 
+void sim_pending(const sim_lp *lp, sim_pending_stats *out) {
+  const sim_engine *e = sim__eng(lp);
+  *out = (sim_pending_stats){e->hn, e->hcap, e->slab_live, e->slab_cap};
+}
+
 size_t sim_series_nbins(const sim_model *m, unsigned s) {
   const sim_series_def *d = &m->series[s];
   if (d->bin_width <= 0) return 1;
@@ -608,7 +675,7 @@ static void sim__engine_free(sim_engine *e) {
   free(e->slab);
   free(e->inl);
   free(e->inl_next);
-  free(e->free_slots);
+  for (unsigned l = 0; l < 6; l++) free(e->fb[l]);
   if (e->out)
     for (int r = 0; r < e->nranks; r++) free(e->out[r].p);
   free(e->out);
@@ -668,6 +735,7 @@ static sim_engine *sim__engine_new(const sim_model *m, const sim_run_opts *o) {
     size_t bytes = (size_t)(e->nlocal ? e->nlocal : 1) * sizeof *e->lps;
     void *p = NULL;
     if (!posix_memalign(&p, 64, bytes)) {
+      sim_bigmem_advise(p, bytes);
       memset(p, 0, bytes);
       e->lps = p;
     }
@@ -699,6 +767,7 @@ static sim_engine *sim__engine_new(const sim_model *m, const sim_run_opts *o) {
     size_t sz = m->types[t].state_size;
     if (count[t] && sz) {
       e->states[t] = calloc(count[t], sz);
+      sim_bigmem_advise(e->states[t], count[t] * sz);
       if (!e->states[t]) {
         free(count);
         free(used);

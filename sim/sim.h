@@ -143,6 +143,13 @@ void sim_send(sim_lp *lp, sim_id dst, sim_time delay, const void *msg, size_t le
 void sim_series_add(sim_lp *lp, unsigned s, unsigned col, sim_time t, int64_t v);
 /* Appends one record (record_size bytes) to table `tab`. */
 void sim_table_put(sim_lp *lp, unsigned tab, const void *record);
+/* The pending-event stores of the engine running lp, this rank: events in its heap and payloads
+ * in its slab, each in use and allocated (slots). For benchmarks and the engine's own tests; what
+ * a model does must not depend on it. */
+typedef struct sim_pending_stats {
+  size_t heap_used, heap_slots, slab_used, slab_slots;
+} sim_pending_stats;
+void sim_pending(const sim_lp *lp, sim_pending_stats *out);
 
 /* ---- Running ------------------------------------------------------------------------------- */
 

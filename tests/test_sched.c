@@ -1807,6 +1807,100 @@ static void test_coloc_core(void) {
   }
 }
 
+/* The core keeps of each job's spec what varies per job and interns the part its class shares
+ * (sched__spec_intern). Random cases: 64 GPUs of random sectors, grades and link losses; 400 jobs
+ * drawn from 120 random classes (sectors, minimum grade, loss limit and checkpoint size: far more
+ * distinct shared parts than the intern table's first size), width 1 or 2 and work of their own,
+ * under N+1 standbys; GPUs leave and come back and runs finish, so that members, standbys and
+ * replacements are all chosen again from the interned spec. Every GPU the core gives a job, in any
+ * decision, must meet that job's own class's limits, and every job's placed width is its own. */
+typedef struct spec_case {
+  uint32_t sectors;
+  unsigned grade;
+  double loss;
+} spec_case;
+static spec_case SC_gpu[64], SC_job[400];
+static unsigned SC_width[400], SC_bad, SC_seen;
+static uint32_t SC_run[400]; /* the latest run placed, per job */
+static void sc_check(uint32_t job, uint32_t gpu) {
+  const spec_case *g = &SC_gpu[gpu], *j = &SC_job[job];
+  SC_seen++;
+  SC_bad += (g->sectors & j->sectors) != j->sectors || g->grade < j->grade || (j->loss > 0 && g->loss > j->loss);
+}
+static void sc_sink(void *ctx, const sched_decision *d) {
+  (void)ctx;
+  if (d->type == SCHED_D_PLACE) {
+    SC_bad += d->ngpus != SC_width[d->job];
+    SC_run[d->job] = d->run;
+    for (unsigned i = 0; i < d->ngpus; i++) sc_check(d->job, d->gpus[i]);
+  } else if (d->type == SCHED_D_STANDBY || d->type == SCHED_D_REPLACE) {
+    sc_check(d->job, d->gpu);
+  }
+}
+static void sc_tweak(sched_config *c) {
+  c->sink = sc_sink;
+  c->policy = SCHED_FT_STANDBY;
+  c->standby_k = 1;
+  c->max_jobs = 400;
+}
+static void test_interned_specs(void) {
+  setup(SCHED_FT_STANDBY, sc_tweak);
+  uint64_t x = 12345;
+#define SC_RND() (x = x * 6364136223846793005ull + 1442695040888963407ull, (uint32_t)(x >> 33))
+  for (uint32_t g = 0; g < 64; g++) {
+    SC_gpu[g] = (spec_case){SC_RND() & 15u, SC_RND() % 2, (SC_RND() % 5) * 0.01};
+    sched_event e = {.type = SCHED_EV_GPU_JOIN, .t = 0, .gpu = g};
+    e.u.gpu = ginfo(g, 0, SC_gpu[g].grade, 1.0 + g % 3);
+    e.u.gpu.sectors = SC_gpu[g].sectors;
+    e.u.gpu.link.loss = SC_gpu[g].loss;
+    CU_ASSERT_EQUAL(ev(e), 0);
+  }
+  spec_case cls[120];
+  double ckpt[120];
+  for (int k = 0; k < 120; k++) {
+    cls[k] = (spec_case){SC_RND() & 3u, SC_RND() % 2, (SC_RND() % 3) * 0.02};
+    ckpt[k] = 1e6 * (1 + k);
+  }
+  SC_bad = SC_seen = 0;
+  double t = 1;
+  for (uint32_t jb = 0; jb < 400; jb++, t += 1) {
+    int k = (int)(SC_RND() % 120);
+    SC_job[jb] = cls[k];
+    SC_width[jb] = 1 + SC_RND() % 2;
+    sched_job_spec sp = batch(SC_width[jb], 5 + SC_RND() % 50);
+    sp.sectors = cls[k].sectors;
+    sp.min_grade = (uint16_t)cls[k].grade;
+    sp.max_loss = cls[k].loss;
+    sp.ckpt_bytes = ckpt[k];
+    CU_ASSERT_EQUAL(arrive(t, jb, sp), 0);
+    uint32_t g = SC_RND() % 64; /* churn: a GPU leaves, and another one comes back */
+    sched_gpu_status st;
+    sched_gpu_query(S, g, 0, &st);
+    if (st.state != SCHED_GPU_ABSENT) CU_ASSERT_EQUAL(gev(SCHED_EV_GPU_LEAVE, t + 0.25, g, 0), 0);
+    for (uint32_t h = 0; h < 64; h++) {
+      sched_gpu_query(S, h, 0, &st);
+      if (st.state == SCHED_GPU_ABSENT && SC_RND() % 4 == 0) {
+        sched_event e = {.type = SCHED_EV_GPU_JOIN, .t = t + 0.5, .gpu = h};
+        e.u.gpu = ginfo(h, 0, SC_gpu[h].grade, 1.0 + h % 3);
+        e.u.gpu.sectors = SC_gpu[h].sectors;
+        e.u.gpu.link.loss = SC_gpu[h].loss;
+        CU_ASSERT_EQUAL(ev(e), 0);
+        break;
+      }
+    }
+    if (jb >= 10) { /* an older job reports its work done, if it runs */
+      uint32_t o = jb - 10;
+      sched_job_status js = jstat(o);
+      if (js.state == SCHED_JOB_RUNNING && js.runs_active > 0)
+        (void)ev((sched_event){.type = SCHED_EV_JOB_PROGRESS, .t = t + 0.75, .job = o, .run = SC_run[o], .value = 1e9});
+    }
+  }
+#undef SC_RND
+  CU_ASSERT(SC_seen > 400); /* the checks did run: members, standbys and replacements */
+  CU_ASSERT_EQUAL(SC_bad, 0);
+  teardown();
+}
+
 static CU_TestInfo model_tests[] = {
     {"contention f(k): learned from synthetic measurements, interpolated, extrapolated", test_coloc},
     {"Young/Daly intervals", test_young_daly},
@@ -1817,6 +1911,7 @@ static CU_TestInfo model_tests[] = {
 };
 static CU_TestInfo core_tests[] = {
     {"contention: co-located runs' expected rate", test_coloc_core},
+    {"interned specs: each job keeps its own class's limits (random)", test_interned_specs},
     {"failure at each step of a job's life, every policy", test_failure_each_step},
     {"double failure of one job", test_double_failure},
     {"standby fails while promoted", test_standby_fails_while_promoted},

@@ -21,6 +21,7 @@
 #include "models/market/mkt_rule.h"
 #include "models/market/mkt_strategy.h"
 #include "models/sched/sched.h"
+#include "sim/bigmem.h"
 
 #include <math.h>
 #include <string.h>
@@ -187,12 +188,13 @@ typedef struct mkt_host {
 
 /* A core GPU, as the market bills it. */
 typedef struct mkt_cgpu {
-  uint32_t prov; /* global provider index */
-  uint32_t slot; /* job slot while employed, UINT32_MAX when not */
-  int64_t rate;  /* musd per hour while employed */
-  double since;  /* billed up to */
-  uint8_t standby;
-} mkt_cgpu;
+  uint32_t prov : 31;   /* global provider index (< 2^31 - 1, mkt_validate); MKT__NOPROV: a free id */
+  uint32_t standby : 1; /* employed as a standby */
+  uint32_t slot;        /* job slot while employed, UINT32_MAX when not */
+  int64_t rate;         /* musd per hour while employed */
+  double since;         /* billed up to */
+} mkt_cgpu;             /* 24 bytes: a core GPU id of the market's, one per GPU */
+#define MKT__NOPROV 0x7fffffffu
 
 typedef struct mkt_market {
   unsigned world, region, pool;

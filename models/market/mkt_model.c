@@ -502,8 +502,8 @@ static int mkt__validate(const void *vcfg, const sim_scenario *s, sim_diag *d) {
       bad = 1;
     }
   }
-  if (total > (int64_t)UINT32_MAX - 1) {
-    sim_param_error(s, "market.regions", d, "%lld providers in all: at most %u", (long long)total, UINT32_MAX - 1);
+  if (total > (int64_t)MKT__NOPROV - 1) { /* a provider index fits the market's 31-bit GPU records (mkt_cgpu) */
+    sim_param_error(s, "market.regions", d, "%lld providers in all: at most %u", (long long)total, MKT__NOPROV - 1);
     bad = 1;
   }
   for (int k = 0; k < MKT_NCLASSES; k++) {
@@ -948,7 +948,7 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
    * so every persona and region is represented in proportion); all of them when N >= providers */
   if (cfg->daily_income_providers > 0)
     c->daily_stride = np ? (np + (uint64_t)cfg->daily_income_providers - 1) / (uint64_t)cfg->daily_income_providers : 1;
-  c->prov = malloc((np ? np : 1) * sizeof *c->prov);
+  c->prov = sim_bigmem_realloc(NULL, (np ? np : 1) * sizeof *c->prov);
   c->region_cols = calloc(c->nreg, sizeof *c->region_cols);
   if (!c->prov || !c->region_cols) {
     rc = SIM_ENOMEM;

@@ -25,7 +25,7 @@ void *mkt__grow(void *p, uint32_t *cap, uint32_t need, size_t elem) {
   if (need <= *cap) return p;
   uint32_t nc = *cap ? *cap : 16;
   while (nc < need) nc += nc / 8 + 1; /* by an eighth: the host and GPU tables grow one host at a time */
-  void *q = realloc(p, (size_t)nc * elem);
+  void *q = sim_bigmem_realloc(p, (size_t)nc * elem);
   if (!q) SIM_FATAL("out of memory");
   *cap = nc;
   return q;
@@ -167,7 +167,7 @@ static void employ(const mkt_ctx *c, mkt_market *m, uint32_t cid, uint32_t slot,
   if (j->node && c->prov[g->prov].node != j->node - 1) /* GP Nodes' own queues (nodes.queues) */
     SIM_FATAL("job %u of GP Node %u got a GPU of node %u", slot, j->node - 1u, (unsigned)c->prov[g->prov].node);
   g->slot = slot;
-  g->standby = (uint8_t)standby;
+  g->standby = standby != 0;
   g->since = now;
   g->rate = m->pool == MKT_POOL_BIDDING ? j->price : m->ops->gpu_price(c, m->region, &c->prov[g->prov]);
   mkt_host *h = host_of(c, m, g->prov);
@@ -682,7 +682,7 @@ void mkt__host_join(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov, 
       m->cg = mkt__grow(m->cg, &m->capcg, m->ncg + n, sizeof *m->cg);
       m->ncg += n;
     }
-    for (unsigned g = 0; g < n; g++) m->cg[(uint32_t)h->cid + g] = (mkt_cgpu){prov, NIL, 0, 0, 0};
+    for (unsigned g = 0; g < n; g++) m->cg[(uint32_t)h->cid + g] = (mkt_cgpu){.prov = prov, .slot = NIL};
   }
   h->in = 1;
   h->session = session;
@@ -790,7 +790,7 @@ void mkt__host_depart(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov
   for (unsigned g = 0; g < n; g++) {
     sched_event e = {.type = SCHED_EV_GPU_FORGET, .gpu = (uint32_t)h->cid + g};
     mkt__feed(lp, c, m, &e);
-    m->cg[(uint32_t)h->cid + g] = (mkt_cgpu){NIL, NIL, 0, 0, 0};
+    m->cg[(uint32_t)h->cid + g] = (mkt_cgpu){.prov = MKT__NOPROV, .slot = NIL};
   }
   m->spare[n] = mkt__grow(m->spare[n], &m->capspare[n], m->nspare[n] + 1, sizeof *m->spare[n]);
   m->spare[n][m->nspare[n]++] = (uint32_t)h->cid;
@@ -973,7 +973,7 @@ void mkt__on_wake(sim_lp *lp, const mkt_ctx *c, mkt_market *m, const mkt_msg *ms
 void mkt__place_init(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
   uint64_t np = c->reg_first[m->region + 1] - c->reg_first[m->region], ng = 0;
   for (uint64_t i = c->reg_first[m->region]; i < c->reg_first[m->region + 1]; i++) ng += c->prov[i].ngpus;
-  m->hix = malloc((np ? np : 1) * sizeof *m->hix);
+  m->hix = sim_bigmem_realloc(NULL, (np ? np : 1) * sizeof *m->hix);
   if (!m->hix) SIM_FATAL("out of memory");
   for (uint64_t i = 0; i < np; i++) m->hix[i] = -1;
   sched_config sc;
@@ -1011,8 +1011,8 @@ void mkt__place_init(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
       g0 += c->prov[i].ngpus;
       p0++;
     }
-  if (g0 && (sched_reserve(m->core, g0, p0) || !(m->cg = malloc((size_t)g0 * sizeof *m->cg)) ||
-             !(m->host = malloc((size_t)p0 * sizeof *m->host))))
+  if (g0 && (sched_reserve(m->core, g0, p0) || !(m->cg = sim_bigmem_realloc(NULL, (size_t)g0 * sizeof *m->cg)) ||
+             !(m->host = sim_bigmem_realloc(NULL, (size_t)p0 * sizeof *m->host))))
     SIM_FATAL("out of memory");
   m->capcg = g0;
   m->caphost = p0;

@@ -27,7 +27,10 @@ typedef struct mkt_prov {
                         joins a staking pool before then (next_review, switch_pool) */
   uint32_t session;  /* availability sessions so far */
   uint32_t ndays;
-  int32_t day; /* daily income statistics (Welford): days closed, today */
+  int32_t day;      /* daily income statistics (Welford): days closed, today */
+  uint8_t out;      /* outside the market (responses.entry) */
+  uint8_t low_exit; /* reviews in a row with negative surplus */
+  uint16_t nrev;    /* reviews in this pool (income statistics below) */
   double st_since, claim_from;
   int64_t income, balance, stake;
   int64_t win_income;
@@ -36,16 +39,15 @@ typedef struct mkt_prov {
   int64_t rented_gpu_ms; /* GPU time employed */
   int64_t day_income;
   double dmean, dm2;
-  /* reactions (market.responses, personas' goal) */
-  uint8_t out;           /* outside the market (responses.entry) */
-  uint8_t low_exit;      /* reviews in a row with negative surplus */
-  uint16_t nrev;         /* reviews in this pool (income statistics below) */
+  /* reactions (market.responses, personas' goal); out, low_exit and nrev are above, in what was
+   * padding (200 bytes, not 208) */
   uint32_t review_id;    /* a quote answers the latest review only */
-  int64_t win_rented_ms; /* GPU*ms rented in the review window */
   float last_h, last_u;  /* last review: income per available GPU-hour (USD), utilization */
   float cv_other;        /* income CV it had in its other pool, -1 never there */
+  int64_t win_rented_ms; /* GPU*ms rented in the review window */
   double rmean, rm2;     /* income per available GPU-hour per review here (Welford) */
 } mkt_prov;
+_Static_assert(sizeof(mkt_prov) == 200, "the provider's state: no padding (ST_N = 5)");
 
 static uint64_t pidx(const mkt_ctx *c, sim_lp *lp) { return mkt__local(c, lp) - c->nmarkets; }
 static sim_id my_market(const mkt_ctx *c, sim_lp *lp, const mkt_prov *p) {

@@ -9,6 +9,8 @@
  */
 #include "models/sched/sched.h"
 
+#include "sim/bigmem.h" /* header-only, no engine: large tables on huge pages */
+
 #include <math.h>
 #include <stddef.h>
 #include <stdarg.h>
@@ -135,20 +137,29 @@ typedef struct sched__run {
 } sched__run;
 
 /* What every event about a job reads comes first (state, its run slots), so that one record's
- * first two cache lines serve it: the single run slot of most policies is kept in the record. */
+ * first two cache lines serve it: the single run slot of most policies is kept in the record.
+ * Of its spec, the job keeps what varies from job to job (kind, hold, width, node, work, step work,
+ * price limit); the rest, which its class shares (grade, region, sectors, link limits, bytes moved,
+ * service sizing), is interned once per distinct value in s->specs (sched__spec_intern): 144 bytes
+ * a job less, 30 B per GPU in a million-GPU market, whose running jobs the core holds. */
 typedef struct sched__job {
   uint8_t state; /* sched_job_state */
   uint8_t outcome;
   uint8_t inq, speculated;
   uint8_t nruns; /* 1, 2 (speculative) or the replicas (replicate), <= SCHED__MAX_RUNS */
+  uint8_t kind;  /* sched_job_kind */
+  uint8_t hold;  /* spec.hold */
   uint32_t next_run;
   sched__run *runs; /* nruns slots from the first placement: &run0 when nruns is 1, else
                              allocated (sched__runs_alloc, sched__runs_free) */
   sched__run run0;
   uint32_t qprev, qnext;
   unsigned restarts, replacements;
-  sched_job_spec spec; /* spec.cand is cleared after arrival */
-  sched_ft ft;         /* its fault tolerance */
+  uint32_t cls;                            /* the shared part of its spec: s->specs[cls] (SCHED__CLS) */
+  uint16_t width;                          /* spec.width */
+  int32_t node;                            /* spec.node */
+  double work, step_work, max_price_per_h; /* spec's */
+  sched_ft ft;                             /* its fault tolerance */
   double submit, start, end, saved_work, gpu_seconds, cost;
   double load, last_scale_t;
 } sched__job;
@@ -203,7 +214,15 @@ struct sched {
   uint32_t prov_cap;
   double *node_income;
   sched__job *jobs;
-  uint32_t njobs_cap;  /* allocated job slots */
+  uint32_t njobs_cap; /* allocated job slots */
+  /* the shared parts of job specs, each distinct one once (sched__spec_intern): a spec with the
+   * per-job fields zeroed; spec_hash: open addressing over them (spec_hcap slots, a power of 2) */
+  sched_job_spec *specs;
+  uint32_t nspecs, capspecs, *spec_hash, spec_hcap;
+  /* the candidates of the arrival being handled (spec.cand), for that job only */
+  uint32_t cand_job;
+  const uint32_t *cand;
+  unsigned ncand;
   sched__vec *buckets; /* idle queues: (node with node_queues,) region, grade */
   uint64_t idle_total;
   uint32_t qhead, qtail; /* queued jobs */
@@ -259,11 +278,94 @@ static int sched__vec_push(sched__vec *v, uint32_t x) {
   return 0;
 }
 
+/* ---- Job specs: the part a class shares, interned ----------------------------------------- */
+#define SCHED__CLS(s, j) (&(s)->specs[(j)->cls])
+
+static uint64_t sched__spec_hash(const sched_job_spec *k) { /* FNV-1a over its bytes */
+  uint64_t h = 0xcbf29ce484222325ull;
+  const unsigned char *b = (const unsigned char *)k;
+  for (size_t i = 0; i < sizeof *k; i++) h = (h ^ b[i]) * 0x100000001b3ull;
+  return h;
+}
+
+/* The index in s->specs of sp's shared part (added when new). 0 or SCHED_ENOMEM. */
+static int sched__spec_intern(sched *s, const sched_job_spec *sp, uint32_t *out) {
+  sched_job_spec k;
+  memset(&k, 0, sizeof k); /* padding too: entries are compared bytewise */
+  k.min_grade = sp->min_grade;
+  k.region = sp->region;
+  k.sectors = sp->sectors;
+  k.step_bytes = sp->step_bytes;
+  k.input_bytes = sp->input_bytes;
+  k.ckpt_bytes = sp->ckpt_bytes;
+  k.max_loss = sp->max_loss;
+  k.max_rtt_s = sp->max_rtt_s;
+  k.min_bw_bps = sp->min_bw_bps;
+  k.req_per_score_s = sp->req_per_score_s;
+  k.min_replicas = sp->min_replicas;
+  k.max_replicas = sp->max_replicas;
+  uint64_t h = sched__spec_hash(&k);
+  for (uint32_t i = s->spec_hcap ? (uint32_t)h & (s->spec_hcap - 1) : 0; s->spec_hcap;
+       i = (i + 1) & (s->spec_hcap - 1)) {
+    uint32_t e = s->spec_hash[i];
+    if (!e) break;
+    if (!memcmp(&s->specs[e - 1], &k, sizeof k)) {
+      *out = e - 1;
+      return 0;
+    }
+  }
+  if (s->nspecs == s->capspecs) {
+    uint32_t nc = s->capspecs ? 2 * s->capspecs : 8;
+    sched_job_spec *p = realloc(s->specs, nc * sizeof *p);
+    if (!p) return SCHED_ENOMEM;
+    s->specs = p;
+    s->capspecs = nc;
+  }
+  if (2 * (s->nspecs + 1) > s->spec_hcap) { /* at most half full: rebuilt twice as large */
+    uint32_t nc = s->spec_hcap ? 2 * s->spec_hcap : 16;
+    uint32_t *t = calloc(nc, sizeof *t);
+    if (!t) return SCHED_ENOMEM;
+    free(s->spec_hash);
+    s->spec_hash = t;
+    s->spec_hcap = nc;
+    for (uint32_t e = 0; e < s->nspecs; e++) {
+      uint32_t i = (uint32_t)sched__spec_hash(&s->specs[e]) & (nc - 1);
+      while (t[i]) i = (i + 1) & (nc - 1);
+      t[i] = e + 1;
+    }
+  }
+  uint32_t i = (uint32_t)h & (s->spec_hcap - 1);
+  while (s->spec_hash[i]) i = (i + 1) & (s->spec_hcap - 1);
+  memcpy(&s->specs[s->nspecs], &k, sizeof k); /* with its zero padding (an assignment need not copy it) */
+  s->spec_hash[i] = ++s->nspecs;
+  *out = s->nspecs - 1;
+  return 0;
+}
+
+/* Job jid's whole spec in *out: the shared part and its own fields, with the candidates of the
+ * arrival being handled when `cand` and it is that job's (ft and deadline are not kept). */
+static const sched_job_spec *sched__spec_of(const sched *s, uint32_t jid, sched_job_spec *out, int cand) {
+  const sched__job *j = &s->jobs[jid];
+  *out = s->specs[j->cls];
+  out->kind = (sched_job_kind)j->kind;
+  out->hold = j->hold;
+  out->width = j->width;
+  out->node = j->node;
+  out->work = j->work;
+  out->step_work = j->step_work;
+  out->max_price_per_h = j->max_price_per_h;
+  if (cand && s->cand_job == jid) {
+    out->cand = s->cand;
+    out->ncand = s->ncand;
+  }
+  return out;
+}
+
 /* Memory grows with the ids in use: a core given a whole region's bounds holds only the GPUs
  * that joined it. The tables are resized to exactly nc entries (new ones zeroed, GPUs unowned). */
 static int sched__gpus_resize(sched *s, uint32_t nc) {
   if (nc <= s->gpu_cap) return 0;
-  sched__gpu *p = realloc(s->gpus, (size_t)nc * sizeof *p);
+  sched__gpu *p = sim_bigmem_realloc(s->gpus, (size_t)nc * sizeof *p);
   if (!p) return SCHED_ENOMEM;
   memset(p + s->gpu_cap, 0, (size_t)(nc - s->gpu_cap) * sizeof *p);
   for (uint32_t i = s->gpu_cap; i < nc; i++) p[i].job = p[i].run = SCHED__NIL;
@@ -273,7 +375,7 @@ static int sched__gpus_resize(sched *s, uint32_t nc) {
 }
 static int sched__prov_resize(sched *s, uint32_t nc) {
   if (nc <= s->prov_cap) return 0;
-  sched__provider *p = realloc(s->prov, (size_t)nc * sizeof *p);
+  sched__provider *p = sim_bigmem_realloc(s->prov, (size_t)nc * sizeof *p);
   if (!p) return SCHED_ENOMEM;
   for (uint32_t i = s->prov_cap; i < nc; i++) p[i] = (sched__provider){0, 0, -1, 0};
   s->prov = p;
@@ -482,7 +584,7 @@ static void sched__bill(sched *s, uint32_t id) {
   g->billed_until = s->now;
   sched__job *j = &s->jobs[g->job];
   j->gpu_seconds += dt;
-  if (j->spec.kind == SCHED_JOB_SERVICE) return;
+  if (j->kind == SCHED_JOB_SERVICE) return;
   double amount = g->info.price_per_h * dt / 3600.0;
   sched__ledger_split(s, j, g, amount);
   for (unsigned k = 0; j->runs && k < j->nruns; k++)
@@ -531,8 +633,8 @@ static double sched__run_rate(sched *s, sched__job *j, sched__run *r) {
       s->sp_scratch[i] *= sched_coloc_factor(&s->cfg.cluster, (double)k);
     }
   }
-  return sched_cluster_rate(&s->cfg.cluster, &s->cfg.net, s->sp_scratch, s->ln_scratch, r->n, j->spec.step_work,
-                            j->spec.step_bytes);
+  return sched_cluster_rate(&s->cfg.cluster, &s->cfg.net, s->sp_scratch, s->ln_scratch, r->n, j->step_work,
+                            SCHED__CLS(s, j)->step_bytes);
 }
 
 /* MTBF of one employed GPU: observed employed time / failures once enough failures were seen,
@@ -550,7 +652,8 @@ static double sched__ckpt_interval(sched *s, sched__job *j, sched__run *r, doubl
   if (!(C >= 0)) { /* once per membership: the members' GPU records are cold in a large pool */
     C = 0;
     for (unsigned i = 0; i < r->n; i++) {
-      double c = sched_net_transfer_time(&s->cfg.net, &s->links[s->gpus[r->members[i]].info.link], j->spec.ckpt_bytes);
+      double c = sched_net_transfer_time(&s->cfg.net, &s->links[s->gpus[r->members[i]].info.link],
+                                         SCHED__CLS(s, j)->ckpt_bytes);
       if (c > C) C = c;
     }
     r->ckpt_c = C;
@@ -564,7 +667,7 @@ static double sched__ckpt_interval(sched *s, sched__job *j, sched__run *r, doubl
 
 /* The job's runs take periodic checkpoints. */
 static int sched__ckpt_on(const sched__job *j) {
-  return j->ft.policy == SCHED_FT_CHECKPOINT && j->spec.kind == SCHED_JOB_BATCH;
+  return j->ft.policy == SCHED_FT_CHECKPOINT && j->kind == SCHED_JOB_BATCH;
 }
 
 static void sched__arm_ckpt(sched *s, sched__job *j, sched__run *r, double after) {
@@ -758,7 +861,7 @@ static void sched__employ(sched *s, uint32_t id, uint32_t job, uint32_t run, int
  * -1 when the GPUs are not there (nothing changed), or SCHED_ENOMEM. */
 static int sched__place_run(sched *s, uint32_t jid, int backup) {
   sched__job *j = &s->jobs[jid];
-  unsigned width = j->spec.width;
+  unsigned width = j->width;
   unsigned k = j->ft.policy == SCHED_FT_STANDBY ? j->ft.standby_k : 0;
   if (!j->runs) {
     /* as many run slots as the policy can use at once: copies, or the run and its backup */
@@ -781,7 +884,8 @@ static int sched__place_run(sched *s, uint32_t jid, int backup) {
   }
   /* Members first; standbys are best effort (a run starts without them when the pool is short
    * and gets them as GPUs join). */
-  if (sched__select(s, &j->spec, width, s->scratch) != 0) return -1;
+  sched_job_spec sp;
+  if (sched__select(s, sched__spec_of(s, jid, &sp, 1), width, s->scratch) != 0) return -1;
   uint32_t run = j->next_run++;
   r->id = run;
   r->active = 1;
@@ -800,7 +904,7 @@ static int sched__place_run(sched *s, uint32_t jid, int backup) {
   r->rate = sched__run_rate(s, j, r);
   /* Staging: every member fetches the inputs (and the checkpoint, when resuming from one) over
    * its own link; the run starts when the slowest has them. */
-  double bytes = j->spec.input_bytes + (j->saved_work > 0 && !backup ? j->spec.ckpt_bytes : 0);
+  double bytes = SCHED__CLS(s, j)->input_bytes + (j->saved_work > 0 && !backup ? SCHED__CLS(s, j)->ckpt_bytes : 0);
   double stage = 0;
   for (unsigned i = 0; i < width; i++) {
     double t = sched_net_transfer_time(&s->cfg.net, &s->links[s->gpus[r->members[i]].info.link], bytes);
@@ -818,10 +922,8 @@ static int sched__place_run(sched *s, uint32_t jid, int backup) {
     sched__arm_ckpt(s, j, r, stage);
   }
   sched__emit(s, &d);
-  sched_job_spec any = j->spec; /* the candidates are for members; standbys come from anywhere */
-  any.cand = NULL;
-  any.ncand = 0;
-  if (k && sched__select(s, &any, k, s->scratch) == 0) {
+  /* the candidates are for members; standbys come from anywhere */
+  if (k && sched__select(s, sched__spec_of(s, jid, &sp, 0), k, s->scratch) == 0) {
     for (unsigned i = 0; i < k; i++) {
       r->standby[r->nsb++] = s->scratch[i];
       sched__employ(s, s->scratch[i], jid, run, SCHED_GPU_STANDBY);
@@ -837,9 +939,8 @@ static int sched__place_run(sched *s, uint32_t jid, int backup) {
 /* Tops up the standbys of a run from the idle pool (as many as possible). */
 static void sched__refill_standby(sched *s, uint32_t jid, sched__run *r) {
   sched__job *j = &s->jobs[jid];
-  sched_job_spec any = j->spec; /* not from the candidates of an arrival being handled */
-  any.cand = NULL;
-  any.ncand = 0;
+  sched_job_spec any; /* not from the candidates of an arrival being handled */
+  sched__spec_of(s, jid, &any, 0);
   if (sched__scratch_reserve(s, 1)) {
     s->oom = 1;
     return;
@@ -981,7 +1082,7 @@ static int sched__interrupt(sched *s, uint32_t jid, sched__run *r, sched_reason 
     sched__end_job(s, jid, SCHED_R_GAVE_UP);
     return 0;
   }
-  if (j->spec.hold) { /* the caller takes it back: it decides whether and where it runs again */
+  if (j->hold) { /* the caller takes it back: it decides whether and where it runs again */
     sched__end_job(s, jid, SCHED_R_RELEASED);
     return 0;
   }
@@ -1035,7 +1136,7 @@ static int sched__gpu_lost(sched *s, uint32_t id) {
   }
   unsigned slot = 0;
   while (slot < r->n && r->members[slot] != id) slot++;
-  if (j->spec.kind == SCHED_JOB_SERVICE) {
+  if (j->kind == SCHED_JOB_SERVICE) {
     r->members[slot] = r->members[--r->n];
     r->ckpt_c = -1; /* members changed: the checkpoint cost is recomputed */
     uint32_t gone = id;
@@ -1057,7 +1158,7 @@ static int sched__gpu_lost(sched *s, uint32_t id) {
     if (sched__scratch_reserve(s, 1)) return SCHED_ENOMEM;
     if (r->nsb) {
       nid = r->standby[--r->nsb];
-    } else if (sched__select(s, &j->spec, 1, s->scratch) == 0) {
+    } else if (sched__select(s, sched__spec_of(s, jid, &(sched_job_spec){0}, 1), 1, s->scratch) == 0) {
       nid = s->scratch[0];
       sched__employ(s, nid, jid, run, SCHED_GPU_STANDBY);
     }
@@ -1068,14 +1169,14 @@ static int sched__gpu_lost(sched *s, uint32_t id) {
       r->rate = sched__run_rate(s, j, r);
       j->replacements++;
       s->cnt.replacements++;
-      sched_decision d = {
-          .type = SCHED_D_REPLACE,
-          .job = jid,
-          .run = run,
-          .gpu = nid,
-          .old_gpu = id,
-          .reason = SCHED_R_GPU_LOST,
-          .value = sched_net_transfer_time(&s->cfg.net, &s->links[s->gpus[nid].info.link], j->spec.ckpt_bytes)};
+      sched_decision d = {.type = SCHED_D_REPLACE,
+                          .job = jid,
+                          .run = run,
+                          .gpu = nid,
+                          .old_gpu = id,
+                          .reason = SCHED_R_GPU_LOST,
+                          .value = sched_net_transfer_time(&s->cfg.net, &s->links[s->gpus[nid].info.link],
+                                                           SCHED__CLS(s, j)->ckpt_bytes)};
       r->last_t = fmax(r->last_t, s->now) + d.value; /* the run waits for the newcomer */
       sched__emit(s, &d);
       sched__refill_standby(s, jid, r);
@@ -1181,8 +1282,7 @@ static int sched__gpu_degrade(sched *s, uint32_t id, double f) {
   sched__run *r = sched__run_find(s, j, g->run);
   if (!r) return SCHED_ESTATE;
   r->rate = sched__run_rate(s, j, r);
-  if (f >= s->cfg.degrade_ratio || j->ft.policy != SCHED_FT_STANDBY || !r->nsb || j->spec.kind != SCHED_JOB_BATCH)
-    return 0;
+  if (f >= s->cfg.degrade_ratio || j->ft.policy != SCHED_FT_STANDBY || !r->nsb || j->kind != SCHED_JOB_BATCH) return 0;
   /* Replace the degraded member by a standby; the degraded GPU goes back to the pool, where its
    * speed factor lowers its selection weight. */
   uint32_t nid = r->standby[--r->nsb];
@@ -1195,14 +1295,14 @@ static int sched__gpu_degrade(sched *s, uint32_t id, double f) {
   j->replacements++;
   s->cnt.replacements++;
   uint32_t jid = g->job;
-  sched_decision d = {.type = SCHED_D_REPLACE,
-                      .job = jid,
-                      .run = r->id,
-                      .gpu = nid,
-                      .old_gpu = id,
-                      .reason = SCHED_R_DEGRADED,
-                      .value =
-                          sched_net_transfer_time(&s->cfg.net, &s->links[s->gpus[nid].info.link], j->spec.ckpt_bytes)};
+  sched_decision d = {
+      .type = SCHED_D_REPLACE,
+      .job = jid,
+      .run = r->id,
+      .gpu = nid,
+      .old_gpu = id,
+      .reason = SCHED_R_DEGRADED,
+      .value = sched_net_transfer_time(&s->cfg.net, &s->links[s->gpus[nid].info.link], SCHED__CLS(s, j)->ckpt_bytes)};
   r->last_t = fmax(r->last_t, s->now) + d.value;
   sched__emit(s, &d);
   sched__release(s, id);
@@ -1218,7 +1318,7 @@ static double sched__svc_capacity(sched *s, sched__job *j, sched__run *r) {
     sum += g->info.score * g->speed;
   }
   double mean = r->n ? sum / r->n : 1.0; /* before any replica: one unit of score */
-  return mean * j->spec.req_per_score_s;
+  return mean * SCHED__CLS(s, j)->req_per_score_s;
 }
 
 /* Brings a service to the replica count its load asks for (scale-up at once, scale-down only
@@ -1227,11 +1327,13 @@ static int sched__service_fill(sched *s, uint32_t jid) {
   sched__job *j = &s->jobs[jid];
   sched__run *r = &j->runs[0];
   unsigned want = sched_autoscale_replicas(j->load, sched__svc_capacity(s, j, r), s->cfg.target_util,
-                                           j->spec.min_replicas, j->spec.max_replicas);
+                                           SCHED__CLS(s, j)->min_replicas, SCHED__CLS(s, j)->max_replicas);
   if (sched__scratch_reserve(s, want > r->n ? want - r->n : r->n)) return SCHED_ENOMEM;
   if (want > r->n) {
     unsigned add = want - r->n, got = 0;
-    while (got < add && sched__select(s, &j->spec, 1, s->scratch + got) == 0) {
+    sched_job_spec sp;
+    sched__spec_of(s, jid, &sp, 1);
+    while (got < add && sched__select(s, &sp, 1, s->scratch + got) == 0) {
       sched__employ(s, s->scratch[got], jid, r->id, SCHED_GPU_BUSY);
       r->members[r->n++] = s->scratch[got];
       r->ckpt_c = -1; /* members changed: the checkpoint cost is recomputed */
@@ -1318,7 +1420,7 @@ double sched_next_wakeup(const sched *s) {
 static int sched__job_grow(sched *s, uint32_t jid) {
   if (jid < s->njobs_cap) return 0;
   uint64_t nc = sched__grown(s->njobs_cap, jid, s->cfg.max_jobs); /* new slots are zeroed (touched) */
-  sched__job *p = realloc(s->jobs, nc * sizeof *p);
+  sched__job *p = sim_bigmem_realloc(s->jobs, nc * sizeof *p);
   if (!p) return SCHED_ENOMEM;
   for (uint32_t i = 0; i < s->njobs_cap; i++) /* the records moved: so did their own run slots */
     if (p[i].runs && p[i].nruns <= 1) p[i].runs = &p[i].run0;
@@ -1354,14 +1456,24 @@ static int sched__job_arrive(sched *s, uint32_t jid, const sched_job_spec *sp) {
   uint32_t next_run = j->next_run; /* run ids go on across the id's lives: the timers and late */
   memset(j, 0, sizeof *j);         /* reports of a forgotten job stay stale for the new one */
   j->next_run = next_run;
-  j->spec = *sp;
+  rc = sched__spec_intern(s, sp, &j->cls);
+  if (rc) return rc;
+  j->kind = (uint8_t)sp->kind;
+  j->hold = sp->hold;
+  j->width = sp->width;
+  j->node = sp->node;
+  j->work = sp->work;
+  j->step_work = sp->step_work;
+  j->max_price_per_h = sp->max_price_per_h;
+  s->cand_job = jid; /* its candidates, for the placement tried now */
+  s->cand = sp->cand;
+  s->ncand = sp->ncand;
   if (sp->ft) {
     j->ft = *sp->ft;
   } else {
     j->ft = (sched_ft){s->cfg.policy,    s->cfg.ckpt_rule, s->cfg.ckpt_interval_s,
                        s->cfg.standby_k, s->cfg.replicas,  s->cfg.max_restarts};
   }
-  j->spec.ft = NULL;
   j->submit = s->now;
   j->start = -1;
   j->end = -1;
@@ -1381,13 +1493,14 @@ static int sched__job_arrive(sched *s, uint32_t jid, const sched_job_spec *sp) {
     j->state = SCHED_JOB_RUNNING;
     j->start = s->now;
     j->last_scale_t = -INFINITY;
-    return sched__service_fill(s, jid);
+    rc = sched__service_fill(s, jid);
+    s->cand_job = SCHED__NIL;
+    return rc;
   }
   if (sp->hold) {
     /* Placed now (on its candidates when it names some) or handed back at once. */
     rc = sched__place_run(s, jid, 0);
-    j->spec.cand = NULL;
-    j->spec.ncand = 0;
+    s->cand_job = SCHED__NIL;
     if (rc < -1) return rc;
     if (rc == -1) {
       j->state = SCHED_JOB_RUNNING; /* so that ending it is counted like any other end */
@@ -1402,8 +1515,7 @@ static int sched__job_arrive(sched *s, uint32_t jid, const sched_job_spec *sp) {
   j->state = SCHED_JOB_QUEUED;
   sched__queue_push(s, jid, 0);
   rc = sched__schedule(s);
-  j->spec.cand = NULL; /* the candidates were the caller's for this event only */
-  j->spec.ncand = 0;
+  s->cand_job = SCHED__NIL; /* the candidates were the caller's for this event only */
   return rc;
 }
 
@@ -1431,7 +1543,7 @@ static int sched__job_finish(sched *s, uint32_t jid, sched__run *win) {
   win->active = 0;
   win->n = win->nsb = 0;
   win->ckpt_seq++;
-  j->saved_work = j->spec.work;
+  j->saved_work = j->work;
   sched__end_job(s, jid, SCHED_R_COMPLETED);
   return sched__schedule(s);
 }
@@ -1524,7 +1636,7 @@ static int sched__handle(sched *s, const sched_event *ev) {
     break;
   case SCHED_EV_LOAD:
   case SCHED_EV_TASK_DONE:
-    if (ev->job >= s->njobs_cap || s->jobs[ev->job].spec.kind != SCHED_JOB_SERVICE ||
+    if (ev->job >= s->njobs_cap || s->jobs[ev->job].kind != SCHED_JOB_SERVICE ||
         s->jobs[ev->job].state != SCHED_JOB_RUNNING || !(ev->value >= 0))
       return SCHED_EINVAL;
     if (ev->type == SCHED_EV_TASK_DONE && sched__check_gpu(s, ev->gpu)) return SCHED_EINVAL;
@@ -1586,7 +1698,7 @@ static int sched__handle(sched *s, const sched_event *ev) {
     rc = sched__run_event(s, ev, &j, &r);
     if (!rc && r) {
       if (s->cfg.ckpt_analytic) { /* the caller's report of its plan's progress */
-        if (ev->value > j->saved_work) j->saved_work = ev->value < j->spec.work ? ev->value : j->spec.work;
+        if (ev->value > j->saved_work) j->saved_work = ev->value < j->work ? ev->value : j->work;
         break;
       }
       if (!r->in_ckpt) {
@@ -1594,7 +1706,7 @@ static int sched__handle(sched *s, const sched_event *ev) {
         break;
       }
       r->in_ckpt = 0;
-      if (ev->value > j->saved_work) j->saved_work = ev->value < j->spec.work ? ev->value : j->spec.work;
+      if (ev->value > j->saved_work) j->saved_work = ev->value < j->work ? ev->value : j->work;
       sched__arm_ckpt(s, j, r, 0);
     }
     break;
@@ -1655,6 +1767,7 @@ int sched_create(const sched_config *cfg, sched **out) {
   if (!s) return SCHED_ENOMEM;
   s->cfg = *cfg;
   s->qhead = s->qtail = SCHED__NIL;
+  s->cand_job = SCHED__NIL;
   uint64_t x = cfg->seed;
   for (int i = 0; i < 4; i++) { /* splitmix64 */
     uint64_t z = (x += 0x9E3779B97F4A7C15ull);
@@ -1682,6 +1795,8 @@ void sched_destroy(sched *s) {
     for (size_t b = 0; b < sched__nbuckets(s); b++) free(s->buckets[b].v);
   free(s->buckets);
   free(s->jobs);
+  free(s->specs);
+  free(s->spec_hash);
   free(s->gpus);
   free(s->prov);
   free(s->node_income);
@@ -1740,7 +1855,7 @@ int sched_job_query(const sched *s, uint32_t job, sched_job_status *out) {
     for (unsigned k = 0; k < j->nruns; k++)
       if (j->runs[k].active) {
         if (out->expected_rate == 0) out->expected_rate = j->runs[k].rate;
-        if (j->spec.kind == SCHED_JOB_SERVICE) out->replicas = j->runs[k].n;
+        if (j->kind == SCHED_JOB_SERVICE) out->replicas = j->runs[k].n;
       }
   return 0;
 }
@@ -1827,9 +1942,9 @@ int sched_check_invariants(const sched *s, char *msg, size_t len) {
       unsigned n = g->state == SCHED_GPU_BUSY ? r->n : r->nsb;
       for (unsigned m = 0; m < n; m++) seen += list[m] == i;
       if (seen != 1) return sched__fail(msg, len, "gpu %u appears %u times in job %u run %u", i, seen, g->job, g->run);
-      if (s->cfg.node_queues && j->spec.node >= 0 && g->info.node != (uint32_t)j->spec.node)
+      if (s->cfg.node_queues && j->node >= 0 && g->info.node != (uint32_t)j->node)
         return sched__fail(msg, len, "gpu %u of node %u employed by job %u of node %d", i, g->info.node, g->job,
-                           j->spec.node);
+                           j->node);
       if (g->state == SCHED_GPU_BUSY)
         busy++;
       else
@@ -1853,8 +1968,8 @@ int sched_check_invariants(const sched *s, char *msg, size_t len) {
               return sched__fail(msg, len, "job %u run %u lists gpu %u, which is not its member", i, r->id,
                                  r->members[m]);
           }
-          if (j->spec.kind == SCHED_JOB_BATCH && r->n != j->spec.width)
-            return sched__fail(msg, len, "job %u run %u has %u members, wants %u", i, r->id, r->n, j->spec.width);
+          if (j->kind == SCHED_JOB_BATCH && r->n != j->width)
+            return sched__fail(msg, len, "job %u run %u has %u members, wants %u", i, r->id, r->n, j->width);
         }
     switch (j->state) {
     case SCHED_JOB_QUEUED:
@@ -1864,7 +1979,7 @@ int sched_check_invariants(const sched *s, char *msg, size_t len) {
     case SCHED_JOB_RUNNING:
       running++;
       if (j->inq) return sched__fail(msg, len, "running job %u is also queued", i);
-      if (j->spec.kind == SCHED_JOB_BATCH && act == 0)
+      if (j->kind == SCHED_JOB_BATCH && act == 0)
         return sched__fail(msg, len, "job %u is running with no run (interrupted and not requeued)", i);
       break;
     case SCHED_JOB_ENDED:

@@ -1,0 +1,46 @@
+/* bigmem.h - large arrays on transparent huge pages. A million-GPU market indexes a few hundred
+ * MB of records (LP records and states, the core's GPUs and jobs, the calendar's chunks) at
+ * random, and with 4 KiB pages most of those loads miss the TLB as well as the cache: at 1M GPUs
+ * the prefetch of the next provider's state was the market's hottest instruction (perf,
+ * docs/performance.md). Where the kernel gives huge pages on request (transparent_hugepage
+ * "madvise", the Debian default), sim_bigmem_advise asks for them on the whole 2 MiB pages inside
+ * a block; elsewhere it does nothing. Only the memory's mapping changes, never its contents, so
+ * results are the same with and without it.
+ *
+ * Header-only and dependency-free, so that the engine, the scheduling core (which links no
+ * engine) and the models share it. SPOTLAB_HUGEPAGES=0 in the environment turns it off (for an
+ * A/B measurement). */
+#ifndef SIM_BIGMEM_H
+#define SIM_BIGMEM_H
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
+#define SIM_BIGMEM_MIN ((size_t)4 << 20) /* blocks below 4 MiB hold at most one huge page: left alone */
+#define SIM_BIGMEM_PAGE ((uintptr_t)2 << 20)
+
+static inline void sim_bigmem_advise(void *p, size_t n) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  if (!p || n < SIM_BIGMEM_MIN) return; /* a large block's allocation is rare: getenv each time */
+  const char *v = getenv("SPOTLAB_HUGEPAGES");
+  if (v && !strcmp(v, "0")) return;
+  uintptr_t a = ((uintptr_t)p + SIM_BIGMEM_PAGE - 1) & ~(SIM_BIGMEM_PAGE - 1);
+  uintptr_t b = ((uintptr_t)p + n) & ~(SIM_BIGMEM_PAGE - 1);
+  if (b > a) (void)madvise((void *)a, b - a, MADV_HUGEPAGE); /* advice: a refusal changes nothing */
+#else
+  (void)p, (void)n;
+#endif
+}
+
+/* realloc, then the advice for the block it returns (a large block may have moved). */
+static inline void *sim_bigmem_realloc(void *p, size_t n) {
+  void *q = realloc(p, n);
+  if (q) sim_bigmem_advise(q, n);
+  return q;
+}
+
+#endif

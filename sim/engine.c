@@ -151,6 +151,7 @@ struct sim_engine {
   size_t slab_cap, slab_live, slab_hi; /* slots, in use, in use in the upper half */
   unsigned char *inl;                  /* msg_size bytes: an inline payload, unpacked for its handler */
   unsigned char *inl_next;             /* the same for the next event's prefetch hint */
+  unsigned char *slabmsg;              /* msg_size bytes: a slab payload, copied out for its handler */
   int hints;                           /* some LP type has a prefetch hint */
   /* remote messages, one buffer per destination rank */
   sim__buf *out;
@@ -675,6 +676,7 @@ static void sim__engine_free(sim_engine *e) {
   free(e->slab);
   free(e->inl);
   free(e->inl_next);
+  free(e->slabmsg);
   for (unsigned l = 0; l < 6; l++) free(e->fb[l]);
   if (e->out)
     for (int r = 0; r < e->nranks; r++) free(e->out[r].p);
@@ -728,7 +730,8 @@ static sim_engine *sim__engine_new(const sim_model *m, const sim_run_opts *o) {
 
   e->inl = calloc(m->msg_size > SIM__INLINE_BYTES ? m->msg_size : SIM__INLINE_BYTES, 1);
   e->inl_next = calloc(m->msg_size > SIM__INLINE_BYTES ? m->msg_size : SIM__INLINE_BYTES, 1);
-  if (!e->inl || !e->inl_next) goto fail;
+  e->slabmsg = calloc(m->msg_size > SIM__INLINE_BYTES ? m->msg_size : SIM__INLINE_BYTES, 1);
+  if (!e->inl || !e->inl_next || !e->slabmsg) goto fail;
   for (unsigned t = 0; t < m->ntypes; t++) e->hints |= m->types[t].prefetch != NULL;
   e->out = calloc((size_t)e->nranks, sizeof *e->out);
   { /* 64-byte aligned: each LP record is one line */
@@ -827,7 +830,11 @@ static void sim__process_until(sim_engine *e, double limit) {
       memcpy(e->inl, &slot, SIM__INLINE_BYTES); /* the rest of e->inl stays zero */
       msg = e->inl;
     } else if (ms) {
-      msg = e->slab + (size_t)slot * ms;
+      /* copied out and its slot freed before the handler runs: the handler's own sends may grow
+       * the slab (realloc), which would leave a pointer into it dangling, and may take the slot */
+      memcpy(e->slabmsg, e->slab + (size_t)slot * ms, ms);
+      msg = e->slabmsg;
+      sim__slot_put(e, slot);
     }
     /* the next event's LP and payload are fetched while this one is handled (when the handler
      * schedules something earlier, the hint is merely wasted) */
@@ -856,7 +863,6 @@ static void sim__process_until(sim_engine *e, double limit) {
         nt->prefetch(nlp, nlp->state, nmsg, (SIM__KEY_LO(e->hkey[0]) >> 1) >> sb1);
       }
     }
-    if (ms && !inl) sim__slot_put(e, slot);
     if ((++e->events & 0xFFFF) == 0 && e->progress) sim__progress(e, 0);
   }
 }

@@ -228,16 +228,18 @@ static void test_calendar_order(void) {
 /* Bursts of pending payloads: LP 0 sends 150,000 slab payloads (messages with bytes after their
  * first four) at t = 0 and again at t = 60, each to a random LP one to two time units ahead, and
  * every message handled sends another with probability 1/2 (a trickle that dies out). Every
- * payload must arrive as it was sent (its check word is a hash of its source and tag), and once a
+ * payload must arrive as it was sent (its check word is a hash of its source and tag), also the
+ * one whose handler first sends 70,000 more (the slab grows under it, at t = 41: under ASan, a
+ * handler that read its payload in the slab after that would be a use after free), and once a
  * burst is handled the engine must have given its slots back: at t = 1.5 the slab holds at least
  * 65,536 slots (the burst did grow it to 262,144), at t = 40 (with the trickle's 9,528 pending)
  * at most 32,768 and at t = 140 at most 4,096, and the heap at most its floor of 65,536
  * (sim__heap_resize). */
 typedef struct burst_msg {
-  int32_t tag, kind; /* kind 1: a payload, 2: LP 0's timer (travels in the event: tag only) */
+  int32_t tag, kind; /* kind 1: a payload, 3: the fan-out, 0: LP 0's timer (travels in the event) */
   uint64_t check;
 } burst_msg;
-enum { BURST_LPS = 4, BURST_N = 150000 };
+enum { BURST_LPS = 4, BURST_N = 150000, BURST_FAN = 70000 };
 static size_t burst_bad, burst_got, burst_sent;
 static sim_pending_stats burst_at[3];
 static int32_t burst_tag[BURST_LPS];
@@ -275,6 +277,10 @@ static void burst_event(sim_lp *lp, void *st, const void *msg, sim_id src) {
       burst_timer(lp, 40);
     } else if (now == 40.0) {
       sim_pending(lp, &burst_at[1]);
+      burst_msg f = {burst_tag[0]++, 3, 0}; /* the fan-out, handled by LP 1 at t = 41 */
+      f.check = burst_hash(0, f.tag);
+      burst_sent++;
+      sim_send(lp, 1, 1.0, &f, sizeof f);
       burst_timer(lp, 60);
     } else if (now == 60.0) {
       for (int k = 0; k < BURST_N; k++) burst_send(lp, 1.0 + gsl_rng_uniform(sim_lp_rng(lp)));
@@ -285,6 +291,11 @@ static void burst_event(sim_lp *lp, void *st, const void *msg, sim_id src) {
     return;
   }
   burst_got++;
+  if (m->kind == 3) { /* 70,000 sends grow the slab (by realloc) before its own payload is read */
+    for (int k = 0; k < BURST_FAN; k++) burst_send(lp, 1.0 + gsl_rng_uniform(sim_lp_rng(lp)));
+    burst_bad += m->check != burst_hash(src, m->tag);
+    return;
+  }
   burst_bad += m->kind != 1 || m->check != burst_hash(src, m->tag);
   if (gsl_rng_uniform(sim_lp_rng(lp)) < 0.5) burst_send(lp, 1.0 + 19.0 * gsl_rng_uniform(sim_lp_rng(lp)));
 }

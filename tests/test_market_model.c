@@ -434,11 +434,6 @@ static void test_bad_values(void) {
   expect_error("market = {\n  responses = {\n demand = true; entrey = true; };\n  personas = ( { name = \"a\"; } );\n"
                "  regions = ( { name = \"eu\"; providers = 2; persona_share = [1.0]; } );\n};\n",
                "entrey");
-  /* more providers than the market's 31-bit GPU records can name (mkt_cgpu): refused, not built */
-  expect_error("market = {\n  personas = ( { name = \"a\"; } );\n"
-               "  regions = ( { name = \"eu\"; providers = 1200000000; persona_share = [1.0]; },\n"
-               "              { name = \"us\"; providers = 1200000000; persona_share = [1.0]; } );\n};\n",
-               "2400000000 providers in all: at most 2147483646");
   /* persona_share of the wrong length: line 3 holds the key */
   expect_error("market = {\n  personas = ( { name = \"a\"; } );\n"
                "  regions = ( { name = \"eu\"; providers = 2; persona_share = [0.5, 0.5]; } );\n};\n",

@@ -11,6 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Every provider index fits the market's 31-bit GPU records (mkt_cgpu): the bounds of
+ * market.regions and of a region's providers keep the total below MKT__NOPROV. */
+_Static_assert((uint64_t)MKT_MAX_REGIONS *MKT_MAX_REGION_PROVIDERS < MKT__NOPROV, "provider indices fit 31 bits");
+
 const char *const mkt_pool_names[] = {"fixed", "bidding", "flexible", NULL};
 const char *const mkt_class_names[] = {"training", "inference", "batch", NULL};
 static const char *const mkt__days[] = {"none", "daily", "weekdays", "weekends", NULL};
@@ -107,7 +111,8 @@ static const sim_param mkt__persona_params[] = {
 static const sim_param mkt__region_params[] = {
     P("name", SIM_P_STRING, mkt_region_cfg, name, NULL, 1.0, 0.0, NULL, "region name"),
     P("tz_h", SIM_P_DOUBLE, mkt_region_cfg, tz_h, "0", -12, 14, "h", "UTC offset of local time"),
-    P("providers", SIM_P_INT, mkt_region_cfg, providers, NULL, 0, 1e8, "providers", "number of providers"),
+    P("providers", SIM_P_INT, mkt_region_cfg, providers, NULL, 0, MKT_MAX_REGION_PROVIDERS, "providers",
+      "number of providers"),
     PA("persona_share", mkt_region_cfg, persona_share, npersona_share, NULL, 1, MKT_MAX_PERSONAS, "1",
        "share of providers per persona, in market.personas order"),
     P("gpu_mix", SIM_P_STRING, mkt_region_cfg, gpu_mix, "\"rtx4090:1\"", 1.0, 0.0, NULL,
@@ -446,10 +451,8 @@ static int mkt__validate(const void *vcfg, const sim_scenario *s, sim_diag *d) {
       }
     }
   }
-  int64_t total = 0;
   for (size_t r = 0; r < c->nregions; r++) {
     const mkt_region_cfg *g = &c->regions[r];
-    total += g->providers;
     if (strlen(g->name) == 0 || strlen(g->name) > 15) {
       snprintf(path, sizeof path, "market.regions.[%zu].name", r);
       sim_param_error(s, path, d, "a region name needs 1 to 15 characters");
@@ -501,10 +504,6 @@ static int mkt__validate(const void *vcfg, const sim_scenario *s, sim_diag *d) {
         sim_param_error(s, path, d, "is empty; write e.g. \"rtx4090:0.7, a100:0.3\"");
       bad = 1;
     }
-  }
-  if (total > (int64_t)MKT__NOPROV - 1) { /* a provider index fits the market's 31-bit GPU records (mkt_cgpu) */
-    sim_param_error(s, "market.regions", d, "%lld providers in all: at most %u", (long long)total, MKT__NOPROV - 1);
-    bad = 1;
   }
   for (int k = 0; k < MKT_NCLASSES; k++) {
     const mkt_class_cfg *cc = &c->cls[k];

@@ -179,7 +179,8 @@ typedef struct mkt_pstat {
 } mkt_pstat;
 
 #define MKT_MAX_REGIONS 16
-#define MKT_MAX_NODE_QUEUES 4096 /* GP Nodes with their own queues (nodes.queues) */
+#define MKT_MAX_REGION_PROVIDERS 100000000 /* market.regions.[i].providers */
+#define MKT_MAX_NODE_QUEUES 4096           /* GP Nodes with their own queues (nodes.queues) */
 #define MKT_MAX_PERSONAS 16
 #define MKT_MAX_WORLDS SCHED_FT_COUNT
 

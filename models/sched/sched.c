@@ -280,6 +280,8 @@ static int sched__vec_push(sched__vec *v, uint32_t x) {
 
 /* ---- Job specs: the part a class shares, interned ----------------------------------------- */
 #define SCHED__CLS(s, j) (&(s)->specs[(j)->cls])
+/* The spec's fields a job keeps as its own (besides kind), under the same names */
+#define SCHED__JOB_OWN(X) X(hold) X(width) X(node) X(work) X(step_work) X(max_price_per_h)
 
 static uint64_t sched__spec_hash(const sched_job_spec *k) { /* FNV-1a over its bytes */
   uint64_t h = 0xcbf29ce484222325ull;
@@ -348,12 +350,9 @@ static const sched_job_spec *sched__spec_of(const sched *s, uint32_t jid, sched_
   const sched__job *j = &s->jobs[jid];
   *out = s->specs[j->cls];
   out->kind = (sched_job_kind)j->kind;
-  out->hold = j->hold;
-  out->width = j->width;
-  out->node = j->node;
-  out->work = j->work;
-  out->step_work = j->step_work;
-  out->max_price_per_h = j->max_price_per_h;
+#define SCHED__TO_SPEC(f) out->f = j->f;
+  SCHED__JOB_OWN(SCHED__TO_SPEC)
+#undef SCHED__TO_SPEC
   if (cand && s->cand_job == jid) {
     out->cand = s->cand;
     out->ncand = s->ncand;
@@ -1459,12 +1458,9 @@ static int sched__job_arrive(sched *s, uint32_t jid, const sched_job_spec *sp) {
   rc = sched__spec_intern(s, sp, &j->cls);
   if (rc) return rc;
   j->kind = (uint8_t)sp->kind;
-  j->hold = sp->hold;
-  j->width = sp->width;
-  j->node = sp->node;
-  j->work = sp->work;
-  j->step_work = sp->step_work;
-  j->max_price_per_h = sp->max_price_per_h;
+#define SCHED__FROM_SPEC(f) j->f = sp->f;
+  SCHED__JOB_OWN(SCHED__FROM_SPEC)
+#undef SCHED__FROM_SPEC
   s->cand_job = jid; /* its candidates, for the placement tried now */
   s->cand = sp->cand;
   s->ncand = sp->ncand;

@@ -255,24 +255,22 @@ static void burst_send(sim_lp *lp, double delay) {
   if (sim_now(lp) + delay < 140.5) burst_sent++;
   sim_send(lp, gsl_rng_uniform_int(sim_lp_rng(lp), BURST_LPS), delay, &m, sizeof m);
 }
-static void burst_timer(sim_lp *lp, int32_t when) {
-  burst_msg t = {when, 0, 0}; /* kind 0, check 0: all after the first four bytes is zero */
-  sim_send(lp, sim_lp_id(lp), (double)when - sim_now(lp), &t, sizeof t);
+static void burst_timer(sim_lp *lp, double when) {
+  burst_msg t = {1, 0, 0}; /* kind 0, check 0: all after the first four bytes is zero */
+  sim_send(lp, sim_lp_id(lp), when - sim_now(lp), &t, sizeof t);
 }
 static void burst_init(sim_lp *lp, void *st) {
   (void)st;
   if (sim_lp_id(lp) != 0) return;
   for (int k = 0; k < BURST_N; k++) burst_send(lp, 1.0 + gsl_rng_uniform(sim_lp_rng(lp)));
-  burst_timer(lp, 1); /* t = 1.5 is read at the timer of t = 1 + 0.5, below */
+  burst_timer(lp, 1.5);
 }
 static void burst_event(sim_lp *lp, void *st, const void *msg, sim_id src) {
   (void)st;
   const burst_msg *m = msg;
-  if (m->kind == 0) { /* LP 0's timers: t = 1 (then 1.5), 40, 60 (the second burst), 140 */
+  if (m->kind == 0) { /* LP 0's timers: t = 1.5, 40, 60 (the second burst), 140 */
     double now = sim_now(lp);
-    if (now == 1.0) {
-      sim_send(lp, sim_lp_id(lp), 0.5, &(burst_msg){15, 0, 0}, sizeof(burst_msg));
-    } else if (m->tag == 15) {
+    if (now == 1.5) {
       sim_pending(lp, &burst_at[0]);
       burst_timer(lp, 40);
     } else if (now == 40.0) {

@@ -280,7 +280,12 @@ static int sched__vec_push(sched__vec *v, uint32_t x) {
 
 /* ---- Job specs: the part a class shares, interned ----------------------------------------- */
 #define SCHED__CLS(s, j) (&(s)->specs[(j)->cls])
-/* The spec's fields a job keeps as its own (besides kind), under the same names */
+/* The spec's fields a job keeps as its own (besides kind), under the same names, and those its
+ * class shares, interned (the rest, deadline, ft and cand, are not kept in either) */
+#define SCHED__JOB_SHARED(X)                                                                                           \
+  X(min_grade)                                                                                                         \
+  X(region) X(sectors) X(step_bytes) X(input_bytes) X(ckpt_bytes) X(max_loss) X(max_rtt_s) X(min_bw_bps)               \
+      X(req_per_score_s) X(min_replicas) X(max_replicas)
 #define SCHED__JOB_OWN(X) X(hold) X(width) X(node) X(work) X(step_work) X(max_price_per_h)
 
 static uint64_t sched__spec_hash(const sched_job_spec *k) { /* FNV-1a over its bytes */
@@ -290,22 +295,20 @@ static uint64_t sched__spec_hash(const sched_job_spec *k) { /* FNV-1a over its b
   return h;
 }
 
+/* Files entry e of s->specs in the hash index (which has a free slot). */
+static void sched__spec_put(sched *s, uint32_t e) {
+  uint32_t i = (uint32_t)sched__spec_hash(&s->specs[e]) & (s->spec_hcap - 1);
+  while (s->spec_hash[i]) i = (i + 1) & (s->spec_hcap - 1);
+  s->spec_hash[i] = e + 1;
+}
+
 /* The index in s->specs of sp's shared part (added when new). 0 or SCHED_ENOMEM. */
 static int sched__spec_intern(sched *s, const sched_job_spec *sp, uint32_t *out) {
   sched_job_spec k;
   memset(&k, 0, sizeof k); /* padding too: entries are compared bytewise */
-  k.min_grade = sp->min_grade;
-  k.region = sp->region;
-  k.sectors = sp->sectors;
-  k.step_bytes = sp->step_bytes;
-  k.input_bytes = sp->input_bytes;
-  k.ckpt_bytes = sp->ckpt_bytes;
-  k.max_loss = sp->max_loss;
-  k.max_rtt_s = sp->max_rtt_s;
-  k.min_bw_bps = sp->min_bw_bps;
-  k.req_per_score_s = sp->req_per_score_s;
-  k.min_replicas = sp->min_replicas;
-  k.max_replicas = sp->max_replicas;
+#define SCHED__TO_KEY(f) k.f = sp->f;
+  SCHED__JOB_SHARED(SCHED__TO_KEY)
+#undef SCHED__TO_KEY
   uint64_t h = sched__spec_hash(&k);
   for (uint32_t i = s->spec_hcap ? (uint32_t)h & (s->spec_hcap - 1) : 0; s->spec_hcap;
        i = (i + 1) & (s->spec_hcap - 1)) {
@@ -330,17 +333,11 @@ static int sched__spec_intern(sched *s, const sched_job_spec *sp, uint32_t *out)
     free(s->spec_hash);
     s->spec_hash = t;
     s->spec_hcap = nc;
-    for (uint32_t e = 0; e < s->nspecs; e++) {
-      uint32_t i = (uint32_t)sched__spec_hash(&s->specs[e]) & (nc - 1);
-      while (t[i]) i = (i + 1) & (nc - 1);
-      t[i] = e + 1;
-    }
+    for (uint32_t e = 0; e < s->nspecs; e++) sched__spec_put(s, e);
   }
-  uint32_t i = (uint32_t)h & (s->spec_hcap - 1);
-  while (s->spec_hash[i]) i = (i + 1) & (s->spec_hcap - 1);
   memcpy(&s->specs[s->nspecs], &k, sizeof k); /* with its zero padding (an assignment need not copy it) */
-  s->spec_hash[i] = ++s->nspecs;
-  *out = s->nspecs - 1;
+  sched__spec_put(s, s->nspecs);
+  *out = s->nspecs++;
   return 0;
 }
 

@@ -282,11 +282,12 @@ static int sched__vec_push(sched__vec *v, uint32_t x) {
 #define SCHED__CLS(s, j) (&(s)->specs[(j)->cls])
 /* The spec's fields a job keeps as its own (besides kind), under the same names, and those its
  * class shares, interned (the rest, deadline, ft and cand, are not kept in either) */
-#define SCHED__JOB_SHARED(X)                                                                                           \
-  X(min_grade)                                                                                                         \
-  X(region) X(sectors) X(step_bytes) X(input_bytes) X(ckpt_bytes) X(max_loss) X(max_rtt_s) X(min_bw_bps)               \
-      X(req_per_score_s) X(min_replicas) X(max_replicas)
+/* clang-format off */
+#define SCHED__JOB_SHARED(X) \
+  X(min_grade) X(region) X(sectors) X(step_bytes) X(input_bytes) X(ckpt_bytes) X(max_loss) X(max_rtt_s) \
+  X(min_bw_bps) X(req_per_score_s) X(min_replicas) X(max_replicas)
 #define SCHED__JOB_OWN(X) X(hold) X(width) X(node) X(work) X(step_work) X(max_price_per_h)
+/* clang-format on */
 
 static uint64_t sched__spec_hash(const sched_job_spec *k) { /* FNV-1a over its bytes */
   uint64_t h = 0xcbf29ce484222325ull;

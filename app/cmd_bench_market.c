@@ -1,6 +1,6 @@
 /* cmd_bench_market.c - `spotlab bench market`: the market model at scale.
  *
- * Builds a market of N single-GPU providers in three regions (the personas, pools and job classes
+ * Builds a market of N single-GPU providers in three regions (or --regions R; the personas, pools and job classes
  * of scenarios/default.cfg, demand scaled with the supply), runs it for D days with hourly billing
  * and prints wall time, events per second and memory per GPU (peak resident memory of all ranks,
  * and the part above the process's footprint before the model was built). Tables are off, so the
@@ -70,7 +70,10 @@ static void bm__kinds(uint64_t events, uint64_t starts) {
 }
 
 static const app_option bm__opts[] = {
-    {"--gpus", APP_O_U64, "N", 3, 3e8, 0, "single-GPU providers, split over three regions (default 100000)"},
+    {"--gpus", APP_O_U64, "N", 3, 3e8, 0, "single-GPU providers, split over the regions (default 100000)"},
+    {"--regions", APP_O_U64, "R", 1, 16, 0,
+     "regions (default 3: eu, us, asia; more repeat them, eu2 ...); each is a\ngroup of the engine, kept whole on one "
+     "rank"},
     {"--days", APP_O_U64, "D", 1, 3650, 0, "simulated days (default 30)"},
     {"--load", APP_O_DOUBLE, "L", 0, 1000, 0, "synthetic arrivals, jobs per GPU per day (default 0.8)"},
     {"--seed", APP_O_U64, "S", 0, 1.9e19, 0, "engine seed (default 1)"},
@@ -90,7 +93,7 @@ static const app_cli bm__cli = {
     0,
     0,
     NULL,
-    "Runs the market model with N single-GPU providers (three regions, the default personas and\n"
+    "Runs the market model with N single-GPU providers (three regions unless --regions, the default personas and\n"
     "pools) for D simulated days with hourly billing, and prints wall time, events/s and memory per\n"
     "GPU. Under mpirun the model runs on all ranks. Reactions are off unless --responses.\n",
     "Exit status: 0 done, 1 money was not conserved or the CSV could not be written, 2 bad usage.\n",
@@ -119,16 +122,17 @@ static const char *bm__scenario =
     "    { name = \"henry\"; pool = \"bidding\"; alt_pool = \"flexible\"; fit = \"skype06\"; self_per_day = 2.0;\n"
     "      self_mean_h = 3.0; min_margin = 0.0; }\n"
     "  );\n"
-    "  regions = (\n"
-    "    { name = \"eu\"; tz_h = 1.0; providers = %llu; persona_share = [0.4, 0.3, 0.3];\n"
-    "      gpu_mix = \"rtx3090:0.3, rtx4090:0.4, rtx5090:0.1, a100:0.2\"; energy_usd_kwh = 0.30; jobs_per_h = %.6f; "
-    "},\n"
-    "    { name = \"us\"; tz_h = -5.0; providers = %llu; persona_share = [0.3, 0.4, 0.3];\n"
-    "      gpu_mix = \"rtx3060:0.2, rtx4090:0.4, a10:0.2, h100:0.2\"; energy_usd_kwh = 0.15; jobs_per_h = %.6f; },\n"
-    "    { name = \"asia\"; tz_h = 8.0; providers = %llu; persona_share = [0.3, 0.3, 0.4];\n"
-    "      gpu_mix = \"rtx3060:0.3, rtx3080:0.2, rtx4090:0.4, l4:0.1\"; energy_usd_kwh = 0.10; jobs_per_h = %.6f; }\n"
-    "  );\n"
+    "  regions = (\n%s  );\n"
     "};\n";
+
+/* The regions, cycled when there are more than three (eu, us, asia, eu2, ...). */
+static const char *bm__region[3] = {
+    "name = \"eu%s\"; tz_h = 1.0; providers = %llu; persona_share = [0.4, 0.3, 0.3];\n"
+    "      gpu_mix = \"rtx3090:0.3, rtx4090:0.4, rtx5090:0.1, a100:0.2\"; energy_usd_kwh = 0.30; jobs_per_h = %.6f;",
+    "name = \"us%s\"; tz_h = -5.0; providers = %llu; persona_share = [0.3, 0.4, 0.3];\n"
+    "      gpu_mix = \"rtx3060:0.2, rtx4090:0.4, a10:0.2, h100:0.2\"; energy_usd_kwh = 0.15; jobs_per_h = %.6f;",
+    "name = \"asia%s\"; tz_h = 8.0; providers = %llu; persona_share = [0.3, 0.3, 0.4];\n"
+    "      gpu_mix = \"rtx3060:0.3, rtx3080:0.2, rtx4090:0.4, l4:0.1\"; energy_usd_kwh = 0.10; jobs_per_h = %.6f;"};
 
 static int cmd_bench_market_main(int argc, char **argv) {
   unsigned long long gpus = 100000, days = 30, seed = 1;
@@ -141,6 +145,13 @@ static int cmd_bench_market_main(int argc, char **argv) {
     return prc == 1 ? 0 : 2;
   }
   gpus = app_args_u64(&a, "--gpus", gpus);
+  unsigned nreg = (unsigned)app_args_u64(&a, "--regions", 3);
+  if (gpus < nreg) {
+    fprintf(stderr, "spotlab bench market: --gpus %llu is fewer than the %u regions (at least one GPU each)\n", gpus,
+            nreg);
+    app_args_free(&a);
+    return 2;
+  }
   days = app_args_u64(&a, "--days", days);
   seed = app_args_u64(&a, "--seed", seed);
   load = app_args_double(&a, "--load", load);
@@ -152,12 +163,21 @@ static int cmd_bench_market_main(int argc, char **argv) {
   app_mpi_init(&argc, &argv);
   int rank = app_mpi_rank(), P = app_mpi_size();
   double rss0 = bm__rss_mib();
-  unsigned long long per[3] = {gpus / 3, gpus / 3, gpus - 2 * (gpus / 3)};
-  char *text = malloc(16384);
-  if (!text) SIM_FATAL("out of memory");
+  char *regs = malloc(512 * (size_t)nreg + 1), *text = malloc(8192 + 512 * (size_t)nreg);
+  if (!regs || !text) SIM_FATAL("out of memory");
+  size_t off = 0;
+  for (unsigned r = 0; r < nreg; r++) {
+    unsigned long long per = r + 1 < nreg ? gpus / nreg : gpus - (nreg - 1) * (gpus / nreg);
+    char suffix[16] = "";
+    if (r >= 3) snprintf(suffix, sizeof suffix, "%u", r / 3 + 1);
+    off += (size_t)snprintf(regs + off, 512, "    { ");
+    off += (size_t)snprintf(regs + off, 400, bm__region[r % 3], suffix, per, per * load / 24.0);
+    off += (size_t)snprintf(regs + off, 16, " }%s\n", r + 1 < nreg ? "," : "");
+  }
   const char *on = resp ? "true" : "false";
-  snprintf(text, 16384, bm__scenario, SPOTLAB_SOURCE_DIR, SPOTLAB_SOURCE_DIR, ckev ? "true" : "false", on, on, on, on,
-           rule, per[0], per[0] * load / 24.0, per[1], per[1] * load / 24.0, per[2], per[2] * load / 24.0);
+  snprintf(text, 8192 + 512 * (size_t)nreg, bm__scenario, SPOTLAB_SOURCE_DIR, SPOTLAB_SOURCE_DIR,
+           ckev ? "true" : "false", on, on, on, on, rule, regs);
+  free(regs);
   sim_diag d;
   sim_diag_init(&d, rank == 0 ? stderr : NULL);
   sim_scenario *s = sim_scenario_load_string(text, "bench-market", &d);
@@ -173,10 +193,11 @@ static int cmd_bench_market_main(int argc, char **argv) {
   }
   m.end_time = end;
   if (rank == 0)
-    fprintf(stderr,
-            "bench market: %llu GPUs (%llu LPs), %llu days, hourly billing, rule %s, load %g jobs/GPU/day, "
-            "reactions %s, %d rank%s\n",
-            gpus, (unsigned long long)m.nlps, days, rule, load, resp ? "on" : "off", P, P == 1 ? "" : "s");
+    fprintf(
+        stderr,
+        "bench market: %llu GPUs (%llu LPs) in %u regions, %llu days, hourly billing, rule %s, load %g jobs/GPU/day, "
+        "reactions %s, %d rank%s\n",
+        gpus, (unsigned long long)m.nlps, nreg, days, rule, load, resp ? "on" : "off", P, P == 1 ? "" : "s");
   if (m.ntypes > BM__TYPES)
     SIM_FATAL("bench market: %u LP types, the count of events by kind wraps %d", m.ntypes, BM__TYPES);
   sim_lptype types[BM__TYPES];

@@ -8,11 +8,12 @@
 # Steps, each under `timeout` (seconds, overridable by the variable named):
 #   1. kernel tests: test_kernels (GPU suite included), test_kernels_gpu (the GPU executors
 #      through the per-chunk API)                                         T_TEST  (45 each)
-#   2. spotlab bench kernels: whole device, partitions, strategies        T_BENCH (140)
-#   3. a lab on GPU workers: scenarios/lab/gpu_partitions.cfg --predict   T_LAB   (120)
+#   2. spotlab bench kernels: whole device, partitions, strategies        T_BENCH (120)
+#   3. a lab on GPU workers: scenarios/lab/gpu_partitions.cfg --predict   T_LAB   (100)
 #      (4 green-context partitions of 8-64 SMs, a kill, a slow fault)
-#   4. PHOLD, 16,384 LPs, on 1 rank and under mpirun on 16               T_PHOLD (60 each)
-#   5. the market with 1M GPUs for 2 days under mpirun on 16 ranks        T_MARKET (120)
+#   4. PHOLD, 16,384 LPs, on 1 rank and under mpirun on 16               T_PHOLD (50 each)
+#   5. the market with 1M GPUs in 16 regions for 2 days, under mpirun on 16 ranks (each rank
+#      owns a region: one synchronisation window), then on 1 rank          T_MARKET (100, 80)
 # At most 590 s if every step ran to its limit (a device command may run 600 s). Steps 4 and 5 use
 # the host's own mpirun (MPIRUN, default /usr/bin/mpirun) with its own libmpi: the bundle's MPI
 # libraries (gpu-bundle/lib/mpi) are only on the path of the runs without mpirun. The full log,
@@ -35,10 +36,11 @@ OUT=${OUT:-gpu-check-out}
 BUNDLE=${BUNDLE:-gpu-bundle}
 BUILD=${BUILD:-build-gpu}
 T_TEST=${T_TEST:-45}
-T_BENCH=${T_BENCH:-140}
-T_LAB=${T_LAB:-120}
-T_PHOLD=${T_PHOLD:-60}
-T_MARKET=${T_MARKET:-120}
+T_BENCH=${T_BENCH:-120}
+T_LAB=${T_LAB:-100}
+T_PHOLD=${T_PHOLD:-50}
+T_MARKET=${T_MARKET:-100}
+T_MARKET1=${T_MARKET1:-80}
 MPIRUN=${MPIRUN:-/usr/bin/mpirun}
 NP=${NP:-16}
 mkdir -p "$OUT"
@@ -117,7 +119,8 @@ step phold_1 "$T_PHOLD" 0 "$SPOTLAB" bench phold --lps 16384 --end 2000 --repeat
 step "phold_$NP" "$T_PHOLD" 1 "$MPIRUN" -np "$NP" -x LD_LIBRARY_PATH -x SPOTLAB_DATA "$SPOTLAB" bench phold \
   --lps 16384 --end 2000 --repeat 3 --ranks-info
 step "market_$NP" "$T_MARKET" 1 "$MPIRUN" -np "$NP" -x LD_LIBRARY_PATH -x SPOTLAB_DATA "$SPOTLAB" bench market \
-  --gpus 1000000 --days 2 --out "$OUT/market_$NP.csv"
+  --gpus 1000000 --days 2 --regions 16 --out "$OUT/market_$NP.csv"
+step market_1 "$T_MARKET1" 0 "$SPOTLAB" bench market --gpus 1000000 --days 2 --regions 16 --out "$OUT/market_1.csv"
 
 # The short table, last.
 status=0
@@ -143,6 +146,8 @@ t lab_gpu | grep -E 'spotlab lab:|key .lab.device' | head -5
 echo "-- PHOLD, 16384 LPs"
 t phold_1 | grep -E '^(spotlab engine|bare heap|engine /)'
 t "phold_$NP" | grep -E '^(spotlab engine|bare heap|engine /)'
-echo "-- market, 1M GPUs x 2 days, $NP ranks"
+echo "-- market, 1M GPUs in 16 regions x 2 days, $NP ranks and 1"
 t "market_$NP" | grep -A1 -E '^ *GPUs +days'
+t "market_$NP" | grep -E '^synchronization windows'
+t market_1 | grep -A1 -E '^ *GPUs +days' | tail -1
 exit $status

@@ -12,6 +12,12 @@
  * and no rank ever receives an event in its past. At the end of a window, messages to other
  * ranks are exchanged with MPI_Alltoallv. A sequential run (one rank, or one thread of a
  * replication) needs no windows: it pops events in key order until the end time.
+ *
+ * Ranks own consecutive blocks of LP ids: equal blocks, or, for a model that declares groups
+ * (sim_model.ngroups: blocks of LPs whose messages to other groups have a delay of at least
+ * group_lookahead) and has at least as many groups as there are ranks, blocks that end on group
+ * boundaries. Then every message between ranks is one between groups, and a window spans
+ * group_lookahead (all of the run when the groups never talk: one window, no exchange).
  */
 #include "sim/sim.h"
 
@@ -121,6 +127,11 @@ struct sim_engine {
   sim_id first, nlocal; /* this rank's LPs: [first, first + nlocal) */
   sim_id base;          /* block partition: ranks < rem own base+1 LPs, the others base */
   sim_id rem;
+  sim_id *bnd;    /* NULL, or the partition on group boundaries: rank r owns [bnd[r], bnd[r + 1]) */
+  sim_id *gfirst; /* the model's groups (ngroups + 1 starts, the last nlps), or NULL */
+  unsigned ngroups;
+  double glook; /* the model's group_lookahead, when gfirst */
+  double wla;   /* a window's span: lookahead, or group_lookahead when the ranks own whole groups */
   sim_lp *lps;
   unsigned char **states; /* one block of states per type */
   double now, end, lookahead;
@@ -208,11 +219,26 @@ static void sim__mpi_check(int rc, const char *what) {
 /* ---- partition ----------------------------------------------------------------------------- */
 
 static sim_id sim__first_of(const sim_engine *e, int r) {
+  if (e->bnd) return e->bnd[r];
   sim_id ur = (sim_id)r;
   return ur < e->rem ? ur * (e->base + 1) : e->rem * (e->base + 1) + (ur - e->rem) * e->base;
 }
 
+/* The index i of the block [v[i], v[i + 1]) that holds id, of n blocks (v[0] <= id < v[n]). */
+static unsigned sim__block_of(const sim_id *v, unsigned n, sim_id id) {
+  unsigned lo = 0, hi = n; /* v[lo] <= id < v[hi] */
+  while (hi - lo > 1) {
+    unsigned mid = lo + (hi - lo) / 2;
+    if (id < v[mid])
+      hi = mid;
+    else
+      lo = mid;
+  }
+  return lo;
+}
+
 static int sim__owner(const sim_engine *e, sim_id id) {
+  if (e->bnd) return (int)sim__block_of(e->bnd, (unsigned)e->nranks, id);
   sim_id big = e->rem * (e->base + 1);
   if (id < big) return (int)(id / (e->base + 1));
   return (int)(e->rem + (id - big) / e->base);
@@ -582,6 +608,13 @@ void sim_send(sim_lp *lp, sim_id dst, sim_time delay, const void *msg, size_t le
   if (dst >= e->model->nlps)
     SIM_FATAL("LP %llu sent to LP %llu of %llu", (unsigned long long)me, (unsigned long long)dst,
               (unsigned long long)e->model->nlps);
+  if (e->gfirst && delay < e->glook && dst != me) { /* checked on any partition: a bug shows on one rank */
+    unsigned g = sim__block_of(e->gfirst, e->ngroups, me);
+    if (dst < e->gfirst[g] || dst >= e->gfirst[g + 1])
+      SIM_FATAL("LP %llu (group %u) sent to LP %llu of group %u with delay %g below the model's group lookahead %g",
+                (unsigned long long)me, g, (unsigned long long)dst, sim__block_of(e->gfirst, e->ngroups, dst), delay,
+                e->glook);
+  }
   if (len > e->msg_size) SIM_FATAL("message of %zu bytes > msg_size %zu", len, e->msg_size);
   double t = e->now + delay;
   uint64_t seq = lp->seqt++ & ((UINT64_C(1) << SIM__TSHIFT) - 1);
@@ -656,6 +689,16 @@ static int sim__validate(const sim_model *m) {
   if (m->ntypes > 1 && !m->type_of) return SIM_EINVAL;
   if (m->ntypes > (1u << (64 - SIM__TSHIFT))) return SIM_EINVAL; /* the type's index has 8 bits */
   if (!(m->lookahead > 0) || !(m->end_time >= 0) || isinf(m->lookahead)) return SIM_EINVAL;
+  if (m->ngroups) { /* consecutive blocks that cover every LP, further apart than the lookahead */
+    if (!m->group_first || !(m->group_lookahead >= m->lookahead) || m->ngroups > m->nlps) return SIM_EINVAL;
+    sim_id prev = m->group_first(m->ctx, 0);
+    if (prev != 0) return SIM_EINVAL;
+    for (unsigned g = 1; g < m->ngroups; g++) {
+      sim_id f = m->group_first(m->ctx, g);
+      if (!(f > prev && f < m->nlps)) return SIM_EINVAL;
+      prev = f;
+    }
+  }
   for (unsigned s = 0; s < m->nseries; s++)
     if (m->series[s].ncols == 0 || !(m->series[s].bin_width >= 0)) return SIM_EINVAL;
   return SIM_OK;
@@ -681,6 +724,8 @@ static void sim__engine_free(sim_engine *e) {
   if (e->out)
     for (int r = 0; r < e->nranks; r++) free(e->out[r].p);
   free(e->out);
+  free(e->bnd);
+  free(e->gfirst);
   if (e->series)
     for (unsigned s = 0; s < m->nseries; s++) free(e->series[s]);
   free(e->series);
@@ -689,6 +734,36 @@ static void sim__engine_free(sim_engine *e) {
     for (unsigned t = 0; t < m->ntables; t++) free(e->tabs[t].data.p);
   free(e->tabs);
   free(e);
+}
+
+/* The model's groups (checked by sim__validate), and the partition on their boundaries when there
+ * are enough of them: rank r's block ends at the group start nearest to the (r + 1)-th share of the
+ * LPs, leaving a group to each rank after it. -1 when out of memory. */
+static int sim__groups(sim_engine *e, const sim_model *m) {
+  unsigned G = m->ngroups;
+  e->gfirst = malloc(((size_t)G + 1) * sizeof *e->gfirst);
+  if (!e->gfirst) return -1;
+  for (unsigned g = 0; g < G; g++) e->gfirst[g] = m->group_first(m->ctx, g);
+  e->gfirst[G] = m->nlps;
+  e->ngroups = G;
+  e->glook = m->group_lookahead;
+  unsigned P = (unsigned)e->nranks;
+  if (P < 2 || G < P) return 0; /* equal blocks and the LP lookahead */
+  e->bnd = malloc(((size_t)P + 1) * sizeof *e->bnd);
+  if (!e->bnd) return -1;
+  e->bnd[0] = 0;
+  e->bnd[P] = m->nlps;
+  unsigned k = 0; /* the group the last block ended before */
+  for (unsigned r = 1; r < P; r++) {
+    double want = (double)m->nlps * r / P;
+    unsigned lo = k + 1, hi = G - (P - r), best = lo; /* leave one group to each rank after r */
+    for (unsigned g = lo; g <= hi; g++)
+      if (fabs((double)e->gfirst[g] - want) < fabs((double)e->gfirst[best] - want)) best = g;
+    e->bnd[r] = e->gfirst[best];
+    k = best;
+  }
+  e->wla = e->glook;
+  return 0;
 }
 
 static sim_engine *sim__engine_new(const sim_model *m, const sim_run_opts *o) {
@@ -703,6 +778,8 @@ static sim_engine *sim__engine_new(const sim_model *m, const sim_run_opts *o) {
   }
   e->base = m->nlps / (sim_id)e->nranks;
   e->rem = m->nlps % (sim_id)e->nranks;
+  e->wla = m->lookahead;
+  if (m->ngroups && sim__groups(e, m)) goto fail;
   e->first = sim__first_of(e, e->rank);
   e->nlocal = sim__first_of(e, e->rank + 1) - e->first;
   if (e->nlocal >= SIM__INLINE) goto fail; /* local indices leave dst's top bit free */
@@ -915,7 +992,7 @@ static void sim__run_parallel(sim_engine *e) {
     if (lmin != lmin) SIM_FATAL("an event time is not a number (rank %d)", e->rank);
     sim__mpi_check(MPI_Allreduce(&lmin, &gmin, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD), "Allreduce");
     if (!(gmin < e->end)) break;
-    double limit = gmin + e->lookahead;
+    double limit = gmin + e->wla;
     if (limit > e->end) limit = e->end;
     if (e->now < gmin) e->now = gmin;
     sim__process_until(e, limit);

@@ -126,6 +126,16 @@ typedef struct sim_model {
    * hold several copies of one system (to compare policies on common random numbers) give the
    * same stream to the same entity in every copy. */
   uint64_t (*stream_of)(const void *ctx, sim_id id);
+  /* Groups, or 0: LPs that talk among themselves and little or not at all to others. Group g is the
+   * block of ids [group_first(ctx, g), group_first(ctx, g + 1)), group 0 starting at 0 and the last
+   * ending at nlps; a message from an LP to one of another group has delay >= group_lookahead
+   * (>= lookahead; SIM_TIME_INF: groups never talk), which the engine checks on every send. With at
+   * least as many groups as ranks, each rank owns whole groups (blocks balanced by LP count) and
+   * the ranks synchronise every group_lookahead of simulated time instead of every lookahead.
+   * Results do not depend on it: the key order is the same on any partition. */
+  unsigned ngroups;
+  sim_id (*group_first)(const void *ctx, unsigned g);
+  sim_time group_lookahead;
 } sim_model;
 
 /* ---- What handlers may call ---------------------------------------------------------------- */

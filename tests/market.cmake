@@ -7,24 +7,26 @@ spotlab_add_test(test_auction SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_auction.c
 spotlab_add_test(test_strategy SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_strategy.c LIBS spotlab_market)
 
 # Bit-identical results on 1, 2 and 4 ranks: the digest of every series, table and metric of two
-# days of scenarios/default.cfg must not depend on the number of ranks.
+# days of scenarios/default.cfg must not depend on the number of ranks. Its three regions are the
+# engine's groups: 2 ranks own whole regions and run one window; 4 ranks split them (equal blocks,
+# a window per lookahead).
 add_executable(test_market_mpi ${CMAKE_CURRENT_SOURCE_DIR}/test_market_mpi.c)
 target_link_libraries(test_market_mpi PRIVATE spotlab_market spotlab_sim)
 add_test(NAME market_ranks_identical COMMAND sh -c
-  "for np in 1 2 4; do $0 --oversubscribe -np $np $1 $2 7 | grep '^digest' | cut -d' ' -f2-4,7- > digest_$np.txt || exit 1; done; \
-   cat digest_1.txt; grep -q ' ok$' digest_1.txt && cmp digest_1.txt digest_2.txt && cmp digest_1.txt digest_4.txt"
+  "for np in 1 2 4; do $0 --oversubscribe -np $np $1 $2 7 > digest_out_$np.txt || exit 1; grep '^digest' digest_out_$np.txt | cut -d' ' -f2-4,7- > digest_$np.txt; done; \
+   cat digest_1.txt; grep -q '^windows 1 ' digest_out_2.txt || { echo '2 ranks: not one window'; exit 1; }; grep '^windows' digest_out_4.txt; grep -q ' ok$' digest_1.txt && cmp digest_1.txt digest_2.txt && cmp digest_1.txt digest_4.txt"
   ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:test_market_mpi> ${CMAKE_SOURCE_DIR}/scenarios/default.cfg)
 set_tests_properties(market_ranks_identical PROPERTIES ENVIRONMENT "${SPOTLAB_TEST_ENV}" TIMEOUT 300)
 # The same for GP Nodes with their own queues (scenarios/gp_nodes.cfg).
 add_test(NAME market_ranks_identical_nodes COMMAND sh -c
-  "for np in 1 2 4; do $0 --oversubscribe -np $np $1 $2 7 | grep '^digest' | cut -d' ' -f2-4,7- > digest_nodes_$np.txt || exit 1; done; \
-   cat digest_nodes_1.txt; grep -q ' ok$' digest_nodes_1.txt && cmp digest_nodes_1.txt digest_nodes_2.txt && cmp digest_nodes_1.txt digest_nodes_4.txt"
+  "for np in 1 2 4; do $0 --oversubscribe -np $np $1 $2 7 > digest_nodes_out_$np.txt || exit 1; grep '^digest' digest_nodes_out_$np.txt | cut -d' ' -f2-4,7- > digest_nodes_$np.txt; done; \
+   cat digest_nodes_1.txt; grep -q '^windows 1 ' digest_nodes_out_2.txt || { echo '2 ranks: not one window'; exit 1; }; grep '^windows' digest_nodes_out_4.txt; grep -q ' ok$' digest_nodes_1.txt && cmp digest_nodes_1.txt digest_nodes_2.txt && cmp digest_nodes_1.txt digest_nodes_4.txt"
   ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:test_market_mpi> ${CMAKE_SOURCE_DIR}/scenarios/gp_nodes.cfg)
 set_tests_properties(market_ranks_identical_nodes PROPERTIES ENVIRONMENT "${SPOTLAB_TEST_ENV}" TIMEOUT 300)
 # The same for every reaction on (scenarios/pricing_after.cfg: demand, pool choice, entry and exit,
 # reliability, pool switching by goal).
 add_test(NAME market_ranks_identical_responses COMMAND sh -c
-  "for np in 1 2 4; do $0 --oversubscribe -np $np $1 $2 7 | grep '^digest' | cut -d' ' -f2-4,7- > digest_resp_$np.txt || exit 1; done; \
-   cat digest_resp_1.txt; grep -q ' ok$' digest_resp_1.txt && cmp digest_resp_1.txt digest_resp_2.txt && cmp digest_resp_1.txt digest_resp_4.txt"
+  "for np in 1 2 4; do $0 --oversubscribe -np $np $1 $2 7 > digest_resp_out_$np.txt || exit 1; grep '^digest' digest_resp_out_$np.txt | cut -d' ' -f2-4,7- > digest_resp_$np.txt; done; \
+   cat digest_resp_1.txt; grep -q '^windows 1 ' digest_resp_out_2.txt || { echo '2 ranks: not one window'; exit 1; }; grep '^windows' digest_resp_out_4.txt; grep -q ' ok$' digest_resp_1.txt && cmp digest_resp_1.txt digest_resp_2.txt && cmp digest_resp_1.txt digest_resp_4.txt"
   ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:test_market_mpi> ${CMAKE_SOURCE_DIR}/scenarios/pricing_after.cfg)
 set_tests_properties(market_ranks_identical_responses PROPERTIES ENVIRONMENT "${SPOTLAB_TEST_ENV}" TIMEOUT 300)

@@ -61,6 +61,8 @@ int main(int argc, char **argv) {
     int bad = mkt_class.check(&m, &r, msg, sizeof msg);
     printf("digest %016llx events %llu ranks %d check %s\n", (unsigned long long)h, (unsigned long long)r.events,
            r.ranks, bad ? msg : "ok");
+    /* regions never talk: on no more ranks than regions (times worlds) there is one window */
+    printf("windows %llu groups %u\n", (unsigned long long)r.windows, m.ngroups);
     free(met);
     if (bad) { MPI_Abort(MPI_COMM_WORLD, 1); }
   }

@@ -341,6 +341,73 @@ static void test_lookahead_violation_is_fatal(void) {
   CU_ASSERT(!(WIFEXITED(status) && WEXITSTATUS(status) == 0));
 }
 
+/* Groups (sim_model.ngroups): a message to another group below the group lookahead is a model
+ * bug, fatal on one rank as on several; one to the LP's own group needs only the lookahead. */
+static sim_id grp_first(const void *ctx, unsigned g) { return (sim_id)g * 2; } /* LPs {0, 1}, {2, 3} */
+static int grp_delivered;
+static void grp_init(sim_lp *lp, void *st) {
+  const int *to = sim_lp_ctx(lp);
+  if (sim_lp_id(lp) == 0) sim_send(lp, (sim_id)*to, 0.5, NULL, 0);
+}
+static void grp_event(sim_lp *lp, void *st, const void *msg, sim_id src) { grp_delivered++; }
+static int grp_run(int to) {
+  static const sim_lptype types[] = {{"g", 0, grp_init, grp_event, NULL}};
+  sim_model m = {"g", types, 1, NULL, 4, 0, 0.1, 1.0, &to, NULL, 0, NULL, 0};
+  m.ngroups = 2;
+  m.group_first = grp_first;
+  m.group_lookahead = 5.0;
+  sim_results r;
+  sim_run_opts o = {1, 0, 0, NULL};
+  grp_delivered = 0;
+  int rc = sim_run(&m, &o, &r);
+  if (rc == SIM_OK) sim_results_free(&r);
+  return rc;
+}
+static void test_group_lookahead_violation_is_fatal(void) {
+  CU_ASSERT_EQUAL(grp_run(1), SIM_OK); /* LP 0 to LP 1, its own group, 0.5 s later */
+  CU_ASSERT_EQUAL(grp_delivered, 1);
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    freopen("/dev/null", "w", stderr);
+    grp_run(2); /* LP 0 to LP 2, the other group, 0.5 s < 5 s later */
+    _exit(0);   /* reached only if the engine accepted the message */
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  CU_ASSERT(!(WIFEXITED(status) && WEXITSTATUS(status) == 0));
+}
+
+static sim_id grp_bad_start(const void *ctx, unsigned g) { return (sim_id)g * 2 + 1; }          /* group 0 not at 0 */
+static sim_id grp_bad_order(const void *ctx, unsigned g) { return g == 2 ? 1 : (sim_id)g * 2; } /* 0, 2, 1 */
+static sim_id grp_bad_past(const void *ctx, unsigned g) { return (sim_id)g * 3; }               /* 0, 3, 6 of 4 LPs */
+static void test_invalid_groups(void) {
+  static const sim_lptype types[] = {{"x", 0, NULL, la_event, NULL}};
+  sim_model m = {"x", types, 1, NULL, 4, 0, 0.1, 1.0, NULL, NULL, 0, NULL, 0};
+  sim_results r;
+  sim_run_opts o = {1, 0, 0, NULL};
+  m.ngroups = 2;
+  m.group_lookahead = 1.0;
+  CU_ASSERT_EQUAL(sim_run(&m, &o, &r), SIM_EINVAL); /* no group_first */
+  m.group_first = grp_first;
+  m.group_lookahead = 0.05; /* below the lookahead */
+  CU_ASSERT_EQUAL(sim_run(&m, &o, &r), SIM_EINVAL);
+  m.group_lookahead = 1.0;
+  m.group_first = grp_bad_start;
+  CU_ASSERT_EQUAL(sim_run(&m, &o, &r), SIM_EINVAL);
+  m.ngroups = 3;
+  m.group_first = grp_bad_order;
+  CU_ASSERT_EQUAL(sim_run(&m, &o, &r), SIM_EINVAL);
+  m.group_first = grp_bad_past;
+  CU_ASSERT_EQUAL(sim_run(&m, &o, &r), SIM_EINVAL);
+  m.ngroups = 5; /* more groups than LPs */
+  m.group_first = grp_first;
+  CU_ASSERT_EQUAL(sim_run(&m, &o, &r), SIM_EINVAL);
+  m.ngroups = 2; /* and the good one runs */
+  CU_ASSERT_EQUAL_FATAL(sim_run(&m, &o, &r), SIM_OK);
+  sim_results_free(&r);
+}
+
 static void test_invalid_model(void) {
   static const sim_lptype types[] = {{"x", 0, NULL, la_event, NULL}};
   sim_model m = {"x", types, 1, NULL, 2, 0, 0.0 /* lookahead 0 */, 1.0, NULL, NULL, 0, NULL, 0};
@@ -625,6 +692,8 @@ static CU_TestInfo engine_tests[] = {
     {"bursts of pending payloads arrive intact and give their memory back", test_pending_memory_returned},
     {"a message below the lookahead is fatal", test_lookahead_violation_is_fatal},
     {"invalid models are refused", test_invalid_model},
+    {"a message to another group below the group lookahead is fatal", test_group_lookahead_violation_is_fatal},
+    {"groups that are not consecutive blocks of every LP are refused", test_invalid_groups},
     {"PHOLD outputs are consistent and seeded", test_phold_outputs},
     {"series bins", test_series_bins},
     {"mean and 95% CI known answer", test_summary_ci},

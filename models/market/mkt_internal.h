@@ -88,15 +88,52 @@ static inline double mkt__i2d(int64_t i) {
 /* ---- the context, per world ------------------------------------------------------------------ */
 static inline const mkt_ctx *mkt__ctx(sim_lp *lp) { return sim_lp_ctx(lp); }
 static inline uint64_t mkt__per_world(const mkt_ctx *c) { return c->nmarkets + c->nprov; }
+/* The LP layout. A world's LPs are its regions one after another, each its MKT_NPOOLS markets (in
+ * pool order) and then its providers (reg_first[r] .. reg_first[r + 1]). No message leaves its
+ * region, so a region is a group of the engine (sim_model.group_first): on several ranks each rank
+ * owns whole regions and the ranks do not synchronise. The entities keep their numbers of the
+ * layout before (markets first, then providers), which their random streams and job ids use:
+ * market region * MKT_NPOOLS + pool, provider nmarkets + i. Both orders agree within a region,
+ * where all messages stay, so every LP sees its events in the same order in both. */
+static inline uint64_t mkt__region_first(const mkt_ctx *c, unsigned r) { /* its first market, in its world */
+  return c->reg_first[r] + (uint64_t)r * MKT_NPOOLS;
+}
+/* The region of an LP at x in its world (few regions: a scan). */
+static inline unsigned mkt__region_at(const mkt_ctx *c, uint64_t x) {
+  unsigned r = 0;
+  while (r + 1 < c->nreg && x >= mkt__region_first(c, r + 1)) r++;
+  return r;
+}
+static inline int mkt__is_market_at(const mkt_ctx *c, uint64_t x) {
+  return x - mkt__region_first(c, mkt__region_at(c, x)) < MKT_NPOOLS;
+}
+/* The index of the provider at x in its world (x must be a provider's). */
+static inline uint64_t mkt__prov_at(const mkt_ctx *c, uint64_t x) {
+  return x - ((uint64_t)mkt__region_at(c, x) + 1) * MKT_NPOOLS;
+}
+/* The entity number of the LP at x in its world (see the layout above). */
+static inline uint64_t mkt__entity_at(const mkt_ctx *c, uint64_t x) {
+  unsigned r = mkt__region_at(c, x);
+  uint64_t k = x - mkt__region_first(c, r);
+  return k < MKT_NPOOLS ? (uint64_t)r * MKT_NPOOLS + k : c->nmarkets + x - ((uint64_t)r + 1) * MKT_NPOOLS;
+}
 static inline unsigned mkt__world(const mkt_ctx *c, sim_lp *lp) {
   return (unsigned)(sim_lp_id(lp) / mkt__per_world(c));
 }
-static inline uint64_t mkt__local(const mkt_ctx *c, sim_lp *lp) { return sim_lp_id(lp) % mkt__per_world(c); }
-static inline sim_id mkt__market_id(const mkt_ctx *c, unsigned world, unsigned region, unsigned pool) {
-  return (sim_id)world * mkt__per_world(c) + (sim_id)region * MKT_NPOOLS + pool;
+/* This LP's entity number. */
+static inline uint64_t mkt__local(const mkt_ctx *c, sim_lp *lp) {
+  return mkt__entity_at(c, sim_lp_id(lp) % mkt__per_world(c));
 }
-static inline sim_id mkt__prov_id(const mkt_ctx *c, unsigned world, uint64_t prov) {
-  return (sim_id)world * mkt__per_world(c) + c->nmarkets + prov;
+static inline sim_id mkt__market_id(const mkt_ctx *c, unsigned world, unsigned region, unsigned pool) {
+  return (sim_id)world * mkt__per_world(c) + mkt__region_first(c, region) + pool;
+}
+/* Provider prov of `region` (its own, c->prov[prov].region, which its markets know). */
+static inline sim_id mkt__prov_id(const mkt_ctx *c, unsigned world, unsigned region, uint64_t prov) {
+  return (sim_id)world * mkt__per_world(c) + prov + ((uint64_t)region + 1) * MKT_NPOOLS;
+}
+/* The provider a market of `region` hears from at src (when src is a provider's LP). */
+static inline uint64_t mkt__prov_of(const mkt_ctx *c, unsigned region, sim_id src) {
+  return src % mkt__per_world(c) - ((uint64_t)region + 1) * MKT_NPOOLS;
 }
 static inline int64_t mkt__ms(double t) { return mkt_lround(t * 1000.0); }
 /* Series of this LP's world. */

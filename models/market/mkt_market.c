@@ -557,7 +557,7 @@ void mkt__market_prefetch(const sim_lp *lp, const void *st, const void *vmsg, si
   } else if (msg->kind == M_WAKE) {
     if (m->core) sched_prefetch_due(m->core);
   } else if (msg->kind <= M_DEPART) {
-    uint64_t prov = src % mkt__per_world(c) - c->nmarkets;
+    uint64_t prov = mkt__prov_of(c, m->region, src);
     if (prov >= c->reg_first[m->region] && prov < c->reg_first[m->region + 1])
       __builtin_prefetch(&m->hix[prov - c->reg_first[m->region]]);
   }
@@ -592,7 +592,7 @@ void mkt__market_event(sim_lp *lp, void *st, const void *vmsg, sim_id src) {
   const mkt_ctx *c = mkt__ctx(lp);
   mkt_market *m = st;
   const mkt_msg *msg = vmsg;
-  uint32_t prov = (uint32_t)(src % mkt__per_world(c) - c->nmarkets);
+  uint32_t prov = (uint32_t)mkt__prov_of(c, m->region, src);
   /* keep removed entries (holes) at most about half the queue, so bounded scans see live bids;
    * done here, where no handler holds a queue position */
   if (m->qlen - m->qhead > 2 * m->nlive + 64) q_compact(m);

@@ -1369,13 +1369,19 @@ fail:
 
 static unsigned mkt__type_of(const void *vctx, sim_id id) {
   const mkt_ctx *c = vctx;
-  return id % mkt__per_world(c) < c->nmarkets ? 0 : 1;
+  return mkt__is_market_at(c, id % mkt__per_world(c)) ? 0 : 1;
+}
+
+/* The engine's groups: one per region of each world (see the layout in mkt_internal.h). */
+static sim_id mkt__group_first(const void *vctx, unsigned g) {
+  const mkt_ctx *c = vctx;
+  return (sim_id)(g / c->nreg) * mkt__per_world(c) + mkt__region_first(c, g % c->nreg);
 }
 
 /* Every world's copy of an entity draws the same numbers: common random numbers. */
 static uint64_t mkt__stream_of(const void *vctx, sim_id id) {
   const mkt_ctx *c = vctx;
-  return id % mkt__per_world(c);
+  return mkt__entity_at(c, id % mkt__per_world(c));
 }
 
 static int mkt__metrics_build(mkt_ctx *c);
@@ -1386,6 +1392,10 @@ static int mkt__build_class(const void *cfg, sim_time end, const char *base_dir,
   if (rc == SIM_OK) {
     out->type_of = mkt__type_of;
     out->stream_of = mkt__stream_of;
+    const mkt_ctx *c = out->ctx;
+    out->ngroups = c->nworlds * c->nreg;
+    out->group_first = mkt__group_first;
+    out->group_lookahead = SIM_TIME_INF; /* no message leaves its region */
   }
   if (rc == SIM_OK && mkt__metrics_build((mkt_ctx *)out->ctx) != SIM_OK) {
     mkt__destroy(out);

@@ -95,7 +95,7 @@ static void pay_host(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov,
       return;
     }
     mkt_msg pay = {.kind = M_PAY, .reason = PAY_RENTAL, .a = net};
-    mkt__send(lp, mkt__prov_id(c, m->world, prov), c->cfg->latency_s, &pay);
+    mkt__send(lp, mkt__prov_id(c, m->world, m->region, prov), c->cfg->latency_s, &pay);
   }
 }
 
@@ -113,7 +113,7 @@ static void pay_pending(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
       msg.slot = h->busy;
       msg.gen = h->session;
     }
-    mkt__send(lp, mkt__prov_id(c, m->world, prov), c->cfg->latency_s, &msg);
+    mkt__send(lp, mkt__prov_id(c, m->world, m->region, prov), c->cfg->latency_s, &msg);
   }
   m->npaying = 0;
 }
@@ -638,7 +638,7 @@ void mkt__feed(sim_lp *lp, const mkt_ctx *c, mkt_market *m, sched_event *e) {
       if (!h->in || h->busy == h->told) continue;
       h->told = h->busy;
       mkt_msg r = {.kind = M_RENTED, .a = h->busy, .b = h->session};
-      mkt__send(lp, mkt__prov_id(c, m->world, prov), c->cfg->latency_s, &r);
+      mkt__send(lp, mkt__prov_id(c, m->world, m->region, prov), c->cfg->latency_s, &r);
     }
     /* freed GPUs may take waiting bids at once */
     if (m->ops->host_free)
@@ -817,7 +817,7 @@ void mkt__host_detect(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov
       mkt__book(lp, c, MKT_A_STAKES, -x);
       mkt__book(lp, c, MKT_A_TREASURY, x);
       mkt_msg s = {.kind = M_SLASH, .a = x};
-      mkt__send(lp, mkt__prov_id(c, m->world, prov), c->cfg->latency_s, &s);
+      mkt__send(lp, mkt__prov_id(c, m->world, m->region, prov), c->cfg->latency_s, &s);
     }
   }
   for (unsigned g = 0; g < n; g++) {

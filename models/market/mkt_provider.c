@@ -49,7 +49,7 @@ typedef struct mkt_prov {
 } mkt_prov;
 _Static_assert(sizeof(mkt_prov) == 200, "the provider's state: no padding (ST_N = 5)");
 
-static uint64_t pidx(const mkt_ctx *c, sim_lp *lp) { return mkt__local(c, lp) - c->nmarkets; }
+static uint64_t pidx(const mkt_ctx *c, sim_lp *lp) { return mkt__prov_at(c, sim_lp_id(lp) % mkt__per_world(c)); }
 static sim_id my_market(const mkt_ctx *c, sim_lp *lp, const mkt_prov *p) {
   return mkt__market_id(c, mkt__world(c, lp), c->prov[pidx(c, lp)].region, p->pool);
 }
@@ -591,7 +591,7 @@ static void prov_prefetch(const sim_lp *lp, const void *st, const void *vmsg, si
   __builtin_prefetch(st);
   __builtin_prefetch((const char *)st + sizeof(mkt_prov) - 1);
   const mkt_ctx *c = sim_lp_ctx(lp);
-  __builtin_prefetch(&c->prov[sim_lp_id(lp) % mkt__per_world(c) - c->nmarkets]);
+  __builtin_prefetch(&c->prov[mkt__prov_at(c, sim_lp_id(lp) % mkt__per_world(c))]);
 }
 
 const sim_lptype mkt__lptypes[2] = {

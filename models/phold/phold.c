@@ -14,6 +14,11 @@ typedef struct phold_state {
 
 static const phold_config *phold__cfg(sim_lp *lp) { return sim_lp_ctx(lp); }
 
+/* LPs per group (the last takes the rest). */
+static sim_id phold__gsize(const phold_config *c) { return (sim_id)c->lps / (sim_id)c->groups; }
+
+static sim_id phold__group_first(const void *ctx, unsigned g) { return (sim_id)g * phold__gsize(ctx); }
+
 /* Delay of a new event: lookahead + Exp(mean), drawn as gsl_ran_exponential draws it,
  * -mean * log1p(-u), with the engine's inline draws (the same numbers as gsl_rng_uniform and
  * gsl_rng_uniform_int, without two calls through the generator's table). */
@@ -21,8 +26,20 @@ static void phold__schedule(sim_lp *lp) {
   const phold_config *c = phold__cfg(lp);
   gsl_rng *r = sim_lp_rng(lp);
   sim_id dst = sim_lp_id(lp);
-  if (c->remote > 0 && sim_rng_uniform(r) < c->remote) dst = sim_rng_uniform_int(r, (unsigned long)c->lps);
-  double delay = c->lookahead + -c->mean * log1p(-sim_rng_uniform(r));
+  double extra = 0;
+  if (c->remote > 0 && sim_rng_uniform(r) < c->remote) {
+    if (c->groups > 0 && !(c->cross > 0 && sim_rng_uniform(r) < c->cross)) {
+      sim_id g = dst / phold__gsize(c);
+      if (g >= (sim_id)c->groups) g = (sim_id)c->groups - 1;
+      sim_id lo = g * phold__gsize(c);
+      sim_id hi = g + 1 == (sim_id)c->groups ? (sim_id)c->lps : lo + phold__gsize(c);
+      dst = lo + sim_rng_uniform_int(r, (unsigned long)(hi - lo));
+    } else {
+      dst = sim_rng_uniform_int(r, (unsigned long)c->lps);
+      extra = c->groups > 0 ? c->cross_delay : 0;
+    }
+  }
+  double delay = c->lookahead + extra + -c->mean * log1p(-sim_rng_uniform(r));
   sim_send(lp, dst, delay, NULL, 0);
 }
 
@@ -86,6 +103,11 @@ void phold_model_init(sim_model *m, const phold_config *c, sim_time end) {
   m->nseries = 1;
   m->tables = phold__tables;
   m->ntables = 1;
+  if (c->groups > 0) {
+    m->ngroups = (unsigned)c->groups;
+    m->group_first = phold__group_first;
+    m->group_lookahead = c->cross > 0 ? c->lookahead + c->cross_delay : SIM_TIME_INF;
+  }
 }
 
 const sim_param phold_params[] = {
@@ -97,8 +119,24 @@ const sim_param phold_params[] = {
      "mean of the exponential part of every delay"},
     {"remote", SIM_P_DOUBLE, offsetof(phold_config, remote), "0.1", 0, 1, "1",
      "probability that a new event goes to a uniformly drawn LP"},
+    {"groups", SIM_P_INT, offsetof(phold_config, groups), "0", 0, 1e6, "groups",
+     "blocks of LPs whose remote events stay in their block (0: none)"},
+    {"cross", SIM_P_DOUBLE, offsetof(phold_config, cross), "0", 0, 1, "1",
+     "with groups: probability that a remote event goes to any LP instead"},
+    {"cross_delay", SIM_P_DOUBLE, offsetof(phold_config, cross_delay), "10", 0, 1e9, "s",
+     "added to the delay of an event sent to any LP (with groups)"},
     {NULL},
 };
+
+static int phold__validate(const void *vcfg, const sim_scenario *s, sim_diag *d) {
+  const phold_config *c = vcfg;
+  if (c->groups > c->lps) {
+    sim_param_error(s, "phold.groups", d, "%lld groups of %lld LPs: at most one group per LP", (long long)c->groups,
+                    (long long)c->lps);
+    return SIM_ECONFIG;
+  }
+  return SIM_OK;
+}
 
 static int phold__build(const void *cfg, sim_time end, const char *base_dir, const sim_scenario *s, sim_diag *d,
                         sim_model *out) {
@@ -138,7 +176,7 @@ const sim_model_class phold_class = {
     "PHOLD synthetic benchmark (the engine's yardstick)",
     phold_params,
     sizeof(phold_config),
-    NULL,
+    phold__validate,
     phold__build,
     phold__destroy,
     phold__metrics,

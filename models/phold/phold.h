@@ -6,6 +6,11 @@
  * ../shared/bench/phold_ref.c and ROSS's models/phold). Each LP records how many events it handled
  * and a hash of their (time, source) sequence: two runs agree on every LP's hash only if every LP
  * saw the same events in the same order, which is what the determinism tests compare.
+ *
+ * With `groups` G > 0 the LPs are G blocks of consecutive ids (the engine's groups, sim.h): a remote
+ * event's LP is drawn in the sender's block, and with probability `cross` (of remote events) in
+ * any block, `cross_delay` later. The engine's paths for a model made of regions: each rank owns
+ * whole blocks, and windows span lookahead + cross_delay (all of the run when cross is 0).
  */
 #ifndef MODELS_PHOLD_H
 #define MODELS_PHOLD_H
@@ -13,11 +18,14 @@
 #include "sim/model_class.h"
 
 typedef struct phold_config {
-  int64_t lps;      /* logical processes */
-  int64_t start;    /* initial events per LP */
-  double lookahead; /* s */
-  double mean;      /* s, mean of the exponential part of the delay */
-  double remote;    /* probability that an event goes to a uniformly drawn LP */
+  int64_t lps;        /* logical processes */
+  int64_t start;      /* initial events per LP */
+  double lookahead;   /* s */
+  double mean;        /* s, mean of the exponential part of the delay */
+  double remote;      /* probability that an event goes to a uniformly drawn LP */
+  int64_t groups;     /* 0, or blocks of LPs whose remote events stay in the block */
+  double cross;       /* with groups: probability that a remote event goes to any LP */
+  double cross_delay; /* s, added to the delay of those */
 } phold_config;
 
 typedef struct phold_lp_record {

@@ -248,6 +248,8 @@ typedef struct mkt_market {
   uint32_t nlive;
   uint32_t *avail;
   uint32_t navail, capavail; /* hosts available in the pool (global provider ids) */
+  uint8_t *afree;            /* beside avail: each host's GPUs not employed (a scan skips the busy ones
+                                without reading their records; avail_free_set, mkt_place.c) */
   int32_t *hix;              /* per region provider: index in host, -1 */
   mkt_host *host;
   uint32_t nhost, caphost; /* hosts that ever staked or joined this pool */
@@ -376,6 +378,8 @@ void mkt__price_sample(sim_lp *lp, const mkt_ctx *c, unsigned gpu, double t, int
 /* The lot of host prov for the bidding rule (its GPUs not held by other pools' work). */
 mkt_lot mkt__lot_of(const mkt_ctx *c, unsigned region, uint32_t prov, uint32_t free_gpus);
 mkt_order mkt__order_of(const mkt_ctx *c, const mkt_job *j, int32_t home);
+/* The order of a bid of class k at `price` for `gpus` GPUs (what mkt__order_of makes of its job). */
+mkt_order mkt__class_order(const mkt_ctx *c, unsigned k, int64_t price, uint32_t gpus, int32_t home);
 
 /* ---- reactions (market.responses) ----------------------------------------------------------- */
 /* Arrivals go through each region's front door (its fixed-pool market), which draws the client,

@@ -153,9 +153,13 @@ mkt_lot mkt__lot_of(const mkt_ctx *c, unsigned region, uint32_t prov, uint32_t f
                    c->min_bid};
 }
 
+mkt_order mkt__class_order(const mkt_ctx *c, unsigned k, int64_t price, uint32_t gpus, int32_t home) {
+  const mkt_class_cfg *cc = &c->cfg->cls[k];
+  return (mkt_order){price, gpus, (uint32_t)llround(cc->power_w), cc->mem_min_gb, home};
+}
+
 mkt_order mkt__order_of(const mkt_ctx *c, const mkt_job *j, int32_t home) {
-  const mkt_class_cfg *cc = &c->cfg->cls[j->cls];
-  return (mkt_order){j->bid, j->gpus, (uint32_t)llround(cc->power_w), cc->mem_min_gb, home};
+  return mkt__class_order(c, j->cls, j->bid, j->gpus, home);
 }
 
 /* ---- arrivals -------------------------------------------------------------------------------- */

@@ -160,6 +160,13 @@ void mkt__bill_all(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
   for (uint32_t i = 0; i < m->ncg; i++) bill_gpu(lp, c, m, i, now);
 }
 
+/* Keeps m->afree[h->pos] (a host in the avail list) equal to its GPUs not employed. */
+static void avail_free_set(const mkt_ctx *c, mkt_market *m, const mkt_host *h) {
+  if (h->pos < 0) return;
+  unsigned n = c->prov[h->prov].ngpus;
+  m->afree[h->pos] = (uint8_t)(h->busy < n ? n - h->busy : 0);
+}
+
 /* The GPU starts working for job `slot` (member or standby) at `rate` musd per hour. */
 static void employ(const mkt_ctx *c, mkt_market *m, uint32_t cid, uint32_t slot, int standby, double now) {
   mkt_cgpu *g = &m->cg[cid];
@@ -173,6 +180,7 @@ static void employ(const mkt_ctx *c, mkt_market *m, uint32_t cid, uint32_t slot,
   mkt_host *h = host_of(c, m, g->prov);
   h->busy++;
   h->sby += (uint16_t)(standby != 0);
+  avail_free_set(c, m, h);
   mark_dirty(m, g->prov);
 }
 
@@ -200,6 +208,7 @@ static void release(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t cid, i
   g->slot = NIL;
   g->standby = 0;
   if (h->busy) h->busy--;
+  avail_free_set(c, m, h);
   mark_dirty(m, g->prov);
 }
 
@@ -688,9 +697,14 @@ void mkt__host_join(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov, 
   h->session = session;
   h->told = 0; /* a provider starts each session with no rentals */
   h->gone_t = INFINITY;
-  if (m->navail == m->capavail) m->avail = mkt__grow(m->avail, &m->capavail, m->navail + 1, sizeof *m->avail);
+  if (m->navail == m->capavail) {
+    uint32_t cap = m->capavail;
+    m->afree = mkt__grow(m->afree, &cap, m->navail + 1, sizeof *m->afree);
+    m->avail = mkt__grow(m->avail, &m->capavail, m->navail + 1, sizeof *m->avail);
+  }
   h->pos = (int32_t)m->navail;
   m->avail[m->navail++] = prov;
+  avail_free_set(c, m, h);
   sched_gpu_info in = gpu_info(c, m, prov);
   for (unsigned g = 0; g < n; g++) {
     sched_event e = {.type = SCHED_EV_GPU_JOIN, .gpu = (uint32_t)h->cid + g};
@@ -708,6 +722,7 @@ static void avail_remove(const mkt_ctx *c, mkt_market *m, mkt_host *h) {
   uint32_t last = m->avail[--m->navail];
   if ((uint32_t)i < m->navail) {
     m->avail[i] = last;
+    m->afree[i] = m->afree[m->navail];
     host_of(c, m, last)->pos = i;
   }
 }
@@ -1026,6 +1041,7 @@ void mkt__place_fini(mkt_market *m) {
   free(m->cg);
   for (unsigned k = 0; k <= MKT__MAX_HOST_GPUS; k++) free(m->spare[k]);
   free(m->avail);
+  free(m->afree);
   free(m->dirty);
   free(m->dirty_out);
   free(m->forget);

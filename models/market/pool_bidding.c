@@ -19,6 +19,7 @@
 
 #include <gsl/gsl_rng.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +35,19 @@ static int64_t bid_price(const mkt_ctx *c, unsigned region, const mkt_pstat *ps)
 }
 
 #define host_of mkt__host
+
+/* Scans of the waiting bids read each bid's job record (its bid, GPUs and class, in two cache lines):
+ * at a million GPUs those are misses, one after another, unless fetched this far ahead. */
+#define Q_AHEAD 8
+static inline void job_fetch(const mkt_market *m, uint32_t s) {
+  if (s >= m->njobs) return;
+  const char *j = (const char *)&m->jobs[s];
+  __builtin_prefetch(j + offsetof(mkt_job, bid));
+  __builtin_prefetch(j + offsetof(mkt_job, cls));
+}
+static inline void q_fetch(const mkt_market *m, uint32_t i) { /* the bid at queue position i */
+  if (i < m->qlen && m->q[i] != UINT32_MAX) job_fetch(m, m->q[i]);
+}
 
 static unsigned free_gpus(const mkt_ctx *c, mkt_market *m, uint32_t prov) {
   const mkt_host *h = host_of(c, m, prov);
@@ -65,6 +79,7 @@ static void bid_submit(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s) 
   uint32_t lim = m->navail < 256 ? m->navail : 256;
   mkt_order o = mkt__order_of(c, j, -1); /* once, not per host tried */
   for (uint32_t k = 0; k < lim; k++) {
+    if (m->afree[k] < o.gpus) continue; /* what late() finds first, without the host's record */
     uint32_t prov = m->avail[k];
     int64_t p = late(c, m, &o, prov);
     if (p < 0) continue;
@@ -85,14 +100,23 @@ static void bid_host_free(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t 
     uint32_t at[1024];
     uint32_t n = 0, seen = 0;
     mkt_lot l = mkt__lot_of(c, m->region, prov, f);
+    /* mkt_lot_fits of each class's bids on this lot, but the bid and the GPUs: once per class */
+    mkt_order ko[MKT_NCLASSES];
+    int64_t ask[MKT_NCLASSES];
+    int kfits[MKT_NCLASSES];
+    for (unsigned k = 0; k < MKT_NCLASSES; k++) {
+      ko[k] = mkt__class_order(c, k, INT64_MAX, 1, -1);
+      kfits[k] = mkt_lot_fits(&l, f, &ko[k]); /* memory and power range (f >= 1) */
+      ask[k] = mkt_lot_ask(&l, ko[k].power_w);
+    }
     for (uint32_t i = m->qhead; i < m->qlen && seen < 1024; i++) {
       seen++; /* holes count too: the queue is compacted when they pile up */
+      q_fetch(m, i + Q_AHEAD);
       uint32_t s = m->q[i];
       if (s == UINT32_MAX) continue;
       const mkt_job *j = &m->jobs[s];
-      mkt_order o = mkt__order_of(c, j, -1);
-      if (!mkt_lot_fits(&l, f, &o)) continue;
-      bids[n] = (mkt_bid){j->bid, j->gpus, o.power_w};
+      if (!(j->gpus >= 1 && j->gpus <= f && kfits[j->cls] && ask[j->cls] <= j->bid)) continue; /* mkt_lot_fits */
+      bids[n] = (mkt_bid){j->bid, j->gpus, ko[j->cls].power_w};
       at[n++] = i;
     }
     if (!n) return;
@@ -231,16 +255,19 @@ static void bid_tick(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
     k++;
   }
   nrun = k;
-  for (uint32_t i = m->qhead; i < m->qlen; i++)
+  for (uint32_t i = m->qhead; i < m->qlen; i++) {
+    q_fetch(m, i + Q_AHEAD);
     if (m->q[i] != UINT32_MAX) {
       wq[nq] = (cand){key_of(c, m, &m->jobs[m->q[i]]), m->q[i], i};
       if (wq[nq].key > qmax) qmax = wq[nq].key;
       nq++;
     }
+  }
   /* Rules that keep prices: nothing changes unless a waiting bid outranks a running one (idle
    * GPUs already took what fits them, between clearings). */
   if (!rule->reprice && (nq == 0 || qmax <= rmin)) {
-    for (uint32_t i = 0; i < m->navail && m->nlive; i++) bid_host_free(lp, c, m, m->avail[i]);
+    for (uint32_t i = 0; i < m->navail && m->nlive; i++)
+      if (m->afree[i]) bid_host_free(lp, c, m, m->avail[i]); /* it does nothing on a busy host */
     free(run);
     free(wq);
     return;
@@ -282,15 +309,16 @@ static void bid_tick(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
   }
   for (uint32_t i = 0; i < m->navail && nl < cap; i++) {
     if (lot_of_host[i] >= 0) continue;
-    uint32_t prov = m->avail[i];
-    unsigned f = free_gpus(c, m, prov);
+    unsigned f = m->afree[i]; /* free_gpus of an available host, without its record */
     if (!f) continue;
+    uint32_t prov = m->avail[i];
     lot_of_host[i] = (int32_t)nl;
     lot_prov[nl] = prov;
     lots[nl++] = mkt__lot_of(c, m->region, prov, f);
   }
   uint32_t first_waiting = no;
   for (uint32_t i = 0; i < nq; i++) {
+    if (i + Q_AHEAD < nq) job_fetch(m, wq[i + Q_AHEAD].slot);
     ord[no] = mkt__order_of(c, &m->jobs[wq[i].slot], -1);
     oslot[no++] = wq[i].slot;
   }

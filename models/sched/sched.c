@@ -252,8 +252,8 @@ struct sched {
 
 /* ---- Random numbers: xoshiro256** (Blackman & Vigna 2018), seeded by splitmix64 ----------- */
 static uint64_t sched__rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-static uint64_t sched__next(sched *s) {
-  uint64_t *q = s->rng, r = sched__rotl(q[1] * 5, 7) * 9, t = q[1] << 17;
+static uint64_t sched__xnext(uint64_t *q) {
+  uint64_t r = sched__rotl(q[1] * 5, 7) * 9, t = q[1] << 17;
   q[2] ^= q[0];
   q[3] ^= q[1];
   q[1] ^= q[2];
@@ -262,6 +262,7 @@ static uint64_t sched__next(sched *s) {
   q[3] = sched__rotl(q[3], 45);
   return r;
 }
+static uint64_t sched__next(sched *s) { return sched__xnext(s->rng); }
 static double sched__u01(sched *s) { return ((sched__next(s) >> 11) + 0.5) * 0x1.0p-53; }
 static uint64_t sched__below(sched *s, uint64_t k) { return k ? sched__next(s) % k : 0; }
 
@@ -749,6 +750,44 @@ static void sched__consider(sched *s, sched__pick *pk, uint32_t id) {
   }
 }
 
+/* The GPU that draw x (below total) of the sampling loop names: bucket k of the nb selected is
+ * the first with x < bcum[k]. */
+static uint32_t sched__drawn(const sched *s, unsigned nb, uint64_t x) {
+  unsigned lo = 0, hi = nb - 1;
+  while (lo < hi) {
+    unsigned mid = (lo + hi) / 2;
+    if (x < s->bcum[mid])
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  return s->buckets[s->bsel[lo]].v[x - (lo ? s->bcum[lo - 1] : 0)];
+}
+
+/* Pools whose GPU records outgrow the caches (96 B each: 6 MB) fetch a sampling loop's candidates
+ * before it runs: its d-th draw is the (d + c)-th number of the core's stream, c being the
+ * candidates it weighed before (each takes one number more, sched__consider), so numbers 0 ..
+ * 2 draws - 2 hold every draw it can make. Their GPU records, and then the providers' records the
+ * filter reads, are fetched together instead of one miss after another. The stream is read from a
+ * copy: nothing changes. */
+#define SCHED__FETCH_GPUS 65536u
+#define SCHED__FETCH_MAX 32u
+static void sched__fetch_draws(const sched *s, unsigned nb, uint64_t total, uint64_t draws) {
+  uint64_t q[4];
+  uint32_t ids[SCHED__FETCH_MAX];
+  memcpy(q, s->rng, sizeof q);
+  unsigned n = draws * 2 - 1 < SCHED__FETCH_MAX ? (unsigned)(draws * 2 - 1) : SCHED__FETCH_MAX;
+  for (unsigned i = 0; i < n; i++) {
+    ids[i] = sched__drawn(s, nb, sched__xnext(q) % total);
+    __builtin_prefetch(&s->gpus[ids[i]]);
+    __builtin_prefetch((const char *)&s->gpus[ids[i]] + sizeof(sched__gpu) - 1);
+  }
+  for (unsigned i = 0; i < n; i++) {
+    uint32_t p = s->gpus[ids[i]].info.provider;
+    if (p < s->prov_cap) __builtin_prefetch(&s->prov[p]);
+  }
+}
+
 /* Picks `need` idle GPUs for spec into out (not yet removed from the queues). 0 or -1. */
 static int sched__select(sched *s, const sched_job_spec *sp, unsigned need, uint32_t *out) {
   if (need == 0) return 0;
@@ -797,17 +836,9 @@ static int sched__select(sched *s, const sched_job_spec *sp, unsigned need, uint
     pk.got = 0;
     uint64_t draws = (uint64_t)s->cfg.sample * need;
     if (pass == 0 && draws < total) {
+      if (s->gpu_cap >= SCHED__FETCH_GPUS) sched__fetch_draws(s, nb, total, draws);
       for (uint64_t d = 0; d < draws; d++) {
-        uint64_t x = sched__below(s, total);
-        unsigned lo = 0, hi = nb - 1; /* first k with x < bcum[k] */
-        while (lo < hi) {
-          unsigned mid = (lo + hi) / 2;
-          if (x < s->bcum[mid])
-            hi = mid;
-          else
-            lo = mid + 1;
-        }
-        uint32_t id = s->buckets[s->bsel[lo]].v[x - (lo ? s->bcum[lo - 1] : 0)];
+        uint32_t id = sched__drawn(s, nb, sched__below(s, total));
         if (s->gpus[id].mark != s->stamp && sched__eligible(s, sp, &s->gpus[id]))
           sched__consider(s, &pk, id);
         else

@@ -64,14 +64,16 @@ static int start_on(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s, uin
   return m->jobs[s].state == J_RUNNING;
 }
 
-/* Price of order o (a bid, mkt__order_of) on host prov between clearings, or -1 when it does not
- * fit there now. */
-static int64_t late(const mkt_ctx *c, mkt_market *m, const mkt_order *o, uint32_t prov) {
-  unsigned f = free_gpus(c, m, prov);
+/* Price of order o (a bid, mkt__order_of) on host prov, with f of its GPUs free (free_gpus),
+ * between clearings, or -1 when it does not fit there now. */
+static int64_t late_f(const mkt_ctx *c, const mkt_market *m, const mkt_order *o, uint32_t prov, unsigned f) {
   if (f < o->gpus) return -1;
   mkt_lot l = mkt__lot_of(c, m->region, prov, f);
   if (!mkt_lot_fits(&l, f, o)) return -1;
   return c->rule->late_price(o, &l, m->last_clear);
+}
+static int64_t late(const mkt_ctx *c, mkt_market *m, const mkt_order *o, uint32_t prov) {
+  return late_f(c, m, o, prov, free_gpus(c, m, prov));
 }
 
 static void bid_submit(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s) {
@@ -81,7 +83,7 @@ static void bid_submit(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s) 
   for (uint32_t k = 0; k < lim; k++) {
     if (m->afree[k] < o.gpus) continue; /* what late() finds first, without the host's record */
     uint32_t prov = m->avail[k];
-    int64_t p = late(c, m, &o, prov);
+    int64_t p = late_f(c, m, &o, prov, m->afree[k]); /* afree: free_gpus of an available host */
     if (p < 0) continue;
     start_on(lp, c, m, s, prov, p);
     return; /* placed, or handed back to the queue by the core */

@@ -290,11 +290,19 @@ static int sched__vec_push(sched__vec *v, uint32_t x) {
 #define SCHED__JOB_OWN(X) X(hold) X(width) X(node) X(work) X(step_work) X(max_price_per_h)
 /* clang-format on */
 
-static uint64_t sched__spec_hash(const sched_job_spec *k) { /* FNV-1a over its bytes */
-  uint64_t h = 0xcbf29ce484222325ull;
+/* FNV-1a's step over its 8-byte words, each folded down (the index takes the low bits); a job's
+ * class is its entry's place in s->specs, which the hash does not decide. */
+static uint64_t sched__spec_hash(const sched_job_spec *k) {
   const unsigned char *b = (const unsigned char *)k;
-  for (size_t i = 0; i < sizeof *k; i++) h = (h ^ b[i]) * 0x100000001b3ull;
-  return h;
+  uint64_t h = 0xcbf29ce484222325ull, w;
+  size_t i = 0;
+  for (; i + 8 <= sizeof *k; i += 8) {
+    memcpy(&w, b + i, 8);
+    h = (h ^ w) * 0x100000001b3ull;
+    h ^= h >> 29;
+  }
+  for (; i < sizeof *k; i++) h = (h ^ b[i]) * 0x100000001b3ull;
+  return h ^ (h >> 32);
 }
 
 /* Files entry e of s->specs in the hash index (which has a free slot). */

@@ -233,6 +233,13 @@ typedef struct mkt_cgpu {
 } mkt_cgpu;             /* 24 bytes: a core GPU id of the market's, one per GPU */
 #define MKT__NOPROV 0x7fffffffu
 
+/* A waiting bid as the bidding pool's scans read it (a copy of its job's fields). */
+typedef struct mkt_qent {
+  int64_t bid;
+  uint16_t gpus;
+  uint8_t cls;
+} mkt_qent;
+
 typedef struct mkt_market {
   unsigned world, region, pool;
   uint64_t nextid;
@@ -244,6 +251,8 @@ typedef struct mkt_market {
   uint32_t *freeslots;
   uint32_t nfree;
   uint32_t *q;
+  mkt_qent *qe; /* beside q: each waiting bid's price, GPUs and class (mkt__q_push, adapt_losers), which the
+                   bidding pool's scans read instead of the job records */
   uint32_t qhead, qlen, qcap; /* bids waiting (bidding pool), FIFO; UINT32_MAX = removed */
   uint32_t nlive;
   uint32_t *avail;

@@ -59,9 +59,18 @@ void mkt__job_free(mkt_market *m, uint32_t s) {
 static void q_compact(mkt_market *m) {
   uint32_t k = 0;
   for (uint32_t i = m->qhead; i < m->qlen; i++)
-    if (m->q[i] != UINT32_MAX) m->q[k++] = m->q[i];
+    if (m->q[i] != UINT32_MAX) {
+      m->qe[k] = m->qe[i];
+      m->q[k++] = m->q[i];
+    }
   m->qhead = 0;
   m->qlen = k;
+}
+
+static void q_set(mkt_market *m, uint32_t i, uint32_t slot) {
+  const mkt_job *j = &m->jobs[slot];
+  m->q[i] = slot;
+  m->qe[i] = (mkt_qent){j->bid, j->gpus, j->cls};
 }
 
 void mkt__q_del(mkt_market *m, uint32_t i) {
@@ -77,7 +86,7 @@ void mkt__q_trim(mkt_market *m) {
 uint32_t mkt__q_push(mkt_market *m, uint32_t slot, int front) {
   m->nlive++;
   if (front && m->qhead > 0) {
-    m->q[--m->qhead] = slot;
+    q_set(m, --m->qhead, slot);
     return m->qhead;
   }
   if (m->qlen == m->qcap) {
@@ -87,16 +96,20 @@ uint32_t mkt__q_push(mkt_market *m, uint32_t slot, int front) {
       uint32_t *nq = realloc(m->q, nc * sizeof *nq);
       if (!nq) SIM_FATAL("out of memory");
       m->q = nq;
+      mkt_qent *ne = realloc(m->qe, nc * sizeof *ne);
+      if (!ne) SIM_FATAL("out of memory");
+      m->qe = ne;
       m->qcap = nc;
     }
   }
   if (front) {
     memmove(m->q + m->qhead + 1, m->q + m->qhead, (m->qlen - m->qhead) * sizeof *m->q);
-    m->q[m->qhead] = slot;
+    memmove(m->qe + m->qhead + 1, m->qe + m->qhead, (m->qlen - m->qhead) * sizeof *m->qe);
+    q_set(m, m->qhead, slot);
     m->qlen++;
     return m->qhead;
   }
-  m->q[m->qlen++] = slot;
+  q_set(m, m->qlen++, slot);
   return m->qlen - 1;
 }
 
@@ -696,6 +709,7 @@ void mkt__market_finalize(sim_lp *lp, void *st) {
   free(m->jobs);
   free(m->freeslots);
   free(m->q);
+  free(m->qe);
   free(m->rate_hist);
   memset(m, 0, sizeof *m);
 }

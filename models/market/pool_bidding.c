@@ -36,18 +36,15 @@ static int64_t bid_price(const mkt_ctx *c, unsigned region, const mkt_pstat *ps)
 
 #define host_of mkt__host
 
-/* Scans of the waiting bids read each bid's job record (its bid, GPUs and class, in two cache lines):
- * at a million GPUs those are misses, one after another, unless fetched this far ahead (a scan
- * that rejects a bid takes a few ns). */
-#define Q_AHEAD 24
-static inline void job_fetch(const mkt_market *m, uint32_t s) {
-  if (s >= m->njobs) return;
-  const char *j = (const char *)&m->jobs[s];
-  __builtin_prefetch(j + offsetof(mkt_job, bid));
-  __builtin_prefetch(j + offsetof(mkt_job, cls));
-}
-static inline void q_fetch(const mkt_market *m, uint32_t i) { /* the bid at queue position i */
-  if (i < m->qlen && m->q[i] != UINT32_MAX) job_fetch(m, m->q[i]);
+/* The copy of a waiting bid's job fields beside the queue (m->qe) must be its job's: checked in
+ * Debug builds (the tests under ASan), where NDEBUG is not defined. */
+static inline const mkt_qent *q_ent(const mkt_market *m, uint32_t i) {
+#ifndef NDEBUG
+  const mkt_job *j = &m->jobs[m->q[i]];
+  if (m->qe[i].bid != j->bid || m->qe[i].gpus != j->gpus || m->qe[i].cls != j->cls)
+    SIM_FATAL("bidding pool: waiting bid %u (job slot %u) differs from its job", i, m->q[i]);
+#endif
+  return &m->qe[i];
 }
 
 static unsigned free_gpus(const mkt_ctx *c, mkt_market *m, uint32_t prov) {
@@ -114,12 +111,10 @@ static void bid_host_free(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t 
     }
     for (uint32_t i = m->qhead; i < m->qlen && seen < 1024; i++) {
       seen++; /* holes count too: the queue is compacted when they pile up */
-      q_fetch(m, i + Q_AHEAD);
-      uint32_t s = m->q[i];
-      if (s == UINT32_MAX) continue;
-      const mkt_job *j = &m->jobs[s];
-      if (!(j->gpus >= 1 && j->gpus <= f && kfits[j->cls] && ask[j->cls] <= j->bid)) continue; /* mkt_lot_fits */
-      bids[n] = (mkt_bid){j->bid, j->gpus, ko[j->cls].power_w};
+      if (m->q[i] == UINT32_MAX) continue;
+      const mkt_qent *e = q_ent(m, i); /* its job's bid, GPUs and class */
+      if (!(e->gpus >= 1 && e->gpus <= f && kfits[e->cls] && ask[e->cls] <= e->bid)) continue; /* mkt_lot_fits */
+      bids[n] = (mkt_bid){e->bid, e->gpus, ko[e->cls].power_w};
       at[n++] = i;
     }
     if (!n) return;
@@ -159,9 +154,9 @@ static int bid_handed_back(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t
 /* The ranking key of a bid for the quick "can anything change" test: price, less the region's
  * mean energy at its power limit under GigaSPOT (hosts' own prices spread around it, so the test
  * is a filter for when to clear, not the clearing: the rule itself prices every host). */
-static double key_of(const mkt_ctx *c, const mkt_market *m, const mkt_job *j) {
-  double k = (double)j->bid;
-  if (c->rule_is_gigaspot) k -= c->energy_musd_wh[m->region] * c->cfg->cls[j->cls].power_w;
+static double key_of(const mkt_ctx *c, const mkt_market *m, int64_t bid, unsigned cls) {
+  double k = (double)bid;
+  if (c->rule_is_gigaspot) k -= c->energy_musd_wh[m->region] * c->cfg->cls[cls].power_w;
   return k;
 }
 
@@ -219,6 +214,7 @@ static void adapt_losers(const mkt_ctx *c, mkt_market *m) {
     j->margin = (float)mkt_adapt_update(j->margin, 0, cc->adapt_rate, cc->adapt_step, cc->adapt_max);
     int64_t b = mkt_lround((double)j->value * (1.0 - j->margin));
     if (b > j->bid) j->bid = b < j->value ? b : j->value; /* a waiting bid only rises */
+    m->qe[i].bid = j->bid;
   }
 }
 
@@ -253,15 +249,14 @@ static void bid_tick(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
     for (int i = 0; i < j->nruns && !r; i++)
       if (j->runs[i].active && !j->runs[i].doomed) r = &j->runs[i];
     if (!r || mkt__avail_pos(c, m, m->cg[r->gpus[0]].prov) < 0) continue;
-    run[k] = (cand){key_of(c, m, j), s, 0};
+    run[k] = (cand){key_of(c, m, j->bid, j->cls), s, 0};
     if (run[k].key < rmin) rmin = run[k].key;
     k++;
   }
   nrun = k;
   for (uint32_t i = m->qhead; i < m->qlen; i++) {
-    q_fetch(m, i + Q_AHEAD);
     if (m->q[i] != UINT32_MAX) {
-      wq[nq] = (cand){key_of(c, m, &m->jobs[m->q[i]]), m->q[i], i};
+      wq[nq] = (cand){key_of(c, m, q_ent(m, i)->bid, q_ent(m, i)->cls), m->q[i], i};
       if (wq[nq].key > qmax) qmax = wq[nq].key;
       nq++;
     }
@@ -321,8 +316,8 @@ static void bid_tick(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
   }
   uint32_t first_waiting = no;
   for (uint32_t i = 0; i < nq; i++) {
-    if (i + Q_AHEAD < nq) job_fetch(m, wq[i + Q_AHEAD].slot);
-    ord[no] = mkt__order_of(c, &m->jobs[wq[i].slot], -1);
+    const mkt_qent *e = q_ent(m, wq[i].qpos);
+    ord[no] = mkt__class_order(c, e->cls, e->bid, e->gpus, -1); /* mkt__order_of of its job */
     oslot[no++] = wq[i].slot;
   }
   mkt_clearing out = {win, lot, pay};

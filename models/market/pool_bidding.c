@@ -256,7 +256,8 @@ static void bid_tick(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
   nrun = k;
   for (uint32_t i = m->qhead; i < m->qlen; i++) {
     if (m->q[i] != UINT32_MAX) {
-      wq[nq] = (cand){key_of(c, m, q_ent(m, i)->bid, q_ent(m, i)->cls), m->q[i], i};
+      const mkt_qent *e = q_ent(m, i);
+      wq[nq] = (cand){key_of(c, m, e->bid, e->cls), m->q[i], i};
       if (wq[nq].key > qmax) qmax = wq[nq].key;
       nq++;
     }

@@ -845,9 +845,13 @@ static sim_engine *sim__engine_new(const sim_model *m, const sim_run_opts *o) {
   }
   for (unsigned t = 0; t < m->ntypes; t++) {
     size_t sz = m->types[t].state_size;
-    if (count[t] && sz) {
-      e->states[t] = calloc(count[t], sz);
-      sim_bigmem_advise(e->states[t], count[t] * sz);
+    if (count[t] && sz) { /* 64-byte aligned: a state whose size is a multiple of 64 takes whole lines */
+      void *p = NULL;
+      if (!posix_memalign(&p, 64, count[t] * sz)) {
+        sim_bigmem_advise(p, count[t] * sz);
+        memset(p, 0, count[t] * sz);
+      }
+      e->states[t] = p;
       if (!e->states[t]) {
         free(count);
         free(used);

@@ -241,7 +241,7 @@ static int rpt__group(rpt__ctx *c, const char *table, const char *cat, const cha
     if (!rc && kind == RPT_V_COMPLETION && jf->outcome && rpt_table_num(c->f, r, table, jf->outcome, &oc_n, &n2))
       rc = rpt_table_str(c->f, r, table, jf->outcome, &oc_s, &wo, &n2); /* a string outcome */
     for (size_t i = 0; !rc && i < n; i++) {
-      if (flt && strcmp(flt + i * wf, only_v)) continue;
+      if (flt && only_v && strcmp(flt + i * wf, only_v)) continue; /* only_v is set with only_f */
       const char *s = cs + i * w;
       unsigned k;
       for (k = 0; k < g->ncats && strcmp(g->cats[k], s); k++) {}
@@ -1203,7 +1203,7 @@ static int rpt__sweep_figs(rpt__ctx *c, const rpt_sweep *s) {
      * replication, every dimension value the same: all zeros, say), is a table line. */
     int check = 1, constant = 1;
     size_t fails = 0, runs = 0;
-    double first = s->values[ks[0]];
+    double first = nk ? s->values[ks[0]] : NAN; /* nk >= 1: k0 is one of them */
     for (unsigned j = 0; j < nk; j++) {
       for (unsigned p = 0; p < np; p++) {
         const double *row = s->values + (size_t)p * s->reps * nm + ks[j];

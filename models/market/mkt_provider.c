@@ -17,37 +17,50 @@
 
 enum { ST_DOWN, ST_OWNER, ST_IDLE, ST_RENTED, ST_OUT, ST_N };
 static const char *const st_names[] = {"down", "owner", "idle", "rented", "out"};
+/* Time per state is kept for what the providers table reports: available (idle and rented
+ * together), self-use, down and out: four counters (st_ms), not five. */
+enum { SC_DOWN, SC_OWNER, SC_AVAIL, SC_OUT, SC_N };
+static const uint8_t st_counter[ST_N] = {SC_DOWN, SC_OWNER, SC_AVAIL, SC_AVAIL, SC_OUT};
 
+/* The first two lines hold what the frequent events touch (churn, self-use and calendar changes,
+ * RENTED, PAY: the flags, the open span, the counters flush and earn add to), which prov_prefetch
+ * fetches; the third what reviews, day closings, stakes and pool switches read. */
 typedef struct mkt_prov {
-  uint8_t up, cal_busy, self_busy, pool, start_pool, state, low, avail;
-  uint16_t switches, interruptions;
-  uint16_t rented;   /* GPUs employed now (the market's RENTED) */
+  uint8_t up, cal_busy, self_busy, pool, state, avail;
+  uint8_t out;       /* outside the market (responses.entry) */
   uint8_t stake_due; /* its stake is posted but not sent yet: it rides on the AVAIL that follows */
-  uint8_t close_due; /* the books close before its next review: the closing timer is owed if it
-                        joins a staking pool before then (next_review, switch_pool) */
-  uint32_t session;  /* availability sessions so far */
+  uint16_t rented;   /* GPUs employed now (the market's RENTED) */
+  uint16_t interruptions;
+  uint32_t session; /* availability sessions so far */
+  int32_t day;      /* daily income statistics (Welford): today, and the days closed */
   uint32_t ndays;
-  int32_t day;      /* daily income statistics (Welford): days closed, today */
-  uint8_t out;      /* outside the market (responses.entry) */
-  uint8_t low_exit; /* reviews in a row with negative surplus */
-  uint16_t nrev;    /* reviews in this pool (income statistics below) */
   double st_since, claim_from;
-  int64_t income, balance, stake;
+  int64_t income, balance;
   int64_t win_income;
   double win_avail_s;    /* review window */
-  int64_t st_ms[ST_N];   /* time per state, ms */
+  int64_t st_ms[SC_N];   /* time per state, ms (st_counter) */
   int64_t rented_gpu_ms; /* GPU time employed */
-  int64_t day_income;
-  double dmean, dm2;
-  /* reactions (market.responses, personas' goal); out, low_exit and nrev are above, in what was
-   * padding (200 bytes, not 208) */
-  uint32_t review_id;    /* a quote answers the latest review only */
-  float last_h, last_u;  /* last review: income per available GPU-hour (USD), utilization */
-  float cv_other;        /* income CV it had in its other pool, -1 never there */
   int64_t win_rented_ms; /* GPU*ms rented in the review window */
-  double rmean, rm2;     /* income per available GPU-hour per review here (Welford) */
+  int64_t day_income;
+  /* the third line */
+  uint8_t start_pool, low;
+  uint8_t low_exit;  /* reviews in a row with negative surplus */
+  uint8_t close_due; /* the books close before its next review: the closing timer is owed if it
+                        joins a staking pool before then (next_review, switch_pool) */
+  uint16_t switches;
+  uint16_t nrev; /* reviews in this pool (income statistics below) */
+  int64_t stake;
+  double dmean, dm2;
+  /* reactions (market.responses, personas' goal) */
+  uint32_t review_id;   /* a quote answers the latest review only */
+  float last_h, last_u; /* last review: income per available GPU-hour (USD), utilization */
+  float cv_other;       /* income CV it had in its other pool, -1 never there */
+  double rmean, rm2;    /* income per available GPU-hour per review here (Welford) */
 } mkt_prov;
-_Static_assert(sizeof(mkt_prov) == 200, "the provider's state: no padding (ST_N = 5)");
+/* Three cache lines, which the engine's 64-byte aligned state block keeps on line boundaries (200
+ * bytes spanned four lines, of which the hint fetched the first and the last). */
+_Static_assert(sizeof(mkt_prov) == 192, "the provider's state: three cache lines, no padding (SC_N = 4)");
+_Static_assert(offsetof(mkt_prov, day_income) + sizeof(int64_t) == 128, "the frequent fields: the first two lines");
 
 static uint64_t pidx(const mkt_ctx *c, sim_lp *lp) { return mkt__prov_at(c, sim_lp_id(lp) % mkt__per_world(c)); }
 static sim_id my_market(const mkt_ctx *c, sim_lp *lp, const mkt_prov *p) {
@@ -130,7 +143,7 @@ static void flush(sim_lp *lp, const mkt_ctx *c, mkt_prov *p) {
   if (now <= t0) return;
   const mkt_pstat *ps = &c->prov[pidx(c, lp)];
   int64_t d = mkt__ms(now) - mkt__ms(t0);
-  p->st_ms[p->state] += d;
+  p->st_ms[st_counter[p->state]] += d;
   if (p->state == ST_IDLE || p->state == ST_RENTED) {
     mkt__add_span(lp, c, MKT_S_AVAIL, ps->region, t0, now, ps->ngpus);
     by_groups(lp, c, ps, p->pool, MKT_P_AVAIL_MS, d * ps->ngpus);
@@ -569,11 +582,11 @@ static void prov_finalize(sim_lp *lp, void *st) {
   r.balance_musd = p->balance;
   r.income_usd = (double)p->income / MKT_MUSD;
   r.balance_usd = (double)p->balance / MKT_MUSD;
-  r.available_h = (double)(p->st_ms[ST_IDLE] + p->st_ms[ST_RENTED]) / 3.6e6;
+  r.available_h = (double)p->st_ms[SC_AVAIL] / 3.6e6;
   r.rented_h = (double)p->rented_gpu_ms / 3.6e6 / ps->ngpus; /* host-hours: GPU-hours / GPUs */
-  r.self_use_h = (double)p->st_ms[ST_OWNER] / 3.6e6;
-  r.down_h = (double)p->st_ms[ST_DOWN] / 3.6e6;
-  r.out_h = (double)p->st_ms[ST_OUT] / 3.6e6;
+  r.self_use_h = (double)p->st_ms[SC_OWNER] / 3.6e6;
+  r.down_h = (double)p->st_ms[SC_DOWN] / 3.6e6;
+  r.out_h = (double)p->st_ms[SC_OUT] / 3.6e6;
   double var = p->ndays > 1 ? p->dm2 / (p->ndays - 1) : 0;
   /* coefficient of variation of daily income: sd / mean (NaN when it never earned) */
   r.daily_income_cv = p->dmean > 0 ? sqrt(var) / p->dmean : NAN;
@@ -588,8 +601,8 @@ extern void mkt__market_prefetch(const sim_lp *lp, const void *st, const void *v
 /* the engine's hint for the next event: the provider's shared record (c->prov) */
 static void prov_prefetch(const sim_lp *lp, const void *st, const void *vmsg, sim_id src) {
   (void)vmsg, (void)src;
-  __builtin_prefetch(st);
-  __builtin_prefetch((const char *)st + sizeof(mkt_prov) - 1);
+  __builtin_prefetch(st); /* its first two lines: what most of its events touch */
+  __builtin_prefetch((const char *)st + 64);
   const mkt_ctx *c = sim_lp_ctx(lp);
   __builtin_prefetch(&c->prov[mkt__prov_at(c, sim_lp_id(lp) % mkt__per_world(c))]);
 }

@@ -147,6 +147,7 @@ struct sim_engine {
   struct sim__chunk *chunks;
   uint32_t nchunks, capchunks, free_chunk;
   uint32_t *bhead, *btail; /* per bucket: first and last chunk, UINT32_MAX = empty */
+  uint8_t *btn, otn;       /* events in a bucket's last chunk, in the overflow list's (sim__list_push) */
   uint32_t ohead, otail;   /* overflow list: beyond the ring */
   uint64_t nring, nover;   /* events in the ring, in the overflow list */
   uint64_t cur;            /* bucket whose events the heap holds: horizon = (cur + 1) * w */
@@ -162,6 +163,8 @@ struct sim_engine {
   size_t slab_cap, slab_live, slab_hi; /* slots, in use, in use in the upper half */
   unsigned char *inl;                  /* msg_size bytes: an inline payload, unpacked for its handler */
   unsigned char *inl_next;             /* the same for the next event's prefetch hint */
+  unsigned char *inl_next2;            /* and for the early hint of the event after it */
+  int hints2;                          /* some LP type has an early hint (prefetch_early) */
   unsigned char *slabmsg;              /* msg_size bytes: a slab payload, copied out for its handler */
   int hints;                           /* some LP type has a prefetch hint */
   /* remote messages, one buffer per destination rank */
@@ -321,6 +324,14 @@ static inline void sim__heap_pop(sim_engine *e, sim__ev *top) {
   v[i] = lastv;
 }
 
+/* Where the second earliest event of the heap is (hn >= 2): the least of the top's four children
+ * (the slots past hn hold SIM__KEY_MAX). */
+static inline size_t sim__heap_second(const sim_engine *e) {
+  const sim__key *k = e->hkey;
+  size_t a = 1 + SIM__KEY_LT(k[2], k[1]), b = 3 + SIM__KEY_LT(k[4], k[3]);
+  return SIM__KEY_LT(k[b], k[a]) ? b : a;
+}
+
 /* Time of the earliest event in the heap (the heap is not empty). */
 static inline double sim__heap_top_t(const sim_engine *e) { return sim__btime(SIM__KEY_HI(e->hkey[0])); }
 
@@ -353,17 +364,28 @@ static uint32_t sim__chunk_new(sim_engine *e) {
   e->chunks[c].next = SIM__NIL32;
   return c;
 }
-static void sim__list_push(sim_engine *e, uint32_t *head, uint32_t *tail, const sim__ev *ev) {
-  if (*tail == SIM__NIL32 || e->chunks[*tail].n == SIM__CHUNK) {
+/* Appends ev to a list of chunks. The last chunk's count is kept in *tn, a byte of an array of
+ * 4 KB that stays in cache, not in the chunk, where it is on another line than most slots (at a
+ * million LPs that load missed and was 4% of the market's time): the chunk's own count is written
+ * when it fills (on the line of its last slot) and by sim__list_seal before the list is read.
+ * Every chunk of a list but the last is full. */
+static void sim__list_push(sim_engine *e, uint32_t *head, uint32_t *tail, uint8_t *tn, const sim__ev *ev) {
+  if (*tail == SIM__NIL32 || *tn == SIM__CHUNK) {
     uint32_t c = sim__chunk_new(e);
     if (*tail == SIM__NIL32)
       *head = c;
     else
       e->chunks[*tail].next = c;
     *tail = c;
+    *tn = 0;
   }
   sim__chunk *ch = &e->chunks[*tail];
-  ch->ev[ch->n++] = *ev;
+  ch->ev[*tn] = *ev;
+  if (++*tn == SIM__CHUNK) ch->n = SIM__CHUNK;
+}
+/* Writes a list's last count into its chunk, for a reader of the list. */
+static inline void sim__list_seal(sim_engine *e, uint32_t tail, uint8_t tn) {
+  if (tail != SIM__NIL32) e->chunks[tail].n = tn;
 }
 /* Files a far event (t >= horizon) in its bucket, or in the overflow list. */
 static void sim__far_put(sim_engine *e, const sim__ev *ev) {
@@ -376,21 +398,24 @@ static void sim__far_put(sim_engine *e, const sim__ev *ev) {
   if (k <= e->cur) k = e->cur + 1; /* t / w rounded down to the heap's bucket: the next one */
   if (k - e->cur < SIM__CAL_B) {
     uint32_t b = (uint32_t)(k & (SIM__CAL_B - 1));
-    sim__list_push(e, &e->bhead[b], &e->btail[b], ev);
+    sim__list_push(e, &e->bhead[b], &e->btail[b], &e->btn[b], ev);
     e->nring++;
   } else {
-    sim__list_push(e, &e->ohead, &e->otail, ev);
+    sim__list_push(e, &e->ohead, &e->otail, &e->otn, ev);
     e->nover++;
   }
 }
 /* Moves the overflow events that the ring now covers into their buckets. */
 static void sim__far_scan(sim_engine *e) {
+  sim__list_seal(e, e->otail, e->otn);
   uint32_t c = e->ohead;
   e->ohead = e->otail = SIM__NIL32;
   e->nover = 0;
   while (c != SIM__NIL32) {
-    sim__chunk *ch = &e->chunks[c];
-    for (uint32_t i = 0; i < ch->n; i++) sim__far_put(e, &ch->ev[i]);
+    for (uint32_t i = 0; i < e->chunks[c].n; i++) {
+      sim__ev ev = e->chunks[c].ev[i]; /* far_put may move the chunk array (it read a freed block then) */
+      sim__far_put(e, &ev);
+    }
     uint32_t next = e->chunks[c].next; /* chunks may have moved (realloc) */
     e->chunks[c].next = e->free_chunk;
     e->free_chunk = c;
@@ -407,7 +432,8 @@ static void sim__far_on(sim_engine *e) {
   if (!(e->w >= e->lookahead)) e->w = e->lookahead;
   e->bhead = malloc(SIM__CAL_B * sizeof *e->bhead);
   e->btail = malloc(SIM__CAL_B * sizeof *e->btail);
-  if (!e->bhead || !e->btail) SIM_FATAL("out of memory");
+  e->btn = calloc(SIM__CAL_B, sizeof *e->btn);
+  if (!e->bhead || !e->btail || !e->btn) SIM_FATAL("out of memory");
   for (uint32_t b = 0; b < SIM__CAL_B; b++) e->bhead[b] = e->btail[b] = SIM__NIL32;
   double q = floor(e->now / e->w);
   e->cur = q < 1.8e19 ? (uint64_t)q : 0;
@@ -420,6 +446,7 @@ static void sim__far_rebuild(sim_engine *e, double w) {
   for (uint32_t b = 0; b <= SIM__CAL_B; b++) { /* the buckets, then the overflow list */
     uint32_t h = b < SIM__CAL_B ? e->bhead[b] : e->ohead, t = b < SIM__CAL_B ? e->btail[b] : e->otail;
     if (h == SIM__NIL32) continue;
+    sim__list_seal(e, t, b < SIM__CAL_B ? e->btn[b] : e->otn);
     if (last == SIM__NIL32)
       list = h;
     else
@@ -453,6 +480,7 @@ static void sim__far_refill(sim_engine *e) {
   while ((e->hn == 0 || sim__heap_top_t(e) >= e->horizon) && (e->nring || e->nover)) {
     if (!e->nring) { /* nothing in the ring: jump to the earliest overflow event's bucket */
       double tmin = INFINITY;
+      sim__list_seal(e, e->otail, e->otn);
       for (uint32_t c = e->ohead; c != SIM__NIL32; c = e->chunks[c].next)
         for (uint32_t i = 0; i < e->chunks[c].n; i++)
           if (sim__ev_t(&e->chunks[c].ev[i]) < tmin) tmin = sim__ev_t(&e->chunks[c].ev[i]);
@@ -467,6 +495,7 @@ static void sim__far_refill(sim_engine *e) {
     if (++e->since_scan >= SIM__CAL_B / 2) sim__far_scan(e);
     uint32_t b = (uint32_t)(e->cur & (SIM__CAL_B - 1));
     uint32_t c = e->bhead[b];
+    sim__list_seal(e, e->btail[b], e->btn[b]);
     e->bhead[b] = e->btail[b] = SIM__NIL32;
     while (c != SIM__NIL32) {
       sim__chunk *ch = &e->chunks[c];
@@ -716,9 +745,11 @@ static void sim__engine_free(sim_engine *e) {
   free(e->chunks);
   free(e->bhead);
   free(e->btail);
+  free(e->btn);
   free(e->slab);
   free(e->inl);
   free(e->inl_next);
+  free(e->inl_next2);
   free(e->slabmsg);
   for (unsigned l = 0; l < 6; l++) free(e->fb[l]);
   if (e->out)
@@ -807,9 +838,13 @@ static sim_engine *sim__engine_new(const sim_model *m, const sim_run_opts *o) {
 
   e->inl = calloc(m->msg_size > SIM__INLINE_BYTES ? m->msg_size : SIM__INLINE_BYTES, 1);
   e->inl_next = calloc(m->msg_size > SIM__INLINE_BYTES ? m->msg_size : SIM__INLINE_BYTES, 1);
+  e->inl_next2 = calloc(m->msg_size > SIM__INLINE_BYTES ? m->msg_size : SIM__INLINE_BYTES, 1);
   e->slabmsg = calloc(m->msg_size > SIM__INLINE_BYTES ? m->msg_size : SIM__INLINE_BYTES, 1);
-  if (!e->inl || !e->inl_next || !e->slabmsg) goto fail;
-  for (unsigned t = 0; t < m->ntypes; t++) e->hints |= m->types[t].prefetch != NULL;
+  if (!e->inl || !e->inl_next || !e->inl_next2 || !e->slabmsg) goto fail;
+  for (unsigned t = 0; t < m->ntypes; t++) {
+    e->hints |= m->types[t].prefetch != NULL || m->types[t].prefetch_early != NULL;
+    e->hints2 |= m->types[t].prefetch_early != NULL;
+  }
   e->out = calloc((size_t)e->nranks, sizeof *e->out);
   { /* 64-byte aligned: each LP record is one line */
     size_t bytes = (size_t)(e->nlocal ? e->nlocal : 1) * sizeof *e->lps;
@@ -923,6 +958,11 @@ static void sim__process_until(sim_engine *e, double limit) {
       uint64_t nv = e->hval[0];
       __builtin_prefetch(&e->lps[(uint32_t)nv & ~SIM__INLINE]);
       if (ms && !(nv & SIM__INLINE)) __builtin_prefetch(e->slab + (size_t)(nv >> 32) * ms);
+      if (e->hints2 && e->hn > 1) { /* and the one after it, for its early hint */
+        uint64_t n2 = e->hval[sim__heap_second(e)];
+        __builtin_prefetch(&e->lps[(uint32_t)n2 & ~SIM__INLINE]);
+        if (ms && !(n2 & SIM__INLINE)) __builtin_prefetch(e->slab + (size_t)(n2 >> 32) * ms);
+      }
     }
     types[lp->seqt >> SIM__TSHIFT].event(lp, lp->state, msg, (ev.lo >> 1) >> sb1);
     /* the next event's LP header and payload were fetched meanwhile: the model's own hint (its
@@ -942,6 +982,23 @@ static void sim__process_until(sim_engine *e, double limit) {
           nmsg = e->slab + (size_t)nslot * ms;
         }
         nt->prefetch(nlp, nlp->state, nmsg, (SIM__KEY_LO(e->hkey[0]) >> 1) >> sb1);
+      }
+      if (e->hints2 && e->hn > 1) { /* the event after it: what its hint will read */
+        size_t i2 = sim__heap_second(e);
+        uint64_t v2 = e->hval[i2];
+        uint32_t slot2 = (uint32_t)(v2 >> 32);
+        const sim_lp *lp2 = &e->lps[(uint32_t)v2 & ~SIM__INLINE];
+        const sim_lptype *t2 = &types[lp2->seqt >> SIM__TSHIFT];
+        if (t2->prefetch_early) {
+          const void *msg2 = NULL;
+          if (v2 & SIM__INLINE) {
+            memcpy(e->inl_next2, &slot2, SIM__INLINE_BYTES);
+            msg2 = e->inl_next2;
+          } else if (ms) {
+            msg2 = e->slab + (size_t)slot2 * ms;
+          }
+          t2->prefetch_early(lp2, lp2->state, msg2, (SIM__KEY_LO(e->hkey[i2]) >> 1) >> sb1);
+        }
       }
     }
     if ((++e->events & 0xFFFF) == 0 && e->progress) sim__progress(e, 0);

@@ -105,6 +105,11 @@ typedef struct sim_lptype {
    * state, records it indexes by the message's fields). It must not change anything: results are
    * the same with or without it. */
   void (*prefetch)(const sim_lp *lp, const void *state, const void *msg, sim_id src);
+  /* May be NULL. The same, one event earlier: called with the event most likely handled after the
+   * next one, whose LP header and message are in cache, so that `prefetch`, called for it one
+   * event later, finds in cache what it reads to compute its addresses (an index the message's
+   * field selects, say). The same rule: it changes nothing. */
+  void (*prefetch_early)(const sim_lp *lp, const void *state, const void *msg, sim_id src);
 } sim_lptype;
 
 typedef struct sim_model {

@@ -557,6 +557,27 @@ void mkt__market_init(sim_lp *lp, void *st) {
 
 /* The engine's hint for the next event of a market: the job records (the market's and the core's)
  * a job timer will read, or the host index a provider's message will. */
+/* The provider an event from src is about, as an index in this market's region (-1: none). */
+static int64_t hint_prov(const mkt_ctx *c, const mkt_market *m, sim_id src) {
+  uint64_t prov = mkt__prov_of(c, m->region, src);
+  if (prov < c->reg_first[m->region] || prov >= c->reg_first[m->region + 1]) return -1;
+  return (int64_t)(prov - c->reg_first[m->region]);
+}
+
+/* Two events ahead (sim_lptype.prefetch_early): the records whose fields the hint below reads. */
+void mkt__market_prefetch_early(const sim_lp *lp, const void *st, const void *vmsg, sim_id src) {
+  const mkt_ctx *c = sim_lp_ctx(lp);
+  const mkt_market *m = st;
+  const mkt_msg *msg = vmsg;
+  if (!msg) return;
+  if (msg->kind == M_FINISH || msg->kind == M_CKPT) {
+    if (msg->slot < m->njobs) __builtin_prefetch(&m->jobs[msg->slot].run0); /* its run's members */
+  } else if (msg->kind <= M_DEPART) {
+    int64_t i = hint_prov(c, m, src);
+    if (i >= 0) __builtin_prefetch(&m->hix[i]);
+  }
+}
+
 void mkt__market_prefetch(const sim_lp *lp, const void *st, const void *vmsg, sim_id src) {
   const mkt_ctx *c = sim_lp_ctx(lp);
   const mkt_market *m = st;
@@ -565,18 +586,33 @@ void mkt__market_prefetch(const sim_lp *lp, const void *st, const void *vmsg, si
   if (!msg) return;
   if (msg->kind == M_FINISH || msg->kind == M_CKPT) {
     if (msg->slot < m->njobs) {
-      const char *p = (const char *)&m->jobs[msg->slot]; /* its head and its run slot */
+      const mkt_job *j = &m->jobs[msg->slot];
+      const char *p = (const char *)j; /* its head and its run slot */
       __builtin_prefetch(p);
       __builtin_prefetch(p + offsetof(mkt_job, run0));
       __builtin_prefetch(p + offsetof(mkt_job, run0) + 64);
       if (m->core) sched_prefetch_job(m->core, msg->slot);
+      if (j->runs == &j->run0 &&
+          j->run0.n <= MKT__MAX_HOST_GPUS) /* its members' GPU records (the early hint fetched the run) */
+        for (unsigned k = 0; k < j->run0.n; k++)
+          if (j->run0.gpus[k] < m->ncg) {
+            __builtin_prefetch(&m->cg[j->run0.gpus[k]]);
+            if (m->core) sched_prefetch_gpu(m->core, j->run0.gpus[k]);
+          }
     }
   } else if (msg->kind == M_WAKE) {
     if (m->core) sched_prefetch_due(m->core);
   } else if (msg->kind <= M_DEPART) {
-    uint64_t prov = mkt__prov_of(c, m->region, src);
-    if (prov >= c->reg_first[m->region] && prov < c->reg_first[m->region + 1])
-      __builtin_prefetch(&m->hix[prov - c->reg_first[m->region]]);
+    int64_t i = hint_prov(c, m, src);
+    if (i >= 0) {
+      int32_t h = m->hix[i]; /* fetched by the early hint */
+      if (h >= 0 && (uint32_t)h < m->nhost) {
+        __builtin_prefetch(&m->host[h]);
+        __builtin_prefetch((const char *)&m->host[h] + sizeof(mkt_host) - 1);
+      } else if (h < 0) {
+        __builtin_prefetch(&m->hix[i]);
+      }
+    }
   }
 }
 

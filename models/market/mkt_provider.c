@@ -597,6 +597,7 @@ extern void mkt__market_init(sim_lp *lp, void *st);
 extern void mkt__market_event(sim_lp *lp, void *st, const void *vmsg, sim_id src);
 extern void mkt__market_finalize(sim_lp *lp, void *st);
 extern void mkt__market_prefetch(const sim_lp *lp, const void *st, const void *vmsg, sim_id src);
+extern void mkt__market_prefetch_early(const sim_lp *lp, const void *st, const void *vmsg, sim_id src);
 
 /* the engine's hint for the next event: the provider's shared record (c->prov) */
 static void prov_prefetch(const sim_lp *lp, const void *st, const void *vmsg, sim_id src) {
@@ -608,7 +609,8 @@ static void prov_prefetch(const sim_lp *lp, const void *st, const void *vmsg, si
 }
 
 const sim_lptype mkt__lptypes[2] = {
-    {"market", sizeof(mkt_market), mkt__market_init, mkt__market_event, mkt__market_finalize, mkt__market_prefetch},
+    {"market", sizeof(mkt_market), mkt__market_init, mkt__market_event, mkt__market_finalize, mkt__market_prefetch,
+     mkt__market_prefetch_early},
     {"provider", sizeof(mkt_prov), prov_init, prov_event, prov_finalize, prov_prefetch},
 };
 const size_t mkt__msg_size = sizeof(mkt_msg);

@@ -56,6 +56,7 @@ _Static_assert(sizeof(struct sim_lp) == 64, "an LP record is one cache line");
  * `slot` indexes the payload slab when msg_size > 0, or holds the payload itself when every byte
  * after its first four is zero: timers and other short messages take no slab slot, which at a
  * million LPs is most pending events. */
+#define SIM__HINT2_MIN_LPS 65536 /* LPs on a rank from which early hints are called (sim_lptype.prefetch_early) */
 #define SIM__INLINE 0x80000000u
 #define SIM__INLINE_BYTES 4
 typedef struct sim__ev {
@@ -841,10 +842,16 @@ static sim_engine *sim__engine_new(const sim_model *m, const sim_run_opts *o) {
   e->inl_next2 = calloc(m->msg_size > SIM__INLINE_BYTES ? m->msg_size : SIM__INLINE_BYTES, 1);
   e->slabmsg = calloc(m->msg_size > SIM__INLINE_BYTES ? m->msg_size : SIM__INLINE_BYTES, 1);
   if (!e->inl || !e->inl_next || !e->inl_next2 || !e->slabmsg) goto fail;
+  /* Early hints on a rank with many LPs only: with fewer, their records stay in cache, and the
+   * hint's own work was 3-5% of the market's time at 10k GPUs (docs/performance.md).
+   * SPOTLAB_EARLY_HINTS=0 turns them off, =1 on at any size (an A/B measurement, the tests). */
+  const char *eh = getenv("SPOTLAB_EARLY_HINTS");
+  int early = eh && !strcmp(eh, "0") ? 0 : (eh && !strcmp(eh, "1")) || e->nlocal >= SIM__HINT2_MIN_LPS;
   for (unsigned t = 0; t < m->ntypes; t++) {
-    e->hints |= m->types[t].prefetch != NULL || m->types[t].prefetch_early != NULL;
-    e->hints2 |= m->types[t].prefetch_early != NULL;
+    e->hints |= m->types[t].prefetch != NULL;
+    e->hints2 |= m->types[t].prefetch_early != NULL && early;
   }
+  e->hints |= e->hints2;
   e->out = calloc((size_t)e->nranks, sizeof *e->out);
   { /* 64-byte aligned: each LP record is one line */
     size_t bytes = (size_t)(e->nlocal ? e->nlocal : 1) * sizeof *e->lps;

@@ -225,7 +225,8 @@ static void test_calendar_order(void) {
   free(cal_log);
 }
 
-/* The hints name the events the engine handles next: 40 LPs of two types each schedule 150 events
+/* The hints name the events the engine handles next (early hints forced on, SPOTLAB_EARLY_HINTS=1;
+ * without it a model this small gets none, which the second run checks): 40 LPs of two types each schedule 150 events
  * at init (times on a grid, so with ties; odd tags carry a second word, a slab payload) and send
  * nothing later, so the order is fixed from the start. After event k is handled, `prefetch` must
  * be called with event k + 1 and `prefetch_early` with event k + 2 (LP, state, message, source);
@@ -290,7 +291,10 @@ static void test_hints_name_the_next_events(void) {
   hint_bad_state = 0;
   sim_results r;
   sim_run_opts o = {7, 0, 0, NULL};
-  CU_ASSERT_EQUAL_FATAL(sim_run(&m, &o, &r), 0);
+  setenv("SPOTLAB_EARLY_HINTS", "1", 1); /* 40 LPs: below the size from which they are on */
+  int rc = sim_run(&m, &o, &r);
+  unsetenv("SPOTLAB_EARLY_HINTS");
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
   CU_ASSERT_EQUAL(r.events, HINT_N);
   CU_ASSERT_EQUAL_FATAL(hint_ns, HINT_N);
   CU_ASSERT_EQUAL(hint_bad_state, 0);
@@ -306,6 +310,12 @@ static void test_hints_name_the_next_events(void) {
   CU_ASSERT_EQUAL(bad, 0);
   CU_ASSERT_EQUAL(ne, hint_ne);
   CU_ASSERT(ne > HINT_N / 2);
+  sim_results_free(&r);
+  hint_ns = hint_nn = hint_ne = 0; /* by default, 40 LPs: the early hint is not called */
+  CU_ASSERT_EQUAL_FATAL(sim_run(&m, &o, &r), 0);
+  CU_ASSERT_EQUAL(hint_ns, HINT_N);
+  CU_ASSERT_EQUAL(hint_nn, HINT_N - 1);
+  CU_ASSERT_EQUAL(hint_ne, 0);
   sim_results_free(&r);
   free(hint_seen);
 }

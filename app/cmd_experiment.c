@@ -434,6 +434,11 @@ static int cmd_experiment_main(int argc, char **argv) {
     if (rank == 0) mkdir("results", 0777);
   }
   size_t ol = strlen(out);
+  if (ol > 4000) { /* the results file and the points' folder are named after it */
+    if (rank == 0) fprintf(stderr, "spotlab experiment: --out '%.60s...' is %zu characters, more than 4000\n", out, ol);
+    rc = 2;
+    goto done;
+  }
   if (ol > 3 && !strcmp(out + ol - 3, ".h5")) {
     snprintf(expfile, sizeof expfile, "%s", out);
     snprintf(pdir, sizeof pdir, "%.*s.points", (int)(ol - 3), out);

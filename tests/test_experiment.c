@@ -289,6 +289,20 @@ static void test_bad_files(void) {
            "unknown key 'colour'");
   bad_case("reps_factor.cfg", "factors = (\n  { key = \"run.seed\"; levels = [1, 2]; }\n);\n", 3, "cannot be a factor");
   bad_case("syntax.cfg", "\nfactors = ( { key = ; } );\n", 3, "syntax error");
+  /* an --out too long to name the results file and the points' folder after: refused, not cut */
+  char path[256], cmd[8192], out[4200];
+  write_exp("long_out.cfg", F, path, sizeof path);
+  int n = snprintf(out, sizeof out, "%s/", tmpd);
+  for (int i = 0; i < 4050; i++) out[n++] = i % 200 == 199 ? '/' : 'a';
+  snprintf(out + n, sizeof out - (size_t)n, ".h5");
+  snprintf(cmd, sizeof cmd, "%s experiment %s --out %s", tu_bin(), path, out);
+  char *o = NULL;
+  CU_ASSERT_EQUAL(tu_run(cmd, &o), 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(o, "more than 4000"));
+  free(o);
+  out[strlen(tmpd) + 1 + 199] = 0; /* its first folder (199 letters): never made */
+  struct stat st;
+  CU_ASSERT(stat(out, &st) != 0);
 }
 
 /* Runs an experiment and reads its file. */

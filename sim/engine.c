@@ -935,6 +935,31 @@ static void sim__progress(sim_engine *e, int final) {
 }
 
 /* Handles local events with t < limit. */
+/* Prefetches the LP record and the slab payload of a pending event (its heap value). */
+static inline void sim__fetch_ev(const sim_engine *e, uint64_t v) {
+  __builtin_prefetch(&e->lps[(uint32_t)v & ~SIM__INLINE]);
+  if (e->msg_size && !(v & SIM__INLINE)) __builtin_prefetch(e->slab + (size_t)(v >> 32) * e->msg_size);
+}
+
+/* Calls the hint (early: prefetch_early) of the LP type of the event in heap slot i, if it has
+ * one, with its payload unpacked into buf when it travels in the event. */
+static inline void sim__hint(sim_engine *e, size_t i, int early, unsigned char *buf, unsigned sb1) {
+  uint64_t v = e->hval[i];
+  const sim_lp *lp = &e->lps[(uint32_t)v & ~SIM__INLINE];
+  const sim_lptype *t = &e->model->types[lp->seqt >> SIM__TSHIFT];
+  void (*h)(const sim_lp *, const void *, const void *, sim_id) = early ? t->prefetch_early : t->prefetch;
+  if (!h) return;
+  uint32_t slot = (uint32_t)(v >> 32);
+  const void *msg = NULL;
+  if (v & SIM__INLINE) {
+    memcpy(buf, &slot, SIM__INLINE_BYTES);
+    msg = buf;
+  } else if (e->msg_size) {
+    msg = e->slab + (size_t)slot * e->msg_size;
+  }
+  h(lp, lp->state, msg, (SIM__KEY_LO(e->hkey[i]) >> 1) >> sb1);
+}
+
 static void sim__process_until(sim_engine *e, double limit) {
   sim__ev ev;
   const size_t ms = e->msg_size;
@@ -962,51 +987,16 @@ static void sim__process_until(sim_engine *e, double limit) {
     /* the next event's LP and payload are fetched while this one is handled (when the handler
      * schedules something earlier, the hint is merely wasted) */
     if (e->hn) {
-      uint64_t nv = e->hval[0];
-      __builtin_prefetch(&e->lps[(uint32_t)nv & ~SIM__INLINE]);
-      if (ms && !(nv & SIM__INLINE)) __builtin_prefetch(e->slab + (size_t)(nv >> 32) * ms);
-      if (e->hints2 && e->hn > 1) { /* and the one after it, for its early hint */
-        uint64_t n2 = e->hval[sim__heap_second(e)];
-        __builtin_prefetch(&e->lps[(uint32_t)n2 & ~SIM__INLINE]);
-        if (ms && !(n2 & SIM__INLINE)) __builtin_prefetch(e->slab + (size_t)(n2 >> 32) * ms);
-      }
+      sim__fetch_ev(e, e->hval[0]);
+      if (e->hints2 && e->hn > 1) sim__fetch_ev(e, e->hval[sim__heap_second(e)]); /* for its early hint */
     }
     types[lp->seqt >> SIM__TSHIFT].event(lp, lp->state, msg, (ev.lo >> 1) >> sb1);
     /* the next event's LP header and payload were fetched meanwhile: the model's own hint (its
      * state, the records its handler will index) is on its way during the bookkeeping and the heap
      * pop. Models without hints (PHOLD) skip this. */
     if (e->hints && e->hn) {
-      uint64_t nv = e->hval[0];
-      uint32_t nslot = (uint32_t)(nv >> 32);
-      const sim_lp *nlp = &e->lps[(uint32_t)nv & ~SIM__INLINE];
-      const sim_lptype *nt = &types[nlp->seqt >> SIM__TSHIFT];
-      if (nt->prefetch) {
-        const void *nmsg = NULL;
-        if (nv & SIM__INLINE) {
-          memcpy(e->inl_next, &nslot, SIM__INLINE_BYTES);
-          nmsg = e->inl_next;
-        } else if (ms) {
-          nmsg = e->slab + (size_t)nslot * ms;
-        }
-        nt->prefetch(nlp, nlp->state, nmsg, (SIM__KEY_LO(e->hkey[0]) >> 1) >> sb1);
-      }
-      if (e->hints2 && e->hn > 1) { /* the event after it: what its hint will read */
-        size_t i2 = sim__heap_second(e);
-        uint64_t v2 = e->hval[i2];
-        uint32_t slot2 = (uint32_t)(v2 >> 32);
-        const sim_lp *lp2 = &e->lps[(uint32_t)v2 & ~SIM__INLINE];
-        const sim_lptype *t2 = &types[lp2->seqt >> SIM__TSHIFT];
-        if (t2->prefetch_early) {
-          const void *msg2 = NULL;
-          if (v2 & SIM__INLINE) {
-            memcpy(e->inl_next2, &slot2, SIM__INLINE_BYTES);
-            msg2 = e->inl_next2;
-          } else if (ms) {
-            msg2 = e->slab + (size_t)slot2 * ms;
-          }
-          t2->prefetch_early(lp2, lp2->state, msg2, (SIM__KEY_LO(e->hkey[i2]) >> 1) >> sb1);
-        }
-      }
+      sim__hint(e, 0, 0, e->inl_next, sb1);
+      if (e->hints2 && e->hn > 1) sim__hint(e, sim__heap_second(e), 1, e->inl_next2, sb1); /* the one after it */
     }
     if ((++e->events & 0xFFFF) == 0 && e->progress) sim__progress(e, 0);
   }

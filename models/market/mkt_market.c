@@ -609,8 +609,6 @@ void mkt__market_prefetch(const sim_lp *lp, const void *st, const void *vmsg, si
       if (h >= 0 && (uint32_t)h < m->nhost) {
         __builtin_prefetch(&m->host[h]);
         __builtin_prefetch((const char *)&m->host[h] + sizeof(mkt_host) - 1);
-      } else if (h < 0) {
-        __builtin_prefetch(&m->hix[i]);
       }
     }
   }

@@ -846,7 +846,8 @@ static sim_engine *sim__engine_new(const sim_model *m, const sim_run_opts *o) {
    * hint's own work was 3-5% of the market's time at 10k GPUs (docs/performance.md).
    * SPOTLAB_EARLY_HINTS=0 turns them off, =1 on at any size (an A/B measurement, the tests). */
   const char *eh = getenv("SPOTLAB_EARLY_HINTS");
-  int early = eh && !strcmp(eh, "0") ? 0 : (eh && !strcmp(eh, "1")) || e->nlocal >= SIM__HINT2_MIN_LPS;
+  int early = (eh && !strcmp(eh, "1")) || e->nlocal >= SIM__HINT2_MIN_LPS;
+  if (eh && !strcmp(eh, "0")) early = 0;
   for (unsigned t = 0; t < m->ntypes; t++) {
     e->hints |= m->types[t].prefetch != NULL;
     e->hints2 |= m->types[t].prefetch_early != NULL && early;

@@ -555,8 +555,6 @@ void mkt__market_init(sim_lp *lp, void *st) {
   }
 }
 
-/* The engine's hint for the next event of a market: the job records (the market's and the core's)
- * a job timer will read, or the host index a provider's message will. */
 /* The provider an event from src is about, as an index in this market's region (-1: none). */
 static int64_t hint_prov(const mkt_ctx *c, const mkt_market *m, sim_id src) {
   uint64_t prov = mkt__prov_of(c, m->region, src);
@@ -578,6 +576,9 @@ void mkt__market_prefetch_early(const sim_lp *lp, const void *st, const void *vm
   }
 }
 
+/* The engine's hint for the next event of a market: the job records (the market's and the core's)
+ * a job timer will read, and its members' GPU records; the host record a provider's message will
+ * (its index fetched by the early hint). */
 void mkt__market_prefetch(const sim_lp *lp, const void *st, const void *vmsg, sim_id src) {
   const mkt_ctx *c = sim_lp_ctx(lp);
   const mkt_market *m = st;

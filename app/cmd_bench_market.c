@@ -44,17 +44,21 @@ static const bm__handler bm__wrap[BM__TYPES] = {bm__ev0, bm__ev1, bm__ev2, bm__e
 
 /* Prints the engine events per modelled event and the kinds they come from (rank 0). */
 /* Modelled events: the engine events of the modelled kinds (arrivals, ends, churn transitions,
- * bills), and the runs placed (starts, first and restarts), which are decided inside other events. */
+ * the owner's use starting or ending, bills), and the runs placed (starts, first and restarts),
+ * which are decided inside other events. */
 static void bm__kinds(uint64_t events, uint64_t starts) {
   uint64_t ev[MKT_NEV] = {0}, modelled = starts;
   for (unsigned k = 0; k < MKT_NKINDS; k++) ev[mkt_msg_kind_event(k)] += bm__count[k];
   for (unsigned v = 1; v < MKT_NEV; v++) modelled += ev[v];
-  printf("modelled events: %llu (arrivals %llu, run starts %llu, ends %llu, churn transitions %llu, bills %llu "
-         "(hourly ticks and payments); run starts (first starts and restarts) are decided inside other events, the "
-         "others are events of their own)\n",
+  printf("modelled events: %llu (arrivals %llu, run starts %llu, ends %llu, churn transitions %llu, owner's use "
+         "starting or ending (self-use, calendar) %llu, bills %llu (hourly ticks and payments); run starts (first "
+         "starts and restarts) are decided inside other events, the others are events of their own)\n",
          (unsigned long long)modelled, (unsigned long long)ev[MKT_EV_ARRIVAL], (unsigned long long)starts,
-         (unsigned long long)ev[MKT_EV_END], (unsigned long long)ev[MKT_EV_CHURN], (unsigned long long)ev[MKT_EV_BILL]);
-  printf("engine events per modelled event: %.3f\n", modelled ? (double)events / (double)modelled : 0.0);
+         (unsigned long long)ev[MKT_EV_END], (unsigned long long)ev[MKT_EV_CHURN], (unsigned long long)ev[MKT_EV_OWNER],
+         (unsigned long long)ev[MKT_EV_BILL]);
+  uint64_t strict = modelled - ev[MKT_EV_OWNER];
+  printf("engine events per modelled event: %.3f (%.3f without the owner's use, as counted before 2026-12-02)\n",
+         modelled ? (double)events / (double)modelled : 0.0, strict ? (double)events / (double)strict : 0.0);
   printf("engine events by kind (share):");
   int done[MKT_NKINDS] = {0};
   for (;;) { /* largest first */

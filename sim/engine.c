@@ -17,7 +17,9 @@
  * (sim_model.ngroups: blocks of LPs whose messages to other groups have a delay of at least
  * group_lookahead) and has at least as many groups as there are ranks, blocks that end on group
  * boundaries. Then every message between ranks is one between groups, and a window spans
- * group_lookahead (all of the run when the groups never talk: one window, no exchange).
+ * group_lookahead (all of the run when the groups never talk: one window, no exchange). A model
+ * whose groups share state (sim_model.shared_groups, sim_peer) gets whole groups on any number of
+ * ranks: with fewer groups than ranks, one group per rank and the ranks after them own none.
  */
 #include "sim/sim.h"
 
@@ -626,6 +628,23 @@ sim_id sim_lp_id(const sim_lp *lp) { return sim__id(lp); }
 sim_time sim_now(const sim_lp *lp) { return sim__eng(lp)->now; }
 const void *sim_lp_ctx(const sim_lp *lp) { return sim__eng(lp)->model->ctx; }
 gsl_rng *sim_lp_rng(sim_lp *lp) { return &lp->rng; }
+void *sim_lp_state(const sim_lp *lp) { return lp->state; }
+
+sim_lp *sim_peer(sim_lp *lp, sim_id id) {
+  sim_engine *e = sim__eng(lp);
+  sim_id me = sim__id(lp);
+  if (!e->model->shared_groups)
+    SIM_FATAL("LP %llu asked for LP %llu's state in a model without shared groups", (unsigned long long)me,
+              (unsigned long long)id);
+  unsigned g = sim__block_of(e->gfirst, e->ngroups, me);
+  if (id < e->gfirst[g] || id >= e->gfirst[g + 1])
+    SIM_FATAL("LP %llu (group %u) asked for the state of LP %llu, of another group", (unsigned long long)me, g,
+              (unsigned long long)id);
+  if (id - e->first >= e->nlocal) /* the partition keeps groups whole (sim__groups): an engine bug */
+    SIM_FATAL("LP %llu asked for LP %llu of its group, which is on another rank", (unsigned long long)me,
+              (unsigned long long)id);
+  return &e->lps[id - e->first];
+}
 
 void sim_send(sim_lp *lp, sim_id dst, sim_time delay, const void *msg, size_t len) {
   sim_engine *e = sim__eng(lp);
@@ -719,6 +738,7 @@ static int sim__validate(const sim_model *m) {
   if (m->ntypes > 1 && !m->type_of) return SIM_EINVAL;
   if (m->ntypes > (1u << (64 - SIM__TSHIFT))) return SIM_EINVAL; /* the type's index has 8 bits */
   if (!(m->lookahead > 0) || !(m->end_time >= 0) || isinf(m->lookahead)) return SIM_EINVAL;
+  if (m->shared_groups && !m->ngroups) return SIM_EINVAL;
   if (m->ngroups) { /* consecutive blocks that cover every LP, further apart than the lookahead */
     if (!m->group_first || !(m->group_lookahead >= m->lookahead) || m->ngroups > m->nlps) return SIM_EINVAL;
     sim_id prev = m->group_first(m->ctx, 0);
@@ -770,7 +790,8 @@ static void sim__engine_free(sim_engine *e) {
 
 /* The model's groups (checked by sim__validate), and the partition on their boundaries when there
  * are enough of them: rank r's block ends at the group start nearest to the (r + 1)-th share of the
- * LPs, leaving a group to each rank after it. -1 when out of memory. */
+ * LPs, leaving a group to each rank after it; with fewer groups than ranks and shared groups, group
+ * r on rank r and nothing on the ranks after the last. -1 when out of memory. */
 static int sim__groups(sim_engine *e, const sim_model *m) {
   unsigned G = m->ngroups;
   e->gfirst = malloc(((size_t)G + 1) * sizeof *e->gfirst);
@@ -780,13 +801,14 @@ static int sim__groups(sim_engine *e, const sim_model *m) {
   e->ngroups = G;
   e->glook = m->group_lookahead;
   unsigned P = (unsigned)e->nranks;
-  if (P < 2 || G < P) return 0; /* equal blocks and the LP lookahead */
+  if (P < 2 || (G < P && !m->shared_groups)) return 0; /* equal blocks and the LP lookahead */
   e->bnd = malloc(((size_t)P + 1) * sizeof *e->bnd);
   if (!e->bnd) return -1;
   e->bnd[0] = 0;
   e->bnd[P] = m->nlps;
   unsigned k = 0; /* the group the last block ended before */
-  for (unsigned r = 1; r < P; r++) {
+  for (unsigned r = 1; r < P && G < P; r++) e->bnd[r] = r < G ? e->gfirst[r] : m->nlps; /* a group per rank */
+  for (unsigned r = 1; r < P && G >= P; r++) {
     double want = (double)m->nlps * r / P;
     unsigned lo = k + 1, hi = G - (P - r), best = lo; /* leave one group to each rank after r */
     for (unsigned g = lo; g <= hi; g++)

@@ -141,6 +141,12 @@ typedef struct sim_model {
   unsigned ngroups;
   sim_id (*group_first)(const void *ctx, unsigned g);
   sim_time group_lookahead;
+  /* 1: the LPs of a group may read and write each other's state in their handlers (sim_peer), as
+   * parts of one system that learn of each other's changes at once, not a message later. The
+   * engine then keeps every group whole on one rank on any partition (with fewer groups than
+   * ranks, the ranks after the last group own no LPs), so that a rank handles all the events of
+   * a group in the key order, and results stay the same on any partition. Needs ngroups. */
+  int shared_groups;
 } sim_model;
 
 /* ---- What handlers may call ---------------------------------------------------------------- */
@@ -154,6 +160,13 @@ gsl_rng *sim_lp_rng(sim_lp *lp);
 /* Schedules `msg` (len <= msg_size bytes; the rest is zeroed) at dst, now + delay. delay >= 0
  * for dst == self, delay >= lookahead otherwise; breaking that is a model bug (fatal). */
 void sim_send(sim_lp *lp, sim_id dst, sim_time delay, const void *msg, size_t len);
+/* The LP `id` of lp's own group, in a model with shared_groups: its handlers may read and write
+ * its state (sim_lp_state) and call what its own handlers call with it (series, tables, sends
+ * from it), now, during lp's event; its random stream is its own (drawing from it changes what
+ * its own events draw). Fatal for an LP of another group or a model without shared_groups. */
+sim_lp *sim_peer(sim_lp *lp, sim_id id);
+/* The state block of an LP (what its handlers receive as `state`). */
+void *sim_lp_state(const sim_lp *lp);
 /* Adds v to series `s`, column `col`, in the bin of time t (clamped to the run). */
 void sim_series_add(sim_lp *lp, unsigned s, unsigned col, sim_time t, int64_t v);
 /* Appends one record (record_size bytes) to table `tab`. */

@@ -373,6 +373,59 @@ static void test_fixed_billing(void) {
   unload(&l);
 }
 
+/* A provider learns its rentals when its market employs or releases its GPUs, not a message
+ * later: with a 600 s latency (which AVAIL, UNAVAIL and PAY still take) every span the sampled
+ * providers spend rented starts at a job's start and ends at a job's end (jobs of exactly 2 h on
+ * always-on single-GPU hosts; a host that a queued job takes in the event that released it stays
+ * rented, so a span may cover several jobs back to back). */
+static void run_ok(loaded *l, uint64_t seed, sim_results *r);
+static void test_rentals_known_at_once(void) {
+  const char *text =
+      "market = {\n"
+      "  churn = false; calendars = false; self_use = false; latency = 600.0; reference_gpu = \"a100\";\n"
+      "  sample_providers = 30;\n"
+      "  training = { share = 0.0; }; batch = { share = 0.0; };\n"
+      "  inference = { share = 1.0; diurnal_amp = 0.0; dur_mean_h = 2.0; dur_cv = 0.0; value_usd_h = 10.0;\n"
+      "                value_sigma = 0.0; pool_share = [1.0, 0.0, 0.0]; patience_h = 0.0; };\n"
+      "  personas = ( { name = \"jade\"; pool = \"fixed\"; alt_pool = \"fixed\"; } );\n"
+      "  regions = ( { name = \"eu\"; providers = 30; persona_share = [1.0]; gpu_mix = \"a100:1\";\n"
+      "                jobs_per_h = 12.0; weekend_factor = 1.0; latency_ms = 0.0; } );\n"
+      "};\n";
+  loaded l;
+  CU_ASSERT_EQUAL_FATAL(load(&l, text, 2 * 86400.0), 0);
+  for (uint64_t seed = 1; seed <= 3; seed++) {
+    sim_results r;
+    run_ok(&l, seed, &r);
+    const mkt_job_rec *j = (const mkt_job_rec *)r.tables[MKT_T_JOBS];
+    const mkt_avail_rec *a = (const mkt_avail_rec *)r.tables[MKT_T_AVAIL];
+    size_t nj = r.nrecords[MKT_T_JOBS], spans = 0, bad = 0;
+    size_t na = r.nrecords[MKT_T_AVAIL];
+    for (size_t i = 0; i < na; i++) {
+      if (strcmp(a[i].state, "rented")) continue;
+      /* a provider's records are in its order; a review splits a span in two: join them */
+      size_t e = i;
+      while (e + 1 < na && a[e + 1].provider == a[i].provider && !strcmp(a[e + 1].state, "rented") &&
+             a[e + 1].start_s == a[e].end_s)
+        e++;
+      spans++;
+      int start = 0, end = a[e].end_s >= 2 * 86400.0 - 1e-3; /* the last span ends with the run */
+      for (size_t k = 0; k < nj; k++) {
+        if (fabs(j[k].start_s - a[i].start_s) < 2e-3) start = 1;
+        if (isfinite(j[k].end_s) && fabs(j[k].end_s - a[e].end_s) < 2e-3) end = 1;
+      }
+      if ((!start || !end) && bad++ < 3)
+        fprintf(stderr, "\n  seed %llu: provider %llu rented [%.3f, %.3f) s: no job %s there\n",
+                (unsigned long long)seed, (unsigned long long)a[i].provider, a[i].start_s, a[e].end_s,
+                start ? "ends" : "starts");
+      i = e;
+    }
+    CU_ASSERT(spans >= 30); /* demand (12 jobs of 2 h per hour) exceeds the 30 hosts */
+    CU_ASSERT_EQUAL(bad, 0);
+    sim_results_free(&r);
+  }
+  unload(&l);
+}
+
 /* Trace replay: the GenAI requests arrive as inference jobs in the right number. */
 static void test_trace_replay(void) {
   const char *text =
@@ -1335,6 +1388,7 @@ static CU_TestInfo model_tests[] = {
     {"churn gives E[up]/(E[up]+E[down]) availability", test_churn_availability},
     {"flexible pool pays rate x score x available hours", test_flexible_payout},
     {"fixed pool bills posted price x duration", test_fixed_billing},
+    {"providers learn their rentals at once, not a latency later", test_rentals_known_at_once},
     {"trace replay submits the trace's requests", test_trace_replay},
     {"bad scenario values give FILE:LINE errors", test_bad_values},
     {"metrics are named after the scenario's personas and regions", test_metrics_follow_scenario},

@@ -473,6 +473,71 @@ static void test_group_lookahead_violation_is_fatal(void) {
   CU_ASSERT(!(WIFEXITED(status) && WEXITSTATUS(status) == 0));
 }
 
+/* Shared groups (sim_model.shared_groups): a handler writes another LP of its group through
+ * sim_peer, and that LP's next event sees the write at once; asking for an LP of another group
+ * is fatal, and so is sim_peer in a model without shared groups. */
+typedef struct {
+  int told; /* set by a peer */
+  int seen; /* what this LP's own event found */
+} peer_st;
+static sim_id peer_to;
+static void peer_init(sim_lp *lp, void *st) {
+  if (sim_lp_id(lp) == 0) sim_send(lp, 0, 1.0, NULL, 0);
+  if (sim_lp_id(lp) == 1) sim_send(lp, 1, 1.0, NULL, 0); /* after LP 0's event (key order: src 0 first) */
+}
+static void peer_event(sim_lp *lp, void *st, const void *msg, sim_id src) {
+  peer_st *p = st;
+  if (sim_lp_id(lp) == 0) {
+    peer_st *q = sim_lp_state(sim_peer(lp, peer_to));
+    q->told = 7;
+  } else {
+    p->seen = p->told;
+  }
+}
+static int peer_seen;
+static void peer_fini(sim_lp *lp, void *st) {
+  if (sim_lp_id(lp) == 1) peer_seen = ((peer_st *)st)->seen;
+}
+static int peer_run(sim_id to, int shared) {
+  static const sim_lptype types[] = {{"p", sizeof(peer_st), peer_init, peer_event, peer_fini}};
+  sim_model m = {"p", types, 1, NULL, 4, 0, 0.1, 5.0, NULL, NULL, 0, NULL, 0};
+  m.ngroups = 2;
+  m.group_first = grp_first;
+  m.group_lookahead = 1.0;
+  m.shared_groups = shared;
+  peer_to = to;
+  peer_seen = -1;
+  sim_results r;
+  sim_run_opts o = {1, 0, 0, NULL};
+  int rc = sim_run(&m, &o, &r);
+  if (rc == SIM_OK) sim_results_free(&r);
+  return rc;
+}
+static int peer_dies(sim_id to, int shared) {
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    freopen("/dev/null", "w", stderr);
+    peer_run(to, shared);
+    _exit(0); /* reached only if the engine allowed it */
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+static void test_shared_groups(void) {
+  CU_ASSERT_EQUAL(peer_run(1, 1), SIM_OK);
+  CU_ASSERT_EQUAL(peer_seen, 7); /* LP 0 wrote LP 1's state at t = 1; LP 1's event at t = 1 saw it */
+  CU_ASSERT(peer_dies(2, 1));    /* LP 2 is in the other group */
+  CU_ASSERT(peer_dies(1, 0));    /* no shared groups */
+  static const sim_lptype types[] = {{"x", 0, NULL, la_event, NULL}};
+  sim_model m = {"x", types, 1, NULL, 4, 0, 0.1, 1.0, NULL, NULL, 0, NULL, 0};
+  m.shared_groups = 1; /* without groups */
+  sim_results r;
+  sim_run_opts o = {1, 0, 0, NULL};
+  CU_ASSERT_EQUAL(sim_run(&m, &o, &r), SIM_EINVAL);
+}
+
 static sim_id grp_bad_start(const void *ctx, unsigned g) { return (sim_id)g * 2 + 1; }          /* group 0 not at 0 */
 static sim_id grp_bad_order(const void *ctx, unsigned g) { return g == 2 ? 1 : (sim_id)g * 2; } /* 0, 2, 1 */
 static sim_id grp_bad_past(const void *ctx, unsigned g) { return (sim_id)g * 3; }               /* 0, 3, 6 of 4 LPs */
@@ -790,6 +855,7 @@ static CU_TestInfo engine_tests[] = {
     {"invalid models are refused", test_invalid_model},
     {"a message to another group below the group lookahead is fatal", test_group_lookahead_violation_is_fatal},
     {"groups that are not consecutive blocks of every LP are refused", test_invalid_groups},
+    {"an LP writes a peer of its shared group; other groups are refused", test_shared_groups},
     {"PHOLD outputs are consistent and seeded", test_phold_outputs},
     {"series bins", test_series_bins},
     {"mean and 95% CI known answer", test_summary_ci},

@@ -32,9 +32,7 @@ enum {
   M_UNAVAIL,
   M_STAKE,
   M_UNSTAKE,
-  M_CLAIM,
   M_DEPART, /* provider -> market */
-  M_RENTED,
   M_PAY,
   M_SLASH, /* market -> provider */
   M_TICK,
@@ -48,8 +46,7 @@ enum {
   M_CHURN,
   M_CAL,
   M_SELF,
-  M_REVIEW,
-  M_CLOSE, /* provider self-events */
+  M_REVIEW, /* provider self-events */
   /* reactions (market.responses) */
   M_JOB,      /* front door -> market: a client chose this pool (cls, slot: GPUs, a: value, b: run time) */
   M_BULLETIN, /* market -> front door: what its clients see (cls, flag: pool, a: price, b: wait ms,
@@ -212,10 +209,9 @@ typedef struct mkt_host {
   int32_t cid;       /* first core GPU id of its GPUs, -1 before it first joins */
   uint8_t busy;      /* its GPUs employed (members and standbys; at most MKT__MAX_HOST_GPUS) */
   uint8_t sby;       /* of which standbys */
-  uint8_t told;      /* busy as last told to the provider (RENTED) in this session */
+  uint8_t told;      /* busy as its provider last learnt it in this session (mkt__prov_rented) */
   uint8_t in;        /* available in this pool */
   uint8_t unseen;    /* left unannounced; the core is told at detection */
-  uint8_t paying;    /* its payments waiting in m->paying (the event being fed to the core) */
   uint16_t failures; /* departures while employed */
   int32_t pos;       /* index in the pool's avail list, -1 when not available */
   int64_t stake;     /* flexible pool: stake held for it, musd */
@@ -272,11 +268,6 @@ typedef struct mkt_market {
   uint32_t capdirty_out; /* the list being sent (swapped with dirty) */
   uint32_t *forget;
   uint32_t nforget, capforget; /* jobs the core ended: forget after the event */
-  struct mkt__pay {
-    uint32_t prov;
-    int64_t amount;
-  } * paying;
-  uint32_t npaying, cappaying; /* payments to hosts of the event being fed to the core, in order */
   double wake_at;
   size_t trace_next;
   int64_t stakes, staked_score_milli;
@@ -405,6 +396,19 @@ static inline void mkt__rpool(sim_lp *lp, const mkt_ctx *c, unsigned pool, unsig
 }
 /* A job's value of its completed work: value per GPU-hour x reference GPU-hours, musd. */
 static inline int64_t mkt__job_value(const mkt_job *j) { return mkt_lround((double)j->value * j->work_total / 3600.0); }
+
+/* ---- the provider, as its markets reach it (mkt_provider.c) ----------------------------------- */
+/* The market of `pool` employs n of the GPUs of the provider at plp (its peer: the same region's
+ * group) in its availability session `session`: heeded when that is its pool and session and it
+ * is available. */
+void mkt__prov_rented(sim_lp *plp, unsigned pool, unsigned n, uint32_t session);
+/* The books of `pool` close (market.close, before the end): the provider at plp claims its staking
+ * income up to now if it is in that pool. */
+void mkt__prov_close(sim_lp *plp, unsigned pool);
+/* ---- the market, as its providers reach it (mkt_market.c) ---------------------------------------- */
+/* Provider prov (its LP src) claims its staking income of [from_ms, to_ms) from the treasury of the
+ * market at mlp (its peer): paid now, the money arriving a latency later. */
+void mkt__market_claim(sim_lp *mlp, uint32_t prov, sim_id src, int64_t from_ms, int64_t to_ms);
 
 extern const sim_lptype mkt__lptypes[2];
 extern const size_t mkt__msg_size;

@@ -5,9 +5,13 @@
  * descriptors (pool_*.c).
  *
  * Protocol (every message to another LP travels with market.latency >= the lookahead):
- *   provider -> market: AVAIL (session), UNAVAIL (announced or not, when), STAKE, UNSTAKE, CLAIM
- *     (flexible pool payout for an interval of staked availability);
- *   market -> provider: RENTED (GPUs employed now), PAY (money), SLASH (stake taken).
+ *   provider -> market: AVAIL (session), UNAVAIL (announced or not, when; with the staking claim
+ *     up to then), STAKE, UNSTAKE;
+ *   market -> provider: PAY (money), SLASH (stake taken).
+ * Without a message, through the state a region's LPs share (sim_peer): the provider learns the
+ * GPUs employed now when the market employs or releases them (mkt__prov_rented), and the market
+ * computes a staking claim when the provider makes it (mkt__market_claim, at reviews and when the
+ * books close).
  * Money: the market charges the client and books fees and treasury in its own accounts and sends
  * the provider's share in a PAY message; until it arrives the money sits in `transit`. So every
  * LP's bookings sum to zero, and the ledger series (summed over LPs) is zero at the end.
@@ -640,6 +644,10 @@ static void claim(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov, si
   }
 }
 
+void mkt__market_claim(sim_lp *mlp, uint32_t prov, sim_id src, int64_t from_ms, int64_t to_ms) {
+  claim(mlp, mkt__ctx(mlp), sim_lp_state(mlp), prov, src, from_ms, to_ms);
+}
+
 void mkt__market_event(sim_lp *lp, void *st, const void *vmsg, sim_id src) {
   const mkt_ctx *c = mkt__ctx(lp);
   mkt_market *m = st;
@@ -674,9 +682,12 @@ void mkt__market_event(sim_lp *lp, void *st, const void *vmsg, sim_id src) {
   case M_CKPT: mkt__on_ckpt(lp, c, m, msg); break;
   case M_WAKE: mkt__on_wake(lp, c, m, msg); break;
   case M_DETECT: mkt__host_detect(lp, c, m, msg->slot, msg->gen); break;
-  case M_MCLOSE: /* close the books before the end */
+  case M_MCLOSE: /* close the books before the end; then the staking providers claim up to now */
     mkt__ckpt_all(lp, c, m);
     mkt__bill_all(lp, c, m);
+    if (m->ops->treasury)
+      for (uint64_t i = c->reg_first[m->region]; i < c->reg_first[m->region + 1]; i++)
+        mkt__prov_close(sim_peer(lp, mkt__prov_id(c, m->world, m->region, i)), m->pool);
     break;
   case M_AVAIL:
     if (msg->flag) stake(lp, c, m, prov, msg->a); /* the stake rode along: it came first */
@@ -702,7 +713,6 @@ void mkt__market_event(sim_lp *lp, void *st, const void *vmsg, sim_id src) {
     mkt__send(lp, src, c->cfg->latency_s, &pay);
     break;
   }
-  case M_CLAIM: claim(lp, c, m, prov, src, msg->a, msg->b); break;
   default: SIM_FATAL("market: unexpected message kind %d", msg->kind);
   }
 }

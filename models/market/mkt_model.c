@@ -25,19 +25,18 @@ static const struct {
   const char *name;
   int ev;
 } mkt__kinds[MKT_NKINDS] = {
-    [M_AVAIL] = {"avail", MKT_EV_NONE},      [M_UNAVAIL] = {"unavail", MKT_EV_NONE},
-    [M_STAKE] = {"stake", MKT_EV_NONE},      [M_UNSTAKE] = {"unstake", MKT_EV_NONE},
-    [M_CLAIM] = {"claim", MKT_EV_NONE},      [M_DEPART] = {"depart", MKT_EV_NONE},
-    [M_RENTED] = {"rented", MKT_EV_NONE},    [M_PAY] = {"pay", MKT_EV_BILL},
-    [M_SLASH] = {"slash", MKT_EV_NONE},      [M_TICK] = {"tick", MKT_EV_BILL},
-    [M_ARRIVE] = {"arrive", MKT_EV_ARRIVAL}, [M_TRACE] = {"trace", MKT_EV_ARRIVAL},
-    [M_FINISH] = {"finish", MKT_EV_END},     [M_CKPT] = {"ckpt", MKT_EV_NONE},
-    [M_WAKE] = {"wake", MKT_EV_NONE},        [M_DETECT] = {"detect", MKT_EV_NONE},
-    [M_MCLOSE] = {"mclose", MKT_EV_NONE},    [M_CHURN] = {"churn", MKT_EV_CHURN},
-    [M_CAL] = {"cal", MKT_EV_NONE},          [M_SELF] = {"self", MKT_EV_NONE},
-    [M_REVIEW] = {"review", MKT_EV_NONE},    [M_CLOSE] = {"close", MKT_EV_NONE},
-    [M_JOB] = {"job", MKT_EV_NONE},          [M_BULLETIN] = {"bulletin", MKT_EV_NONE},
-    [M_QUOTE] = {"quote", MKT_EV_NONE},      [M_QUOTED] = {"quoted", MKT_EV_NONE},
+    [M_AVAIL] = {"avail", MKT_EV_NONE},       [M_UNAVAIL] = {"unavail", MKT_EV_NONE},
+    [M_STAKE] = {"stake", MKT_EV_NONE},       [M_UNSTAKE] = {"unstake", MKT_EV_NONE},
+    [M_DEPART] = {"depart", MKT_EV_NONE},     [M_PAY] = {"pay", MKT_EV_BILL},
+    [M_SLASH] = {"slash", MKT_EV_NONE},       [M_TICK] = {"tick", MKT_EV_BILL},
+    [M_ARRIVE] = {"arrive", MKT_EV_ARRIVAL},  [M_TRACE] = {"trace", MKT_EV_ARRIVAL},
+    [M_FINISH] = {"finish", MKT_EV_END},      [M_CKPT] = {"ckpt", MKT_EV_NONE},
+    [M_WAKE] = {"wake", MKT_EV_NONE},         [M_DETECT] = {"detect", MKT_EV_NONE},
+    [M_MCLOSE] = {"mclose", MKT_EV_NONE},     [M_CHURN] = {"churn", MKT_EV_CHURN},
+    [M_CAL] = {"cal", MKT_EV_OWNER},          [M_SELF] = {"self", MKT_EV_OWNER},
+    [M_REVIEW] = {"review", MKT_EV_NONE},     [M_JOB] = {"job", MKT_EV_NONE},
+    [M_BULLETIN] = {"bulletin", MKT_EV_NONE}, [M_QUOTE] = {"quote", MKT_EV_NONE},
+    [M_QUOTED] = {"quoted", MKT_EV_NONE},
 };
 _Static_assert(M_QUOTED == MKT_NKINDS - 1, "MKT_NKINDS follows the message kinds");
 unsigned mkt_msg_kind(const void *msg) {
@@ -1396,6 +1395,7 @@ static int mkt__build_class(const void *cfg, sim_time end, const char *base_dir,
     out->ngroups = c->nworlds * c->nreg;
     out->group_first = mkt__group_first;
     out->group_lookahead = SIM_TIME_INF; /* no message leaves its region */
+    out->shared_groups = 1;              /* a market tells its providers their rentals (mkt__prov_rented) */
   }
   if (rc == SIM_OK && mkt__metrics_build((mkt_ctx *)out->ctx) != SIM_OK) {
     mkt__destroy(out);

@@ -160,8 +160,11 @@ extern const sim_model_class mkt_class;
  * name, and which modelled event it is (MKT_EV_*: a payment is a bill) or MKT_EV_NONE when it is bookkeeping (a relay
  * between LPs, a timer, a payment). Job starts are decided inside other handlers and have no
  * event of their own: mkt_run_starts counts them from the results. */
-#define MKT_NKINDS 27
-enum { MKT_EV_NONE, MKT_EV_ARRIVAL, MKT_EV_END, MKT_EV_CHURN, MKT_EV_BILL, MKT_NEV };
+#define MKT_NKINDS 24
+/* MKT_EV_OWNER: the owner takes the host back or lets it go (self-use sessions and calendar
+ * periods starting or ending): availability changes of the persona model, as churn transitions
+ * are (counted apart, since before 2026-12-02 only churn was). */
+enum { MKT_EV_NONE, MKT_EV_ARRIVAL, MKT_EV_END, MKT_EV_CHURN, MKT_EV_BILL, MKT_EV_OWNER, MKT_NEV };
 unsigned mkt_msg_kind(const void *msg);
 /* Runs placed in a run's results (every world, class: first starts and restarts), the modelled
  * job starts that have no event of their own. */

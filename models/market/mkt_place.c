@@ -57,9 +57,12 @@ const uint32_t *mkt__host_gpus(const mkt_ctx *c, mkt_market *m, uint32_t prov, u
   return buf;
 }
 
-static void mark_dirty(mkt_market *m, uint32_t prov) {
+/* Host prov's employed GPUs changed in the event being fed to the core (m->lp): its provider
+ * learns it at the event's end (mkt__feed), whose LP record is fetched now. */
+static void mark_dirty(const mkt_ctx *c, mkt_market *m, uint32_t prov) {
   m->dirty = mkt__grow(m->dirty, &m->capdirty, m->ndirty + 1, sizeof *m->dirty);
   m->dirty[m->ndirty++] = prov;
+  if (m->lp) __builtin_prefetch(sim_peer(m->lp, mkt__prov_id(c, m->world, m->region, prov)));
 }
 
 /* ---- money ----------------------------------------------------------------------------------- */
@@ -86,36 +89,9 @@ static void pay_host(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov,
     m->treasury += net;
   } else if (net != 0) {
     mkt__book(lp, c, MKT_A_TRANSIT, net);
-    if (m->lp) { /* inside an event fed to the core: sent at its end, the last with its RENTED (mkt__feed) */
-      mkt_host *h = host_of(c, m, prov);
-      if (h->paying == UINT8_MAX) SIM_FATAL("host %u paid more than %d times in one event", prov, UINT8_MAX);
-      h->paying++;
-      m->paying = mkt__grow(m->paying, &m->cappaying, m->npaying + 1, sizeof *m->paying);
-      m->paying[m->npaying++] = (struct mkt__pay){prov, net};
-      return;
-    }
     mkt_msg pay = {.kind = M_PAY, .reason = PAY_RENTAL, .a = net};
     mkt__send(lp, mkt__prov_id(c, m->world, m->region, prov), c->cfg->latency_s, &pay);
   }
-}
-
-/* Sends the payments the event owes, in order; the last one of a host whose count of employed GPUs
- * changed carries it (flag 1: slot = the count, gen = the session) instead of a RENTED after it:
- * the provider books the payment first, as when the RENTED followed the PAY. */
-static void pay_pending(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
-  for (uint32_t i = 0; i < m->npaying; i++) {
-    uint32_t prov = m->paying[i].prov;
-    mkt_host *h = host_of(c, m, prov);
-    mkt_msg msg = {.kind = M_PAY, .reason = PAY_RENTAL, .a = m->paying[i].amount};
-    if (--h->paying == 0 && h->in && h->busy != h->told) {
-      h->told = h->busy;
-      msg.flag = 1;
-      msg.slot = h->busy;
-      msg.gen = h->session;
-    }
-    mkt__send(lp, mkt__prov_id(c, m->world, m->region, prov), c->cfg->latency_s, &msg);
-  }
-  m->npaying = 0;
 }
 
 /* Bills core GPU `cid` up to time t (never past its host's departure). Returns the amount. */
@@ -181,7 +157,7 @@ static void employ(const mkt_ctx *c, mkt_market *m, uint32_t cid, uint32_t slot,
   h->busy++;
   h->sby += (uint16_t)(standby != 0);
   avail_free_set(c, m, h);
-  mark_dirty(m, g->prov);
+  mark_dirty(c, m, g->prov);
 }
 
 /* The GPU stops working for its job: billed up to now, then free. `penalty_ms`: the fixed pool's
@@ -209,7 +185,7 @@ static void release(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t cid, i
   g->standby = 0;
   if (h->busy) h->busy--;
   avail_free_set(c, m, h);
-  mark_dirty(m, g->prov);
+  mark_dirty(c, m, g->prov);
 }
 
 /* ---- runs ------------------------------------------------------------------------------------ */
@@ -623,18 +599,18 @@ void mkt__feed(sim_lp *lp, const mkt_ctx *c, mkt_market *m, sched_event *e) {
     mkt_msg msg = {.kind = M_WAKE, .b = mkt__d2i(w)};
     mkt__send(lp, sim_lp_id(lp), w > now ? w - now : 0, &msg);
   }
-  /* payments, and hosts whose employed GPUs changed: tell them (at most one RENTED per host and
-   * round, riding on its last payment when it has one) */
-  if (!outer && !m->ndirty) pay_pending(lp, c, m);
+  /* hosts whose employed GPUs changed: their providers learn it now (the rental runs on their
+   * GPUs), once per host and round, through the state they share with the market (sim_peer) */
   while (m->ndirty && !outer) {
-    /* take the list (host_free below may dirty hosts again: the next round sends those) */
+    /* take the list (host_free below may dirty hosts again: the next round tells those) */
     uint32_t n = m->ndirty, *v = m->dirty, cap = m->capdirty;
     m->dirty = m->dirty_out;
     m->capdirty = m->capdirty_out;
     m->dirty_out = v;
     m->capdirty_out = cap;
     m->ndirty = 0;
-    pay_pending(lp, c, m);
+    for (uint32_t i = 0; i < n; i++) /* their states, while the loop below works on the first */
+      __builtin_prefetch(sim_lp_state(sim_peer(lp, mkt__prov_id(c, m->world, m->region, v[i]))));
     for (uint32_t i = 0; i < n; i++) {
       uint32_t prov = v[i];
       int dup = 0;
@@ -646,8 +622,7 @@ void mkt__feed(sim_lp *lp, const mkt_ctx *c, mkt_market *m, sched_event *e) {
        * release and a placement in one event, a join with nothing placed, tell it nothing) */
       if (!h->in || h->busy == h->told) continue;
       h->told = h->busy;
-      mkt_msg r = {.kind = M_RENTED, .a = h->busy, .b = h->session};
-      mkt__send(lp, mkt__prov_id(c, m->world, m->region, prov), c->cfg->latency_s, &r);
+      mkt__prov_rented(sim_peer(lp, mkt__prov_id(c, m->world, m->region, prov)), m->pool, h->busy, h->session);
     }
     /* freed GPUs may take waiting bids at once */
     if (m->ops->host_free)
@@ -711,7 +686,7 @@ void mkt__host_join(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov, 
     e.u.gpu = in;
     mkt__feed(lp, c, m, &e);
   }
-  mark_dirty(m, prov); /* tells the host its rented count for this session, if not 0 */
+  mark_dirty(c, m, prov); /* tells the host its rented count for this session, if not 0 */
   if (m->ops->host_free && h->busy < n) m->ops->host_free(lp, c, m, prov);
 }
 
@@ -1045,6 +1020,5 @@ void mkt__place_fini(mkt_market *m) {
   free(m->dirty);
   free(m->dirty_out);
   free(m->forget);
-  free(m->paying);
   m->core = NULL;
 }

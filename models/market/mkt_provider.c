@@ -4,9 +4,10 @@
  * The provider is the source of truth about its host's availability. It tells its pool's market
  * AVAIL (with a session number) when the host becomes available and UNAVAIL when it stops being
  * (announced for self-use and the owner's calendar, unannounced for churn: the platform then
- * learns it by heartbeat timeout). The market answers RENTED (how many of its GPUs are employed
- * now, for that session), PAY (money) and SLASH (stake lost). Income and time per state are
- * counted here; money is booked in integer micro-USD.
+ * learns it by heartbeat timeout). The market answers PAY (money) and SLASH (stake lost); how
+ * many of its GPUs are employed the provider learns when the market employs or releases them
+ * (mkt__prov_rented: the rental runs on its GPUs, it needs no message to know). Income and time
+ * per state are counted here; money is booked in integer micro-USD.
  */
 #include "models/market/mkt_internal.h"
 
@@ -23,13 +24,13 @@ enum { SC_DOWN, SC_OWNER, SC_AVAIL, SC_OUT, SC_N };
 static const uint8_t st_counter[ST_N] = {SC_DOWN, SC_OWNER, SC_AVAIL, SC_AVAIL, SC_OUT};
 
 /* The first two lines hold what the frequent events touch (churn, self-use and calendar changes,
- * RENTED, PAY: the flags, the open span, the counters flush and earn add to), which prov_prefetch
+ * rentals, PAY: the flags, the open span, the counters flush and earn add to), which prov_prefetch
  * fetches; the third what reviews, day closings, stakes and pool switches read. */
 typedef struct mkt_prov {
   uint8_t up, cal_busy, self_busy, pool, state, avail;
   uint8_t out;       /* outside the market (responses.entry) */
   uint8_t stake_due; /* its stake is posted but not sent yet: it rides on the AVAIL that follows */
-  uint16_t rented;   /* GPUs employed now (the market's RENTED) */
+  uint16_t rented;   /* GPUs employed now (mkt__prov_rented) */
   uint16_t interruptions;
   uint32_t session; /* availability sessions so far */
   int32_t day;      /* daily income statistics (Welford): today, and the days closed */
@@ -44,9 +45,8 @@ typedef struct mkt_prov {
   int64_t day_income;
   /* the third line */
   uint8_t start_pool, low;
-  uint8_t low_exit;  /* reviews in a row with negative surplus */
-  uint8_t close_due; /* the books close before its next review: the closing timer is owed if it
-                        joins a staking pool before then (next_review, switch_pool) */
+  uint8_t low_exit; /* reviews in a row with negative surplus */
+  uint8_t reviews;  /* its reviews can change something (prov_reviews); else it has none */
   uint16_t switches;
   uint16_t nrev; /* reviews in this pool (income statistics below) */
   int64_t stake;
@@ -180,30 +180,34 @@ static void set_state(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, int ns) {
   p->st_since = sim_now(lp);
 }
 
+/* Claims its staking income since claim_from from its pool's treasury (the flexible pool's): the
+ * market computes what it is owed at once (a peer of its group, mkt__market_claim) and pays it,
+ * the money taking the latency to arrive. */
 static void flex_claim(sim_lp *lp, const mkt_ctx *c, mkt_prov *p) {
   double now = sim_now(lp);
   if (!mkt__pools[p->pool]->treasury || p->claim_from < 0) return;
-  if (now > p->claim_from) {
-    mkt_msg m = {.kind = M_CLAIM, .a = mkt__ms(p->claim_from), .b = mkt__ms(now)};
-    mkt__send(lp, my_market(c, lp, p), c->cfg->latency_s, &m);
-  }
+  if (now > p->claim_from)
+    mkt__market_claim(sim_peer(lp, my_market(c, lp, p)), (uint32_t)pidx(c, lp), sim_lp_id(lp), mkt__ms(p->claim_from),
+                      mkt__ms(now));
   p->claim_from = now;
 }
 
-/* Schedules the next review `delay` from now, and the book closing when it falls before that
- * review: each provider keeps one pending timer for both (not a closing timer for the whole run). */
-static void next_review(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, double delay) {
-  double now = sim_now(lp);
-  /* the closing only claims (flex_claim): a provider whose persona never stakes needs none */
-  p->close_due = 0;
-  if (c->close_t > 0 && now < c->close_t && c->close_t <= now + delay) {
-    if (mkt__pools[p->pool]->treasury) {
-      mkt_msg cl = {.kind = M_CLOSE};
-      mkt__send(lp, sim_lp_id(lp), c->close_t - now, &cl);
-    } else {
-      p->close_due = 1; /* sent if it switches to a staking pool before the close (switch_pool) */
-    }
-  }
+void mkt__prov_close(sim_lp *plp, unsigned pool) {
+  mkt_prov *p = sim_lp_state(plp);
+  if (p->pool == pool) flex_claim(plp, mkt__ctx(plp), p);
+}
+
+/* Whether a persona's reviews can change anything: it may leave or come in (responses.entry),
+ * switch pools (patience and another pool), or claims staking income (its pool's treasury: a
+ * persona that cannot switch stays in it). The others' reviews would only split the spans of
+ * time they account, so they have none. */
+static int prov_reviews(const mkt_ctx *c, const mkt_persona_cfg *pc) {
+  return c->cfg->responses.entry || (pc->patience > 0 && pc->alt_pool != pc->pool) || mkt__pools[pc->pool]->treasury;
+}
+
+/* Schedules the next review `delay` from now. */
+static void next_review(sim_lp *lp, mkt_prov *p, double delay) {
+  if (!p->reviews) return;
   mkt_msg rv = {.kind = M_REVIEW};
   mkt__send(lp, sim_lp_id(lp), delay, &rv);
 }
@@ -361,6 +365,7 @@ static void prov_init(sim_lp *lp, void *st) {
   self_schedule(lp, c, p, ps);
   cal_schedule(lp, c, ps);
   p->cv_other = -1;
+  p->reviews = (uint8_t)prov_reviews(c, pc);
   if (c->cfg->responses.entry) p->out = gsl_rng_uniform(r) < c->cfg->responses.entry_potential;
   if (!p->out) {
     post_stake(lp, c, p, ps);
@@ -371,7 +376,7 @@ static void prov_init(sim_lp *lp, void *st) {
   update(lp, c, p, 1);
   stake_send(lp, c, p);
   /* daily review (pool switching, flexible claims) at a provider-specific phase */
-  next_review(lp, c, p, c->cfg->review_s * (0.5 + 0.5 * gsl_rng_uniform(r)));
+  next_review(lp, p, c->cfg->review_s * (0.5 + 0.5 * gsl_rng_uniform(r))); /* drawn with or without reviews */
 }
 
 /* Leaves its pool (an announced departure): unstakes and tells the market it is gone for good,
@@ -411,12 +416,6 @@ static void switch_pool(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, const mkt_pst
   post_stake(lp, c, p, ps);
   if (p->avail) tell_avail(lp, c, p);
   stake_send(lp, c, p);
-  double now = sim_now(lp);
-  if (p->close_due && mkt__pools[p->pool]->treasury && now < c->close_t) { /* the closing it now needs */
-    mkt_msg cl = {.kind = M_CLOSE};
-    mkt__send(lp, sim_lp_id(lp), c->close_t - now, &cl);
-    p->close_due = 0;
-  }
 }
 
 static void ask_quote(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, unsigned pool) {
@@ -507,16 +506,16 @@ static void review(sim_lp *lp, const mkt_ctx *c, mkt_prov *p) {
   p->win_income = 0;
   p->win_avail_s = 0;
   p->win_rented_ms = 0;
-  next_review(lp, c, p, c->cfg->review_s);
+  next_review(lp, p, c->cfg->review_s);
 }
 
-/* The market says n of its GPUs are employed now (RENTED, or riding on a PAY): heeded only from
- * the market of the current pool, for the current session, while available. */
-static void rented(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, uint16_t n, uint32_t session, sim_id src) {
-  if (!p->avail || session != p->session || src != my_market(c, lp, p)) return;
-  flush(lp, c, p);
-  p->rented = n;
-  set_state(lp, c, p, p->rented ? ST_RENTED : ST_IDLE);
+void mkt__prov_rented(sim_lp *plp, unsigned pool, unsigned n, uint32_t session) {
+  const mkt_ctx *c = mkt__ctx(plp);
+  mkt_prov *p = sim_lp_state(plp);
+  if (!p->avail || session != p->session || pool != p->pool) return;
+  flush(plp, c, p);
+  p->rented = (uint16_t)n;
+  set_state(plp, c, p, p->rented ? ST_RENTED : ST_IDLE);
 }
 
 static void prov_event(sim_lp *lp, void *st, const void *vmsg, sim_id src) {
@@ -543,15 +542,10 @@ static void prov_event(sim_lp *lp, void *st, const void *vmsg, sim_id src) {
     self_schedule(lp, c, p, ps);
     update(lp, c, p, 1);
     break;
-  case M_RENTED: rented(lp, c, p, (uint16_t)msg->a, (uint32_t)msg->b, src); break;
-  case M_PAY:
-    earn(lp, c, p, msg->a, msg->reason != PAY_REFUND);
-    if (msg->flag) rented(lp, c, p, (uint16_t)msg->slot, msg->gen, src); /* a RENTED rides along */
-    break;
+  case M_PAY: earn(lp, c, p, msg->a, msg->reason != PAY_REFUND); break;
   case M_SLASH: p->stake -= msg->a; break;
   case M_REVIEW: review(lp, c, p); break;
   case M_QUOTED: on_quoted(lp, c, p, msg); break;
-  case M_CLOSE: flex_claim(lp, c, p); break; /* the markets close their own books */
   default: SIM_FATAL("provider: unexpected message kind %d", msg->kind);
   }
 }

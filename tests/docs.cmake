@@ -4,7 +4,8 @@
 # Debian's interpreter, as for the Python package's tests (the python3 first on PATH may be another)
 if(EXISTS /usr/bin/python3)
   add_test(NAME docs COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/docs_test.py
-           --bin $<TARGET_FILE:spotlab> --src ${CMAKE_SOURCE_DIR})
+           --bin $<TARGET_FILE:spotlab> --src ${CMAKE_SOURCE_DIR}
+           --timeout-scale ${SPOTLAB_TIMEOUT_SCALE})
 else()
   add_test(NAME docs COMMAND sh -c "echo 'docs test: python3 not found'; exit 1")
 endif()

@@ -23,7 +23,8 @@ Directives: HTML comments on the lines just before a fence (invisible when rende
   <!-- docs-test: args CMD ARGS... -->   append ARGS to every `spotlab CMD` of the block, to make
                                          it short (CMD may be two words in quotes: "bench sched");
                                          an option of ARGS (but --param) replaces the block's own
-  <!-- docs-test: timeout SECONDS -->    the block's limit (default 120 s)
+  <!-- docs-test: timeout SECONDS -->    the block's limit (default 120 s; --timeout-scale multiplies
+                                         it, as ctest does under ASan)
   A command whose own trailing comment says "exit N" must exit N; every other command must exit 0.
 
 Directives before a paragraph or table
@@ -638,7 +639,7 @@ def process_file(path, rel, ctx):
             continue
         if scratch is None:
             scratch = make_scratch(ctx.src, ctx.work, rel)
-        fail, dt = run_block(b, cmds, scratch, ctx.bin, args, timeout, ctx.env)
+        fail, dt = run_block(b, cmds, scratch, ctx.bin, args, timeout * ctx.timeout_scale, ctx.env)
         stats["ran"] += 1
         stats["commands"] += len(cmds)
         if ctx.verbose:
@@ -660,11 +661,16 @@ def main():
     ap.add_argument("--only", action="append", help="only this Markdown file (relative to --src)")
     ap.add_argument("--keep", help="scratch folder to use and keep (default: a temporary one, removed)")
     ap.add_argument("--jobs", type=int, default=int(os.environ.get("DOCS_TEST_JOBS", "2")))
+    ap.add_argument("--timeout-scale", type=int, default=1,
+                    help="multiply every block's limit by this (a sanitized build runs two to three times slower)")
     ap.add_argument("-v", "--verbose", action="store_true")
     a = ap.parse_args()
+    if a.timeout_scale < 1:
+        ap.error(f"--timeout-scale {a.timeout_scale}: at least 1")
     t0 = time.monotonic()
     ctx = Ctx()
     ctx.src, ctx.bin, ctx.verbose = os.path.abspath(a.src), os.path.abspath(a.bin), a.verbose
+    ctx.timeout_scale = a.timeout_scale
     ctx.work = os.path.abspath(a.keep) if a.keep else tempfile.mkdtemp(prefix="spotlab_docs.")
     os.makedirs(ctx.work, exist_ok=True)
     env = dict(os.environ)

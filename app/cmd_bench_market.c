@@ -88,6 +88,10 @@ static const app_option bm__opts[] = {
     {"--checkpoint-events", APP_O_FLAG, NULL, 0, 0, 0,
      "checkpoints as engine events (market.checkpoint_events: a timer and a\ncompletion per checkpoint, as before "
      "2026-12-01)"},
+    {"--repeat", APP_O_U64, "K", 1, 100, 0, "run K times and print the median events/s (default 1)"},
+    {"--versus", APP_O_STRING, "GPUS:DAYS", 0, 0, 0,
+     "after each run, run GPUS GPUs for DAYS days (same options) and print the\nratio of the two runs' events/s, "
+     "and with --repeat the median ratio"},
     {"--progress", APP_O_FLAG, NULL, 0, 0, 0, "the engine's progress line"},
     {NULL},
 };
@@ -138,35 +142,26 @@ static const char *bm__region[3] = {
     "name = \"asia%s\"; tz_h = 8.0; providers = %llu; persona_share = [0.3, 0.3, 0.4];\n"
     "      gpu_mix = \"rtx3060:0.3, rtx3080:0.2, rtx4090:0.4, l4:0.1\"; energy_usd_kwh = 0.10; jobs_per_h = %.6f;"};
 
-static int cmd_bench_market_main(int argc, char **argv) {
-  unsigned long long gpus = 100000, days = 30, seed = 1;
-  double load = 0.8;
-  int progress = 0, resp = 0;
-  app_args a;
-  int prc = app_cli_parse(&bm__cli, argc, argv, &a);
-  if (prc) {
-    app_args_free(&a);
-    return prc == 1 ? 0 : 2;
-  }
-  gpus = app_args_u64(&a, "--gpus", gpus);
-  unsigned nreg = (unsigned)app_args_u64(&a, "--regions", 3);
-  if (gpus < nreg) {
-    fprintf(stderr, "spotlab bench market: --gpus %llu is fewer than the %u regions (at least one GPU each)\n", gpus,
-            nreg);
-    app_args_free(&a);
-    return 2;
-  }
-  days = app_args_u64(&a, "--days", days);
-  seed = app_args_u64(&a, "--seed", seed);
-  load = app_args_double(&a, "--load", load);
-  const char *rule = app_args_str(&a, "--rule", "gigaspot"), *out = app_args_str(&a, "--out", NULL);
-  progress = app_args_flag(&a, "--progress");
-  resp = app_args_flag(&a, "--responses");
-  int ckev = app_args_flag(&a, "--checkpoint-events");
-  app_args_free(&a);
-  app_mpi_init(&argc, &argv);
-  int rank = app_mpi_rank(), P = app_mpi_size();
-  double rss0 = bm__rss_mib();
+/* What one run is built from (the options), and what it measured. */
+typedef struct bm__setup {
+  unsigned nreg;
+  double load;
+  unsigned long long seed;
+  const char *rule, *out;
+  int progress, resp, ckev, rank, P;
+} bm__setup;
+typedef struct bm__fig {
+  double rate, wall_s; /* engine events per second, s */
+} bm__fig;
+
+/* Builds the benchmark market of `gpus` GPUs over `days`, runs it, prints its table (rank 0) and
+ * appends its CSV line (--out). 0 done, 1 money not conserved or the CSV not written, 2 the model
+ * could not be built. rss0: the process's footprint before the first model (MiB); rss_ok 0: a model
+ * ran before this one, so the process's peak is not this run's and B/GPU is printed as "-". */
+static int bm__once(const bm__setup *u, unsigned long long gpus, unsigned long long days, double rss0, int rss_ok,
+                    bm__fig *fig) {
+  unsigned nreg = u->nreg;
+  int rank = u->rank, P = u->P;
   char *regs = malloc(512 * (size_t)nreg + 1), *text = malloc(8192 + 512 * (size_t)nreg);
   if (!regs || !text) SIM_FATAL("out of memory");
   size_t off = 0;
@@ -175,12 +170,12 @@ static int cmd_bench_market_main(int argc, char **argv) {
     char suffix[16] = "";
     if (r >= 3) snprintf(suffix, sizeof suffix, "%u", r / 3 + 1);
     off += (size_t)snprintf(regs + off, 512, "    { ");
-    off += (size_t)snprintf(regs + off, 400, bm__region[r % 3], suffix, per, per * load / 24.0);
+    off += (size_t)snprintf(regs + off, 400, bm__region[r % 3], suffix, per, per * u->load / 24.0);
     off += (size_t)snprintf(regs + off, 16, " }%s\n", r + 1 < nreg ? "," : "");
   }
-  const char *on = resp ? "true" : "false";
+  const char *on = u->resp ? "true" : "false";
   snprintf(text, 8192 + 512 * (size_t)nreg, bm__scenario, SPOTLAB_SOURCE_DIR, SPOTLAB_SOURCE_DIR,
-           ckev ? "true" : "false", on, on, on, on, rule, regs);
+           u->ckev ? "true" : "false", on, on, on, on, u->rule, regs);
   free(regs);
   sim_diag d;
   sim_diag_init(&d, rank == 0 ? stderr : NULL);
@@ -201,18 +196,19 @@ static int cmd_bench_market_main(int argc, char **argv) {
         stderr,
         "bench market: %llu GPUs (%llu LPs) in %u regions, %llu days, hourly billing, rule %s, load %g jobs/GPU/day, "
         "reactions %s, %d rank%s\n",
-        gpus, (unsigned long long)m.nlps, nreg, days, rule, load, resp ? "on" : "off", P, P == 1 ? "" : "s");
+        gpus, (unsigned long long)m.nlps, nreg, days, u->rule, u->load, u->resp ? "on" : "off", P, P == 1 ? "" : "s");
   if (m.ntypes > BM__TYPES)
     SIM_FATAL("bench market: %u LP types, the count of events by kind wraps %d", m.ntypes, BM__TYPES);
   sim_lptype types[BM__TYPES];
   const sim_lptype *mtypes = m.types;
+  memset(bm__count, 0, sizeof bm__count);
   for (unsigned t = 0; t < m.ntypes; t++) {
     types[t] = m.types[t];
     bm__orig[t] = types[t].event;
     types[t].event = bm__wrap[t];
   }
   m.types = types;
-  sim_run_opts o = {seed, P > 1, progress && rank == 0, NULL};
+  sim_run_opts o = {u->seed, P > 1, u->progress && rank == 0, NULL};
   sim_results r;
   if (sim_run(&m, &o, &r)) SIM_FATAL("the engine refused the market model");
   m.types = mtypes;
@@ -226,6 +222,9 @@ static int cmd_bench_market_main(int argc, char **argv) {
     MPI_Reduce(&rss, &rss_all, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     MPI_Reduce(&rss0, &base_all, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
   }
+  fig->wall_s = r.wall_s;
+  fig->rate = (double)r.events / r.wall_s;
+  int rc = 0;
   if (rank == 0) {
     unsigned nm;
     const sim_metric_def *defs = mkt_class.model_metrics(&m, &nm);
@@ -237,8 +236,13 @@ static int cmd_bench_market_main(int argc, char **argv) {
            model_per_gpu = (rss_all - base_all) * 1048576.0 / (double)gpus;
     printf("%10s %6s %6s %14s %10s %12s %12s %14s %10s\n", "GPUs", "days", "ranks", "events", "wall s", "events/s",
            "B/GPU (RSS)", "B/GPU (model)", "money");
-    printf("%10llu %6llu %6d %14llu %10.2f %12.4g %12.0f %14.0f %10s\n", gpus, days, P, (unsigned long long)r.events,
-           r.wall_s, (double)r.events / r.wall_s, per_gpu, model_per_gpu, bad ? "NOT OK" : "conserved");
+    char bg[32] = "-", bgm[32] = "-";
+    if (rss_ok) {
+      snprintf(bg, sizeof bg, "%.0f", per_gpu);
+      snprintf(bgm, sizeof bgm, "%.0f", model_per_gpu);
+    }
+    printf("%10llu %6llu %6d %14llu %10.2f %12.4g %12s %14s %10s\n", gpus, days, P, (unsigned long long)r.events,
+           r.wall_s, fig->rate, bg, bgm, bad ? "NOT OK" : "conserved");
     printf("utilization:");
     for (unsigned k = 0; k < nm; k++)
       if (!strncmp(defs[k].name, "utilization.pool.", 17)) printf(" %s %.3f", defs[k].name + 17, met[k]);
@@ -247,27 +251,120 @@ static int cmd_bench_market_main(int argc, char **argv) {
            (double)r.events / (double)(r.windows ? r.windows : 1), P == 1 ? " (sequential: one window)" : "");
     bm__kinds(r.events, mkt_run_starts(&m, &r));
     if (bad) fprintf(stderr, "spotlab bench market: %s\n", msg);
-    if (out) {
-      FILE *f = fopen(out, "a");
+    if (u->out) {
+      FILE *f = fopen(u->out, "a");
       if (!f) {
-        fprintf(stderr, "spotlab bench market: cannot write %s\n", out);
-        return 1;
+        fprintf(stderr, "spotlab bench market: cannot write %s\n", u->out);
+        rc = 1;
+      } else {
+        fprintf(f, "%llu,%llu,%d,%llu,%.3f,%.6g,%s,%s,%s\n", gpus, days, P, (unsigned long long)r.events, r.wall_s,
+                fig->rate, rss_ok ? bg : "", rss_ok ? bgm : "", bad ? "not_conserved" : "conserved");
+        fclose(f);
       }
-      fprintf(f, "%llu,%llu,%d,%llu,%.3f,%.6g,%.0f,%.0f,%s\n", gpus, days, P, (unsigned long long)r.events, r.wall_s,
-              (double)r.events / r.wall_s, per_gpu, model_per_gpu, bad ? "not_conserved" : "conserved");
-      fclose(f);
     }
     free(met);
-    if (bad) {
-      sim_results_free(&r);
-      return 1;
-    }
+    if (bad) rc = 1;
   }
+  if (P > 1) MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD); /* every rank stops after a failed run */
   sim_results_free(&r);
   mkt_class.destroy(&m);
   sim_param_free(mkt_params, &cfg);
   sim_scenario_free(s);
-  return 0;
+  return rc;
+}
+
+/* Parses --versus's "GPUS:DAYS". 0 or -1 (with the message printed). */
+static int bm__versus(const char *v, unsigned long long *gpus, unsigned long long *days) {
+  char *e1, *e2;
+  if (v[0] >= '0' && v[0] <= '9') {
+    unsigned long long g = strtoull(v, &e1, 10);
+    if (*e1 == ':' && e1[1] >= '0' && e1[1] <= '9') {
+      unsigned long long dd = strtoull(e1 + 1, &e2, 10);
+      if (!*e2 && g >= 3 && g <= 300000000ull && dd >= 1 && dd <= 3650) {
+        *gpus = g;
+        *days = dd;
+        return 0;
+      }
+    }
+  }
+  fprintf(stderr,
+          "spotlab bench market: --versus: '%s' is not GPUS:DAYS with GPUS in [3, 3e+08] and DAYS in [1, 3650] "
+          "(e.g. 10000:30)\n",
+          v);
+  return -1;
+}
+
+static int bm__cmp(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+static double bm__median(double *v, unsigned n) {
+  qsort(v, n, sizeof *v, bm__cmp);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static int cmd_bench_market_main(int argc, char **argv) {
+  unsigned long long gpus = 100000, days = 30, vgpus = 0, vdays = 0, repeat = 1;
+  bm__setup u = {0};
+  app_args a;
+  int prc = app_cli_parse(&bm__cli, argc, argv, &a);
+  if (prc) {
+    app_args_free(&a);
+    return prc == 1 ? 0 : 2;
+  }
+  gpus = app_args_u64(&a, "--gpus", gpus);
+  u.nreg = (unsigned)app_args_u64(&a, "--regions", 3);
+  days = app_args_u64(&a, "--days", days);
+  u.seed = app_args_u64(&a, "--seed", 1);
+  u.load = app_args_double(&a, "--load", 0.8);
+  u.rule = app_args_str(&a, "--rule", "gigaspot");
+  u.out = app_args_str(&a, "--out", NULL);
+  u.progress = app_args_flag(&a, "--progress");
+  u.resp = app_args_flag(&a, "--responses");
+  u.ckev = app_args_flag(&a, "--checkpoint-events");
+  repeat = app_args_u64(&a, "--repeat", 1);
+  const char *vs = app_args_str(&a, "--versus", NULL);
+  int bad = vs && bm__versus(vs, &vgpus, &vdays);
+  if (!bad && (gpus < u.nreg || (vs && vgpus < u.nreg))) {
+    fprintf(stderr, "spotlab bench market: %s %llu is fewer than the %u regions (at least one GPU each)\n",
+            gpus < u.nreg ? "--gpus" : "--versus's GPUS", gpus < u.nreg ? gpus : vgpus, u.nreg);
+    bad = 1;
+  }
+  if (bad) {
+    app_args_free(&a);
+    return 2;
+  }
+  /* the strings stay valid: app_args_free is called after the runs */
+  app_mpi_init(&argc, &argv);
+  u.rank = app_mpi_rank();
+  u.P = app_mpi_size();
+  double rss0 = bm__rss_mib();
+  double *rate = malloc(2 * repeat * sizeof *rate), *ratio = rate + repeat;
+  if (!rate) SIM_FATAL("out of memory");
+  int rc = 0;
+  for (unsigned long long i = 0; i < repeat && !rc; i++) {
+    bm__fig f, fv;
+    rc = bm__once(&u, gpus, days, rss0, i == 0, &f);
+    rate[i] = f.rate;
+    if (!rc && vs) {
+      rc = bm__once(&u, vgpus, vdays, rss0, 0, &fv);
+      ratio[i] = f.rate / fv.rate;
+      if (!rc && u.rank == 0)
+        printf("events/s at %llu GPUs x %llu days over %llu GPUs x %llu days run after it: %.3g / %.3g = %.3f\n", gpus,
+               days, vgpus, vdays, f.rate, fv.rate, ratio[i]);
+    }
+  }
+  if (!rc && u.rank == 0 && (repeat > 1 || vs)) {
+    printf("median of %llu: %.4g events/s at %llu GPUs x %llu days", repeat, bm__median(rate, (unsigned)repeat), gpus,
+           days);
+    if (vs)
+      printf("; ratio of events/s against %llu GPUs x %llu days %.3f", vgpus, vdays,
+             bm__median(ratio, (unsigned)repeat));
+    printf(" (memory per GPU is measured on the first run alone: the process's peak)\n");
+  }
+  free(rate);
+  app_args_free(&a);
+  return rc;
 }
 
 static const app_command cmd_bench_market = {

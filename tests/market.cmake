@@ -30,3 +30,16 @@ add_test(NAME market_ranks_identical_responses COMMAND sh -c
    cat digest_resp_1.txt; grep -q '^windows 1 ' digest_resp_out_2.txt || { echo '2 ranks: not one window'; exit 1; }; grep '^windows' digest_resp_out_4.txt; grep -q ' ok$' digest_resp_1.txt && cmp digest_resp_1.txt digest_resp_2.txt && cmp digest_resp_1.txt digest_resp_4.txt"
   ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:test_market_mpi> ${CMAKE_SOURCE_DIR}/scenarios/pricing_after.cfg)
 set_tests_properties(market_ranks_identical_responses PROPERTIES ENVIRONMENT "${SPOTLAB_TEST_ENV}" TIMEOUT 300)
+
+# `bench market --repeat 2 --versus G:D`: each size runs twice with the same engine events (the
+# model's statics start afresh), a ratio line per pair and the median, four CSV lines of which only
+# the first carries memory per GPU (the process's peak belongs to the first run alone).
+add_test(NAME bench_market_versus COMMAND sh -c
+  "rm -f versus.csv; $0 bench market --gpus 3000 --days 1 --versus 1000:2 --repeat 2 --out versus.csv > versus.txt 2>&1 || { cat versus.txt; exit 1; }; \
+   cat versus.txt; test $(awk '$1 == 3000 && $2 == 1 && $3 == 1' versus.txt | wc -l) = 2 || exit 1; \
+   test $(awk '$1 == 3000 {print $4}' versus.txt | sort -u | wc -l) = 1 || { echo 'repeats differ in events'; exit 1; }; \
+   test $(grep -c '^events/s at 3000 GPUs x 1 days over 1000 GPUs x 2 days run after it: ' versus.txt) = 2 || exit 1; \
+   grep -q '^median of 2: .* ratio of events/s against 1000 GPUs x 2 days [0-9.]* ' versus.txt || exit 1; \
+   test $(wc -l < versus.csv) = 4 && head -1 versus.csv | grep -q '^3000,1,1,[0-9]*,[0-9.]*,[0-9.e+]*,[0-9]*,[0-9]*,conserved$' && \
+   sed -n 2p versus.csv | grep -q '^1000,2,1,[0-9]*,[0-9.]*,[0-9.e+]*,,,conserved$'" $<TARGET_FILE:spotlab>)
+set_tests_properties(bench_market_versus PROPERTIES ENVIRONMENT "${SPOTLAB_TEST_ENV}" TIMEOUT 300)

@@ -66,6 +66,14 @@ static void test_option_table_errors(void) {
   expect_usage(
       "bench market --rule cheapest",
       "spotlab bench market: --rule: 'cheapest' is not one of gigaspot, pay_as_bid, vickrey, double, knapsack");
+  expect_usage(
+      "bench market --versus 10000",
+      "spotlab bench market: --versus: '10000' is not GPUS:DAYS with GPUS in [3, 3e+08] and DAYS in [1, 3650]");
+  expect_usage("bench market --versus 10000:0", "--versus: '10000:0' is not GPUS:DAYS");
+  expect_usage("bench market --versus 10000:30x", "--versus: '10000:30x' is not GPUS:DAYS");
+  expect_usage("bench market --regions 5 --versus 4:30",
+               "spotlab bench market: --versus's GPUS 4 is fewer than the 5 regions (at least one GPU each)");
+  expect_usage("bench market --repeat 0", "spotlab bench market: --repeat: '0' is not a whole number in [1, 100]");
   expect_usage("bench sched --policy pray", "spotlab bench sched: --policy: 'pray' is not one of none, checkpoint");
   expect_usage("bench kernels --cpu --fail-at soon",
                "--fail-at: 'soon' is not a number in [0.001, 0.999] (or 'random')");

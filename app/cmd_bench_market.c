@@ -4,7 +4,8 @@
  * of scenarios/default.cfg, demand scaled with the supply), runs it for D days with hourly billing
  * and prints wall time, events per second and memory per GPU (peak resident memory of all ranks,
  * and the part above the process's footprint before the model was built). Tables are off, so the
- * figure is the simulation's own memory, not the output's. --out FILE appends one CSV line.
+ * figure is the simulation's own memory, not the output's. --out FILE appends a CSV line per run;
+ * --repeat and --versus run it several times and against a second size in the same process.
  */
 #include "app/app.h"
 #include "app/cli.h"
@@ -82,7 +83,8 @@ static const app_option bm__opts[] = {
     {"--load", APP_O_DOUBLE, "L", 0, 1000, 0, "synthetic arrivals, jobs per GPU per day (default 0.8)"},
     {"--seed", APP_O_U64, "S", 0, 1.9e19, 0, "engine seed (default 1)"},
     {"--rule", APP_O_CHOICE, "R", 0, 0, 0, "the bidding pool's clearing rule (default gigaspot)", mkt_rule_names},
-    {"--out", APP_O_STRING, "FILE", 0, 0, 0, "append one CSV line of the figures"},
+    {"--out", APP_O_STRING, "FILE", 0, 0, 0,
+     "append a CSV line of the figures per run (memory per GPU: the first only)"},
     {"--responses", APP_O_FLAG, NULL, 0, 0, 0,
      "switch every reaction of market.responses on (demand, pool choice, entry\nand exit, reliability)"},
     {"--checkpoint-events", APP_O_FLAG, NULL, 0, 0, 0,

@@ -28,6 +28,10 @@ int app_mpi_size(void);
 void app_mpi_bcast_doubles(double *v, size_t n, int root);
 int app_mpi_max_int(int v);
 
+/* The median of v[0 .. n) (n >= 1; the mean of the middle two when n is even), which sorts v: the
+ * figure the benchmarks' --repeat reports. */
+double app_median(double *v, size_t n);
+
 /* The command line this process was started with, shell-quoted, for the results'
  * /meta; "" before main has recorded it. */
 const char *app_command_line(void);

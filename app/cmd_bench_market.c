@@ -296,15 +296,6 @@ static int bm__versus(const char *v, unsigned long long *gpus, unsigned long lon
   return -1;
 }
 
-static int bm__cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-static double bm__median(double *v, unsigned n) {
-  qsort(v, n, sizeof *v, bm__cmp);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 static int cmd_bench_market_main(int argc, char **argv) {
   unsigned long long gpus = 100000, days = 30, vgpus = 0, vdays = 0, repeat = 1;
   bm__setup u = {0};
@@ -357,11 +348,8 @@ static int cmd_bench_market_main(int argc, char **argv) {
     }
   }
   if (!rc && u.rank == 0 && (repeat > 1 || vs)) {
-    printf("median of %llu: %.4g events/s at %llu GPUs x %llu days", repeat, bm__median(rate, (unsigned)repeat), gpus,
-           days);
-    if (vs)
-      printf("; ratio of events/s against %llu GPUs x %llu days %.3f", vgpus, vdays,
-             bm__median(ratio, (unsigned)repeat));
+    printf("median of %llu: %.4g events/s at %llu GPUs x %llu days", repeat, app_median(rate, repeat), gpus, days);
+    if (vs) printf("; ratio of events/s against %llu GPUs x %llu days %.3f", vgpus, vdays, app_median(ratio, repeat));
     printf(" (memory per GPU is measured on the first run alone: the process's peak)\n");
   }
   free(rate);

@@ -121,11 +121,6 @@ static const app_cli bp__cli = {
     "Exit status: 0 done, 2 bad usage.\n",
     bp__opts};
 
-static int bp__cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 static int cmd_bench_phold_main(int argc, char **argv) {
   phold_config c = {1024, 1, 0.1, 0.9, 0.1};
   double end = 50000;
@@ -177,9 +172,7 @@ static int cmd_bench_phold_main(int argc, char **argv) {
     }
   }
   if (rank == 0) {
-    qsort(erate, repeat, sizeof *erate, bp__cmp);
-    qsort(rrate, repeat, sizeof *rrate, bp__cmp);
-    double em = erate[repeat / 2], rm = rrate[repeat / 2];
+    double em = app_median(erate, repeat), rm = app_median(rrate, repeat);
     printf("%-22s %8s %10s %14s %14s %10s\n", "system", "ranks", "LPs", "events", "events/s", "peak MiB");
     printf("%-22s %8d %10lld %14llu %14.4g %10.1f\n", "spotlab engine", P, (long long)c.lps, (unsigned long long)ev, em,
            rss);

@@ -101,6 +101,15 @@ int app_mpi_max_int(int v) {
   return m;
 }
 
+static int app__cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+double app_median(double *v, size_t n) {
+  qsort(v, n, sizeof *v, app__cmp_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 int app_opt(int argc, char **argv, int *i, const char *name, const char **value) {
   size_t n = strlen(name);
   const char *a = argv[*i];

@@ -275,14 +275,28 @@ static int bm__once(const bm__setup *u, unsigned long long gpus, unsigned long l
   return rc;
 }
 
-/* Parses --versus's "GPUS:DAYS". 0 or -1 (with the message printed). */
+/* The range the option table gives `name` (--gpus, --days), which --versus's parts share. */
+static void bm__range(const char *name, double *lo, double *hi) {
+  for (const app_option *o = bm__opts; o->name; o++)
+    if (!strcmp(o->name, name)) {
+      *lo = o->lo;
+      *hi = o->hi;
+      return;
+    }
+  SIM_FATAL("bench market: no option %s", name);
+}
+
+/* Parses --versus's "GPUS:DAYS", each part in its option's range. 0 or -1 (with the message printed). */
 static int bm__versus(const char *v, unsigned long long *gpus, unsigned long long *days) {
+  double glo, ghi, dlo, dhi;
+  bm__range("--gpus", &glo, &ghi);
+  bm__range("--days", &dlo, &dhi);
   char *e1, *e2;
   if (v[0] >= '0' && v[0] <= '9') {
     unsigned long long g = strtoull(v, &e1, 10);
     if (*e1 == ':' && e1[1] >= '0' && e1[1] <= '9') {
       unsigned long long dd = strtoull(e1 + 1, &e2, 10);
-      if (!*e2 && g >= 3 && g <= 300000000ull && dd >= 1 && dd <= 3650) {
+      if (!*e2 && g >= glo && g <= ghi && dd >= dlo && dd <= dhi) {
         *gpus = g;
         *days = dd;
         return 0;
@@ -290,9 +304,9 @@ static int bm__versus(const char *v, unsigned long long *gpus, unsigned long lon
     }
   }
   fprintf(stderr,
-          "spotlab bench market: --versus: '%s' is not GPUS:DAYS with GPUS in [3, 3e+08] and DAYS in [1, 3650] "
+          "spotlab bench market: --versus: '%s' is not GPUS:DAYS with GPUS in [%g, %g] and DAYS in [%g, %g] "
           "(e.g. 10000:30)\n",
-          v);
+          v, glo, ghi, dlo, dhi);
   return -1;
 }
 

@@ -19,7 +19,7 @@ static sim_id phold__gsize(const phold_config *c) { return (sim_id)c->lps / (sim
 
 static sim_id phold__group_first(const void *ctx, unsigned g) { return (sim_id)g * phold__gsize(ctx); }
 
-/* Delay of a new event: lookahead + Exp(mean), drawn as -mean * log(1 - u) with the engine's
+/* Delay of a new event: lookahead + Exp(mean) (phold_exp_draw), drawn as -mean * log(1 - u) with the engine's
  * inline draws (the same numbers as gsl_rng_uniform and gsl_rng_uniform_int, without two calls
  * through the generator's table). u = k 2^-53 with k < 2^53, so 1 - u is exact and in (0, 1]:
  * the same quantity as gsl_ran_exponential's -mean * log1p(-u), and log(1 - u) differs from
@@ -45,7 +45,7 @@ static void phold__schedule(sim_lp *lp) {
       extra = c->groups > 0 ? c->cross_delay : 0;
     }
   }
-  double delay = c->lookahead + extra + -c->mean * log(1.0 - sim_rng_uniform(r));
+  double delay = c->lookahead + extra + phold_exp_draw(r, c->mean);
   sim_send(lp, dst, delay, NULL, 0);
 }
 

@@ -16,6 +16,9 @@
 #define MODELS_PHOLD_H
 
 #include "sim/model_class.h"
+#include "sim/sim.h"
+
+#include <math.h>
 
 typedef struct phold_config {
   int64_t lps;        /* logical processes */
@@ -33,6 +36,11 @@ typedef struct phold_lp_record {
   uint64_t events;
   uint64_t hash;
 } phold_lp_record;
+
+/* The exponential part of a delay, Exp(mean), drawn as -mean * log(1 - u) with the engine's inline
+ * uniform (see phold.c: the same quantity as gsl_ran_exponential's -mean * log1p(-u), and the bare
+ * heap loop's draw). */
+static inline double phold_exp_draw(gsl_rng *r, double mean) { return -mean * log(1.0 - sim_rng_uniform(r)); }
 
 extern const sim_model_class phold_class;
 extern const sim_param phold_params[];

@@ -184,10 +184,13 @@ typedef struct mkt_job {
   uint8_t cls, state, from_trace, started, nruns;
   uint8_t strat; /* bidding pool: mkt_strategy of its client */
   float margin;  /* adaptive bidder: bid = value x (1 - margin) */
+  uint32_t cj;   /* its job id in the core while the core holds it (mkt__submit to the JOB_FORGET
+                    that follows its end), MKT__NOCORE else; in the line of runs and run0 */
   mkt_run *runs; /* nruns: as many as its policy runs at once (mkt__job_runs); &run0 when
                              that is one (most policies), so that no other block is read */
   mkt_run run0;
 } mkt_job;
+#define MKT__NOCORE UINT32_MAX
 /* Frees a job's run slots (those not in its record). */
 static inline void mkt__job_runs_free(mkt_job *j) {
   if (j->runs != &j->run0) free(j->runs);
@@ -267,7 +270,12 @@ typedef struct mkt_market {
   uint32_t *dirty_out;
   uint32_t capdirty_out; /* the list being sent (swapped with dirty) */
   uint32_t *forget;
-  uint32_t nforget, capforget; /* jobs the core ended: forget after the event */
+  uint32_t nforget, capforget; /* core ids of the jobs the core ended: forget after the event */
+  /* The core's job ids are its own, dense over the jobs it holds (not the market's slots, which
+   * bids waiting in the pool's queue take too): the core's job table is as long as the most jobs
+   * it held at once. cslot: the market slot of each core id (NIL when free); cfree: free ids. */
+  uint32_t *cslot, *cfree;
+  uint32_t ncj, capcj, ncfree, capcfree;
   double wake_at;
   size_t trace_next;
   int64_t stakes, staked_score_milli;

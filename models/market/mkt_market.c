@@ -243,6 +243,7 @@ static void new_job(sim_lp *lp, const mkt_ctx *c, mkt_market *m, unsigned k, dou
   uint32_t s = job_alloc(m);
   mkt_job *j = &m->jobs[s];
   memset(j, 0, sizeof *j);
+  j->cj = MKT__NOCORE;
   j->id = ((uint64_t)(mkt__local(c, lp)) << 40) | m->nextid++;
   j->submit = sim_now(lp);
   double w = dur_s > 1e-3 ? dur_s : 1e-3;
@@ -507,7 +508,7 @@ static void on_tick(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
       if (!r->active || r->doomed) continue;
       double from = r->last_t > r->pause_until ? r->last_t : r->pause_until;
       double w = r->work + (now > from ? r->rate * (now - from) : 0);
-      sched_event e = {.type = SCHED_EV_JOB_PROGRESS, .job = s, .run = r->id, .value = w};
+      sched_event e = {.type = SCHED_EV_JOB_PROGRESS, .job = j->cj, .run = r->id, .value = w};
       mkt__feed(lp, c, m, &e);
       if (j->state != J_RUNNING) break;
     }
@@ -596,7 +597,7 @@ void mkt__market_prefetch(const sim_lp *lp, const void *st, const void *vmsg, si
       __builtin_prefetch(p);
       __builtin_prefetch(p + offsetof(mkt_job, run0));
       __builtin_prefetch(p + offsetof(mkt_job, run0) + 64);
-      if (m->core) sched_prefetch_job(m->core, msg->slot);
+      if (m->core && j->cj != MKT__NOCORE) sched_prefetch_job(m->core, j->cj); /* cj: the early hint's line */
       if (j->runs == &j->run0 &&
           j->run0.n <= MKT__MAX_HOST_GPUS) /* its members' GPU records (the early hint fetched the run) */
         for (unsigned k = 0; k < j->run0.n; k++)

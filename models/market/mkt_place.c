@@ -258,7 +258,7 @@ static void ckpt_sync(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s, i
     ckpt_play(lp, c, j, r, now, at_now);
     if (!(r->ck_saved > r->told)) continue;
     r->told = r->ck_saved;
-    sched_event e = {.type = SCHED_EV_CKPT_DONE, .t = now, .job = s, .run = r->id, .value = r->ck_saved};
+    sched_event e = {.type = SCHED_EV_CKPT_DONE, .t = now, .job = j->cj, .run = r->id, .value = r->ck_saved};
     int rc = sched_handle(m->core, &e); /* no decision comes of it */
     if (rc) SIM_FATAL("CKPT_DONE refused: %s", sched_strerror(rc));
   }
@@ -330,7 +330,7 @@ static void arm_finish(sim_lp *lp, mkt_market *m, uint32_t slot, mkt_run *r) {
   if (!(t < r->fin_t)) return;
   r->epoch++;
   r->fin_t = t;
-  mkt_msg msg = {.kind = M_FINISH, .slot = slot, .gen = r->id, .epoch = r->epoch};
+  mkt_msg msg = {.kind = M_FINISH, .slot = slot, .gen = r->id, .epoch = r->epoch, .a = m->jobs[slot].cj};
   mkt__send(lp, sim_lp_id(lp), t - now, &msg);
 }
 static void cancel_finish(mkt_run *r) {
@@ -384,8 +384,10 @@ static void sink(void *ctx, const sched_decision *d) {
   sim_lp *lp = m->lp;
   const mkt_ctx *c = mkt__ctx(lp);
   double now = sim_now(lp);
-  if (d->job >= m->njobs) SIM_FATAL("core decided about unknown job %u", d->job);
-  mkt_job *j = &m->jobs[d->job];
+  const uint32_t cj = d->job; /* the core's id; s, the market's slot */
+  const uint32_t s = cj < m->ncj ? m->cslot[cj] : NIL;
+  if (s >= m->njobs) SIM_FATAL("core decided about unknown job %u", cj);
+  mkt_job *j = &m->jobs[s];
   const sched_ft *ft = &c->ft[m->world][j->cls];
   switch (d->type) {
   case SCHED_D_PLACE: {
@@ -395,9 +397,9 @@ static void sink(void *ctx, const sched_decision *d) {
         r = &j->runs[k];
         break;
       }
-    if (!r || d->ngpus > 8) SIM_FATAL("job %u: more than %d runs or 8 GPUs", d->job, j->nruns);
+    if (!r || d->ngpus > 8) SIM_FATAL("job %u: more than %d runs or 8 GPUs", s, j->nruns);
     sched_job_status st;
-    sched_job_query(m->core, d->job, &st);
+    sched_job_query(m->core, cj, &st);
     r->active = 1;
     r->doomed = 0;
     r->id = d->run;
@@ -405,7 +407,7 @@ static void sink(void *ctx, const sched_decision *d) {
     memcpy(r->gpus, d->gpus, d->ngpus * sizeof *r->gpus);
     r->nsb = 0;
     for (unsigned i = 0; i < r->n; i++) {
-      employ(c, m, r->gpus[i], d->job, 0, now);
+      employ(c, m, r->gpus[i], s, 0, now);
       mkt__price_sample(lp, c, c->prov[m->cg[r->gpus[i]].prov].gpu, now, m->cg[r->gpus[i]].rate);
     }
     r->work = ft->policy == SCHED_FT_CHECKPOINT ? st.saved_work : 0;
@@ -439,15 +441,15 @@ static void sink(void *ctx, const sched_decision *d) {
       j->hosts = hosts;
     }
     j->state = J_RUNNING;
-    arm_finish(lp, m, d->job, r);
+    arm_finish(lp, m, s, r);
     break;
   }
   case SCHED_D_STANDBY: {
     mkt_run *r = run_find(j, d->run);
-    if (!r) SIM_FATAL("standby for unknown run %u of job %u", d->run, d->job);
-    if (r->nsb >= 8) SIM_FATAL("job %u: more than 8 standbys", d->job);
+    if (!r) SIM_FATAL("standby for unknown run %u of job %u", d->run, s);
+    if (r->nsb >= 8) SIM_FATAL("job %u: more than 8 standbys", s);
     r->sb[r->nsb++] = d->gpu;
-    employ(c, m, d->gpu, d->job, 1, now);
+    employ(c, m, d->gpu, s, 1, now);
     break;
   }
   case SCHED_D_UNSTANDBY: {
@@ -463,7 +465,7 @@ static void sink(void *ctx, const sched_decision *d) {
   }
   case SCHED_D_REPLACE: {
     mkt_run *r = run_find(j, d->run);
-    if (!r) SIM_FATAL("replace in unknown run %u of job %u", d->run, d->job);
+    if (!r) SIM_FATAL("replace in unknown run %u of job %u", d->run, s);
     run_to(lp, c, j, r, now);
     j->replacements++;
     for (unsigned i = 0; i < r->n; i++)
@@ -474,7 +476,7 @@ static void sink(void *ctx, const sched_decision *d) {
         break;
       }
     release(lp, c, m, d->old_gpu, 0);
-    if (m->cg[d->gpu].slot == NIL) employ(c, m, d->gpu, d->job, 0, now); /* taken from the idle pool */
+    if (m->cg[d->gpu].slot == NIL) employ(c, m, d->gpu, s, 0, now); /* taken from the idle pool */
     if (m->cg[d->gpu].standby) {
       m->cg[d->gpu].standby = 0;
       host_of(c, m, m->cg[d->gpu].prov)->sby--;
@@ -489,12 +491,12 @@ static void sink(void *ctx, const sched_decision *d) {
     r->doomed = 0;
     for (unsigned i = 0; i < r->n; i++) r->doomed |= host_of(c, m, m->cg[r->gpus[i]].prov)->unseen;
     r->rate = run_rate(c, m, j, r);
-    arm_finish(lp, m, d->job, r);
+    arm_finish(lp, m, s, r);
     break;
   }
   case SCHED_D_CHECKPOINT: {
     mkt_run *r = run_find(j, d->run);
-    if (!r) SIM_FATAL("checkpoint of unknown run %u of job %u", d->run, d->job);
+    if (!r) SIM_FATAL("checkpoint of unknown run %u of job %u", d->run, s);
     run_to(lp, c, j, r, now);
     double from = r->pause_until > now ? r->pause_until : now;
     if (!isfinite(from)) break;       /* stalled: a member is gone; this checkpoint never completes */
@@ -502,14 +504,14 @@ static void sink(void *ctx, const sched_decision *d) {
     int64_t ck = mkt__ms(d->value) * r->n;
     j->ckpt_ms += ck;
     mkt__series(lp, c, MKT_S_JOBS, j->cls * MKT_NJCOLS + MKT_J_CKPT_MS, 0, ck);
-    mkt_msg msg = {.kind = M_CKPT, .slot = d->job, .gen = d->run, .epoch = ++r->ck, .b = mkt__d2i(r->work)};
-    arm_finish(lp, m, d->job, r);
+    mkt_msg msg = {.kind = M_CKPT, .slot = s, .gen = d->run, .epoch = ++r->ck, .a = cj, .b = mkt__d2i(r->work)};
+    arm_finish(lp, m, s, r);
     mkt__send(lp, sim_lp_id(lp), r->pause_until - now, &msg);
     break;
   }
   case SCHED_D_STOP: {
     mkt_run *r = run_find(j, d->run);
-    if (!r) SIM_FATAL("stop of unknown run %u of job %u", d->run, d->job);
+    if (!r) SIM_FATAL("stop of unknown run %u of job %u", d->run, s);
     run_to(lp, c, j, r, now);
     int64_t w = 0;
     if (d->reason == SCHED_R_CANCELLED) {
@@ -542,7 +544,7 @@ static void sink(void *ctx, const sched_decision *d) {
         run_close(r);
       }
     m->forget = mkt__grow(m->forget, &m->capforget, m->nforget + 1, sizeof *m->forget);
-    m->forget[m->nforget++] = d->job;
+    m->forget[m->nforget++] = cj;
     unsigned k = j->cls;
     if (d->reason == SCHED_R_COMPLETED || d->reason == SCHED_R_GAVE_UP)
       mkt__observe(c, m, k, MKT_OBS_INTR, j->interruptions);
@@ -566,7 +568,7 @@ static void sink(void *ctx, const sched_decision *d) {
       if (j->deadline > 0) mkt__series(lp, c, MKT_S_JOBS, k * MKT_NJCOLS + MKT_J_MISSED, 0, 1);
       mkt__job_record(lp, c, m, j, now, "failed");
       j->state = J_LEAVING;
-    } else if (!m->ops->handed_back(lp, c, m, d->job, d->value)) {
+    } else if (!m->ops->handed_back(lp, c, m, s, d->value)) {
       j->state = J_LEAVING;
     }
     break;
@@ -586,10 +588,14 @@ void mkt__feed(sim_lp *lp, const mkt_ctx *c, mkt_market *m, sched_event *e) {
               mkt_pool_names[m->pool], e->type, e->t, sched_strerror(rc));
   /* jobs the core ended: dropped from the core, their slots freed unless the pool keeps them */
   while (m->nforget) {
-    uint32_t s = m->forget[--m->nforget];
-    sched_event f = {.type = SCHED_EV_JOB_FORGET, .t = e->t, .job = s};
+    uint32_t cj = m->forget[--m->nforget], s = m->cslot[cj];
+    sched_event f = {.type = SCHED_EV_JOB_FORGET, .t = e->t, .job = cj};
     rc = sched_handle(m->core, &f);
     if (rc) SIM_FATAL("JOB_FORGET refused: %s", sched_strerror(rc));
+    m->cslot[cj] = NIL;
+    m->jobs[s].cj = MKT__NOCORE;
+    m->cfree = mkt__grow(m->cfree, &m->capcfree, m->ncfree + 1, sizeof *m->cfree);
+    m->cfree[m->ncfree++] = cj;
     if (m->jobs[s].state == J_LEAVING) mkt__job_free(m, s);
   }
   /* the core's next timer */
@@ -716,8 +722,12 @@ static int prefetch_host(const mkt_market *m, const mkt_host *h, unsigned n) {
     if (slot != NIL && slot < m->njobs) {
       __builtin_prefetch(&m->jobs[slot]);
       __builtin_prefetch(&m->jobs[slot].run0);
-      sched_prefetch_job(m->core, slot);
     }
+  }
+  for (unsigned g = 0; g < n; g++) { /* the core's job ids, once the job records above arrive */
+    uint32_t slot = m->cg[(uint32_t)h->cid + g].slot;
+    if (slot != NIL && slot < m->njobs && m->jobs[slot].cj != MKT__NOCORE)
+      sched_prefetch_job(m->core, m->jobs[slot].cj);
   }
   return employed;
 }
@@ -820,7 +830,17 @@ void mkt__host_detect(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov
 void mkt__submit(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s, const uint32_t *cand, unsigned ncand) {
   mkt_job *j = &m->jobs[s];
   const mkt_class_cfg *cc = &c->cfg->cls[j->cls];
-  sched_event e = {.type = SCHED_EV_JOB_ARRIVE, .job = s};
+  if (j->cj != MKT__NOCORE) SIM_FATAL("job %u submitted again before the core forgot it", s);
+  uint32_t cj;
+  if (m->ncfree) {
+    cj = m->cfree[--m->ncfree];
+  } else {
+    m->cslot = mkt__grow(m->cslot, &m->capcj, m->ncj + 1, sizeof *m->cslot);
+    cj = m->ncj++;
+  }
+  m->cslot[cj] = s;
+  j->cj = cj;
+  sched_event e = {.type = SCHED_EV_JOB_ARRIVE, .job = cj};
   sched_job_spec *sp = &e.u.job;
   sp->kind = SCHED_JOB_BATCH;
   sp->width = j->gpus;
@@ -900,7 +920,7 @@ int mkt__posted_handed_back(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_
 
 void mkt__withdraw(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s) {
   if (!c->cfg->checkpoint_events && s < m->njobs) ckpt_sync(lp, c, m, s, 0);
-  sched_event e = {.type = SCHED_EV_JOB_WITHDRAW, .job = s};
+  sched_event e = {.type = SCHED_EV_JOB_WITHDRAW, .job = m->jobs[s].cj};
   mkt__feed(lp, c, m, &e);
 }
 
@@ -927,8 +947,11 @@ void mkt__reprice(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s, int64
 void mkt__on_finish(sim_lp *lp, const mkt_ctx *c, mkt_market *m, const mkt_msg *msg) {
   if (msg->slot >= m->njobs) return;
   mkt_job *j = &m->jobs[msg->slot];
-  mkt_run *r = j->state == J_RUNNING ? run_find(j, msg->gen) : NULL;
-  if (!r || r->epoch != msg->epoch || r->doomed) return; /* stale */
+  /* stale: the timer of another core job (a job that left the slot, or this job before the core
+   * handed it back: run ids are unique per core job id only, and msg->a is the core id the timer
+   * was set for), a run that stopped, a finish that moved */
+  mkt_run *r = j->state == J_RUNNING && msg->a == (int64_t)j->cj ? run_find(j, msg->gen) : NULL;
+  if (!r || r->epoch != msg->epoch || r->doomed) return;
   /* a pause since the timer was set moved the finish later: wait for it (sub-microsecond
    * remainders are rounding, not work) */
   double now = sim_now(lp);
@@ -938,17 +961,17 @@ void mkt__on_finish(sim_lp *lp, const mkt_ctx *c, mkt_market *m, const mkt_msg *
     arm_finish(lp, m, msg->slot, r);
     return;
   }
-  sched_event e = {.type = SCHED_EV_JOB_FINISH, .job = msg->slot, .run = msg->gen};
+  sched_event e = {.type = SCHED_EV_JOB_FINISH, .job = j->cj, .run = msg->gen};
   mkt__feed(lp, c, m, &e);
 }
 
 void mkt__on_ckpt(sim_lp *lp, const mkt_ctx *c, mkt_market *m, const mkt_msg *msg) {
   if (msg->slot >= m->njobs) return;
   mkt_job *j = &m->jobs[msg->slot];
-  mkt_run *r = j->state == J_RUNNING ? run_find(j, msg->gen) : NULL;
-  if (!r || r->ck != msg->epoch || r->doomed) return; /* stale: the run stopped or stalled */
+  mkt_run *r = j->state == J_RUNNING && msg->a == (int64_t)j->cj ? run_find(j, msg->gen) : NULL;
+  if (!r || r->ck != msg->epoch || r->doomed) return; /* stale: another core job, or the run stopped or stalled */
   r->t_durable = sim_now(lp);
-  sched_event e = {.type = SCHED_EV_CKPT_DONE, .job = msg->slot, .run = msg->gen, .value = mkt__i2d(msg->b)};
+  sched_event e = {.type = SCHED_EV_CKPT_DONE, .job = j->cj, .run = msg->gen, .value = mkt__i2d(msg->b)};
   mkt__feed(lp, c, m, &e);
 }
 
@@ -1020,5 +1043,7 @@ void mkt__place_fini(mkt_market *m) {
   free(m->dirty);
   free(m->dirty_out);
   free(m->forget);
+  free(m->cslot);
+  free(m->cfree);
   m->core = NULL;
 }

@@ -195,6 +195,16 @@ static mkt_run *run_find(mkt_job *j, uint32_t run) {
   return NULL;
 }
 
+/* The running run a FINISH or CKPT timer of slot msg->slot was set for, or NULL when the timer is
+ * another core job's (a job that left the slot, or this job before the core handed it back: run
+ * ids are unique per core job id only, and msg->a is the core id the timer was set for); its
+ * epoch the caller checks. */
+static mkt_run *timer_run(mkt_market *m, const mkt_msg *msg) {
+  if (msg->slot >= m->njobs) return NULL;
+  mkt_job *j = &m->jobs[msg->slot];
+  return j->state == J_RUNNING && msg->a == (int64_t)j->cj ? run_find(j, msg->gen) : NULL;
+}
+
 /* Work done so far: the run computes at its rate except while paused (staging, checkpoint,
  * recovery of a replacement, a member gone unseen). */
 static void advance(mkt_run *r, double now) {
@@ -719,15 +729,10 @@ static int prefetch_host(const mkt_market *m, const mkt_host *h, unsigned n) {
     uint32_t cid = (uint32_t)h->cid + g, slot = m->cg[cid].slot;
     sched_prefetch_gpu(m->core, cid);
     employed |= slot != NIL;
-    if (slot != NIL && slot < m->njobs) {
+    if (slot != NIL && slot < m->njobs) { /* (not the core's job record: its id is in this one, not here yet) */
       __builtin_prefetch(&m->jobs[slot]);
       __builtin_prefetch(&m->jobs[slot].run0);
     }
-  }
-  for (unsigned g = 0; g < n; g++) { /* the core's job ids, once the job records above arrive */
-    uint32_t slot = m->cg[(uint32_t)h->cid + g].slot;
-    if (slot != NIL && slot < m->njobs && m->jobs[slot].cj != MKT__NOCORE)
-      sched_prefetch_job(m->core, m->jobs[slot].cj);
   }
   return employed;
 }
@@ -945,13 +950,9 @@ void mkt__reprice(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s, int64
 }
 
 void mkt__on_finish(sim_lp *lp, const mkt_ctx *c, mkt_market *m, const mkt_msg *msg) {
-  if (msg->slot >= m->njobs) return;
+  mkt_run *r = timer_run(m, msg);
+  if (!r || r->epoch != msg->epoch || r->doomed) return; /* stale: another core job, a stopped run, a moved finish */
   mkt_job *j = &m->jobs[msg->slot];
-  /* stale: the timer of another core job (a job that left the slot, or this job before the core
-   * handed it back: run ids are unique per core job id only, and msg->a is the core id the timer
-   * was set for), a run that stopped, a finish that moved */
-  mkt_run *r = j->state == J_RUNNING && msg->a == (int64_t)j->cj ? run_find(j, msg->gen) : NULL;
-  if (!r || r->epoch != msg->epoch || r->doomed) return;
   /* a pause since the timer was set moved the finish later: wait for it (sub-microsecond
    * remainders are rounding, not work) */
   double now = sim_now(lp);
@@ -966,10 +967,9 @@ void mkt__on_finish(sim_lp *lp, const mkt_ctx *c, mkt_market *m, const mkt_msg *
 }
 
 void mkt__on_ckpt(sim_lp *lp, const mkt_ctx *c, mkt_market *m, const mkt_msg *msg) {
-  if (msg->slot >= m->njobs) return;
-  mkt_job *j = &m->jobs[msg->slot];
-  mkt_run *r = j->state == J_RUNNING && msg->a == (int64_t)j->cj ? run_find(j, msg->gen) : NULL;
+  mkt_run *r = timer_run(m, msg);
   if (!r || r->ck != msg->epoch || r->doomed) return; /* stale: another core job, or the run stopped or stalled */
+  const mkt_job *j = &m->jobs[msg->slot];
   r->t_durable = sim_now(lp);
   sched_event e = {.type = SCHED_EV_CKPT_DONE, .job = j->cj, .run = msg->gen, .value = mkt__i2d(msg->b)};
   mkt__feed(lp, c, m, &e);

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/randcase.h"
+
 /* ---- Harness -------------------------------------------------------------------------------- */
 #define MAXD 20000
 typedef struct rec {
@@ -1807,6 +1809,69 @@ static void test_coloc_core(void) {
   }
 }
 
+/* Stakes are kept only as far as a provider that joined with one (sched.stake): random cases of 16
+ * GPUs of 12 providers, a third of them staking 2.5 or 10 USD (in any order of provider ids, so
+ * that stakers come before and after stakeless providers), jobs arriving, GPUs leaving while
+ * employed (slashed per failure) and coming back hours later (slashed per hour down). Every
+ * provider reports 0 when it staked nothing, at most its stake otherwise, never below 0, and what
+ * the stakers lost is what the ledger slashed. */
+static void slashcfg0(sched_config *c) {
+  c->slash_per_failure = 4;
+  c->slash_per_down_hour = 1;
+  c->stake_min = 0;
+}
+static void test_stakes_of_stakers(void) {
+  rng g = {0x5eed57a4e5ull};
+  chk k = {0};
+  double slashed_all = 0;
+  for (int rep = 0; rep < 40; rep++) {
+    setup(SCHED_FT_NONE, slashcfg0);
+    double stake0[12];
+    uint32_t prov_of[16];
+    int in[16] = {0};
+    for (unsigned p = 0; p < 12; p++) {
+      int64_t x = rng_int(&g, 0, 5);
+      stake0[p] = x == 4 ? 2.5 : x == 5 ? 10 : 0;
+    }
+    for (unsigned i = 0; i < 16; i++) prov_of[i] = (uint32_t)rng_int(&g, 0, 11);
+    double t = 0;
+    uint32_t jobs = 0;
+    for (int step = 0; step < 80; step++) {
+      uint32_t i = (uint32_t)rng_int(&g, 0, 15);
+      t += 60 + 3600 * rng_unif(&g);
+      int what = (int)rng_int(&g, 0, 2);
+      if (!in[i]) { /* joins (again) */
+        sched_event e = {.type = SCHED_EV_GPU_JOIN, .t = t, .gpu = i};
+        e.u.gpu = ginfo(prov_of[i], 0, 0, 1.0);
+        e.u.gpu.stake = stake0[prov_of[i]];
+        CHECK(&k, ev(e) == 0, "case %d: join of GPU %u refused", rep, i);
+        in[i] = 1;
+      } else if (what == 0) {
+        CHECK(&k, gev(SCHED_EV_GPU_LEAVE, t, i, 0) == 0, "case %d: leave of GPU %u refused", rep, i);
+        in[i] = 0;
+      } else {
+        CHECK(&k, arrive(t, jobs++, batch(1, 600 + 7200 * rng_unif(&g))) == 0, "case %d: arrival refused", rep);
+      }
+    }
+    sched_ledger l;
+    sched_ledger_get(S, &l);
+    double lost = 0;
+    for (unsigned p = 0; p < 12; p++) {
+      double st = -1;
+      double rep_p = sched_provider_reputation(S, p, t, &st);
+      if (isnan(rep_p)) continue; /* never joined */
+      CHECK(&k, st >= 0 && st <= stake0[p], "case %d: provider %u holds %g of its %g", rep, p, st, stake0[p]);
+      CHECK(&k, stake0[p] > 0 || st == 0, "case %d: provider %u staked nothing but holds %g", rep, p, st);
+      lost += stake0[p] - st;
+    }
+    CHECK(&k, fabs(lost - l.slashed) < 1e-9, "case %d: stakers lost %g, the ledger slashed %g", rep, lost, l.slashed);
+    slashed_all += l.slashed;
+    teardown();
+  }
+  chk_report(&k, "stakes of stakers");
+  CU_ASSERT(slashed_all > 0); /* the cases slash: the property is not vacuous */
+}
+
 /* The core keeps of each job's spec what varies per job and interns the part its class shares
  * (sched__spec_intern). Random cases: 64 GPUs of random sectors, grades and link losses; 400 jobs
  * drawn from 120 random classes (sectors, minimum grade, loss limit and checkpoint size: far more
@@ -1912,6 +1977,7 @@ static CU_TestInfo model_tests[] = {
 static CU_TestInfo core_tests[] = {
     {"contention: co-located runs' expected rate", test_coloc_core},
     {"interned specs: each job keeps its own class's limits (random)", test_interned_specs},
+    {"stakes kept for stakers only; what they lost is what was slashed (random)", test_stakes_of_stakers},
     {"failure at each step of a job's life, every policy", test_failure_each_step},
     {"double failure of one job", test_double_failure},
     {"standby fails while promoted", test_standby_fails_while_promoted},

@@ -182,18 +182,24 @@ typedef struct mkt_job {
   uint16_t node;                                      /* 1 + the GP Node that took it (nodes.queues), 0 none */
   uint16_t gpus, interruptions, replacements;
   uint8_t cls, state, from_trace, started, nruns;
-  uint8_t strat; /* bidding pool: mkt_strategy of its client */
-  float margin;  /* adaptive bidder: bid = value x (1 - margin) */
-  uint32_t cj;   /* its job id in the core while the core holds it (mkt__submit to the JOB_FORGET
-                    that follows its end), MKT__NOCORE else; in the line of runs and run0 */
-  mkt_run *runs; /* nruns: as many as its policy runs at once (mkt__job_runs); &run0 when
-                             that is one (most policies), so that no other block is read */
-  mkt_run run0;
+  uint8_t strat;   /* bidding pool: mkt_strategy of its client */
+  float margin;    /* adaptive bidder: bid = value x (1 - margin) */
+  uint32_t cj;     /* its job id in the core while the core holds it (mkt__submit to the JOB_FORGET
+                      that follows its end), MKT__NOCORE else */
+  mkt_run *runs;   /* nruns: as many as its policy runs at once (mkt__job_runs). One (most
+                      policies): the run slot of its core id, &mkt_market.crun[cj], while the core
+                      holds it, NULL else (a bid waiting in the pool's queue has none); several: a
+                      block of its own for the job's life */
+  uint32_t ep, ck; /* one run: its run slot's timer generations (mkt_run.epoch, .ck) while the core
+                      does not hold it, taken up again by the slot of its next core id, so that its
+                      timers count on as when the slot was in this record (the core's run ids,
+                      which go on across a core id's lives, already tell stale timers apart) */
 } mkt_job;
+_Static_assert(sizeof(mkt_job) == 168, "a job record without its run slot (352 bytes with it before 2026-12-04)");
 #define MKT__NOCORE UINT32_MAX
-/* Frees a job's run slots (those not in its record). */
+/* Frees a job's run slots (a block of its own; a core id's run slot stays with the core id). */
 static inline void mkt__job_runs_free(mkt_job *j) {
-  if (j->runs != &j->run0) free(j->runs);
+  if (j->nruns > 1) free(j->runs);
   j->runs = NULL;
 }
 /* Run slots a job of class k needs in world w: the copies (replicate), the run and its backup
@@ -217,10 +223,17 @@ typedef struct mkt_host {
   uint8_t unseen;    /* left unannounced; the core is told at detection */
   uint16_t failures; /* departures while employed */
   int32_t pos;       /* index in the pool's avail list, -1 when not available */
-  int64_t stake;     /* flexible pool: stake held for it, musd */
-  int64_t slashed;   /* slashed from it, musd */
   double gone_t;     /* when it left (billing stops there) */
-} mkt_host;
+} mkt_host;          /* 32 bytes; its stake, where it has one, is in mkt_market.hstake */
+_Static_assert(sizeof(mkt_host) == 32, "a host record is half a cache line");
+
+/* The money a host has at stake in its pool, kept beside the host records (the same index) and
+ * only as far as a host with a stake: only the flexible pool's providers stake, so the other pools
+ * keep none (16 bytes less per host record, of which a million-GPU market holds 1.4 per GPU). */
+typedef struct mkt_stake {
+  int64_t stake;   /* held for it, musd */
+  int64_t slashed; /* slashed from it, musd */
+} mkt_stake;
 
 /* A core GPU, as the market bills it. */
 typedef struct mkt_cgpu {
@@ -261,6 +274,8 @@ typedef struct mkt_market {
   int32_t *hix;              /* per region provider: index in host, -1 */
   mkt_host *host;
   uint32_t nhost, caphost; /* hosts that ever staked or joined this pool */
+  mkt_stake *hstake;       /* the stakes of host[0 .. nhstake) (mkt__stake), zero past it */
+  uint32_t nhstake, caphstake;
   mkt_cgpu *cg;
   uint32_t ncg, capcg;                     /* core GPUs */
   uint32_t *spare[MKT__MAX_HOST_GPUS + 1]; /* first ids of recycled ranges, by GPU count */
@@ -273,9 +288,12 @@ typedef struct mkt_market {
   uint32_t nforget, capforget; /* core ids of the jobs the core ended: forget after the event */
   /* The core's job ids are its own, dense over the jobs it holds (not the market's slots, which
    * bids waiting in the pool's queue take too): the core's job table is as long as the most jobs
-   * it held at once. cslot: the market slot of each core id (NIL when free); cfree: free ids. */
+   * it held at once. cslot: the market slot of each core id (NIL when free); cfree: free ids.
+   * crun: the run slot of each core id, for the jobs that run one at a time (mkt_job.runs). */
   uint32_t *cslot, *cfree;
   uint32_t ncj, capcj, ncfree, capcfree;
+  mkt_run *crun;
+  uint32_t capcrun;
   double wake_at;
   size_t trace_next;
   int64_t stakes, staked_score_milli;
@@ -361,6 +379,13 @@ void mkt__bill_all(sim_lp *lp, const mkt_ctx *c, mkt_market *m);
 void mkt__reprice(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s, int64_t price);
 /* Host prov of this pool (created on first use; pointers stay valid until the next creation). */
 mkt_host *mkt__host(const mkt_ctx *c, mkt_market *m, uint32_t prov);
+/* What host h of this pool has at stake (zero for a host past the stakes kept). */
+static inline mkt_stake mkt__stake_of(const mkt_market *m, const mkt_host *h) {
+  uint32_t i = (uint32_t)(h - m->host);
+  return i < m->nhstake ? m->hstake[i] : (mkt_stake){0, 0};
+}
+/* Host h's stake, to change it (the stakes kept grow to cover it). */
+mkt_stake *mkt__stake(mkt_market *m, const mkt_host *h);
 /* Index of host prov in the pool's avail list, -1 when it is not available there. */
 static inline int32_t mkt__avail_pos(const mkt_ctx *c, const mkt_market *m, uint32_t prov) {
   int32_t ix = m->hix[prov - c->reg_first[m->region]];

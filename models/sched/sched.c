@@ -118,9 +118,8 @@ typedef struct sched__gpu {
 } sched__gpu;
 
 typedef struct sched__provider {
-  double r, s, t; /* Beta evidence, decayed to time t; t < 0: never joined */
-  double stake;
-} sched__provider;
+  double r, s, t;  /* Beta evidence, decayed to time t; t < 0: never joined */
+} sched__provider; /* its stake is in sched.stake, where it has one */
 
 typedef struct sched__run {
   uint32_t id;
@@ -140,8 +139,9 @@ typedef struct sched__run {
  * first two cache lines serve it: the single run slot of most policies is kept in the record.
  * Of its spec, the job keeps what varies from job to job (kind, hold, width, node, work, step work,
  * price limit); the rest, which its class shares (grade, region, sectors, link limits, bytes moved,
- * service sizing), is interned once per distinct value in s->specs (sched__spec_intern): 144 bytes
- * a job less, 30 B per GPU in a million-GPU market, whose running jobs the core holds. */
+ * service sizing) and its fault tolerance, is interned once per distinct value in s->specs
+ * (sched__spec_intern): 144 bytes of spec and, since 2026-12-04, 32 of fault tolerance a job less,
+ * in a million-GPU market whose running jobs the core holds. */
 typedef struct sched__job {
   uint8_t state; /* sched_job_state */
   uint8_t outcome;
@@ -159,7 +159,6 @@ typedef struct sched__job {
   uint16_t width;                          /* spec.width */
   int32_t node;                            /* spec.node */
   double work, step_work, max_price_per_h; /* spec's */
-  sched_ft ft;                             /* its fault tolerance */
   double submit, start, end, saved_work, gpu_seconds, cost;
   double load, last_scale_t;
 } sched__job;
@@ -212,12 +211,17 @@ struct sched {
   uint32_t gpu_cap;
   sched__provider *prov; /* prov_cap entries */
   uint32_t prov_cap;
+  /* Providers' stakes (USD), as far as the last provider that joined with one: a market's pools
+   * where nobody stakes keep none (8 bytes less per provider record, of which a million-GPU market
+   * holds 1.4 per GPU). sched__stake reads them (0 past nstake). */
+  double *stake;
+  uint32_t nstake, capstake;
   double *node_income;
   sched__job *jobs;
   uint32_t njobs_cap; /* allocated job slots */
   /* the shared parts of job specs, each distinct one once (sched__spec_intern): a spec with the
    * per-job fields zeroed; spec_hash: open addressing over them (spec_hcap slots, a power of 2) */
-  sched_job_spec *specs;
+  struct sched__cls *specs;
   uint32_t nspecs, capspecs, *spec_hash, spec_hcap;
   /* the candidates of the arrival being handled (spec.cand), for that job only */
   uint32_t cand_job;
@@ -280,7 +284,14 @@ static int sched__vec_push(sched__vec *v, uint32_t x) {
 }
 
 /* ---- Job specs: the part a class shares, interned ----------------------------------------- */
-#define SCHED__CLS(s, j) (&(s)->specs[(j)->cls])
+/* A class: the shared part of a spec (its per-job fields and pointers zero) and the fault
+ * tolerance its jobs run under (the spec's *ft, or the core's defaults). */
+typedef struct sched__cls {
+  sched_job_spec spec;
+  sched_ft ft;
+} sched__cls;
+#define SCHED__CLS(s, j) (&(s)->specs[(j)->cls].spec)
+#define SCHED__FT(s, j) (&(s)->specs[(j)->cls].ft)
 /* The spec's fields a job keeps as its own (besides kind), under the same names, and those its
  * class shares, interned (the rest, deadline, ft and cand, are not kept in either) */
 /* clang-format off */
@@ -292,7 +303,7 @@ static int sched__vec_push(sched__vec *v, uint32_t x) {
 
 /* FNV-1a's step over its 8-byte words, each folded down (the index takes the low bits); a job's
  * class is its entry's place in s->specs, which the hash does not decide. */
-static uint64_t sched__spec_hash(const sched_job_spec *k) {
+static uint64_t sched__spec_hash(const sched__cls *k) {
   const unsigned char *b = (const unsigned char *)k;
   uint64_t h = 0xcbf29ce484222325ull, w;
   size_t i = 0;
@@ -312,13 +323,20 @@ static void sched__spec_put(sched *s, uint32_t e) {
   s->spec_hash[i] = e + 1;
 }
 
-/* The index in s->specs of sp's shared part (added when new). 0 or SCHED_ENOMEM. */
-static int sched__spec_intern(sched *s, const sched_job_spec *sp, uint32_t *out) {
-  sched_job_spec k;
+/* The index in s->specs of sp's shared part and fault tolerance ft (added when new). 0 or
+ * SCHED_ENOMEM. */
+static int sched__spec_intern(sched *s, const sched_job_spec *sp, const sched_ft *ft, uint32_t *out) {
+  sched__cls k;
   memset(&k, 0, sizeof k); /* padding too: entries are compared bytewise */
-#define SCHED__TO_KEY(f) k.f = sp->f;
+#define SCHED__TO_KEY(f) k.spec.f = sp->f;
   SCHED__JOB_SHARED(SCHED__TO_KEY)
 #undef SCHED__TO_KEY
+  k.ft.policy = ft->policy; /* field by field: its padding stays zero */
+  k.ft.ckpt_rule = ft->ckpt_rule;
+  k.ft.ckpt_interval_s = ft->ckpt_interval_s;
+  k.ft.standby_k = ft->standby_k;
+  k.ft.replicas = ft->replicas;
+  k.ft.max_restarts = ft->max_restarts;
   uint64_t h = sched__spec_hash(&k);
   for (uint32_t i = s->spec_hcap ? (uint32_t)h & (s->spec_hcap - 1) : 0; s->spec_hcap;
        i = (i + 1) & (s->spec_hcap - 1)) {
@@ -331,7 +349,7 @@ static int sched__spec_intern(sched *s, const sched_job_spec *sp, uint32_t *out)
   }
   if (s->nspecs == s->capspecs) {
     uint32_t nc = s->capspecs ? 2 * s->capspecs : 8;
-    sched_job_spec *p = realloc(s->specs, nc * sizeof *p);
+    sched__cls *p = realloc(s->specs, nc * sizeof *p);
     if (!p) return SCHED_ENOMEM;
     s->specs = p;
     s->capspecs = nc;
@@ -355,7 +373,7 @@ static int sched__spec_intern(sched *s, const sched_job_spec *sp, uint32_t *out)
  * arrival being handled when `cand` and it is that job's (ft and deadline are not kept). */
 static const sched_job_spec *sched__spec_of(const sched *s, uint32_t jid, sched_job_spec *out, int cand) {
   const sched__job *j = &s->jobs[jid];
-  *out = s->specs[j->cls];
+  *out = s->specs[j->cls].spec;
   out->kind = (sched_job_kind)j->kind;
 #define SCHED__TO_SPEC(f) out->f = j->f;
   SCHED__JOB_OWN(SCHED__TO_SPEC)
@@ -383,9 +401,25 @@ static int sched__prov_resize(sched *s, uint32_t nc) {
   if (nc <= s->prov_cap) return 0;
   sched__provider *p = sim_bigmem_realloc(s->prov, (size_t)nc * sizeof *p);
   if (!p) return SCHED_ENOMEM;
-  for (uint32_t i = s->prov_cap; i < nc; i++) p[i] = (sched__provider){0, 0, -1, 0};
+  for (uint32_t i = s->prov_cap; i < nc; i++) p[i] = (sched__provider){0, 0, -1};
   s->prov = p;
   s->prov_cap = nc;
+  return 0;
+}
+/* Provider prov's stake (USD): 0 when it has none kept. */
+static inline double sched__stake(const sched *s, uint32_t prov) { return prov < s->nstake ? s->stake[prov] : 0; }
+/* Sets it, keeping stakes up to prov. 0 or SCHED_ENOMEM. */
+static int sched__stake_set(sched *s, uint32_t prov, double v) {
+  if (prov >= s->capstake) {
+    uint64_t nc = s->capstake ? s->capstake : 64;
+    while (nc <= prov) nc += nc / 8 + 16;
+    double *p = sim_bigmem_realloc(s->stake, (size_t)nc * sizeof *p);
+    if (!p) return SCHED_ENOMEM;
+    s->stake = p;
+    s->capstake = (uint32_t)nc;
+  }
+  for (; s->nstake <= prov; s->nstake++) s->stake[s->nstake] = 0;
+  s->stake[prov] = v;
   return 0;
 }
 /* Capacity for id: grown by an eighth at a time, at most the configured bound. */
@@ -557,10 +591,10 @@ static void sched__rep_add(sched *s, uint32_t prov, double pos, double neg) {
 }
 
 static void sched__slash(sched *s, uint32_t prov, double amount) {
-  sched__provider *p = &s->prov[prov];
   if (!(amount > 0)) return;
-  if (amount > p->stake) amount = p->stake;
-  p->stake -= amount;
+  double held = sched__stake(s, prov);
+  if (amount > held) amount = held;
+  if (prov < s->nstake) s->stake[prov] -= amount; /* (none held past nstake: amount is 0) */
   s->ledger.slashed += amount;
 }
 
@@ -665,19 +699,20 @@ static double sched__ckpt_interval(sched *s, sched__job *j, sched__run *r, doubl
     r->ckpt_c = C;
   }
   *cost = C;
-  if (j->ft.ckpt_rule == SCHED_CKPT_FIXED || !(C > 0) || !isfinite(C)) return j->ft.ckpt_interval_s;
+  if (SCHED__FT(s, j)->ckpt_rule == SCHED_CKPT_FIXED || !(C > 0) || !isfinite(C))
+    return SCHED__FT(s, j)->ckpt_interval_s;
   double M = sched__gpu_mtbf(s) / (r->n ? r->n : 1);
-  double T = j->ft.ckpt_rule == SCHED_CKPT_DALY ? sched_daly_interval(C, M) : sched_young_interval(C, M);
+  double T = SCHED__FT(s, j)->ckpt_rule == SCHED_CKPT_DALY ? sched_daly_interval(C, M) : sched_young_interval(C, M);
   return T > 1.0 ? T : 1.0;
 }
 
 /* The job's runs take periodic checkpoints. */
-static int sched__ckpt_on(const sched__job *j) {
-  return j->ft.policy == SCHED_FT_CHECKPOINT && j->kind == SCHED_JOB_BATCH;
+static int sched__ckpt_on(const sched *s, const sched__job *j) {
+  return SCHED__FT(s, j)->policy == SCHED_FT_CHECKPOINT && j->kind == SCHED_JOB_BATCH;
 }
 
 static void sched__arm_ckpt(sched *s, sched__job *j, sched__run *r, double after) {
-  if (!sched__ckpt_on(j) || s->cfg.ckpt_analytic) return;
+  if (!sched__ckpt_on(s, j) || s->cfg.ckpt_analytic) return;
   double C;
   double T = sched__ckpt_interval(s, j, r, &C);
   r->ckpt_seq++;
@@ -712,7 +747,7 @@ static int sched__eligible(const sched *s, const sched_job_spec *sp, const sched
   if (sp->max_rtt_s > 0 && ln->rtt_s > sp->max_rtt_s) return 0;
   if (sp->min_bw_bps > 0 && ln->bw_bps < sp->min_bw_bps) return 0;
   if (sp->max_price_per_h > 0 && in->price_per_h > sp->max_price_per_h) return 0;
-  if (s->prov[in->provider].stake < s->cfg.stake_min) return 0;
+  if (sched__stake(s, in->provider) < s->cfg.stake_min) return 0;
   if (g->speed < s->cfg.degrade_ratio) return 0; /* degraded: back when it reports better */
   if (s->cfg.min_reputation > 0 && sched__rep(s, in->provider, s->now) < s->cfg.min_reputation) return 0;
   return 1;
@@ -898,10 +933,12 @@ static void sched__employ(sched *s, uint32_t id, uint32_t job, uint32_t run, int
 static int sched__place_run(sched *s, uint32_t jid, int backup) {
   sched__job *j = &s->jobs[jid];
   unsigned width = j->width;
-  unsigned k = j->ft.policy == SCHED_FT_STANDBY ? j->ft.standby_k : 0;
+  unsigned k = SCHED__FT(s, j)->policy == SCHED_FT_STANDBY ? SCHED__FT(s, j)->standby_k : 0;
   if (!j->runs) {
     /* as many run slots as the policy can use at once: copies, or the run and its backup */
-    unsigned n = j->ft.policy == SCHED_FT_REPLICATE ? j->ft.replicas : j->ft.policy == SCHED_FT_SPECULATIVE ? 2 : 1;
+    unsigned n = SCHED__FT(s, j)->policy == SCHED_FT_REPLICATE     ? SCHED__FT(s, j)->replicas
+                 : SCHED__FT(s, j)->policy == SCHED_FT_SPECULATIVE ? 2
+                                                                   : 1;
     if (sched__runs_alloc(j, n)) return SCHED_ENOMEM;
   }
   sched__run *r = NULL;
@@ -914,7 +951,7 @@ static int sched__place_run(sched *s, uint32_t jid, int backup) {
   if (sched__scratch_reserve(s, width > k ? width : k)) return SCHED_ENOMEM;
   if (!r->members) {
     /* one block: the members, then the standbys (freed with members) */
-    r->members = malloc((width + j->ft.standby_k + 1) * sizeof *r->members);
+    r->members = malloc((width + SCHED__FT(s, j)->standby_k + 1) * sizeof *r->members);
     r->standby = r->members ? r->members + width : NULL;
     if (!r->members || !r->standby) return SCHED_ENOMEM;
   }
@@ -953,7 +990,7 @@ static int sched__place_run(sched *s, uint32_t jid, int backup) {
   sched_decision d = {
       .type = SCHED_D_PLACE, .job = jid, .run = run, .gpus = r->members, .ngpus = width, .value = stage};
   if (s->cfg.ckpt_analytic) {
-    if (sched__ckpt_on(j)) d.ckpt_interval = sched__ckpt_interval(s, j, r, &d.ckpt_cost);
+    if (sched__ckpt_on(s, j)) d.ckpt_interval = sched__ckpt_interval(s, j, r, &d.ckpt_cost);
   } else {
     sched__arm_ckpt(s, j, r, stage);
   }
@@ -981,14 +1018,14 @@ static void sched__refill_standby(sched *s, uint32_t jid, sched__run *r) {
     s->oom = 1;
     return;
   }
-  while (r->nsb < j->ft.standby_k && sched__select(s, &any, 1, s->scratch) == 0) {
+  while (r->nsb < SCHED__FT(s, j)->standby_k && sched__select(s, &any, 1, s->scratch) == 0) {
     uint32_t id = s->scratch[0];
     r->standby[r->nsb++] = id;
     sched__employ(s, id, jid, r->id, SCHED_GPU_STANDBY);
     sched_decision e = {.type = SCHED_D_STANDBY, .job = jid, .run = r->id, .gpu = id};
     sched__emit(s, &e);
   }
-  if (r->nsb < j->ft.standby_k) sched__vec_push(&s->deficit, jid);
+  if (r->nsb < SCHED__FT(s, j)->standby_k) sched__vec_push(&s->deficit, jid);
 }
 
 static void sched__queue_push(sched *s, uint32_t jid, int front) {
@@ -1038,8 +1075,8 @@ static int sched__schedule(sched *s) {
     if (rc < -1) return rc;
     if (rc == 0) {
       sched__queue_remove(s, jid);
-      if (s->jobs[jid].ft.policy == SCHED_FT_REPLICATE)
-        for (unsigned c = 1; c < s->jobs[jid].ft.replicas; c++)
+      if (SCHED__FT(s, &s->jobs[jid])->policy == SCHED_FT_REPLICATE)
+        for (unsigned c = 1; c < SCHED__FT(s, &s->jobs[jid])->replicas; c++)
           if (sched__place_run(s, jid, 0) != 0) break;
     }
     jid = next;
@@ -1050,9 +1087,9 @@ static int sched__schedule(sched *s) {
     sched__job *j = &s->jobs[d];
     if (j->state != SCHED_JOB_RUNNING || !j->runs) continue;
     for (unsigned k = 0; k < j->nruns; k++)
-      if (j->runs[k].active && j->runs[k].nsb < j->ft.standby_k) {
+      if (j->runs[k].active && j->runs[k].nsb < SCHED__FT(s, j)->standby_k) {
         sched__refill_standby(s, d, &j->runs[k]);
-        if (j->runs[k].nsb < j->ft.standby_k) return 0; /* pool dry; it was pushed back */
+        if (j->runs[k].nsb < SCHED__FT(s, j)->standby_k) return 0; /* pool dry; it was pushed back */
       }
   }
   return 0;
@@ -1105,7 +1142,7 @@ static int sched__interrupt(sched *s, uint32_t jid, sched__run *r, sched_reason 
   sched__job *j = &s->jobs[jid];
   sched__stop_run(s, jid, r, why);
   if (sched__active_runs(j) > 0) {
-    if (j->ft.policy == SCHED_FT_REPLICATE) {
+    if (SCHED__FT(s, j)->policy == SCHED_FT_REPLICATE) {
       int rc = sched__place_run(s, jid, 0); /* keep k copies when GPUs allow */
       if (rc < -1) return rc;
     }
@@ -1113,8 +1150,8 @@ static int sched__interrupt(sched *s, uint32_t jid, sched__run *r, sched_reason 
   }
   j->restarts++;
   j->speculated = 0;
-  if (j->ft.policy != SCHED_FT_CHECKPOINT) j->saved_work = 0;
-  if (j->restarts > j->ft.max_restarts) {
+  if (SCHED__FT(s, j)->policy != SCHED_FT_CHECKPOINT) j->saved_work = 0;
+  if (j->restarts > SCHED__FT(s, j)->max_restarts) {
     sched__end_job(s, jid, SCHED_R_GAVE_UP);
     return 0;
   }
@@ -1187,7 +1224,7 @@ static int sched__gpu_lost(sched *s, uint32_t id) {
     s->cnt.scale_events++;
     return sched__service_fill(s, jid);
   }
-  if (j->ft.policy == SCHED_FT_STANDBY) {
+  if (SCHED__FT(s, j)->policy == SCHED_FT_STANDBY) {
     /* N+k: promote a standby at once, else take an idle GPU; the newcomer loads the job's state
      * from its peers (ckpt_bytes over its link) while the run waits. */
     uint32_t nid = SCHED__NIL;
@@ -1284,7 +1321,10 @@ static int sched__gpu_join(sched *s, uint32_t id, const sched_gpu_info *in) {
   g->speed = 1;
   sched__provider *p = &s->prov[in->provider];
   if (p->t < 0) { /* its first GPU */
-    p->stake = in->stake;
+    if (in->stake != 0 || in->provider < s->nstake) {
+      rc = sched__stake_set(s, in->provider, in->stake);
+      if (rc) return rc;
+    }
     p->t = s->now;
   }
   return 0;
@@ -1318,7 +1358,8 @@ static int sched__gpu_degrade(sched *s, uint32_t id, double f) {
   sched__run *r = sched__run_find(s, j, g->run);
   if (!r) return SCHED_ESTATE;
   r->rate = sched__run_rate(s, j, r);
-  if (f >= s->cfg.degrade_ratio || j->ft.policy != SCHED_FT_STANDBY || !r->nsb || j->kind != SCHED_JOB_BATCH) return 0;
+  if (f >= s->cfg.degrade_ratio || SCHED__FT(s, j)->policy != SCHED_FT_STANDBY || !r->nsb || j->kind != SCHED_JOB_BATCH)
+    return 0;
   /* Replace the degraded member by a standby; the degraded GPU goes back to the pool, where its
    * speed factor lowers its selection weight. */
   uint32_t nid = r->standby[--r->nsb];
@@ -1492,7 +1533,9 @@ static int sched__job_arrive(sched *s, uint32_t jid, const sched_job_spec *sp) {
   uint32_t next_run = j->next_run; /* run ids go on across the id's lives: the timers and late */
   memset(j, 0, sizeof *j);         /* reports of a forgotten job stay stale for the new one */
   j->next_run = next_run;
-  rc = sched__spec_intern(s, sp, &j->cls);
+  sched_ft ft = sp->ft ? *sp->ft : (sched_ft){s->cfg.policy,    s->cfg.ckpt_rule, s->cfg.ckpt_interval_s,
+                                              s->cfg.standby_k, s->cfg.replicas,  s->cfg.max_restarts};
+  rc = sched__spec_intern(s, sp, &ft, &j->cls);
   if (rc) return rc;
   j->kind = (uint8_t)sp->kind;
 #define SCHED__FROM_SPEC(f) j->f = sp->f;
@@ -1501,12 +1544,6 @@ static int sched__job_arrive(sched *s, uint32_t jid, const sched_job_spec *sp) {
   s->cand_job = jid; /* its candidates, for the placement tried now */
   s->cand = sp->cand;
   s->ncand = sp->ncand;
-  if (sp->ft) {
-    j->ft = *sp->ft;
-  } else {
-    j->ft = (sched_ft){s->cfg.policy,    s->cfg.ckpt_rule, s->cfg.ckpt_interval_s,
-                       s->cfg.standby_k, s->cfg.replicas,  s->cfg.max_restarts};
-  }
   j->submit = s->now;
   j->start = -1;
   j->end = -1;
@@ -1540,8 +1577,8 @@ static int sched__job_arrive(sched *s, uint32_t jid, const sched_job_spec *sp) {
       sched__end_job(s, jid, SCHED_R_RELEASED);
       return 0;
     }
-    if (j->ft.policy == SCHED_FT_REPLICATE)
-      for (unsigned c = 1; c < j->ft.replicas; c++)
+    if (SCHED__FT(s, j)->policy == SCHED_FT_REPLICATE)
+      for (unsigned c = 1; c < SCHED__FT(s, j)->replicas; c++)
         if (sched__place_run(s, jid, 0) != 0) break;
     return 0;
   }
@@ -1562,7 +1599,7 @@ static int sched__job_withdraw(sched *s, uint32_t jid) {
   if (j->runs)
     for (unsigned k = 0; k < j->nruns; k++)
       if (j->runs[k].active) sched__stop_run(s, jid, &j->runs[k], SCHED_R_PREEMPTED);
-  if (j->ft.policy != SCHED_FT_CHECKPOINT) j->saved_work = 0;
+  if (SCHED__FT(s, j)->policy != SCHED_FT_CHECKPOINT) j->saved_work = 0;
   sched__end_job(s, jid, SCHED_R_WITHDRAWN);
   return sched__schedule(s);
 }
@@ -1596,7 +1633,8 @@ static int sched__progress(sched *s, uint32_t jid, sched__run *r, double work) {
   }
   r->last_t = s->now;
   r->last_work = work;
-  if (r->slow && j->ft.policy == SCHED_FT_SPECULATIVE && !j->speculated && !r->backup && sched__active_runs(j) == 1) {
+  if (r->slow && SCHED__FT(s, j)->policy == SCHED_FT_SPECULATIVE && !j->speculated && !r->backup &&
+      sched__active_runs(j) == 1) {
     int rc = sched__place_run(s, jid, 1);
     if (rc < -1) return rc;
     if (rc == 0) {
@@ -1779,7 +1817,7 @@ static int sched__handle(sched *s, const sched_event *ev) {
 double sched_provider_reputation(const sched *s, uint32_t provider, double t, double *stake) {
   if (stake) *stake = 0;
   if (!s || provider >= s->prov_cap || s->prov[provider].t < 0) return NAN;
-  if (stake) *stake = s->prov[provider].stake;
+  if (stake) *stake = sched__stake(s, provider);
   return sched__rep(s, provider, t);
 }
 
@@ -1832,6 +1870,7 @@ void sched_destroy(sched *s) {
   free(s->spec_hash);
   free(s->gpus);
   free(s->prov);
+  free(s->stake);
   free(s->node_income);
   free(s->heap);
   free(s->deficit.v);
@@ -1860,7 +1899,7 @@ int sched_gpu_query(const sched *s, uint32_t gpu, double t, sched_gpu_status *ou
   out->speed = g->speed;
   if (g->known) {
     out->reputation = sched__rep(s, g->info.provider, t);
-    out->stake = s->prov[g->info.provider].stake;
+    out->stake = sched__stake(s, g->info.provider);
   }
   return 0;
 }

@@ -182,24 +182,18 @@ typedef struct mkt_job {
   uint16_t node;                                      /* 1 + the GP Node that took it (nodes.queues), 0 none */
   uint16_t gpus, interruptions, replacements;
   uint8_t cls, state, from_trace, started, nruns;
-  uint8_t strat;   /* bidding pool: mkt_strategy of its client */
-  float margin;    /* adaptive bidder: bid = value x (1 - margin) */
-  uint32_t cj;     /* its job id in the core while the core holds it (mkt__submit to the JOB_FORGET
-                      that follows its end), MKT__NOCORE else */
-  mkt_run *runs;   /* nruns: as many as its policy runs at once (mkt__job_runs). One (most
-                      policies): the run slot of its core id, &mkt_market.crun[cj], while the core
-                      holds it, NULL else (a bid waiting in the pool's queue has none); several: a
-                      block of its own for the job's life */
-  uint32_t ep, ck; /* one run: its run slot's timer generations (mkt_run.epoch, .ck) while the core
-                      does not hold it, taken up again by the slot of its next core id, so that its
-                      timers count on as when the slot was in this record (the core's run ids,
-                      which go on across a core id's lives, already tell stale timers apart) */
+  uint8_t strat; /* bidding pool: mkt_strategy of its client */
+  float margin;  /* adaptive bidder: bid = value x (1 - margin) */
+  uint32_t cj;   /* its job id in the core while the core holds it (mkt__submit to the JOB_FORGET
+                    that follows its end), MKT__NOCORE else; in the line of runs and run0 */
+  mkt_run *runs; /* nruns: as many as its policy runs at once (mkt__job_runs); &run0 when
+                             that is one (most policies), so that no other block is read */
+  mkt_run run0;
 } mkt_job;
-_Static_assert(sizeof(mkt_job) == 168, "a job record without its run slot (352 bytes with it before 2026-12-04)");
 #define MKT__NOCORE UINT32_MAX
-/* Frees a job's run slots (a block of its own; a core id's run slot stays with the core id). */
+/* Frees a job's run slots (those not in its record). */
 static inline void mkt__job_runs_free(mkt_job *j) {
-  if (j->nruns > 1) free(j->runs);
+  if (j->runs != &j->run0) free(j->runs);
   j->runs = NULL;
 }
 /* Run slots a job of class k needs in world w: the copies (replicate), the run and its backup
@@ -288,12 +282,9 @@ typedef struct mkt_market {
   uint32_t nforget, capforget; /* core ids of the jobs the core ended: forget after the event */
   /* The core's job ids are its own, dense over the jobs it holds (not the market's slots, which
    * bids waiting in the pool's queue take too): the core's job table is as long as the most jobs
-   * it held at once. cslot: the market slot of each core id (NIL when free); cfree: free ids.
-   * crun: the run slot of each core id, for the jobs that run one at a time (mkt_job.runs). */
+   * it held at once. cslot: the market slot of each core id (NIL when free); cfree: free ids. */
   uint32_t *cslot, *cfree;
   uint32_t ncj, capcj, ncfree, capcfree;
-  mkt_run *crun;
-  uint32_t capcrun;
   double wake_at;
   size_t trace_next;
   int64_t stakes, staked_score_milli;

@@ -47,6 +47,8 @@ static uint32_t job_alloc(mkt_market *m) {
   if (m->njobs == m->capjobs) { /* the free-slot list holds at most as many as there are slots */
     uint32_t capf = m->capjobs;
     m->jobs = mkt__grow(m->jobs, &m->capjobs, m->njobs + 1, sizeof *m->jobs);
+    for (uint32_t s = 0; s < m->njobs; s++) /* the records moved: so did their own run slots */
+      if (m->jobs[s].runs && m->jobs[s].nruns <= 1) m->jobs[s].runs = &m->jobs[s].run0;
     m->freeslots = mkt__grow(m->freeslots, &capf, m->capjobs, sizeof *m->freeslots);
   }
   return m->njobs++;
@@ -260,7 +262,8 @@ static void new_job(sim_lp *lp, const mkt_ctx *c, mkt_market *m, unsigned k, dou
   mkt__rpool(lp, c, m->pool, MKT_RP_SUBMITTED, 1);
   j->from_trace = (uint8_t)trace;
   j->nruns = mkt__job_runs(c, m->world, k);
-  if (j->nruns > 1 && !(j->runs = calloc(j->nruns, sizeof *j->runs))) SIM_FATAL("out of memory");
+  j->runs = j->nruns <= 1 ? &j->run0 : calloc(j->nruns, sizeof *j->runs);
+  if (!j->runs) SIM_FATAL("out of memory");
   j->deadline = cc->deadline_slack > 0 ? j->submit + cc->deadline_slack * w : 0;
   mkt__series(lp, c, MKT_S_JOBS, k * MKT_NJCOLS + MKT_J_SUBMITTED, 0, 1);
   m->ops->submit(lp, c, m, s);
@@ -571,8 +574,7 @@ void mkt__market_prefetch_early(const sim_lp *lp, const void *st, const void *vm
   const mkt_msg *msg = vmsg;
   if (!msg) return;
   if (msg->kind == M_FINISH || msg->kind == M_CKPT) {
-    if (msg->slot < m->njobs) __builtin_prefetch(&m->jobs[msg->slot]);
-    if ((uint64_t)msg->a < m->ncj) __builtin_prefetch(&m->crun[msg->a]); /* its run's members (a: its core id) */
+    if (msg->slot < m->njobs) __builtin_prefetch(&m->jobs[msg->slot].run0); /* its run's members */
   } else if (msg->kind <= M_DEPART) {
     int64_t i = hint_prov(c, m, src);
     if (i >= 0) __builtin_prefetch(&m->hix[i]);
@@ -589,21 +591,19 @@ void mkt__market_prefetch(const sim_lp *lp, const void *st, const void *vmsg, si
   __builtin_prefetch(m);
   if (!msg) return;
   if (msg->kind == M_FINISH || msg->kind == M_CKPT) {
-    if (msg->slot < m->njobs) __builtin_prefetch(&m->jobs[msg->slot]); /* its head */
-    if ((uint64_t)msg->a < m->ncj) { /* a: the core id it was set for; the core's job record, the
-                                        run slot of that id (the early hint fetched its first line),
-                                        then its members' GPU records */
-      if (m->core) sched_prefetch_job(m->core, (uint32_t)msg->a);
-      const mkt_run *r = &m->crun[msg->a];
-      const char *p = (const char *)r;
+    if (msg->slot < m->njobs) {
+      const mkt_job *j = &m->jobs[msg->slot];
+      const char *p = (const char *)j; /* its head and its run slot */
       __builtin_prefetch(p);
-      __builtin_prefetch(p + 64);
-      __builtin_prefetch(p + 128);
-      if (r->n <= MKT__MAX_HOST_GPUS)
-        for (unsigned k = 0; k < r->n; k++)
-          if (r->gpus[k] < m->ncg) {
-            __builtin_prefetch(&m->cg[r->gpus[k]]);
-            if (m->core) sched_prefetch_gpu(m->core, r->gpus[k]);
+      __builtin_prefetch(p + offsetof(mkt_job, run0));
+      __builtin_prefetch(p + offsetof(mkt_job, run0) + 64);
+      if (m->core && j->cj != MKT__NOCORE) sched_prefetch_job(m->core, j->cj); /* cj: the early hint's line */
+      if (j->runs == &j->run0 &&
+          j->run0.n <= MKT__MAX_HOST_GPUS) /* its members' GPU records (the early hint fetched the run) */
+        for (unsigned k = 0; k < j->run0.n; k++)
+          if (j->run0.gpus[k] < m->ncg) {
+            __builtin_prefetch(&m->cg[j->run0.gpus[k]]);
+            if (m->core) sched_prefetch_gpu(m->core, j->run0.gpus[k]);
           }
     }
   } else if (msg->kind == M_WAKE) {

@@ -199,16 +199,6 @@ static void release(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t cid, i
 }
 
 /* ---- runs ------------------------------------------------------------------------------------ */
-/* A job of one run has the run slot of its core id while the core holds it and none else: checked
- * in Debug builds (the tests under ASan), where NDEBUG is not defined. */
-static inline void job_runs_check(const mkt_market *m, const mkt_job *j) {
-#ifndef NDEBUG
-  if (j->state != J_FREE && j->nruns <= 1 && j->runs != (j->cj == MKT__NOCORE ? NULL : &m->crun[j->cj]))
-    SIM_FATAL("job %u: its run slot is not its core id's (core id %u)", (unsigned)(j - m->jobs), j->cj);
-#else
-  (void)m, (void)j;
-#endif
-}
 static mkt_run *run_find(mkt_job *j, uint32_t run) {
   for (int k = 0; k < j->nruns; k++)
     if (j->runs[k].active && j->runs[k].id == run) return &j->runs[k];
@@ -222,7 +212,6 @@ static mkt_run *run_find(mkt_job *j, uint32_t run) {
 static mkt_run *timer_run(mkt_market *m, const mkt_msg *msg) {
   if (msg->slot >= m->njobs) return NULL;
   mkt_job *j = &m->jobs[msg->slot];
-  job_runs_check(m, j);
   return j->state == J_RUNNING && msg->a == (int64_t)j->cj ? run_find(j, msg->gen) : NULL;
 }
 
@@ -419,7 +408,6 @@ static void sink(void *ctx, const sched_decision *d) {
   const uint32_t s = cj < m->ncj ? m->cslot[cj] : NIL;
   if (s >= m->njobs) SIM_FATAL("core decided about unknown job %u", cj);
   mkt_job *j = &m->jobs[s];
-  job_runs_check(m, j);
   const sched_ft *ft = &c->ft[m->world][j->cls];
   switch (d->type) {
   case SCHED_D_PLACE: {
@@ -625,16 +613,10 @@ void mkt__feed(sim_lp *lp, const mkt_ctx *c, mkt_market *m, sched_event *e) {
     rc = sched_handle(m->core, &f);
     if (rc) SIM_FATAL("JOB_FORGET refused: %s", sched_strerror(rc));
     m->cslot[cj] = NIL;
-    mkt_job *j = &m->jobs[s];
-    j->cj = MKT__NOCORE;
-    if (j->nruns <= 1) { /* the run slot stays with the core id: its generations go on with the job */
-      j->ep = m->crun[cj].epoch;
-      j->ck = m->crun[cj].ck;
-      j->runs = NULL;
-    }
+    m->jobs[s].cj = MKT__NOCORE;
     m->cfree = mkt__grow(m->cfree, &m->capcfree, m->ncfree + 1, sizeof *m->cfree);
     m->cfree[m->ncfree++] = cj;
-    if (j->state == J_LEAVING) mkt__job_free(m, s);
+    if (m->jobs[s].state == J_LEAVING) mkt__job_free(m, s);
   }
   /* the core's next timer */
   double w = sched_next_wakeup(m->core), now = sim_now(lp);
@@ -757,12 +739,10 @@ static int prefetch_host(const mkt_market *m, const mkt_host *h, unsigned n) {
     uint32_t cid = (uint32_t)h->cid + g, slot = m->cg[cid].slot;
     sched_prefetch_gpu(m->core, cid);
     employed |= slot != NIL;
-    if (slot != NIL && slot < m->njobs) /* (not the core's job record: its id is in this one, not here yet) */
+    if (slot != NIL && slot < m->njobs) { /* (not the core's job record: its id is in this one, not here yet) */
       __builtin_prefetch(&m->jobs[slot]);
-  }
-  for (unsigned g = 0; employed && g < n; g++) { /* their run slots, named in the records just fetched */
-    uint32_t slot = m->cg[(uint32_t)h->cid + g].slot;
-    if (slot != NIL && slot < m->njobs && m->jobs[slot].runs) __builtin_prefetch(m->jobs[slot].runs);
+      __builtin_prefetch(&m->jobs[slot].run0);
+    }
   }
   return employed;
 }
@@ -873,21 +853,9 @@ void mkt__submit(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s, const 
   } else {
     m->cslot = mkt__grow(m->cslot, &m->capcj, m->ncj + 1, sizeof *m->cslot);
     cj = m->ncj++;
-    if (m->capcrun < m->capcj) { /* the run slots moved: so do the jobs' pointers to them */
-      m->crun = mkt__grow(m->crun, &m->capcrun, m->capcj, sizeof *m->crun);
-      for (uint32_t k = 0; k < cj; k++)
-        if (m->cslot[k] != NIL && m->jobs[m->cslot[k]].nruns <= 1) m->jobs[m->cslot[k]].runs = &m->crun[k];
-    }
   }
   m->cslot[cj] = s;
   j->cj = cj;
-  if (j->nruns <= 1) { /* the run slot of its core id, as the job left it (its generations) */
-    mkt_run *r = &m->crun[cj];
-    memset(r, 0, sizeof *r);
-    r->epoch = j->ep;
-    r->ck = j->ck;
-    j->runs = r;
-  }
   sched_event e = {.type = SCHED_EV_JOB_ARRIVE, .job = cj};
   sched_job_spec *sp = &e.u.job;
   sp->kind = SCHED_JOB_BATCH;
@@ -1089,6 +1057,5 @@ void mkt__place_fini(mkt_market *m) {
   free(m->forget);
   free(m->cslot);
   free(m->cfree);
-  free(m->crun);
   m->core = NULL;
 }

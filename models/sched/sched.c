@@ -408,15 +408,15 @@ static int sched__prov_resize(sched *s, uint32_t nc) {
 }
 /* Provider prov's stake (USD): 0 when it has none kept. */
 static inline double sched__stake(const sched *s, uint32_t prov) { return prov < s->nstake ? s->stake[prov] : 0; }
-/* Sets it, keeping stakes up to prov. 0 or SCHED_ENOMEM. */
+static uint32_t sched__grown(uint32_t cap, uint32_t id, uint32_t max);
+/* Sets it, keeping stakes up to prov (< max_providers). 0 or SCHED_ENOMEM. */
 static int sched__stake_set(sched *s, uint32_t prov, double v) {
   if (prov >= s->capstake) {
-    uint64_t nc = s->capstake ? s->capstake : 64;
-    while (nc <= prov) nc += nc / 8 + 16;
+    uint32_t nc = sched__grown(s->capstake, prov, s->cfg.max_providers);
     double *p = sim_bigmem_realloc(s->stake, (size_t)nc * sizeof *p);
     if (!p) return SCHED_ENOMEM;
     s->stake = p;
-    s->capstake = (uint32_t)nc;
+    s->capstake = nc;
   }
   for (; s->nstake <= prov; s->nstake++) s->stake[s->nstake] = 0;
   s->stake[prov] = v;
@@ -699,10 +699,10 @@ static double sched__ckpt_interval(sched *s, sched__job *j, sched__run *r, doubl
     r->ckpt_c = C;
   }
   *cost = C;
-  if (SCHED__FT(s, j)->ckpt_rule == SCHED_CKPT_FIXED || !(C > 0) || !isfinite(C))
-    return SCHED__FT(s, j)->ckpt_interval_s;
+  const sched_ft *ft = SCHED__FT(s, j);
+  if (ft->ckpt_rule == SCHED_CKPT_FIXED || !(C > 0) || !isfinite(C)) return ft->ckpt_interval_s;
   double M = sched__gpu_mtbf(s) / (r->n ? r->n : 1);
-  double T = SCHED__FT(s, j)->ckpt_rule == SCHED_CKPT_DALY ? sched_daly_interval(C, M) : sched_young_interval(C, M);
+  double T = ft->ckpt_rule == SCHED_CKPT_DALY ? sched_daly_interval(C, M) : sched_young_interval(C, M);
   return T > 1.0 ? T : 1.0;
 }
 
@@ -932,13 +932,12 @@ static void sched__employ(sched *s, uint32_t id, uint32_t job, uint32_t run, int
  * -1 when the GPUs are not there (nothing changed), or SCHED_ENOMEM. */
 static int sched__place_run(sched *s, uint32_t jid, int backup) {
   sched__job *j = &s->jobs[jid];
+  const sched_ft *ft = SCHED__FT(s, j);
   unsigned width = j->width;
-  unsigned k = SCHED__FT(s, j)->policy == SCHED_FT_STANDBY ? SCHED__FT(s, j)->standby_k : 0;
+  unsigned k = ft->policy == SCHED_FT_STANDBY ? ft->standby_k : 0;
   if (!j->runs) {
     /* as many run slots as the policy can use at once: copies, or the run and its backup */
-    unsigned n = SCHED__FT(s, j)->policy == SCHED_FT_REPLICATE     ? SCHED__FT(s, j)->replicas
-                 : SCHED__FT(s, j)->policy == SCHED_FT_SPECULATIVE ? 2
-                                                                   : 1;
+    unsigned n = ft->policy == SCHED_FT_REPLICATE ? ft->replicas : ft->policy == SCHED_FT_SPECULATIVE ? 2 : 1;
     if (sched__runs_alloc(j, n)) return SCHED_ENOMEM;
   }
   sched__run *r = NULL;
@@ -951,7 +950,7 @@ static int sched__place_run(sched *s, uint32_t jid, int backup) {
   if (sched__scratch_reserve(s, width > k ? width : k)) return SCHED_ENOMEM;
   if (!r->members) {
     /* one block: the members, then the standbys (freed with members) */
-    r->members = malloc((width + SCHED__FT(s, j)->standby_k + 1) * sizeof *r->members);
+    r->members = malloc((width + ft->standby_k + 1) * sizeof *r->members);
     r->standby = r->members ? r->members + width : NULL;
     if (!r->members || !r->standby) return SCHED_ENOMEM;
   }

@@ -27,6 +27,8 @@
 #ifndef LAB_LAB_INTERNAL_H
 #define LAB_LAB_INTERNAL_H
 
+#include <sys/types.h> /* pid_t */
+
 #include "kernels/krn.h"
 #include "lab/lab.h"
 #include "models/sched/sched.h"
@@ -48,7 +50,8 @@ void lab__kernel_dims(krn_kernel k, krn_dims *d);
 void lab__calib_dims(krn_dims *d);
 
 /* Body of a worker process (after fork): never returns. */
-void lab__worker_main(int id, int rfd, int wfd, double speed, int threads, double heartbeat) __attribute__((noreturn));
+void lab__worker_main(pid_t runner, int id, int rfd, int wfd, double speed, int threads, double heartbeat)
+    __attribute__((noreturn));
 
 /* One fault to inject: the scheduled ones and the random ones (a Poisson process per worker
  * from lab.seed), merged and sorted by time. The real lab and its simulated twin share it. */

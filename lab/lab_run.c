@@ -203,6 +203,7 @@ static int lab__spawn_into(lab__lab *L, lab__worker *w, size_t i) {
   if (L->o->log) fflush(L->o->log);
   fflush(stdout);
   fflush(stderr);
+  pid_t runner = getpid();
   pid_t pid = fork();
   if (pid < 0) {
     close(a[0]);
@@ -221,7 +222,7 @@ static int lab__spawn_into(lab__lab *L, lab__worker *w, size_t i) {
     if (L->journal) close(fileno(L->journal));
     close(a[1]);
     close(b[0]);
-    lab__worker_main((int)i, a[0], b[1], w->speed, (int)L->cfg->lab.threads, L->cfg->lab.heartbeat);
+    lab__worker_main(runner, (int)i, a[0], b[1], w->speed, (int)L->cfg->lab.threads, L->cfg->lab.heartbeat);
   }
   close(a[0]);
   close(b[1]);

@@ -10,6 +10,7 @@
  * fdatasync of that file plus the count of chunks done: a restart elsewhere resumes from it.
  * The executor starts as "cpu" and becomes what the runner's "E SPEC" line names. */
 #include "lab/lab_internal.h"
+#include "sim/failpoint.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -493,6 +494,7 @@ static void lab__run_command(lab__w *w, char *args) {
     lab__say(w, "F %ld %ld -1 0 pipe: %s", job, run, strerror(errno));
     return;
   }
+  pid_t me = getpid();
   pid_t pid = fork();
   if (pid < 0) {
     close(ep[0]);
@@ -503,6 +505,10 @@ static void lab__run_command(lab__w *w, char *args) {
   if (pid == 0) {
     setpgid(0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL); /* the worker's death takes the command with it */
+    /* A worker that died between the fork and the prctl sends no signal, and until its exec this
+     * child does not show the journal's mark in /proc (a forked environment is not the one the
+     * kernel lists), so a resume's sweep would miss it: it must not start the command. */
+    if (getppid() != me) _exit(127);
     int dn = open("/dev/null", O_RDWR);
     if (dn >= 0) {
       dup2(dn, 0);
@@ -517,6 +523,7 @@ static void lab__run_command(lab__w *w, char *args) {
     execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
     _exit(127);
   }
+  sim_failpoint("command"); /* a worker killed while its command starts (test_lab) */
   setpgid(pid, pid);
   close(ep[1]);
   w->busy = 1;
@@ -677,9 +684,10 @@ static void lab__handle_line(lab__w *w, char *line) {
   }
 }
 
-void lab__worker_main(int id, int rfd, int wfd, double speed, int threads, double heartbeat) {
+void lab__worker_main(pid_t runner, int id, int rfd, int wfd, double speed, int threads, double heartbeat) {
   prctl(PR_SET_PDEATHSIG, SIGKILL); /* a worker never outlives its runner */
-  if (getppid() == 1) _exit(0);     /* the runner died before prctl took effect */
+  /* the runner died before prctl took effect: the orphan's parent is now init or a subreaper */
+  if (getppid() != runner) _exit(0);
   signal(SIGPIPE, SIG_IGN);
   lab__w w;
   memset(&w, 0, sizeof w);

@@ -10,7 +10,6 @@
  * fdatasync of that file plus the count of chunks done: a restart elsewhere resumes from it.
  * The executor starts as "cpu" and becomes what the runner's "E SPEC" line names. */
 #include "lab/lab_internal.h"
-#include "sim/failpoint.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -523,7 +522,6 @@ static void lab__run_command(lab__w *w, char *args) {
     execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
     _exit(127);
   }
-  sim_failpoint("command"); /* a worker killed while its command starts (test_lab) */
   setpgid(pid, pid);
   close(ep[1]);
   w->busy = 1;

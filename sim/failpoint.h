@@ -8,7 +8,7 @@
  *
  * Points: "write" (each 16 KiB an HDF5 writer writes, and once more when the file is whole, before
  * it is renamed), "report" (each file a report or comparison writes), "journal" (each lab journal
- * record, once synced), "command" (in a lab worker, each command it forks, just after the fork). */
+ * record, once synced). */
 #ifndef SIM_FAILPOINT_H
 #define SIM_FAILPOINT_H
 

@@ -68,17 +68,22 @@ static int process_running(const char *marker) {
   return found;
 }
 
+/* Waits until no live process runs a command line containing `marker`, polling every 20 ms, at
+ * most `tries` times (0: until then); 1 when none is left. */
+static int process_gone(const char *marker, int tries) {
+  for (int k = 0; process_running(marker); k++) {
+    if (tries && k >= tries) return 0;
+    usleep(20000);
+  }
+  return 1;
+}
+
 /* No child process of ours is left, and no process runs a command line containing `marker`. */
 static void assert_no_leftovers(const char *marker) {
   CU_ASSERT(waitpid(-1, NULL, WNOHANG) == -1 && errno == ECHILD);
   if (!marker) return;
   /* a process killed a moment ago may still be listed until it is reaped: wait for it (10 s) */
-  int found = 1;
-  for (int tries = 0; found && tries < 500; tries++) {
-    found = process_running(marker);
-    if (found) usleep(20000);
-  }
-  CU_ASSERT_FALSE(found);
+  CU_ASSERT(process_gone(marker, 500));
 }
 
 static void assert_one_end_each(const lab_report *r) {
@@ -467,7 +472,7 @@ static void test_resume_random_kills(void) {
      * death signal: a shell may still complete its command (CI saw "job 0 completed 2 times (0
      * before the resume)" when the count was read at once). The completions before the resume
      * are counted once no shell of a command (its command line names kp_runs.log) is left. */
-    while (process_running("kp_runs.log")) usleep(20000);
+    process_gone("kp_runs.log", 0);
     int finished_before[5], done_before[5] = {0};
     for (unsigned q = 0; q < 5; q++) finished_before[q] = journal_finished(j, q);
     for (unsigned q = 0; q < 3; q++) done_before[commands[q]] = kp_completions(commands[q]);

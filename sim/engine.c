@@ -659,8 +659,11 @@ sim_lp *sim_peer(sim_lp *lp, sim_id id) {
   return &e->lps[id - e->first];
 }
 
-void sim_send(sim_lp *lp, sim_id dst, sim_time delay, const void *msg, size_t len) {
-  sim_engine *e = sim__eng(lp);
+/* sim_send and sim_send_at: t = now + delay, computed by the caller (sim_send_at's t is the one
+ * the LP computed when it set its timer, so that a timer kept by the model fires at the very time
+ * a sim_send of that delay would have given it). */
+__attribute__((always_inline)) static inline void sim__send(sim_engine *e, sim_lp *lp, sim_id dst, double t,
+                                                            sim_time delay, const void *msg, size_t len) {
   sim_id me = sim__id(lp);
   if (e->finalizing) SIM_FATAL("LP %llu sent a message from finalize", (unsigned long long)me);
   if (!(delay >= 0.0)) SIM_FATAL("LP %llu sent a message with delay %g < 0", (unsigned long long)me, delay);
@@ -678,7 +681,6 @@ void sim_send(sim_lp *lp, sim_id dst, sim_time delay, const void *msg, size_t le
                 e->glook);
   }
   if (len > e->msg_size) SIM_FATAL("message of %zu bytes > msg_size %zu", len, e->msg_size);
-  double t = e->now + delay;
   uint64_t seq = lp->seqt++ & ((UINT64_C(1) << SIM__TSHIFT) - 1);
   if (seq > e->seqmax)
     SIM_FATAL("LP %llu sent more than %llu messages (the event key's limit with %llu LPs)", (unsigned long long)me,
@@ -698,6 +700,18 @@ void sim_send(sim_lp *lp, sim_id dst, sim_time delay, const void *msg, size_t le
     if (len < e->msg_size) memset(p + len, 0, e->msg_size - len);
   }
   b->len += e->wire_size;
+}
+
+void sim_send(sim_lp *lp, sim_id dst, sim_time delay, const void *msg, size_t len) {
+  sim_engine *e = sim__eng(lp);
+  sim__send(e, lp, dst, e->now + delay, delay, msg, len);
+}
+
+void sim_send_at(sim_lp *lp, sim_id dst, sim_time t, const void *msg, size_t len) {
+  sim_engine *e = sim__eng(lp);
+  if (!(t >= e->now))
+    SIM_FATAL("LP %llu sent a message for time %.17g before now %.17g", (unsigned long long)sim__id(lp), t, e->now);
+  sim__send(e, lp, dst, t, t - e->now, msg, len);
 }
 
 void sim_series_add(sim_lp *lp, unsigned s, unsigned col, sim_time t, int64_t v) {

@@ -160,6 +160,11 @@ gsl_rng *sim_lp_rng(sim_lp *lp);
 /* Schedules `msg` (len <= msg_size bytes; the rest is zeroed) at dst, now + delay. delay >= 0
  * for dst == self, delay >= lookahead otherwise; breaking that is a model bug (fatal). */
 void sim_send(sim_lp *lp, sim_id dst, sim_time delay, const void *msg, size_t len);
+/* The same at time t >= now: for a timer the model keeps itself, set at `now + delay` when it
+ * was decided and sent later (an LP that keeps several timers and has only the earliest of them
+ * pending in the engine), so that it fires at the very time sim_send(delay) would have given it.
+ * The rules of sim_send apply to t - now. */
+void sim_send_at(sim_lp *lp, sim_id dst, sim_time t, const void *msg, size_t len);
 /* The LP `id` of lp's own group, in a model with shared_groups: its handlers may read and write
  * its state (sim_lp_state) and call what its own handlers call with it (series, tables, sends
  * from it), now, during lp's event; its random stream is its own (drawing from it changes what

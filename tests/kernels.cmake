@@ -10,11 +10,12 @@ add_executable(krn_bench_cli ${CMAKE_SOURCE_DIR}/app/main.c ${CMAKE_SOURCE_DIR}/
 target_link_libraries(krn_bench_cli PRIVATE spotlab_kernels MPI::MPI_C PkgConfig::HDF5 PkgConfig::ZLIB ${M_LIBRARY})
 set(KRN_CLI $<TARGET_FILE:krn_bench_cli>)
 add_test(NAME kernels_cli_help COMMAND ${KRN_CLI} bench kernels --help)
-# bad input: exit status 2 and a message naming the option
+# bad input: exit status 2 and a message naming the option (files of its own in build/tests: the
+# tests run in parallel there, and gpu_check_script wrote err.txt too)
 add_test(NAME kernels_cli_bad_input COMMAND sh -c
   "for a in '--members 1' '--spread 0.5' '--kernels triad,fft' '--fail-member 9' '--replicas 5' '--bogus' '--fail-at 1.5' '--out'; do \
-     $0 bench kernels --cpu $a 2>err.txt; s=$?; \
-     if [ $s -ne 2 ] || ! grep -q -- \"$(echo $a | cut -d' ' -f1)\" err.txt; then echo \"$a: status $s\"; cat err.txt; exit 1; fi; \
+     $0 bench kernels --cpu $a 2>kc_err.txt; s=$?; \
+     if [ $s -ne 2 ] || ! grep -q -- \"$(echo $a | cut -d' ' -f1)\" kc_err.txt; then echo \"$a: status $s\"; cat kc_err.txt; exit 1; fi; \
    done" ${KRN_CLI})
 # a small CPU run: table, HDF5 file, calibration file, exit 0
 add_test(NAME kernels_cli_cpu_run COMMAND sh -c
@@ -47,11 +48,11 @@ set_tests_properties(test_kernels_gpu PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120
 add_test(NAME gpu_check_script COMMAND sh -c
   "s=$0/scripts/gpu_check.sh; bash -n $s && bash -n $0/scripts/gpu_bundle.sh || exit 1; \
    if command -v shellcheck >/dev/null; then shellcheck $s $0/scripts/gpu_bundle.sh || exit 1; fi; \
-   $s --bogus 2>err.txt; st=$?; [ $st -eq 2 ] && grep -q \"unknown option '--bogus'\" err.txt || { echo \"usage: $st\"; exit 1; }; \
-   OUT=$PWD/gc_out BUNDLE=/nonexistent BUILD=/nonexistent $s > miss.txt 2>&1; st=$?; \
-   [ $st -eq 1 ] && grep -q 'run scripts/gpu_bundle.sh' miss.txt || { echo \"missing bundle: $st\"; cat miss.txt; exit 1; }; \
-   OUT=$PWD/gc_out BUNDLE=/nonexistent BUILD=$1 $s --dry-run > dry.txt 2>&1 || { cat dry.txt; exit 1; }; \
+   $s --bogus 2>gc_err.txt; st=$?; [ $st -eq 2 ] && grep -q \"unknown option '--bogus'\" gc_err.txt || { echo \"usage: $st\"; exit 1; }; \
+   OUT=$PWD/gc_out BUNDLE=/nonexistent BUILD=/nonexistent $s > gc_miss.txt 2>&1; st=$?; \
+   [ $st -eq 1 ] && grep -q 'run scripts/gpu_bundle.sh' gc_miss.txt || { echo \"missing bundle: $st\"; cat gc_miss.txt; exit 1; }; \
+   OUT=$PWD/gc_out BUNDLE=/nonexistent BUILD=$1 $s --dry-run > gc_dry.txt 2>&1 || { cat gc_dry.txt; exit 1; }; \
    for w in 'test_kernels_gpu (timeout' 'gpu_partitions.cfg --predict' 'mpirun -np 16' 'bench phold --lps 16384' \
-            'bench market --gpus 1000000 --days 2'; do grep -qF \"$w\" dry.txt || { echo \"plan lacks: $w\"; exit 1; }; done; \
+            'bench market --gpus 1000000 --days 2'; do grep -qF \"$w\" gc_dry.txt || { echo \"plan lacks: $w\"; exit 1; }; done; \
    $1/spotlab lab --check $0/scenarios/lab/gpu_partitions.cfg" ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR})
 set_tests_properties(gpu_check_script PROPERTIES ENVIRONMENT "${SPOTLAB_TEST_ENV}" TIMEOUT 60)

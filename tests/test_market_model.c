@@ -503,6 +503,13 @@ static void test_bad_values(void) {
   expect_error("market = {\n  fixed = { fee = 1.5; };\n  personas = ( { name = \"a\"; } );\n"
                "  regions = ( { name = \"eu\"; providers = 2; persona_share = [1.0]; } );\n};\n",
                "test.cfg:2:");
+  /* patience past what the provider counts (a byte): refused, not a persona that never switches */
+  expect_error("market = {\n  personas = ( { name = \"a\";\n patience = 256; } );\n"
+               "  regions = ( { name = \"eu\"; providers = 2; persona_share = [1.0]; } );\n};\n",
+               "test.cfg:3: key 'market.personas.[0].patience'");
+  expect_error("market = {\n  personas = ( { name = \"a\";\n exit_patience = 1000; } );\n"
+               "  regions = ( { name = \"eu\"; providers = 2; persona_share = [1.0]; } );\n};\n",
+               "test.cfg:3: key 'market.personas.[0].exit_patience'");
   /* a fit that is not in the file */
   expect_error("market = {\n  personas = ( { name = \"a\";\n fit = \"nosuchtrace\"; } );\n"
                "  regions = ( { name = \"eu\"; providers = 2; persona_share = [1.0]; } );\n};\n",

@@ -438,21 +438,144 @@ static void la_init(sim_lp *lp, void *st) {
   if (sim_lp_id(lp) == 0) sim_send(lp, 1, 0.01, NULL, 0);
 }
 static void la_event(sim_lp *lp, void *st, const void *msg, sim_id src) {}
-static void test_lookahead_violation_is_fatal(void) {
+/* Whether a run of the one-type model (nlps LPs of `type`, lookahead 0.1, no message payload)
+ * stops with a fatal error: run in a child process, since the engine aborts. */
+static int run_is_fatal(const sim_lptype *type, sim_id nlps, double end) {
   fflush(NULL);
   pid_t pid = fork();
   if (pid == 0) {
     freopen("/dev/null", "w", stderr);
-    static const sim_lptype types[] = {{"la", 0, la_init, la_event, NULL}};
-    sim_model m = {"la", types, 1, NULL, 2, 0, 0.1, 1.0, NULL, NULL, 0, NULL, 0};
+    sim_model m = {type->name, type, 1, NULL, nlps, 0, 0.1, end, NULL, NULL, 0, NULL, 0};
     sim_results r;
     sim_run_opts o = {1, 0, 0, NULL};
     sim_run(&m, &o, &r);
-    _exit(0); /* reached only if the engine accepted the message */
+    _exit(0); /* reached only if the engine accepted what the model did */
   }
   int status = 0;
   waitpid(pid, &status, 0);
-  CU_ASSERT(!(WIFEXITED(status) && WEXITSTATUS(status) == 0));
+  return !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+static void test_lookahead_violation_is_fatal(void) {
+  static const sim_lptype types[] = {{"la", 0, la_init, la_event, NULL}};
+  CU_ASSERT(run_is_fatal(types, 2, 1.0));
+}
+
+/* An LP that keeps several timers itself and has only the earliest pending (sim_send_at at the
+ * time it computed as now + delay when it set the timer) sees its timers fire at the very times,
+ * and in the same order with every other LP's, as an LP that sends each timer as an event of its
+ * own (sim_send with that delay). Random cases: 6 seeds; 20,000 LPs (60,000 timers pending in the
+ * first model, past the calendar's threshold) with three timers each, delays of 0.1 times a drawn
+ * integer (sums that round) or drawn doubles, and now and then a message to another LP; the two
+ * runs' sequences of (time, LP, timer) must be equal, bit for bit in the times. A time before now
+ * is fatal. */
+enum { KT_LPS = 20000, KT_N = 3, KT_MAX = 2000000 };
+typedef struct kt_msg {
+  int32_t kind; /* 0 .. KT_N - 1: a timer; KT_N: a message from another LP */
+} kt_msg;
+typedef struct kt_state {
+  double due[KT_N];
+  uint32_t set[KT_N], nset; /* when each was set: timers due at once fire in the order they were set,
+                               as the separate events' send order has them */
+} kt_state;
+typedef struct kt_seen {
+  double t;
+  uint64_t lp;
+  int32_t kind;
+} kt_seen;
+static kt_seen *kt_log;
+static size_t kt_n;
+static double kt_delay(sim_lp *lp) {
+  gsl_rng *r = sim_lp_rng(lp);
+  return gsl_rng_uniform(r) < 0.5 ? 0.1 * (double)(1 + gsl_rng_uniform_int(r, 200)) : 20.0 * gsl_rng_uniform_pos(r);
+}
+static void kt_log_it(sim_lp *lp, int kind) {
+  if (kt_n < KT_MAX) kt_log[kt_n++] = (kt_seen){sim_now(lp), sim_lp_id(lp), kind};
+}
+static void kt_maybe_tell(sim_lp *lp) { /* the same draws in both models */
+  gsl_rng *r = sim_lp_rng(lp);
+  if (gsl_rng_uniform(r) < 0.1) {
+    kt_msg m = {KT_N};
+    sim_send(lp, gsl_rng_uniform_int(r, KT_LPS), 0.5 + gsl_rng_uniform(r), &m, sizeof m);
+  }
+}
+/* each timer as an event */
+static void kt_sep_init(sim_lp *lp, void *st) {
+  for (int k = 0; k < KT_N; k++) {
+    kt_msg m = {k};
+    sim_send(lp, sim_lp_id(lp), kt_delay(lp), &m, sizeof m);
+  }
+}
+static void kt_sep_event(sim_lp *lp, void *st, const void *msg, sim_id src) {
+  const kt_msg *m = msg;
+  kt_log_it(lp, m->kind);
+  if (m->kind == KT_N) return;
+  sim_send(lp, sim_lp_id(lp), kt_delay(lp), m, sizeof *m);
+  kt_maybe_tell(lp);
+}
+/* the timers kept in the state, the earliest sent */
+static void kt_arm(sim_lp *lp, const kt_state *s) {
+  int k = 0;
+  for (int i = 1; i < KT_N; i++)
+    if (s->due[i] < s->due[k] || (s->due[i] == s->due[k] && s->set[i] < s->set[k])) k = i;
+  kt_msg m = {k};
+  sim_send_at(lp, sim_lp_id(lp), s->due[k], &m, sizeof m);
+}
+static void kt_kept_init(sim_lp *lp, void *st) {
+  kt_state *s = st;
+  for (int k = 0; k < KT_N; k++) {
+    s->due[k] = sim_now(lp) + kt_delay(lp);
+    s->set[k] = s->nset++;
+  }
+  kt_arm(lp, s);
+}
+static void kt_kept_event(sim_lp *lp, void *st, const void *msg, sim_id src) {
+  kt_state *s = st;
+  const kt_msg *m = msg;
+  kt_log_it(lp, m->kind);
+  if (m->kind == KT_N) return;
+  CU_ASSERT_EQUAL(s->due[m->kind], sim_now(lp)); /* the timer that fires is the one due now */
+  s->due[m->kind] = sim_now(lp) + kt_delay(lp);
+  s->set[m->kind] = s->nset++;
+  kt_maybe_tell(lp);
+  kt_arm(lp, s);
+}
+static size_t kt_run(int kept, uint64_t seed, kt_seen **out) {
+  static const sim_lptype sep[] = {{"sep", 0, kt_sep_init, kt_sep_event, NULL}};
+  static const sim_lptype kept_t[] = {{"kept", sizeof(kt_state), kt_kept_init, kt_kept_event, NULL}};
+  sim_model m = {"kt", kept ? kept_t : sep, 1, NULL, KT_LPS, sizeof(kt_msg), 0.5, 60.0, NULL, NULL, 0, NULL, 0};
+  kt_log = malloc(KT_MAX * sizeof *kt_log);
+  kt_n = 0;
+  sim_results r;
+  sim_run_opts o = {seed, 0, 0, NULL};
+  CU_ASSERT_EQUAL_FATAL(sim_run(&m, &o, &r), 0);
+  CU_ASSERT_EQUAL(r.events, kt_n);
+  sim_results_free(&r);
+  *out = kt_log;
+  return kt_n;
+}
+static void kt_past_init(sim_lp *lp, void *st) {
+  if (sim_lp_id(lp) == 0) sim_send(lp, 0, 1.0, NULL, 0);
+}
+static void kt_past_event(sim_lp *lp, void *st, const void *msg, sim_id src) {
+  sim_send_at(lp, 0, sim_now(lp) - 0.25, NULL, 0);
+}
+static void test_kept_timers(void) {
+  for (uint64_t seed = 1; seed <= 6; seed++) {
+    kt_seen *a, *b;
+    size_t na = kt_run(0, seed, &a), nb = kt_run(1, seed, &b);
+    if (!(na > 300000 && na < KT_MAX)) printf("\n%zu events\n", na);
+    CU_ASSERT(na > 300000 && na < KT_MAX);
+    CU_ASSERT_EQUAL(na, nb);
+    size_t differ = 0, n = na < nb ? na : nb;
+    for (size_t i = 0; i < n; i++)
+      differ += memcmp(&a[i].t, &b[i].t, sizeof a[i].t) != 0 || a[i].lp != b[i].lp || a[i].kind != b[i].kind;
+    if (differ) printf("\nseed %llu: %zu of %zu events differ\n", (unsigned long long)seed, differ, n);
+    CU_ASSERT_EQUAL(differ, 0);
+    free(a);
+    free(b);
+  }
+  static const sim_lptype past[] = {{"past", 0, kt_past_init, kt_past_event, NULL}};
+  CU_ASSERT(run_is_fatal(past, 1, 5.0));
 }
 
 /* Groups (sim_model.ngroups): a message to another group below the group lookahead is a model
@@ -872,6 +995,7 @@ static CU_TestInfo engine_tests[] = {
     {"the hints name the next two events", test_hints_name_the_next_events},
     {"bursts of pending payloads arrive intact and give their memory back", test_pending_memory_returned},
     {"a message below the lookahead is fatal", test_lookahead_violation_is_fatal},
+    {"timers an LP keeps and sends at their time fire as separate events would", test_kept_timers},
     {"invalid models are refused", test_invalid_model},
     {"a message to another group below the group lookahead is fatal", test_group_lookahead_violation_is_fatal},
     {"groups that are not consecutive blocks of every LP are refused", test_invalid_groups},

@@ -89,7 +89,9 @@ static const sim_param mkt__persona_params[] = {
       "bidding pool: ask = energy cost * (1 + min_margin)"),
     P("target_factor", SIM_P_DOUBLE, mkt_persona_cfg, target_factor, "0.3", 0, 100, "1",
       "income target per available GPU-hour, as a fraction of the GPU's reference price"),
-    P("patience", SIM_P_INT, mkt_persona_cfg, patience, "0", 0, 1000, "reviews",
+    /* at most 255: the provider counts reviews in a row in a byte (mkt_prov.low, low_exit); up to
+     * 2026-12-05 the keys took 1000 and a persona above 255 never switched or left */
+    P("patience", SIM_P_INT, mkt_persona_cfg, patience, "0", 0, 255, "reviews",
       "reviews below target before switching pools (0 = never switch)"),
     PE("goal", mkt_persona_cfg, goal, "\"threshold\"", mkt_goal_names,
        "what pool switching judges: threshold (income below target_factor x reference price), income (the "
@@ -103,7 +105,7 @@ static const sim_param mkt__persona_params[] = {
       "each host's own value is own_value_usd_h x U(1 - spread, 1 + spread)"),
     P("wear_usd_h", SIM_P_DOUBLE, mkt_persona_cfg, wear_usd_h, "0.01", 0, 1e3, "USD/GPU/h",
       "reservation: wear per rented GPU-hour, on top of the host's energy"),
-    P("exit_patience", SIM_P_INT, mkt_persona_cfg, exit_patience, "3", 1, 1000, "reviews",
+    P("exit_patience", SIM_P_INT, mkt_persona_cfg, exit_patience, "3", 1, 255, "reviews",
       "responses.entry: reviews in a row with negative surplus before the provider leaves the market"),
     {NULL}};
 

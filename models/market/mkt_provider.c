@@ -19,23 +19,40 @@
 enum { ST_DOWN, ST_OWNER, ST_IDLE, ST_RENTED, ST_OUT, ST_N };
 static const char *const st_names[] = {"down", "owner", "idle", "rented", "out"};
 /* Time per state is kept for what the providers table reports: available (idle and rented
- * together), self-use, down and out: four counters (st_ms), not five. */
-enum { SC_DOWN, SC_OWNER, SC_AVAIL, SC_OUT, SC_N };
-static const uint8_t st_counter[ST_N] = {SC_DOWN, SC_OWNER, SC_AVAIL, SC_AVAIL, SC_OUT};
+ * together), self-use and down, three counters (st_ms); the time out of the market is the rest of
+ * the run (prov_finalize: the spans flush adds up tile the run from 0, in whole ms). */
+enum { SC_DOWN, SC_OWNER, SC_AVAIL, SC_N };
+static const uint8_t st_counter[ST_N] = {SC_DOWN, SC_OWNER, SC_AVAIL, SC_AVAIL, SC_N};
+
+/* The owner's timers: churn, self-use and calendar. The engine holds only the earliest of them
+ * (arm): one pending event for the three, not three, which at a million providers is 48 MB less
+ * of the engine's calendar (24 bytes an event) for the 24 bytes a provider keeps their times in.
+ * Each is set only by its own event (and at init), so the one pending is always the earliest; a
+ * tie goes to the lower index, the order prov_init sets them in. The review, whose time would not
+ * fit in the three lines, stays an event of its own. */
+enum { T_CHURN, T_SELF, T_CAL, T_N };
+static const uint8_t t_kind[T_N] = {M_CHURN, M_SELF, M_CAL};
 
 /* The first two lines hold what the frequent events touch (churn, self-use and calendar changes,
- * rentals, PAY: the flags, the open span, the counters flush and earn add to), which prov_prefetch
- * fetches; the third what reviews, day closings, stakes and pool switches read. */
+ * rentals, PAY: the flags, the timers, the open span, the counters flush and earn add to), which
+ * prov_prefetch fetches; the third what reviews, day closings, stakes and pool switches read.
+ * Whether it is available is its state (idle or rented); its starting pool and whether it
+ * reviews are its persona's (not kept); the days it closed are `day`. */
 typedef struct mkt_prov {
-  uint8_t up, cal_busy, self_busy, pool, state, avail;
-  uint8_t out;       /* outside the market (responses.entry) */
-  uint8_t stake_due; /* its stake is posted but not sent yet: it rides on the AVAIL that follows */
-  uint16_t rented;   /* GPUs employed now (mkt__prov_rented) */
+  uint8_t state : 3;
+  uint8_t up : 1, cal_busy : 1, self_busy : 1;
+  uint8_t out : 1;       /* outside the market (responses.entry) */
+  uint8_t stake_due : 1; /* its stake is posted but not sent yet: it rides on the AVAIL that follows */
+  uint8_t pool;
+  uint16_t rented; /* GPUs employed now (mkt__prov_rented) */
   uint16_t interruptions;
+  uint16_t day;     /* daily income statistics (Welford): today, = the days closed (run.end < 2^16 days) */
   uint32_t session; /* availability sessions so far */
-  int32_t day;      /* daily income statistics (Welford): today, and the days closed */
-  uint32_t ndays;
-  double st_since, claim_from;
+  uint8_t low;      /* reviews in a row below its goal (up1) */
+  uint8_t low_exit; /* reviews in a row with negative surplus (up1) */
+  uint16_t nrev;    /* reviews in this pool (income statistics below) */
+  double st_since;
+  double due[T_N]; /* when each timer fires (now + its delay, as sim_send would have it); INFINITY: not set */
   int64_t income, balance;
   int64_t win_income;
   double win_avail_s;    /* review window */
@@ -44,23 +61,38 @@ typedef struct mkt_prov {
   int64_t win_rented_ms; /* GPU*ms rented in the review window */
   int64_t day_income;
   /* the third line */
-  uint8_t start_pool, low;
-  uint8_t low_exit; /* reviews in a row with negative surplus */
-  uint8_t reviews;  /* its reviews can change something (prov_reviews); else it has none */
-  uint16_t switches;
-  uint16_t nrev; /* reviews in this pool (income statistics below) */
+  double claim_from; /* staking income claimed up to (its pool's treasury), -1 none */
   int64_t stake;
   double dmean, dm2;
   /* reactions (market.responses, personas' goal) */
-  uint32_t review_id;   /* a quote answers the latest review only */
+  double rmean, rm2;    /* income per available GPU-hour per review here (Welford) */
   float last_h, last_u; /* last review: income per available GPU-hour (USD), utilization */
   float cv_other;       /* income CV it had in its other pool, -1 never there */
-  double rmean, rm2;    /* income per available GPU-hour per review here (Welford) */
+  uint16_t review_id;   /* a quote answers the latest review only (at most a few are in flight) */
+  uint16_t switches;
 } mkt_prov;
-/* Three cache lines, which the engine's 64-byte aligned state block keeps on line boundaries (200
- * bytes spanned four lines, of which the hint fetched the first and the last). */
-_Static_assert(sizeof(mkt_prov) == 192, "the provider's state: three cache lines, no padding (SC_N = 4)");
+/* Three cache lines, which the engine's 64-byte aligned state block keeps on line boundaries. */
+_Static_assert(sizeof(mkt_prov) == 192, "the provider's state: three cache lines, no padding");
 _Static_assert(offsetof(mkt_prov, day_income) + sizeof(int64_t) == 128, "the frequent fields: the first two lines");
+
+static int prov_avail(const mkt_prov *p) { return p->state == ST_IDLE || p->state == ST_RENTED; }
+/* A count of reviews in a row, one more, held at 255 (patience and exit_patience are at most 255:
+ * a provider whose patience ran out while it was rented switches at its first review after). */
+static uint8_t up1(uint8_t n) { return n < UINT8_MAX ? (uint8_t)(n + 1) : UINT8_MAX; }
+
+/* Sends the provider's earliest timer to itself (the one event of its timers the engine holds):
+ * called once its event has set its timer anew, and at init. */
+static void arm(sim_lp *lp, const mkt_prov *p) {
+  _Static_assert(T_N == 3, "arm compares three timers");
+  unsigned k = 0;
+  if (p->due[1] < p->due[k]) k = 1;
+  if (p->due[2] < p->due[k]) k = 2;
+  if (p->due[k] == INFINITY) return;
+  mkt_msg m = {.kind = t_kind[k]};
+  sim_send_at(lp, sim_lp_id(lp), p->due[k], &m, sizeof m);
+}
+/* Sets timer k to fire `delay` from now (the time sim_send(delay) would give it). */
+static void set_timer(sim_lp *lp, mkt_prov *p, unsigned k, double delay) { p->due[k] = sim_now(lp) + delay; }
 
 static uint64_t pidx(const mkt_ctx *c, sim_lp *lp) { return mkt__prov_at(c, sim_lp_id(lp) % mkt__per_world(c)); }
 static sim_id my_market(const mkt_ctx *c, sim_lp *lp, const mkt_prov *p) {
@@ -93,9 +125,9 @@ static void day_roll(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, int64_t d) {
   int rec = c->daily_stride && ix % c->daily_stride == 0;
   while (p->day < d) {
     double x = (double)p->day_income;
-    p->ndays++;
-    double delta = x - p->dmean; /* Welford's running mean and M2 */
-    p->dmean += delta / p->ndays;
+    uint32_t n = (uint32_t)p->day + 1; /* days closed with this one */
+    double delta = x - p->dmean;       /* Welford's running mean and M2 */
+    p->dmean += delta / n;
     p->dm2 += delta * (x - p->dmean);
     if (rec) {
       const mkt_pstat *ps = &c->prov[ix];
@@ -143,7 +175,7 @@ static void flush(sim_lp *lp, const mkt_ctx *c, mkt_prov *p) {
   if (now <= t0) return;
   const mkt_pstat *ps = &c->prov[pidx(c, lp)];
   int64_t d = mkt__ms(now) - mkt__ms(t0);
-  p->st_ms[st_counter[p->state]] += d;
+  if (p->state != ST_OUT) p->st_ms[st_counter[p->state]] += d;
   if (p->state == ST_IDLE || p->state == ST_RENTED) {
     mkt__add_span(lp, c, MKT_S_AVAIL, ps->region, t0, now, ps->ngpus);
     by_groups(lp, c, ps, p->pool, MKT_P_AVAIL_MS, d * ps->ngpus);
@@ -205,9 +237,9 @@ static int prov_reviews(const mkt_ctx *c, const mkt_persona_cfg *pc) {
   return c->cfg->responses.entry || (pc->patience > 0 && pc->alt_pool != pc->pool) || mkt__pools[pc->pool]->treasury;
 }
 
-/* Schedules the next review `delay` from now. */
-static void next_review(sim_lp *lp, mkt_prov *p, double delay) {
-  if (!p->reviews) return;
+/* Schedules the next review `delay` from now, for a persona whose reviews can change something. */
+static void next_review(sim_lp *lp, const mkt_ctx *c, double delay) {
+  if (!prov_reviews(c, &c->cfg->personas[c->prov[pidx(c, lp)].persona])) return;
   mkt_msg rv = {.kind = M_REVIEW};
   mkt__send(lp, sim_lp_id(lp), delay, &rv);
 }
@@ -242,8 +274,8 @@ static void tell_unavail(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, int announce
  * by churn is unannounced (the machine just goes); the owner's own use and calendar are
  * announced. */
 static void update(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, int announced) {
-  int avail = p->up && !p->cal_busy && !p->self_busy && !p->out;
-  if (p->avail && !avail) {
+  int avail = p->up && !p->cal_busy && !p->self_busy && !p->out, was = prov_avail(p);
+  if (was && !avail) {
     if (p->rented) p->interruptions++;
     if (!announced && !p->up) { /* a departure by churn: announced when what is at stake says so */
       if (c->cfg->responses.reliability) {
@@ -258,15 +290,13 @@ static void update(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, int announced) {
     }
     tell_unavail(lp, c, p, announced, 1); /* with the claim flex_claim would send next */
     flex_claim(lp, c, p);
-    p->claim_from = -1;
-    p->avail = 0;
-    set_state(lp, c, p, p->out ? ST_OUT : p->up ? ST_OWNER : ST_DOWN);
+    if (mkt__pools[p->pool]->treasury) p->claim_from = -1;             /* -1 already in any other pool */
+    set_state(lp, c, p, p->out ? ST_OUT : p->up ? ST_OWNER : ST_DOWN); /* no longer available */
     p->rented = 0;
-  } else if (!p->avail && avail) {
-    p->avail = 1;
-    set_state(lp, c, p, ST_IDLE);
+  } else if (!was && avail) {
+    set_state(lp, c, p, ST_IDLE); /* available */
     tell_avail(lp, c, p);
-  } else if (!p->avail) {
+  } else if (!was) {
     set_state(lp, c, p, p->out ? ST_OUT : p->up ? ST_OWNER : ST_DOWN);
   }
 }
@@ -295,19 +325,18 @@ static double cal_next(const mkt_persona_cfg *pc, double loc) {
   return best;
 }
 
-static void cal_schedule(sim_lp *lp, const mkt_ctx *c, const mkt_pstat *ps) {
+static void cal_schedule(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, const mkt_pstat *ps) {
   const mkt_persona_cfg *pc = &c->cfg->personas[ps->persona];
+  p->due[T_CAL] = INFINITY;
   if (!c->cfg->calendars || pc->busy_days == 0 || pc->busy_len_h <= 0) return;
   double off = c->cfg->regions[ps->region].tz_h * 3600.0, now = sim_now(lp);
   double nxt = cal_next(pc, now + off) - off;
-  mkt_msg m = {.kind = M_CAL};
-  mkt__send(lp, sim_lp_id(lp), nxt - now, &m);
+  set_timer(lp, p, T_CAL, nxt - now);
 }
 
 static void churn_schedule(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, const mkt_pstat *ps) {
   const churn_dist *d = p->up ? &c->up[ps->persona] : &c->down[ps->persona];
-  mkt_msg m = {.kind = M_CHURN};
-  mkt__send(lp, sim_lp_id(lp), mkt_dist_sample(d, sim_lp_rng(lp)) * 3600.0, &m);
+  set_timer(lp, p, T_CHURN, mkt_dist_sample(d, sim_lp_rng(lp)) * 3600.0);
 }
 
 /* Joining a pool whose providers stake (the flexible pool) stakes stake_usd per GPU: the money
@@ -332,11 +361,11 @@ static void stake_send(sim_lp *lp, const mkt_ctx *c, mkt_prov *p) {
 
 static void self_schedule(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, const mkt_pstat *ps) {
   const mkt_persona_cfg *pc = &c->cfg->personas[ps->persona];
+  p->due[T_SELF] = INFINITY;
   if (!c->cfg->self_use || pc->self_per_day <= 0 || pc->self_mean_h <= 0) return;
   /* self-use sessions: Poisson starts at self_per_day, exponential lengths of self_mean_h */
   double mean_s = p->self_busy ? pc->self_mean_h * 3600.0 : 86400.0 / pc->self_per_day;
-  mkt_msg m = {.kind = M_SELF};
-  mkt__send(lp, sim_lp_id(lp), gsl_ran_exponential(sim_lp_rng(lp), mean_s), &m);
+  set_timer(lp, p, T_SELF, gsl_ran_exponential(sim_lp_rng(lp), mean_s));
 }
 
 /* The provider enters (+1) or leaves (-1) the market, or its pool (population series). */
@@ -350,11 +379,12 @@ static void prov_init(sim_lp *lp, void *st) {
   const mkt_pstat *ps = &c->prov[pidx(c, lp)];
   const mkt_persona_cfg *pc = &c->cfg->personas[ps->persona];
   gsl_rng *r = sim_lp_rng(lp);
-  p->pool = p->start_pool = (uint8_t)pc->pool;
+  p->pool = (uint8_t)pc->pool;
   p->claim_from = -1;
   p->state = ST_DOWN;
   p->st_since = 0;
   p->up = 1;
+  for (unsigned i = 0; i < T_N; i++) p->due[i] = INFINITY;
   if (c->cfg->churn) {
     /* start up with the stationary probability mean_up / (mean_up + mean_down) */
     double mu = churn_dist_mean(&c->up[ps->persona]), md = churn_dist_mean(&c->down[ps->persona]);
@@ -363,9 +393,8 @@ static void prov_init(sim_lp *lp, void *st) {
   }
   if (c->cfg->calendars) p->cal_busy = (uint8_t)cal_on(pc, c->cfg->regions[ps->region].tz_h * 3600.0);
   self_schedule(lp, c, p, ps);
-  cal_schedule(lp, c, ps);
+  cal_schedule(lp, c, p, ps);
   p->cv_other = -1;
-  p->reviews = (uint8_t)prov_reviews(c, pc);
   if (c->cfg->responses.entry) p->out = gsl_rng_uniform(r) < c->cfg->responses.entry_potential;
   if (!p->out) {
     post_stake(lp, c, p, ps);
@@ -376,13 +405,14 @@ static void prov_init(sim_lp *lp, void *st) {
   update(lp, c, p, 1);
   stake_send(lp, c, p);
   /* daily review (pool switching, flexible claims) at a provider-specific phase */
-  next_review(lp, p, c->cfg->review_s * (0.5 + 0.5 * gsl_rng_uniform(r))); /* drawn with or without reviews */
+  next_review(lp, c, c->cfg->review_s * (0.5 + 0.5 * gsl_rng_uniform(r))); /* drawn with or without reviews */
+  arm(lp, p);
 }
 
 /* Leaves its pool (an announced departure): unstakes and tells the market it is gone for good,
  * so that the pool may recycle its GPU ids. */
 static void leave_pool(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, const mkt_pstat *ps) {
-  if (p->avail) tell_unavail(lp, c, p, 1, 0);
+  if (prov_avail(p)) tell_unavail(lp, c, p, 1, 0);
   if (p->stake > 0) {
     mkt_msg m = {.kind = M_UNSTAKE, .a = p->stake};
     mkt__send(lp, my_market(c, lp, p), c->cfg->latency_s, &m);
@@ -414,7 +444,7 @@ static void switch_pool(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, const mkt_pst
   p->low = 0;
   pop(lp, c, p, ps, 1);
   post_stake(lp, c, p, ps);
-  if (p->avail) tell_avail(lp, c, p);
+  if (prov_avail(p)) tell_avail(lp, c, p);
   stake_send(lp, c, p);
 }
 
@@ -425,7 +455,7 @@ static void ask_quote(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, unsigned pool) 
 
 /* A pool's quote came back: enter (from outside), or switch by the persona's goal. */
 static void on_quoted(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, const mkt_msg *msg) {
-  if (msg->gen != p->review_id) return; /* an older review's */
+  if ((uint16_t)msg->gen != p->review_id) return; /* an older review's */
   const mkt_pstat *ps = &c->prov[pidx(c, lp)];
   const mkt_persona_cfg *pc = &c->cfg->personas[ps->persona];
   double q = (double)msg->a / MKT_MUSD, u = (double)msg->b / 1e6;
@@ -446,7 +476,7 @@ static void on_quoted(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, const mkt_msg *
   /* income: the other pool quotes more per available hour than it earned here; utilization: it
    * rents a larger share of available time */
   int better = pc->goal == MKT_GOAL_INCOME ? q > p->last_h : pc->goal == MKT_GOAL_UTILIZATION ? u > p->last_u : 0;
-  p->low = better ? (uint8_t)(p->low + 1) : 0;
+  p->low = better ? up1(p->low) : 0;
   if (p->low >= pc->patience) switch_pool(lp, c, p, ps);
 }
 
@@ -471,7 +501,7 @@ static void review(sim_lp *lp, const mkt_ctx *c, mkt_prov *p) {
     int left = 0;
     if (c->cfg->responses.entry) {
       double sur = surplus_h(c, ps, per_h, u);
-      p->low_exit = sur < 0 ? (uint8_t)(p->low_exit + 1) : 0;
+      p->low_exit = sur < 0 ? up1(p->low_exit) : 0;
       if (p->low_exit >= pc->exit_patience) {
         /* leaves now, announced, like an owner taking the GPU back (a rental it interrupts is
          * recovered by the pool's core) */
@@ -481,22 +511,21 @@ static void review(sim_lp *lp, const mkt_ctx *c, mkt_prov *p) {
         mkt__rpool(lp, c, p->pool, MKT_RP_EXITED, 1);
         p->out = 1;
         p->low_exit = 0;
-        p->avail = 0;
-        set_state(lp, c, p, ST_OUT);
+        set_state(lp, c, p, ST_OUT); /* no longer available */
         left = 1;
       }
     }
     if (!left && pc->patience > 0 && pc->alt_pool != pc->pool) {
       if (pc->goal == MKT_GOAL_THRESHOLD) {
         double target = pc->target_factor * c->gpus[ps->gpu].ref_price_usd_h;
-        p->low = per_h < target ? (uint8_t)(p->low + 1) : 0;
+        p->low = per_h < target ? up1(p->low) : 0;
         if (p->low >= pc->patience && !p->rented) switch_pool(lp, c, p, ps);
       } else if (pc->goal == MKT_GOAL_STABILITY) {
         /* income CV over its reviews here above what it accepts, and the other pool was steadier
          * (or never tried) */
         double cv = income_cv(p);
         if (isnan(cv)) cv = 0; /* too few reviews to judge */
-        p->low = cv > pc->target_cv && (p->cv_other < 0 || p->cv_other < cv) ? (uint8_t)(p->low + 1) : 0;
+        p->low = cv > pc->target_cv && (p->cv_other < 0 || p->cv_other < cv) ? up1(p->low) : 0;
         if (p->low >= pc->patience && !p->rented) switch_pool(lp, c, p, ps);
       } else {
         ask_quote(lp, c, p, p->pool == pc->pool ? (unsigned)pc->alt_pool : (unsigned)pc->pool);
@@ -506,13 +535,13 @@ static void review(sim_lp *lp, const mkt_ctx *c, mkt_prov *p) {
   p->win_income = 0;
   p->win_avail_s = 0;
   p->win_rented_ms = 0;
-  next_review(lp, p, c->cfg->review_s);
+  next_review(lp, c, c->cfg->review_s);
 }
 
 void mkt__prov_rented(sim_lp *plp, unsigned pool, unsigned n, uint32_t session) {
   const mkt_ctx *c = mkt__ctx(plp);
   mkt_prov *p = sim_lp_state(plp);
-  if (!p->avail || session != p->session || pool != p->pool) return;
+  if (!prov_avail(p) || session != p->session || pool != p->pool) return;
   flush(plp, c, p);
   p->rented = (uint16_t)n;
   set_state(plp, c, p, p->rented ? ST_RENTED : ST_IDLE);
@@ -529,18 +558,21 @@ static void prov_event(sim_lp *lp, void *st, const void *vmsg, sim_id src) {
     p->up = !p->up;
     churn_schedule(lp, c, p, ps);
     update(lp, c, p, 0);
+    arm(lp, p);
     break;
   case M_CAL: {
     const mkt_persona_cfg *pc = &c->cfg->personas[ps->persona];
     p->cal_busy = (uint8_t)cal_on(pc, now + c->cfg->regions[ps->region].tz_h * 3600.0);
-    cal_schedule(lp, c, ps);
+    cal_schedule(lp, c, p, ps);
     update(lp, c, p, 1);
+    arm(lp, p);
     break;
   }
   case M_SELF:
     p->self_busy = !p->self_busy;
     self_schedule(lp, c, p, ps);
     update(lp, c, p, 1);
+    arm(lp, p);
     break;
   case M_PAY: earn(lp, c, p, msg->a, msg->reason != PAY_REFUND); break;
   case M_SLASH: p->stake -= msg->a; break;
@@ -562,7 +594,7 @@ static void prov_finalize(sim_lp *lp, void *st) {
   r.id = pidx(c, lp);
   snprintf(r.persona, sizeof r.persona, "%s", c->cfg->personas[ps->persona].name);
   snprintf(r.pool, sizeof r.pool, "%s", mkt_pool_names[p->pool]);
-  snprintf(r.start_pool, sizeof r.start_pool, "%s", mkt_pool_names[p->start_pool]);
+  snprintf(r.start_pool, sizeof r.start_pool, "%s", mkt_pool_names[c->cfg->personas[ps->persona].pool]);
   snprintf(r.region, sizeof r.region, "%s", c->cfg->regions[ps->region].name);
   snprintf(r.gpu_class, sizeof r.gpu_class, "%s", c->gpus[ps->gpu].name);
   int wp = c->world_policy[mkt__world(c, lp)];
@@ -571,7 +603,7 @@ static void prov_finalize(sim_lp *lp, void *st) {
   r.gpus = ps->ngpus;
   r.switches = p->switches;
   r.interruptions = p->interruptions;
-  r.days = (int32_t)p->ndays;
+  r.days = (int32_t)p->day;
   r.income_musd = p->income;
   r.balance_musd = p->balance;
   r.income_usd = (double)p->income / MKT_MUSD;
@@ -580,8 +612,9 @@ static void prov_finalize(sim_lp *lp, void *st) {
   r.rented_h = (double)p->rented_gpu_ms / 3.6e6 / ps->ngpus; /* host-hours: GPU-hours / GPUs */
   r.self_use_h = (double)p->st_ms[SC_OWNER] / 3.6e6;
   r.down_h = (double)p->st_ms[SC_DOWN] / 3.6e6;
-  r.out_h = (double)p->st_ms[SC_OUT] / 3.6e6;
-  double var = p->ndays > 1 ? p->dm2 / (p->ndays - 1) : 0;
+  /* out of the market: the rest of the run, whose spans flush counted up to now from 0 */
+  r.out_h = (double)(mkt__ms(sim_now(lp)) - p->st_ms[SC_DOWN] - p->st_ms[SC_OWNER] - p->st_ms[SC_AVAIL]) / 3.6e6;
+  double var = p->day > 1 ? p->dm2 / (p->day - 1) : 0;
   /* coefficient of variation of daily income: sd / mean (NaN when it never earned) */
   r.daily_income_cv = p->dmean > 0 ? sqrt(var) / p->dmean : NAN;
   sim_table_put(lp, MKT_T_PROVIDERS, &r);

@@ -1387,6 +1387,86 @@ static void test_strategies_known_outcomes(void) {
   CU_ASSERT(sh > t);
 }
 
+/* A provider whose persona cannot act on a review (no other pool to switch to or no patience, no
+ * treasury in its pool, responses.entry off) has the LP type "provider", whose state is two cache
+ * lines; the others "provider that reviews", three (mkt_provider.c). Random markets of three
+ * personas (pools, other pools, patience and entry drawn): every LP's type is the one the rule,
+ * written out here, gives its persona; the books balance; a provider of the shorter type never
+ * switched, ended in its starting pool and never staked (its balance is its income); and the
+ * providers that review still switch (some did, over all the markets). In a Debug build the
+ * provider's code asserts that only a provider of the longer type touches the third line. */
+static void test_provider_types_random(void) {
+  static const char *const pools[3] = {"fixed", "bidding", "flexible"};
+  unsigned long x = 12345;
+  unsigned plain_seen = 0, rv_seen = 0, switched = 0;
+  for (int m = 0; m < 10; m++) {
+    int pool[3], alt[3], pat[3], entry, reviews[3];
+    double share[3], tot = 0;
+    x = x * 6364136223846793005UL + 1442695040888963407UL;
+    entry = (x >> 33) % 4 == 0;
+    char per[1024] = "", sh[128] = "";
+    size_t off = 0;
+    for (int k = 0; k < 3; k++) {
+      x = x * 6364136223846793005UL + 1442695040888963407UL;
+      pool[k] = (int)((x >> 33) % 3);
+      alt[k] = (int)((x >> 40) % 3);
+      pat[k] = (int)((x >> 45) % 3); /* 0: never switches */
+      share[k] = 1.0 + (double)((x >> 50) % 4);
+      tot += share[k];
+      reviews[k] = entry || (pat[k] > 0 && alt[k] != pool[k]) || pool[k] == 2; /* 2: flexible, the treasury */
+      off += (size_t)snprintf(per + off, sizeof per - off,
+                              "%s{ name = \"p%d\"; pool = \"%s\"; alt_pool = \"%s\"; patience = %d; target_factor = "
+                              "50.0; fit = \"skype06\"; }",
+                              k ? ", " : "", k, pools[pool[k]], pools[alt[k]], pat[k]);
+    }
+    snprintf(sh, sizeof sh, "%.4f, %.4f, %.4f", share[0] / tot, share[1] / tot, 1 - (share[0] + share[1]) / tot);
+    char text[4096];
+    snprintf(text, sizeof text,
+             "market = {\n  review = \"6h\";\n  responses = { entry = %s; entry_potential = 0.5; };\n"
+             "  training = { share = 0.0; }; batch = { share = 0.0; };\n"
+             "  inference = { share = 1.0; dur_mean_h = 1.0; gpus_min = 1; gpus_max = 1; mem_min_gb = 0.0; "
+             "value_usd_h = 5.0; pool_share = [0.4, 0.3, 0.3]; patience_h = 1.0; };\n"
+             "  personas = ( %s );\n"
+             "  regions = ( { name = \"eu\"; providers = 40; persona_share = [%s]; gpu_mix = \"rtx4090:1\"; "
+             "jobs_per_h = 8.0; } );\n};\n",
+             entry ? "true" : "false", per, sh);
+    loaded l;
+    load_ok(&l, text, 2 * 86400.0);
+    sim_results r;
+    run_ok(&l, (uint64_t)(40 + m), &r);
+    const mkt_prov_rec *p = (const mkt_prov_rec *)r.tables[MKT_T_PROVIDERS];
+    size_t np = r.nrecords[MKT_T_PROVIDERS];
+    CU_ASSERT_EQUAL_FATAL(np, 40);
+    CU_ASSERT_EQUAL_FATAL(l.model.nlps, 3 + 40);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(l.model.type_of);
+    for (size_t i = 0; i < np; i++) {
+      int k = p[i].persona[1] - '0';
+      CU_ASSERT_FATAL(k >= 0 && k < 3);
+      unsigned t = l.model.type_of(l.model.ctx, (sim_id)(3 + p[i].id));
+      CU_ASSERT_FATAL(t < l.model.ntypes);
+      const sim_lptype *ty = &l.model.types[t];
+      CU_ASSERT_STRING_EQUAL(ty->name, reviews[k] ? "provider that reviews" : "provider");
+      CU_ASSERT_EQUAL(ty->state_size, reviews[k] ? 192u : 128u);
+      if (reviews[k]) {
+        rv_seen++;
+        switched += p[i].switches > 0;
+      } else {
+        plain_seen++;
+        CU_ASSERT_EQUAL(p[i].switches, 0);
+        CU_ASSERT_STRING_EQUAL(p[i].pool, p[i].start_pool);
+        CU_ASSERT_EQUAL(p[i].balance_musd, p[i].income_musd);
+      }
+    }
+    for (sim_id id = 0; id < 3; id++)
+      CU_ASSERT_STRING_EQUAL(l.model.types[l.model.type_of(l.model.ctx, id)].name, "market");
+    sim_results_free(&r);
+    unload(&l);
+  }
+  CU_ASSERT(plain_seen > 40); /* both kinds drawn, in numbers */
+  CU_ASSERT(rv_seen > 40);
+  CU_ASSERT(switched > 0);
+}
+
 static CU_TestInfo model_tests[] = {
     {"M/M/c mean wait within the CI of Erlang C", test_mmc_erlang_c},
     {"money conserved under every clearing rule", test_money_conserved_all_rules},
@@ -1403,6 +1483,7 @@ static CU_TestInfo model_tests[] = {
      test_policies_common_random_numbers},
     {"a bid that fits no host never wins and never preempts", test_bid_fits_nowhere},
     {"switchers: departed hosts' GPU ids recycled, their records kept", test_switchers_recycled},
+    {"providers that cannot act on a review have the shorter state (random markets)", test_provider_types_random},
     {"daily_income rows sum to each provider's income; persona x pool income metrics", test_daily_income},
     {"individual rationality on random markets under every rule", test_individual_rationality_random},
     {"GigaSPOT differs from pay as bid when power limits differ", test_gigaspot_power_limits},

@@ -327,6 +327,15 @@ typedef struct mkt__pool_ops {
 extern const mkt__pool_ops mkt__pool_fixed, mkt__pool_bidding, mkt__pool_flexible;
 extern const mkt__pool_ops *const mkt__pools[MKT_NPOOLS];
 
+/* Whether a persona's providers review their income: when it can change anything, that is they may
+ * leave or come in (responses.entry), switch pools (patience and another pool), or claim staking
+ * income (their pool's treasury: a persona that cannot switch stays in it). The others' reviews
+ * would only split the spans of time they account, so they have none, and their LP type's state
+ * is a line shorter (mkt_provider.c, mkt__type_of). */
+static inline int mkt__persona_reviews(const mkt_config *cfg, const mkt_persona_cfg *pc) {
+  return cfg->responses.entry || (pc->patience > 0 && pc->alt_pool != pc->pool) || mkt__pools[pc->pool]->treasury;
+}
+
 /* ---- placement on the core (mkt_place.c) ----------------------------------------------------- */
 void mkt__place_init(sim_lp *lp, const mkt_ctx *c, mkt_market *m);
 void mkt__place_fini(mkt_market *m);
@@ -434,7 +443,9 @@ void mkt__prov_close(sim_lp *plp, unsigned pool);
  * market at mlp (its peer): paid now, the money arriving a latency later. */
 void mkt__market_claim(sim_lp *mlp, uint32_t prov, sim_id src, int64_t from_ms, int64_t to_ms);
 
-extern const sim_lptype mkt__lptypes[2];
+/* market, provider, provider that reviews (mkt__type_of) */
+enum { MKT__LP_MARKET, MKT__LP_PROV, MKT__LP_PROV_RV, MKT__NLPTYPES };
+extern const sim_lptype mkt__lptypes[MKT__NLPTYPES];
 extern const size_t mkt__msg_size;
 
 #endif

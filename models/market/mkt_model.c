@@ -1352,7 +1352,7 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
 
   out->name = "market";
   out->types = mkt__lptypes;
-  out->ntypes = 2;
+  out->ntypes = MKT__NLPTYPES;
   out->type_of = NULL;
   out->nlps = (c->nmarkets + c->nprov) * c->nworlds;
   out->msg_size = mkt__msg_size;
@@ -1370,7 +1370,10 @@ fail:
 
 static unsigned mkt__type_of(const void *vctx, sim_id id) {
   const mkt_ctx *c = vctx;
-  return mkt__is_market_at(c, id % mkt__per_world(c)) ? 0 : 1;
+  uint64_t x = id % mkt__per_world(c);
+  if (mkt__is_market_at(c, x)) return MKT__LP_MARKET;
+  const mkt_persona_cfg *pc = &c->cfg->personas[c->prov[mkt__prov_at(c, x)].persona];
+  return mkt__persona_reviews(c->cfg, pc) ? MKT__LP_PROV_RV : MKT__LP_PROV;
 }
 
 /* The engine's groups: one per region of each world (see the layout in mkt_internal.h). */
@@ -2004,8 +2007,15 @@ static double mkt__memory_estimate(const void *vcfg) {
     double ps = 0, mean = 0;
     for (size_t k = 0; k < g->ngpp && k < 4; k++) ps += g->gpus_per_provider[k];
     for (size_t k = 0; k < g->ngpp && k < 4; k++) mean += counts[k] * g->gpus_per_provider[k] / (ps > 0 ? ps : 1);
-    bytes +=
-        (double)g->providers * (72.0 + (double)mkt__lptypes[1].state_size + 64.0 + sizeof(mkt_pstat) + 640.0 * mean);
+    /* the state of its LP type: a line more for the personas that review (persona_share-weighted) */
+    double sh = 0, state = 0;
+    for (size_t k = 0; k < g->npersona_share && k < cfg->npersonas; k++) sh += g->persona_share[k];
+    for (size_t k = 0; k < g->npersona_share && k < cfg->npersonas; k++)
+      state += g->persona_share[k] / (sh > 0 ? sh : 1) *
+               (double)mkt__lptypes[mkt__persona_reviews(cfg, &cfg->personas[k]) ? MKT__LP_PROV_RV : MKT__LP_PROV]
+                   .state_size;
+    if (!(sh > 0)) state = (double)mkt__lptypes[MKT__LP_PROV_RV].state_size;
+    bytes += (double)g->providers * (72.0 + state + 64.0 + sizeof(mkt_pstat) + 640.0 * mean);
   }
   int pol[MKT_MAX_WORLDS];
   char tok[64];

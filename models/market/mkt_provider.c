@@ -11,6 +11,7 @@
  */
 #include "models/market/mkt_internal.h"
 
+#include <assert.h>
 #include <gsl/gsl_randist.h>
 #include <math.h>
 #include <stdlib.h>
@@ -33,49 +34,63 @@ static const uint8_t st_counter[ST_N] = {SC_DOWN, SC_OWNER, SC_AVAIL, SC_AVAIL, 
 enum { T_CHURN, T_SELF, T_CAL, T_N };
 static const uint8_t t_kind[T_N] = {M_CHURN, M_SELF, M_CAL};
 
-/* The first two lines hold what the frequent events touch (churn, self-use and calendar changes,
- * rentals, PAY: the flags, the timers, the open span, the counters flush and earn add to), which
- * prov_prefetch fetches; the third what reviews, day closings, stakes and pool switches read.
- * Whether it is available is its state (idle or rented); its starting pool and whether it
- * reviews are its persona's (not kept); the days it closed are `day`. */
+/* The first two lines, every provider's: what the frequent events touch (churn, self-use and
+ * calendar changes, rentals, PAY: the flags, the timers, the open span, the counters flush and earn
+ * add to), which prov_prefetch fetches, and the daily statistics. Whether it is available is its
+ * state (idle or rented); its starting pool is its persona's (not kept); the days it closed are
+ * `day`. A provider whose reviews can change nothing (mkt__persona_reviews: it cannot switch pools
+ * or leave, and its pool has no treasury) never stakes, claims or reviews, and has these two lines
+ * only: its LP type is "provider"; the others ("provider that reviews") have a third, mkt_prov_rv,
+ * right after them. */
 typedef struct mkt_prov {
   uint8_t state : 3;
   uint8_t up : 1, cal_busy : 1, self_busy : 1;
   uint8_t out : 1;       /* outside the market (responses.entry) */
   uint8_t stake_due : 1; /* its stake is posted but not sent yet: it rides on the AVAIL that follows */
-  uint8_t pool;
-  uint16_t rented; /* GPUs employed now (mkt__prov_rented) */
+  uint8_t pool : 7;
+  uint8_t reviews : 1; /* its state has the third line (mkt__persona_reviews of its persona) */
+  uint16_t rented;     /* GPUs employed now (mkt__prov_rented) */
   uint16_t interruptions;
   uint16_t day;     /* daily income statistics (Welford): today, = the days closed (run.end < 2^16 days) */
   uint32_t session; /* availability sessions so far */
   uint8_t low;      /* reviews in a row below its goal (up1) */
   uint8_t low_exit; /* reviews in a row with negative surplus (up1) */
-  uint16_t nrev;    /* reviews in this pool (income statistics below) */
+  uint16_t nrev;    /* reviews in this pool (income statistics in mkt_prov_rv) */
   double st_since;
   double due[T_N]; /* when each timer fires (now + its delay, as sim_send would have it); INFINITY: not set */
   int64_t income, balance;
-  int64_t win_income;
-  double win_avail_s;    /* review window */
+  int64_t win_income;    /* review window (only a provider that reviews reads it) */
   int64_t st_ms[SC_N];   /* time per state, ms (st_counter) */
   int64_t rented_gpu_ms; /* GPU time employed */
-  int64_t win_rented_ms; /* GPU*ms rented in the review window */
   int64_t day_income;
-  /* the third line */
-  double claim_from; /* staking income claimed up to (its pool's treasury), -1 none */
-  int64_t stake;
   double dmean, dm2;
+} mkt_prov;
+/* The third line, of a provider that reviews: its review window, its stake and what it learnt. */
+typedef struct mkt_prov_rv {
+  double win_avail_s;    /* review window: available time (flush) */
+  int64_t win_rented_ms; /* and GPU*ms rented */
+  double claim_from;     /* staking income claimed up to (its pool's treasury), -1 none */
+  int64_t stake;
   /* reactions (market.responses, personas' goal) */
   double rmean, rm2;    /* income per available GPU-hour per review here (Welford) */
   float last_h, last_u; /* last review: income per available GPU-hour (USD), utilization */
   float cv_other;       /* income CV it had in its other pool, -1 never there */
   uint16_t review_id;   /* a quote answers the latest review only (at most a few are in flight) */
   uint16_t switches;
-} mkt_prov;
-/* Three cache lines, which the engine's 64-byte aligned state block keeps on line boundaries. */
-_Static_assert(sizeof(mkt_prov) == 192, "the provider's state: three cache lines, no padding");
-_Static_assert(offsetof(mkt_prov, day_income) + sizeof(int64_t) == 128, "the frequent fields: the first two lines");
+} mkt_prov_rv;
+/* Two and three cache lines, which the engine's 64-byte aligned state blocks keep on line
+ * boundaries (a block per LP type). */
+_Static_assert(sizeof(mkt_prov) == 128, "a provider's state: two cache lines, no padding");
+_Static_assert(sizeof(mkt_prov_rv) == 64, "the third line of a provider that reviews");
 
 static int prov_avail(const mkt_prov *p) { return p->state == ST_IDLE || p->state == ST_RENTED; }
+/* The third line: only a provider that reviews has it (its LP type's state is one line longer). */
+static mkt_prov_rv *rv(mkt_prov *p) {
+  assert(p->reviews);
+  return (mkt_prov_rv *)(p + 1);
+}
+/* Its stake: none unless it reviews (a provider that does not never joins a pool that stakes). */
+static int64_t stake_of(const mkt_prov *p) { return p->reviews ? ((const mkt_prov_rv *)(p + 1))->stake : 0; }
 /* A count of reviews in a row, one more, held at 255 (patience and exit_patience are at most 255:
  * a provider whose patience ran out while it was rented switches at its first review after). */
 static uint8_t up1(uint8_t n) { return n < UINT8_MAX ? (uint8_t)(n + 1) : UINT8_MAX; }
@@ -179,13 +194,13 @@ static void flush(sim_lp *lp, const mkt_ctx *c, mkt_prov *p) {
   if (p->state == ST_IDLE || p->state == ST_RENTED) {
     mkt__add_span(lp, c, MKT_S_AVAIL, ps->region, t0, now, ps->ngpus);
     by_groups(lp, c, ps, p->pool, MKT_P_AVAIL_MS, d * ps->ngpus);
-    p->win_avail_s += now - t0;
+    if (p->reviews) rv(p)->win_avail_s += now - t0;
   }
   if (p->state == ST_RENTED) {
     mkt__add_span(lp, c, MKT_S_RENTED, ps->region, t0, now, p->rented);
     by_groups(lp, c, ps, p->pool, MKT_P_RENTED_MS, d * p->rented);
     p->rented_gpu_ms += d * p->rented;
-    p->win_rented_ms += d * p->rented;
+    if (p->reviews) rv(p)->win_rented_ms += d * p->rented;
   }
   if (p->state == ST_IDLE || p->state == ST_RENTED) /* what taking part cost it (provider surplus) */
     mkt__rpool(lp, c, p->pool, MKT_RP_PCOST,
@@ -217,11 +232,13 @@ static void set_state(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, int ns) {
  * the money taking the latency to arrive. */
 static void flex_claim(sim_lp *lp, const mkt_ctx *c, mkt_prov *p) {
   double now = sim_now(lp);
-  if (!mkt__pools[p->pool]->treasury || p->claim_from < 0) return;
-  if (now > p->claim_from)
-    mkt__market_claim(sim_peer(lp, my_market(c, lp, p)), (uint32_t)pidx(c, lp), sim_lp_id(lp), mkt__ms(p->claim_from),
+  if (!mkt__pools[p->pool]->treasury) return; /* (a pool with a treasury: its providers review) */
+  mkt_prov_rv *r = rv(p);
+  if (r->claim_from < 0) return;
+  if (now > r->claim_from)
+    mkt__market_claim(sim_peer(lp, my_market(c, lp, p)), (uint32_t)pidx(c, lp), sim_lp_id(lp), mkt__ms(r->claim_from),
                       mkt__ms(now));
-  p->claim_from = now;
+  r->claim_from = now;
 }
 
 void mkt__prov_close(sim_lp *plp, unsigned pool) {
@@ -229,19 +246,11 @@ void mkt__prov_close(sim_lp *plp, unsigned pool) {
   if (p->pool == pool) flex_claim(plp, mkt__ctx(plp), p);
 }
 
-/* Whether a persona's reviews can change anything: it may leave or come in (responses.entry),
- * switch pools (patience and another pool), or claims staking income (its pool's treasury: a
- * persona that cannot switch stays in it). The others' reviews would only split the spans of
- * time they account, so they have none. */
-static int prov_reviews(const mkt_ctx *c, const mkt_persona_cfg *pc) {
-  return c->cfg->responses.entry || (pc->patience > 0 && pc->alt_pool != pc->pool) || mkt__pools[pc->pool]->treasury;
-}
-
 /* Schedules the next review `delay` from now, for a persona whose reviews can change something. */
-static void next_review(sim_lp *lp, const mkt_ctx *c, double delay) {
-  if (!prov_reviews(c, &c->cfg->personas[c->prov[pidx(c, lp)].persona])) return;
-  mkt_msg rv = {.kind = M_REVIEW};
-  mkt__send(lp, sim_lp_id(lp), delay, &rv);
+static void next_review(sim_lp *lp, const mkt_prov *p, double delay) {
+  if (!p->reviews) return;
+  mkt_msg m = {.kind = M_REVIEW};
+  mkt__send(lp, sim_lp_id(lp), delay, &m);
 }
 
 static void tell_avail(sim_lp *lp, const mkt_ctx *c, mkt_prov *p) {
@@ -249,23 +258,23 @@ static void tell_avail(sim_lp *lp, const mkt_ctx *c, mkt_prov *p) {
   mkt_msg m = {.kind = M_AVAIL, .b = p->session};
   if (p->stake_due) { /* the STAKE it would have sent just before: flag 1, a = the stake */
     m.flag = 1;
-    m.a = p->stake;
+    m.a = rv(p)->stake; /* (posted in a pool that stakes: post_stake) */
     p->stake_due = 0;
   }
   mkt__send(lp, my_market(c, lp, p), c->cfg->latency_s, &m);
-  if (mkt__pools[p->pool]->treasury) p->claim_from = sim_now(lp);
+  if (mkt__pools[p->pool]->treasury) rv(p)->claim_from = sim_now(lp);
 }
 
 /* claim: the staking claim up to now rides along (flex_claim's message, mkt__unavail_claim_from) */
 static void tell_unavail(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, int announced, int claim) {
   mkt_msg m = {.kind = M_UNAVAIL, .reason = (uint8_t)announced, .a = mkt__ms(sim_now(lp)), .b = p->session};
   double now = sim_now(lp);
-  if (claim && mkt__pools[p->pool]->treasury && p->claim_from >= 0 && now > p->claim_from) {
-    uint64_t from = (uint64_t)mkt__ms(p->claim_from);
+  if (claim && mkt__pools[p->pool]->treasury && rv(p)->claim_from >= 0 && now > rv(p)->claim_from) {
+    uint64_t from = (uint64_t)mkt__ms(rv(p)->claim_from);
     m.flag = 1;
     m.gen = (uint32_t)(from >> 32);
     m.epoch = (uint32_t)from;
-    p->claim_from = now;
+    rv(p)->claim_from = now;
   }
   mkt__send(lp, my_market(c, lp, p), c->cfg->latency_s, &m);
 }
@@ -282,7 +291,7 @@ static void update(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, int announced) {
         const mkt_resp_cfg *rc = &c->cfg->responses;
         double at_stake = 0;
         if (p->rented && mkt__pools[p->pool]->treasury) /* the stake slashed (mkt__host_detect) */
-          at_stake += (double)(c->slash < p->stake ? c->slash : p->stake) / MKT_MUSD;
+          at_stake += (double)(c->slash < stake_of(p) ? c->slash : stake_of(p)) / MKT_MUSD;
         if (p->rented && c->cfg->rep_exponent > 0) at_stake += rc->reputation_usd; /* a failure on its record */
         announced = gsl_rng_uniform(sim_lp_rng(lp)) < mkt_announce_prob(at_stake, rc->announce_max, rc->announce_usd);
       }
@@ -290,7 +299,7 @@ static void update(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, int announced) {
     }
     tell_unavail(lp, c, p, announced, 1); /* with the claim flex_claim would send next */
     flex_claim(lp, c, p);
-    if (mkt__pools[p->pool]->treasury) p->claim_from = -1;             /* -1 already in any other pool */
+    if (mkt__pools[p->pool]->treasury) rv(p)->claim_from = -1;         /* -1 already in any other pool */
     set_state(lp, c, p, p->out ? ST_OUT : p->up ? ST_OWNER : ST_DOWN); /* no longer available */
     p->rented = 0;
   } else if (!was && avail) {
@@ -348,14 +357,14 @@ static void post_stake(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, const mkt_psta
   mkt__book(lp, c, MKT_A_PROVIDERS, -stake);
   mkt__book(lp, c, MKT_A_TRANSIT, stake);
   p->balance -= stake;
-  p->stake = stake;
-  p->stake_due = 1; /* rides on the AVAIL that follows, else stake_send */
+  rv(p)->stake = stake; /* (a pool with a treasury: its providers review) */
+  p->stake_due = 1;     /* rides on the AVAIL that follows, else stake_send */
 }
 /* Sends a posted stake that no AVAIL carried (the host is not available). */
 static void stake_send(sim_lp *lp, const mkt_ctx *c, mkt_prov *p) {
   if (!p->stake_due) return;
   p->stake_due = 0;
-  mkt_msg m = {.kind = M_STAKE, .a = p->stake};
+  mkt_msg m = {.kind = M_STAKE, .a = rv(p)->stake};
   mkt__send(lp, my_market(c, lp, p), c->cfg->latency_s, &m);
 }
 
@@ -379,8 +388,12 @@ static void prov_init(sim_lp *lp, void *st) {
   const mkt_pstat *ps = &c->prov[pidx(c, lp)];
   const mkt_persona_cfg *pc = &c->cfg->personas[ps->persona];
   gsl_rng *r = sim_lp_rng(lp);
-  p->pool = (uint8_t)pc->pool;
-  p->claim_from = -1;
+  p->pool = (uint8_t)pc->pool & 0x7f;
+  p->reviews = (uint8_t)mkt__persona_reviews(c->cfg, pc); /* its LP type's (mkt__type_of) */
+  if (p->reviews) {
+    rv(p)->claim_from = -1;
+    rv(p)->cv_other = -1;
+  }
   p->state = ST_DOWN;
   p->st_since = 0;
   p->up = 1;
@@ -394,7 +407,6 @@ static void prov_init(sim_lp *lp, void *st) {
   if (c->cfg->calendars) p->cal_busy = (uint8_t)cal_on(pc, c->cfg->regions[ps->region].tz_h * 3600.0);
   self_schedule(lp, c, p, ps);
   cal_schedule(lp, c, p, ps);
-  p->cv_other = -1;
   if (c->cfg->responses.entry) p->out = gsl_rng_uniform(r) < c->cfg->responses.entry_potential;
   if (!p->out) {
     post_stake(lp, c, p, ps);
@@ -405,7 +417,7 @@ static void prov_init(sim_lp *lp, void *st) {
   update(lp, c, p, 1);
   stake_send(lp, c, p);
   /* daily review (pool switching, flexible claims) at a provider-specific phase */
-  next_review(lp, c, c->cfg->review_s * (0.5 + 0.5 * gsl_rng_uniform(r))); /* drawn with or without reviews */
+  next_review(lp, p, c->cfg->review_s * (0.5 + 0.5 * gsl_rng_uniform(r))); /* drawn with or without reviews */
   arm(lp, p);
 }
 
@@ -413,23 +425,26 @@ static void prov_init(sim_lp *lp, void *st) {
  * so that the pool may recycle its GPU ids. */
 static void leave_pool(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, const mkt_pstat *ps) {
   if (prov_avail(p)) tell_unavail(lp, c, p, 1, 0);
-  if (p->stake > 0) {
-    mkt_msg m = {.kind = M_UNSTAKE, .a = p->stake};
+  if (stake_of(p) > 0) {
+    mkt_msg m = {.kind = M_UNSTAKE, .a = rv(p)->stake};
     mkt__send(lp, my_market(c, lp, p), c->cfg->latency_s, &m);
-    p->stake = 0;
+    rv(p)->stake = 0;
   }
   mkt_msg dep = {.kind = M_DEPART};
   mkt__send(lp, my_market(c, lp, p), c->cfg->latency_s, &dep);
   pop(lp, c, p, ps, -1);
-  p->claim_from = -1;
   p->nrev = 0;
-  p->rmean = p->rm2 = 0;
+  if (p->reviews) { /* (only a provider that reviews switches or leaves) */
+    rv(p)->claim_from = -1;
+    rv(p)->rmean = rv(p)->rm2 = 0;
+  }
 }
 
 /* CV of its income per review in this pool: NaN before 3 reviews, infinite when it earned nothing. */
-static double income_cv(const mkt_prov *p) {
+static double income_cv(mkt_prov *p) {
   if (p->nrev <= 2) return NAN;
-  return p->rmean > 0 ? sqrt(p->rm2 / (p->nrev - 1)) / p->rmean : INFINITY;
+  const mkt_prov_rv *r = rv(p);
+  return r->rmean > 0 ? sqrt(r->rm2 / (p->nrev - 1)) / r->rmean : INFINITY;
 }
 
 /* Moves to the persona's other pool. */
@@ -438,9 +453,9 @@ static void switch_pool(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, const mkt_pst
   double cv = income_cv(p);
   day_roll(lp, c, p, (int64_t)floor(sim_now(lp) / 86400.0)); /* days before today end in the old pool */
   leave_pool(lp, c, p, ps);
-  p->cv_other = isfinite(cv) ? (float)cv : -1;
-  p->pool = (uint8_t)(p->pool == pc->pool ? pc->alt_pool : pc->pool);
-  p->switches++;
+  rv(p)->cv_other = isfinite(cv) ? (float)cv : -1;
+  p->pool = (uint8_t)(p->pool == pc->pool ? pc->alt_pool : pc->pool) & 0x7f;
+  rv(p)->switches++;
   p->low = 0;
   pop(lp, c, p, ps, 1);
   post_stake(lp, c, p, ps);
@@ -449,13 +464,13 @@ static void switch_pool(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, const mkt_pst
 }
 
 static void ask_quote(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, unsigned pool) {
-  mkt_msg q = {.kind = M_QUOTE, .gen = ++p->review_id};
+  mkt_msg q = {.kind = M_QUOTE, .gen = ++rv(p)->review_id};
   mkt__send(lp, mkt__market_id(c, mkt__world(c, lp), c->prov[pidx(c, lp)].region, pool), c->cfg->latency_s, &q);
 }
 
 /* A pool's quote came back: enter (from outside), or switch by the persona's goal. */
 static void on_quoted(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, const mkt_msg *msg) {
-  if ((uint16_t)msg->gen != p->review_id) return; /* an older review's */
+  if ((uint16_t)msg->gen != rv(p)->review_id) return; /* an older review's */
   const mkt_pstat *ps = &c->prov[pidx(c, lp)];
   const mkt_persona_cfg *pc = &c->cfg->personas[ps->persona];
   double q = (double)msg->a / MKT_MUSD, u = (double)msg->b / 1e6;
@@ -475,7 +490,9 @@ static void on_quoted(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, const mkt_msg *
   if (msg->flag == p->pool || p->rented) return;
   /* income: the other pool quotes more per available hour than it earned here; utilization: it
    * rents a larger share of available time */
-  int better = pc->goal == MKT_GOAL_INCOME ? q > p->last_h : pc->goal == MKT_GOAL_UTILIZATION ? u > p->last_u : 0;
+  int better = pc->goal == MKT_GOAL_INCOME        ? q > rv(p)->last_h
+               : pc->goal == MKT_GOAL_UTILIZATION ? u > rv(p)->last_u
+                                                  : 0;
   p->low = better ? up1(p->low) : 0;
   if (p->low >= pc->patience) switch_pool(lp, c, p, ps);
 }
@@ -484,20 +501,21 @@ static void on_quoted(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, const mkt_msg *
 static void review(sim_lp *lp, const mkt_ctx *c, mkt_prov *p) {
   const mkt_pstat *ps = &c->prov[pidx(c, lp)];
   const mkt_persona_cfg *pc = &c->cfg->personas[ps->persona];
+  mkt_prov_rv *r = rv(p); /* (only a provider that reviews has reviews: next_review) */
   flex_claim(lp, c, p);
   flush(lp, c, p); /* counts the open available span into this window */
-  double hours = p->win_avail_s / 3600.0;
+  double hours = r->win_avail_s / 3600.0;
   if (p->out) {
     ask_quote(lp, c, p, p->pool); /* should it come (back) in? */
   } else if (hours > 1.0) {
     double per_h = (double)p->win_income / MKT_MUSD / hours / ps->ngpus;
-    double u = (double)p->win_rented_ms / (p->win_avail_s * 1000.0 * ps->ngpus);
-    p->last_h = (float)per_h;
-    p->last_u = (float)u;
+    double u = (double)r->win_rented_ms / (r->win_avail_s * 1000.0 * ps->ngpus);
+    r->last_h = (float)per_h;
+    r->last_u = (float)u;
     p->nrev++;
-    double delta = per_h - p->rmean; /* Welford */
-    p->rmean += delta / p->nrev;
-    p->rm2 += delta * (per_h - p->rmean);
+    double delta = per_h - r->rmean; /* Welford */
+    r->rmean += delta / p->nrev;
+    r->rm2 += delta * (per_h - r->rmean);
     int left = 0;
     if (c->cfg->responses.entry) {
       double sur = surplus_h(c, ps, per_h, u);
@@ -525,7 +543,7 @@ static void review(sim_lp *lp, const mkt_ctx *c, mkt_prov *p) {
          * (or never tried) */
         double cv = income_cv(p);
         if (isnan(cv)) cv = 0; /* too few reviews to judge */
-        p->low = cv > pc->target_cv && (p->cv_other < 0 || p->cv_other < cv) ? up1(p->low) : 0;
+        p->low = cv > pc->target_cv && (r->cv_other < 0 || r->cv_other < cv) ? up1(p->low) : 0;
         if (p->low >= pc->patience && !p->rented) switch_pool(lp, c, p, ps);
       } else {
         ask_quote(lp, c, p, p->pool == pc->pool ? (unsigned)pc->alt_pool : (unsigned)pc->pool);
@@ -533,9 +551,9 @@ static void review(sim_lp *lp, const mkt_ctx *c, mkt_prov *p) {
     }
   }
   p->win_income = 0;
-  p->win_avail_s = 0;
-  p->win_rented_ms = 0;
-  next_review(lp, c, c->cfg->review_s);
+  r->win_avail_s = 0;
+  r->win_rented_ms = 0;
+  next_review(lp, p, c->cfg->review_s);
 }
 
 void mkt__prov_rented(sim_lp *plp, unsigned pool, unsigned n, uint32_t session) {
@@ -575,7 +593,7 @@ static void prov_event(sim_lp *lp, void *st, const void *vmsg, sim_id src) {
     arm(lp, p);
     break;
   case M_PAY: earn(lp, c, p, msg->a, msg->reason != PAY_REFUND); break;
-  case M_SLASH: p->stake -= msg->a; break;
+  case M_SLASH: rv(p)->stake -= msg->a; break; /* (a provider that staked) */
   case M_REVIEW: review(lp, c, p); break;
   case M_QUOTED: on_quoted(lp, c, p, msg); break;
   default: SIM_FATAL("provider: unexpected message kind %d", msg->kind);
@@ -601,7 +619,7 @@ static void prov_finalize(sim_lp *lp, void *st) {
   snprintf(r.policy, sizeof r.policy, "%s", wp < 0 ? "by_class" : sched_policy_name((sched_policy)wp));
   r.world = (int32_t)mkt__world(c, lp);
   r.gpus = ps->ngpus;
-  r.switches = p->switches;
+  r.switches = p->reviews ? rv(p)->switches : 0;
   r.interruptions = p->interruptions;
   r.days = (int32_t)p->day;
   r.income_musd = p->income;
@@ -629,15 +647,22 @@ extern void mkt__market_prefetch_early(const sim_lp *lp, const void *st, const v
 /* the engine's hint for the next event: the provider's shared record (c->prov) */
 static void prov_prefetch(const sim_lp *lp, const void *st, const void *vmsg, sim_id src) {
   (void)vmsg, (void)src;
-  __builtin_prefetch(st); /* its first two lines: what most of its events touch */
+  __builtin_prefetch(st); /* its two lines: what most of its events touch */
   __builtin_prefetch((const char *)st + 64);
   const mkt_ctx *c = sim_lp_ctx(lp);
   __builtin_prefetch(&c->prov[mkt__prov_at(c, sim_lp_id(lp) % mkt__per_world(c))]);
 }
+/* the same, and the third line, whose review window flush adds to */
+static void prov_rv_prefetch(const sim_lp *lp, const void *st, const void *vmsg, sim_id src) {
+  __builtin_prefetch((const char *)st + sizeof(mkt_prov));
+  prov_prefetch(lp, st, vmsg, src);
+}
 
-const sim_lptype mkt__lptypes[2] = {
-    {"market", sizeof(mkt_market), mkt__market_init, mkt__market_event, mkt__market_finalize, mkt__market_prefetch,
-     mkt__market_prefetch_early},
-    {"provider", sizeof(mkt_prov), prov_init, prov_event, prov_finalize, prov_prefetch},
+const sim_lptype mkt__lptypes[MKT__NLPTYPES] = {
+    [MKT__LP_MARKET] = {"market", sizeof(mkt_market), mkt__market_init, mkt__market_event, mkt__market_finalize,
+                        mkt__market_prefetch, mkt__market_prefetch_early},
+    [MKT__LP_PROV] = {"provider", sizeof(mkt_prov), prov_init, prov_event, prov_finalize, prov_prefetch},
+    [MKT__LP_PROV_RV] = {"provider that reviews", sizeof(mkt_prov) + sizeof(mkt_prov_rv), prov_init, prov_event,
+                         prov_finalize, prov_rv_prefetch},
 };
 const size_t mkt__msg_size = sizeof(mkt_msg);

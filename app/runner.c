@@ -188,7 +188,10 @@ int app_estimate_run(const app_loaded *l, double budget_s, app_estimate *e) {
   /* The first pilot, over a sliver of the run, measures what every run costs whatever its length
    * (building the LPs, initial events, sizing per-day state for run.end); the others measure the
    * marginal cost of simulated time beyond it, extrapolated to run.end. CPU time of this thread,
-   * not wall time, so that a loaded machine does not inflate the estimate. */
+   * not wall time, so that a loaded machine does not inflate the estimate. The fixed cost is the
+   * cheapest pilot's (cf at hf), not the first's: the first runs cold (its pages, the allocator)
+   * and took 3-4 times what the next ones did, which made the marginal cost look smaller than it
+   * is and could send the next pilot over the whole run, far past the budget. */
   double h0 = end / 1048576.0;
   if (h0 < l->model.lookahead) h0 = l->model.lookahead;
   if (h0 > end) h0 = end;
@@ -197,14 +200,15 @@ int app_estimate_run(const app_loaded *l, double budget_s, app_estimate *e) {
   if (rc) return rc;
   ev = ev0;
   c = c0;
-  double next = h0 * 16;
+  double cf = c0, hf = h0, next = h0 * 16;
   while (h < end) {
     h = next > end / 1.5 ? end : next; /* close to the end: run the whole run */
     if ((rc = app__pilot(l, h, &ev, &c))) return rc;
-    double inc = c - c0;
+    if (c < cf) cf = c, hf = h;
+    double inc = c - cf;
     if (h >= end || inc >= budget_s / 2) break;
     /* aim the next pilot at half the budget of marginal time, growing 2x to 16x per pilot */
-    double want = inc > 1e-4 ? h0 + (budget_s / 2) / (inc / (h - h0)) * 1.2 : h * 16;
+    double want = inc > 1e-4 ? hf + (budget_s / 2) / (inc / (h - hf)) * 1.2 : h * 16;
     next = want < h * 2 ? h * 2 : want > h * 16 ? h * 16 : want;
   }
   e->horizon_s = h;
@@ -217,7 +221,7 @@ int app_estimate_run(const app_loaded *l, double budget_s, app_estimate *e) {
   } else {
     double span = h - h0;
     e->events = ev + (ev - ev0) / span * (end - h);
-    e->wall_s = c + (c > c0 ? (c - c0) / span : 0) * (end - h);
+    e->wall_s = c + (c > cf && h > hf ? (c - cf) / (h - hf) : 0) * (end - h);
   }
   return 0;
 }

@@ -12,6 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "randcase.h"
+
 static const char *src_dir(void) {
   const char *s = getenv("SPOTLAB_SOURCE_DIR");
   return s ? s : "..";
@@ -1397,21 +1399,19 @@ static void test_strategies_known_outcomes(void) {
  * provider's code asserts that only a provider of the longer type touches the third line. */
 static void test_provider_types_random(void) {
   static const char *const pools[3] = {"fixed", "bidding", "flexible"};
-  unsigned long x = 12345;
+  rng x = {12345};
   unsigned plain_seen = 0, rv_seen = 0, switched = 0;
   for (int m = 0; m < 10; m++) {
     int pool[3], alt[3], pat[3], entry, reviews[3];
     double share[3], tot = 0;
-    x = x * 6364136223846793005UL + 1442695040888963407UL;
-    entry = (x >> 33) % 4 == 0;
+    entry = rng_int(&x, 0, 3) == 0;
     char per[1024] = "", sh[128] = "";
     size_t off = 0;
     for (int k = 0; k < 3; k++) {
-      x = x * 6364136223846793005UL + 1442695040888963407UL;
-      pool[k] = (int)((x >> 33) % 3);
-      alt[k] = (int)((x >> 40) % 3);
-      pat[k] = (int)((x >> 45) % 3); /* 0: never switches */
-      share[k] = 1.0 + (double)((x >> 50) % 4);
+      pool[k] = (int)rng_int(&x, 0, 2);
+      alt[k] = (int)rng_int(&x, 0, 2);
+      pat[k] = (int)rng_int(&x, 0, 2); /* 0: never switches */
+      share[k] = (double)rng_int(&x, 1, 4);
       tot += share[k];
       reviews[k] = entry || (pat[k] > 0 && alt[k] != pool[k]) || pool[k] == 2; /* 2: flexible, the treasury */
       off += (size_t)snprintf(per + off, sizeof per - off,

@@ -2009,13 +2009,13 @@ static double mkt__memory_estimate(const void *vcfg) {
     for (size_t k = 0; k < g->ngpp && k < 4; k++) mean += counts[k] * g->gpus_per_provider[k] / (ps > 0 ? ps : 1);
     /* the state of its LP type: a line more for the personas that review (persona_share-weighted) */
     double sh = 0, state = 0;
-    for (size_t k = 0; k < g->npersona_share && k < cfg->npersonas; k++) sh += g->persona_share[k];
-    for (size_t k = 0; k < g->npersona_share && k < cfg->npersonas; k++)
-      state += g->persona_share[k] / (sh > 0 ? sh : 1) *
+    for (size_t k = 0; k < g->npersona_share && k < cfg->npersonas; k++) {
+      sh += g->persona_share[k];
+      state += g->persona_share[k] *
                (double)mkt__lptypes[mkt__persona_reviews(cfg, &cfg->personas[k]) ? MKT__LP_PROV_RV : MKT__LP_PROV]
                    .state_size;
-    if (!(sh > 0)) state = (double)mkt__lptypes[MKT__LP_PROV_RV].state_size;
-    bytes += (double)g->providers * (72.0 + state + 64.0 + sizeof(mkt_pstat) + 640.0 * mean);
+    }
+    bytes += (double)g->providers * (72.0 + (sh > 0 ? state / sh : 0) + 64.0 + sizeof(mkt_pstat) + 640.0 * mean);
   }
   int pol[MKT_MAX_WORLDS];
   char tok[64];

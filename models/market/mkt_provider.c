@@ -388,7 +388,7 @@ static void prov_init(sim_lp *lp, void *st) {
   const mkt_pstat *ps = &c->prov[pidx(c, lp)];
   const mkt_persona_cfg *pc = &c->cfg->personas[ps->persona];
   gsl_rng *r = sim_lp_rng(lp);
-  p->pool = (uint8_t)pc->pool & 0x7f;
+  p->pool = (uint8_t)pc->pool;
   p->reviews = (uint8_t)mkt__persona_reviews(c->cfg, pc); /* its LP type's (mkt__type_of) */
   if (p->reviews) {
     rv(p)->claim_from = -1;
@@ -454,7 +454,7 @@ static void switch_pool(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, const mkt_pst
   day_roll(lp, c, p, (int64_t)floor(sim_now(lp) / 86400.0)); /* days before today end in the old pool */
   leave_pool(lp, c, p, ps);
   rv(p)->cv_other = isfinite(cv) ? (float)cv : -1;
-  p->pool = (uint8_t)(p->pool == pc->pool ? pc->alt_pool : pc->pool) & 0x7f;
+  p->pool = (uint8_t)(p->pool == pc->pool ? pc->alt_pool : pc->pool);
   rv(p)->switches++;
   p->low = 0;
   pop(lp, c, p, ps, 1);

@@ -915,6 +915,69 @@ static void test_individual_rationality_random(void) {
   CU_ASSERT(ran_bids > 100);
 }
 
+/* A new bid starts at once when a host with free GPUs fits it, however many hosts the pool has:
+ * random bidding pools of 1,500-3,000 single-GPU hosts (more than the SUBMIT_HOSTS and
+ * CLEAR_WAITING windows of pool_bidding.c), 30% of them RTX 3060s whose power range (70-170 W)
+ * no job's 250 W fits, single-GPU bids worth far more than any ask, a load of 0.3-0.5 of the
+ * hosts that fit (so that one is always free), under every rule. No churn and no owner's use, so
+ * nothing interrupts a rental and no bid comes back. Every bid submitted after the first hour
+ * (when every host has joined) starts when it is submitted. Until 2026-12-05 a new bid tried the
+ * first 256 hosts of the pool's list of available hosts, busy or not: once those were busy it
+ * waited for a clearing, which starts at most 256 a billing interval, and at a million GPUs
+ * 122,000 bids waited beside 84,000 hosts with free GPUs. A single list of the hosts with free
+ * GPUs still fails here: the RTX 3060s, never taken, fill its first 256 places. */
+static const char *freehost_text =
+    "market = {\n"
+    "  churn = false; calendars = false; self_use = false;\n"
+    "  bidding = { rule = \"%s\"; min_bid_usd_h = 0.01; };\n"
+    "  training = { share = 0.5; dur_mean_h = %.3f; gpus_min = 1; gpus_max = 1; mem_min_gb = 0.0; value_usd_h = 5.0;\n"
+    "               value_sigma = 0.0; power_w = 250.0; pool_share = [0.0, 1.0, 0.0]; patience_h = 0.0; };\n"
+    "  batch = { share = 0.5; dur_mean_h = %.3f; gpus_min = 1; gpus_max = 1; mem_min_gb = 0.0; value_usd_h = 4.0;\n"
+    "            value_sigma = 0.0; power_w = 250.0; pool_share = [0.0, 1.0, 0.0]; patience_h = 0.0; };\n"
+    "  inference = { share = 0.0; };\n"
+    "  personas = ( { name = \"henry\"; pool = \"bidding\"; alt_pool = \"bidding\"; min_margin = 0.0; } );\n"
+    "  regions = ( { name = \"eu\"; providers = %u; persona_share = [1.0];\n"
+    "                gpu_mix = \"rtx3060:0.3, rtx3090:0.35, rtx4090:0.35\"; gpus_per_provider = [1.0];\n"
+    "                jobs_per_h = %.1f; weekend_factor = 1.0; energy_usd_kwh = 0.2; } );\n"
+    "};\n";
+
+static void test_bids_find_free_hosts_random(void) {
+  rng g = {20261205};
+  chk ck = {0};
+  size_t late = 0, bids = 0;
+  for (int rule = 0; mkt_rule_names[rule]; rule++)
+    for (int rep = 0; rep < 2; rep++) {
+      unsigned providers = (unsigned)rng_int(&g, 1500, 3000);
+      double dur_h = 0.5 + 1.5 * rng_unif(&g), load = 0.3 + 0.2 * rng_unif(&g);
+      /* Little's law: load x the hosts that fit (70%) busy on average */
+      double jobs_per_h = load * 0.7 * providers / dur_h;
+      char text[4096];
+      snprintf(text, sizeof text, freehost_text, mkt_rule_names[rule], dur_h, dur_h, providers, jobs_per_h);
+      loaded l;
+      load_ok(&l, text, 12 * 3600.0);
+      sim_results r;
+      run_ok(&l, rng_next(&g), &r);
+      const mkt_job_rec *j = (const mkt_job_rec *)r.tables[MKT_T_JOBS];
+      size_t waited = 0, n = 0;
+      for (size_t k = 0; k < r.nrecords[MKT_T_JOBS]; k++) {
+        if (j[k].submit_s < 3600.0) continue;
+        n++;
+        int at_once = j[k].start_s == j[k].submit_s;
+        waited += !at_once;
+        CHECK(&ck, at_once, "rule %s, %u hosts, load %.2f, %.0f bids/h: job %llu submitted at %.1f s started at %g s",
+              mkt_rule_names[rule], providers, load, jobs_per_h, (unsigned long long)j[k].id, j[k].submit_s,
+              j[k].start_s);
+      }
+      late += waited;
+      bids += n;
+      CU_ASSERT(n > 500);
+      sim_results_free(&r);
+      unload(&l);
+    }
+  if (late) printf("\n  %zu of %zu bids waited\n", late, bids);
+  chk_report(&ck, "bids that waited beside free hosts");
+}
+
 /* GigaSPOT ranks bids by profit for the host (price - energy at the bid's power limit), pay as
  * bid by price: with dear energy, a lower bid at a low power limit beats a higher bid at a high
  * one under GigaSPOT and loses under pay as bid. */
@@ -1486,6 +1549,8 @@ static CU_TestInfo model_tests[] = {
     {"providers that cannot act on a review have the shorter state (random markets)", test_provider_types_random},
     {"daily_income rows sum to each provider's income; persona x pool income metrics", test_daily_income},
     {"individual rationality on random markets under every rule", test_individual_rationality_random},
+    {"a new bid starts at once on a free host that fits, in pools of thousands (random)",
+     test_bids_find_free_hosts_random},
     {"GigaSPOT differs from pay as bid when power limits differ", test_gigaspot_power_limits},
     {"calibration files set the measured GPUs' speeds", test_calibrated_speeds},
     {"a lab calibration's contention slows co-located GPUs (f = 1: identical)", test_lab_calibration_contention},

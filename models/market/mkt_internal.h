@@ -265,7 +265,16 @@ typedef struct mkt_market {
   uint32_t navail, capavail; /* hosts available in the pool (global provider ids) */
   uint8_t *afree;            /* beside avail: each host's GPUs not employed (a scan skips the busy ones
                                 without reading their records; avail_free_set, mkt_place.c) */
-  int32_t *hix;              /* per region provider: index in host, -1 */
+  /* Pools that find hosts for their jobs themselves (ops->free_hosts: the bidding pool) keep, per
+   * job class, the available hosts with free GPUs whose GPU model fits the class (memory and power
+   * range, c->gpu_cls_fit): their avail positions in fre[k][0 .. nfre[k]), and beside avail each
+   * host's index there (UINT32_MAX: not in it). A scan for a free host reads that list, never the
+   * busy hosts nor the GPUs that can never take the job: at a million GPUs a region's bidding pool
+   * lists 90,000 hosts, and a new bid's scan of the first 256 of avail found them all busy while
+   * 97% of the pool had free GPUs (docs/performance.md, "Bids that waited beside free GPUs"). */
+  uint32_t *fre[MKT_NCLASSES], *fpos[MKT_NCLASSES];
+  uint32_t nfre[MKT_NCLASSES];
+  int32_t *hix; /* per region provider: index in host, -1 */
   mkt_host *host;
   uint32_t nhost, caphost; /* hosts that ever staked or joined this pool */
   mkt_stake *hstake;       /* the stakes of host[0 .. nhstake) (mkt__stake), zero past it */
@@ -319,9 +328,10 @@ typedef struct mkt__pool_ops {
   /* What a provider with GPUs like ps's would earn per available GPU-hour here now (musd), for
    * entry and goal-based switching (responses.entry, personas' goal). */
   int64_t (*quote)(const mkt_ctx *c, const mkt_market *m, const mkt_pstat *ps);
-  uint8_t hold;     /* jobs never wait in the core's queue (the pool's rule ranks them) */
-  uint8_t treasury; /* rental revenue feeds the pool's treasury; providers stake and claim */
-  uint8_t penalty;  /* the host refunds penalty_h hours of an interrupted rental */
+  uint8_t hold;       /* jobs never wait in the core's queue (the pool's rule ranks them) */
+  uint8_t treasury;   /* rental revenue feeds the pool's treasury; providers stake and claim */
+  uint8_t penalty;    /* the host refunds penalty_h hours of an interrupted rental */
+  uint8_t free_hosts; /* keeps the list of available hosts with free GPUs (mkt_market.fre) */
 } mkt__pool_ops;
 
 extern const mkt__pool_ops mkt__pool_fixed, mkt__pool_bidding, mkt__pool_flexible;
@@ -339,6 +349,7 @@ static inline int mkt__persona_reviews(const mkt_config *cfg, const mkt_persona_
 /* ---- placement on the core (mkt_place.c) ----------------------------------------------------- */
 void mkt__place_init(sim_lp *lp, const mkt_ctx *c, mkt_market *m);
 void mkt__place_fini(mkt_market *m);
+void mkt__free_hosts_check(const mkt_ctx *c, const mkt_market *m);
 /* Feeds one event to the core, then sends what the decisions changed (rented counts, wake-up,
  * forgotten jobs). */
 void mkt__feed(sim_lp *lp, const mkt_ctx *c, mkt_market *m, sched_event *e);

@@ -752,6 +752,9 @@ void mkt__market_finalize(sim_lp *lp, void *st) {
       sim_table_put(lp, MKT_T_HOSTS, &r);
     }
   }
+#ifndef NDEBUG
+  mkt__free_hosts_check(c, m);
+#endif
   mkt__place_fini(m);
   free(m->jobs);
   free(m->freeslots);

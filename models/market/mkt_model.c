@@ -591,6 +591,7 @@ static void mkt__destroy(sim_model *m) {
   free(c->posted);
   free(c->flex_price);
   free(c->gpu_score_milli);
+  free(c->gpu_cls_fit);
   free(c->speed);
   free(c->grade);
   free(c->node_delegated);
@@ -928,10 +929,17 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
   c->flex_price = calloc(c->ngpus, sizeof *c->flex_price);
   c->gpu_score_milli = calloc(c->ngpus, sizeof *c->gpu_score_milli);
   c->gpu_cols = calloc(c->ngpus, sizeof *c->gpu_cols);
-  if (!c->posted || !c->flex_price || !c->gpu_score_milli || !c->gpu_cols) {
+  c->gpu_cls_fit = calloc(c->ngpus, sizeof *c->gpu_cls_fit);
+  if (!c->posted || !c->flex_price || !c->gpu_score_milli || !c->gpu_cols || !c->gpu_cls_fit) {
     rc = SIM_ENOMEM;
     goto fail;
   }
+  for (size_t g = 0; g < c->ngpus; g++) /* mkt_lot_fits of one GPU of model g, at any price */
+    for (unsigned k = 0; k < MKT_NCLASSES; k++) {
+      mkt_lot l = {1, c->gpus[g].mem_gb, c->gpus[g].pl_min_w, c->gpus[g].pl_max_w, 0, 0, 0};
+      mkt_order o = mkt__class_order(c, k, INT64_MAX, 1, -1);
+      if (mkt_lot_fits(&l, 1, &o)) c->gpu_cls_fit[g] |= (uint8_t)(1u << k);
+    }
   for (size_t g = 0; g < c->ngpus; g++) {
     c->posted[g] = (int64_t)llround(c->gpus[g].ref_price_usd_h * cfg->fixed.price_factor * MKT_MUSD);
     c->gpu_cols[g] = c->gpus[g].name;

@@ -196,9 +196,11 @@ typedef struct mkt_ctx {
   uint64_t nmarkets, nprov;
   uint64_t reg_first[MKT_MAX_REGIONS + 1]; /* provider index range per region */
   mkt_pstat *prov;
-  int64_t *posted;                        /* fixed pool price per GPU model, musd per GPU-hour */
-  int64_t *flex_price;                    /* flexible pay-per-task price per GPU model, musd per GPU-hour */
-  uint32_t *gpu_score_milli;              /* score per GPU model (one GPU, region-independent part) */
+  int64_t *posted;           /* fixed pool price per GPU model, musd per GPU-hour */
+  int64_t *flex_price;       /* flexible pay-per-task price per GPU model, musd per GPU-hour */
+  uint32_t *gpu_score_milli; /* score per GPU model (one GPU, region-independent part) */
+  uint8_t *gpu_cls_fit;      /* per GPU model: bit k set when class k's jobs fit its memory and power range (the bidding
+                           pool's free-host lists, mkt_market.fre) */
   double energy_musd_wh[MKT_MAX_REGIONS]; /* musd per Wh */
   int64_t fee_ppm[MKT_NPOOLS];
   int64_t min_bid;                 /* musd per GPU-hour */

@@ -146,11 +146,37 @@ void mkt__bill_all(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
   for (uint32_t i = 0; i < m->ncg; i++) bill_gpu(lp, c, m, i, now);
 }
 
-/* Keeps m->afree[h->pos] (a host in the avail list) equal to its GPUs not employed. */
+/* Takes avail position i out of class k's free-host list (mkt_market.fre), where it is. */
+static void fre_del(mkt_market *m, unsigned k, uint32_t i) {
+  uint32_t x = m->fpos[k][i];
+  if (x == NIL) return;
+  m->fpos[k][i] = NIL;
+  uint32_t last = m->fre[k][--m->nfre[k]];
+  if (x < m->nfre[k]) {
+    m->fre[k][x] = last;
+    m->fpos[k][last] = x;
+  }
+}
+
+/* Keeps m->afree[h->pos] (a host in the avail list) equal to its GPUs not employed, and the
+ * free-host lists of the pools that keep them to the hosts whose count is not 0. */
 static void avail_free_set(const mkt_ctx *c, mkt_market *m, const mkt_host *h) {
   if (h->pos < 0) return;
   unsigned n = c->prov[h->prov].ngpus;
-  m->afree[h->pos] = (uint8_t)(h->busy < n ? n - h->busy : 0);
+  uint32_t i = (uint32_t)h->pos;
+  uint8_t was = m->afree[i];
+  m->afree[i] = (uint8_t)(h->busy < n ? n - h->busy : 0);
+  if (!m->ops->free_hosts || !was == !m->afree[i]) return;
+  unsigned fit = c->gpu_cls_fit[c->prov[h->prov].gpu];
+  for (unsigned k = 0; k < MKT_NCLASSES; k++) {
+    if (!(fit >> k & 1)) continue;
+    if (!m->afree[i]) {
+      fre_del(m, k, i);
+    } else {
+      m->fpos[k][i] = m->nfre[k];
+      m->fre[k][m->nfre[k]++] = i;
+    }
+  }
 }
 
 /* The GPU starts working for job `slot` (member or standby) at `rate` musd per hour. */
@@ -701,9 +727,17 @@ void mkt__host_join(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov, 
   if (m->navail == m->capavail) {
     uint32_t cap = m->capavail;
     m->afree = mkt__grow(m->afree, &cap, m->navail + 1, sizeof *m->afree);
+    for (unsigned k = 0; k < MKT_NCLASSES && m->ops->free_hosts; k++) {
+      cap = m->capavail;
+      m->fre[k] = mkt__grow(m->fre[k], &cap, m->navail + 1, sizeof *m->fre[k]);
+      cap = m->capavail;
+      m->fpos[k] = mkt__grow(m->fpos[k], &cap, m->navail + 1, sizeof *m->fpos[k]);
+    }
     m->avail = mkt__grow(m->avail, &m->capavail, m->navail + 1, sizeof *m->avail);
   }
   h->pos = (int32_t)m->navail;
+  for (unsigned k = 0; k < MKT_NCLASSES && m->ops->free_hosts; k++) m->fpos[k][m->navail] = NIL;
+  m->afree[m->navail] = 0; /* avail_free_set lists it where it has free GPUs */
   m->avail[m->navail++] = prov;
   avail_free_set(c, m, h);
   sched_gpu_info in = gpu_info(c, m, prov);
@@ -720,11 +754,17 @@ static void avail_remove(const mkt_ctx *c, mkt_market *m, mkt_host *h) {
   int32_t i = h->pos;
   if (i < 0) return;
   h->pos = -1;
+  for (unsigned k = 0; k < MKT_NCLASSES && m->ops->free_hosts; k++) fre_del(m, k, (uint32_t)i);
   uint32_t last = m->avail[--m->navail];
   if ((uint32_t)i < m->navail) {
     m->avail[i] = last;
     m->afree[i] = m->afree[m->navail];
     host_of(c, m, last)->pos = i;
+    for (unsigned k = 0; k < MKT_NCLASSES && m->ops->free_hosts; k++) { /* the last host's entries follow it */
+      uint32_t x = m->fpos[k][m->navail];
+      m->fpos[k][i] = x;
+      if (x != NIL) m->fre[k][x] = (uint32_t)i;
+    }
   }
 }
 
@@ -1043,6 +1083,27 @@ void mkt__place_init(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
   m->wake_at = INFINITY;
 }
 
+/* The free-host lists hold exactly the available hosts with free GPUs of the classes their GPU
+ * fits, each position once, and fpos inverts fre: fatal otherwise. Called on a pool's last event
+ * in Debug builds (the tests under ASan). */
+void mkt__free_hosts_check(const mkt_ctx *c, const mkt_market *m) {
+  if (!m->ops->free_hosts) return;
+  for (unsigned k = 0; k < MKT_NCLASSES; k++) {
+    uint32_t listed = 0;
+    for (uint32_t i = 0; i < m->navail; i++) {
+      int want = m->afree[i] && (c->gpu_cls_fit[c->prov[m->avail[i]].gpu] >> k & 1);
+      uint32_t x = m->fpos[k][i];
+      if (want != (x != NIL) || (x != NIL && (x >= m->nfre[k] || m->fre[k][x] != i)))
+        SIM_FATAL("bidding pool %s: class %u's free-host list is wrong at avail position %u",
+                  c->cfg->regions[m->region].name, k, i);
+      listed += want;
+    }
+    if (listed != m->nfre[k])
+      SIM_FATAL("bidding pool %s: class %u's free-host list holds %u hosts, not %u", c->cfg->regions[m->region].name, k,
+                m->nfre[k], listed);
+  }
+}
+
 void mkt__place_fini(mkt_market *m) {
   sched_destroy(m->core);
   free(m->host);
@@ -1052,6 +1113,10 @@ void mkt__place_fini(mkt_market *m) {
   for (unsigned k = 0; k <= MKT__MAX_HOST_GPUS; k++) free(m->spare[k]);
   free(m->avail);
   free(m->afree);
+  for (unsigned k = 0; k < MKT_NCLASSES; k++) {
+    free(m->fre[k]);
+    free(m->fpos[k]);
+  }
   free(m->dirty);
   free(m->dirty_out);
   free(m->forget);

@@ -14,7 +14,10 @@
  *
  * Scale: a clearing looks at no more than CLEAR_WAITING waiting bids (the best), CLEAR_RUNNING
  * running bids (the weakest, those that can lose) and the hosts they involve plus CLEAR_HOSTS
- * hosts with free GPUs: exact below those sizes, a bounded window above them. */
+ * hosts with free GPUs; a new bid at no more than SUBMIT_HOSTS hosts with free GPUs, and a host
+ * with free GPUs at the first 1024 waiting bids: exact below those sizes, a bounded window above
+ * them. The windows over hosts read the pool's list of hosts with free GPUs (mkt_market.fre), so
+ * that busy hosts never fill them. */
 #include "models/market/mkt_internal.h"
 
 #include <gsl/gsl_rng.h>
@@ -26,6 +29,7 @@
 #define CLEAR_WAITING 256
 #define CLEAR_RUNNING 256
 #define CLEAR_HOSTS 1024
+#define SUBMIT_HOSTS 256
 
 /* The core filters on a GPU's price: give it the host's lowest possible ask (at the card's lowest
  * power limit), so that it never refuses a host the rule found profitable. */
@@ -74,14 +78,17 @@ static int64_t late(const mkt_ctx *c, mkt_market *m, const mkt_order *o, uint32_
   return late_f(c, m, o, prov, free_gpus(c, m, prov));
 }
 
+/* A new bid tries the first SUBMIT_HOSTS hosts with free GPUs (the pool's free-host list). */
 static void bid_submit(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s) {
   mkt_job *j = &m->jobs[s];
-  uint32_t lim = m->navail < 256 ? m->navail : 256;
+  const uint32_t *fre = m->fre[j->cls];
+  uint32_t lim = m->nfre[j->cls] < SUBMIT_HOSTS ? m->nfre[j->cls] : SUBMIT_HOSTS;
   mkt_order o = mkt__order_of(c, j, -1); /* once, not per host tried */
   for (uint32_t k = 0; k < lim; k++) {
-    if (m->afree[k] < o.gpus) continue; /* what late() finds first, without the host's record */
-    uint32_t prov = m->avail[k];
-    int64_t p = late_f(c, m, &o, prov, m->afree[k]); /* afree: free_gpus of an available host */
+    uint32_t i = fre[k];
+    if (m->afree[i] < o.gpus) continue; /* what late() finds first, without the host's record */
+    uint32_t prov = m->avail[i];
+    int64_t p = late_f(c, m, &o, prov, m->afree[i]); /* afree: free_gpus of an available host */
     if (p < 0) continue;
     start_on(lp, c, m, s, prov, p);
     return; /* placed, or handed back to the queue by the core */
@@ -306,14 +313,20 @@ static void bid_tick(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
     ord[no] = mkt__order_of(c, j, lot_of_host[ai]);
     oslot[no++] = run[i].slot;
   }
-  for (uint32_t i = 0; i < m->navail && nl < cap; i++) {
-    if (lot_of_host[i] >= 0) continue;
-    unsigned f = m->afree[i]; /* free_gpus of an available host, without its record */
-    if (!f) continue;
-    uint32_t prov = m->avail[i];
-    lot_of_host[i] = (int32_t)nl;
-    lot_prov[nl] = prov;
-    lots[nl++] = mkt__lot_of(c, m->region, prov, f);
+  /* hosts with free GPUs: the classes' lists in turn, each host once */
+  for (uint32_t x = 0, more = 1; more && nl < cap; x++) {
+    more = 0;
+    for (unsigned k = 0; k < MKT_NCLASSES && nl < cap; k++) {
+      if (x >= m->nfre[k]) continue;
+      more = 1;
+      uint32_t i = m->fre[k][x];
+      if (lot_of_host[i] >= 0) continue;
+      unsigned f = m->afree[i]; /* free_gpus of an available host, without its record */
+      uint32_t prov = m->avail[i];
+      lot_of_host[i] = (int32_t)nl;
+      lot_prov[nl] = prov;
+      lots[nl++] = mkt__lot_of(c, m->region, prov, f);
+    }
   }
   uint32_t first_waiting = no;
   for (uint32_t i = 0; i < nq; i++) {
@@ -363,5 +376,12 @@ static void bid_tick(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
   free(lot_of_host);
 }
 
-const mkt__pool_ops mkt__pool_bidding = {"bidding",       bid_price, bid_submit, bid_tick, bid_host_free,
-                                         bid_handed_back, bid_quote, 1,          0,        0};
+const mkt__pool_ops mkt__pool_bidding = {.name = "bidding",
+                                         .gpu_price = bid_price,
+                                         .submit = bid_submit,
+                                         .tick = bid_tick,
+                                         .host_free = bid_host_free,
+                                         .handed_back = bid_handed_back,
+                                         .quote = bid_quote,
+                                         .hold = 1,
+                                         .free_hosts = 1};

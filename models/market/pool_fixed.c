@@ -13,5 +13,10 @@ static int64_t fixed_quote(const mkt_ctx *c, const mkt_market *m, const mkt_psta
   return mkt__quote_rental(c, m, c->posted[ps->gpu]);
 }
 
-const mkt__pool_ops mkt__pool_fixed = {
-    "fixed", fixed_price, mkt__posted_submit, mkt__posted_tick, NULL, mkt__posted_handed_back, fixed_quote, 0, 0, 1};
+const mkt__pool_ops mkt__pool_fixed = {.name = "fixed",
+                                       .gpu_price = fixed_price,
+                                       .submit = mkt__posted_submit,
+                                       .tick = mkt__posted_tick,
+                                       .handed_back = mkt__posted_handed_back,
+                                       .quote = fixed_quote,
+                                       .penalty = 1};

@@ -15,5 +15,10 @@ static int64_t flex_quote(const mkt_ctx *c, const mkt_market *m, const mkt_pstat
   return (int64_t)((__int128)m->rate * c->gpu_score_milli[ps->gpu] / 100000);
 }
 
-const mkt__pool_ops mkt__pool_flexible = {
-    "flexible", flex_price, mkt__posted_submit, mkt__posted_tick, NULL, mkt__posted_handed_back, flex_quote, 0, 1, 0};
+const mkt__pool_ops mkt__pool_flexible = {.name = "flexible",
+                                          .gpu_price = flex_price,
+                                          .submit = mkt__posted_submit,
+                                          .tick = mkt__posted_tick,
+                                          .handed_back = mkt__posted_handed_back,
+                                          .quote = flex_quote,
+                                          .treasury = 1};

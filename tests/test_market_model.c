@@ -3,6 +3,7 @@
  * scenario values reported as FILE:LINE errors, and the market on the scheduling core: policies
  * compared on common random numbers, standby promotion, bids that fit no host, individual
  * rationality on random markets, GigaSPOT against pay as bid. */
+#include "models/market/mkt_internal.h"
 #include "models/market/mkt_model.h"
 
 #include <CUnit/CUnit.h>
@@ -978,6 +979,87 @@ static void test_bids_find_free_hosts_random(void) {
   chk_report(&ck, "bids that waited beside free hosts");
 }
 
+/* The bidding pool's queue of waiting bids (mkt_market.c): a host with free GPUs scans the first
+ * 1024 positions from the head (bid_host_free) and takes bids there, while a head bid that no host
+ * takes (one below every ask) stays until its patience runs out. Random cases of 2,000-8,000
+ * waiting bids behind such a head, then 30,000 steps: a new bid joins the tail, or one to eight
+ * bids leave from the first 1024 positions (the head excepted) and the pool trims the queue, as
+ * bid_host_free does. After every trim the live bids keep their order and their copies beside
+ * the queue, and the first 1024 positions hold fewer than MKT__Q_PACK_EVERY holes. Until
+ * 2026-12-06 trimming stopped at the head bid and the window filled with holes: at a million
+ * GPUs a host's scan found 1023 holes and that one bid while 57,000 bids behind them fitted free
+ * hosts (docs/performance.md, "Holes at the head of the bid queue"). */
+static void test_bid_queue_front_random(void) {
+  rng g = {20261206};
+  chk ck = {0};
+  enum { SLOTS = 40000, WINDOW = 1024 };
+  mkt_job *jobs = calloc(SLOTS, sizeof *jobs);
+  uint32_t *ref = malloc(SLOTS * sizeof *ref), *pos = malloc(WINDOW * sizeof *pos);
+  CU_ASSERT_FATAL(jobs && ref && pos);
+  for (uint32_t s = 0; s < SLOTS; s++)
+    jobs[s] = (mkt_job){.bid = 1000 + s, .gpus = (uint16_t)(1 + s % 8), .cls = (uint8_t)(s % 3)};
+  uint32_t worst = 0, packs = 0;
+  for (int rep = 0; rep < 8; rep++) {
+    mkt_market m;
+    memset(&m, 0, sizeof m);
+    m.jobs = jobs;
+    uint32_t next = 0, nref = 0;
+    uint32_t n0 = (uint32_t)rng_int(&g, 2000, 8000);
+    for (uint32_t i = 0; i <= n0; i++) { /* slot 0 first: the head that stays */
+      mkt__q_push(&m, next, 0);
+      ref[nref++] = next++;
+    }
+    double p_push = 0.3 + 0.2 * rng_unif(&g);
+    for (int step = 0; step < 30000 && next < SLOTS; step++) {
+      if (rng_unif(&g) < p_push) {
+        mkt__q_push(&m, next, 0);
+        ref[nref++] = next++;
+        continue;
+      }
+      unsigned k = (unsigned)rng_int(&g, 1, 8);
+      for (unsigned d = 0; d < k; d++) {
+        uint32_t np = 0;
+        for (uint32_t i = m.qhead; i < m.qlen && i < m.qhead + WINDOW; i++)
+          if (m.q[i] != UINT32_MAX && m.q[i] != 0) pos[np++] = i;
+        if (!np) break;
+        uint32_t i = pos[rng_int(&g, 0, np - 1)], s = m.q[i];
+        mkt__q_del(&m, i);
+        uint32_t r = 0;
+        while (ref[r] != s) r++;
+        memmove(ref + r, ref + r + 1, (nref - r - 1) * sizeof *ref);
+        nref--;
+      }
+      uint32_t qd = m.qdel;
+      mkt__q_trim(&m);
+      packs += qd >= MKT__Q_PACK_EVERY;
+      uint32_t holes = 0, live = 0, bad = 0;
+      for (uint32_t i = m.qhead; i < m.qlen && i < m.qhead + WINDOW; i++) holes += m.q[i] == UINT32_MAX;
+      for (uint32_t i = m.qhead; i < m.qlen; i++) {
+        if (m.q[i] == UINT32_MAX) continue;
+        const mkt_job *j = &jobs[m.q[i]];
+        bad += live >= nref || m.q[i] != ref[live] || m.qe[i].bid != j->bid || m.qe[i].gpus != j->gpus ||
+               m.qe[i].cls != j->cls;
+        live++;
+      }
+      if (holes > worst) worst = holes;
+      CHECK(&ck, holes < MKT__Q_PACK_EVERY, "case %d step %d: %u holes in the first %u positions (%u live bids)", rep,
+            step, holes, (unsigned)WINDOW, m.nlive);
+      CHECK(&ck, !bad && live == nref && m.nlive == nref, "case %d step %d: %u bids out of order, %u live of %u", rep,
+            step, bad, live, nref);
+      if (ck.fails > 20) break;
+    }
+    CU_ASSERT_EQUAL(m.q[m.qhead], 0); /* the head bid stayed at the head */
+    free(m.q);
+    free(m.qe);
+  }
+  printf("\n  at most %u holes in the window; %u packs\n", worst, packs);
+  CU_ASSERT(packs > 100);
+  chk_report(&ck, "bid queue windows");
+  free(jobs);
+  free(ref);
+  free(pos);
+}
+
 /* GigaSPOT ranks bids by profit for the host (price - energy at the bid's power limit), pay as
  * bid by price: with dear energy, a lower bid at a low power limit beats a higher bid at a high
  * one under GigaSPOT and loses under pay as bid. */
@@ -1551,6 +1633,8 @@ static CU_TestInfo model_tests[] = {
     {"individual rationality on random markets under every rule", test_individual_rationality_random},
     {"a new bid starts at once on a free host that fits, in pools of thousands (random)",
      test_bids_find_free_hosts_random},
+    {"the bid queue's first 1024 positions hold live bids behind a head bid that stays (random)",
+     test_bid_queue_front_random},
     {"GigaSPOT differs from pay as bid when power limits differ", test_gigaspot_power_limits},
     {"calibration files set the measured GPUs' speeds", test_calibrated_speeds},
     {"a lab calibration's contention slows co-located GPUs (f = 1: identical)", test_lab_calibration_contention},

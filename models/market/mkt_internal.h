@@ -261,6 +261,7 @@ typedef struct mkt_market {
                    bidding pool's scans read instead of the job records */
   uint32_t qhead, qlen, qcap; /* bids waiting (bidding pool), FIFO; UINT32_MAX = removed */
   uint32_t nlive;
+  uint32_t qdel; /* entries removed since mkt__q_trim last packed the queue's front */
   uint32_t *avail;
   uint32_t navail, capavail; /* hosts available in the pool (global provider ids) */
   uint8_t *afree;            /* beside avail: each host's GPUs not employed (a scan skips the busy ones
@@ -415,7 +416,12 @@ void mkt__bid_won(const mkt_ctx *c, mkt_market *m, const mkt_job *j);
 /* ---- market helpers (mkt_market.c) ----------------------------------------------------------- */
 uint32_t mkt__q_push(mkt_market *m, uint32_t slot, int front);
 void mkt__q_del(mkt_market *m, uint32_t i);
+/* After removals, where no queue position is held: drops the holes at the head and, every
+ * MKT__Q_PACK_EVERY removals, packs the live entries of the first MKT__Q_PACK_SPAN positions
+ * (their order kept), so that a scan of the head's window sees live bids. */
 void mkt__q_trim(mkt_market *m);
+#define MKT__Q_PACK_EVERY 256u
+#define MKT__Q_PACK_SPAN 4096u
 void mkt__job_record(sim_lp *lp, const mkt_ctx *c, const mkt_market *m, const mkt_job *j, double end,
                      const char *outcome);
 void mkt__job_free(mkt_market *m, uint32_t s);

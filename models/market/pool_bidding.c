@@ -15,9 +15,10 @@
  * Scale: a clearing looks at no more than CLEAR_WAITING waiting bids (the best), CLEAR_RUNNING
  * running bids (the weakest, those that can lose) and the hosts they involve plus CLEAR_HOSTS
  * hosts with free GPUs; a new bid at no more than SUBMIT_HOSTS hosts with free GPUs, and a host
- * with free GPUs at the first 1024 waiting bids: exact below those sizes, a bounded window above
- * them. The windows over hosts read the pool's list of hosts with free GPUs (mkt_market.fre), so
- * that busy hosts never fill them. */
+ * with free GPUs at the first 1024 places of the queue: exact below those sizes, a bounded window
+ * above them. The windows over hosts read the pool's list of hosts with free GPUs
+ * (mkt_market.fre), so that busy hosts never fill them, and mkt__q_trim keeps the holes that
+ * waiting bids leave out of the queue's first places. */
 #include "models/market/mkt_internal.h"
 
 #include <gsl/gsl_rng.h>
@@ -117,7 +118,7 @@ static void bid_host_free(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t 
       ask[k] = mkt_lot_ask(&l, ko[k].power_w);
     }
     for (uint32_t i = m->qhead; i < m->qlen && seen < 1024; i++) {
-      seen++; /* holes count too: the queue is compacted when they pile up */
+      seen++; /* holes count too: mkt__q_trim packs the queue's front, where they gather */
       if (m->q[i] == UINT32_MAX) continue;
       const mkt_qent *e = q_ent(m, i); /* its job's bid, GPUs and class */
       if (!(e->gpus >= 1 && e->gpus <= f && kfits[e->cls] && ask[e->cls] <= e->bid)) continue; /* mkt_lot_fits */

@@ -1060,6 +1060,64 @@ static void test_bid_queue_front_random(void) {
   free(pos);
 }
 
+/* A clearing's waiting winners take the hosts of the running bids they preempt. Random bidding
+ * pools of 4-12 single-GPU hosts, full of long, cheap bids (0.3 USD/GPU-hour, 100 hours, more
+ * than the hosts can run) with short, dear ones among them (5 USD/GPU-hour, 0.1-0.5 hours, few
+ * enough that they rarely wait for one another), under GigaSPOT, no churn and no owner's use: a
+ * dear bid that arrives to busy hosts waits for the hourly clearing, wins a host there and
+ * starts, so it waits at most a billing interval. Until 2026-12-06 the host a preempted bid left
+ * took a waiting bid at once (the pool's host-free path), before the clearing's winner could
+ * start there: the dear bid was queued again, at a million GPUs x 8 days none of 1,953 waiting
+ * winners started on the host the rule chose, and here 377 of 975 dear bids waited past the
+ * clearing that followed them. */
+static const char *preempt_text =
+    "market = {\n"
+    "  churn = false; calendars = false; self_use = false;\n"
+    "  bidding = { rule = \"gigaspot\"; min_bid_usd_h = 0.01; };\n"
+    "  training = { share = %.4f; dur_mean_h = %.3f; gpus_min = 1; gpus_max = 1; mem_min_gb = 0.0; value_usd_h = 5.0;\n"
+    "               value_sigma = 0.0; power_w = 250.0; pool_share = [0.0, 1.0, 0.0]; patience_h = 0.0; };\n"
+    "  batch = { share = %.4f; dur_mean_h = 100.0; gpus_min = 1; gpus_max = 1; mem_min_gb = 0.0; value_usd_h = 0.3;\n"
+    "            value_sigma = 0.0; power_w = 250.0; pool_share = [0.0, 1.0, 0.0]; patience_h = 0.0; };\n"
+    "  inference = { share = 0.0; };\n"
+    "  personas = ( { name = \"henry\"; pool = \"bidding\"; alt_pool = \"bidding\"; min_margin = 0.0; } );\n"
+    "  regions = ( { name = \"eu\"; providers = %u; persona_share = [1.0]; gpu_mix = \"rtx4090:1\";\n"
+    "                gpus_per_provider = [1.0]; jobs_per_h = %.3f; weekend_factor = 1.0; energy_usd_kwh = 0.2; } );\n"
+    "};\n";
+
+static void test_clearing_winners_take_preempted_hosts(void) {
+  rng g = {20261206};
+  chk ck = {0};
+  size_t dear = 0, late = 0;
+  for (int rep = 0; rep < 6; rep++) {
+    unsigned hosts = (unsigned)rng_int(&g, 4, 12);
+    double dur_h = 0.1 + 0.4 * rng_unif(&g);
+    /* dear bids: a tenth of the hosts busy with them on average; cheap ones: 2 per host per day */
+    double dear_per_h = 0.1 * hosts / dur_h, cheap_per_h = 2.0 * hosts / 24.0;
+    double rate = dear_per_h + cheap_per_h;
+    char text[4096];
+    snprintf(text, sizeof text, preempt_text, dear_per_h / rate, dur_h, cheap_per_h / rate, hosts, rate);
+    loaded l;
+    load_ok(&l, text, 3 * 86400.0);
+    sim_results r;
+    run_ok(&l, rng_next(&g), &r);
+    const mkt_job_rec *j = (const mkt_job_rec *)r.tables[MKT_T_JOBS];
+    for (size_t k = 0; k < r.nrecords[MKT_T_JOBS]; k++) {
+      if (strcmp(j[k].cls, "training") || j[k].submit_s < 6 * 3600.0 || j[k].submit_s > 2.5 * 86400.0) continue;
+      dear++;
+      double wait = j[k].start_s - j[k].submit_s;
+      int ok = j[k].start_s >= j[k].submit_s && wait <= 3600.0 + 1e-6;
+      late += !ok;
+      CHECK(&ck, ok, "case %d, %u hosts: dear bid %llu submitted at %.1f s started at %g s", rep, hosts,
+            (unsigned long long)j[k].id, j[k].submit_s, j[k].start_s);
+    }
+    sim_results_free(&r);
+    unload(&l);
+  }
+  printf("\n  %zu dear bids, %zu waited more than a billing interval\n", dear, late);
+  CU_ASSERT(dear > 50);
+  chk_report(&ck, "dear bids that waited past a clearing");
+}
+
 /* GigaSPOT ranks bids by profit for the host (price - energy at the bid's power limit), pay as
  * bid by price: with dear energy, a lower bid at a low power limit beats a higher bid at a high
  * one under GigaSPOT and loses under pay as bid. */
@@ -1635,6 +1693,8 @@ static CU_TestInfo model_tests[] = {
      test_bids_find_free_hosts_random},
     {"the bid queue's first 1024 positions hold live bids behind a head bid that stays (random)",
      test_bid_queue_front_random},
+    {"a clearing's waiting winners take the hosts of the bids they preempt (random)",
+     test_clearing_winners_take_preempted_hosts},
     {"GigaSPOT differs from pay as bid when power limits differ", test_gigaspot_power_limits},
     {"calibration files set the measured GPUs' speeds", test_calibrated_speeds},
     {"a lab calibration's contention slows co-located GPUs (f = 1: identical)", test_lab_calibration_contention},

@@ -680,7 +680,13 @@ void mkt__feed(sim_lp *lp, const mkt_ctx *c, mkt_market *m, sched_event *e) {
     if (m->ops->host_free)
       for (uint32_t i = 0; i < n; i++) {
         mkt_host *h = host_of(c, m, v[i]);
-        if (h->in && h->busy < c->prov[v[i]].ngpus) m->ops->host_free(lp, c, m, v[i]);
+        if (!h->in || h->busy >= c->prov[v[i]].ngpus) continue;
+        if (m->clearing) { /* after the clearing's winners (mkt_market.held) */
+          m->held = mkt__grow(m->held, &m->capheld, m->nheld + 1, sizeof *m->held);
+          m->held[m->nheld++] = v[i];
+        } else {
+          m->ops->host_free(lp, c, m, v[i]);
+        }
       }
   }
   m->lp = outer;
@@ -1119,6 +1125,7 @@ void mkt__place_fini(mkt_market *m) {
   }
   free(m->dirty);
   free(m->dirty_out);
+  free(m->held);
   free(m->forget);
   free(m->cslot);
   free(m->cfree);

@@ -79,8 +79,10 @@ static int64_t late(const mkt_ctx *c, mkt_market *m, const mkt_order *o, uint32_
   return late_f(c, m, o, prov, free_gpus(c, m, prov));
 }
 
-/* A new bid tries the first SUBMIT_HOSTS hosts with free GPUs (the pool's free-host list). */
-static void bid_submit(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s) {
+/* Bid s tries the first SUBMIT_HOSTS hosts with free GPUs of its class's list and starts on the
+ * first whose price it meets: 1 when it went to the core (placed, or handed back to the queue by
+ * the core), 0 when no host took it. */
+static int start_free(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s) {
   mkt_job *j = &m->jobs[s];
   const uint32_t *fre = m->fre[j->cls];
   uint32_t lim = m->nfre[j->cls] < SUBMIT_HOSTS ? m->nfre[j->cls] : SUBMIT_HOSTS;
@@ -92,9 +94,15 @@ static void bid_submit(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s) 
     int64_t p = late_f(c, m, &o, prov, m->afree[i]); /* afree: free_gpus of an available host */
     if (p < 0) continue;
     start_on(lp, c, m, s, prov, p);
-    return; /* placed, or handed back to the queue by the core */
+    return 1;
   }
-  j->state = J_QUEUED;
+  return 0;
+}
+
+/* A new bid starts on a free host that takes it (start_free), or waits. */
+static void bid_submit(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s) {
+  if (start_free(lp, c, m, s)) return;
+  m->jobs[s].state = J_QUEUED;
   mkt__q_push(m, s, 0);
 }
 
@@ -347,7 +355,9 @@ static void bid_tick(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
   for (uint32_t i = 0; i < nq; i++)
     if (win[first_waiting + i]) mkt__q_del(m, wq[i].qpos);
   mkt__q_trim(m);
-  /* Running losers are preempted; running winners are re-priced where the rule re-prices. */
+  /* Running losers are preempted; running winners are re-priced where the rule re-prices. The
+   * hosts the losers leave wait for the winners the rule chose for them (mkt_market.held). */
+  m->clearing = 1;
   for (uint32_t i = 0; i < first_waiting; i++) {
     if (!win[i])
       mkt__withdraw(lp, c, m, oslot[i]);
@@ -360,11 +370,19 @@ static void bid_tick(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
     uint32_t s = oslot[i], prov = lot_prov[lot[i]];
     if (free_gpus(c, m, prov) >= m->jobs[s].gpus) {
       start_on(lp, c, m, s, prov, pay[i]);
-    } else { /* its host's GPUs went to another bid's standby meanwhile: it waits */
+    } else if (!start_free(lp, c, m, s)) {
+      /* its lot is a running winner's host that the rule moved elsewhere (a running bid stays
+       * where it runs) or went to another bid's standby, and no free host takes it: it waits */
       m->jobs[s].state = J_QUEUED;
       mkt__q_push(m, s, 0);
     }
   }
+  m->clearing = 0;
+  for (uint32_t i = 0; i < m->nheld; i++) { /* hosts still free take waiting bids, as always */
+    uint32_t prov = m->held[i];
+    if (free_gpus(c, m, prov)) bid_host_free(lp, c, m, prov);
+  }
+  m->nheld = 0;
   free(run);
   free(wq);
   free(lot_prov);

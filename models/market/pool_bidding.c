@@ -370,18 +370,15 @@ static void bid_tick(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
     uint32_t s = oslot[i], prov = lot_prov[lot[i]];
     if (free_gpus(c, m, prov) >= m->jobs[s].gpus) {
       start_on(lp, c, m, s, prov, pay[i]);
-    } else if (!start_free(lp, c, m, s)) {
+    } else {
       /* its lot is a running winner's host that the rule moved elsewhere (a running bid stays
-       * where it runs) or went to another bid's standby, and no free host takes it: it waits */
-      m->jobs[s].state = J_QUEUED;
-      mkt__q_push(m, s, 0);
+       * where it runs) or went to another bid's standby: it goes to a free host as a new bid does */
+      bid_submit(lp, c, m, s);
     }
   }
   m->clearing = 0;
-  for (uint32_t i = 0; i < m->nheld; i++) { /* hosts still free take waiting bids, as always */
-    uint32_t prov = m->held[i];
-    if (free_gpus(c, m, prov)) bid_host_free(lp, c, m, prov);
-  }
+  for (uint32_t i = 0; i < m->nheld; i++) /* hosts still free take waiting bids, as always */
+    bid_host_free(lp, c, m, m->held[i]);  /* (it does nothing on a host with none free) */
   m->nheld = 0;
   free(run);
   free(wq);

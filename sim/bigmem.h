@@ -42,5 +42,21 @@ static inline void *sim_bigmem_realloc(void *p, size_t n) {
   if (q) sim_bigmem_advise(q, n);
   return q;
 }
+/* The same for a table of cache-line records that must start on a line: *block is the allocated
+ * block (NULL at first; free it, not the table), `table` the table inside it (NULL at first), `old`
+ * and `n` its bytes before and after. glibc starts a large block 16 bytes into its first page, so
+ * a table at the block's start would have every 64-byte record straddle two lines. Returns the
+ * new table (at most 63 bytes into the block), or NULL with the old one untouched. */
+static inline void *sim_bigmem_realloc_lines(void **block, void *table, size_t old, size_t n) {
+  if (n > SIZE_MAX - 63) return NULL;
+  size_t off = table ? (size_t)((char *)table - (char *)*block) : 0;
+  char *q = (char *)realloc(*block, n + 63);
+  if (!q) return NULL;
+  size_t noff = (size_t)(-(uintptr_t)q & 63);
+  if (table && noff != off) memmove(q + noff, q + off, old < n ? old : n); /* moved to another offset */
+  *block = q;
+  sim_bigmem_advise(q, n + 63);
+  return q + noff;
+}
 
 #endif

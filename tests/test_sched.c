@@ -753,6 +753,16 @@ static void test_bad_input(void) {
   sched *x;
   CU_ASSERT_EQUAL(sched_create(&c, &x), SCHED_EINVAL); /* no sink, no sizes */
   CU_ASSERT_PTR_NULL(x);
+  sched_config_default(&c);
+  c.sink = sink;
+  c.max_gpus = c.max_providers = c.max_jobs = 16;
+  c.nregions = c.ngrades = 1;
+  c.max_nodes = SCHED_MAX_NODES + 1; /* node ids are kept in 16 bits */
+  CU_ASSERT_EQUAL(sched_create(&c, &x), SCHED_EINVAL);
+  CU_ASSERT_PTR_NULL(x);
+  c.max_nodes = SCHED_MAX_NODES;
+  CU_ASSERT_EQUAL_FATAL(sched_create(&c, &x), 0);
+  sched_destroy(x);
   CU_ASSERT_STRING_EQUAL(sched_strerror(SCHED_ETIME), "event earlier than the previous one");
   teardown();
 }

@@ -1,6 +1,7 @@
 /* test_sim.c - the engine: RNG streams, event order, outputs, replication statistics, the data
  * search path. */
 #include "models/phold/phold.h"
+#include "sim/bigmem.h"
 #include "sim/datapath.h"
 #include "sim/results_io.h"
 #include "sim/sim.h"
@@ -980,6 +981,41 @@ static void test_data_search_path(void) {
   CU_ASSERT_EQUAL(system(cmd), 0);
 }
 
+/* sim_bigmem_realloc_lines: through random growth and shrinking (across glibc's mmap threshold,
+ * where a block's offset in its page changes) the table starts on a 64-byte line and keeps its
+ * contents, and a failed call leaves the table as it was. */
+static void test_bigmem_lines(void) {
+  gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+  gsl_rng_set(r, 7);
+  void *block = NULL;
+  uint64_t *t = NULL;
+  size_t n = 0; /* words */
+  unsigned moved_offsets = 0;
+  size_t prev_off = 0;
+  for (int step = 0; step < 200; step++) {
+    size_t nn = 1 + gsl_rng_uniform_int(r, step % 50 == 49 ? 16 : 1u << (4 + gsl_rng_uniform_int(r, 17)));
+    uint64_t *q = sim_bigmem_realloc_lines(&block, t, n * sizeof *t, nn * sizeof *q);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(q);
+    CU_ASSERT_EQUAL((uintptr_t)q % 64, 0);
+    CU_ASSERT((char *)q >= (char *)block && (char *)q < (char *)block + 64);
+    size_t keep = n < nn ? n : nn, bad = 0;
+    for (size_t i = 0; i < keep; i++) bad += q[i] != (uint64_t)step * 1000003u + i;
+    CU_ASSERT_EQUAL(bad, 0);
+    size_t off = (size_t)((char *)q - (char *)block);
+    moved_offsets += step > 0 && off != prev_off;
+    prev_off = off;
+    t = q;
+    n = nn;
+    for (size_t i = 0; i < n; i++) t[i] = (uint64_t)(step + 1) * 1000003u + i;
+  }
+  CU_ASSERT(moved_offsets > 0); /* the memmove path ran */
+  uint64_t *q = sim_bigmem_realloc_lines(&block, t, n * sizeof *t, SIZE_MAX - 8);
+  CU_ASSERT_PTR_NULL(q); /* refused: the table is untouched */
+  CU_ASSERT_EQUAL(t[n - 1], (uint64_t)200 * 1000003u + n - 1);
+  free(block);
+  gsl_rng_free(r);
+}
+
 static CU_TestInfo rng_tests[] = {
     {"streams are reproducible and distinct", test_rng_reproducible},
     {"neighbouring streams are uncorrelated", test_rng_stream_independence},
@@ -1005,6 +1041,7 @@ static CU_TestInfo engine_tests[] = {
     {"mean and 95% CI known answer", test_summary_ci},
     {"HDF5 round trip", test_hdf5_round_trip},
     {"data files: the search path and the not-found message", test_data_search_path},
+    {"cache-line tables keep their contents and alignment through random resizes", test_bigmem_lines},
     CU_TEST_INFO_NULL,
 };
 CU_SuiteInfo spotlab_suites[] = {

@@ -276,8 +276,9 @@ typedef struct mkt_market {
    * (docs/performance.md, "Bids that waited beside free GPUs"). */
   uint32_t *fre[MKT_NCLASSES], *fpos[MKT_NCLASSES];
   uint32_t nfre[MKT_NCLASSES];
-  int32_t *hix; /* per region provider: index in host, -1 */
-  mkt_host *host;
+  int32_t *hix;   /* per region provider: index in host, -1 */
+  mkt_host *host; /* on cache lines in host_block (sim_bigmem_realloc_lines) */
+  void *host_block;
   uint32_t nhost, caphost; /* hosts that ever staked or joined this pool */
   mkt_stake *hstake;       /* the stakes of host[0 .. nhstake) (mkt__stake), zero past it */
   uint32_t nhstake, caphstake;

@@ -638,8 +638,7 @@ void mkt__market_prefetch(const sim_lp *lp, const void *st, const void *vmsg, si
     if (i >= 0) {
       int32_t h = m->hix[i]; /* fetched by the early hint */
       if (h >= 0 && (uint32_t)h < m->nhost) {
-        __builtin_prefetch(&m->host[h]);
-        __builtin_prefetch((const char *)&m->host[h] + sizeof(mkt_host) - 1);
+        __builtin_prefetch(&m->host[h]); /* a record on one line (mkt_market.host) */
       }
     }
   }

@@ -34,7 +34,14 @@ void *mkt__grow(void *p, uint32_t *cap, uint32_t need, size_t elem) {
 mkt_host *mkt__host(const mkt_ctx *c, mkt_market *m, uint32_t prov) {
   int32_t *ix = &m->hix[prov - c->reg_first[m->region]];
   if (*ix < 0) {
-    m->host = mkt__grow(m->host, &m->caphost, m->nhost + 1, sizeof *m->host);
+    if (m->nhost == m->caphost) { /* by an eighth, on cache lines: no record straddles two */
+      uint32_t nc = m->caphost ? m->caphost + m->caphost / 8 + 1 : 16;
+      mkt_host *t =
+          sim_bigmem_realloc_lines(&m->host_block, m->host, (size_t)m->caphost * sizeof *t, (size_t)nc * sizeof *t);
+      if (!t) SIM_FATAL("out of memory");
+      m->host = t;
+      m->caphost = nc;
+    }
     mkt_host *h = &m->host[m->nhost];
     memset(h, 0, sizeof *h);
     h->prov = prov;
@@ -1082,7 +1089,7 @@ void mkt__place_init(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
       p0++;
     }
   if (g0 && (sched_reserve(m->core, g0, p0) || !(m->cg = sim_bigmem_realloc(NULL, (size_t)g0 * sizeof *m->cg)) ||
-             !(m->host = sim_bigmem_realloc(NULL, (size_t)p0 * sizeof *m->host))))
+             !(m->host = sim_bigmem_realloc_lines(&m->host_block, NULL, 0, (size_t)p0 * sizeof *m->host))))
     SIM_FATAL("out of memory");
   m->capcg = g0;
   m->caphost = p0;
@@ -1112,7 +1119,7 @@ void mkt__free_hosts_check(const mkt_ctx *c, const mkt_market *m) {
 
 void mkt__place_fini(mkt_market *m) {
   sched_destroy(m->core);
-  free(m->host);
+  free(m->host_block);
   free(m->hstake);
   free(m->hix);
   free(m->cg);

@@ -92,30 +92,33 @@ void sched_config_default(sched_config *c) {
 }
 
 /* ---- State ---------------------------------------------------------------------------------- */
-/* What the core keeps of a GPU's sched_gpu_info: its link as an index in the core's table of
- * distinct links (a market region's GPUs share one), and no stake (the provider's, read once at
- * its first join). 40 bytes instead of 64: the GPU table is the core's largest. */
-typedef struct sched__ginfo {
-  uint32_t provider, node;
-  uint16_t region, grade;
-  uint32_t sectors;
-  uint32_t link; /* index in sched.links */
-  uint32_t host; /* co-located GPUs share a host id; 0 = alone (fills what was padding) */
-  double score, price_per_h;
-} sched__ginfo;
-
+/* A GPU as the core keeps it: what placing, employing, releasing and losing it read (its state,
+ * job and run, idle queue position, since when it is employed, and the fields of its
+ * sched_gpu_info the filters and weights read: provider, sectors, link as an index in the core's
+ * table of distinct links, which a market region's GPUs share, node, region, grade, score, price)
+ * in one cache line, and apart (sched__gcold) what only periodic billing, heartbeats and host
+ * contention read. A selection reads one line per candidate and writes none (a GPU drawn twice is
+ * found in sched.seen, not by a stamp in the record); the table is 64-byte aligned
+ * (sched__gpus_resize). 64 + 16 bytes a GPU, where one record of 96 straddled two lines. */
 typedef struct sched__gpu {
-  uint8_t state;         /* sched_gpu_state */
-  uint8_t known;         /* joined at least once (info valid) */
-  uint8_t lost_employed; /* left while employed: down time is slashed when it returns */
-  uint32_t job, run;     /* BUSY / STANDBY */
-  uint32_t pos;          /* index in its idle queue */
-  uint32_t hb_seq;
-  uint32_t mark; /* selection stamp */
-  double speed;  /* reported speed factor */
-  double employed_since, billed_until, lost_t;
-  sched__ginfo info;
+  double speed;                     /* reported speed factor */
+  double score, price_per_h;        /* sched_gpu_info's */
+  double since;                     /* employed: since when; absent after leaving employed: when it left */
+  uint32_t job, run;                /* BUSY / STANDBY */
+  uint32_t pos;                     /* index in its idle queue */
+  uint32_t provider, sectors, link; /* sched_gpu_info's (link: index in sched.links) */
+  uint16_t node, region, grade;     /* sched_gpu_info's (node < max_nodes <= SCHED_MAX_NODES) */
+  uint8_t state;                    /* sched_gpu_state */
+  uint8_t known : 1;                /* joined at least once (its info is valid) */
+  uint8_t lost_employed : 1;        /* left while employed: down time is slashed when it returns */
+  uint8_t billed : 1;               /* billed since it was employed: up to sched__gcold.billed_until */
 } sched__gpu;
+_Static_assert(sizeof(sched__gpu) == 64, "a core GPU record is one cache line");
+typedef struct sched__gcold {
+  double billed_until; /* while employed and billed (sched__gpu.billed); else it is billed from since */
+  uint32_t hb_seq;     /* heartbeat timers carry it: a stale one does not match */
+  uint32_t host;       /* sched_gpu_info's: co-located GPUs share it, 0 = alone */
+} sched__gcold;
 
 typedef struct sched__provider {
   double r, s, t;  /* Beta evidence, decayed to time t; t < 0: never joined */
@@ -207,7 +210,9 @@ struct sched {
   int oom;
   double now;
   uint64_t rng[4];
-  sched__gpu *gpus; /* gpu_cap entries: ids below the largest one seen */
+  sched__gpu *gpus; /* gpu_cap entries: ids below the largest one seen, 64-byte aligned in gpus_block */
+  void *gpus_block;
+  sched__gcold *gcold; /* gpu_cap entries beside gpus */
   uint32_t gpu_cap;
   sched__provider *prov; /* prov_cap entries */
   uint32_t prov_cap;
@@ -232,9 +237,10 @@ struct sched {
   uint32_t qhead, qtail; /* queued jobs */
   sched__timer *heap;
   size_t nheap, capheap;
-  sched__vec deficit; /* jobs whose runs lack standbys */
-  uint32_t stamp;
-  double obs_up_s; /* employed GPU time observed, for the MTBF estimate */
+  sched__vec deficit;        /* jobs whose runs lack standbys */
+  uint32_t *seen;            /* a selection's GPUs weighed or dropped (sched__seen_*) */
+  uint32_t seen_cap, seen_n; /* slots allocated, in use */
+  double obs_up_s;           /* employed GPU time observed, for the MTBF estimate */
   uint64_t obs_failures;
   uint32_t *scratch; /* selection output, scratch_cap */
   double *kscratch;  /* selection keys, scratch_cap */
@@ -389,7 +395,12 @@ static const sched_job_spec *sched__spec_of(const sched *s, uint32_t jid, sched_
  * that joined it. The tables are resized to exactly nc entries (new ones zeroed, GPUs unowned). */
 static int sched__gpus_resize(sched *s, uint32_t nc) {
   if (nc <= s->gpu_cap) return 0;
-  sched__gpu *p = sim_bigmem_realloc(s->gpus, (size_t)nc * sizeof *p);
+  sched__gcold *t = sim_bigmem_realloc(s->gcold, (size_t)nc * sizeof *t);
+  if (!t) return SCHED_ENOMEM;
+  s->gcold = t;
+  memset(t + s->gpu_cap, 0, (size_t)(nc - s->gpu_cap) * sizeof *t);
+  sched__gpu *p =
+      sim_bigmem_realloc_lines(&s->gpus_block, s->gpus, (size_t)s->gpu_cap * sizeof *p, (size_t)nc * sizeof *p);
   if (!p) return SCHED_ENOMEM;
   memset(p + s->gpu_cap, 0, (size_t)(nc - s->gpu_cap) * sizeof *p);
   for (uint32_t i = s->gpu_cap; i < nc; i++) p[i].job = p[i].run = SCHED__NIL;
@@ -506,7 +517,7 @@ static size_t sched__bucket(const sched *s, uint32_t node, unsigned region, unsi
   return ((size_t)(s->cfg.node_queues ? node : 0) * s->cfg.nregions + region) * s->cfg.ngrades + grade;
 }
 static size_t sched__bucket_of(const sched *s, const sched__gpu *g) {
-  return sched__bucket(s, g->info.node, g->info.region, g->info.grade);
+  return sched__bucket(s, g->node, g->region, g->grade);
 }
 
 static int sched__idle_add(sched *s, uint32_t id) {
@@ -604,28 +615,31 @@ static void sched__slash(sched *s, uint32_t prov, double amount) {
 static void sched__ledger_split(sched *s, sched__job *j, const sched__gpu *g, double amount) {
   double plat = amount * s->cfg.platform_fee, node = amount * s->cfg.node_fee;
   double deleg = 0;
-  if (s->cfg.node_delegated && s->cfg.node_delegated[g->info.node]) deleg = node * s->cfg.delegation_fee;
+  if (s->cfg.node_delegated && s->cfg.node_delegated[g->node]) deleg = node * s->cfg.delegation_fee;
   s->ledger.billed += amount;
   s->ledger.platform_income += plat;
   s->ledger.node_income += node - deleg;
   s->ledger.delegate_income += deleg;
   s->ledger.provider_income += amount - plat - node;
-  s->node_income[g->info.node] += node - deleg;
+  s->node_income[g->node] += node - deleg;
   j->cost += amount;
 }
 
 /* Bills an employed GPU up to now: price_per_h x hours since it was last billed. Services are
  * billed per task instead (sched__task_done). */
-static void sched__bill(sched *s, uint32_t id) {
+static void sched__bill(sched *s, uint32_t id, int keep) {
   sched__gpu *g = &s->gpus[id];
   if (g->state != SCHED_GPU_BUSY && g->state != SCHED_GPU_STANDBY) return;
-  double dt = s->now - g->billed_until;
+  double dt = s->now - (g->billed ? s->gcold[id].billed_until : g->since);
   if (!(dt > 0)) return;
-  g->billed_until = s->now;
+  if (keep) { /* it stays employed: billed up to now (a release or a loss ends it here) */
+    s->gcold[id].billed_until = s->now;
+    g->billed = 1;
+  }
   sched__job *j = &s->jobs[g->job];
   j->gpu_seconds += dt;
   if (j->kind == SCHED_JOB_SERVICE) return;
-  double amount = g->info.price_per_h * dt / 3600.0;
+  double amount = g->price_per_h * dt / 3600.0;
   sched__ledger_split(s, j, g, amount);
   for (unsigned k = 0; j->runs && k < j->nruns; k++)
     if (j->runs[k].active && j->runs[k].id == g->run) j->runs[k].billed += amount;
@@ -662,14 +676,15 @@ static double sched__run_rate(sched *s, sched__job *j, sched__run *r) {
   }
   for (unsigned i = 0; i < r->n; i++) {
     const sched__gpu *g = &s->gpus[r->members[i]];
-    s->sp_scratch[i] = g->info.score * g->speed;
-    s->ln_scratch[i] = s->links[g->info.link];
+    s->sp_scratch[i] = g->score * g->speed;
+    s->ln_scratch[i] = s->links[g->link];
     /* contention: a member slows down with the busy GPUs of its host (sched_coloc_factor). The
      * scan is over every GPU id, so only a configuration with a contention table pays for it. */
-    if (s->cfg.cluster.ncoloc > 0 && g->info.host != 0) {
+    uint32_t host = s->gcold[r->members[i]].host;
+    if (s->cfg.cluster.ncoloc > 0 && host != 0) {
       unsigned k = 0;
       for (uint32_t o = 0; o < s->gpu_cap; o++)
-        if (s->gpus[o].state == SCHED_GPU_BUSY && s->gpus[o].info.host == g->info.host) k++;
+        if (s->gpus[o].state == SCHED_GPU_BUSY && s->gcold[o].host == host) k++;
       s->sp_scratch[i] *= sched_coloc_factor(&s->cfg.cluster, (double)k);
     }
   }
@@ -692,8 +707,8 @@ static double sched__ckpt_interval(sched *s, sched__job *j, sched__run *r, doubl
   if (!(C >= 0)) { /* once per membership: the members' GPU records are cold in a large pool */
     C = 0;
     for (unsigned i = 0; i < r->n; i++) {
-      double c = sched_net_transfer_time(&s->cfg.net, &s->links[s->gpus[r->members[i]].info.link],
-                                         SCHED__CLS(s, j)->ckpt_bytes);
+      double c =
+          sched_net_transfer_time(&s->cfg.net, &s->links[s->gpus[r->members[i]].link], SCHED__CLS(s, j)->ckpt_bytes);
       if (c > C) C = c;
     }
     r->ckpt_c = C;
@@ -723,10 +738,10 @@ static void sched__arm_ckpt(sched *s, sched__job *j, sched__run *r, double after
  * back in the idle queues. */
 static void sched__release(sched *s, uint32_t id) {
   sched__gpu *g = &s->gpus[id];
-  sched__bill(s, id);
-  double hours = (s->now - g->employed_since) / 3600.0;
-  s->obs_up_s += s->now - g->employed_since;
-  if (hours > 0) sched__rep_add(s, g->info.provider, hours * s->cfg.rep_pos_per_hour, 0);
+  sched__bill(s, id, 0);
+  double hours = (s->now - g->since) / 3600.0;
+  s->obs_up_s += s->now - g->since;
+  if (hours > 0) sched__rep_add(s, g->provider, hours * s->cfg.rep_pos_per_hour, 0);
   g->job = g->run = SCHED__NIL;
   sched__idle_add(s, id);
 }
@@ -740,7 +755,7 @@ static void sched__release(sched *s, uint32_t id) {
  * (Efraimidis & Spirakis 2006: keep the largest u^(1/w)), so reputation raises the chance of
  * being chosen without excluding newcomers. */
 static int sched__eligible(const sched *s, const sched_job_spec *sp, const sched__gpu *g) {
-  const sched__ginfo *in = &g->info;
+  const sched__gpu *in = g;
   const sched_link *ln = &s->links[in->link];
   if (sp->sectors && (in->sectors & sp->sectors) != sp->sectors) return 0;
   if (sp->max_loss > 0 && ln->loss > sp->max_loss) return 0;
@@ -759,14 +774,42 @@ typedef struct sched__pick {
   double *keys;
 } sched__pick;
 
+/* The GPUs a selection has drawn (or, from a candidate list, weighed), so that a GPU drawn twice
+ * is weighed once: an open-addressing set of at least 2n slots (a power of 2; SCHED__NIL = empty),
+ * emptied for each pass. A stamp in each GPU record did this before, which wrote every record a
+ * selection drew. 0 or SCHED_ENOMEM. */
+static int sched__seen_reset(sched *s, uint64_t n) {
+  uint64_t cap = 16;
+  while (cap < 2 * n) cap *= 2;
+  if (cap > UINT32_MAX / 2) return SCHED_ENOMEM;
+  if (cap > s->seen_cap) {
+    uint32_t *p = realloc(s->seen, (size_t)cap * sizeof *p);
+    if (!p) return SCHED_ENOMEM;
+    s->seen = p;
+    s->seen_cap = (uint32_t)cap;
+  }
+  /* a small set for a small selection: only its first cap slots are used and cleared */
+  s->seen_n = (uint32_t)cap;
+  memset(s->seen, 0xff, (size_t)cap * sizeof *s->seen);
+  return 0;
+}
+/* Adds GPU id to the set; 1 when it was there already. */
+static int sched__seen_add(sched *s, uint32_t id) {
+  uint32_t mask = s->seen_n - 1, i = (id * 2654435761u) & mask; /* Knuth's multiplicative hash */
+  while (s->seen[i] != SCHED__NIL) {
+    if (s->seen[i] == id) return 1;
+    i = (i + 1) & mask;
+  }
+  s->seen[i] = id;
+  return 0;
+}
+
 static void sched__consider(sched *s, sched__pick *pk, uint32_t id) {
   sched__gpu *g = &s->gpus[id];
-  if (g->mark == s->stamp) return;
-  g->mark = s->stamp;
-  double w = g->info.score * g->speed;
-  if (g->info.price_per_h > 0) w /= g->info.price_per_h;
+  double w = g->score * g->speed;
+  if (g->price_per_h > 0) w /= g->price_per_h;
   if (s->cfg.rep_exponent != 0) {
-    double e = sched__rep(s, g->info.provider, s->now);
+    double e = sched__rep(s, g->provider, s->now);
     /* pow is the costliest step of a placement; the usual exponents need none. */
     w *= s->cfg.rep_exponent == 2 ? e * e : s->cfg.rep_exponent == 1 ? e : pow(e, s->cfg.rep_exponent);
   }
@@ -795,7 +838,7 @@ static void sched__consider(sched *s, sched__pick *pk, uint32_t id) {
 
 /* The GPU that draw x (below total) of the sampling loop names: bucket k of the nb selected is
  * the first with x < bcum[k]. */
-static uint32_t sched__drawn(const sched *s, unsigned nb, uint64_t x) {
+static const uint32_t *sched__drawn_at(const sched *s, unsigned nb, uint64_t x) {
   unsigned lo = 0, hi = nb - 1;
   while (lo < hi) {
     unsigned mid = (lo + hi) / 2;
@@ -804,29 +847,36 @@ static uint32_t sched__drawn(const sched *s, unsigned nb, uint64_t x) {
     else
       lo = mid + 1;
   }
-  return s->buckets[s->bsel[lo]].v[x - (lo ? s->bcum[lo - 1] : 0)];
+  return &s->buckets[s->bsel[lo]].v[x - (lo ? s->bcum[lo - 1] : 0)];
 }
+static uint32_t sched__drawn(const sched *s, unsigned nb, uint64_t x) { return *sched__drawn_at(s, nb, x); }
 
-/* Pools whose GPU records outgrow the caches (96 B each: 6 MB) fetch a sampling loop's candidates
+/* Pools whose GPU records outgrow the caches (64 B each: 4 MB) fetch a sampling loop's candidates
  * before it runs: its d-th draw is the (d + c)-th number of the core's stream, c being the
  * candidates it weighed before (each takes one number more, sched__consider), so numbers 0 ..
- * 2 draws - 2 hold every draw it can make. Their GPU records, and then the providers' records the
- * filter reads, are fetched together instead of one miss after another. The stream is read from a
- * copy: nothing changes. */
+ * 2 draws - 2 hold every draw it can make. Their places in the idle queues, then their GPU
+ * records, then the providers' records the filter reads, are fetched a stage at a time, each
+ * stage's misses together instead of one after another (at a million GPUs the queue places missed
+ * as often as the records, and a stage that read them while it fetched the next waited on each).
+ * The stream is read from a copy: nothing changes. */
 #define SCHED__FETCH_GPUS 65536u
 #define SCHED__FETCH_MAX 32u
 static void sched__fetch_draws(const sched *s, unsigned nb, uint64_t total, uint64_t draws) {
   uint64_t q[4];
   uint32_t ids[SCHED__FETCH_MAX];
+  const uint32_t *at[SCHED__FETCH_MAX];
   memcpy(q, s->rng, sizeof q);
   unsigned n = draws * 2 - 1 < SCHED__FETCH_MAX ? (unsigned)(draws * 2 - 1) : SCHED__FETCH_MAX;
   for (unsigned i = 0; i < n; i++) {
-    ids[i] = sched__drawn(s, nb, sched__xnext(q) % total);
-    __builtin_prefetch(&s->gpus[ids[i]]);
-    __builtin_prefetch((const char *)&s->gpus[ids[i]] + sizeof(sched__gpu) - 1);
+    at[i] = sched__drawn_at(s, nb, sched__xnext(q) % total);
+    __builtin_prefetch(at[i]);
   }
   for (unsigned i = 0; i < n; i++) {
-    uint32_t p = s->gpus[ids[i]].info.provider;
+    ids[i] = *at[i];
+    __builtin_prefetch(&s->gpus[ids[i]]);
+  }
+  for (unsigned i = 0; i < n; i++) {
+    uint32_t p = s->gpus[ids[i]].provider;
     if (p < s->prov_cap) __builtin_prefetch(&s->prov[p]);
   }
 }
@@ -837,16 +887,19 @@ static int sched__select(sched *s, const sched_job_spec *sp, unsigned need, uint
   if (s->idle_total < need) return -1;
   if (sp->cand) {
     /* The pool named the candidates: the members come from them (the same weights). */
-    if (++s->stamp == 0) s->stamp = 1;
+    if (sched__seen_reset(s, sp->ncand)) {
+      s->oom = 1;
+      return -1;
+    }
     sched__pick pk = {need, 0, out, s->kscratch};
     for (unsigned i = 0; i < sp->ncand; i++) {
       uint32_t id = sp->cand[i];
       if (id >= s->gpu_cap) continue;
       const sched__gpu *g = &s->gpus[id];
-      if (g->state != SCHED_GPU_IDLE || g->mark == s->stamp) continue;
-      if (g->info.grade < sp->min_grade || (sp->region >= 0 && g->info.region != (unsigned)sp->region)) continue;
-      if (s->cfg.node_queues && sp->node >= 0 && g->info.node != (uint32_t)sp->node) continue;
-      if (sched__eligible(s, sp, g)) sched__consider(s, &pk, id);
+      if (g->state != SCHED_GPU_IDLE) continue;
+      if (g->grade < sp->min_grade || (sp->region >= 0 && g->region != (unsigned)sp->region)) continue;
+      if (s->cfg.node_queues && sp->node >= 0 && g->node != (uint32_t)sp->node) continue;
+      if (sched__eligible(s, sp, g) && !sched__seen_add(s, id)) sched__consider(s, &pk, id);
     }
     return pk.got == need ? 0 : -1;
   }
@@ -875,17 +928,17 @@ static int sched__select(sched *s, const sched_job_spec *sp, unsigned need, uint
   if (total < need) return -1;
   sched__pick pk = {need, 0, out, s->kscratch};
   for (int pass = 0; pass < 2; pass++) {
-    if (++s->stamp == 0) s->stamp = 1;
     pk.got = 0;
     uint64_t draws = (uint64_t)s->cfg.sample * need;
     if (pass == 0 && draws < total) {
+      if (sched__seen_reset(s, draws)) {
+        s->oom = 1;
+        return -1;
+      }
       if (s->gpu_cap >= SCHED__FETCH_GPUS) sched__fetch_draws(s, nb, total, draws);
       for (uint64_t d = 0; d < draws; d++) {
         uint32_t id = sched__drawn(s, nb, sched__below(s, total));
-        if (s->gpus[id].mark != s->stamp && sched__eligible(s, sp, &s->gpus[id]))
-          sched__consider(s, &pk, id);
-        else
-          s->gpus[id].mark = s->stamp;
+        if (!sched__seen_add(s, id) && sched__eligible(s, sp, &s->gpus[id])) sched__consider(s, &pk, id);
       }
       if (pk.got == need) return 0;
       continue; /* too few passed the filters: examine everyone (or a window of SCHED__SCAN_MAX) */
@@ -925,7 +978,8 @@ static void sched__employ(sched *s, uint32_t id, uint32_t job, uint32_t run, int
   g->state = (uint8_t)state;
   g->job = job;
   g->run = run;
-  g->employed_since = g->billed_until = s->now;
+  g->since = s->now;
+  g->billed = 0;
 }
 
 /* Places a new run of job j (width members, plus standby_k standbys under STANDBY). Returns 0,
@@ -979,7 +1033,7 @@ static int sched__place_run(sched *s, uint32_t jid, int backup) {
   double bytes = SCHED__CLS(s, j)->input_bytes + (j->saved_work > 0 && !backup ? SCHED__CLS(s, j)->ckpt_bytes : 0);
   double stage = 0;
   for (unsigned i = 0; i < width; i++) {
-    double t = sched_net_transfer_time(&s->cfg.net, &s->links[s->gpus[r->members[i]].info.link], bytes);
+    double t = sched_net_transfer_time(&s->cfg.net, &s->links[s->gpus[r->members[i]].link], bytes);
     if (t > stage) stage = t;
   }
   r->last_t = s->now + stage; /* progress is judged from when it can compute */
@@ -1182,15 +1236,14 @@ static int sched__gpu_lost(sched *s, uint32_t id) {
   uint32_t jid = g->job, run = g->run;
   sched__job *j = &s->jobs[jid];
   sched__run *r = sched__run_find(s, j, run);
-  sched__bill(s, id);
-  s->obs_up_s += s->now - g->employed_since;
+  sched__bill(s, id, 0);
+  s->obs_up_s += s->now - g->since;
   s->obs_failures++;
   s->cnt.gpu_failures++;
-  sched__rep_add(s, g->info.provider, (s->now - g->employed_since) / 3600.0 * s->cfg.rep_pos_per_hour,
-                 s->cfg.rep_neg_per_failure);
-  sched__slash(s, g->info.provider, s->cfg.slash_per_failure);
+  sched__rep_add(s, g->provider, (s->now - g->since) / 3600.0 * s->cfg.rep_pos_per_hour, s->cfg.rep_neg_per_failure);
+  sched__slash(s, g->provider, s->cfg.slash_per_failure);
   g->lost_employed = 1;
-  g->lost_t = s->now;
+  g->since = s->now; /* when it left (its down time is slashed from here) */
   int was_standby = g->state == SCHED_GPU_STANDBY;
   g->state = SCHED_GPU_ABSENT;
   g->job = g->run = SCHED__NIL;
@@ -1241,14 +1294,14 @@ static int sched__gpu_lost(sched *s, uint32_t id) {
       r->rate = sched__run_rate(s, j, r);
       j->replacements++;
       s->cnt.replacements++;
-      sched_decision d = {.type = SCHED_D_REPLACE,
-                          .job = jid,
-                          .run = run,
-                          .gpu = nid,
-                          .old_gpu = id,
-                          .reason = SCHED_R_GPU_LOST,
-                          .value = sched_net_transfer_time(&s->cfg.net, &s->links[s->gpus[nid].info.link],
-                                                           SCHED__CLS(s, j)->ckpt_bytes)};
+      sched_decision d = {
+          .type = SCHED_D_REPLACE,
+          .job = jid,
+          .run = run,
+          .gpu = nid,
+          .old_gpu = id,
+          .reason = SCHED_R_GPU_LOST,
+          .value = sched_net_transfer_time(&s->cfg.net, &s->links[s->gpus[nid].link], SCHED__CLS(s, j)->ckpt_bytes)};
       r->last_t = fmax(r->last_t, s->now) + d.value; /* the run waits for the newcomer */
       sched__emit(s, &d);
       sched__refill_standby(s, jid, r);
@@ -1314,8 +1367,15 @@ static int sched__gpu_join(sched *s, uint32_t id, const sched_gpu_info *in) {
   uint32_t link;
   int rc = sched__link_id(s, &in->link, &link);
   if (rc) return rc;
-  g->info = (sched__ginfo){in->provider, in->node, in->region, in->grade,      in->sectors,
-                           link,         in->host, in->score,  in->price_per_h};
+  g->provider = in->provider;
+  g->node = (uint16_t)in->node;
+  g->region = in->region;
+  g->grade = in->grade;
+  g->sectors = in->sectors;
+  g->link = link;
+  s->gcold[id].host = in->host;
+  g->score = in->score;
+  g->price_per_h = in->price_per_h;
   g->known = 1;
   g->speed = 1;
   sched__provider *p = &s->prov[in->provider];
@@ -1335,15 +1395,14 @@ static int sched__gpu_up(sched *s, uint32_t id) {
   if (g->lost_employed) {
     /* Staking: down time of a GPU that left while employed is slashed per hour when it returns
      * (NGPU's incentive to stay online; rate is a scenario parameter). */
-    sched__slash(s, g->info.provider, s->cfg.slash_per_down_hour * (s->now - g->lost_t) / 3600.0);
+    sched__slash(s, g->provider, s->cfg.slash_per_down_hour * (s->now - g->since) / 3600.0);
     g->lost_employed = 0;
   }
   int rc = sched__idle_add(s, id);
   if (rc) return rc;
   g->job = g->run = SCHED__NIL;
   if (s->cfg.heartbeat_timeout_s > 0) {
-    g->hb_seq++;
-    rc = sched__timer_push(s, s->now + s->cfg.heartbeat_timeout_s, SCHED__T_HB, id, 0, g->hb_seq);
+    rc = sched__timer_push(s, s->now + s->cfg.heartbeat_timeout_s, SCHED__T_HB, id, 0, ++s->gcold[id].hb_seq);
     if (rc) return rc;
   }
   return sched__schedule(s);
@@ -1378,7 +1437,7 @@ static int sched__gpu_degrade(sched *s, uint32_t id, double f) {
       .gpu = nid,
       .old_gpu = id,
       .reason = SCHED_R_DEGRADED,
-      .value = sched_net_transfer_time(&s->cfg.net, &s->links[s->gpus[nid].info.link], SCHED__CLS(s, j)->ckpt_bytes)};
+      .value = sched_net_transfer_time(&s->cfg.net, &s->links[s->gpus[nid].link], SCHED__CLS(s, j)->ckpt_bytes)};
   r->last_t = fmax(r->last_t, s->now) + d.value;
   sched__emit(s, &d);
   sched__release(s, id);
@@ -1391,7 +1450,7 @@ static double sched__svc_capacity(sched *s, sched__job *j, sched__run *r) {
   double sum = 0;
   for (unsigned i = 0; i < r->n; i++) {
     const sched__gpu *g = &s->gpus[r->members[i]];
-    sum += g->info.score * g->speed;
+    sum += g->score * g->speed;
   }
   double mean = r->n ? sum / r->n : 1.0; /* before any replica: one unit of score */
   return mean * SCHED__CLS(s, j)->req_per_score_s;
@@ -1429,7 +1488,7 @@ static int sched__service_fill(sched *s, uint32_t jid) {
       unsigned worst = 0;
       for (unsigned i = 1; i < r->n; i++) {
         const sched__gpu *a = &s->gpus[r->members[i]], *b = &s->gpus[r->members[worst]];
-        if (a->info.score * a->speed < b->info.score * b->speed) worst = i;
+        if (a->score * a->speed < b->score * b->speed) worst = i;
       }
       s->scratch[k] = r->members[worst];
       r->members[worst] = r->members[--r->n];
@@ -1458,7 +1517,7 @@ static int sched__task_done(sched *s, uint32_t jid, uint32_t gid, double dur) {
     s->cnt.stale_events++;
     return 0;
   }
-  sched__ledger_split(s, j, g, g->info.score * dur * s->cfg.price_per_score_s);
+  sched__ledger_split(s, j, g, g->score * dur * s->cfg.price_per_score_s);
   return 0;
 }
 
@@ -1468,7 +1527,7 @@ static int sched__tick(sched *s) {
     sched__timer tm = sched__timer_pop(s);
     if (tm.kind == SCHED__T_HB) {
       sched__gpu *g = &s->gpus[tm.a];
-      if (g->hb_seq != tm.seq || g->state == SCHED_GPU_ABSENT) continue;
+      if (s->gcold[tm.a].hb_seq != tm.seq || g->state == SCHED_GPU_ABSENT) continue;
       int rc = sched__gpu_lost(s, tm.a);
       if (rc) return rc;
     } else if (tm.kind == SCHED__T_CKPT) {
@@ -1741,8 +1800,8 @@ static int sched__handle(sched *s, const sched_event *ev) {
       g->speed = 1;
       rc = sched__gpu_up(s, ev->gpu);
     } else if (s->cfg.heartbeat_timeout_s > 0) {
-      g->hb_seq++;
-      rc = sched__timer_push(s, s->now + s->cfg.heartbeat_timeout_s, SCHED__T_HB, ev->gpu, 0, g->hb_seq);
+      rc = sched__timer_push(s, s->now + s->cfg.heartbeat_timeout_s, SCHED__T_HB, ev->gpu, 0,
+                             ++s->gcold[ev->gpu].hb_seq);
     }
     break;
   }
@@ -1781,7 +1840,7 @@ static int sched__handle(sched *s, const sched_event *ev) {
     }
     break;
   case SCHED_EV_BILLING:
-    for (uint32_t i = 0; i < s->gpu_cap; i++) sched__bill(s, i);
+    for (uint32_t i = 0; i < s->gpu_cap; i++) sched__bill(s, i, 1);
     break;
   case SCHED_EV_LOAD:
     s->jobs[ev->job].load = ev->value;
@@ -1802,10 +1861,11 @@ static int sched__handle(sched *s, const sched_event *ev) {
     /* Absent: in no idle queue, no run, no standby list. Its heartbeat sequence goes on, so
      * that a timer still pending for the old GPU never matches the new one. */
     sched__gpu *g = &s->gpus[ev->gpu];
-    uint32_t hb = g->hb_seq;
+    uint32_t hb = s->gcold[ev->gpu].hb_seq;
     memset(g, 0, sizeof *g);
+    memset(&s->gcold[ev->gpu], 0, sizeof s->gcold[ev->gpu]);
     g->job = g->run = SCHED__NIL;
-    g->hb_seq = hb;
+    s->gcold[ev->gpu].hb_seq = hb;
     break;
   }
   default: break;
@@ -1824,13 +1884,13 @@ double sched_provider_reputation(const sched *s, uint32_t provider, double t, do
 int sched_create(const sched_config *cfg, sched **out) {
   *out = NULL;
   if (!cfg || !cfg->sink || cfg->max_gpus == 0 || cfg->max_gpus >= SCHED__NIL || cfg->max_providers == 0 ||
-      cfg->max_nodes == 0 || cfg->max_jobs == 0 || cfg->max_jobs >= SCHED__NIL || cfg->nregions == 0 ||
-      cfg->ngrades == 0 || cfg->nregions > 65535 || cfg->ngrades > 65535 || (unsigned)cfg->policy >= SCHED_FT_COUNT ||
-      !(cfg->ckpt_interval_s > 0) || !(cfg->gpu_mtbf_s > 0) || cfg->replicas < 1 || cfg->replicas > SCHED__MAX_RUNS ||
-      cfg->standby_k > 64 || cfg->sample == 0 || !(cfg->platform_fee >= 0) || !(cfg->node_fee >= 0) ||
-      cfg->platform_fee + cfg->node_fee > 1 || !(cfg->delegation_fee >= 0 && cfg->delegation_fee <= 1) ||
-      !(cfg->target_util > 0 && cfg->target_util <= 1) || cfg->heartbeat_timeout_s < 0 ||
-      !(cfg->net.packet_bits >= 1) ||
+      cfg->max_nodes == 0 || cfg->max_nodes > SCHED_MAX_NODES || cfg->max_jobs == 0 || cfg->max_jobs >= SCHED__NIL ||
+      cfg->nregions == 0 || cfg->ngrades == 0 || cfg->nregions > 65535 || cfg->ngrades > 65535 ||
+      (unsigned)cfg->policy >= SCHED_FT_COUNT || !(cfg->ckpt_interval_s > 0) || !(cfg->gpu_mtbf_s > 0) ||
+      cfg->replicas < 1 || cfg->replicas > SCHED__MAX_RUNS || cfg->standby_k > 64 || cfg->sample == 0 ||
+      !(cfg->platform_fee >= 0) || !(cfg->node_fee >= 0) || cfg->platform_fee + cfg->node_fee > 1 ||
+      !(cfg->delegation_fee >= 0 && cfg->delegation_fee <= 1) || !(cfg->target_util > 0 && cfg->target_util <= 1) ||
+      cfg->heartbeat_timeout_s < 0 || !(cfg->net.packet_bits >= 1) ||
       (cfg->node_queues && (uint64_t)cfg->max_nodes * cfg->nregions * cfg->ngrades > SCHED__MAX_QUEUES))
     return SCHED_EINVAL;
   sched *s = calloc(1, sizeof *s);
@@ -1867,7 +1927,9 @@ void sched_destroy(sched *s) {
   free(s->jobs);
   free(s->specs);
   free(s->spec_hash);
-  free(s->gpus);
+  free(s->gpus_block);
+  free(s->gcold);
+  free(s->seen);
   free(s->prov);
   free(s->stake);
   free(s->node_income);
@@ -1897,8 +1959,8 @@ int sched_gpu_query(const sched *s, uint32_t gpu, double t, sched_gpu_status *ou
   out->run = g->run;
   out->speed = g->speed;
   if (g->known) {
-    out->reputation = sched__rep(s, g->info.provider, t);
-    out->stake = sched__stake(s, g->info.provider);
+    out->reputation = sched__rep(s, g->provider, t);
+    out->stake = sched__stake(s, g->provider);
   }
   return 0;
 }
@@ -1952,10 +2014,7 @@ void sched_prefetch_job(const sched *s, uint32_t job) {
   }
 }
 void sched_prefetch_gpu(const sched *s, uint32_t gpu) {
-  if (gpu < s->gpu_cap) {
-    __builtin_prefetch(&s->gpus[gpu]);
-    __builtin_prefetch((const char *)&s->gpus[gpu] + sizeof(sched__gpu) - 1);
-  }
+  if (gpu < s->gpu_cap) { __builtin_prefetch(&s->gpus[gpu]); }
 }
 void sched_prefetch_due(const sched *s) {
   if (s->nheap && s->heap[0].kind == SCHED__T_CKPT) sched_prefetch_job(s, s->heap[0].a);
@@ -2013,9 +2072,8 @@ int sched_check_invariants(const sched *s, char *msg, size_t len) {
       unsigned n = g->state == SCHED_GPU_BUSY ? r->n : r->nsb;
       for (unsigned m = 0; m < n; m++) seen += list[m] == i;
       if (seen != 1) return sched__fail(msg, len, "gpu %u appears %u times in job %u run %u", i, seen, g->job, g->run);
-      if (s->cfg.node_queues && j->node >= 0 && g->info.node != (uint32_t)j->node)
-        return sched__fail(msg, len, "gpu %u of node %u employed by job %u of node %d", i, g->info.node, g->job,
-                           j->node);
+      if (s->cfg.node_queues && j->node >= 0 && g->node != (uint32_t)j->node)
+        return sched__fail(msg, len, "gpu %u of node %u employed by job %u of node %d", i, g->node, g->job, j->node);
       if (g->state == SCHED_GPU_BUSY)
         busy++;
       else

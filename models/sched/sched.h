@@ -148,13 +148,16 @@ typedef struct sched_cluster_params {
 typedef struct sched_decision sched_decision;
 typedef void (*sched_sink)(void *ctx, const sched_decision *d);
 
+/* GP Node ids are kept in 16 bits per GPU (the GPU record is one cache line). */
+#define SCHED_MAX_NODES 65536u
+
 typedef struct sched_config {
   /* Id ranges. Memory grows with the largest id used, not with these bounds, so a core may be
    * given the bounds of a whole region and hold only the GPUs that join it. */
-  uint32_t max_gpus, max_providers, max_nodes, max_jobs;
-  unsigned nregions; /* regions are 0 .. nregions-1 */
-  unsigned ngrades;  /* GPU classes 0 (weakest) .. ngrades-1 */
-  sched_sink sink;   /* where decisions go (required) */
+  uint32_t max_gpus, max_providers, max_nodes, max_jobs; /* max_nodes <= SCHED_MAX_NODES */
+  unsigned nregions;                                     /* regions are 0 .. nregions-1 */
+  unsigned ngrades;                                      /* GPU classes 0 (weakest) .. ngrades-1 */
+  sched_sink sink;                                       /* where decisions go (required) */
   void *sink_ctx;
   uint64_t seed; /* the core's private generator */
 

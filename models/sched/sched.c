@@ -855,7 +855,7 @@ static uint32_t sched__drawn(const sched *s, unsigned nb, uint64_t x) { return *
  * before it runs: its d-th draw is the (d + c)-th number of the core's stream, c being the
  * candidates it weighed before (each takes one number more, sched__consider), so numbers 0 ..
  * 2 draws - 2 hold every draw it can make. Their places in the idle queues, then their GPU
- * records, then the providers' records the filter reads, are fetched a stage at a time, each
+ * records, then the providers' records and stakes the filter reads, are fetched a stage at a time, each
  * stage's misses together instead of one after another (at a million GPUs the queue places missed
  * as often as the records, and a stage that read them while it fetched the next waited on each).
  * The stream is read from a copy: nothing changes. */
@@ -878,6 +878,7 @@ static void sched__fetch_draws(const sched *s, unsigned nb, uint64_t total, uint
   for (unsigned i = 0; i < n; i++) {
     uint32_t p = s->gpus[ids[i]].provider;
     if (p < s->prov_cap) __builtin_prefetch(&s->prov[p]);
+    if (p < s->nstake) __builtin_prefetch(&s->stake[p]); /* the stake filter's (a pool with stakes) */
   }
 }
 

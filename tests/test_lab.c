@@ -70,10 +70,10 @@ static int process_running(const char *marker) {
 }
 
 /* Waits until no live process runs a command line containing `marker`, polling every 20 ms, at
- * most `tries` times (0: until then); 1 when none is left. */
+ * most `tries` times; 1 when none is left. */
 static int process_gone(const char *marker, int tries) {
   for (int k = 0; process_running(marker); k++) {
-    if (tries && k >= tries) return 0;
+    if (k >= tries) return 0;
     usleep(20000);
   }
   return 1;

@@ -291,9 +291,9 @@ typedef struct mkt_market {
   uint32_t *dirty_out;
   uint32_t capdirty_out; /* the list being sent (swapped with dirty) */
   /* While the bidding pool's clearing preempts its losers and starts its winners (clearing = 1),
-   * hosts whose GPUs come free are held here instead of taking waiting bids at once
-   * (ops->host_free), so that a loser's host goes to the winner the rule chose for it; the pool
-   * lets them take waiting bids after its winners started. */
+   * hosts whose GPUs come free are held here (by its host_free) instead of taking waiting bids at
+   * once, so that a loser's host goes to the winner the rule chose for it; the pool lets them take
+   * waiting bids after its winners started. */
   uint32_t *held;
   uint32_t nheld, capheld;
   uint8_t clearing;

@@ -21,10 +21,17 @@
 
 #define NIL UINT32_MAX
 
+/* The capacity a table of cap entries grows to for need: by an eighth, as the host and GPU tables
+ * grow one host at a time. */
+static uint32_t grown(uint32_t cap, uint32_t need) {
+  uint32_t nc = cap ? cap : 16;
+  while (nc < need) nc += nc / 8 + 1;
+  return nc;
+}
+
 void *mkt__grow(void *p, uint32_t *cap, uint32_t need, size_t elem) {
   if (need <= *cap) return p;
-  uint32_t nc = *cap ? *cap : 16;
-  while (nc < need) nc += nc / 8 + 1; /* by an eighth: the host and GPU tables grow one host at a time */
+  uint32_t nc = grown(*cap, need);
   void *q = sim_bigmem_realloc(p, (size_t)nc * elem);
   if (!q) SIM_FATAL("out of memory");
   *cap = nc;
@@ -34,8 +41,8 @@ void *mkt__grow(void *p, uint32_t *cap, uint32_t need, size_t elem) {
 mkt_host *mkt__host(const mkt_ctx *c, mkt_market *m, uint32_t prov) {
   int32_t *ix = &m->hix[prov - c->reg_first[m->region]];
   if (*ix < 0) {
-    if (m->nhost == m->caphost) { /* by an eighth, on cache lines: no record straddles two */
-      uint32_t nc = m->caphost ? m->caphost + m->caphost / 8 + 1 : 16;
+    if (m->nhost == m->caphost) { /* on cache lines: no record straddles two */
+      uint32_t nc = grown(m->caphost, m->nhost + 1);
       mkt_host *t =
           sim_bigmem_realloc_lines(&m->host_block, m->host, (size_t)m->caphost * sizeof *t, (size_t)nc * sizeof *t);
       if (!t) SIM_FATAL("out of memory");
@@ -687,13 +694,7 @@ void mkt__feed(sim_lp *lp, const mkt_ctx *c, mkt_market *m, sched_event *e) {
     if (m->ops->host_free)
       for (uint32_t i = 0; i < n; i++) {
         mkt_host *h = host_of(c, m, v[i]);
-        if (!h->in || h->busy >= c->prov[v[i]].ngpus) continue;
-        if (m->clearing) { /* after the clearing's winners (mkt_market.held) */
-          m->held = mkt__grow(m->held, &m->capheld, m->nheld + 1, sizeof *m->held);
-          m->held[m->nheld++] = v[i];
-        } else {
-          m->ops->host_free(lp, c, m, v[i]);
-        }
+        if (h->in && h->busy < c->prov[v[i]].ngpus) m->ops->host_free(lp, c, m, v[i]);
       }
   }
   m->lp = outer;

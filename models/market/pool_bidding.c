@@ -79,10 +79,9 @@ static int64_t late(const mkt_ctx *c, mkt_market *m, const mkt_order *o, uint32_
   return late_f(c, m, o, prov, free_gpus(c, m, prov));
 }
 
-/* Bid s tries the first SUBMIT_HOSTS hosts with free GPUs of its class's list and starts on the
- * first whose price it meets: 1 when it went to the core (placed, or handed back to the queue by
- * the core), 0 when no host took it. */
-static int start_free(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s) {
+/* A new bid (or a clearing's winner whose host is taken) tries the first SUBMIT_HOSTS hosts with
+ * free GPUs of its class's list and starts on the first whose price it meets, or waits. */
+static void bid_submit(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s) {
   mkt_job *j = &m->jobs[s];
   const uint32_t *fre = m->fre[j->cls];
   uint32_t lim = m->nfre[j->cls] < SUBMIT_HOSTS ? m->nfre[j->cls] : SUBMIT_HOSTS;
@@ -94,21 +93,20 @@ static int start_free(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s) {
     int64_t p = late_f(c, m, &o, prov, m->afree[i]); /* afree: free_gpus of an available host */
     if (p < 0) continue;
     start_on(lp, c, m, s, prov, p);
-    return 1;
+    return; /* placed, or handed back to the queue by the core */
   }
-  return 0;
-}
-
-/* A new bid starts on a free host that takes it (start_free), or waits. */
-static void bid_submit(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s) {
-  if (start_free(lp, c, m, s)) return;
-  m->jobs[s].state = J_QUEUED;
+  j->state = J_QUEUED;
   mkt__q_push(m, s, 0);
 }
 
 /* A host has free GPUs: it takes waiting bids (GigaSPOT: the most profitable for it, chosen by
  * mkt_gigaspot_pick; other rules: the highest bid that fits). */
 static void bid_host_free(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov) {
+  if (m->clearing) { /* it waits for the clearing's winners (mkt_market.held; bid_tick) */
+    m->held = mkt__grow(m->held, &m->capheld, m->nheld + 1, sizeof *m->held);
+    m->held[m->nheld++] = prov;
+    return;
+  }
   for (int rounds = 0; rounds < 8; rounds++) {
     unsigned f = free_gpus(c, m, prov);
     if (!f || !m->nlive) return;

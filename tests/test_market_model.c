@@ -1670,8 +1670,123 @@ static void test_provider_types_random(void) {
   CU_ASSERT(switched > 0);
 }
 
+/* A provider keeps its review's time in the slot of an owner's timer its persona never sets (no
+ * calendar, no self-use or no churn), so that the one timer event it has pending stands for the
+ * review too; a persona that sets all three keeps its review an event of its own (mkt_provider.c,
+ * review_slot). Random markets of four personas, each with or without a calendar (start and length
+ * drawn) and self-use, churn on or off for the whole market, every persona reviewing (flexible
+ * pool) at an interval drawn: every provider's reviews come every interval exactly, the first
+ * within its first interval and none missing before the end, and every calendar change comes at
+ * its local start or end of the busy period, each once. */
+enum { RV_MAXLP = 64, RV_MAXEV = 512 };
+static double rv_t[RV_MAXLP][RV_MAXEV];
+static unsigned rv_n[RV_MAXLP], rv_cal[RV_MAXLP], rv_self[RV_MAXLP];
+static void (*rv_orig[8])(sim_lp *, void *, const void *, sim_id);
+#define RV_WRAP(k)                                                                                                     \
+  static void rv_wrap##k(sim_lp *lp, void *st, const void *msg, sim_id src) {                                          \
+    const mkt_msg *m = msg;                                                                                            \
+    sim_id id = sim_lp_id(lp);                                                                                         \
+    if (id < RV_MAXLP) {                                                                                               \
+      if (m->kind == M_REVIEW && rv_n[id] < RV_MAXEV) rv_t[id][rv_n[id]++] = sim_now(lp);                              \
+      rv_cal[id] += m->kind == M_CAL;                                                                                  \
+      rv_self[id] += m->kind == M_SELF;                                                                                \
+    }                                                                                                                  \
+    rv_orig[k](lp, st, msg, src);                                                                                      \
+  }
+RV_WRAP(0)
+RV_WRAP(1)
+RV_WRAP(2)
+RV_WRAP(3)
+RV_WRAP(4)
+RV_WRAP(5)
+RV_WRAP(6)
+RV_WRAP(7)
+static void (*const rv_wraps[8])(sim_lp *, void *, const void *, sim_id) = {rv_wrap0, rv_wrap1, rv_wrap2, rv_wrap3,
+                                                                            rv_wrap4, rv_wrap5, rv_wrap6, rv_wrap7};
+static void test_review_in_timer_slot_random(void) {
+  rng x = {0x7e71e3};
+  unsigned own_event = 0, in_slot = 0, cal_seen = 0, self_seen = 0;
+  for (int m = 0; m < 8; m++) {
+    int churn = m % 4 != 3, cal[4], self[4];
+    double bs[4], bl[4], tz = (double)rng_int(&x, 0, 8) - 4.0;
+    double review_h = (double)rng_int(&x, 2, 30), end = 3 * 86400.0;
+    char per[2048] = "";
+    size_t off = 0;
+    for (int k = 0; k < 4; k++) {
+      cal[k] = (k & 1) != 0;
+      self[k] = (k & 2) != 0;
+      bs[k] = (double)rng_int(&x, 0, 2200) / 100.0 + 0.37; /* not on a whole hour */
+      bl[k] = (double)rng_int(&x, 50, 400) / 100.0;
+      off += (size_t)snprintf(per + off, sizeof per - off,
+                              "%s{ name = \"p%d\"; pool = \"flexible\"; alt_pool = \"fixed\"; patience = 2; "
+                              "fit = \"skype06\"; busy_days = \"%s\"; busy_start_h = %.2f; busy_len_h = %.2f; "
+                              "self_per_day = %s; self_mean_h = 1.0; }",
+                              k ? ", " : "", k, cal[k] ? "daily" : "none", bs[k], bl[k], self[k] ? "4.0" : "0.0");
+    }
+    char text[4096];
+    snprintf(text, sizeof text,
+             "market = {\n  review = \"%.0fh\"; churn = %s;\n"
+             "  training = { share = 0.0; }; batch = { share = 0.0; };\n"
+             "  inference = { share = 1.0; dur_mean_h = 1.0; gpus_min = 1; gpus_max = 1; mem_min_gb = 0.0; "
+             "value_usd_h = 5.0; pool_share = [0.4, 0.3, 0.3]; patience_h = 1.0; };\n"
+             "  personas = ( %s );\n"
+             "  regions = ( { name = \"eu\"; tz_h = %.1f; providers = 40; persona_share = [0.25, 0.25, 0.25, 0.25]; "
+             "gpu_mix = \"rtx4090:1\"; jobs_per_h = 8.0; } );\n};\n",
+             review_h, churn ? "true" : "false", per, tz);
+    loaded l;
+    load_ok(&l, text, end);
+    CU_ASSERT_FATAL(l.model.nlps <= RV_MAXLP && l.model.ntypes <= 8);
+    sim_lptype types[8];
+    const sim_lptype *mt = l.model.types;
+    for (unsigned t = 0; t < l.model.ntypes; t++) {
+      types[t] = mt[t];
+      rv_orig[t] = mt[t].event;
+      types[t].event = rv_wraps[t];
+    }
+    l.model.types = types;
+    memset(rv_n, 0, sizeof rv_n);
+    memset(rv_cal, 0, sizeof rv_cal);
+    memset(rv_self, 0, sizeof rv_self);
+    sim_results r;
+    run_ok(&l, (uint64_t)(70 + m), &r);
+    l.model.types = mt;
+    const mkt_ctx *c = l.model.ctx;
+    double R = review_h * 3600.0;
+    for (sim_id id = MKT_NPOOLS; id < l.model.nlps; id++) {
+      unsigned k = c->prov[id - MKT_NPOOLS].persona;
+      CU_ASSERT_FATAL(k < 4);
+      own_event += cal[k] && self[k] && churn;
+      in_slot += !(cal[k] && self[k] && churn);
+      /* reviews: every R from a first one in [R/2, R], up to the end */
+      CU_ASSERT_FATAL(rv_n[id] >= 1 && rv_n[id] < RV_MAXEV);
+      CU_ASSERT(rv_t[id][0] >= 0.5 * R && rv_t[id][0] <= R);
+      for (unsigned i = 1; i < rv_n[id]; i++) CU_ASSERT_EQUAL(rv_t[id][i], rv_t[id][i - 1] + R);
+      CU_ASSERT(rv_t[id][rv_n[id] - 1] + R >= end);
+      /* calendar changes: each local start and end of the busy period in (0, end), once */
+      unsigned want = 0;
+      if (cal[k])
+        for (int d = -2; d <= 4; d++) {
+          double ws = d * 86400.0 + bs[k] * 3600.0 - tz * 3600.0, we = ws + bl[k] * 3600.0;
+          want += (ws > 0 && ws < end) + (we > 0 && we < end);
+        }
+      CU_ASSERT_EQUAL(rv_cal[id], want);
+      cal_seen += rv_cal[id];
+      if (!self[k]) CU_ASSERT_EQUAL(rv_self[id], 0);
+      self_seen += rv_self[id];
+    }
+    sim_results_free(&r);
+    unload(&l);
+  }
+  CU_ASSERT(own_event > 10); /* both kinds, in numbers */
+  CU_ASSERT(in_slot > 100);
+  CU_ASSERT(cal_seen > 100);
+  CU_ASSERT(self_seen > 100);
+}
+
 static CU_TestInfo model_tests[] = {
     {"M/M/c mean wait within the CI of Erlang C", test_mmc_erlang_c},
+    {"a review in an owner's timer slot comes every interval, the timers all come (random)",
+     test_review_in_timer_slot_random},
     {"money conserved under every clearing rule", test_money_conserved_all_rules},
     {"checkpoints played from the core's plan agree with a timer per checkpoint", test_checkpoints_analytic},
     {"same seed same results, other seed other results", test_reproducible},

@@ -1819,6 +1819,52 @@ static void test_coloc_core(void) {
   }
 }
 
+/* The cold part of a GPU's record (billed-up-to time, heartbeat sequence, co-location host) is made
+ * only on its first write (sched__cold_w): a core that nothing writes it for keeps 64 bytes a GPU.
+ * What is written survives the table being made after GPUs joined and grown after it was made:
+ * (a) a job billed by a periodic billing made before and after the table grew is billed price x
+ * time exactly once; (b) two co-located GPUs, the second joining at an id that grows the table,
+ * slow each other, and a GPU alone (host 0) joined before the table existed is not slowed. */
+static void wide(sched_config *c) { c->max_gpus = 1000; }
+static void wide_coloc(sched_config *c) {
+  wide(c);
+  coloc_tweak(c);
+}
+static void test_cold_part_on_first_write(void) {
+  setup(SCHED_FT_NONE, wide); /* the GPU table starts at 64 ids and grows for id 900 */
+  CU_ASSERT_EQUAL(join(0, 0), 0);
+  CU_ASSERT_EQUAL(arrive(0, 0, batch(1, 1e9)), 0);
+  CU_ASSERT_EQUAL(jstat(0).state, SCHED_JOB_RUNNING);
+  CU_ASSERT_EQUAL(ev((sched_event){.type = SCHED_EV_BILLING, .t = 1800}), 0); /* makes the table */
+  sched_event e = {.type = SCHED_EV_GPU_JOIN, .t = 1800, .gpu = 900};
+  e.u.gpu = ginfo(1, 0, 0, 1.0);
+  CU_ASSERT_EQUAL(ev(e), 0); /* grows it */
+  CU_ASSERT_EQUAL(ev((sched_event){.type = SCHED_EV_BILLING, .t = 3600}), 0);
+  sched_ledger l;
+  sched_ledger_get(S, &l);
+  CU_ASSERT_DOUBLE_EQUAL(l.billed, 1.0, 1e-12); /* 1 GPU x 1 h x 1 USD/h */
+  CU_ASSERT_EQUAL(ev((sched_event){.type = SCHED_EV_JOB_WITHDRAW, .t = 5400, .job = 0}), 0);
+  sched_ledger_get(S, &l);
+  CU_ASSERT_DOUBLE_EQUAL(l.billed, 1.5, 1e-12);
+  teardown();
+  for (int shared = 0; shared < 2; shared++) {
+    setup(SCHED_FT_NONE, wide_coloc);
+    const uint32_t ids[2] = {1, 900};
+    for (uint32_t k = 0; k < 2; k++) {
+      sched_event j = {.type = SCHED_EV_GPU_JOIN, .t = 0, .gpu = ids[k]};
+      j.u.gpu = ginfo(k, 0, 0, 2.0);
+      j.u.gpu.host = k == 0 && !shared ? 0 : 7; /* alone: no table until the second joins */
+      CU_ASSERT_EQUAL(ev(j), 0);
+    }
+    CU_ASSERT_EQUAL(arrive(1, 0, batch(1, 100)), 0);
+    CU_ASSERT_EQUAL(arrive(2, 1, batch(1, 100)), 0);
+    CU_ASSERT_EQUAL(jstat(0).state, SCHED_JOB_RUNNING);
+    CU_ASSERT_EQUAL(jstat(1).state, SCHED_JOB_RUNNING);
+    CU_ASSERT_DOUBLE_EQUAL(jstat(1).expected_rate, shared ? 1.2 : 2.0, 1e-12);
+    teardown();
+  }
+}
+
 /* Stakes are kept only as far as a provider that joined with one (sched.stake): random cases of 16
  * GPUs of 12 providers, a third of them staking 2.5 or 10 USD (in any order of provider ids, so
  * that stakers come before and after stakeless providers), jobs arriving, GPUs leaving while
@@ -1986,6 +2032,7 @@ static CU_TestInfo model_tests[] = {
 };
 static CU_TestInfo core_tests[] = {
     {"contention: co-located runs' expected rate", test_coloc_core},
+    {"the cold part of a GPU record is made on its first write", test_cold_part_on_first_write},
     {"interned specs: each job keeps its own class's limits (random)", test_interned_specs},
     {"stakes kept for stakers only; what they lost is what was slashed (random)", test_stakes_of_stakers},
     {"failure at each step of a job's life, every policy", test_failure_each_step},

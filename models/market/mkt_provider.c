@@ -29,8 +29,12 @@ static const uint8_t st_counter[ST_N] = {SC_DOWN, SC_OWNER, SC_AVAIL, SC_AVAIL, 
  * (arm): one pending event for the three, not three, which at a million providers is 48 MB less
  * of the engine's calendar (24 bytes an event) for the 24 bytes a provider keeps their times in.
  * Each is set only by its own event (and at init), so the one pending is always the earliest; a
- * tie goes to the lower index, the order prov_init sets them in. The review, whose time would not
- * fit in the three lines, stays an event of its own. */
+ * tie goes to the lower index, the order prov_init sets them in. The review's time, which would not
+ * fit in the lines, takes the slot of a timer its persona never sets (review_slot: no calendar, no
+ * self-use or no churn), so that it is one of the timers the one event stands for: most personas
+ * use two of the three, and at a million GPUs the engine's calendar holds 0.67 review events per
+ * provider less (24 bytes each, 8 more of the chunks they leave part empty). A persona that uses
+ * all three keeps its review an event of its own (rslot = T_N). */
 enum { T_CHURN, T_SELF, T_CAL, T_N };
 static const uint8_t t_kind[T_N] = {M_CHURN, M_SELF, M_CAL};
 
@@ -47,7 +51,8 @@ typedef struct mkt_prov {
   uint8_t up : 1, cal_busy : 1, self_busy : 1;
   uint8_t out : 1;       /* outside the market (responses.entry) */
   uint8_t stake_due : 1; /* its stake is posted but not sent yet: it rides on the AVAIL that follows */
-  uint8_t pool : 7;
+  uint8_t pool : 5;
+  uint8_t rslot : 2;   /* the slot of due[] its review's time takes; T_N: an event of its own (review_slot) */
   uint8_t reviews : 1; /* its state has the third line (mkt__persona_reviews of its persona) */
   uint16_t rented;     /* GPUs employed now (mkt__prov_rented) */
   uint16_t interruptions;
@@ -82,6 +87,7 @@ typedef struct mkt_prov_rv {
  * boundaries (a block per LP type). */
 _Static_assert(sizeof(mkt_prov) == 128, "a provider's state: two cache lines, no padding");
 _Static_assert(sizeof(mkt_prov_rv) == 64, "the third line of a provider that reviews");
+_Static_assert(MKT_NPOOLS < 32 && T_N < 4, "mkt_prov.pool and rslot fit their bits");
 
 static int prov_avail(const mkt_prov *p) { return p->state == ST_IDLE || p->state == ST_RENTED; }
 /* The third line: only a provider that reviews has it (its LP type's state is one line longer). */
@@ -103,7 +109,7 @@ static void arm(sim_lp *lp, const mkt_prov *p) {
   if (p->due[1] < p->due[k]) k = 1;
   if (p->due[2] < p->due[k]) k = 2;
   if (p->due[k] == INFINITY) return;
-  mkt_msg m = {.kind = t_kind[k]};
+  mkt_msg m = {.kind = k == p->rslot ? (uint8_t)M_REVIEW : t_kind[k]};
   sim_send_at(lp, sim_lp_id(lp), p->due[k], &m, sizeof m);
 }
 /* Sets timer k to fire `delay` from now (the time sim_send(delay) would give it). */
@@ -246,9 +252,14 @@ void mkt__prov_close(sim_lp *plp, unsigned pool) {
   if (p->pool == pool) flex_claim(plp, mkt__ctx(plp), p);
 }
 
-/* Schedules the next review `delay` from now, for a persona whose reviews can change something. */
-static void next_review(sim_lp *lp, const mkt_prov *p, double delay) {
+/* Schedules the next review `delay` from now, for a persona whose reviews can change something: in
+ * its timer slot (the caller arms), else as an event of its own. */
+static void next_review(sim_lp *lp, mkt_prov *p, double delay) {
   if (!p->reviews) return;
+  if (p->rslot < T_N) {
+    set_timer(lp, p, p->rslot, delay);
+    return;
+  }
   mkt_msg m = {.kind = M_REVIEW};
   mkt__send(lp, sim_lp_id(lp), delay, &m);
 }
@@ -310,6 +321,19 @@ static void update(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, int announced) {
   }
 }
 
+/* Which of the owner's timers a persona ever sets (the same for all its providers, all run). */
+static int cal_used(const mkt_ctx *c, const mkt_persona_cfg *pc) {
+  return c->cfg->calendars && pc->busy_days != 0 && pc->busy_len_h > 0;
+}
+static int self_used(const mkt_ctx *c, const mkt_persona_cfg *pc) {
+  return c->cfg->self_use && pc->self_per_day > 0 && pc->self_mean_h > 0;
+}
+/* The slot of due[] a provider of persona pc keeps its review's time in: one of a timer it never
+ * sets, T_N when it sets all three. */
+static unsigned review_slot(const mkt_ctx *c, const mkt_persona_cfg *pc) {
+  return !cal_used(c, pc) ? T_CAL : !self_used(c, pc) ? T_SELF : !c->cfg->churn ? T_CHURN : T_N;
+}
+
 /* Calendar: is the owner's recurring period on at local time, and when does it next change. */
 static int cal_on(const mkt_persona_cfg *pc, double loc) {
   if (pc->busy_days == 0 || pc->busy_len_h <= 0) return 0;
@@ -336,8 +360,8 @@ static double cal_next(const mkt_persona_cfg *pc, double loc) {
 
 static void cal_schedule(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, const mkt_pstat *ps) {
   const mkt_persona_cfg *pc = &c->cfg->personas[ps->persona];
+  if (!cal_used(c, pc)) return; /* its slot may hold the review */
   p->due[T_CAL] = INFINITY;
-  if (!c->cfg->calendars || pc->busy_days == 0 || pc->busy_len_h <= 0) return;
   double off = c->cfg->regions[ps->region].tz_h * 3600.0, now = sim_now(lp);
   double nxt = cal_next(pc, now + off) - off;
   set_timer(lp, p, T_CAL, nxt - now);
@@ -370,8 +394,8 @@ static void stake_send(sim_lp *lp, const mkt_ctx *c, mkt_prov *p) {
 
 static void self_schedule(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, const mkt_pstat *ps) {
   const mkt_persona_cfg *pc = &c->cfg->personas[ps->persona];
+  if (!self_used(c, pc)) return; /* its slot may hold the review */
   p->due[T_SELF] = INFINITY;
-  if (!c->cfg->self_use || pc->self_per_day <= 0 || pc->self_mean_h <= 0) return;
   /* self-use sessions: Poisson starts at self_per_day, exponential lengths of self_mean_h */
   double mean_s = p->self_busy ? pc->self_mean_h * 3600.0 : 86400.0 / pc->self_per_day;
   set_timer(lp, p, T_SELF, gsl_ran_exponential(sim_lp_rng(lp), mean_s));
@@ -390,6 +414,7 @@ static void prov_init(sim_lp *lp, void *st) {
   gsl_rng *r = sim_lp_rng(lp);
   p->pool = (uint8_t)pc->pool;
   p->reviews = (uint8_t)mkt__persona_reviews(c->cfg, pc); /* its LP type's (mkt__type_of) */
+  p->rslot = (uint8_t)(p->reviews ? review_slot(c, pc) : T_N);
   if (p->reviews) {
     rv(p)->claim_from = -1;
     rv(p)->cv_other = -1;
@@ -594,7 +619,10 @@ static void prov_event(sim_lp *lp, void *st, const void *vmsg, sim_id src) {
     break;
   case M_PAY: earn(lp, c, p, msg->a, msg->reason != PAY_REFUND); break;
   case M_SLASH: rv(p)->stake -= msg->a; break; /* (a provider that staked) */
-  case M_REVIEW: review(lp, c, p); break;
+  case M_REVIEW:
+    review(lp, c, p);
+    if (p->rslot < T_N) arm(lp, p); /* it was the one timer event (a review of its own was not) */
+    break;
   case M_QUOTED: on_quoted(lp, c, p, msg); break;
   default: SIM_FATAL("provider: unexpected message kind %d", msg->kind);
   }

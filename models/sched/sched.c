@@ -99,7 +99,8 @@ void sched_config_default(sched_config *c) {
  * in one cache line, and apart (sched__gcold) what only periodic billing, heartbeats and host
  * contention read. A selection reads one line per candidate and writes none (a GPU drawn twice is
  * found in sched.seen, not by a stamp in the record); the table is 64-byte aligned
- * (sched__gpus_resize). 64 + 16 bytes a GPU, where one record of 96 straddled two lines. */
+ * (sched__gpus_resize). 64 + 16 bytes a GPU, where one record of 96 straddled two lines; 64 only
+ * where nothing writes the cold part (sched__cold_w). */
 typedef struct sched__gpu {
   double speed;                     /* reported speed factor */
   double score, price_per_h;        /* sched_gpu_info's */
@@ -212,7 +213,7 @@ struct sched {
   uint64_t rng[4];
   sched__gpu *gpus; /* gpu_cap entries: ids below the largest one seen, 64-byte aligned in gpus_block */
   void *gpus_block;
-  sched__gcold *gcold; /* gpu_cap entries beside gpus */
+  sched__gcold *gcold; /* gpu_cap entries beside gpus from the first write (sched__cold_w), NULL before */
   uint32_t gpu_cap;
   sched__provider *prov; /* prov_cap entries */
   uint32_t prov_cap;
@@ -395,10 +396,12 @@ static const sched_job_spec *sched__spec_of(const sched *s, uint32_t jid, sched_
  * that joined it. The tables are resized to exactly nc entries (new ones zeroed, GPUs unowned). */
 static int sched__gpus_resize(sched *s, uint32_t nc) {
   if (nc <= s->gpu_cap) return 0;
-  sched__gcold *t = sim_bigmem_realloc(s->gcold, (size_t)nc * sizeof *t);
-  if (!t) return SCHED_ENOMEM;
-  s->gcold = t;
-  memset(t + s->gpu_cap, 0, (size_t)(nc - s->gpu_cap) * sizeof *t);
+  if (s->gcold) {
+    sched__gcold *t = sim_bigmem_realloc(s->gcold, (size_t)nc * sizeof *t);
+    if (!t) return SCHED_ENOMEM;
+    s->gcold = t;
+    memset(t + s->gpu_cap, 0, (size_t)(nc - s->gpu_cap) * sizeof *t);
+  }
   sched__gpu *p =
       sim_bigmem_realloc_lines(&s->gpus_block, s->gpus, (size_t)s->gpu_cap * sizeof *p, (size_t)nc * sizeof *p);
   if (!p) return SCHED_ENOMEM;
@@ -407,6 +410,29 @@ static int sched__gpus_resize(sched *s, uint32_t nc) {
   s->gpus = p;
   s->gpu_cap = nc;
   return 0;
+}
+
+/* The cold part of GPU id for writing. The table is made (zeroed, for every id) on the first
+ * write: a core whose user bills by itself (no SCHED_EV_BILLING), sets no heartbeat timeout and
+ * no co-location hosts, as the market's cores, never writes it and keeps 64 bytes a GPU, not 80
+ * (19 bytes a GPU at a million GPUs, whose pools hold 1.2 core GPU ids a GPU by day 30). NULL, with
+ * s->oom set, when out of memory. */
+static sched__gcold *sched__cold_w(sched *s, uint32_t id) {
+  if (!s->gcold) {
+    sched__gcold *t = sim_bigmem_realloc(NULL, (size_t)(s->gpu_cap ? s->gpu_cap : 1) * sizeof *t);
+    if (!t) {
+      s->oom = 1;
+      return NULL;
+    }
+    memset(t, 0, (size_t)(s->gpu_cap ? s->gpu_cap : 1) * sizeof *t);
+    s->gcold = t;
+  }
+  return &s->gcold[id];
+}
+/* ... and for reading: zeros (never billed, heartbeat 0, alone) while nothing was written. */
+static const sched__gcold sched__gcold_none;
+static const sched__gcold *sched__cold_r(const sched *s, uint32_t id) {
+  return s->gcold ? &s->gcold[id] : &sched__gcold_none;
 }
 static int sched__prov_resize(sched *s, uint32_t nc) {
   if (nc <= s->prov_cap) return 0;
@@ -630,10 +656,12 @@ static void sched__ledger_split(sched *s, sched__job *j, const sched__gpu *g, do
 static void sched__bill(sched *s, uint32_t id, int keep) {
   sched__gpu *g = &s->gpus[id];
   if (g->state != SCHED_GPU_BUSY && g->state != SCHED_GPU_STANDBY) return;
-  double dt = s->now - (g->billed ? s->gcold[id].billed_until : g->since);
+  double dt = s->now - (g->billed ? sched__cold_r(s, id)->billed_until : g->since);
   if (!(dt > 0)) return;
   if (keep) { /* it stays employed: billed up to now (a release or a loss ends it here) */
-    s->gcold[id].billed_until = s->now;
+    sched__gcold *c = sched__cold_w(s, id);
+    if (!c) return; /* s->oom: sched_handle reports it */
+    c->billed_until = s->now;
     g->billed = 1;
   }
   sched__job *j = &s->jobs[g->job];
@@ -680,7 +708,7 @@ static double sched__run_rate(sched *s, sched__job *j, sched__run *r) {
     s->ln_scratch[i] = s->links[g->link];
     /* contention: a member slows down with the busy GPUs of its host (sched_coloc_factor). The
      * scan is over every GPU id, so only a configuration with a contention table pays for it. */
-    uint32_t host = s->gcold[r->members[i]].host;
+    uint32_t host = sched__cold_r(s, r->members[i])->host;
     if (s->cfg.cluster.ncoloc > 0 && host != 0) {
       unsigned k = 0;
       for (uint32_t o = 0; o < s->gpu_cap; o++)
@@ -1374,7 +1402,11 @@ static int sched__gpu_join(sched *s, uint32_t id, const sched_gpu_info *in) {
   g->grade = in->grade;
   g->sectors = in->sectors;
   g->link = link;
-  s->gcold[id].host = in->host;
+  if (in->host || s->gcold) { /* 0, alone, is what a core without the table reads */
+    sched__gcold *c = sched__cold_w(s, id);
+    if (!c) return SCHED_ENOMEM;
+    c->host = in->host;
+  }
   g->score = in->score;
   g->price_per_h = in->price_per_h;
   g->known = 1;
@@ -1403,7 +1435,9 @@ static int sched__gpu_up(sched *s, uint32_t id) {
   if (rc) return rc;
   g->job = g->run = SCHED__NIL;
   if (s->cfg.heartbeat_timeout_s > 0) {
-    rc = sched__timer_push(s, s->now + s->cfg.heartbeat_timeout_s, SCHED__T_HB, id, 0, ++s->gcold[id].hb_seq);
+    sched__gcold *c = sched__cold_w(s, id);
+    if (!c) return SCHED_ENOMEM;
+    rc = sched__timer_push(s, s->now + s->cfg.heartbeat_timeout_s, SCHED__T_HB, id, 0, ++c->hb_seq);
     if (rc) return rc;
   }
   return sched__schedule(s);
@@ -1528,7 +1562,7 @@ static int sched__tick(sched *s) {
     sched__timer tm = sched__timer_pop(s);
     if (tm.kind == SCHED__T_HB) {
       sched__gpu *g = &s->gpus[tm.a];
-      if (s->gcold[tm.a].hb_seq != tm.seq || g->state == SCHED_GPU_ABSENT) continue;
+      if (sched__cold_r(s, tm.a)->hb_seq != tm.seq || g->state == SCHED_GPU_ABSENT) continue;
       int rc = sched__gpu_lost(s, tm.a);
       if (rc) return rc;
     } else if (tm.kind == SCHED__T_CKPT) {
@@ -1801,8 +1835,9 @@ static int sched__handle(sched *s, const sched_event *ev) {
       g->speed = 1;
       rc = sched__gpu_up(s, ev->gpu);
     } else if (s->cfg.heartbeat_timeout_s > 0) {
-      rc = sched__timer_push(s, s->now + s->cfg.heartbeat_timeout_s, SCHED__T_HB, ev->gpu, 0,
-                             ++s->gcold[ev->gpu].hb_seq);
+      sched__gcold *c = sched__cold_w(s, ev->gpu);
+      rc = c ? sched__timer_push(s, s->now + s->cfg.heartbeat_timeout_s, SCHED__T_HB, ev->gpu, 0, ++c->hb_seq)
+             : SCHED_ENOMEM;
     }
     break;
   }
@@ -1862,11 +1897,13 @@ static int sched__handle(sched *s, const sched_event *ev) {
     /* Absent: in no idle queue, no run, no standby list. Its heartbeat sequence goes on, so
      * that a timer still pending for the old GPU never matches the new one. */
     sched__gpu *g = &s->gpus[ev->gpu];
-    uint32_t hb = s->gcold[ev->gpu].hb_seq;
     memset(g, 0, sizeof *g);
-    memset(&s->gcold[ev->gpu], 0, sizeof s->gcold[ev->gpu]);
     g->job = g->run = SCHED__NIL;
-    s->gcold[ev->gpu].hb_seq = hb;
+    if (s->gcold) {
+      uint32_t hb = s->gcold[ev->gpu].hb_seq;
+      memset(&s->gcold[ev->gpu], 0, sizeof s->gcold[ev->gpu]);
+      s->gcold[ev->gpu].hb_seq = hb;
+    }
     break;
   }
   default: break;

@@ -1682,27 +1682,18 @@ enum { RV_MAXLP = 64, RV_MAXEV = 512 };
 static double rv_t[RV_MAXLP][RV_MAXEV];
 static unsigned rv_n[RV_MAXLP], rv_cal[RV_MAXLP], rv_self[RV_MAXLP];
 static void (*rv_orig[8])(sim_lp *, void *, const void *, sim_id);
-#define RV_WRAP(k)                                                                                                     \
-  static void rv_wrap##k(sim_lp *lp, void *st, const void *msg, sim_id src) {                                          \
-    const mkt_msg *m = msg;                                                                                            \
-    sim_id id = sim_lp_id(lp);                                                                                         \
-    if (id < RV_MAXLP) {                                                                                               \
-      if (m->kind == M_REVIEW && rv_n[id] < RV_MAXEV) rv_t[id][rv_n[id]++] = sim_now(lp);                              \
-      rv_cal[id] += m->kind == M_CAL;                                                                                  \
-      rv_self[id] += m->kind == M_SELF;                                                                                \
-    }                                                                                                                  \
-    rv_orig[k](lp, st, msg, src);                                                                                      \
+static const sim_model *rv_model; /* whose types' handlers rv_orig holds */
+/* Counts a provider's reviews and owner's timer events, then hands the event to its type's handler. */
+static void rv_wrap(sim_lp *lp, void *st, const void *msg, sim_id src) {
+  const mkt_msg *m = msg;
+  sim_id id = sim_lp_id(lp);
+  if (id < RV_MAXLP) {
+    if (m->kind == M_REVIEW && rv_n[id] < RV_MAXEV) rv_t[id][rv_n[id]++] = sim_now(lp);
+    rv_cal[id] += m->kind == M_CAL;
+    rv_self[id] += m->kind == M_SELF;
   }
-RV_WRAP(0)
-RV_WRAP(1)
-RV_WRAP(2)
-RV_WRAP(3)
-RV_WRAP(4)
-RV_WRAP(5)
-RV_WRAP(6)
-RV_WRAP(7)
-static void (*const rv_wraps[8])(sim_lp *, void *, const void *, sim_id) = {rv_wrap0, rv_wrap1, rv_wrap2, rv_wrap3,
-                                                                            rv_wrap4, rv_wrap5, rv_wrap6, rv_wrap7};
+  rv_orig[rv_model->type_of ? rv_model->type_of(rv_model->ctx, id) : 0](lp, st, msg, src);
+}
 static void test_review_in_timer_slot_random(void) {
   rng x = {0x7e71e3};
   unsigned own_event = 0, in_slot = 0, cal_seen = 0, self_seen = 0;
@@ -1741,9 +1732,10 @@ static void test_review_in_timer_slot_random(void) {
     for (unsigned t = 0; t < l.model.ntypes; t++) {
       types[t] = mt[t];
       rv_orig[t] = mt[t].event;
-      types[t].event = rv_wraps[t];
+      types[t].event = rv_wrap;
     }
     l.model.types = types;
+    rv_model = &l.model;
     memset(rv_n, 0, sizeof rv_n);
     memset(rv_cal, 0, sizeof rv_cal);
     memset(rv_self, 0, sizeof rv_self);

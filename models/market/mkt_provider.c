@@ -321,10 +321,10 @@ static void update(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, int announced) {
   }
 }
 
+/* The persona has a recurring busy period (its calendar). */
+static int has_cal(const mkt_persona_cfg *pc) { return pc->busy_days != 0 && pc->busy_len_h > 0; }
 /* Which of the owner's timers a persona ever sets (the same for all its providers, all run). */
-static int cal_used(const mkt_ctx *c, const mkt_persona_cfg *pc) {
-  return c->cfg->calendars && pc->busy_days != 0 && pc->busy_len_h > 0;
-}
+static int cal_used(const mkt_ctx *c, const mkt_persona_cfg *pc) { return c->cfg->calendars && has_cal(pc); }
 static int self_used(const mkt_ctx *c, const mkt_persona_cfg *pc) {
   return c->cfg->self_use && pc->self_per_day > 0 && pc->self_mean_h > 0;
 }
@@ -336,7 +336,7 @@ static unsigned review_slot(const mkt_ctx *c, const mkt_persona_cfg *pc) {
 
 /* Calendar: is the owner's recurring period on at local time, and when does it next change. */
 static int cal_on(const mkt_persona_cfg *pc, double loc) {
-  if (pc->busy_days == 0 || pc->busy_len_h <= 0) return 0;
+  if (!has_cal(pc)) return 0;
   long day = (long)floor(loc / 86400.0);
   for (long d = day - 1; d <= day; d++) {
     int dow = (int)(((d % 7) + 7) % 7);

@@ -392,16 +392,20 @@ static const sched_job_spec *sched__spec_of(const sched *s, uint32_t jid, sched_
   return out;
 }
 
+/* The cold table (sched__gcold) from `from` to nc entries, the new ones zeroed; 0, or nonzero
+ * (the table unchanged) when out of memory. */
+static int sched__cold_resize(sched *s, uint32_t from, uint32_t nc) {
+  sched__gcold *t = sim_bigmem_realloc(s->gcold, (size_t)nc * sizeof *t);
+  if (!t) return 1;
+  memset(t + from, 0, (size_t)(nc - from) * sizeof *t);
+  s->gcold = t;
+  return 0;
+}
 /* Memory grows with the ids in use: a core given a whole region's bounds holds only the GPUs
  * that joined it. The tables are resized to exactly nc entries (new ones zeroed, GPUs unowned). */
 static int sched__gpus_resize(sched *s, uint32_t nc) {
   if (nc <= s->gpu_cap) return 0;
-  if (s->gcold) {
-    sched__gcold *t = sim_bigmem_realloc(s->gcold, (size_t)nc * sizeof *t);
-    if (!t) return SCHED_ENOMEM;
-    s->gcold = t;
-    memset(t + s->gpu_cap, 0, (size_t)(nc - s->gpu_cap) * sizeof *t);
-  }
+  if (s->gcold && sched__cold_resize(s, s->gpu_cap, nc)) return SCHED_ENOMEM;
   sched__gpu *p =
       sim_bigmem_realloc_lines(&s->gpus_block, s->gpus, (size_t)s->gpu_cap * sizeof *p, (size_t)nc * sizeof *p);
   if (!p) return SCHED_ENOMEM;
@@ -418,14 +422,9 @@ static int sched__gpus_resize(sched *s, uint32_t nc) {
  * (19 bytes a GPU at a million GPUs, whose pools hold 1.2 core GPU ids a GPU by day 30). NULL, with
  * s->oom set, when out of memory. */
 static sched__gcold *sched__cold_w(sched *s, uint32_t id) {
-  if (!s->gcold) {
-    sched__gcold *t = sim_bigmem_realloc(NULL, (size_t)(s->gpu_cap ? s->gpu_cap : 1) * sizeof *t);
-    if (!t) {
-      s->oom = 1;
-      return NULL;
-    }
-    memset(t, 0, (size_t)(s->gpu_cap ? s->gpu_cap : 1) * sizeof *t);
-    s->gcold = t;
+  if (!s->gcold && sched__cold_resize(s, 0, s->gpu_cap ? s->gpu_cap : 1)) {
+    s->oom = 1;
+    return NULL;
   }
   return &s->gcold[id];
 }
@@ -1423,6 +1422,14 @@ static int sched__gpu_join(sched *s, uint32_t id, const sched_gpu_info *in) {
 }
 
 /* The GPU is (back) in the pool: heartbeat tracking, down-time slashing, then scheduling. */
+/* Arms GPU id's heartbeat timer: it is lost unless a heartbeat comes within the timeout (a new
+ * sequence number, so that the timer an earlier heartbeat armed never matches). */
+static int sched__hb_arm(sched *s, uint32_t id) {
+  sched__gcold *c = sched__cold_w(s, id);
+  if (!c) return SCHED_ENOMEM;
+  return sched__timer_push(s, s->now + s->cfg.heartbeat_timeout_s, SCHED__T_HB, id, 0, ++c->hb_seq);
+}
+
 static int sched__gpu_up(sched *s, uint32_t id) {
   sched__gpu *g = &s->gpus[id];
   if (g->lost_employed) {
@@ -1435,9 +1442,7 @@ static int sched__gpu_up(sched *s, uint32_t id) {
   if (rc) return rc;
   g->job = g->run = SCHED__NIL;
   if (s->cfg.heartbeat_timeout_s > 0) {
-    sched__gcold *c = sched__cold_w(s, id);
-    if (!c) return SCHED_ENOMEM;
-    rc = sched__timer_push(s, s->now + s->cfg.heartbeat_timeout_s, SCHED__T_HB, id, 0, ++c->hb_seq);
+    rc = sched__hb_arm(s, id);
     if (rc) return rc;
   }
   return sched__schedule(s);
@@ -1835,9 +1840,7 @@ static int sched__handle(sched *s, const sched_event *ev) {
       g->speed = 1;
       rc = sched__gpu_up(s, ev->gpu);
     } else if (s->cfg.heartbeat_timeout_s > 0) {
-      sched__gcold *c = sched__cold_w(s, ev->gpu);
-      rc = c ? sched__timer_push(s, s->now + s->cfg.heartbeat_timeout_s, SCHED__T_HB, ev->gpu, 0, ++c->hb_seq)
-             : SCHED_ENOMEM;
+      rc = sched__hb_arm(s, ev->gpu);
     }
     break;
   }

@@ -1680,7 +1680,7 @@ static void test_provider_types_random(void) {
  * its local start or end of the busy period, each once. */
 enum { RV_MAXLP = 64, RV_MAXEV = 512 };
 static double rv_t[RV_MAXLP][RV_MAXEV];
-static unsigned rv_n[RV_MAXLP], rv_cal[RV_MAXLP], rv_self[RV_MAXLP];
+static unsigned rv_n[RV_MAXLP], rv_cal[RV_MAXLP], rv_self[RV_MAXLP], rv_churn_late[RV_MAXLP];
 static void (*rv_orig[8])(sim_lp *, void *, const void *, sim_id);
 static const sim_model *rv_model; /* whose types' handlers rv_orig holds */
 /* Counts a provider's reviews and owner's timer events, then hands the event to its type's handler. */
@@ -1691,12 +1691,13 @@ static void rv_wrap(sim_lp *lp, void *st, const void *msg, sim_id src) {
     if (m->kind == M_REVIEW && rv_n[id] < RV_MAXEV) rv_t[id][rv_n[id]++] = sim_now(lp);
     rv_cal[id] += m->kind == M_CAL;
     rv_self[id] += m->kind == M_SELF;
+    rv_churn_late[id] += m->kind == M_CHURN && rv_n[id] > 0; /* after its first review */
   }
   rv_orig[rv_model->type_of ? rv_model->type_of(rv_model->ctx, id) : 0](lp, st, msg, src);
 }
 static void test_review_in_timer_slot_random(void) {
   rng x = {0x7e71e3};
-  unsigned own_event = 0, in_slot = 0, cal_seen = 0, self_seen = 0;
+  unsigned own_event = 0, in_slot = 0, cal_seen = 0, self_seen = 0, churn_late_all3 = 0;
   for (int m = 0; m < 8; m++) {
     int churn = m % 4 != 3, cal[4], self[4];
     double bs[4], bl[4], tz = (double)rng_int(&x, 0, 8) - 4.0;
@@ -1739,6 +1740,7 @@ static void test_review_in_timer_slot_random(void) {
     memset(rv_n, 0, sizeof rv_n);
     memset(rv_cal, 0, sizeof rv_cal);
     memset(rv_self, 0, sizeof rv_self);
+    memset(rv_churn_late, 0, sizeof rv_churn_late);
     sim_results r;
     run_ok(&l, (uint64_t)(70 + m), &r);
     l.model.types = mt;
@@ -1748,6 +1750,9 @@ static void test_review_in_timer_slot_random(void) {
       unsigned k = c->prov[id - MKT_NPOOLS].persona;
       CU_ASSERT_FATAL(k < 4);
       own_event += cal[k] && self[k] && churn;
+      /* churn goes on after the reviews began where every timer is set (its slot is not the review's) */
+      if (cal[k] && self[k] && churn) churn_late_all3 += rv_churn_late[id];
+      if (!churn) CU_ASSERT_EQUAL(rv_churn_late[id], 0);
       in_slot += !(cal[k] && self[k] && churn);
       /* reviews: every R from a first one in [R/2, R], up to the end */
       CU_ASSERT_FATAL(rv_n[id] >= 1 && rv_n[id] < RV_MAXEV);
@@ -1773,6 +1778,7 @@ static void test_review_in_timer_slot_random(void) {
   CU_ASSERT(in_slot > 100);
   CU_ASSERT(cal_seen > 100);
   CU_ASSERT(self_seen > 100);
+  CU_ASSERT(churn_late_all3 > 10);
 }
 
 static CU_TestInfo model_tests[] = {

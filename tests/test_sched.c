@@ -1865,6 +1865,136 @@ static void test_cold_part_on_first_write(void) {
   }
 }
 
+/* A GPU's score, link, node, region and grade are kept once per kind of GPU (sched__prof), its
+ * speed factor apart from its record once it reports one: random cases of 16 GPUs of random kinds
+ * (score 1, 2 or 3.5; grade, region, bandwidth), that report speed factors (1 among them), leave
+ * and join again as another kind, while one-GPU jobs with random grade and region limits arrive and
+ * finish. After every step each GPU reports the speed it last reported (1 since it last joined),
+ * an employed one the run its placement named, a placed job runs on a GPU of a grade and region it
+ * accepts, and at the rate of that GPU's own score times speed. */
+static void test_gpu_kinds(void) {
+  rng g = {0x6b1d5eedull};
+  chk k = {0};
+  static const double scores[3] = {1, 2, 3.5}, speeds[4] = {1, 0.3, 0.75, 1.25};
+  for (int rep = 0; rep < 40; rep++) {
+    setup(SCHED_FT_NONE, NULL);
+    double score[16], speed[16];
+    unsigned grade[16], region[16];
+    int in[16];
+    uint32_t run_of[16], job_of[16];
+    double t = 0;
+    uint32_t jobs = 0;
+    for (uint32_t i = 0; i < 16; i++) in[i] = 0, job_of[i] = UINT32_MAX;
+    for (int step = 0; step < 120; step++) {
+      uint32_t i = (uint32_t)rng_int(&g, 0, 15);
+      t += 1 + 100 * rng_unif(&g);
+      int what = (int)rng_int(&g, 0, 3);
+      if (!in[i]) { /* joins (again), as a kind drawn anew */
+        sched_event e = {.type = SCHED_EV_GPU_JOIN, .t = t, .gpu = i};
+        score[i] = scores[rng_int(&g, 0, 2)];
+        grade[i] = (unsigned)rng_int(&g, 0, 1);
+        region[i] = (unsigned)rng_int(&g, 0, 1);
+        e.u.gpu = ginfo(i, region[i], grade[i], score[i]);
+        e.u.gpu.link.bw_bps = rng_int(&g, 0, 1) ? 1e9 : 100e6;
+        CHECK(&k, ev(e) == 0, "rep %d: gpu %u did not join", rep, i);
+        in[i] = 1;
+        speed[i] = 1;
+        job_of[i] = UINT32_MAX;
+      } else if (what == 0) { /* reports a speed factor */
+        speed[i] = speeds[rng_int(&g, 0, 3)];
+        CHECK(&k, gev(SCHED_EV_GPU_DEGRADE, t, i, speed[i]) == 0, "rep %d: degrade of %u refused", rep, i);
+      } else if (what == 1) { /* leaves */
+        CHECK(&k, gev(SCHED_EV_GPU_LEAVE, t, i, 0) == 0, "rep %d: leave of %u refused", rep, i);
+        in[i] = 0;
+        job_of[i] = UINT32_MAX;
+      } else if (what == 2) { /* a one-GPU job with limits */
+        sched_job_spec sp = batch(1, 1e9);
+        sp.min_grade = (uint16_t)rng_int(&g, 0, 1);
+        sp.region = (int32_t)rng_int(&g, -1, 1);
+        uint32_t jid = jobs++;
+        size_t n0 = R->n;
+        CHECK(&k, arrive(t, jid, sp) == 0, "rep %d: job %u refused", rep, jid);
+        for (size_t d = n0; d < R->n; d++) {
+          if (R->d[d].type != SCHED_D_PLACE || R->d[d].job != jid) continue;
+          uint32_t gp = R->d[d].gpus[0];
+          CHECK(&k,
+                gp < 16 && in[gp] && grade[gp] >= sp.min_grade && (sp.region < 0 || region[gp] == (unsigned)sp.region),
+                "rep %d: job %u (grade >= %u, region %d) placed on gpu %u (grade %u, region %u)", rep, jid,
+                (unsigned)sp.min_grade, sp.region, gp, grade[gp], region[gp]);
+          job_of[gp] = jid;
+          run_of[gp] = R->d[d].run;
+        }
+      } else { /* the job on gpu i (if any) finishes */
+        if (job_of[i] != UINT32_MAX) {
+          CHECK(&k, jev(SCHED_EV_JOB_FINISH, t, job_of[i], run_of[i], 0) == 0, "rep %d: finish refused", rep);
+          job_of[i] = UINT32_MAX;
+        }
+      }
+      for (uint32_t x = 0; x < 16; x++) {
+        if (!in[x]) continue;
+        sched_gpu_status st;
+        sched_gpu_query(S, x, t, &st);
+        CHECK(&k, st.speed == speed[x], "rep %d step %d: gpu %u reports speed %g, not %g", rep, step, x, st.speed,
+              speed[x]);
+        if (job_of[x] == UINT32_MAX) continue;
+        CHECK(&k, st.state == SCHED_GPU_BUSY && st.job == job_of[x] && st.run == run_of[x],
+              "rep %d step %d: gpu %u in state %d job %u run %u, not job %u run %u", rep, step, x, st.state, st.job,
+              st.run, job_of[x], run_of[x]);
+        double want = score[x] * speed[x], got = jstat(job_of[x]).expected_rate;
+        CHECK(&k, fabs(got - want) <= 1e-12 * want, "rep %d step %d: job %u on gpu %u runs at %g, not %g", rep, step,
+              job_of[x], x, got, want);
+      }
+    }
+    teardown();
+  }
+  chk_report(&k, "gpu kinds");
+}
+
+/* A core holds at most cfg.max_kinds kinds of GPU: a join of one kind more is refused
+ * (SCHED_EINVAL) with nothing changed (the GPU absent, the event not counted), and GPUs of kinds it
+ * holds still join, at that id too. A limit above SCHED_MAX_KINDS is refused at creation. */
+static void kinds_cfg(sched_config *c) {
+  c->max_gpus = 1000;
+  c->max_providers = 1000;
+  c->nregions = 1;
+  c->ngrades = 1;
+  c->max_kinds = 300;
+}
+static void test_gpu_kinds_limit(void) {
+  setup(SCHED_FT_NONE, kinds_cfg);
+  for (uint32_t i = 0; i < 300; i++) {
+    sched_event e = {.type = SCHED_EV_GPU_JOIN, .t = 0, .gpu = i};
+    e.u.gpu = ginfo(i, 0, 0, 1.0 + i / 1024.0); /* a kind of its own */
+    CU_ASSERT_EQUAL_FATAL(ev(e), 0);
+  }
+  sched_counters c0, c1;
+  sched_counters_get(S, &c0);
+  sched_event e = {.type = SCHED_EV_GPU_JOIN, .t = 5, .gpu = 300};
+  e.u.gpu = ginfo(300, 0, 0, 3.0);
+  CU_ASSERT_EQUAL(ev(e), SCHED_EINVAL);
+  e.u.gpu = ginfo(300, 0, 0, 1.0);
+  e.u.gpu.link.bw_bps = 1e9; /* a new link makes a new kind too */
+  CU_ASSERT_EQUAL(ev(e), SCHED_EINVAL);
+  sched_counters_get(S, &c1);
+  CU_ASSERT_EQUAL(c1.events, c0.events);
+  CU_ASSERT_EQUAL(gstate(300), SCHED_GPU_ABSENT);
+  e.u.gpu = ginfo(300, 0, 0, 1.0 + 8 / 1024.0); /* the kind of GPU 8 (GP Node 300 % 4 = 8 % 4) */
+  CU_ASSERT_EQUAL(ev(e), 0);
+  CU_ASSERT_EQUAL(gstate(300), SCHED_GPU_IDLE);
+  teardown();
+  sched_config c;
+  sched_config_default(&c);
+  c.max_gpus = c.max_providers = c.max_nodes = c.max_jobs = 10;
+  c.sink = sink;
+  c.max_kinds = SCHED_MAX_KINDS;
+  sched *x = NULL;
+  CU_ASSERT_EQUAL(sched_create(&c, &x), 0);
+  sched_destroy(x);
+  c.max_kinds = SCHED_MAX_KINDS + 1;
+  CU_ASSERT_EQUAL(sched_create(&c, &x), SCHED_EINVAL);
+  CU_ASSERT_PTR_NULL(x);
+}
+
 /* Stakes are kept only as far as a provider that joined with one (sched.stake): random cases of 16
  * GPUs of 12 providers, a third of them staking 2.5 or 10 USD (in any order of provider ids, so
  * that stakers come before and after stakeless providers), jobs arriving, GPUs leaving while
@@ -2033,6 +2163,8 @@ static CU_TestInfo model_tests[] = {
 static CU_TestInfo core_tests[] = {
     {"contention: co-located runs' expected rate", test_coloc_core},
     {"the cold part of a GPU record is made on its first write", test_cold_part_on_first_write},
+    {"GPU kinds: each GPU keeps its own score, speed, grade and region (random)", test_gpu_kinds},
+    {"GPU kinds: one more than max_kinds is refused, nothing changed", test_gpu_kinds_limit},
     {"interned specs: each job keeps its own class's limits (random)", test_interned_specs},
     {"stakes kept for stakers only; what they lost is what was slashed (random)", test_stakes_of_stakers},
     {"failure at each step of a job's life, every policy", test_failure_each_step},

@@ -234,9 +234,9 @@ typedef struct mkt_cgpu {
   uint32_t prov : 31;   /* global provider index (< 2^31 - 1, mkt_validate); MKT__NOPROV: a free id */
   uint32_t standby : 1; /* employed as a standby */
   uint32_t slot;        /* job slot while employed, UINT32_MAX when not */
-  int64_t rate;         /* musd per hour while employed */
-  double since;         /* billed up to */
-} mkt_cgpu;             /* 24 bytes: a core GPU id of the market's, one per GPU */
+  double since;         /* billed up to; its rate follows from its job or GPU model (cg_rate, mkt_place.c) */
+} mkt_cgpu;             /* 16 bytes: a core GPU id of the market's, one per GPU */
+_Static_assert(sizeof(mkt_cgpu) == 16, "a market GPU record is 16 bytes");
 #define MKT__NOPROV 0x7fffffffu
 
 /* A waiting bid as the bidding pool's scans read it (a copy of its job's fields). */

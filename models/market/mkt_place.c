@@ -131,6 +131,14 @@ int64_t mkt__quote_rental(const mkt_ctx *c, const mkt_market *m, int64_t price) 
   return mkt_lround(m->util * (double)net);
 }
 
+/* What employed GPU g is billed, musd per hour: its job's price in the bidding pool (mkt__reprice
+ * bills the GPUs of a job up to the change before it sets the new one), else the pool's price of
+ * its GPU model, which is fixed for the run (mkt_model.c). Not kept in the record: 8 bytes less a
+ * core GPU id. */
+static int64_t cg_rate(const mkt_ctx *c, const mkt_market *m, const mkt_cgpu *g) {
+  return m->pool == MKT_POOL_BIDDING ? m->jobs[g->slot].price : m->ops->gpu_price(c, m->region, &c->prov[g->prov]);
+}
+
 static int64_t bill_gpu(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t cid, double t) {
   mkt_cgpu *g = &m->cg[cid];
   if (g->slot == NIL) return 0;
@@ -140,7 +148,7 @@ static int64_t bill_gpu(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t ci
   int64_t ms = mkt__ms(t) - mkt__ms(g->since);
   g->since = t;
   if (ms <= 0) return 0;
-  int64_t amount = mkt_cost(g->rate, ms);
+  int64_t amount = mkt_cost(cg_rate(c, m, g), ms);
   mkt_job *j = &m->jobs[g->slot];
   j->cost += amount;
   j->gpu_ms += ms;
@@ -193,7 +201,7 @@ static void avail_free_set(const mkt_ctx *c, mkt_market *m, const mkt_host *h) {
   }
 }
 
-/* The GPU starts working for job `slot` (member or standby) at `rate` musd per hour. */
+/* The GPU starts working for job `slot` (member or standby), billed at cg_rate from now. */
 static void employ(const mkt_ctx *c, mkt_market *m, uint32_t cid, uint32_t slot, int standby, double now) {
   mkt_cgpu *g = &m->cg[cid];
   const mkt_job *j = &m->jobs[slot];
@@ -202,7 +210,6 @@ static void employ(const mkt_ctx *c, mkt_market *m, uint32_t cid, uint32_t slot,
   g->slot = slot;
   g->standby = standby != 0;
   g->since = now;
-  g->rate = m->pool == MKT_POOL_BIDDING ? j->price : m->ops->gpu_price(c, m->region, &c->prov[g->prov]);
   mkt_host *h = host_of(c, m, g->prov);
   h->busy++;
   h->sby += (uint16_t)(standby != 0);
@@ -220,7 +227,7 @@ static void release(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t cid, i
   bill_gpu(lp, c, m, cid, now);
   if (penalty_ms > 0) {
     mkt_job *j = &m->jobs[g->slot];
-    int64_t pen = mkt_cost(g->rate, penalty_ms);
+    int64_t pen = mkt_cost(cg_rate(c, m, g), penalty_ms);
     if (pen > j->cost) pen = j->cost;
     if (pen > 0) {
       j->cost -= pen;
@@ -468,7 +475,7 @@ static void sink(void *ctx, const sched_decision *d) {
     r->nsb = 0;
     for (unsigned i = 0; i < r->n; i++) {
       employ(c, m, r->gpus[i], s, 0, now);
-      mkt__price_sample(lp, c, c->prov[m->cg[r->gpus[i]].prov].gpu, now, m->cg[r->gpus[i]].rate);
+      mkt__price_sample(lp, c, c->prov[m->cg[r->gpus[i]].prov].gpu, now, cg_rate(c, m, &m->cg[r->gpus[i]]));
     }
     r->work = ft->policy == SCHED_FT_CHECKPOINT ? st.saved_work : 0;
     r->last_t = r->t_start = r->t_durable = now;
@@ -483,13 +490,13 @@ static void sink(void *ctx, const sched_decision *d) {
     r->ck_saved = r->told = r->work;
     mkt__series(lp, c, MKT_S_JOBS, j->cls * MKT_NJCOLS + MKT_J_RUNS, 0, 1);
     if (mkt__quotes(c) && r->n)
-      m->price_h = mkt_ewma(m->price_h, (double)m->cg[r->gpus[0]].rate, c->cfg->responses.memory_jobs);
+      m->price_h = mkt_ewma(m->price_h, (double)cg_rate(c, m, &m->cg[r->gpus[0]]), c->cfg->responses.memory_jobs);
     if (m->pool == MKT_POOL_BIDDING) mkt__bid_won(c, m, j);
     if (!j->started) {
       j->started = 1;
       j->first_start = now;
       mkt__observe(c, m, j->cls, MKT_OBS_WAIT, now - j->submit);
-      if (r->n) mkt__observe(c, m, j->cls, MKT_OBS_PRICE, (double)m->cg[r->gpus[0]].rate);
+      if (r->n) mkt__observe(c, m, j->cls, MKT_OBS_PRICE, (double)cg_rate(c, m, &m->cg[r->gpus[0]]));
       mkt__series(lp, c, MKT_S_JOBS, j->cls * MKT_NJCOLS + MKT_J_STARTED, 0, 1);
       mkt__series(lp, c, MKT_S_JOBS, j->cls * MKT_NJCOLS + MKT_J_WAIT_MS, 0, mkt__ms(now) - mkt__ms(j->submit));
       uint32_t hosts = 0;
@@ -1002,14 +1009,10 @@ void mkt__reprice(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s, int64
     mkt_run *r = &j->runs[k];
     if (!r->active) continue;
     for (unsigned i = 0; i < r->n; i++) {
-      bill_gpu(lp, c, m, r->gpus[i], now);
-      m->cg[r->gpus[i]].rate = price;
+      bill_gpu(lp, c, m, r->gpus[i], now); /* at the old price, j->price until the end */
       mkt__price_sample(lp, c, c->prov[m->cg[r->gpus[i]].prov].gpu, now, price);
     }
-    for (unsigned i = 0; i < r->nsb; i++) {
-      bill_gpu(lp, c, m, r->sb[i], now);
-      m->cg[r->sb[i]].rate = price;
-    }
+    for (unsigned i = 0; i < r->nsb; i++) { bill_gpu(lp, c, m, r->sb[i], now); }
   }
   j->price = price;
 }

@@ -93,30 +93,44 @@ void sched_config_default(sched_config *c) {
 
 /* ---- State ---------------------------------------------------------------------------------- */
 /* A GPU as the core keeps it: what placing, employing, releasing and losing it read (its state,
- * job and run, idle queue position, since when it is employed, and the fields of its
- * sched_gpu_info the filters and weights read: provider, sectors, link as an index in the core's
- * table of distinct links, which a market region's GPUs share, node, region, grade, score, price)
- * in one cache line, and apart (sched__gcold) what only periodic billing, heartbeats and host
- * contention read. A selection reads one line per candidate and writes none (a GPU drawn twice is
- * found in sched.seen, not by a stamp in the record); the table is 64-byte aligned
- * (sched__gpus_resize). 64 + 16 bytes a GPU, where one record of 96 straddled two lines; 64 only
- * where nothing writes the cold part (sched__cold_w). */
+ * job and run slot, idle queue position, since when it is employed, its provider and price) in half
+ * a cache line, with the fields of its sched_gpu_info that GPUs of one kind share (score, sectors,
+ * link, node, region, grade) interned in s->profs (sched__prof_id; a market pool's GPUs come in a
+ * kind per GPU model, whose table stays in cache), and apart (sched__gcold) what only periodic
+ * billing, heartbeats, host contention and speed reports write. A selection reads half a line per
+ * candidate and writes none (a GPU drawn twice is found in sched.seen, not by a stamp in the
+ * record); the table is 64-byte aligned (sched__gpus_resize), so no record straddles two lines.
+ * 32 bytes a GPU (64 before 2026-12-06: 32 bytes less a core GPU id, of which a million-GPU market
+ * holds 1.2 per GPU by day 30), 56 where something writes the cold part (sched__cold_w). */
 typedef struct sched__gpu {
-  double speed;                     /* reported speed factor */
-  double score, price_per_h;        /* sched_gpu_info's */
-  double since;                     /* employed: since when; absent after leaving employed: when it left */
-  uint32_t job, run;                /* BUSY / STANDBY */
-  uint32_t pos;                     /* index in its idle queue */
-  uint32_t provider, sectors, link; /* sched_gpu_info's (link: index in sched.links) */
-  uint16_t node, region, grade;     /* sched_gpu_info's (node < max_nodes <= SCHED_MAX_NODES) */
-  uint8_t state;                    /* sched_gpu_state */
-  uint8_t known : 1;                /* joined at least once (its info is valid) */
-  uint8_t lost_employed : 1;        /* left while employed: down time is slashed when it returns */
-  uint8_t billed : 1;               /* billed since it was employed: up to sched__gcold.billed_until */
+  double since;               /* employed: since when; absent after leaving employed: when it left */
+  double price_per_h;         /* sched_gpu_info's */
+  uint32_t job;               /* BUSY / STANDBY: its job, else SCHED__NIL */
+  uint32_t pos;               /* index in its idle queue */
+  uint32_t provider;          /* sched_gpu_info's */
+  uint32_t prof : 24;         /* the rest of its sched_gpu_info, interned: s->profs[prof] (sched__prof_id); 0 before
+                         it first joined (sched__known) */
+  uint32_t state : 3;         /* sched_gpu_state */
+  uint32_t rslot : 2;         /* BUSY / STANDBY: the slot of its run in the job's runs[] */
+  uint32_t lost_employed : 1; /* left while employed: down time is slashed when it returns */
+  uint32_t billed : 1;        /* billed since it was employed: up to sched__gcold.billed_until */
+  uint32_t slowed : 1;        /* it reported a speed factor other than 1: sched__gcold.speed */
 } sched__gpu;
-_Static_assert(sizeof(sched__gpu) == 64, "a core GPU record is one cache line");
+_Static_assert(sizeof(sched__gpu) == 32, "a core GPU record is half a cache line");
+_Static_assert(SCHED_MAX_RUNS <= 4, "sched__gpu.rslot holds a run slot in 2 bits");
+_Static_assert(SCHED_GPU_STANDBY < 8, "sched__gpu.state holds a state in 3 bits");
+_Static_assert(SCHED_MAX_KINDS == (1u << 24) - 1, "sched__gpu.prof holds a kind in 24 bits, 0 for none");
+/* What the GPUs of one kind share: the fields of sched_gpu_info that place and weigh a GPU other
+ * than its provider, price and host (the link as an index in sched.links). A market pool's GPUs
+ * come in one kind per GPU model (and GP Node); at most cfg.max_kinds per core. */
+typedef struct sched__prof {
+  double score;
+  uint32_t sectors, link;
+  uint16_t node, region, grade;
+} sched__prof;
 typedef struct sched__gcold {
   double billed_until; /* while employed and billed (sched__gpu.billed); else it is billed from since */
+  double speed;        /* reported speed factor, while sched__gpu.slowed (1 otherwise) */
   uint32_t hb_seq;     /* heartbeat timers carry it: a stale one does not match */
   uint32_t host;       /* sched_gpu_info's: co-located GPUs share it, 0 = alone */
 } sched__gcold;
@@ -154,18 +168,20 @@ typedef struct sched__job {
   uint8_t kind;  /* sched_job_kind */
   uint8_t hold;  /* spec.hold */
   uint32_t next_run;
+  uint32_t cls;     /* the shared part of its spec: s->specs[cls] (SCHED__CLS); here, where it fills a hole */
   sched__run *runs; /* nruns slots from the first placement: &run0 when nruns is 1, else
                              allocated (sched__runs_alloc, sched__runs_free) */
   sched__run run0;
   uint32_t qprev, qnext;
   unsigned restarts, replacements;
-  uint32_t cls;                            /* the shared part of its spec: s->specs[cls] (SCHED__CLS) */
   uint16_t width;                          /* spec.width */
   int32_t node;                            /* spec.node */
   double work, step_work, max_price_per_h; /* spec's */
   double submit, start, end, saved_work, gpu_seconds, cost;
   double load, last_scale_t;
 } sched__job;
+_Static_assert(sizeof(sched__job) == 224,
+               "a core job record has no hole but the byte after hold and the two after width");
 
 /* A job's n run slots (zeroed), the first in its record when n is 1. 0 or SCHED_ENOMEM. */
 static int sched__runs_alloc(sched__job *j, unsigned n) {
@@ -255,6 +271,11 @@ struct sched {
   uint32_t nlinks, caplinks;
   uint32_t *link_ix; /* open-addressing index of links (link_cap slots, power of 2; NIL = free) */
   uint32_t link_cap;
+  sched__prof *profs; /* distinct GPU kinds (sched__gpu.prof), nprofs of capprofs */
+  uint32_t nprofs, capprofs;
+  uint32_t *prof_ix; /* open-addressing index of profs (prof_cap slots, power of 2; NIL = free) */
+  uint32_t prof_cap;
+  uint32_t max_kinds; /* cfg.max_kinds, SCHED_MAX_KINDS for 0 */
   sched_ledger ledger;
   sched_counters cnt;
   uint64_t arrived, ended; /* jobs known now (forgotten ones no longer count) */
@@ -278,6 +299,18 @@ static double sched__u01(sched *s) { return ((sched__next(s) >> 11) + 0.5) * 0x1
 static uint64_t sched__below(sched *s, uint64_t k) { return k ? sched__next(s) % k : 0; }
 
 /* ---- Small helpers -------------------------------------------------------------------------- */
+/* GPU g joined at least once (its info is valid). */
+static inline int sched__known(const sched__gpu *g) { return g->prof != 0; }
+/* The kind of GPU g (its interned sched_gpu_info fields). */
+static inline const sched__prof *sched__pf(const sched *s, const sched__gpu *g) { return &s->profs[g->prof]; }
+/* Its reported speed factor: 1 unless it reported another (the cold table holds that one). */
+static inline double sched__speed(const sched *s, const sched__gpu *g) {
+  return g->slowed ? s->gcold[g - s->gpus].speed : 1.0;
+}
+/* Its expected work units per second: advertised score x reported speed. */
+static inline double sched__power(const sched *s, const sched__gpu *g) {
+  return sched__pf(s, g)->score * sched__speed(s, g);
+}
 static int sched__vec_push(sched__vec *v, uint32_t x) {
   if (v->n == v->cap) {
     uint32_t nc = v->cap ? v->cap * 2 : 16;
@@ -410,7 +443,7 @@ static int sched__gpus_resize(sched *s, uint32_t nc) {
       sim_bigmem_realloc_lines(&s->gpus_block, s->gpus, (size_t)s->gpu_cap * sizeof *p, (size_t)nc * sizeof *p);
   if (!p) return SCHED_ENOMEM;
   memset(p + s->gpu_cap, 0, (size_t)(nc - s->gpu_cap) * sizeof *p);
-  for (uint32_t i = s->gpu_cap; i < nc; i++) p[i].job = p[i].run = SCHED__NIL;
+  for (uint32_t i = s->gpu_cap; i < nc; i++) p[i].job = SCHED__NIL;
   s->gpus = p;
   s->gpu_cap = nc;
   return 0;
@@ -418,9 +451,9 @@ static int sched__gpus_resize(sched *s, uint32_t nc) {
 
 /* The cold part of GPU id for writing. The table is made (zeroed, for every id) on the first
  * write: a core whose user bills by itself (no SCHED_EV_BILLING), sets no heartbeat timeout and
- * no co-location hosts, as the market's cores, never writes it and keeps 64 bytes a GPU, not 80
- * (19 bytes a GPU at a million GPUs, whose pools hold 1.2 core GPU ids a GPU by day 30). NULL, with
- * s->oom set, when out of memory. */
+ * no co-location hosts, as the market's cores, nor reports a speed factor other than 1 (SCHED_EV_GPU_DEGRADE),
+ * never writes it and keeps 32 bytes a GPU, not 56 (24 bytes less a core GPU id, of which a
+ * million-GPU market holds 1.2 per GPU by day 30). NULL, with s->oom set, when out of memory. */
 static sched__gcold *sched__cold_w(sched *s, uint32_t id) {
   if (!s->gcold && sched__cold_resize(s, 0, s->gpu_cap ? s->gpu_cap : 1)) {
     s->oom = 1;
@@ -542,7 +575,8 @@ static size_t sched__bucket(const sched *s, uint32_t node, unsigned region, unsi
   return ((size_t)(s->cfg.node_queues ? node : 0) * s->cfg.nregions + region) * s->cfg.ngrades + grade;
 }
 static size_t sched__bucket_of(const sched *s, const sched__gpu *g) {
-  return sched__bucket(s, g->node, g->region, g->grade);
+  const sched__prof *f = sched__pf(s, g);
+  return sched__bucket(s, f->node, f->region, f->grade);
 }
 
 static int sched__idle_add(sched *s, uint32_t id) {
@@ -640,13 +674,14 @@ static void sched__slash(sched *s, uint32_t prov, double amount) {
 static void sched__ledger_split(sched *s, sched__job *j, const sched__gpu *g, double amount) {
   double plat = amount * s->cfg.platform_fee, node = amount * s->cfg.node_fee;
   double deleg = 0;
-  if (s->cfg.node_delegated && s->cfg.node_delegated[g->node]) deleg = node * s->cfg.delegation_fee;
+  uint32_t gn = sched__pf(s, g)->node;
+  if (s->cfg.node_delegated && s->cfg.node_delegated[gn]) deleg = node * s->cfg.delegation_fee;
   s->ledger.billed += amount;
   s->ledger.platform_income += plat;
   s->ledger.node_income += node - deleg;
   s->ledger.delegate_income += deleg;
   s->ledger.provider_income += amount - plat - node;
-  s->node_income[g->node] += node - deleg;
+  s->node_income[gn] += node - deleg;
   j->cost += amount;
 }
 
@@ -668,11 +703,14 @@ static void sched__bill(sched *s, uint32_t id, int keep) {
   if (j->kind == SCHED_JOB_SERVICE) return;
   double amount = g->price_per_h * dt / 3600.0;
   sched__ledger_split(s, j, g, amount);
-  for (unsigned k = 0; j->runs && k < j->nruns; k++)
-    if (j->runs[k].active && j->runs[k].id == g->run) j->runs[k].billed += amount;
+  if (j->runs && g->rslot < j->nruns && j->runs[g->rslot].active) j->runs[g->rslot].billed += amount;
 }
 
 /* ---- Runs ----------------------------------------------------------------------------------- */
+/* The run in slot k of job j, when it is running: an employed GPU's (sched__gpu.rslot). */
+static sched__run *sched__run_at(sched__job *j, unsigned k) {
+  return j->runs && k < j->nruns && j->runs[k].active ? &j->runs[k] : NULL;
+}
 static sched__run *sched__run_find(sched *s, sched__job *j, uint32_t run) {
   if (!j->runs) return NULL;
   for (unsigned k = 0; k < j->nruns; k++)
@@ -703,8 +741,8 @@ static double sched__run_rate(sched *s, sched__job *j, sched__run *r) {
   }
   for (unsigned i = 0; i < r->n; i++) {
     const sched__gpu *g = &s->gpus[r->members[i]];
-    s->sp_scratch[i] = g->score * g->speed;
-    s->ln_scratch[i] = s->links[g->link];
+    s->sp_scratch[i] = sched__power(s, g);
+    s->ln_scratch[i] = s->links[sched__pf(s, g)->link];
     /* contention: a member slows down with the busy GPUs of its host (sched_coloc_factor). The
      * scan is over every GPU id, so only a configuration with a contention table pays for it. */
     uint32_t host = sched__cold_r(s, r->members[i])->host;
@@ -734,8 +772,8 @@ static double sched__ckpt_interval(sched *s, sched__job *j, sched__run *r, doubl
   if (!(C >= 0)) { /* once per membership: the members' GPU records are cold in a large pool */
     C = 0;
     for (unsigned i = 0; i < r->n; i++) {
-      double c =
-          sched_net_transfer_time(&s->cfg.net, &s->links[s->gpus[r->members[i]].link], SCHED__CLS(s, j)->ckpt_bytes);
+      double c = sched_net_transfer_time(&s->cfg.net, &s->links[sched__pf(s, &s->gpus[r->members[i]])->link],
+                                         SCHED__CLS(s, j)->ckpt_bytes);
       if (c > C) C = c;
     }
     r->ckpt_c = C;
@@ -769,7 +807,7 @@ static void sched__release(sched *s, uint32_t id) {
   double hours = (s->now - g->since) / 3600.0;
   s->obs_up_s += s->now - g->since;
   if (hours > 0) sched__rep_add(s, g->provider, hours * s->cfg.rep_pos_per_hour, 0);
-  g->job = g->run = SCHED__NIL;
+  g->job = SCHED__NIL;
   sched__idle_add(s, id);
 }
 
@@ -783,14 +821,15 @@ static void sched__release(sched *s, uint32_t id) {
  * being chosen without excluding newcomers. */
 static int sched__eligible(const sched *s, const sched_job_spec *sp, const sched__gpu *g) {
   const sched__gpu *in = g;
-  const sched_link *ln = &s->links[in->link];
-  if (sp->sectors && (in->sectors & sp->sectors) != sp->sectors) return 0;
+  const sched__prof *f = sched__pf(s, g);
+  const sched_link *ln = &s->links[f->link];
+  if (sp->sectors && (f->sectors & sp->sectors) != sp->sectors) return 0;
   if (sp->max_loss > 0 && ln->loss > sp->max_loss) return 0;
   if (sp->max_rtt_s > 0 && ln->rtt_s > sp->max_rtt_s) return 0;
   if (sp->min_bw_bps > 0 && ln->bw_bps < sp->min_bw_bps) return 0;
   if (sp->max_price_per_h > 0 && in->price_per_h > sp->max_price_per_h) return 0;
   if (sched__stake(s, in->provider) < s->cfg.stake_min) return 0;
-  if (g->speed < s->cfg.degrade_ratio) return 0; /* degraded: back when it reports better */
+  if (g->slowed && sched__speed(s, g) < s->cfg.degrade_ratio) return 0; /* degraded: back when it reports better */
   if (s->cfg.min_reputation > 0 && sched__rep(s, in->provider, s->now) < s->cfg.min_reputation) return 0;
   return 1;
 }
@@ -833,7 +872,7 @@ static int sched__seen_add(sched *s, uint32_t id) {
 
 static void sched__consider(sched *s, sched__pick *pk, uint32_t id) {
   sched__gpu *g = &s->gpus[id];
-  double w = g->score * g->speed;
+  double w = sched__power(s, g);
   if (g->price_per_h > 0) w /= g->price_per_h;
   if (s->cfg.rep_exponent != 0) {
     double e = sched__rep(s, g->provider, s->now);
@@ -878,7 +917,7 @@ static const uint32_t *sched__drawn_at(const sched *s, unsigned nb, uint64_t x) 
 }
 static uint32_t sched__drawn(const sched *s, unsigned nb, uint64_t x) { return *sched__drawn_at(s, nb, x); }
 
-/* Pools whose GPU records outgrow the caches (64 B each: 4 MB) fetch a sampling loop's candidates
+/* Pools whose GPU records outgrow the caches (65,536 of 32 B: 2 MB) fetch a sampling loop's candidates
  * before it runs: its d-th draw is the (d + c)-th number of the core's stream, c being the
  * candidates it weighed before (each takes one number more, sched__consider), so numbers 0 ..
  * 2 draws - 2 hold every draw it can make. Their places in the idle queues, then their GPU
@@ -925,8 +964,9 @@ static int sched__select(sched *s, const sched_job_spec *sp, unsigned need, uint
       if (id >= s->gpu_cap) continue;
       const sched__gpu *g = &s->gpus[id];
       if (g->state != SCHED_GPU_IDLE) continue;
-      if (g->grade < sp->min_grade || (sp->region >= 0 && g->region != (unsigned)sp->region)) continue;
-      if (s->cfg.node_queues && sp->node >= 0 && g->node != (uint32_t)sp->node) continue;
+      const sched__prof *f = sched__pf(s, g);
+      if (f->grade < sp->min_grade || (sp->region >= 0 && f->region != (unsigned)sp->region)) continue;
+      if (s->cfg.node_queues && sp->node >= 0 && f->node != (uint32_t)sp->node) continue;
       if (sched__eligible(s, sp, g) && !sched__seen_add(s, id)) sched__consider(s, &pk, id);
     }
     return pk.got == need ? 0 : -1;
@@ -1000,12 +1040,12 @@ static int sched__select(sched *s, const sched_job_spec *sp, unsigned need, uint
   return -1;
 }
 
-static void sched__employ(sched *s, uint32_t id, uint32_t job, uint32_t run, int state) {
+static void sched__employ(sched *s, uint32_t id, uint32_t job, const sched__run *r, int state) {
   sched__gpu *g = &s->gpus[id];
   sched__idle_remove(s, id);
   g->state = (uint8_t)state;
   g->job = job;
-  g->run = run;
+  g->rslot = (uint8_t)(r - s->jobs[job].runs) & 3u;
   g->since = s->now;
   g->billed = 0;
 }
@@ -1053,7 +1093,7 @@ static int sched__place_run(sched *s, uint32_t jid, int backup) {
   r->billed = 0;
   for (unsigned i = 0; i < width; i++) {
     r->members[i] = s->scratch[i];
-    sched__employ(s, s->scratch[i], jid, run, SCHED_GPU_BUSY);
+    sched__employ(s, s->scratch[i], jid, r, SCHED_GPU_BUSY);
   }
   r->rate = sched__run_rate(s, j, r);
   /* Staging: every member fetches the inputs (and the checkpoint, when resuming from one) over
@@ -1061,7 +1101,7 @@ static int sched__place_run(sched *s, uint32_t jid, int backup) {
   double bytes = SCHED__CLS(s, j)->input_bytes + (j->saved_work > 0 && !backup ? SCHED__CLS(s, j)->ckpt_bytes : 0);
   double stage = 0;
   for (unsigned i = 0; i < width; i++) {
-    double t = sched_net_transfer_time(&s->cfg.net, &s->links[s->gpus[r->members[i]].link], bytes);
+    double t = sched_net_transfer_time(&s->cfg.net, &s->links[sched__pf(s, &s->gpus[r->members[i]])->link], bytes);
     if (t > stage) stage = t;
   }
   r->last_t = s->now + stage; /* progress is judged from when it can compute */
@@ -1080,7 +1120,7 @@ static int sched__place_run(sched *s, uint32_t jid, int backup) {
   if (k && sched__select(s, sched__spec_of(s, jid, &sp, 0), k, s->scratch) == 0) {
     for (unsigned i = 0; i < k; i++) {
       r->standby[r->nsb++] = s->scratch[i];
-      sched__employ(s, s->scratch[i], jid, run, SCHED_GPU_STANDBY);
+      sched__employ(s, s->scratch[i], jid, r, SCHED_GPU_STANDBY);
       sched_decision e = {.type = SCHED_D_STANDBY, .job = jid, .run = run, .gpu = s->scratch[i]};
       sched__emit(s, &e);
     }
@@ -1102,7 +1142,7 @@ static void sched__refill_standby(sched *s, uint32_t jid, sched__run *r) {
   while (r->nsb < SCHED__FT(s, j)->standby_k && sched__select(s, &any, 1, s->scratch) == 0) {
     uint32_t id = s->scratch[0];
     r->standby[r->nsb++] = id;
-    sched__employ(s, id, jid, r->id, SCHED_GPU_STANDBY);
+    sched__employ(s, id, jid, r, SCHED_GPU_STANDBY);
     sched_decision e = {.type = SCHED_D_STANDBY, .job = jid, .run = r->id, .gpu = id};
     sched__emit(s, &e);
   }
@@ -1261,9 +1301,10 @@ static int sched__gpu_lost(sched *s, uint32_t id) {
     return 0;
   }
   /* Employed: a disconnect while employed counts against its provider and is slashed. */
-  uint32_t jid = g->job, run = g->run;
+  uint32_t jid = g->job;
   sched__job *j = &s->jobs[jid];
-  sched__run *r = sched__run_find(s, j, run);
+  sched__run *r = sched__run_at(j, g->rslot);
+  uint32_t run = r ? r->id : SCHED__NIL;
   sched__bill(s, id, 0);
   s->obs_up_s += s->now - g->since;
   s->obs_failures++;
@@ -1274,7 +1315,7 @@ static int sched__gpu_lost(sched *s, uint32_t id) {
   g->since = s->now; /* when it left (its down time is slashed from here) */
   int was_standby = g->state == SCHED_GPU_STANDBY;
   g->state = SCHED_GPU_ABSENT;
-  g->job = g->run = SCHED__NIL;
+  g->job = SCHED__NIL;
   if (!r) return SCHED_ESTATE; /* cannot happen: checked by sched_check_invariants */
   if (was_standby) {
     for (unsigned i = 0; i < r->nsb; i++)
@@ -1313,7 +1354,7 @@ static int sched__gpu_lost(sched *s, uint32_t id) {
       nid = r->standby[--r->nsb];
     } else if (sched__select(s, sched__spec_of(s, jid, &(sched_job_spec){0}, 1), 1, s->scratch) == 0) {
       nid = s->scratch[0];
-      sched__employ(s, nid, jid, run, SCHED_GPU_STANDBY);
+      sched__employ(s, nid, jid, r, SCHED_GPU_STANDBY);
     }
     if (nid != SCHED__NIL) {
       s->gpus[nid].state = SCHED_GPU_BUSY;
@@ -1322,14 +1363,14 @@ static int sched__gpu_lost(sched *s, uint32_t id) {
       r->rate = sched__run_rate(s, j, r);
       j->replacements++;
       s->cnt.replacements++;
-      sched_decision d = {
-          .type = SCHED_D_REPLACE,
-          .job = jid,
-          .run = run,
-          .gpu = nid,
-          .old_gpu = id,
-          .reason = SCHED_R_GPU_LOST,
-          .value = sched_net_transfer_time(&s->cfg.net, &s->links[s->gpus[nid].link], SCHED__CLS(s, j)->ckpt_bytes)};
+      sched_decision d = {.type = SCHED_D_REPLACE,
+                          .job = jid,
+                          .run = run,
+                          .gpu = nid,
+                          .old_gpu = id,
+                          .reason = SCHED_R_GPU_LOST,
+                          .value = sched_net_transfer_time(&s->cfg.net, &s->links[sched__pf(s, &s->gpus[nid])->link],
+                                                           SCHED__CLS(s, j)->ckpt_bytes)};
       r->last_t = fmax(r->last_t, s->now) + d.value; /* the run waits for the newcomer */
       sched__emit(s, &d);
       sched__refill_standby(s, jid, r);
@@ -1353,29 +1394,47 @@ static uint64_t sched__link_hash(const sched_link *l) {
   for (int k = 0; k < 3; k++) h = (h ^ w[k]) * 0xff51afd7ed558ccdu, h ^= h >> 32;
   return h;
 }
-static int sched__link_id(sched *s, const sched_link *l, uint32_t *out) {
-  if (2 * (s->nlinks + 1) > s->link_cap) { /* rebuild the index at twice the size */
-    uint32_t nc = s->link_cap ? 2 * s->link_cap : 16;
-    uint32_t *ix = malloc((size_t)nc * sizeof *ix);
-    if (!ix) return SCHED_ENOMEM;
-    for (uint32_t i = 0; i < nc; i++) ix[i] = SCHED__NIL;
-    for (uint32_t k = 0; k < s->nlinks; k++) {
-      uint32_t h = (uint32_t)sched__link_hash(&s->links[k]) & (nc - 1);
-      while (ix[h] != SCHED__NIL) h = (h + 1) & (nc - 1);
-      ix[h] = k;
-    }
-    free(s->link_ix);
-    s->link_ix = ix;
-    s->link_cap = nc;
-  }
+/* Where link *l is in the index (its slot, SCHED__NIL when the index is empty); *out = its id,
+ * or SCHED__NIL when it is not there. */
+static uint32_t sched__link_find(const sched *s, const sched_link *l, uint32_t *out) {
+  *out = SCHED__NIL;
+  if (!s->link_cap) return SCHED__NIL;
   uint32_t h = (uint32_t)sched__link_hash(l) & (s->link_cap - 1);
   for (; s->link_ix[h] != SCHED__NIL; h = (h + 1) & (s->link_cap - 1)) {
     const sched_link *o = &s->links[s->link_ix[h]];
     if (!memcmp(&o->bw_bps, &l->bw_bps, 8) && !memcmp(&o->rtt_s, &l->rtt_s, 8) && !memcmp(&o->loss, &l->loss, 8)) {
       *out = s->link_ix[h];
-      return 0;
+      break;
     }
   }
+  return h;
+}
+/* Rebuilds an open-addressing index (*ix, *cap slots, a power of 2, SCHED__NIL = free) at twice
+ * its size (16 at first) over entries first .. n - 1, entry k hashing to hash(s, k). 0 or
+ * SCHED_ENOMEM (the index unchanged). The links' and the kinds' tables keep one each. */
+static int sched__ix_grow(sched *s, uint32_t **ix, uint32_t *cap, uint32_t first, uint32_t n,
+                          uint64_t (*hash)(const sched *s, uint32_t k)) {
+  uint32_t nc = *cap ? 2 * *cap : 16;
+  uint32_t *t = malloc((size_t)nc * sizeof *t);
+  if (!t) return SCHED_ENOMEM;
+  for (uint32_t i = 0; i < nc; i++) t[i] = SCHED__NIL;
+  for (uint32_t k = first; k < n; k++) {
+    uint32_t h = (uint32_t)hash(s, k) & (nc - 1);
+    while (t[h] != SCHED__NIL) h = (h + 1) & (nc - 1);
+    t[h] = k;
+  }
+  free(*ix);
+  *ix = t;
+  *cap = nc;
+  return 0;
+}
+static uint64_t sched__link_hash_at(const sched *s, uint32_t k) { return sched__link_hash(&s->links[k]); }
+static int sched__link_id(sched *s, const sched_link *l, uint32_t *out) {
+  if (2 * (s->nlinks + 1) > s->link_cap &&
+      sched__ix_grow(s, &s->link_ix, &s->link_cap, 0, s->nlinks, sched__link_hash_at))
+    return SCHED_ENOMEM;
+  uint32_t h = sched__link_find(s, l, out);
+  if (*out != SCHED__NIL) return 0;
   if (s->nlinks == s->caplinks) {
     uint32_t nc = s->caplinks ? 2 * s->caplinks : 8;
     sched_link *p = realloc(s->links, (size_t)nc * sizeof *p);
@@ -1389,27 +1448,101 @@ static int sched__link_id(sched *s, const sched_link *l, uint32_t *out) {
   return 0;
 }
 
+static uint64_t sched__prof_hash(const sched__prof *f) {
+  uint64_t w[3], h = 0x9e3779b97f4a7c15u;
+  memcpy(&w[0], &f->score, 8);
+  w[1] = (uint64_t)f->sectors << 32 | f->link;
+  w[2] = (uint64_t)f->node << 32 | (uint64_t)f->region << 16 | f->grade;
+  for (int k = 0; k < 3; k++) h = (h ^ w[k]) * 0xff51afd7ed558ccdu, h ^= h >> 32;
+  return h;
+}
+static int sched__prof_same(const sched__prof *a, const sched__prof *b) {
+  return !memcmp(&a->score, &b->score, 8) && a->sectors == b->sectors && a->link == b->link && a->node == b->node &&
+         a->region == b->region && a->grade == b->grade;
+}
+/* The same as sched__link_find for kind *f. */
+static uint32_t sched__prof_find(const sched *s, const sched__prof *f, uint32_t *out) {
+  *out = SCHED__NIL;
+  if (!s->prof_cap) return SCHED__NIL;
+  uint32_t h = (uint32_t)sched__prof_hash(f) & (s->prof_cap - 1);
+  for (; s->prof_ix[h] != SCHED__NIL; h = (h + 1) & (s->prof_cap - 1))
+    if (sched__prof_same(&s->profs[s->prof_ix[h]], f)) {
+      *out = s->prof_ix[h];
+      break;
+    }
+  return h;
+}
+/* The kind of GPU info *in, whose link is link (fields not set to zero, padding included). */
+static sched__prof sched__prof_of(const sched_gpu_info *in, uint32_t link) {
+  sched__prof f;
+  memset(&f, 0, sizeof f);
+  f.score = in->score;
+  f.sectors = in->sectors;
+  f.link = link;
+  f.node = (uint16_t)in->node;
+  f.region = in->region;
+  f.grade = in->grade;
+  return f;
+}
+/* Kinds the core holds (s->profs[0] is no kind: the prof of a GPU that never joined). */
+static uint32_t sched__nkinds(const sched *s) { return s->nprofs ? s->nprofs - 1 : 0; }
+/* 1 when a GPU of info *in would make the core hold more than cfg.max_kinds kinds. */
+static int sched__prof_full(const sched *s, const sched_gpu_info *in) {
+  if (sched__nkinds(s) < s->max_kinds) return 0;
+  uint32_t link, id;
+  sched__link_find(s, &in->link, &link);
+  if (link == SCHED__NIL) return 1;
+  sched__prof f = sched__prof_of(in, link);
+  sched__prof_find(s, &f, &id);
+  return id == SCHED__NIL;
+}
+static uint64_t sched__prof_hash_at(const sched *s, uint32_t k) { return sched__prof_hash(&s->profs[k]); }
+/* The index of GPU kind *f in s->profs, added when new. 0, SCHED_ENOMEM, or SCHED_EINVAL when
+ * the core holds cfg.max_kinds kinds already. */
+static int sched__prof_id(sched *s, const sched__prof *f, uint32_t *out) {
+  /* (entry 0 is no kind: not indexed) */
+  if (2 * (s->nprofs + 1) > s->prof_cap &&
+      sched__ix_grow(s, &s->prof_ix, &s->prof_cap, 1, s->nprofs, sched__prof_hash_at))
+    return SCHED_ENOMEM;
+  uint32_t id, h = sched__prof_find(s, f, &id);
+  if (id != SCHED__NIL) {
+    *out = id;
+    return 0;
+  }
+  if (sched__nkinds(s) >= s->max_kinds) return SCHED_EINVAL; /* (sched__prof_full refused it before) */
+  if (s->nprofs + 1 >= s->capprofs) {
+    uint32_t nc = s->capprofs ? 2 * s->capprofs : 8;
+    sched__prof *p = realloc(s->profs, (size_t)nc * sizeof *p);
+    if (!p) return SCHED_ENOMEM;
+    if (!s->nprofs) memset(&p[s->nprofs++], 0, sizeof *p); /* [0]: no kind */
+    s->profs = p;
+    s->capprofs = nc;
+  }
+  s->profs[s->nprofs] = *f;
+  s->prof_ix[h] = s->nprofs;
+  *out = s->nprofs++;
+  return 0;
+}
+
 static int sched__gpu_join(sched *s, uint32_t id, const sched_gpu_info *in) {
   sched__gpu *g = &s->gpus[id];
   if (g->state != SCHED_GPU_ABSENT) return SCHED_ESTATE;
   uint32_t link;
   int rc = sched__link_id(s, &in->link, &link);
   if (rc) return rc;
-  g->provider = in->provider;
-  g->node = (uint16_t)in->node;
-  g->region = in->region;
-  g->grade = in->grade;
-  g->sectors = in->sectors;
-  g->link = link;
+  sched__prof f = sched__prof_of(in, link);
+  uint32_t prof;
+  rc = sched__prof_id(s, &f, &prof);
+  if (rc) return rc;
   if (in->host || s->gcold) { /* 0, alone, is what a core without the table reads */
     sched__gcold *c = sched__cold_w(s, id);
     if (!c) return SCHED_ENOMEM;
     c->host = in->host;
   }
-  g->score = in->score;
+  g->provider = in->provider;
+  g->prof = prof;
   g->price_per_h = in->price_per_h;
-  g->known = 1;
-  g->speed = 1;
+  g->slowed = 0;
   sched__provider *p = &s->prov[in->provider];
   if (p->t < 0) { /* its first GPU */
     if (in->stake != 0 || in->provider < s->nstake) {
@@ -1440,7 +1573,7 @@ static int sched__gpu_up(sched *s, uint32_t id) {
   }
   int rc = sched__idle_add(s, id);
   if (rc) return rc;
-  g->job = g->run = SCHED__NIL;
+  g->job = SCHED__NIL;
   if (s->cfg.heartbeat_timeout_s > 0) {
     rc = sched__hb_arm(s, id);
     if (rc) return rc;
@@ -1450,10 +1583,17 @@ static int sched__gpu_up(sched *s, uint32_t id) {
 
 static int sched__gpu_degrade(sched *s, uint32_t id, double f) {
   sched__gpu *g = &s->gpus[id];
-  g->speed = f;
+  if (f == 1.0) { /* as advertised: what a GPU that never reported reads */
+    g->slowed = 0;
+  } else {
+    sched__gcold *c = sched__cold_w(s, id);
+    if (!c) return SCHED_ENOMEM;
+    c->speed = f;
+    g->slowed = 1;
+  }
   if (g->state != SCHED_GPU_BUSY) return 0;
   sched__job *j = &s->jobs[g->job];
-  sched__run *r = sched__run_find(s, j, g->run);
+  sched__run *r = sched__run_at(j, g->rslot);
   if (!r) return SCHED_ESTATE;
   r->rate = sched__run_rate(s, j, r);
   if (f >= s->cfg.degrade_ratio || SCHED__FT(s, j)->policy != SCHED_FT_STANDBY || !r->nsb || j->kind != SCHED_JOB_BATCH)
@@ -1470,14 +1610,14 @@ static int sched__gpu_degrade(sched *s, uint32_t id, double f) {
   j->replacements++;
   s->cnt.replacements++;
   uint32_t jid = g->job;
-  sched_decision d = {
-      .type = SCHED_D_REPLACE,
-      .job = jid,
-      .run = r->id,
-      .gpu = nid,
-      .old_gpu = id,
-      .reason = SCHED_R_DEGRADED,
-      .value = sched_net_transfer_time(&s->cfg.net, &s->links[s->gpus[nid].link], SCHED__CLS(s, j)->ckpt_bytes)};
+  sched_decision d = {.type = SCHED_D_REPLACE,
+                      .job = jid,
+                      .run = r->id,
+                      .gpu = nid,
+                      .old_gpu = id,
+                      .reason = SCHED_R_DEGRADED,
+                      .value = sched_net_transfer_time(&s->cfg.net, &s->links[sched__pf(s, &s->gpus[nid])->link],
+                                                       SCHED__CLS(s, j)->ckpt_bytes)};
   r->last_t = fmax(r->last_t, s->now) + d.value;
   sched__emit(s, &d);
   sched__release(s, id);
@@ -1488,10 +1628,7 @@ static int sched__gpu_degrade(sched *s, uint32_t id, double f) {
 /* ---- Services ------------------------------------------------------------------------------- */
 static double sched__svc_capacity(sched *s, sched__job *j, sched__run *r) {
   double sum = 0;
-  for (unsigned i = 0; i < r->n; i++) {
-    const sched__gpu *g = &s->gpus[r->members[i]];
-    sum += g->score * g->speed;
-  }
+  for (unsigned i = 0; i < r->n; i++) { sum += sched__power(s, &s->gpus[r->members[i]]); }
   double mean = r->n ? sum / r->n : 1.0; /* before any replica: one unit of score */
   return mean * SCHED__CLS(s, j)->req_per_score_s;
 }
@@ -1509,7 +1646,7 @@ static int sched__service_fill(sched *s, uint32_t jid) {
     sched_job_spec sp;
     sched__spec_of(s, jid, &sp, 1);
     while (got < add && sched__select(s, &sp, 1, s->scratch + got) == 0) {
-      sched__employ(s, s->scratch[got], jid, r->id, SCHED_GPU_BUSY);
+      sched__employ(s, s->scratch[got], jid, r, SCHED_GPU_BUSY);
       r->members[r->n++] = s->scratch[got];
       r->ckpt_c = -1; /* members changed: the checkpoint cost is recomputed */
       got++;
@@ -1528,7 +1665,7 @@ static int sched__service_fill(sched *s, uint32_t jid) {
       unsigned worst = 0;
       for (unsigned i = 1; i < r->n; i++) {
         const sched__gpu *a = &s->gpus[r->members[i]], *b = &s->gpus[r->members[worst]];
-        if (a->score * a->speed < b->score * b->speed) worst = i;
+        if (sched__power(s, a) < sched__power(s, b)) worst = i;
       }
       s->scratch[k] = r->members[worst];
       r->members[worst] = r->members[--r->n];
@@ -1557,7 +1694,7 @@ static int sched__task_done(sched *s, uint32_t jid, uint32_t gid, double dur) {
     s->cnt.stale_events++;
     return 0;
   }
-  sched__ledger_split(s, j, g, g->score * dur * s->cfg.price_per_score_s);
+  sched__ledger_split(s, j, g, sched__pf(s, g)->score * dur * s->cfg.price_per_score_s);
   return 0;
 }
 
@@ -1777,7 +1914,8 @@ static int sched__handle(sched *s, const sched_event *ev) {
     const sched_gpu_info *in = &ev->u.gpu;
     if (sched__check_gpu(s, ev->gpu) || in->provider >= s->cfg.max_providers || in->node >= s->cfg.max_nodes ||
         in->region >= s->cfg.nregions || in->grade >= s->cfg.ngrades || !(in->score > 0) || !(in->price_per_h >= 0) ||
-        !(in->link.loss >= 0 && in->link.loss < 1) || !(in->link.bw_bps > 0) || !(in->link.rtt_s >= 0))
+        !(in->link.loss >= 0 && in->link.loss < 1) || !(in->link.bw_bps > 0) || !(in->link.rtt_s >= 0) ||
+        sched__prof_full(s, in))
       return SCHED_EINVAL;
     break;
   }
@@ -1796,7 +1934,7 @@ static int sched__handle(sched *s, const sched_event *ev) {
     break;
   case SCHED_EV_GPU_FORGET:
     if (sched__check_gpu(s, ev->gpu)) return SCHED_EINVAL;
-    if (!s->gpus[ev->gpu].known || s->gpus[ev->gpu].state != SCHED_GPU_ABSENT) return SCHED_ESTATE;
+    if (!sched__known(&s->gpus[ev->gpu]) || s->gpus[ev->gpu].state != SCHED_GPU_ABSENT) return SCHED_ESTATE;
     break;
   case SCHED_EV_JOB_WITHDRAW:
   case SCHED_EV_JOB_FORGET:
@@ -1816,7 +1954,7 @@ static int sched__handle(sched *s, const sched_event *ev) {
     if (sched__gpus_reserve(s, ev->gpu)) return SCHED_ENOMEM;
     if (ev->type == SCHED_EV_GPU_JOIN && sched__prov_reserve(s, ev->u.gpu.provider)) return SCHED_ENOMEM;
   }
-  if ((ev->type == SCHED_EV_GPU_DEGRADE || ev->type == SCHED_EV_HEARTBEAT) && !s->gpus[ev->gpu].known)
+  if ((ev->type == SCHED_EV_GPU_DEGRADE || ev->type == SCHED_EV_HEARTBEAT) && !sched__known(&s->gpus[ev->gpu]))
     return SCHED_ESTATE;
   if (ev->type == SCHED_EV_GPU_JOIN && s->gpus[ev->gpu].state != SCHED_GPU_ABSENT) return SCHED_ESTATE;
   s->now = ev->t;
@@ -1837,7 +1975,7 @@ static int sched__handle(sched *s, const sched_event *ev) {
       /* A heartbeat after its timeout: the GPU is back, as a fresh idle GPU; the job it held
        * has been dealt with already. */
       s->cnt.stale_events++;
-      g->speed = 1;
+      g->slowed = 0;
       rc = sched__gpu_up(s, ev->gpu);
     } else if (s->cfg.heartbeat_timeout_s > 0) {
       rc = sched__hb_arm(s, ev->gpu);
@@ -1901,7 +2039,7 @@ static int sched__handle(sched *s, const sched_event *ev) {
      * that a timer still pending for the old GPU never matches the new one. */
     sched__gpu *g = &s->gpus[ev->gpu];
     memset(g, 0, sizeof *g);
-    g->job = g->run = SCHED__NIL;
+    g->job = SCHED__NIL;
     if (s->gcold) {
       uint32_t hb = s->gcold[ev->gpu].hb_seq;
       memset(&s->gcold[ev->gpu], 0, sizeof s->gcold[ev->gpu]);
@@ -1932,11 +2070,13 @@ int sched_create(const sched_config *cfg, sched **out) {
       !(cfg->platform_fee >= 0) || !(cfg->node_fee >= 0) || cfg->platform_fee + cfg->node_fee > 1 ||
       !(cfg->delegation_fee >= 0 && cfg->delegation_fee <= 1) || !(cfg->target_util > 0 && cfg->target_util <= 1) ||
       cfg->heartbeat_timeout_s < 0 || !(cfg->net.packet_bits >= 1) ||
-      (cfg->node_queues && (uint64_t)cfg->max_nodes * cfg->nregions * cfg->ngrades > SCHED__MAX_QUEUES))
+      (cfg->node_queues && (uint64_t)cfg->max_nodes * cfg->nregions * cfg->ngrades > SCHED__MAX_QUEUES) ||
+      cfg->max_kinds > SCHED_MAX_KINDS)
     return SCHED_EINVAL;
   sched *s = calloc(1, sizeof *s);
   if (!s) return SCHED_ENOMEM;
   s->cfg = *cfg;
+  s->max_kinds = cfg->max_kinds ? cfg->max_kinds : SCHED_MAX_KINDS;
   s->qhead = s->qtail = SCHED__NIL;
   s->cand_job = SCHED__NIL;
   uint64_t x = cfg->seed;
@@ -1981,6 +2121,8 @@ void sched_destroy(sched *s) {
   free(s->sp_scratch);
   free(s->ln_scratch);
   free(s->links);
+  free(s->profs);
+  free(s->prof_ix);
   free(s->link_ix);
   free(s->pend);
   free(s->pool);
@@ -1997,9 +2139,10 @@ int sched_gpu_query(const sched *s, uint32_t gpu, double t, sched_gpu_status *ou
   const sched__gpu *g = &s->gpus[gpu];
   out->state = (sched_gpu_state)g->state;
   out->job = g->job;
-  out->run = g->run;
-  out->speed = g->speed;
-  if (g->known) {
+  const sched__run *r = g->job < s->njobs_cap ? sched__run_at(&s->jobs[g->job], g->rslot) : NULL;
+  out->run = r ? r->id : SCHED__NIL;
+  out->speed = sched__speed(s, g);
+  if (sched__known(g)) {
     out->reputation = sched__rep(s, g->provider, t);
     out->stake = sched__stake(s, g->provider);
   }
@@ -2102,19 +2245,18 @@ int sched_check_invariants(const sched *s, char *msg, size_t len) {
     if (g->state == SCHED_GPU_BUSY || g->state == SCHED_GPU_STANDBY) {
       if (g->job >= s->njobs_cap) return sched__fail(msg, len, "gpu %u employed by unknown job", i);
       const sched__job *j = &s->jobs[g->job];
-      const sched__run *r = NULL;
-      if (j->runs)
-        for (unsigned k = 0; k < j->nruns; k++)
-          if (j->runs[k].active && j->runs[k].id == g->run) r = &j->runs[k];
+      const sched__run *r = j->runs && g->rslot < j->nruns && j->runs[g->rslot].active ? &j->runs[g->rslot] : NULL;
       if (!r || j->state != SCHED_JOB_RUNNING)
-        return sched__fail(msg, len, "gpu %u employed by job %u run %u, which is not running", i, g->job, g->run);
+        return sched__fail(msg, len, "gpu %u employed by job %u run slot %u, which is not running", i, g->job,
+                           (unsigned)g->rslot);
       unsigned seen = 0;
       const uint32_t *list = g->state == SCHED_GPU_BUSY ? r->members : r->standby;
       unsigned n = g->state == SCHED_GPU_BUSY ? r->n : r->nsb;
       for (unsigned m = 0; m < n; m++) seen += list[m] == i;
-      if (seen != 1) return sched__fail(msg, len, "gpu %u appears %u times in job %u run %u", i, seen, g->job, g->run);
-      if (s->cfg.node_queues && j->node >= 0 && g->node != (uint32_t)j->node)
-        return sched__fail(msg, len, "gpu %u of node %u employed by job %u of node %d", i, g->node, g->job, j->node);
+      if (seen != 1) return sched__fail(msg, len, "gpu %u appears %u times in job %u run %u", i, seen, g->job, r->id);
+      if (s->cfg.node_queues && j->node >= 0 && sched__pf(s, g)->node != (uint32_t)j->node)
+        return sched__fail(msg, len, "gpu %u of node %u employed by job %u of node %d", i, sched__pf(s, g)->node,
+                           g->job, j->node);
       if (g->state == SCHED_GPU_BUSY)
         busy++;
       else
@@ -2134,7 +2276,7 @@ int sched_check_invariants(const sched *s, char *msg, size_t len) {
           sbs += r->nsb;
           for (unsigned m = 0; m < r->n; m++) {
             const sched__gpu *g = &s->gpus[r->members[m]];
-            if (g->state != SCHED_GPU_BUSY || g->job != i || g->run != r->id)
+            if (g->state != SCHED_GPU_BUSY || g->job != i || g->rslot != k)
               return sched__fail(msg, len, "job %u run %u lists gpu %u, which is not its member", i, r->id,
                                  r->members[m]);
           }

@@ -148,16 +148,22 @@ typedef struct sched_cluster_params {
 typedef struct sched_decision sched_decision;
 typedef void (*sched_sink)(void *ctx, const sched_decision *d);
 
-/* GP Node ids are kept in 16 bits per GPU (the GPU record is one cache line). */
+/* GP Node ids are kept in 16 bits per kind of GPU (sched_config.max_kinds). */
 #define SCHED_MAX_NODES 65536u
+/* Kinds of GPU a core can hold (sched_config.max_kinds): 2^24 - 1. */
+#define SCHED_MAX_KINDS 16777215u
 
 typedef struct sched_config {
   /* Id ranges. Memory grows with the largest id used, not with these bounds, so a core may be
    * given the bounds of a whole region and hold only the GPUs that join it. */
   uint32_t max_gpus, max_providers, max_nodes, max_jobs; /* max_nodes <= SCHED_MAX_NODES */
-  unsigned nregions;                                     /* regions are 0 .. nregions-1 */
-  unsigned ngrades;                                      /* GPU classes 0 (weakest) .. ngrades-1 */
-  sched_sink sink;                                       /* where decisions go (required) */
+  /* Kinds of GPU the core holds at most: distinct (score, sectors, link, node, region, grade) of
+   * the GPUs that joined, kept once per kind; 0 = SCHED_MAX_KINDS (the default). A GPU_JOIN of one
+   * kind more is refused (SCHED_EINVAL). */
+  uint32_t max_kinds;
+  unsigned nregions; /* regions are 0 .. nregions-1 */
+  unsigned ngrades;  /* GPU classes 0 (weakest) .. ngrades-1 */
+  sched_sink sink;   /* where decisions go (required) */
   void *sink_ctx;
   uint64_t seed; /* the core's private generator */
 
@@ -225,7 +231,8 @@ void sched_config_default(sched_config *c);
 
 /* ---- Events --------------------------------------------------------------------------------- */
 typedef enum sched_ev_type {
-  SCHED_EV_GPU_JOIN = 0, /* gpu, u.gpu: a GPU becomes available (or comes back) */
+  SCHED_EV_GPU_JOIN = 0, /* gpu, u.gpu: a GPU becomes available (or comes back); refused
+                            (SCHED_EINVAL) when it is of a kind more than cfg.max_kinds */
   SCHED_EV_GPU_LEAVE,    /* gpu: announced departure */
   SCHED_EV_GPU_MISSED,   /* gpu: the caller's monitor saw its heartbeats stop */
   SCHED_EV_GPU_DEGRADE,  /* gpu, value = speed factor now (1 = as advertised) */

@@ -1012,7 +1012,7 @@ void mkt__reprice(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s, int64
       bill_gpu(lp, c, m, r->gpus[i], now); /* at the old price, j->price until the end */
       mkt__price_sample(lp, c, c->prov[m->cg[r->gpus[i]].prov].gpu, now, price);
     }
-    for (unsigned i = 0; i < r->nsb; i++) { bill_gpu(lp, c, m, r->sb[i], now); }
+    for (unsigned i = 0; i < r->nsb; i++) bill_gpu(lp, c, m, r->sb[i], now);
   }
   j->price = price;
 }

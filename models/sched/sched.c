@@ -685,6 +685,10 @@ static void sched__ledger_split(sched *s, sched__job *j, const sched__gpu *g, do
   j->cost += amount;
 }
 
+/* The run in slot k of job j, when it is running: an employed GPU's (sched__gpu.rslot). */
+static sched__run *sched__run_at(const sched__job *j, unsigned k) {
+  return j->runs && k < j->nruns && j->runs[k].active ? &j->runs[k] : NULL;
+}
 /* Bills an employed GPU up to now: price_per_h x hours since it was last billed. Services are
  * billed per task instead (sched__task_done). */
 static void sched__bill(sched *s, uint32_t id, int keep) {
@@ -703,14 +707,11 @@ static void sched__bill(sched *s, uint32_t id, int keep) {
   if (j->kind == SCHED_JOB_SERVICE) return;
   double amount = g->price_per_h * dt / 3600.0;
   sched__ledger_split(s, j, g, amount);
-  if (j->runs && g->rslot < j->nruns && j->runs[g->rslot].active) j->runs[g->rslot].billed += amount;
+  sched__run *r = sched__run_at(j, g->rslot);
+  if (r) r->billed += amount;
 }
 
 /* ---- Runs ----------------------------------------------------------------------------------- */
-/* The run in slot k of job j, when it is running: an employed GPU's (sched__gpu.rslot). */
-static sched__run *sched__run_at(sched__job *j, unsigned k) {
-  return j->runs && k < j->nruns && j->runs[k].active ? &j->runs[k] : NULL;
-}
 static sched__run *sched__run_find(sched *s, sched__job *j, uint32_t run) {
   if (!j->runs) return NULL;
   for (unsigned k = 0; k < j->nruns; k++)
@@ -829,7 +830,7 @@ static int sched__eligible(const sched *s, const sched_job_spec *sp, const sched
   if (sp->min_bw_bps > 0 && ln->bw_bps < sp->min_bw_bps) return 0;
   if (sp->max_price_per_h > 0 && in->price_per_h > sp->max_price_per_h) return 0;
   if (sched__stake(s, in->provider) < s->cfg.stake_min) return 0;
-  if (g->slowed && sched__speed(s, g) < s->cfg.degrade_ratio) return 0; /* degraded: back when it reports better */
+  if (sched__speed(s, g) < s->cfg.degrade_ratio) return 0; /* degraded: back when it reports better */
   if (s->cfg.min_reputation > 0 && sched__rep(s, in->provider, s->now) < s->cfg.min_reputation) return 0;
   return 1;
 }
@@ -1472,20 +1473,13 @@ static uint32_t sched__prof_find(const sched *s, const sched__prof *f, uint32_t 
     }
   return h;
 }
-/* The kind of GPU info *in, whose link is link (fields not set to zero, padding included). */
+/* The kind of GPU info *in, whose link is link. */
 static sched__prof sched__prof_of(const sched_gpu_info *in, uint32_t link) {
-  sched__prof f;
-  memset(&f, 0, sizeof f);
-  f.score = in->score;
-  f.sectors = in->sectors;
-  f.link = link;
-  f.node = (uint16_t)in->node;
-  f.region = in->region;
-  f.grade = in->grade;
-  return f;
+  return (sched__prof){in->score, in->sectors, link, (uint16_t)in->node, in->region, in->grade};
 }
-/* Kinds the core holds (s->profs[0] is no kind: the prof of a GPU that never joined). */
-static uint32_t sched__nkinds(const sched *s) { return s->nprofs ? s->nprofs - 1 : 0; }
+/* Kinds the core holds (s->profs[0], made with the core, is no kind: the prof of a GPU that never
+ * joined). */
+static uint32_t sched__nkinds(const sched *s) { return s->nprofs - 1; }
 /* 1 when a GPU of info *in would make the core hold more than cfg.max_kinds kinds. */
 static int sched__prof_full(const sched *s, const sched_gpu_info *in) {
   if (sched__nkinds(s) < s->max_kinds) return 0;
@@ -1510,11 +1504,10 @@ static int sched__prof_id(sched *s, const sched__prof *f, uint32_t *out) {
     return 0;
   }
   if (sched__nkinds(s) >= s->max_kinds) return SCHED_EINVAL; /* (sched__prof_full refused it before) */
-  if (s->nprofs + 1 >= s->capprofs) {
-    uint32_t nc = s->capprofs ? 2 * s->capprofs : 8;
+  if (s->nprofs == s->capprofs) {
+    uint32_t nc = 2 * s->capprofs;
     sched__prof *p = realloc(s->profs, (size_t)nc * sizeof *p);
     if (!p) return SCHED_ENOMEM;
-    if (!s->nprofs) memset(&p[s->nprofs++], 0, sizeof *p); /* [0]: no kind */
     s->profs = p;
     s->capprofs = nc;
   }
@@ -1628,7 +1621,7 @@ static int sched__gpu_degrade(sched *s, uint32_t id, double f) {
 /* ---- Services ------------------------------------------------------------------------------- */
 static double sched__svc_capacity(sched *s, sched__job *j, sched__run *r) {
   double sum = 0;
-  for (unsigned i = 0; i < r->n; i++) { sum += sched__power(s, &s->gpus[r->members[i]]); }
+  for (unsigned i = 0; i < r->n; i++) sum += sched__power(s, &s->gpus[r->members[i]]);
   double mean = r->n ? sum / r->n : 1.0; /* before any replica: one unit of score */
   return mean * SCHED__CLS(s, j)->req_per_score_s;
 }
@@ -2091,7 +2084,10 @@ int sched_create(const sched_config *cfg, sched **out) {
   s->buckets = calloc(nb, sizeof *s->buckets);
   s->bsel = malloc(nb * sizeof *s->bsel);
   s->bcum = malloc(nb * sizeof *s->bcum);
-  if (!s->bsel || !s->bcum || !s->node_income || !s->buckets || sched__scratch_reserve(s, 16)) {
+  s->profs = calloc(8, sizeof *s->profs); /* [0]: no kind (sched__known) */
+  s->nprofs = 1;
+  s->capprofs = 8;
+  if (!s->bsel || !s->bcum || !s->node_income || !s->buckets || !s->profs || sched__scratch_reserve(s, 16)) {
     sched_destroy(s);
     return SCHED_ENOMEM;
   }
@@ -2141,7 +2137,7 @@ int sched_gpu_query(const sched *s, uint32_t gpu, double t, sched_gpu_status *ou
   out->job = g->job;
   const sched__run *r = g->job < s->njobs_cap ? sched__run_at(&s->jobs[g->job], g->rslot) : NULL;
   out->run = r ? r->id : SCHED__NIL;
-  out->speed = sched__speed(s, g);
+  out->speed = sched__known(g) ? sched__speed(s, g) : 0; /* (0 for a GPU that never joined, as before) */
   if (sched__known(g)) {
     out->reputation = sched__rep(s, g->provider, t);
     out->stake = sched__stake(s, g->provider);
@@ -2245,7 +2241,7 @@ int sched_check_invariants(const sched *s, char *msg, size_t len) {
     if (g->state == SCHED_GPU_BUSY || g->state == SCHED_GPU_STANDBY) {
       if (g->job >= s->njobs_cap) return sched__fail(msg, len, "gpu %u employed by unknown job", i);
       const sched__job *j = &s->jobs[g->job];
-      const sched__run *r = j->runs && g->rslot < j->nruns && j->runs[g->rslot].active ? &j->runs[g->rslot] : NULL;
+      const sched__run *r = sched__run_at(j, g->rslot);
       if (!r || j->state != SCHED_JOB_RUNNING)
         return sched__fail(msg, len, "gpu %u employed by job %u run slot %u, which is not running", i, g->job,
                            (unsigned)g->rslot);

@@ -1678,10 +1678,28 @@ static void test_provider_types_random(void) {
  * pool) at an interval drawn: every provider's reviews come every interval exactly, the first
  * within its first interval and none missing before the end, and every calendar change comes at
  * its local start or end of the busy period, each once. */
+/* Runs l (seed) with every LP type's handler replaced by `wrap`, which finds the type's own
+ * handler in orig[] through *who's type_of (at most 8 types); the model's handlers are put back. */
+typedef void (*ev_fn)(sim_lp *, void *, const void *, sim_id);
+static void run_wrapped(loaded *l, uint64_t seed, sim_results *r, ev_fn wrap, ev_fn *orig, const sim_model **who) {
+  CU_ASSERT_FATAL(l->model.ntypes <= 8);
+  sim_lptype types[8];
+  const sim_lptype *mt = l->model.types;
+  for (unsigned t = 0; t < l->model.ntypes; t++) {
+    types[t] = mt[t];
+    orig[t] = mt[t].event;
+    types[t].event = wrap;
+  }
+  l->model.types = types;
+  *who = &l->model;
+  run_ok(l, seed, r);
+  l->model.types = mt;
+}
+
 enum { RV_MAXLP = 64, RV_MAXEV = 512 };
 static double rv_t[RV_MAXLP][RV_MAXEV];
 static unsigned rv_n[RV_MAXLP], rv_cal[RV_MAXLP], rv_self[RV_MAXLP], rv_churn_late[RV_MAXLP];
-static void (*rv_orig[8])(sim_lp *, void *, const void *, sim_id);
+static ev_fn rv_orig[8];
 static const sim_model *rv_model; /* whose types' handlers rv_orig holds */
 /* Counts a provider's reviews and owner's timer events, then hands the event to its type's handler. */
 static void rv_wrap(sim_lp *lp, void *st, const void *msg, sim_id src) {
@@ -1727,23 +1745,13 @@ static void test_review_in_timer_slot_random(void) {
              review_h, churn ? "true" : "false", per, tz);
     loaded l;
     load_ok(&l, text, end);
-    CU_ASSERT_FATAL(l.model.nlps <= RV_MAXLP && l.model.ntypes <= 8);
-    sim_lptype types[8];
-    const sim_lptype *mt = l.model.types;
-    for (unsigned t = 0; t < l.model.ntypes; t++) {
-      types[t] = mt[t];
-      rv_orig[t] = mt[t].event;
-      types[t].event = rv_wrap;
-    }
-    l.model.types = types;
-    rv_model = &l.model;
+    CU_ASSERT_FATAL(l.model.nlps <= RV_MAXLP);
     memset(rv_n, 0, sizeof rv_n);
     memset(rv_cal, 0, sizeof rv_cal);
     memset(rv_self, 0, sizeof rv_self);
     memset(rv_churn_late, 0, sizeof rv_churn_late);
     sim_results r;
-    run_ok(&l, (uint64_t)(70 + m), &r);
-    l.model.types = mt;
+    run_wrapped(&l, (uint64_t)(70 + m), &r, rv_wrap, rv_orig, &rv_model);
     const mkt_ctx *c = l.model.ctx;
     double R = review_h * 3600.0;
     for (sim_id id = MKT_NPOOLS; id < l.model.nlps; id++) {
@@ -1781,11 +1789,79 @@ static void test_review_in_timer_slot_random(void) {
   CU_ASSERT(churn_late_all3 > 10);
 }
 
+/* The market's host and GPU records agree after every event of every market: a host's `busy` is the
+ * number of its GPUs whose record names a job (a departure of a host with busy 0 reads none of
+ * them, mkt_place.c prefetch_host), and every GPU record names the host whose core ids hold it
+ * (mkt_cgpu.host: no lookup through hix). Random markets: hosts of one to three GPUs, every rule,
+ * standbys, unannounced departures found by heartbeats, pool switching, churn, self-use. */
+static unsigned hc_events, hc_bad, hc_busy, hc_multi, hc_spare;
+static ev_fn hc_orig[8];
+static const sim_model *hc_model;
+static void hc_wrap(sim_lp *lp, void *st, const void *msg, sim_id src) {
+  unsigned t = hc_model->type_of ? hc_model->type_of(hc_model->ctx, sim_lp_id(lp)) : 0;
+  hc_orig[t](lp, st, msg, src);
+  if (strcmp(hc_model->types[t].name, "market")) return;
+  const mkt_ctx *c = hc_model->ctx;
+  const mkt_market *m = st;
+  for (uint32_t h = 0; h < m->nhost; h++) {
+    const mkt_host *x = &m->host[h];
+    if (x->cid < 0) {
+      hc_spare += x->cid == -2; /* departed: its ids went to the spares */
+      continue;
+    }
+    unsigned n = c->prov[x->prov].ngpus, employed = 0;
+    for (unsigned g = 0; g < n; g++) {
+      const mkt_cgpu *y = &m->cg[(uint32_t)x->cid + g];
+      employed += y->slot != UINT32_MAX;
+      hc_bad += y->host != h;
+    }
+    hc_bad += employed != x->busy;
+    hc_busy += employed > 0;
+    hc_multi += n > 1 && employed > 0;
+  }
+  for (uint32_t g = 0; g < m->ncg; g++) {
+    uint32_t h = m->cg[g].host;
+    if (h == MKT__NOHOST) {
+      hc_bad += m->cg[g].slot != UINT32_MAX; /* a free id is employed by no job */
+      continue;
+    }
+    const mkt_host *x = h < m->nhost ? &m->host[h] : NULL;
+    hc_bad += !x || x->cid < 0 || g < (uint32_t)x->cid || g >= (uint32_t)x->cid + c->prov[x->prov].ngpus;
+  }
+  hc_events++;
+}
+static void test_host_records_agree_random(void) {
+  static const char *const rules[] = {"gigaspot", "vickrey", "pay_as_bid", "double", "knapsack"};
+  rng x = {0x40575eedull};
+  hc_events = hc_bad = hc_busy = hc_multi = hc_spare = 0;
+  for (int k = 0; k < 6; k++) {
+    char rest[4096], text[8192];
+    snprintf(rest, sizeof rest, full_text, rules[rng_int(&x, 0, 4)]);
+    const char *body = strchr(rest, '\n') + 1; /* after "market = {" */
+    snprintf(text, sizeof text,
+             "market = {\n  compare_policies = \"none, standby\"; heartbeat_timeout = \"%ds\";\n"
+             "  training = { gpus_min = 1; gpus_max = 3; standby_k = 1; dur_mean_h = %.1f; };\n%s",
+             (int)rng_int(&x, 30, 600), 1.0 + (double)rng_int(&x, 0, 40) / 10.0, body);
+    loaded l;
+    load_ok(&l, text, 4 * 86400.0);
+    sim_results r;
+    run_wrapped(&l, (uint64_t)rng_int(&x, 1, 1000000), &r, hc_wrap, hc_orig, &hc_model);
+    sim_results_free(&r);
+    unload(&l);
+  }
+  CU_ASSERT_EQUAL(hc_bad, 0);
+  CU_ASSERT(hc_events > 1000); /* checked often, on hosts employed, of several GPUs, departed */
+  CU_ASSERT(hc_busy > 1000);
+  CU_ASSERT(hc_multi > 100);
+  CU_ASSERT(hc_spare > 0);
+}
+
 static CU_TestInfo model_tests[] = {
     {"M/M/c mean wait within the CI of Erlang C", test_mmc_erlang_c},
     {"a review in an owner's timer slot comes every interval, the timers all come (random)",
      test_review_in_timer_slot_random},
     {"money conserved under every clearing rule", test_money_conserved_all_rules},
+    {"the market's host and GPU records agree after every event (random)", test_host_records_agree_random},
     {"checkpoints played from the core's plan agree with a timer per checkpoint", test_checkpoints_analytic},
     {"same seed same results, other seed other results", test_reproducible},
     {"churn gives E[up]/(E[up]+E[down]) availability", test_churn_availability},

@@ -231,13 +231,15 @@ typedef struct mkt_stake {
 
 /* A core GPU, as the market bills it. */
 typedef struct mkt_cgpu {
-  uint32_t prov : 31;   /* global provider index (< 2^31 - 1, mkt_validate); MKT__NOPROV: a free id */
+  uint32_t host : 31;   /* its host's index in mkt_market.host (host records never move to another index, and
+                         * a provider has one in each pool, so the host names the provider, h->prov);
+                         * MKT__NOHOST: a free id */
   uint32_t standby : 1; /* employed as a standby */
   uint32_t slot;        /* job slot while employed, UINT32_MAX when not */
   double since;         /* billed up to; its rate follows from its job or GPU model (cg_rate, mkt_place.c) */
 } mkt_cgpu;             /* 16 bytes: a core GPU id of the market's, one per GPU */
 _Static_assert(sizeof(mkt_cgpu) == 16, "a market GPU record is 16 bytes");
-#define MKT__NOPROV 0x7fffffffu
+#define MKT__NOHOST 0x7fffffffu
 
 /* A waiting bid as the bidding pool's scans read it (a copy of its job's fields). */
 typedef struct mkt_qent {
@@ -287,7 +289,7 @@ typedef struct mkt_market {
   uint32_t *spare[MKT__MAX_HOST_GPUS + 1]; /* first ids of recycled ranges, by GPU count */
   uint32_t nspare[MKT__MAX_HOST_GPUS + 1], capspare[MKT__MAX_HOST_GPUS + 1];
   uint32_t *dirty;
-  uint32_t ndirty, capdirty; /* hosts whose rented count changed in this event */
+  uint32_t ndirty, capdirty; /* hosts (indices in host) whose rented count changed in this event */
   uint32_t *dirty_out;
   uint32_t capdirty_out; /* the list being sent (swapped with dirty) */
   /* While the bidding pool's clearing preempts its losers and starts its winners (clearing = 1),
@@ -407,11 +409,8 @@ static inline mkt_stake mkt__stake_of(const mkt_market *m, const mkt_host *h) {
 }
 /* Host h's stake, to change it (the stakes kept grow to cover it). */
 mkt_stake *mkt__stake(mkt_market *m, const mkt_host *h);
-/* Index of host prov in the pool's avail list, -1 when it is not available there. */
-static inline int32_t mkt__avail_pos(const mkt_ctx *c, const mkt_market *m, uint32_t prov) {
-  int32_t ix = m->hix[prov - c->reg_first[m->region]];
-  return ix < 0 ? -1 : m->host[ix].pos;
-}
+/* The host of core GPU g (its record names it by index: no lookup through hix). */
+static inline mkt_host *mkt__cg_host(const mkt_market *m, const mkt_cgpu *g) { return &m->host[g->host]; }
 /* The core GPU ids of host prov (pool-local), *n of them; NULL before it first joined. */
 const uint32_t *mkt__host_gpus(const mkt_ctx *c, mkt_market *m, uint32_t prov, unsigned *n, uint32_t *buf);
 

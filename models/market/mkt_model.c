@@ -11,9 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Every provider index fits the market's 31-bit GPU records (mkt_cgpu): the bounds of
- * market.regions and of a region's providers keep the total below MKT__NOPROV. */
-_Static_assert((uint64_t)MKT_MAX_REGIONS *MKT_MAX_REGION_PROVIDERS < MKT__NOPROV, "provider indices fit 31 bits");
+/* Every host index fits the market's 31-bit GPU records (mkt_cgpu): a pool holds at most a host per
+ * provider of its region, and the bound of a region's providers keeps that below MKT__NOHOST. */
+_Static_assert((uint64_t)MKT_MAX_REGION_PROVIDERS < MKT__NOHOST, "host indices fit 31 bits");
+/* and every global provider index the 32-bit fields that hold one (mkt_host.prov, a DETECT's slot) */
+_Static_assert((uint64_t)MKT_MAX_REGIONS *MKT_MAX_REGION_PROVIDERS < UINT32_MAX, "provider indices fit 32 bits");
 
 const char *const mkt_pool_names[] = {"fixed", "bidding", "flexible", NULL};
 const char *const mkt_class_names[] = {"training", "inference", "batch", NULL};

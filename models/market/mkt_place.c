@@ -81,12 +81,13 @@ const uint32_t *mkt__host_gpus(const mkt_ctx *c, mkt_market *m, uint32_t prov, u
   return buf;
 }
 
-/* Host prov's employed GPUs changed in the event being fed to the core (m->lp): its provider
- * learns it at the event's end (mkt__feed), whose LP record is fetched now. */
-static void mark_dirty(const mkt_ctx *c, mkt_market *m, uint32_t prov) {
+/* Host h's employed GPUs changed in the event being fed to the core (m->lp): its provider learns
+ * it at the event's end (mkt__feed), whose LP record is fetched now. The list names hosts by
+ * index, which the loop there reads without a lookup through hix. */
+static void mark_dirty(const mkt_ctx *c, mkt_market *m, const mkt_host *h) {
   m->dirty = mkt__grow(m->dirty, &m->capdirty, m->ndirty + 1, sizeof *m->dirty);
-  m->dirty[m->ndirty++] = prov;
-  if (m->lp) __builtin_prefetch(sim_peer(m->lp, mkt__prov_id(c, m->world, m->region, prov)));
+  m->dirty[m->ndirty++] = (uint32_t)(h - m->host);
+  if (m->lp) __builtin_prefetch(sim_peer(m->lp, mkt__prov_id(c, m->world, m->region, h->prov)));
 }
 
 /* ---- money ----------------------------------------------------------------------------------- */
@@ -136,13 +137,14 @@ int64_t mkt__quote_rental(const mkt_ctx *c, const mkt_market *m, int64_t price) 
  * its GPU model, which is fixed for the run (mkt_model.c). Not kept in the record: 8 bytes less a
  * core GPU id. */
 static int64_t cg_rate(const mkt_ctx *c, const mkt_market *m, const mkt_cgpu *g) {
-  return m->pool == MKT_POOL_BIDDING ? m->jobs[g->slot].price : m->ops->gpu_price(c, m->region, &c->prov[g->prov]);
+  return m->pool == MKT_POOL_BIDDING ? m->jobs[g->slot].price
+                                     : m->ops->gpu_price(c, m->region, &c->prov[mkt__cg_host(m, g)->prov]);
 }
 
 static int64_t bill_gpu(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t cid, double t) {
   mkt_cgpu *g = &m->cg[cid];
   if (g->slot == NIL) return 0;
-  const mkt_host *h = host_of(c, m, g->prov);
+  const mkt_host *h = mkt__cg_host(m, g);
   if (!h->in && h->gone_t < t) t = h->gone_t;
   if (!(t > g->since)) return 0;
   int64_t ms = mkt__ms(t) - mkt__ms(g->since);
@@ -159,7 +161,7 @@ static int64_t bill_gpu(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t ci
     j->standby_ms += ms;
     mkt__series(lp, c, MKT_S_JOBS, j->cls * MKT_NJCOLS + MKT_J_STANDBY_MS, 0, ms);
   }
-  pay_host(lp, c, m, g->prov, amount, 0);
+  pay_host(lp, c, m, h->prov, amount, 0);
   return amount;
 }
 
@@ -205,16 +207,16 @@ static void avail_free_set(const mkt_ctx *c, mkt_market *m, const mkt_host *h) {
 static void employ(const mkt_ctx *c, mkt_market *m, uint32_t cid, uint32_t slot, int standby, double now) {
   mkt_cgpu *g = &m->cg[cid];
   const mkt_job *j = &m->jobs[slot];
-  if (j->node && c->prov[g->prov].node != j->node - 1) /* GP Nodes' own queues (nodes.queues) */
-    SIM_FATAL("job %u of GP Node %u got a GPU of node %u", slot, j->node - 1u, (unsigned)c->prov[g->prov].node);
+  mkt_host *h = mkt__cg_host(m, g);
+  if (j->node && c->prov[h->prov].node != j->node - 1) /* GP Nodes' own queues (nodes.queues) */
+    SIM_FATAL("job %u of GP Node %u got a GPU of node %u", slot, j->node - 1u, (unsigned)c->prov[h->prov].node);
   g->slot = slot;
   g->standby = standby != 0;
   g->since = now;
-  mkt_host *h = host_of(c, m, g->prov);
   h->busy++;
   h->sby += (uint16_t)(standby != 0);
   avail_free_set(c, m, h);
-  mark_dirty(c, m, g->prov);
+  mark_dirty(c, m, h);
 }
 
 /* The GPU stops working for its job: billed up to now, then free. `penalty_ms`: the fixed pool's
@@ -225,6 +227,7 @@ static void release(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t cid, i
   if (g->slot == NIL) return;
   double now = sim_now(lp);
   bill_gpu(lp, c, m, cid, now);
+  mkt_host *h = mkt__cg_host(m, g);
   if (penalty_ms > 0) {
     mkt_job *j = &m->jobs[g->slot];
     int64_t pen = mkt_cost(cg_rate(c, m, g), penalty_ms);
@@ -233,16 +236,15 @@ static void release(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t cid, i
       j->cost -= pen;
       mkt__series(lp, c, MKT_S_JOBS, j->cls * MKT_NJCOLS + MKT_J_COST, 0, -pen);
       job_paid(lp, c, m, j, -pen);
-      pay_host(lp, c, m, g->prov, 0, pen);
+      pay_host(lp, c, m, h->prov, 0, pen);
     }
   }
-  mkt_host *h = host_of(c, m, g->prov);
   if (g->standby && h->sby) h->sby--;
   g->slot = NIL;
   g->standby = 0;
   if (h->busy) h->busy--;
   avail_free_set(c, m, h);
-  mark_dirty(c, m, g->prov);
+  mark_dirty(c, m, h);
 }
 
 /* ---- runs ------------------------------------------------------------------------------------ */
@@ -332,7 +334,7 @@ static void ckpt_sync(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s, i
 }
 /* The same for every job employing one of host h's n GPUs. */
 static void ckpt_sync_host(sim_lp *lp, const mkt_ctx *c, mkt_market *m, const mkt_host *h, unsigned n, int at_now) {
-  if (h->cid < 0 || c->cfg->checkpoint_events) return;
+  if (h->cid < 0 || c->cfg->checkpoint_events || !h->busy) return; /* !busy: no GPU of it employed */
   for (unsigned g = 0; g < n; g++) {
     uint32_t slot = m->cg[(uint32_t)h->cid + g].slot;
     if (slot != NIL && slot < m->njobs) ckpt_sync(lp, c, m, slot, at_now);
@@ -354,7 +356,8 @@ static double run_rate(const mkt_ctx *c, mkt_market *m, const mkt_job *j, const 
   sched_link ln[8];
   const mkt_class_cfg *cc = &c->cfg->cls[j->cls];
   for (unsigned i = 0; i < r->n; i++) {
-    uint32_t prov = m->cg[r->gpus[i]].prov;
+    const mkt_host *hg = mkt__cg_host(m, &m->cg[r->gpus[i]]);
+    uint32_t prov = hg->prov;
     const mkt_pstat *ps = &c->prov[prov];
     const mkt_region_cfg *rg = &c->cfg->regions[ps->region];
     sp[i] = c->speed[ps->gpu];
@@ -364,8 +367,7 @@ static double run_rate(const mkt_ctx *c, mkt_market *m, const mkt_job *j, const 
      * measured between a lab's co-located workers (lab/lab_calib.c) holds for a rig's GPUs
      * sharing its CPU, memory and PCIe links */
     if (contended(c, prov)) {
-      const mkt_host *h = host_of(c, m, prov);
-      unsigned k = h->busy > h->sby ? (unsigned)(h->busy - h->sby) : 1u;
+      unsigned k = hg->busy > hg->sby ? (unsigned)(hg->busy - hg->sby) : 1u;
       sp[i] *= sched_coloc_factor(&c->cluster, (double)k);
     }
   }
@@ -475,7 +477,8 @@ static void sink(void *ctx, const sched_decision *d) {
     r->nsb = 0;
     for (unsigned i = 0; i < r->n; i++) {
       employ(c, m, r->gpus[i], s, 0, now);
-      mkt__price_sample(lp, c, c->prov[m->cg[r->gpus[i]].prov].gpu, now, cg_rate(c, m, &m->cg[r->gpus[i]]));
+      mkt__price_sample(lp, c, c->prov[mkt__cg_host(m, &m->cg[r->gpus[i]])->prov].gpu, now,
+                        cg_rate(c, m, &m->cg[r->gpus[i]]));
     }
     r->work = ft->policy == SCHED_FT_CHECKPOINT ? st.saved_work : 0;
     r->last_t = r->t_start = r->t_durable = now;
@@ -502,7 +505,8 @@ static void sink(void *ctx, const sched_decision *d) {
       uint32_t hosts = 0;
       for (unsigned i = 0; i < r->n; i++) {
         int seen = 0;
-        for (unsigned k = 0; k < i; k++) seen |= m->cg[r->gpus[k]].prov == m->cg[r->gpus[i]].prov;
+        for (unsigned k = 0; k < i; k++)
+          seen |= m->cg[r->gpus[k]].host == m->cg[r->gpus[i]].host; /* a host per provider */
         hosts += !seen;
       }
       j->hosts = hosts;
@@ -546,7 +550,7 @@ static void sink(void *ctx, const sched_decision *d) {
     if (m->cg[d->gpu].slot == NIL) employ(c, m, d->gpu, s, 0, now); /* taken from the idle pool */
     if (m->cg[d->gpu].standby) {
       m->cg[d->gpu].standby = 0;
-      host_of(c, m, m->cg[d->gpu].prov)->sby--;
+      mkt__cg_host(m, &m->cg[d->gpu])->sby--;
     }
     /* The newcomer loads the job's state from its peers; the whole run waits meanwhile. A run
      * stalled by a member gone unseen resumes from the state its other members kept. */
@@ -556,7 +560,7 @@ static void sink(void *ctx, const sched_decision *d) {
     j->lost_ms += lost;
     mkt__series(lp, c, MKT_S_JOBS, j->cls * MKT_NJCOLS + MKT_J_LOST_MS, 0, lost);
     r->doomed = 0;
-    for (unsigned i = 0; i < r->n; i++) r->doomed |= host_of(c, m, m->cg[r->gpus[i]].prov)->unseen;
+    for (unsigned i = 0; i < r->n; i++) r->doomed |= mkt__cg_host(m, &m->cg[r->gpus[i]])->unseen;
     r->rate = run_rate(c, m, j, r);
     arm_finish(lp, m, s, r);
     break;
@@ -593,7 +597,7 @@ static void sink(void *ctx, const sched_decision *d) {
     int64_t pen = m->ops->penalty && d->reason == SCHED_R_GPU_LOST ? mkt__ms(c->cfg->fixed.penalty_h * 3600.0) : 0;
     /* the uptime refund is owed for the members whose host left, not for the others */
     for (unsigned i = 0; i < r->n; i++) {
-      int gone = !host_of(c, m, m->cg[r->gpus[i]].prov)->in;
+      int gone = !mkt__cg_host(m, &m->cg[r->gpus[i]])->in;
       release(lp, c, m, r->gpus[i], gone ? pen : 0);
     }
     for (unsigned i = 0; i < r->nsb; i++) release(lp, c, m, r->sb[i], 0);
@@ -683,13 +687,13 @@ void mkt__feed(sim_lp *lp, const mkt_ctx *c, mkt_market *m, sched_event *e) {
     m->capdirty_out = cap;
     m->ndirty = 0;
     for (uint32_t i = 0; i < n; i++) /* their states, while the loop below works on the first */
-      __builtin_prefetch(sim_lp_state(sim_peer(lp, mkt__prov_id(c, m->world, m->region, v[i]))));
+      __builtin_prefetch(sim_lp_state(sim_peer(lp, mkt__prov_id(c, m->world, m->region, m->host[v[i]].prov))));
     for (uint32_t i = 0; i < n; i++) {
-      uint32_t prov = v[i];
       int dup = 0;
-      for (uint32_t k = 0; k < i && !dup; k++) dup = v[k] == prov;
+      for (uint32_t k = 0; k < i && !dup; k++) dup = v[k] == v[i];
       if (dup) continue;
-      mkt_host *h = host_of(c, m, prov);
+      mkt_host *h = &m->host[v[i]];
+      uint32_t prov = h->prov;
       if (contended(c, prov)) rerate_host(lp, c, m, prov);
       /* only a change the provider does not know: what it was told last in this session (a
        * release and a placement in one event, a join with nothing placed, tell it nothing) */
@@ -700,8 +704,8 @@ void mkt__feed(sim_lp *lp, const mkt_ctx *c, mkt_market *m, sched_event *e) {
     /* freed GPUs may take waiting bids at once */
     if (m->ops->host_free)
       for (uint32_t i = 0; i < n; i++) {
-        mkt_host *h = host_of(c, m, v[i]);
-        if (h->in && h->busy < c->prov[v[i]].ngpus) m->ops->host_free(lp, c, m, v[i]);
+        const mkt_host *h = &m->host[v[i]];
+        if (h->in && h->busy < c->prov[h->prov].ngpus) m->ops->host_free(lp, c, m, h->prov);
       }
   }
   m->lp = outer;
@@ -739,7 +743,8 @@ void mkt__host_join(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov, 
       m->cg = mkt__grow(m->cg, &m->capcg, m->ncg + n, sizeof *m->cg);
       m->ncg += n;
     }
-    for (unsigned g = 0; g < n; g++) m->cg[(uint32_t)h->cid + g] = (mkt_cgpu){.prov = prov, .slot = NIL};
+    for (unsigned g = 0; g < n; g++)
+      m->cg[(uint32_t)h->cid + g] = (mkt_cgpu){.host = (uint32_t)(h - m->host), .slot = NIL};
   }
   h->in = 1;
   h->session = session;
@@ -767,7 +772,7 @@ void mkt__host_join(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov, 
     e.u.gpu = in;
     mkt__feed(lp, c, m, &e);
   }
-  mark_dirty(c, m, prov); /* tells the host its rented count for this session, if not 0 */
+  mark_dirty(c, m, h); /* tells the host its rented count for this session, if not 0 */
   if (m->ops->host_free && h->busy < n) m->ops->host_free(lp, c, m, prov);
 }
 
@@ -789,12 +794,17 @@ static void avail_remove(const mkt_ctx *c, mkt_market *m, mkt_host *h) {
   }
 }
 
-/* The records the core and the market will read when the host's GPUs leave or are missed: the
- * core's GPUs, and the jobs of those employed (fetched together rather than one after another). */
-/* Prefetches what the core and the market will read of host h's n GPUs and their jobs; returns 1
- * when one of them is employed. */
+/* The records the core and the market will read when host h's n GPUs leave or are missed: the
+ * core's GPUs, and the jobs of those employed (fetched together rather than one after another).
+ * Returns 1 when one of them is employed. A host none of whose GPUs is employed (busy 0, the count
+ * of its GPUs whose market record names a job) has its market records left unread: at a million
+ * GPUs each was a miss, on most departures. */
 static int prefetch_host(const mkt_market *m, const mkt_host *h, unsigned n) {
   if (h->cid < 0) return 0;
+  if (!h->busy) { /* none employed (busy counts its GPUs whose slot is set): their records are not read */
+    for (unsigned g = 0; g < n; g++) sched_prefetch_gpu(m->core, (uint32_t)h->cid + g);
+    return 0;
+  }
   int employed = 0;
   for (unsigned g = 0; g < n; g++) {
     uint32_t cid = (uint32_t)h->cid + g, slot = m->cg[cid].slot;
@@ -866,7 +876,7 @@ void mkt__host_depart(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov
   for (unsigned g = 0; g < n; g++) {
     sched_event e = {.type = SCHED_EV_GPU_FORGET, .gpu = (uint32_t)h->cid + g};
     mkt__feed(lp, c, m, &e);
-    m->cg[(uint32_t)h->cid + g] = (mkt_cgpu){.prov = MKT__NOPROV, .slot = NIL};
+    m->cg[(uint32_t)h->cid + g] = (mkt_cgpu){.host = MKT__NOHOST, .slot = NIL};
   }
   m->spare[n] = mkt__grow(m->spare[n], &m->capspare[n], m->nspare[n] + 1, sizeof *m->spare[n]);
   m->spare[n][m->nspare[n]++] = (uint32_t)h->cid;
@@ -943,7 +953,7 @@ void mkt__submit(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s, const 
      * say) broken evenly by a hash of the job's id (an ASSUMPTION: the seed says each node queues
      * for its clients, not how clients pick one). */
     if (ncand) {
-      sp->node = (int32_t)c->prov[m->cg[cand[0]].prov].node;
+      sp->node = (int32_t)c->prov[mkt__cg_host(m, &m->cg[cand[0]])->prov].node;
     } else {
       uint64_t best = 0, ties = 0;
       for (int64_t n = 0; n < c->cfg->nodes.count; n++) {
@@ -1010,7 +1020,7 @@ void mkt__reprice(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s, int64
     if (!r->active) continue;
     for (unsigned i = 0; i < r->n; i++) {
       bill_gpu(lp, c, m, r->gpus[i], now); /* at the old price, j->price until the end */
-      mkt__price_sample(lp, c, c->prov[m->cg[r->gpus[i]].prov].gpu, now, price);
+      mkt__price_sample(lp, c, c->prov[mkt__cg_host(m, &m->cg[r->gpus[i]])->prov].gpu, now, price);
     }
     for (unsigned i = 0; i < r->nsb; i++) bill_gpu(lp, c, m, r->sb[i], now);
   }

@@ -262,7 +262,7 @@ static void bid_tick(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
     const mkt_run *r = NULL;
     for (int i = 0; i < j->nruns && !r; i++)
       if (j->runs[i].active && !j->runs[i].doomed) r = &j->runs[i];
-    if (!r || mkt__avail_pos(c, m, m->cg[r->gpus[0]].prov) < 0) continue;
+    if (!r || mkt__cg_host(m, &m->cg[r->gpus[0]])->pos < 0) continue;
     run[k] = (cand){key_of(c, m, j->bid, j->cls), s, 0};
     if (run[k].key < rmin) rmin = run[k].key;
     k++;
@@ -308,8 +308,9 @@ static void bid_tick(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
     const mkt_run *r = NULL;
     for (int q = 0; q < j->nruns && !r; q++)
       if (j->runs[q].active && !j->runs[q].doomed) r = &j->runs[q];
-    uint32_t prov = m->cg[r->gpus[0]].prov;
-    int32_t ai = mkt__avail_pos(c, m, prov);
+    const mkt_host *h = mkt__cg_host(m, &m->cg[r->gpus[0]]);
+    uint32_t prov = h->prov;
+    int32_t ai = h->pos;
     if (lot_of_host[ai] < 0) {
       lot_of_host[ai] = (int32_t)nl;
       lot_prov[nl] = prov;

@@ -801,7 +801,7 @@ static void avail_remove(const mkt_ctx *c, mkt_market *m, mkt_host *h) {
  * GPUs each was a miss, on most departures. */
 static int prefetch_host(const mkt_market *m, const mkt_host *h, unsigned n) {
   if (h->cid < 0) return 0;
-  if (!h->busy) { /* none employed (busy counts its GPUs whose slot is set): their records are not read */
+  if (!h->busy) { /* none employed: only the core's records are fetched */
     for (unsigned g = 0; g < n; g++) sched_prefetch_gpu(m->core, (uint32_t)h->cid + g);
     return 0;
   }

@@ -1791,8 +1791,8 @@ static void test_review_in_timer_slot_random(void) {
 
 /* The market's host and GPU records agree after every event of every market: a host's `busy` is the
  * number of its GPUs whose record names a job (a departure of a host with busy 0 reads none of
- * them, mkt_place.c prefetch_host), and every GPU record names the host whose core ids hold it
- * (mkt_cgpu.host: no lookup through hix). Random markets: hosts of one to three GPUs, every rule,
+ * them, mkt_place.c prefetch_host), every GPU record names the host whose core ids hold it
+ * (mkt_cgpu.host: no lookup through hix), and a host's GPU model and count are its provider's. Random markets: hosts of one to three GPUs, every rule,
  * standbys, unannounced departures found by heartbeats, pool switching, churn, self-use. */
 static unsigned hc_events, hc_bad, hc_busy, hc_multi, hc_spare;
 static ev_fn hc_orig[8];
@@ -1805,6 +1805,7 @@ static void hc_wrap(sim_lp *lp, void *st, const void *msg, sim_id src) {
   const mkt_market *m = st;
   for (uint32_t h = 0; h < m->nhost; h++) {
     const mkt_host *x = &m->host[h];
+    hc_bad += x->gpu != c->prov[x->prov].gpu || x->ngpus != c->prov[x->prov].ngpus; /* its provider's, copied */
     if (x->cid < 0) {
       hc_spare += x->cid == -2; /* departed: its ids went to the spares */
       continue;

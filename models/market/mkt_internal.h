@@ -207,18 +207,20 @@ static inline uint8_t mkt__job_runs(const mkt_ctx *c, unsigned w, unsigned k) {
 
 /* A host of this pool as the market sees it (cid: -1 never joined, -2 departed, ids recycled). */
 typedef struct mkt_host {
-  uint32_t prov;     /* global provider index */
-  uint32_t session;  /* provider's availability session (from AVAIL) */
-  int32_t cid;       /* first core GPU id of its GPUs, -1 before it first joins */
-  uint8_t busy;      /* its GPUs employed (members and standbys; at most MKT__MAX_HOST_GPUS) */
-  uint8_t sby;       /* of which standbys */
-  uint8_t told;      /* busy as its provider last learnt it in this session (mkt__prov_rented) */
-  uint8_t in;        /* available in this pool */
-  uint8_t unseen;    /* left unannounced; the core is told at detection */
-  uint16_t failures; /* departures while employed */
-  int32_t pos;       /* index in the pool's avail list, -1 when not available */
-  double gone_t;     /* when it left (billing stops there) */
-} mkt_host;          /* 32 bytes; its stake, where it has one, is in mkt_market.hstake */
+  uint32_t prov;      /* global provider index */
+  uint32_t session;   /* provider's availability session (from AVAIL) */
+  int32_t cid;        /* first core GPU id of its GPUs, -1 before it first joins */
+  uint8_t busy;       /* its GPUs employed (members and standbys; at most MKT__MAX_HOST_GPUS) */
+  uint8_t sby;        /* of which standbys */
+  uint8_t told;       /* busy as its provider last learnt it in this session (mkt__prov_rented) */
+  uint8_t in : 1;     /* available in this pool */
+  uint8_t unseen : 1; /* left unannounced; the core is told at detection */
+  uint8_t gpu, ngpus; /* its provider's GPU model and count (c->prov[prov]'s, fixed for the run): employing,
+                       * releasing and billing its GPUs read them here, on the line they write */
+  uint16_t failures;  /* departures while employed */
+  int32_t pos;        /* index in the pool's avail list, -1 when not available */
+  double gone_t;      /* when it left (billing stops there) */
+} mkt_host;           /* 32 bytes; its stake, where it has one, is in mkt_market.hstake */
 _Static_assert(sizeof(mkt_host) == 32, "a host record is half a cache line");
 
 /* The money a host has at stake in its pool, kept beside the host records (the same index) and

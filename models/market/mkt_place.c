@@ -52,6 +52,8 @@ mkt_host *mkt__host(const mkt_ctx *c, mkt_market *m, uint32_t prov) {
     mkt_host *h = &m->host[m->nhost];
     memset(h, 0, sizeof *h);
     h->prov = prov;
+    h->gpu = c->prov[prov].gpu;
+    h->ngpus = c->prov[prov].ngpus;
     h->cid = -1;
     h->pos = -1;
     h->gone_t = INFINITY;
@@ -137,8 +139,10 @@ int64_t mkt__quote_rental(const mkt_ctx *c, const mkt_market *m, int64_t price) 
  * its GPU model, which is fixed for the run (mkt_model.c). Not kept in the record: 8 bytes less a
  * core GPU id. */
 static int64_t cg_rate(const mkt_ctx *c, const mkt_market *m, const mkt_cgpu *g) {
-  return m->pool == MKT_POOL_BIDDING ? m->jobs[g->slot].price
-                                     : m->ops->gpu_price(c, m->region, &c->prov[mkt__cg_host(m, g)->prov]);
+  if (m->pool == MKT_POOL_BIDDING) return m->jobs[g->slot].price;
+  const mkt_host *h = mkt__cg_host(m, g);
+  mkt_pstat model = {.gpu = h->gpu, .region = (uint8_t)m->region, .ngpus = h->ngpus}; /* a price by model */
+  return m->ops->gpu_price(c, m->region, &model);
 }
 
 static int64_t bill_gpu(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t cid, double t) {
@@ -186,12 +190,12 @@ static void fre_del(mkt_market *m, unsigned k, uint32_t i) {
  * free-host lists of the pools that keep them to the hosts whose count is not 0. */
 static void avail_free_set(const mkt_ctx *c, mkt_market *m, const mkt_host *h) {
   if (h->pos < 0) return;
-  unsigned n = c->prov[h->prov].ngpus;
+  unsigned n = h->ngpus;
   uint32_t i = (uint32_t)h->pos;
   uint8_t was = m->afree[i];
   m->afree[i] = (uint8_t)(h->busy < n ? n - h->busy : 0);
   if (!m->ops->free_hosts || !was == !m->afree[i]) return;
-  unsigned fit = c->gpu_cls_fit[c->prov[h->prov].gpu];
+  unsigned fit = c->gpu_cls_fit[h->gpu];
   for (unsigned k = 0; k < MKT_NCLASSES; k++) {
     if (!(fit >> k & 1)) continue;
     if (!m->afree[i]) {
@@ -705,7 +709,7 @@ void mkt__feed(sim_lp *lp, const mkt_ctx *c, mkt_market *m, sched_event *e) {
     if (m->ops->host_free)
       for (uint32_t i = 0; i < n; i++) {
         const mkt_host *h = &m->host[v[i]];
-        if (h->in && h->busy < c->prov[h->prov].ngpus) m->ops->host_free(lp, c, m, h->prov);
+        if (h->in && h->busy < h->ngpus) m->ops->host_free(lp, c, m, h->prov);
       }
   }
   m->lp = outer;
@@ -821,11 +825,11 @@ static int prefetch_host(const mkt_market *m, const mkt_host *h, unsigned n) {
 void mkt__host_leave(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov, int announced, double t_left) {
   mkt_host *h = host_of(c, m, prov);
   if (!h->in) return;
-  prefetch_host(m, h, c->prov[prov].ngpus);
+  unsigned n = h->ngpus;
+  prefetch_host(m, h, n);
   h->in = 0;
   h->gone_t = t_left;
   avail_remove(c, m, h);
-  unsigned n = c->prov[prov].ngpus;
   if (announced || h->busy == 0) {
     ckpt_sync_host(lp, c, m, h, n, 1); /* a provider's message */
     for (unsigned g = 0; g < n; g++) {
@@ -869,7 +873,7 @@ void mkt__host_leave(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov,
 
 void mkt__host_depart(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov) {
   mkt_host *h = host_of(c, m, prov);
-  unsigned n = c->prov[prov].ngpus;
+  unsigned n = h->ngpus;
   /* only a host whose GPUs the core has let go: not available, none employed, not awaiting
    * detection (an unannounced departure keeps its ids until the core learns of it) */
   if (h->cid < 0 || h->in || h->unseen || h->busy || n > MKT__MAX_HOST_GPUS) return;
@@ -887,7 +891,7 @@ void mkt__host_detect(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov
   mkt_host *h = host_of(c, m, prov);
   if (!h->unseen || session != h->session) return; /* stale */
   h->unseen = 0;
-  unsigned n = c->prov[prov].ngpus;
+  unsigned n = h->ngpus;
   int employed = prefetch_host(m, h, n);
   if (employed) ckpt_sync_host(lp, c, m, h, n, 0);
   if (employed) {

@@ -54,7 +54,7 @@ static inline const mkt_qent *q_ent(const mkt_market *m, uint32_t i) {
 
 static unsigned free_gpus(const mkt_ctx *c, mkt_market *m, uint32_t prov) {
   const mkt_host *h = host_of(c, m, prov);
-  return h->in ? c->prov[prov].ngpus - h->busy : 0;
+  return h->in ? h->ngpus - h->busy : 0;
 }
 
 /* Starts bid s on host prov at `price` (the host's GPUs are the candidates). 1 when it runs. */

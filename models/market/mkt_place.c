@@ -77,7 +77,7 @@ const uint32_t *mkt__host_gpus(const mkt_ctx *c, mkt_market *m, uint32_t prov, u
   const mkt_host *h = host_of(c, m, prov);
   *n = 0;
   if (h->cid < 0) return NULL;
-  unsigned k = c->prov[prov].ngpus;
+  unsigned k = h->ngpus;
   for (unsigned g = 0; g < k; g++) buf[g] = (uint32_t)h->cid + g;
   *n = k;
   return buf;
@@ -138,11 +138,15 @@ int64_t mkt__quote_rental(const mkt_ctx *c, const mkt_market *m, int64_t price) 
  * bills the GPUs of a job up to the change before it sets the new one), else the pool's price of
  * its GPU model, which is fixed for the run (mkt_model.c). Not kept in the record: 8 bytes less a
  * core GPU id. */
+/* A provider of one GPU of model gpu in this pool's region: all a posted price reads. */
+static mkt_pstat model_pstat(const mkt_market *m, unsigned gpu) {
+  return (mkt_pstat){.gpu = (uint8_t)gpu, .region = (uint8_t)m->region, .ngpus = 1};
+}
+
 static int64_t cg_rate(const mkt_ctx *c, const mkt_market *m, const mkt_cgpu *g) {
   if (m->pool == MKT_POOL_BIDDING) return m->jobs[g->slot].price;
-  const mkt_host *h = mkt__cg_host(m, g);
-  mkt_pstat model = {.gpu = h->gpu, .region = (uint8_t)m->region, .ngpus = h->ngpus}; /* a price by model */
-  return m->ops->gpu_price(c, m->region, &model);
+  mkt_pstat ps = model_pstat(m, mkt__cg_host(m, g)->gpu);
+  return m->ops->gpu_price(c, m->region, &ps);
 }
 
 static int64_t bill_gpu(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t cid, double t) {
@@ -738,7 +742,7 @@ static sched_gpu_info gpu_info(const mkt_ctx *c, mkt_market *m, uint32_t prov) {
 void mkt__host_join(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov, uint32_t session) {
   mkt_host *h = host_of(c, m, prov);
   if (h->unseen) mkt__host_detect(lp, c, m, prov, h->session); /* back before the timeout fired */
-  unsigned n = c->prov[prov].ngpus;
+  unsigned n = h->ngpus;
   if (h->cid < 0) {
     if (n <= MKT__MAX_HOST_GPUS && m->nspare[n]) { /* ids a departed host of as many GPUs left */
       h->cid = (int32_t)m->spare[n][--m->nspare[n]];
@@ -986,10 +990,7 @@ int mkt__could_run(const mkt_ctx *c, const mkt_market *m, const mkt_job *j) {
   uint64_t in = c->models_in[m->region];
   for (size_t g = 0; g < c->ngpus && g < 64; g++) {
     if (!(in >> g & 1) || c->grade[g] < c->min_grade[j->cls]) continue;
-    mkt_pstat ps = {0};
-    ps.gpu = (uint8_t)g;
-    ps.region = (uint8_t)m->region;
-    ps.ngpus = 1;
+    mkt_pstat ps = model_pstat(m, (unsigned)g);
     if (m->ops->gpu_price(c, m->region, &ps) <= j->value) return 1;
   }
   return c->ngpus > 64; /* more models than the mask holds: let the core decide */

@@ -95,7 +95,7 @@ void sched_config_default(sched_config *c) {
 /* A GPU as the core keeps it: what placing, employing, releasing and losing it read (its state,
  * job and run slot, idle queue position, since when it is employed, its provider and price) in half
  * a cache line, with the fields of its sched_gpu_info that GPUs of one kind share (score, sectors,
- * link, node, region, grade) interned in s->profs (sched__prof_id; a market pool's GPUs come in a
+ * link, node, region, grade) interned in s->kinds (sched__itab_id; a market pool's GPUs come in a
  * kind per GPU model, whose table stays in cache), and apart (sched__gcold) what only periodic
  * billing, heartbeats, host contention and speed reports write. A selection reads half a line per
  * candidate and writes none (a GPU drawn twice is found in sched.seen, not by a stamp in the
@@ -108,7 +108,7 @@ typedef struct sched__gpu {
   uint32_t job;               /* BUSY / STANDBY: its job, else SCHED__NIL */
   uint32_t pos;               /* index in its idle queue */
   uint32_t provider;          /* sched_gpu_info's */
-  uint32_t prof : 24;         /* the rest of its sched_gpu_info, interned: s->profs[prof] (sched__prof_id); 0 before
+  uint32_t prof : 24;         /* the rest of its sched_gpu_info: its kind, sched.kinds (sched__itab_id); 0 before
                          it first joined (sched__known) */
   uint32_t state : 3;         /* sched_gpu_state */
   uint32_t rslot : 2;         /* BUSY / STANDBY: the slot of its run in the job's runs[] */
@@ -127,7 +127,19 @@ typedef struct sched__prof {
   double score;
   uint32_t sectors, link;
   uint16_t node, region, grade;
+  uint16_t zero; /* 0: no padding, the kinds' table compares and hashes records as bytes */
 } sched__prof;
+_Static_assert(sizeof(sched__prof) == 24 && sizeof(sched_link) == 24, "interned records without padding");
+
+/* A table of distinct records of `size` bytes (a multiple of 8, without padding: compared and hashed
+ * as bytes), each known by its index, given in the order they came, and found through an
+ * open-addressing index (ixcap slots, a power of 2, SCHED__NIL = free). Records below `first` are
+ * not indexed. The GPUs' links and kinds keep one each (sched.links, sched.kinds). */
+typedef struct sched__itab {
+  void *rec;
+  uint32_t size, n, cap, first;
+  uint32_t *ix, ixcap;
+} sched__itab;
 typedef struct sched__gcold {
   double billed_until; /* while employed and billed (sched__gpu.billed); else it is billed from since */
   double speed;        /* reported speed factor, while sched__gpu.slowed (1 otherwise) */
@@ -267,14 +279,8 @@ struct sched {
   uint32_t *bsel; /* selection: eligible buckets, and their cumulative sizes */
   uint64_t *bcum;
   sched_link *ln_scratch;
-  sched_link *links; /* distinct GPU links, nlinks of caplinks */
-  uint32_t nlinks, caplinks;
-  uint32_t *link_ix; /* open-addressing index of links (link_cap slots, power of 2; NIL = free) */
-  uint32_t link_cap;
-  sched__prof *profs; /* distinct GPU kinds (sched__gpu.prof), nprofs of capprofs */
-  uint32_t nprofs, capprofs;
-  uint32_t *prof_ix; /* open-addressing index of profs (prof_cap slots, power of 2; NIL = free) */
-  uint32_t prof_cap;
+  sched__itab links;  /* distinct GPU links (sched_link) */
+  sched__itab kinds;  /* distinct GPU kinds (sched__prof; sched__gpu.prof), [0] none (sched__known) */
   uint32_t max_kinds; /* cfg.max_kinds, SCHED_MAX_KINDS for 0 */
   sched_ledger ledger;
   sched_counters cnt;
@@ -302,7 +308,13 @@ static uint64_t sched__below(sched *s, uint64_t k) { return k ? sched__next(s) %
 /* GPU g joined at least once (its info is valid). */
 static inline int sched__known(const sched__gpu *g) { return g->prof != 0; }
 /* The kind of GPU g (its interned sched_gpu_info fields). */
-static inline const sched__prof *sched__pf(const sched *s, const sched__gpu *g) { return &s->profs[g->prof]; }
+static inline const sched__prof *sched__pf(const sched *s, const sched__gpu *g) {
+  return (const sched__prof *)s->kinds.rec + g->prof;
+}
+/* The link of kind f. */
+static inline const sched_link *sched__lnk(const sched *s, const sched__prof *f) {
+  return (const sched_link *)s->links.rec + f->link;
+}
 /* Its reported speed factor: 1 unless it reported another (the cold table holds that one). */
 static inline double sched__speed(const sched *s, const sched__gpu *g) {
   return g->slowed ? s->gcold[g - s->gpus].speed : 1.0;
@@ -743,7 +755,7 @@ static double sched__run_rate(sched *s, sched__job *j, sched__run *r) {
   for (unsigned i = 0; i < r->n; i++) {
     const sched__gpu *g = &s->gpus[r->members[i]];
     s->sp_scratch[i] = sched__power(s, g);
-    s->ln_scratch[i] = s->links[sched__pf(s, g)->link];
+    s->ln_scratch[i] = *sched__lnk(s, sched__pf(s, g));
     /* contention: a member slows down with the busy GPUs of its host (sched_coloc_factor). The
      * scan is over every GPU id, so only a configuration with a contention table pays for it. */
     uint32_t host = sched__cold_r(s, r->members[i])->host;
@@ -773,7 +785,7 @@ static double sched__ckpt_interval(sched *s, sched__job *j, sched__run *r, doubl
   if (!(C >= 0)) { /* once per membership: the members' GPU records are cold in a large pool */
     C = 0;
     for (unsigned i = 0; i < r->n; i++) {
-      double c = sched_net_transfer_time(&s->cfg.net, &s->links[sched__pf(s, &s->gpus[r->members[i]])->link],
+      double c = sched_net_transfer_time(&s->cfg.net, sched__lnk(s, sched__pf(s, &s->gpus[r->members[i]])),
                                          SCHED__CLS(s, j)->ckpt_bytes);
       if (c > C) C = c;
     }
@@ -823,7 +835,7 @@ static void sched__release(sched *s, uint32_t id) {
 static int sched__eligible(const sched *s, const sched_job_spec *sp, const sched__gpu *g) {
   const sched__gpu *in = g;
   const sched__prof *f = sched__pf(s, g);
-  const sched_link *ln = &s->links[f->link];
+  const sched_link *ln = sched__lnk(s, f);
   if (sp->sectors && (f->sectors & sp->sectors) != sp->sectors) return 0;
   if (sp->max_loss > 0 && ln->loss > sp->max_loss) return 0;
   if (sp->max_rtt_s > 0 && ln->rtt_s > sp->max_rtt_s) return 0;
@@ -1102,7 +1114,7 @@ static int sched__place_run(sched *s, uint32_t jid, int backup) {
   double bytes = SCHED__CLS(s, j)->input_bytes + (j->saved_work > 0 && !backup ? SCHED__CLS(s, j)->ckpt_bytes : 0);
   double stage = 0;
   for (unsigned i = 0; i < width; i++) {
-    double t = sched_net_transfer_time(&s->cfg.net, &s->links[sched__pf(s, &s->gpus[r->members[i]])->link], bytes);
+    double t = sched_net_transfer_time(&s->cfg.net, sched__lnk(s, sched__pf(s, &s->gpus[r->members[i]])), bytes);
     if (t > stage) stage = t;
   }
   r->last_t = s->now + stage; /* progress is judged from when it can compute */
@@ -1370,7 +1382,7 @@ static int sched__gpu_lost(sched *s, uint32_t id) {
                           .gpu = nid,
                           .old_gpu = id,
                           .reason = SCHED_R_GPU_LOST,
-                          .value = sched_net_transfer_time(&s->cfg.net, &s->links[sched__pf(s, &s->gpus[nid])->link],
+                          .value = sched_net_transfer_time(&s->cfg.net, sched__lnk(s, sched__pf(s, &s->gpus[nid])),
                                                            SCHED__CLS(s, j)->ckpt_bytes)};
       r->last_t = fmax(r->last_t, s->now) + d.value; /* the run waits for the newcomer */
       sched__emit(s, &d);
@@ -1386,146 +1398,93 @@ static int sched__gpu_lost(sched *s, uint32_t id) {
   return sched__schedule(s);
 }
 
-/* The index of link *l in the table of distinct links, added when new. */
-static uint64_t sched__link_hash(const sched_link *l) {
-  uint64_t w[3], h = 0x9e3779b97f4a7c15u;
-  memcpy(&w[0], &l->bw_bps, 8);
-  memcpy(&w[1], &l->rtt_s, 8);
-  memcpy(&w[2], &l->loss, 8);
-  for (int k = 0; k < 3; k++) h = (h ^ w[k]) * 0xff51afd7ed558ccdu, h ^= h >> 32;
+static uint64_t sched__itab_hash(const sched__itab *t, const void *r) {
+  uint64_t w, h = 0x9e3779b97f4a7c15u;
+  for (uint32_t o = 0; o < t->size; o += 8) {
+    memcpy(&w, (const char *)r + o, 8);
+    h = (h ^ w) * 0xff51afd7ed558ccdu, h ^= h >> 32;
+  }
   return h;
 }
-/* Where link *l is in the index (its slot, SCHED__NIL when the index is empty); *out = its id,
+static const void *sched__itab_at(const sched__itab *t, uint32_t k) {
+  return (const char *)t->rec + (size_t)k * t->size;
+}
+/* Where record *r is in t's index (its slot; SCHED__NIL when the index is empty); *out = its id,
  * or SCHED__NIL when it is not there. */
-static uint32_t sched__link_find(const sched *s, const sched_link *l, uint32_t *out) {
+static uint32_t sched__itab_find(const sched__itab *t, const void *r, uint32_t *out) {
   *out = SCHED__NIL;
-  if (!s->link_cap) return SCHED__NIL;
-  uint32_t h = (uint32_t)sched__link_hash(l) & (s->link_cap - 1);
-  for (; s->link_ix[h] != SCHED__NIL; h = (h + 1) & (s->link_cap - 1)) {
-    const sched_link *o = &s->links[s->link_ix[h]];
-    if (!memcmp(&o->bw_bps, &l->bw_bps, 8) && !memcmp(&o->rtt_s, &l->rtt_s, 8) && !memcmp(&o->loss, &l->loss, 8)) {
-      *out = s->link_ix[h];
+  if (!t->ixcap) return SCHED__NIL;
+  uint32_t h = (uint32_t)sched__itab_hash(t, r) & (t->ixcap - 1);
+  for (; t->ix[h] != SCHED__NIL; h = (h + 1) & (t->ixcap - 1))
+    if (!memcmp(sched__itab_at(t, t->ix[h]), r, t->size)) {
+      *out = t->ix[h];
       break;
     }
-  }
   return h;
 }
-/* Rebuilds an open-addressing index (*ix, *cap slots, a power of 2, SCHED__NIL = free) at twice
- * its size (16 at first) over entries first .. n - 1, entry k hashing to hash(s, k). 0 or
- * SCHED_ENOMEM (the index unchanged). The links' and the kinds' tables keep one each. */
-static int sched__ix_grow(sched *s, uint32_t **ix, uint32_t *cap, uint32_t first, uint32_t n,
-                          uint64_t (*hash)(const sched *s, uint32_t k)) {
-  uint32_t nc = *cap ? 2 * *cap : 16;
-  uint32_t *t = malloc((size_t)nc * sizeof *t);
-  if (!t) return SCHED_ENOMEM;
-  for (uint32_t i = 0; i < nc; i++) t[i] = SCHED__NIL;
-  for (uint32_t k = first; k < n; k++) {
-    uint32_t h = (uint32_t)hash(s, k) & (nc - 1);
-    while (t[h] != SCHED__NIL) h = (h + 1) & (nc - 1);
-    t[h] = k;
+/* Rebuilds t's index at twice its size (16 at first). 0 or SCHED_ENOMEM (the index unchanged). */
+static int sched__itab_grow_ix(sched__itab *t) {
+  uint32_t nc = t->ixcap ? 2 * t->ixcap : 16;
+  uint32_t *x = malloc((size_t)nc * sizeof *x);
+  if (!x) return SCHED_ENOMEM;
+  for (uint32_t i = 0; i < nc; i++) x[i] = SCHED__NIL;
+  for (uint32_t k = t->first; k < t->n; k++) {
+    uint32_t h = (uint32_t)sched__itab_hash(t, sched__itab_at(t, k)) & (nc - 1);
+    while (x[h] != SCHED__NIL) h = (h + 1) & (nc - 1);
+    x[h] = k;
   }
-  free(*ix);
-  *ix = t;
-  *cap = nc;
+  free(t->ix);
+  t->ix = x;
+  t->ixcap = nc;
   return 0;
 }
-static uint64_t sched__link_hash_at(const sched *s, uint32_t k) { return sched__link_hash(&s->links[k]); }
-static int sched__link_id(sched *s, const sched_link *l, uint32_t *out) {
-  if (2 * (s->nlinks + 1) > s->link_cap &&
-      sched__ix_grow(s, &s->link_ix, &s->link_cap, 0, s->nlinks, sched__link_hash_at))
-    return SCHED_ENOMEM;
-  uint32_t h = sched__link_find(s, l, out);
+/* The id of record *r in t, added when new. 0, SCHED_ENOMEM, or SCHED_EINVAL when t holds `max`
+ * indexed records already (nothing changed). */
+static int sched__itab_id(sched__itab *t, const void *r, uint32_t max, uint32_t *out) {
+  if (2 * (t->n + 1) > t->ixcap && sched__itab_grow_ix(t)) return SCHED_ENOMEM;
+  uint32_t h = sched__itab_find(t, r, out);
   if (*out != SCHED__NIL) return 0;
-  if (s->nlinks == s->caplinks) {
-    uint32_t nc = s->caplinks ? 2 * s->caplinks : 8;
-    sched_link *p = realloc(s->links, (size_t)nc * sizeof *p);
+  if (t->n - t->first >= max) return SCHED_EINVAL;
+  if (t->n == t->cap) {
+    uint32_t nc = t->cap ? 2 * t->cap : 8;
+    void *p = realloc(t->rec, (size_t)nc * t->size);
     if (!p) return SCHED_ENOMEM;
-    s->links = p;
-    s->caplinks = nc;
+    t->rec = p;
+    t->cap = nc;
   }
-  s->links[s->nlinks] = *l;
-  s->link_ix[h] = s->nlinks;
-  *out = s->nlinks++;
+  memcpy((char *)t->rec + (size_t)t->n * t->size, r, t->size);
+  t->ix[h] = t->n;
+  *out = t->n++;
   return 0;
 }
 
-static uint64_t sched__prof_hash(const sched__prof *f) {
-  uint64_t w[3], h = 0x9e3779b97f4a7c15u;
-  memcpy(&w[0], &f->score, 8);
-  w[1] = (uint64_t)f->sectors << 32 | f->link;
-  w[2] = (uint64_t)f->node << 32 | (uint64_t)f->region << 16 | f->grade;
-  for (int k = 0; k < 3; k++) h = (h ^ w[k]) * 0xff51afd7ed558ccdu, h ^= h >> 32;
-  return h;
-}
-static int sched__prof_same(const sched__prof *a, const sched__prof *b) {
-  return !memcmp(&a->score, &b->score, 8) && a->sectors == b->sectors && a->link == b->link && a->node == b->node &&
-         a->region == b->region && a->grade == b->grade;
-}
-/* The same as sched__link_find for kind *f. */
-static uint32_t sched__prof_find(const sched *s, const sched__prof *f, uint32_t *out) {
-  *out = SCHED__NIL;
-  if (!s->prof_cap) return SCHED__NIL;
-  uint32_t h = (uint32_t)sched__prof_hash(f) & (s->prof_cap - 1);
-  for (; s->prof_ix[h] != SCHED__NIL; h = (h + 1) & (s->prof_cap - 1))
-    if (sched__prof_same(&s->profs[s->prof_ix[h]], f)) {
-      *out = s->prof_ix[h];
-      break;
-    }
-  return h;
-}
 /* The kind of GPU info *in, whose link is link. */
 static sched__prof sched__prof_of(const sched_gpu_info *in, uint32_t link) {
-  return (sched__prof){in->score, in->sectors, link, (uint16_t)in->node, in->region, in->grade};
+  return (sched__prof){in->score, in->sectors, link, (uint16_t)in->node, in->region, in->grade, 0};
 }
-/* Kinds the core holds (s->profs[0], made with the core, is no kind: the prof of a GPU that never
+/* Kinds the core holds (kinds[0], made with the core, is no kind: the prof of a GPU that never
  * joined). */
-static uint32_t sched__nkinds(const sched *s) { return s->nprofs - 1; }
+static uint32_t sched__nkinds(const sched *s) { return s->kinds.n - s->kinds.first; }
 /* 1 when a GPU of info *in would make the core hold more than cfg.max_kinds kinds. */
 static int sched__prof_full(const sched *s, const sched_gpu_info *in) {
   if (sched__nkinds(s) < s->max_kinds) return 0;
   uint32_t link, id;
-  sched__link_find(s, &in->link, &link);
+  sched__itab_find(&s->links, &in->link, &link);
   if (link == SCHED__NIL) return 1;
   sched__prof f = sched__prof_of(in, link);
-  sched__prof_find(s, &f, &id);
+  sched__itab_find(&s->kinds, &f, &id);
   return id == SCHED__NIL;
-}
-static uint64_t sched__prof_hash_at(const sched *s, uint32_t k) { return sched__prof_hash(&s->profs[k]); }
-/* The index of GPU kind *f in s->profs, added when new. 0, SCHED_ENOMEM, or SCHED_EINVAL when
- * the core holds cfg.max_kinds kinds already. */
-static int sched__prof_id(sched *s, const sched__prof *f, uint32_t *out) {
-  /* (entry 0 is no kind: not indexed) */
-  if (2 * (s->nprofs + 1) > s->prof_cap &&
-      sched__ix_grow(s, &s->prof_ix, &s->prof_cap, 1, s->nprofs, sched__prof_hash_at))
-    return SCHED_ENOMEM;
-  uint32_t id, h = sched__prof_find(s, f, &id);
-  if (id != SCHED__NIL) {
-    *out = id;
-    return 0;
-  }
-  if (sched__nkinds(s) >= s->max_kinds) return SCHED_EINVAL; /* (sched__prof_full refused it before) */
-  if (s->nprofs == s->capprofs) {
-    uint32_t nc = 2 * s->capprofs;
-    sched__prof *p = realloc(s->profs, (size_t)nc * sizeof *p);
-    if (!p) return SCHED_ENOMEM;
-    s->profs = p;
-    s->capprofs = nc;
-  }
-  s->profs[s->nprofs] = *f;
-  s->prof_ix[h] = s->nprofs;
-  *out = s->nprofs++;
-  return 0;
 }
 
 static int sched__gpu_join(sched *s, uint32_t id, const sched_gpu_info *in) {
   sched__gpu *g = &s->gpus[id];
   if (g->state != SCHED_GPU_ABSENT) return SCHED_ESTATE;
   uint32_t link;
-  int rc = sched__link_id(s, &in->link, &link);
+  int rc = sched__itab_id(&s->links, &in->link, UINT32_MAX, &link);
   if (rc) return rc;
   sched__prof f = sched__prof_of(in, link);
   uint32_t prof;
-  rc = sched__prof_id(s, &f, &prof);
+  rc = sched__itab_id(&s->kinds, &f, s->max_kinds, &prof); /* (sched__prof_full refused a kind more) */
   if (rc) return rc;
   if (in->host || s->gcold) { /* 0, alone, is what a core without the table reads */
     sched__gcold *c = sched__cold_w(s, id);
@@ -1609,7 +1568,7 @@ static int sched__gpu_degrade(sched *s, uint32_t id, double f) {
                       .gpu = nid,
                       .old_gpu = id,
                       .reason = SCHED_R_DEGRADED,
-                      .value = sched_net_transfer_time(&s->cfg.net, &s->links[sched__pf(s, &s->gpus[nid])->link],
+                      .value = sched_net_transfer_time(&s->cfg.net, sched__lnk(s, sched__pf(s, &s->gpus[nid])),
                                                        SCHED__CLS(s, j)->ckpt_bytes)};
   r->last_t = fmax(r->last_t, s->now) + d.value;
   sched__emit(s, &d);
@@ -2084,10 +2043,10 @@ int sched_create(const sched_config *cfg, sched **out) {
   s->buckets = calloc(nb, sizeof *s->buckets);
   s->bsel = malloc(nb * sizeof *s->bsel);
   s->bcum = malloc(nb * sizeof *s->bcum);
-  s->profs = calloc(8, sizeof *s->profs); /* [0]: no kind (sched__known) */
-  s->nprofs = 1;
-  s->capprofs = 8;
-  if (!s->bsel || !s->bcum || !s->node_income || !s->buckets || !s->profs || sched__scratch_reserve(s, 16)) {
+  s->links = (sched__itab){.size = sizeof(sched_link)};
+  s->kinds =
+      (sched__itab){.rec = calloc(8, sizeof(sched__prof)), .size = sizeof(sched__prof), .n = 1, .cap = 8, .first = 1};
+  if (!s->bsel || !s->bcum || !s->node_income || !s->buckets || !s->kinds.rec || sched__scratch_reserve(s, 16)) {
     sched_destroy(s);
     return SCHED_ENOMEM;
   }
@@ -2116,10 +2075,10 @@ void sched_destroy(sched *s) {
   free(s->kscratch);
   free(s->sp_scratch);
   free(s->ln_scratch);
-  free(s->links);
-  free(s->profs);
-  free(s->prof_ix);
-  free(s->link_ix);
+  free(s->links.rec);
+  free(s->links.ix);
+  free(s->kinds.rec);
+  free(s->kinds.ix);
   free(s->pend);
   free(s->pool);
   free(s->bsel);

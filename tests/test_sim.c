@@ -17,6 +17,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "randcase.h"
+
 /* ---- RNG streams ---------------------------------------------------------------------------- */
 
 static void test_rng_reproducible(void) {
@@ -184,11 +186,16 @@ static void test_event_order(void) {
 }
 
 /* With more than 65536 events pending the engine files far events in a calendar in front of its
- * heap. The order must stay exactly (t, src, seq): 200 LPs each schedule 1000 events at times on
- * a 0.25 grid (many ties) from now to 5000 time units ahead (past the calendar's ring, into its
- * overflow list), and half the events schedule another; the handled sequence must be sorted by
- * (t, src, send order) and hold every event sent before the end. Tags count each LP's sends; odd
- * ones carry a second word (a slab payload), even ones travel in the event itself. */
+ * heap: fine buckets for the current block of them, coarse buckets for the blocks after it, an
+ * overflow list beyond (sim/engine.c). The order must stay exactly (t, src, seq). Random cases:
+ * LPs each schedule CAL_PER_LP events at times on a 0.25 grid (many ties), most a short delay
+ * ahead and a share after a long gap (past the ring, into the overflow list). Each event
+ * schedules two more until a budget of sends is spent (so the calendar turns on at a time after
+ * 0, its buckets sized by the rate seen), then one more with probability 1/2, so the near events
+ * die out and the ring empties while far ones wait (the jump to the earliest); the handled sequence must be sorted by (t, src, send order) and hold
+ * every event sent before the end. Tags count each LP's sends; odd ones carry a second word (a
+ * slab payload), even ones travel in the event itself. Over the cases the calendar's paths must
+ * have been taken (its counters in sim_pending). */
 typedef struct cal_msg {
   int32_t tag, pad;
   int64_t extra;
@@ -201,17 +208,26 @@ typedef struct cal_seen {
   uint64_t src;
   int32_t tag;
 } cal_seen;
-enum { CAL_LPS = 200, CAL_PER_LP = 1000, CAL_MAX = 1000000 };
+enum { CAL_PER_LP = 100, CAL_MAX = 1500000 };
+static struct {
+  unsigned lps;
+  double far_share, far_gap, far_width, near_span, end;
+  size_t budget; /* sends after which an event sends one more with probability 1/2, not two */
+} cal_case;
 static cal_seen *cal_log;
-static size_t cal_n, cal_sent_before_end;
+static size_t cal_n, cal_sent_before_end, cal_sent;
+static sim_pending_stats cal_last;
 static void cal_send(sim_lp *lp, cal_state *st) {
   gsl_rng *r = sim_lp_rng(lp);
-  double u = gsl_rng_uniform(r), d = u < 0.05 ? 5000.0 * gsl_rng_uniform(r) : 10.0 * gsl_rng_uniform(r);
+  double u = gsl_rng_uniform(r);
+  double d = u < cal_case.far_share ? cal_case.far_gap + cal_case.far_width * gsl_rng_uniform(r)
+                                    : cal_case.near_span * gsl_rng_uniform(r);
   d = 0.5 + floor(d * 4.0) / 4.0;
-  sim_id dst = gsl_rng_uniform(r) < 0.3 ? gsl_rng_uniform_int(r, CAL_LPS) : sim_lp_id(lp);
+  sim_id dst = gsl_rng_uniform(r) < 0.3 ? gsl_rng_uniform_int(r, cal_case.lps) : sim_lp_id(lp);
   cal_msg m = {st->sent++, 0, 0};
+  cal_sent++;
   if (m.tag & 1) m.extra = m.tag;
-  if (sim_now(lp) + d < 3000.0) cal_sent_before_end++;
+  if (sim_now(lp) + d < cal_case.end) cal_sent_before_end++;
   sim_send(lp, dst, d, &m, sizeof m);
 }
 static void cal_init(sim_lp *lp, void *st) {
@@ -221,27 +237,72 @@ static void cal_event(sim_lp *lp, void *st, const void *msg, sim_id src) {
   const cal_msg *m = msg;
   CU_ASSERT_EQUAL(m->extra, (m->tag & 1) ? m->tag : 0);
   if (cal_n < CAL_MAX) cal_log[cal_n++] = (cal_seen){sim_now(lp), src, m->tag};
-  if (gsl_rng_uniform(sim_lp_rng(lp)) < 0.5) cal_send(lp, st);
+  if (cal_sent < cal_case.budget) {
+    cal_send(lp, st);
+    cal_send(lp, st);
+  } else if (gsl_rng_uniform(sim_lp_rng(lp)) < 0.5) {
+    cal_send(lp, st);
+  }
+  sim_pending(lp, &cal_last);
 }
 static void test_calendar_order(void) {
   static const sim_lptype types[] = {{"cal", sizeof(cal_state), cal_init, cal_event, NULL}};
-  sim_model m = {"cal", types, 1, NULL, CAL_LPS, sizeof(cal_msg), 0.5, 3000.0, NULL, NULL, 0, NULL, 0};
   cal_log = malloc(CAL_MAX * sizeof *cal_log);
-  cal_n = cal_sent_before_end = 0;
-  sim_results r;
-  sim_run_opts o = {3, 0, 0, NULL};
-  CU_ASSERT_EQUAL_FATAL(sim_run(&m, &o, &r), 0);
-  CU_ASSERT(cal_n > 300000 && cal_n < CAL_MAX);
-  CU_ASSERT_EQUAL(cal_n, cal_sent_before_end);
-  CU_ASSERT_EQUAL(r.events, cal_n);
-  size_t bad = 0;
-  for (size_t i = 1; i < cal_n; i++) {
-    const cal_seen *a = &cal_log[i - 1], *b = &cal_log[i];
-    int ok = a->t < b->t || (a->t == b->t && (a->src < b->src || (a->src == b->src && a->tag < b->tag)));
-    bad += !ok;
+  CU_ASSERT_PTR_NOT_NULL_FATAL(cal_log);
+  rng g = {20261207};
+  chk c = {0};
+  uint64_t coarse = 0, splits = 0, scans = 0, jumps = 0, rebuilds = 0;
+  for (int cs = 0; cs < 6; cs++) {
+    cal_case.lps = (unsigned)rng_int(&g, 120, 300);
+    cal_case.far_share = 0.01 + 0.15 * rng_unif(&g);
+    cal_case.budget = (size_t)rng_int(&g, 150000, 400000);
+    cal_case.far_gap = 1000.0 + 30000.0 * rng_unif(&g);
+    cal_case.far_width = 20.0 + 3000.0 * rng_unif(&g);
+    cal_case.near_span = 2.0 + 40.0 * rng_unif(&g);
+    cal_case.end = cal_case.far_gap + cal_case.far_width * (0.2 + rng_unif(&g));
+    sim_model m = {"cal", types, 1, NULL, cal_case.lps, sizeof(cal_msg), 0.5, cal_case.end, NULL, NULL, 0, NULL, 0};
+    cal_n = cal_sent_before_end = cal_sent = 0;
+    memset(&cal_last, 0, sizeof cal_last);
+    sim_results r;
+    sim_run_opts o = {(uint64_t)rng_next(&g), 0, 0, NULL};
+    CU_ASSERT_EQUAL_FATAL(sim_run(&m, &o, &r), 0);
+    CHECK(&c, cal_n < CAL_MAX, "case %d: the log is full (%zu events)", cs, cal_n);
+    CHECK(&c, cal_n == cal_sent_before_end, "case %d: %zu events handled, %zu sent before the end", cs, cal_n,
+          cal_sent_before_end);
+    CHECK(&c, r.events == cal_n, "case %d: %llu events counted, %zu handled", cs, (unsigned long long)r.events, cal_n);
+    size_t bad = 0;
+    for (size_t i = 1; i < cal_n; i++) {
+      const cal_seen *a = &cal_log[i - 1], *b = &cal_log[i];
+      int ok = a->t < b->t || (a->t == b->t && (a->src < b->src || (a->src == b->src && a->tag < b->tag)));
+      bad += !ok;
+    }
+    CHECK(&c, bad == 0, "case %d (%u LPs, far share %.3f at %.0f + %.0f, near %.1f, end %.0f): %zu events out of order",
+          cs, cal_case.lps, cal_case.far_share, cal_case.far_gap, cal_case.far_width, cal_case.near_span, cal_case.end,
+          bad);
+    if (getenv("CAL_TEST_VERBOSE"))
+      printf("\n    case %d: %zu events, coarse %llu splits %llu scans %llu jumps %llu rebuilds %llu", cs, cal_n,
+             (unsigned long long)cal_last.far_coarse, (unsigned long long)cal_last.far_splits,
+             (unsigned long long)cal_last.far_scans, (unsigned long long)cal_last.far_jumps,
+             (unsigned long long)cal_last.far_rebuilds);
+    coarse += cal_last.far_coarse;
+    splits += cal_last.far_splits;
+    scans += cal_last.far_scans;
+    jumps += cal_last.far_jumps;
+    rebuilds += cal_last.far_rebuilds;
+    sim_results_free(&r);
   }
-  CU_ASSERT_EQUAL(bad, 0);
-  sim_results_free(&r);
+  chk_report(&c, "calendar order");
+  /* every path of the calendar was taken: coarse buckets, their splits, rebuilds at a new width,
+   * the jump over an empty ring (which scans the overflow list; the scan every half ring needs
+   * millions of events at a steady rate, which the market's runs at a million GPUs take) */
+  CU_ASSERT(coarse > 0);
+  CU_ASSERT(splits > 0);
+  CU_ASSERT(jumps > 0);
+  CU_ASSERT(rebuilds > 0);
+  if (getenv("CAL_TEST_VERBOSE"))
+    printf("\n    coarse %llu splits %llu scans %llu jumps %llu rebuilds %llu\n", (unsigned long long)coarse,
+           (unsigned long long)splits, (unsigned long long)scans, (unsigned long long)jumps,
+           (unsigned long long)rebuilds);
   free(cal_log);
 }
 

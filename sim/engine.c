@@ -149,14 +149,15 @@ struct sim_engine {
   /* far events (the calendar): see sim__far_* */
   struct sim__chunk *chunks;
   uint32_t nchunks, capchunks, free_chunk;
-  uint32_t *bhead, *btail; /* per list (SIM__CAL_LISTS): first and last chunk, UINT32_MAX = empty */
-  uint8_t *btn;            /* events in a list's last chunk (sim__list_push) */
+  uint32_t *bhead, *btail; /* per bucket: first and last chunk, UINT32_MAX = empty */
+  uint8_t *btn, otn;       /* events in a bucket's last chunk, in the overflow list's (sim__list_push) */
+  uint32_t ohead, otail;   /* overflow list: beyond the ring */
   uint64_t nring, nover;   /* events in the ring, in the overflow list */
   uint64_t cur;            /* bucket whose events the heap holds: horizon = (cur + 1) * w */
   double w, horizon;       /* bucket width; INFINITY while the calendar is off */
   uint64_t since_scan;     /* buckets advanced since the overflow list was last scanned */
   uint64_t adv, ev_at;     /* buckets advanced and events handled since w was last set */
-  uint64_t far_coarse, far_splits, far_scans, far_jumps, far_rebuilds; /* counts for sim_pending */
+  uint64_t far_scans, far_jumps, far_rebuilds; /* counts for sim_pending */
   unsigned retunes;
   size_t cal_on; /* pending events that turn the calendar on; 0 = never */
   /* payload slab: slots, and a bitmap of the free ones with its summary levels (sim__slot_get) */
@@ -355,37 +356,20 @@ static inline double sim__heap_top_t(const sim_engine *e) { return sim__btime(SI
 /* With hundreds of thousands of events pending, most are far in the future (a provider's next
  * churn, its daily review) and a binary heap over all of them spends its time on cache misses.
  * Once the heap holds more than SIM__CAL_ON events, events at or beyond `horizon` go into
- * buckets of width w (a calendar queue: Brown 1988) and enter the heap only when their bucket
- * comes up; the heap then holds about one bucket. Pops still come from the heap alone, and the
- * heap is refilled before its top could pass an event still in a bucket, so the order of events
- * is exactly the heap's order on (t, src, seq): results do not change.
- *
- * The buckets are on two levels, as the rungs of a ladder queue (Tang, Goh and Thng, "Ladder
- * queue: an O(1) priority queue structure for large-scale discrete event simulation", ACM TOMACS
- * 15(3), 2005) are: SIM__CAL_F fine buckets of width w for the rest of the current block, and a
- * ring of SIM__CAL_C coarse buckets of a block (SIM__CAL_F widths) each for the blocks after it,
- * SIM__CAL_B = F x C widths in all, then one overflow list beyond. A block's coarse bucket is
- * split into its fine buckets when the block comes up. A new event is appended to one of
- * F + C + 1 lists whose last chunks stay in the caches. With one ring of 4,096 fine buckets the
- * store to a bucket's last chunk missed at a million LPs (sim__list_push, 3% of the market's
- * time there); the split reads and writes each far event once more, but in order, within lists
- * whose ends are hot (docs/performance.md, "A calendar on two levels"). */
+ * buckets of width w (a calendar queue: Brown 1988), a ring of SIM__CAL_B buckets and an
+ * overflow list beyond it, and enter the heap only when their bucket comes up; the heap then
+ * holds about one bucket. Pops still come from the heap alone, and the heap is refilled before
+ * its top could pass an event still in a bucket, so the order of events is exactly the heap's
+ * order on (t, src, seq): results do not change. */
 #define SIM__CAL_ON 65536
-#define SIM__CAL_F 64u                       /* fine buckets in a block */
-#define SIM__CAL_C 64u                       /* coarse buckets (blocks) in the ring */
-#define SIM__CAL_B (SIM__CAL_F * SIM__CAL_C) /* widths the ring spans */
+#define SIM__CAL_B 4096u
 #define SIM__CAL_PER_BUCKET 4096.0
 #define SIM__NIL32 UINT32_MAX
-_Static_assert((SIM__CAL_F & (SIM__CAL_F - 1)) == 0 && (SIM__CAL_C & (SIM__CAL_C - 1)) == 0, "powers of two");
 
 static uint32_t sim__chunk_new(sim_engine *e) {
   uint32_t c = e->free_chunk;
   if (c != SIM__NIL32) {
-    uint32_t f = e->free_chunk = e->chunks[c].next;
-    if (f != SIM__NIL32) { /* the next one taken: its first slots and its link (freed long ago, cold) */
-      __builtin_prefetch(&e->chunks[f].ev[0], 1);
-      __builtin_prefetch(&e->chunks[f].next, 1);
-    }
+    e->free_chunk = e->chunks[c].next;
   } else {
     if (e->nchunks == e->capchunks) {
       e->capchunks = e->capchunks ? e->capchunks * 2 : 64;
@@ -397,8 +381,8 @@ static uint32_t sim__chunk_new(sim_engine *e) {
   e->chunks[c].next = SIM__NIL32;
   return c;
 }
-/* Appends ev to a list of chunks. The last chunk's count is kept in *tn, a byte of a small
- * array that stays in cache, not in the chunk, where it is on another line than most slots (at a
+/* Appends ev to a list of chunks. The last chunk's count is kept in *tn, a byte of an array of
+ * 4 KB that stays in cache, not in the chunk, where it is on another line than most slots (at a
  * million LPs that load missed and was 4% of the market's time): the chunk's own count is written
  * when it fills (on the line of its last slot) and by sim__list_seal before the list is read.
  * Every chunk of a list but the last is full. */
@@ -414,46 +398,13 @@ static void sim__list_push(sim_engine *e, uint32_t *head, uint32_t *tail, uint8_
   }
   sim__chunk *ch = &e->chunks[*tail];
   ch->ev[*tn] = *ev;
-  if (*tn + 3u < SIM__CHUNK) __builtin_prefetch((char *)&ch->ev[*tn] + 64, 1); /* the line this list writes next */
   if (++*tn == SIM__CHUNK) ch->n = SIM__CHUNK;
 }
 /* Writes a list's last count into its chunk, for a reader of the list. */
 static inline void sim__list_seal(sim_engine *e, uint32_t tail, uint8_t tn) {
   if (tail != SIM__NIL32) e->chunks[tail].n = tn;
 }
-/* Calendar list l: fine bucket l (< SIM__CAL_F), coarse bucket l - SIM__CAL_F, the overflow list
- * (SIM__CAL_F + SIM__CAL_C). */
-#define SIM__CAL_LISTS (SIM__CAL_F + SIM__CAL_C + 1)
-#define SIM__CAL_OVER (SIM__CAL_F + SIM__CAL_C)
-/* Takes list l out of the calendar (sealed) and returns its first chunk. */
-static uint32_t sim__list_take(sim_engine *e, unsigned l) {
-  uint32_t c = e->bhead[l];
-  sim__list_seal(e, e->btail[l], e->btn[l]);
-  e->bhead[l] = e->btail[l] = SIM__NIL32;
-  return c;
-}
-static void sim__far_put(sim_engine *e, const sim__ev *ev);
-/* Files again every event of the chunks from c on (sim__far_put) and frees the chunks; returns
- * how many there were. The next chunk is fetched while one is read: they were written long ago. */
-static uint64_t sim__far_refile(sim_engine *e, uint32_t c) {
-  uint64_t n = 0;
-  while (c != SIM__NIL32) {
-    uint32_t next = e->chunks[c].next;
-    if (next != SIM__NIL32)
-      for (unsigned b = 0; b < sizeof(sim__chunk); b += 64) __builtin_prefetch((const char *)&e->chunks[next] + b);
-    for (uint32_t i = 0; i < e->chunks[c].n; i++) {
-      sim__ev ev = e->chunks[c].ev[i]; /* far_put may move the chunk array (it read a freed block then) */
-      sim__far_put(e, &ev);
-    }
-    n += e->chunks[c].n;
-    e->chunks[c].next = e->free_chunk; /* chunks may have moved (realloc): indices, not pointers */
-    e->free_chunk = c;
-    c = next;
-  }
-  return n;
-}
-/* Files a far event (t >= horizon) in its bucket: a fine one in the current block, the coarse
- * one of a later block of the ring, or the overflow list. */
+/* Files a far event (t >= horizon) in its bucket, or in the overflow list. */
 static void sim__far_put(sim_engine *e, const sim__ev *ev) {
   if (sim__ev_t(ev) < e->horizon) { /* due already (an overflow event the ring has reached) */
     sim__heap_push(e, ev);
@@ -462,26 +413,31 @@ static void sim__far_put(sim_engine *e, const sim__ev *ev) {
   double q = floor(sim__ev_t(ev) / e->w);
   uint64_t k = q < 1.8e19 ? (uint64_t)q : UINT64_MAX;
   if (k <= e->cur) k = e->cur + 1; /* t / w rounded down to the heap's bucket: the next one */
-  uint64_t blk = k / SIM__CAL_F, cblk = e->cur / SIM__CAL_F;
-  unsigned l;
-  if (blk == cblk)
-    l = (unsigned)(k & (SIM__CAL_F - 1));
-  else if (blk - cblk < SIM__CAL_C)
-    l = SIM__CAL_F + (unsigned)(blk & (SIM__CAL_C - 1));
-  else
-    l = SIM__CAL_OVER;
-  sim__list_push(e, &e->bhead[l], &e->btail[l], &e->btn[l], ev);
-  if (l == SIM__CAL_OVER)
-    e->nover++;
-  else
+  if (k - e->cur < SIM__CAL_B) {
+    uint32_t b = (uint32_t)(k & (SIM__CAL_B - 1));
+    sim__list_push(e, &e->bhead[b], &e->btail[b], &e->btn[b], ev);
     e->nring++;
-  e->far_coarse += l >= SIM__CAL_F && l < SIM__CAL_OVER;
+  } else {
+    sim__list_push(e, &e->ohead, &e->otail, &e->otn, ev);
+    e->nover++;
+  }
 }
 /* Moves the overflow events that the ring now covers into their buckets. */
 static void sim__far_scan(sim_engine *e) {
-  uint32_t c = sim__list_take(e, SIM__CAL_OVER);
+  sim__list_seal(e, e->otail, e->otn);
+  uint32_t c = e->ohead;
+  e->ohead = e->otail = SIM__NIL32;
   e->nover = 0;
-  sim__far_refile(e, c);
+  while (c != SIM__NIL32) {
+    for (uint32_t i = 0; i < e->chunks[c].n; i++) {
+      sim__ev ev = e->chunks[c].ev[i]; /* far_put may move the chunk array (it read a freed block then) */
+      sim__far_put(e, &ev);
+    }
+    uint32_t next = e->chunks[c].next; /* chunks may have moved (realloc) */
+    e->chunks[c].next = e->free_chunk;
+    e->free_chunk = c;
+    c = next;
+  }
   e->since_scan = 0;
 }
 /* Turns the calendar on: from now on events at or past the end of the current bucket wait in
@@ -491,11 +447,11 @@ static void sim__far_on(sim_engine *e) {
   double span = e->end > e->now ? e->end - e->now : 1;
   e->w = rate > 0 ? SIM__CAL_PER_BUCKET / rate : span / SIM__CAL_B;
   if (!(e->w >= e->lookahead)) e->w = e->lookahead;
-  e->bhead = malloc(SIM__CAL_LISTS * sizeof *e->bhead);
-  e->btail = malloc(SIM__CAL_LISTS * sizeof *e->btail);
-  e->btn = calloc(SIM__CAL_LISTS, sizeof *e->btn);
+  e->bhead = malloc(SIM__CAL_B * sizeof *e->bhead);
+  e->btail = malloc(SIM__CAL_B * sizeof *e->btail);
+  e->btn = calloc(SIM__CAL_B, sizeof *e->btn);
   if (!e->bhead || !e->btail || !e->btn) SIM_FATAL("out of memory");
-  for (uint32_t l = 0; l < SIM__CAL_LISTS; l++) e->bhead[l] = e->btail[l] = SIM__NIL32;
+  for (uint32_t b = 0; b < SIM__CAL_B; b++) e->bhead[b] = e->btail[b] = SIM__NIL32;
   double q = floor(e->now / e->w);
   e->cur = q < 1.8e19 ? (uint64_t)q : 0;
   e->horizon = (double)(e->cur + 1) * e->w;
@@ -504,21 +460,33 @@ static void sim__far_on(sim_engine *e) {
 /* Sets the bucket width anew and files every far event again (the heap keeps what it holds). */
 static void sim__far_rebuild(sim_engine *e, double w) {
   uint32_t list = SIM__NIL32, last = SIM__NIL32;
-  for (unsigned l = 0; l < SIM__CAL_LISTS; l++) { /* every list, chained into one */
-    uint32_t t = e->btail[l], h = sim__list_take(e, l);
+  for (uint32_t b = 0; b <= SIM__CAL_B; b++) { /* the buckets, then the overflow list */
+    uint32_t h = b < SIM__CAL_B ? e->bhead[b] : e->ohead, t = b < SIM__CAL_B ? e->btail[b] : e->otail;
     if (h == SIM__NIL32) continue;
+    sim__list_seal(e, t, b < SIM__CAL_B ? e->btn[b] : e->otn);
     if (last == SIM__NIL32)
       list = h;
     else
       e->chunks[last].next = h;
     last = t;
+    if (b < SIM__CAL_B) e->bhead[b] = e->btail[b] = SIM__NIL32;
   }
+  e->ohead = e->otail = SIM__NIL32;
   e->nring = e->nover = 0;
   e->w = w;
   double q = floor(e->now / w);
   e->cur = q < 1.8e19 ? (uint64_t)q : 0;
   e->horizon = (double)(e->cur + 1) * w;
-  sim__far_refile(e, list);
+  for (uint32_t c = list; c != SIM__NIL32;) {
+    for (uint32_t i = 0; i < e->chunks[c].n; i++) {
+      sim__ev ev = e->chunks[c].ev[i]; /* far_put may move the chunk array */
+      sim__far_put(e, &ev);
+    }
+    uint32_t next = e->chunks[c].next;
+    e->chunks[c].next = e->free_chunk;
+    e->free_chunk = c;
+    c = next;
+  }
   e->far_rebuilds++;
   e->since_scan = e->adv = 0;
   e->ev_at = e->events;
@@ -530,8 +498,8 @@ static void sim__far_refill(sim_engine *e) {
   while ((e->hn == 0 || sim__heap_top_t(e) >= e->horizon) && (e->nring || e->nover)) {
     if (!e->nring) { /* nothing in the ring: jump to the earliest overflow event's bucket */
       double tmin = INFINITY;
-      sim__list_seal(e, e->btail[SIM__CAL_OVER], e->btn[SIM__CAL_OVER]);
-      for (uint32_t c = e->bhead[SIM__CAL_OVER]; c != SIM__NIL32; c = e->chunks[c].next)
+      sim__list_seal(e, e->otail, e->otn);
+      for (uint32_t c = e->ohead; c != SIM__NIL32; c = e->chunks[c].next)
         for (uint32_t i = 0; i < e->chunks[c].n; i++)
           if (sim__ev_t(&e->chunks[c].ev[i]) < tmin) tmin = sim__ev_t(&e->chunks[c].ev[i]);
       double q = floor(tmin / e->w);
@@ -547,18 +515,12 @@ static void sim__far_refill(sim_engine *e) {
       sim__far_scan(e);
       e->far_scans++;
     }
-    if ((e->cur & (SIM__CAL_F - 1)) == 0) { /* a new block: its coarse bucket into fine ones (or the heap) */
-      uint32_t c = sim__list_take(e, SIM__CAL_F + (unsigned)((e->cur / SIM__CAL_F) & (SIM__CAL_C - 1)));
-      uint64_t n = sim__far_refile(e, c);
-      e->nring -= n;
-      e->far_splits += n > 0;
-    }
-    uint32_t c = sim__list_take(e, (unsigned)(e->cur & (SIM__CAL_F - 1)));
+    uint32_t b = (uint32_t)(e->cur & (SIM__CAL_B - 1));
+    uint32_t c = e->bhead[b];
+    sim__list_seal(e, e->btail[b], e->btn[b]);
+    e->bhead[b] = e->btail[b] = SIM__NIL32;
     while (c != SIM__NIL32) {
       sim__chunk *ch = &e->chunks[c];
-      if (ch->next != SIM__NIL32)
-        for (unsigned b = 0; b < sizeof(sim__chunk); b += 64)
-          __builtin_prefetch((const char *)&e->chunks[ch->next] + b);
       for (uint32_t i = 0; i < ch->n; i++) sim__heap_push(e, &ch->ev[i]);
       e->nring -= ch->n;
       uint32_t next = ch->next;
@@ -786,8 +748,8 @@ void sim_table_put(sim_lp *lp, unsigned tab, const void *record) {
 
 void sim_pending(const sim_lp *lp, sim_pending_stats *out) {
   const sim_engine *e = sim__eng(lp);
-  *out = (sim_pending_stats){e->hn,         e->hcap,       e->slab_live, e->slab_cap,  e->nring,       e->nover,
-                             e->far_coarse, e->far_splits, e->far_scans, e->far_jumps, e->far_rebuilds};
+  *out = (sim_pending_stats){e->hn,    e->hcap,      e->slab_live, e->slab_cap,    e->nring,
+                             e->nover, e->far_scans, e->far_jumps, e->far_rebuilds};
 }
 
 size_t sim_series_nbins(const sim_model *m, unsigned s) {
@@ -922,7 +884,7 @@ static sim_engine *sim__engine_new(const sim_model *m, const sim_run_opts *o) {
    * calendar on and off */
   const char *cm = getenv("SPOTLAB_CALENDAR_MIN");
   e->cal_on = cm && *cm ? (size_t)strtoull(cm, NULL, 10) : SIM__CAL_ON;
-  e->free_chunk = SIM__NIL32;
+  e->free_chunk = e->ohead = e->otail = SIM__NIL32;
   e->end = m->end_time;
   e->lookahead = m->lookahead;
   e->msg_size = m->msg_size;

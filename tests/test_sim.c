@@ -186,8 +186,7 @@ static void test_event_order(void) {
 }
 
 /* With more than 65536 events pending the engine files far events in a calendar in front of its
- * heap: fine buckets for the current block of them, coarse buckets for the blocks after it, an
- * overflow list beyond (sim/engine.c). The order must stay exactly (t, src, seq). Random cases:
+ * heap: a ring of buckets, an overflow list beyond (sim/engine.c). The order must stay exactly (t, src, seq). Random cases:
  * LPs each schedule CAL_PER_LP events at times on a 0.25 grid (many ties), most a short delay
  * ahead and a share after a long gap (past the ring, into the overflow list). Each event
  * schedules two more until a budget of sends is spent (so the calendar turns on at a time after
@@ -251,7 +250,7 @@ static void test_calendar_order(void) {
   CU_ASSERT_PTR_NOT_NULL_FATAL(cal_log);
   rng g = {20261207};
   chk c = {0};
-  uint64_t coarse = 0, splits = 0, scans = 0, jumps = 0, rebuilds = 0;
+  uint64_t scans = 0, jumps = 0, rebuilds = 0;
   for (int cs = 0; cs < 6; cs++) {
     cal_case.lps = (unsigned)rng_int(&g, 120, 300);
     cal_case.far_share = 0.01 + 0.15 * rng_unif(&g);
@@ -280,28 +279,22 @@ static void test_calendar_order(void) {
           cs, cal_case.lps, cal_case.far_share, cal_case.far_gap, cal_case.far_width, cal_case.near_span, cal_case.end,
           bad);
     if (getenv("CAL_TEST_VERBOSE"))
-      printf("\n    case %d: %zu events, coarse %llu splits %llu scans %llu jumps %llu rebuilds %llu", cs, cal_n,
-             (unsigned long long)cal_last.far_coarse, (unsigned long long)cal_last.far_splits,
+      printf("\n    case %d: %zu events, scans %llu jumps %llu rebuilds %llu", cs, cal_n,
              (unsigned long long)cal_last.far_scans, (unsigned long long)cal_last.far_jumps,
              (unsigned long long)cal_last.far_rebuilds);
-    coarse += cal_last.far_coarse;
-    splits += cal_last.far_splits;
     scans += cal_last.far_scans;
     jumps += cal_last.far_jumps;
     rebuilds += cal_last.far_rebuilds;
     sim_results_free(&r);
   }
   chk_report(&c, "calendar order");
-  /* every path of the calendar was taken: coarse buckets, their splits, rebuilds at a new width,
-   * the jump over an empty ring (which scans the overflow list; the scan every half ring needs
-   * millions of events at a steady rate, which the market's runs at a million GPUs take) */
-  CU_ASSERT(coarse > 0);
-  CU_ASSERT(splits > 0);
+  /* the calendar's paths were taken: rebuilds at a new width, the jump over an empty ring (which
+   * scans the overflow list; the scan every half ring needs millions of events at a steady rate,
+   * which the market's runs at a million GPUs take) */
   CU_ASSERT(jumps > 0);
   CU_ASSERT(rebuilds > 0);
   if (getenv("CAL_TEST_VERBOSE"))
-    printf("\n    coarse %llu splits %llu scans %llu jumps %llu rebuilds %llu\n", (unsigned long long)coarse,
-           (unsigned long long)splits, (unsigned long long)scans, (unsigned long long)jumps,
+    printf("\n    scans %llu jumps %llu rebuilds %llu\n", (unsigned long long)scans, (unsigned long long)jumps,
            (unsigned long long)rebuilds);
   free(cal_log);
 }

@@ -19,7 +19,11 @@
  *
  * Measures: makespan, the fluid-bound ideal, work lost (member-seconds whose result was
  * discarded), and recovery time (first failure -> every chunk that was done or running at that
- * instant is committed again). */
+ * instant is committed again). The failed member notices its failure only at its next check,
+ * which on a loaded machine can come long after the failure time; what was done or running at the
+ * failure time is therefore read from per-chunk times (since when a chunk has been running, when
+ * it was committed), not from the state at the moment it noticed, when another replica may have
+ * committed the very chunk it failed on. */
 #include "kernels/krn_internal.h"
 
 #include <math.h>
@@ -160,6 +164,9 @@ struct krn__run {
   int *active;                 /* per chunk: executions in flight (or failed, undetected) */
   unsigned char *tried;        /* redundant: [member][chunk] started it once */
   double *dur;                 /* per chunk: duration of the committed execution */
+  double *since;               /* per chunk: when its executions in flight began (set when the
+                                  count of them leaves 0; kept once it is committed) */
+  double *t_done;              /* per chunk: when it was committed */
   size_t ndone;
   size_t *q, qcap, qhead, qlen; /* dynamic: ring buffer of chunks */
   _Atomic unsigned epoch;       /* checkpoint: bumped on rollback */
@@ -277,14 +284,16 @@ static int krn__check(void *arg) {
 }
 
 static void krn__commit_done(krn__run *r, size_t c, double d) {
+  double now = krn_now();
   r->done[c] = 1;
   r->ndone++;
   r->dur[c] = d;
+  r->t_done[c] = now;
   if (r->recovering && r->need[c] && --r->nneed == 0) {
-    r->recovery_s = krn_now() - r->t0 - r->t_fail;
+    r->recovery_s = now - r->t0 - r->t_fail;
     r->recovering = 0;
   }
-  if (r->ndone == r->n) r->t_end = krn_now();
+  if (r->ndone == r->n) r->t_end = now;
 }
 
 /* The cluster detected member i's failure (lock held). `c` is the chunk it held, or -1. */
@@ -335,7 +344,10 @@ static void krn__on_failure(krn__run *r, int i, long c) {
         r->ndone--;
         r->lost_s += r->dur[x];
         r->lost_n++;
-        if (r->recovering && r->need[x]) r->nneed++;
+        if (r->need[x]) { /* committed again only once redone: recovery goes on (or resumes) */
+          r->nneed++;
+          r->recovering = 1;
+        }
       }
     r->ep_done = 0;
     for (int x = 0; x < r->nm; x++) r->ms[x].lhead = r->ms[x].ltail = 0;
@@ -405,15 +417,16 @@ static void *krn__member_main(void *arg) {
       krn__wait(r, m);
       continue;
     }
+    double now = krn_now();
     if (m->fail_after >= 0 && m->started == m->fail_after) {
-      m->fail_at = krn_now(); /* the chunk's first check will stop it */
+      m->fail_at = now; /* the chunk's first check will stop it; it was running at that instant */
       if (r->failures == 0) pthread_cond_broadcast(&r->cv);
     }
     m->started++;
     m->cur = c;
     r->running++;
     r->execs++;
-    r->active[c]++;
+    if (r->active[c]++ == 0) r->since[c] = now;
     if (r->tried) r->tried[(size_t)m->idx * r->n + (size_t)c] = 1;
     m->ctl.chunk = (size_t)c;
     m->ctl.epoch = atomic_load(&r->epoch);
@@ -465,14 +478,22 @@ die:
   m->cur = c;
   r->failures++;
   if (r->failures == 1) {
-    r->t_fail = m->fail_at - r->t0;
+    /* What was done or running at the failure time (not now: other members went on meanwhile).
+     * A chunk committed since then counts from its commit; the chunk this member held counts in
+     * any case (it may have taken it just after the failure time, before its next check). */
+    double f = m->fail_at;
+    r->t_fail = f - r->t0;
     r->nneed = 0;
+    r->recovery_s = 0;
     for (size_t x = 0; x < r->n; x++) {
-      r->need[x] = r->done[x] || r->active[x] > 0;
-      r->nneed += r->need[x] && !r->done[x];
+      r->need[x] = (long)x == c || ((r->done[x] || r->active[x] > 0) && r->since[x] <= f);
+      if (!r->need[x]) continue;
+      if (!r->done[x])
+        r->nneed++;
+      else if (r->t_done[x] - r->t0 - r->t_fail > r->recovery_s)
+        r->recovery_s = r->t_done[x] - r->t0 - r->t_fail;
     }
     r->recovering = r->nneed > 0;
-    r->recovery_s = 0;
   }
   pthread_cond_broadcast(&r->cv);
   pthread_mutex_unlock(&r->mu);
@@ -490,6 +511,8 @@ static void krn__run_free(krn__run *r) {
   free(r->active);
   free(r->tried);
   free(r->dur);
+  free(r->since);
+  free(r->t_done);
   free(r->q);
   free(r->need);
   for (int i = 0; i < r->nm; i++) free(r->ms[i].list);
@@ -515,12 +538,14 @@ int krn_cluster_run(krn_cluster *cl, krn_job *job, const krn_run_opts *o, krn_ru
   r->done = calloc(n, sizeof *r->done);
   r->active = calloc(n, sizeof *r->active);
   r->dur = calloc(n, sizeof *r->dur);
+  r->since = calloc(n, sizeof *r->since);
+  r->t_done = calloc(n, sizeof *r->t_done);
   r->need = calloc(n, 1);
   r->qcap = n + 1;
   r->q = malloc(r->qcap * sizeof *r->q);
   if (replicated) r->tried = calloc((size_t)r->nm * n, 1);
   int rc = 0;
-  if (!r->done || !r->active || !r->dur || !r->need || !r->q || (replicated && !r->tried)) {
+  if (!r->done || !r->active || !r->dur || !r->since || !r->t_done || !r->need || !r->q || (replicated && !r->tried)) {
     rc = KRN_ENOMEM;
     goto out;
   }

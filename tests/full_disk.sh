@@ -4,10 +4,15 @@
 # segfault, exit 139; report printed stray bytes), and no file that looks complete but is not.
 # Then the same commands into a read-only folder. Skipped (77) where tmpfs cannot be mounted (not
 # root).
-bin=$1; src=$2
-dir=$(mktemp -d /tmp/spotlab_full.XXXXXX) || exit 1
-if ! mount -t tmpfs -o size=64k tmpfs "$dir" 2>/dev/null; then rmdir "$dir"; echo "SKIP: cannot mount a tmpfs"; exit 77; fi
-trap 'umount "$dir"; rmdir "$dir"' EXIT
+# Its own files (ok.h5, the commands' output) go to a folder of its own: ctest runs the tests in
+# parallel in one folder, and test_cli writes and removes an ok.h5 there too (under ctest -j2 the
+# report and compare here read test_cli's file, or none, and failed).
+bin=$(readlink -f "$1"); src=$(readlink -f "$2")
+work=$(mktemp -d /tmp/spotlab_fullwork.XXXXXX) || exit 1
+dir=$(mktemp -d /tmp/spotlab_full.XXXXXX) || { rm -rf "$work"; exit 1; }
+if ! mount -t tmpfs -o size=64k tmpfs "$dir" 2>/dev/null; then rmdir "$dir"; rm -rf "$work"; echo "SKIP: cannot mount a tmpfs"; exit 77; fi
+trap 'umount "$dir"; rmdir "$dir"; rm -rf "$work"' EXIT
+cd "$work" || exit 1
 fail() { echo "FAIL: $*"; exit 1; }
 "$bin" run "$src/scenarios/default.cfg" --out "$dir/d.h5" --quiet > run.out 2>&1; s=$?
 cat run.out
@@ -79,7 +84,7 @@ grep -q "$dir/k.h5: writing the kernel table failed (No space left on device)" b
 # non-zero, and leaves nothing
 ro=$(mktemp -d /tmp/spotlab_ro.XXXXXX) || exit 1
 mount -t tmpfs -o size=64k,ro tmpfs "$ro" 2>/dev/null || fail "cannot mount a read-only tmpfs"
-trap 'umount "$dir"; rmdir "$dir"; umount "$ro"; rmdir "$ro"' EXIT
+trap 'umount "$dir"; rmdir "$dir"; umount "$ro"; rmdir "$ro"; rm -rf "$work"' EXIT
 "$bin" run "$src/scenarios/default.cfg" --reps 1 --out "$ro/x.h5" --quiet > ro.out 2>&1; s=$?
 [ $s -ne 0 ] && grep -q "Read-only file system" ro.out || { cat ro.out; fail "run into a read-only folder: exit $s"; }
 "$bin" report ok.h5 --out "$ro/rep" --gnuplot none > ro.out 2>&1; s=$?

@@ -490,8 +490,8 @@ die:
       if (!r->need[x]) continue;
       if (!r->done[x])
         r->nneed++;
-      else if (r->t_done[x] - r->t0 - r->t_fail > r->recovery_s)
-        r->recovery_s = r->t_done[x] - r->t0 - r->t_fail;
+      else if (r->t_done[x] - f > r->recovery_s)
+        r->recovery_s = r->t_done[x] - f;
     }
     r->recovering = r->nneed > 0;
   }

@@ -748,8 +748,7 @@ void sim_table_put(sim_lp *lp, unsigned tab, const void *record) {
 
 void sim_pending(const sim_lp *lp, sim_pending_stats *out) {
   const sim_engine *e = sim__eng(lp);
-  *out = (sim_pending_stats){e->hn,    e->hcap,      e->slab_live, e->slab_cap,    e->nring,
-                             e->nover, e->far_scans, e->far_jumps, e->far_rebuilds};
+  *out = (sim_pending_stats){e->hn, e->hcap, e->slab_live, e->slab_cap, e->far_scans, e->far_jumps, e->far_rebuilds};
 }
 
 size_t sim_series_nbins(const sim_model *m, unsigned s) {

@@ -181,10 +181,9 @@ void sim_table_put(sim_lp *lp, unsigned tab, const void *record);
  * a model does must not depend on it. */
 typedef struct sim_pending_stats {
   size_t heap_used, heap_slots, slab_used, slab_slots;
-  /* the calendar of far events (all 0 while it is off): events now in its ring of buckets and in
-   * its overflow list; since the run began, scans of the overflow list every half ring, jumps of
-   * the ring to the earliest overflow event, and rebuilds at a new bucket width */
-  size_t far_ring, far_over;
+  /* the calendar of far events, since the run began (all 0 while it is off): scans of its overflow
+   * list every half ring, jumps of the ring to the earliest overflow event, and rebuilds at a new
+   * bucket width */
   uint64_t far_scans, far_jumps, far_rebuilds;
 } sim_pending_stats;
 void sim_pending(const sim_lp *lp, sim_pending_stats *out);

@@ -6,4 +6,4 @@ add_dependencies(test_experiment spotlab)
 # At 2 ranks: the same metrics as at 1 rank, and --resume keeps every finished point.
 add_test(NAME mpi_experiment_2ranks COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/experiment_mpi.sh ${MPIEXEC_EXECUTABLE}
                                             $<TARGET_FILE:spotlab> ${CMAKE_SOURCE_DIR})
-set_tests_properties(mpi_experiment_2ranks PROPERTIES ENVIRONMENT "${SPOTLAB_TEST_ENV}" TIMEOUT 300)
+set_tests_properties(mpi_experiment_2ranks PROPERTIES ENVIRONMENT "${SPOTLAB_TEST_ENV}" TIMEOUT ${SPOTLAB_TEST_TIMEOUT})

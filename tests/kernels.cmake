@@ -35,7 +35,7 @@ if(TARGET spotlab)
   set_tests_properties(kernels_spotlab_help PROPERTIES ENVIRONMENT "${SPOTLAB_TEST_ENV}" TIMEOUT 60)
 endif()
 set_tests_properties(kernels_cli_help kernels_cli_bad_input kernels_cli_cpu_run kernels_cli_default_calib_dir PROPERTIES
-                     ENVIRONMENT "${SPOTLAB_TEST_ENV}" TIMEOUT 300)
+                     ENVIRONMENT "${SPOTLAB_TEST_ENV}" TIMEOUT ${SPOTLAB_TEST_TIMEOUT})
 # The GPU executors through the per-chunk API (what a lab GPU worker runs): exit 77 = skipped
 # where there is no device (here), so it never counts as a pass without one.
 add_executable(test_kernels_gpu ${CMAKE_CURRENT_SOURCE_DIR}/test_kernels_gpu.c)

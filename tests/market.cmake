@@ -16,20 +16,20 @@ add_test(NAME market_ranks_identical COMMAND sh -c
   "for np in 1 2 4; do $0 --oversubscribe -np $np $1 $2 7 > digest_out_$np.txt || exit 1; grep '^digest' digest_out_$np.txt | cut -d' ' -f2-4,7- > digest_$np.txt; done; \
    cat digest_1.txt; grep -q '^windows 1 ' digest_out_2.txt || { echo '2 ranks: not one window'; exit 1; }; grep '^windows' digest_out_4.txt; grep -q ' ok$' digest_1.txt && cmp digest_1.txt digest_2.txt && cmp digest_1.txt digest_4.txt"
   ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:test_market_mpi> ${CMAKE_SOURCE_DIR}/scenarios/default.cfg)
-set_tests_properties(market_ranks_identical PROPERTIES ENVIRONMENT "${SPOTLAB_TEST_ENV}" TIMEOUT 300)
+set_tests_properties(market_ranks_identical PROPERTIES ENVIRONMENT "${SPOTLAB_TEST_ENV}" TIMEOUT ${SPOTLAB_TEST_TIMEOUT})
 # The same for GP Nodes with their own queues (scenarios/gp_nodes.cfg).
 add_test(NAME market_ranks_identical_nodes COMMAND sh -c
   "for np in 1 2 4; do $0 --oversubscribe -np $np $1 $2 7 > digest_nodes_out_$np.txt || exit 1; grep '^digest' digest_nodes_out_$np.txt | cut -d' ' -f2-4,7- > digest_nodes_$np.txt; done; \
    cat digest_nodes_1.txt; grep -q '^windows 1 ' digest_nodes_out_2.txt || { echo '2 ranks: not one window'; exit 1; }; grep '^windows' digest_nodes_out_4.txt; grep -q ' ok$' digest_nodes_1.txt && cmp digest_nodes_1.txt digest_nodes_2.txt && cmp digest_nodes_1.txt digest_nodes_4.txt"
   ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:test_market_mpi> ${CMAKE_SOURCE_DIR}/scenarios/gp_nodes.cfg)
-set_tests_properties(market_ranks_identical_nodes PROPERTIES ENVIRONMENT "${SPOTLAB_TEST_ENV}" TIMEOUT 300)
+set_tests_properties(market_ranks_identical_nodes PROPERTIES ENVIRONMENT "${SPOTLAB_TEST_ENV}" TIMEOUT ${SPOTLAB_TEST_TIMEOUT})
 # The same for every reaction on (scenarios/pricing_after.cfg: demand, pool choice, entry and exit,
 # reliability, pool switching by goal).
 add_test(NAME market_ranks_identical_responses COMMAND sh -c
   "for np in 1 2 4; do $0 --oversubscribe -np $np $1 $2 7 > digest_resp_out_$np.txt || exit 1; grep '^digest' digest_resp_out_$np.txt | cut -d' ' -f2-4,7- > digest_resp_$np.txt; done; \
    cat digest_resp_1.txt; grep -q '^windows 1 ' digest_resp_out_2.txt || { echo '2 ranks: not one window'; exit 1; }; grep '^windows' digest_resp_out_4.txt; grep -q ' ok$' digest_resp_1.txt && cmp digest_resp_1.txt digest_resp_2.txt && cmp digest_resp_1.txt digest_resp_4.txt"
   ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:test_market_mpi> ${CMAKE_SOURCE_DIR}/scenarios/pricing_after.cfg)
-set_tests_properties(market_ranks_identical_responses PROPERTIES ENVIRONMENT "${SPOTLAB_TEST_ENV}" TIMEOUT 300)
+set_tests_properties(market_ranks_identical_responses PROPERTIES ENVIRONMENT "${SPOTLAB_TEST_ENV}" TIMEOUT ${SPOTLAB_TEST_TIMEOUT})
 
 # `bench market --repeat 2 --versus G:D`: each size runs twice with the same engine events (the
 # model's statics start afresh), a ratio line per pair and the median, four CSV lines of which only
@@ -42,4 +42,4 @@ add_test(NAME bench_market_versus COMMAND sh -c
    grep -q '^median of 2: .* ratio of events/s against 1000 GPUs x 2 days [0-9.]* ' versus.txt || exit 1; \
    test $(wc -l < versus.csv) = 4 && head -1 versus.csv | grep -q '^3000,1,1,[0-9]*,[0-9.]*,[0-9.e+]*,[0-9]*,[0-9]*,conserved$' && \
    sed -n 2p versus.csv | grep -q '^1000,2,1,[0-9]*,[0-9.]*,[0-9.e+]*,,,conserved$'" $<TARGET_FILE:spotlab>)
-set_tests_properties(bench_market_versus PROPERTIES ENVIRONMENT "${SPOTLAB_TEST_ENV}" TIMEOUT 300)
+set_tests_properties(bench_market_versus PROPERTIES ENVIRONMENT "${SPOTLAB_TEST_ENV}" TIMEOUT ${SPOTLAB_TEST_TIMEOUT})

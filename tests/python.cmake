@@ -18,7 +18,7 @@ if(SPOTLAB_PYTHON)
   add_test(NAME python_install COMMAND sh ${CMAKE_SOURCE_DIR}/python/tests/check_install.sh ${SPOTLAB_PYTHON}
            ${CMAKE_SOURCE_DIR} WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
   set_tests_properties(python_package python_notebook python_install PROPERTIES
-                       ENVIRONMENT "${SPOTLAB_PY_ENV}" SKIP_RETURN_CODE 77 TIMEOUT 300)
+                       ENVIRONMENT "${SPOTLAB_PY_ENV}" SKIP_RETURN_CODE 77 TIMEOUT ${SPOTLAB_TEST_TIMEOUT})
 else()
   add_test(NAME python_package COMMAND sh -c "echo 'SKIP: no python3 interpreter'; exit 77")
   set_tests_properties(python_package PROPERTIES SKIP_RETURN_CODE 77)

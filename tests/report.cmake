@@ -9,4 +9,4 @@ spotlab_add_mpi_test(mpi_sweep_2ranks 2 $<TARGET_FILE:spotlab> sweep ${CMAKE_SOU
 # SVG). Skipped (77) without chromium or gnuplot; scripts/setup.sh installs both.
 add_test(NAME report_page_chromium COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/report_page.sh $<TARGET_FILE:spotlab>
          ${CMAKE_SOURCE_DIR})
-set_tests_properties(report_page_chromium PROPERTIES ENVIRONMENT "${SPOTLAB_TEST_ENV}" TIMEOUT 300 SKIP_RETURN_CODE 77)
+set_tests_properties(report_page_chromium PROPERTIES ENVIRONMENT "${SPOTLAB_TEST_ENV}" TIMEOUT ${SPOTLAB_TEST_TIMEOUT} SKIP_RETURN_CODE 77)

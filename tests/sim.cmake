@@ -13,9 +13,9 @@ add_dependencies(test_determinism spotlab)
 spotlab_add_mpi_test(mpi_phold_2ranks 2 $<TARGET_FILE:spotlab> bench phold --lps 512 --end 200 --no-reference --ranks-info)
 # Results onto a full disk (a small tmpfs; skipped where it cannot be mounted).
 add_test(NAME full_disk COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/full_disk.sh $<TARGET_FILE:spotlab> ${CMAKE_SOURCE_DIR})
-set_tests_properties(full_disk PROPERTIES ENVIRONMENT "${SPOTLAB_TEST_ENV}" TIMEOUT 300 SKIP_RETURN_CODE 77)
+set_tests_properties(full_disk PROPERTIES ENVIRONMENT "${SPOTLAB_TEST_ENV}" TIMEOUT ${SPOTLAB_TEST_TIMEOUT} SKIP_RETURN_CODE 77)
 # run, sweep, report and compare killed (SIGKILL) at random points of their writes, three seeds each
 add_test(NAME kill_points COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/kill_points.sh $<TARGET_FILE:spotlab> ${CMAKE_SOURCE_DIR})
-set_tests_properties(kill_points PROPERTIES ENVIRONMENT "${SPOTLAB_TEST_ENV}" TIMEOUT 300)
+set_tests_properties(kill_points PROPERTIES ENVIRONMENT "${SPOTLAB_TEST_ENV}" TIMEOUT ${SPOTLAB_TEST_TIMEOUT})
 # The one CSV reader (sim/csvfile.h on libcsv): quoting, line ends, BOM, header, errors at their line.
 spotlab_add_test(test_csv SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_csv.c LIBS spotlab_sim)

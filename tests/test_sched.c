@@ -18,6 +18,12 @@ typedef struct rec {
   sched_decision d[MAXD];
   uint32_t gpus[MAXD][8];
   size_t n;
+  /* GPUs the core said it chose (sched_config.chosen) and no PLACE decision named yet, in order
+   * (the decisions name them in that order, in the same event), and how many were named so far; the
+   * counts of all told and of all members placed */
+  uint32_t chosen[256];
+  unsigned nchosen, named;
+  uint64_t told, placed;
 } rec;
 
 static sched *S;
@@ -31,6 +37,14 @@ static void sink(void *ctx, const sched_decision *d) {
     if (inv) fprintf(stderr, "invariant broken at decision %d (job %u) t=%g: %s\n", d->type, d->job, d->t, msg);
     CU_ASSERT_EQUAL(inv, 0);
   }
+  if (d->type == SCHED_D_PLACE) { /* its members were told as chosen (by a core told to), in order */
+    r->placed += d->ngpus;
+    for (unsigned i = 0; i < d->ngpus && r->nchosen; i++) {
+      CU_ASSERT_FATAL(r->named < r->nchosen);
+      CU_ASSERT_EQUAL(r->chosen[r->named], d->gpus[i]);
+      if (++r->named == r->nchosen) r->named = r->nchosen = 0;
+    }
+  }
   if (r->n >= MAXD) return;
   r->d[r->n] = *d;
   for (unsigned i = 0; i < d->ngpus && i < 8; i++) r->gpus[r->n][i] = d->gpus[i];
@@ -39,6 +53,13 @@ static void sink(void *ctx, const sched_decision *d) {
 }
 
 static rec *R;
+
+static void chosen(void *ctx, uint32_t gpu) {
+  rec *r = ctx;
+  CU_ASSERT_FATAL(r->nchosen < sizeof r->chosen / sizeof *r->chosen);
+  r->chosen[r->nchosen++] = gpu;
+  r->told++;
+}
 
 static void setup(sched_policy p, void (*tweak)(sched_config *)) {
   R = calloc(1, sizeof *R);
@@ -52,11 +73,13 @@ static void setup(sched_policy p, void (*tweak)(sched_config *)) {
   c.ngrades = 2;
   c.sink = sink;
   c.sink_ctx = R;
+  c.chosen = chosen;
   c.policy = p;
   c.ckpt_rule = SCHED_CKPT_FIXED;
   c.ckpt_interval_s = 100;
   c.net.mode = SCHED_NET_ARQ;
   if (tweak) tweak(&c);
+  if (c.sink != sink) c.chosen = NULL; /* a test's own sink: chosen GPUs are checked against this one's */
   CU_ASSERT_FATAL(sched_create(&c, &S) == 0);
 }
 static void teardown(void) {
@@ -73,6 +96,9 @@ static int ev(sched_event e) {
   int inv = sched_check_invariants(S, msg, sizeof msg);
   if (inv) fprintf(stderr, "invariant broken after event %d at t=%g: %s\n", e.type, e.t, msg);
   CU_ASSERT_EQUAL_FATAL(inv, 0);
+  /* every GPU told as chosen was a member of a PLACE decision of this event */
+  CU_ASSERT_EQUAL(R->nchosen, 0);
+  R->named = R->nchosen = 0;
   return rc;
 }
 
@@ -869,6 +895,9 @@ static uint64_t fuzz(sched_policy pol, uint64_t seed, int nodeq) {
   CU_ASSERT_EQUAL(c.jobs_completed + c.jobs_failed, ended);
   CU_ASSERT(c.jobs_completed > 0);
   CU_ASSERT(c.gpu_failures > 0);
+  /* every member of every placement was told as chosen, and nothing else */
+  CU_ASSERT(R->placed > 0);
+  CU_ASSERT_EQUAL(R->told, R->placed);
   teardown();
   return h;
 }

@@ -456,6 +456,12 @@ static void count_interrupt(sim_lp *lp, const mkt_ctx *c, mkt_job *j) {
   mkt__series(lp, c, MKT_S_JOBS, j->cls * MKT_NJCOLS + MKT_J_INTERRUPTS, 0, 1);
 }
 
+/* The core chose GPU cid for a run: employ() will read its record (sched_config.chosen). */
+static void chosen(void *ctx, uint32_t cid) {
+  const mkt_market *m = ctx;
+  if (cid < m->ncg) __builtin_prefetch(&m->cg[cid]);
+}
+
 static void sink(void *ctx, const sched_decision *d) {
   mkt_market *m = ctx;
   sim_lp *lp = m->lp;
@@ -1083,6 +1089,7 @@ void mkt__place_init(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
   sc.ngrades = c->ngrades;
   sc.sink = sink;
   sc.sink_ctx = m;
+  sc.chosen = chosen;
   /* the core's own stream, from the market's (the same in every world: common random numbers) */
   sc.seed = (uint64_t)gsl_rng_get(sim_lp_rng(lp)) << 32 ^ gsl_rng_get(sim_lp_rng(lp));
   sc.heartbeat_timeout_s = 0;                    /* the market reports misses (market.heartbeat_timeout) */

@@ -154,16 +154,28 @@ typedef struct sched__provider {
 typedef struct sched__run {
   uint32_t id;
   uint8_t active, in_ckpt, slow, backup;
-  uint32_t *members; /* capacity: width (batch) or max_replicas (service) */
-  unsigned n;
-  uint32_t *standby; /* capacity standby_k */
-  unsigned nsb;
+  /* Its members (capacity: width, batch, or max_replicas, service), then its standbys (capacity
+   * standby_k), plus one: in the record when that is at most four GPUs (inl 1, the standbys from
+   * inl_sb; most runs, whose single member a finish or a checkpoint reads without a miss more, nor
+   * a malloc per run), else in a block of their own (sched__run_room). SCHED__MEMB and SCHED__SBY
+   * name them. */
+  union {
+    struct {
+      uint32_t *members, *standby;
+    } p;
+    uint32_t inl[4];
+  } u;
+  unsigned n, nsb;
   uint32_t ckpt_seq;
+  uint8_t inl, inl_sb;
   double start, rate;       /* placement time, expected work rate */
   double last_t, last_work; /* last progress report */
   double billed;            /* USD billed for this run */
   double ckpt_c;            /* time to write a checkpoint over its slowest link, -1 = not known */
 } sched__run;
+#define SCHED__RUN_INL 4u
+#define SCHED__MEMB(r) ((r)->inl ? (r)->u.inl : (r)->u.p.members)
+#define SCHED__SBY(r) ((r)->inl ? (r)->u.inl + (r)->inl_sb : (r)->u.p.standby)
 
 /* What every event about a job reads comes first (state, its run slots), so that one record's
  * first two cache lines serve it: the single run slot of most policies is kept in the record.
@@ -206,9 +218,25 @@ static int sched__runs_alloc(sched__job *j, unsigned n) {
   j->runs = calloc(n, sizeof *j->runs);
   return j->runs ? 0 : SCHED_ENOMEM;
 }
+/* Room for run r's nm members and nsb standbys (and one more), once per run slot: in the record
+ * when they fit, else a block. 0 or SCHED_ENOMEM. */
+static int sched__run_room(sched__run *r, unsigned nm, unsigned nsb) {
+  if (r->inl || r->u.p.members) return 0;
+  if (nm + nsb + 1 <= SCHED__RUN_INL) {
+    r->inl = 1;
+    r->inl_sb = (uint8_t)nm;
+    return 0;
+  }
+  uint32_t *b = malloc((nm + nsb + 1) * sizeof *b);
+  if (!b) return SCHED_ENOMEM;
+  r->u.p.members = b; /* one block: the members, then the standbys (freed with the members) */
+  r->u.p.standby = b + nm;
+  return 0;
+}
 static void sched__runs_free(sched__job *j) {
   if (!j->runs) return;
-  for (unsigned k = 0; k < j->nruns; k++) free(j->runs[k].members); /* the standbys share its block */
+  for (unsigned k = 0; k < j->nruns; k++)
+    if (!j->runs[k].inl) free(j->runs[k].u.p.members); /* the standbys share its block */
   if (j->runs != &j->run0) free(j->runs);
   j->runs = NULL;
 }
@@ -224,6 +252,16 @@ typedef struct sched__vec {
   uint32_t *v;
   uint32_t n, cap;
 } sched__vec;
+/* An idle queue's entry: the GPU and its provider (fixed while it is in the pool), so that a
+ * selection's fetch goes from the entry to the GPU's and the provider's records at once, not from
+ * the entry to the GPU's record and only then to its provider's. */
+typedef struct sched__idl {
+  uint32_t id, provider;
+} sched__idl;
+typedef struct sched__ivec {
+  sched__idl *v;
+  uint32_t n, cap;
+} sched__ivec;
 
 typedef struct sched__pending {
   sched_decision d;
@@ -261,7 +299,7 @@ struct sched {
   uint32_t cand_job;
   const uint32_t *cand;
   unsigned ncand;
-  sched__vec *buckets; /* idle queues: (node with node_queues,) region, grade */
+  sched__ivec *buckets; /* idle queues: (node with node_queues,) region, grade */
   uint64_t idle_total;
   uint32_t qhead, qtail; /* queued jobs */
   sched__timer *heap;
@@ -593,11 +631,18 @@ static size_t sched__bucket_of(const sched *s, const sched__gpu *g) {
 
 static int sched__idle_add(sched *s, uint32_t id) {
   sched__gpu *g = &s->gpus[id];
-  sched__vec *b = &s->buckets[sched__bucket_of(s, g)];
-  if (sched__vec_push(b, id)) {
-    s->oom = 1; /* reported by sched_handle */
-    return SCHED_ENOMEM;
+  sched__ivec *b = &s->buckets[sched__bucket_of(s, g)];
+  if (b->n == b->cap) {
+    uint32_t nc = b->cap ? b->cap * 2 : 16;
+    sched__idl *p = nc > b->cap ? realloc(b->v, (size_t)nc * sizeof *p) : NULL;
+    if (!p) {
+      s->oom = 1; /* reported by sched_handle */
+      return SCHED_ENOMEM;
+    }
+    b->v = p;
+    b->cap = nc;
   }
+  b->v[b->n++] = (sched__idl){id, g->provider};
   g->pos = b->n - 1;
   g->state = SCHED_GPU_IDLE;
   s->idle_total++;
@@ -606,11 +651,11 @@ static int sched__idle_add(sched *s, uint32_t id) {
 
 static void sched__idle_remove(sched *s, uint32_t id) {
   sched__gpu *g = &s->gpus[id];
-  sched__vec *b = &s->buckets[sched__bucket_of(s, g)];
-  uint32_t last = b->v[--b->n];
-  if (last != id) {
+  sched__ivec *b = &s->buckets[sched__bucket_of(s, g)];
+  sched__idl last = b->v[--b->n];
+  if (last.id != id) {
     b->v[g->pos] = last;
-    s->gpus[last].pos = g->pos;
+    s->gpus[last.id].pos = g->pos;
   }
   s->idle_total--;
 }
@@ -753,12 +798,12 @@ static double sched__run_rate(sched *s, sched__job *j, sched__run *r) {
     s->rate_cap = nc;
   }
   for (unsigned i = 0; i < r->n; i++) {
-    const sched__gpu *g = &s->gpus[r->members[i]];
+    const sched__gpu *g = &s->gpus[SCHED__MEMB(r)[i]];
     s->sp_scratch[i] = sched__power(s, g);
     s->ln_scratch[i] = *sched__lnk(s, sched__pf(s, g));
     /* contention: a member slows down with the busy GPUs of its host (sched_coloc_factor). The
      * scan is over every GPU id, so only a configuration with a contention table pays for it. */
-    uint32_t host = sched__cold_r(s, r->members[i])->host;
+    uint32_t host = sched__cold_r(s, SCHED__MEMB(r)[i])->host;
     if (s->cfg.cluster.ncoloc > 0 && host != 0) {
       unsigned k = 0;
       for (uint32_t o = 0; o < s->gpu_cap; o++)
@@ -785,7 +830,7 @@ static double sched__ckpt_interval(sched *s, sched__job *j, sched__run *r, doubl
   if (!(C >= 0)) { /* once per membership: the members' GPU records are cold in a large pool */
     C = 0;
     for (unsigned i = 0; i < r->n; i++) {
-      double c = sched_net_transfer_time(&s->cfg.net, sched__lnk(s, sched__pf(s, &s->gpus[r->members[i]])),
+      double c = sched_net_transfer_time(&s->cfg.net, sched__lnk(s, sched__pf(s, &s->gpus[SCHED__MEMB(r)[i]])),
                                          SCHED__CLS(s, j)->ckpt_bytes);
       if (c > C) C = c;
     }
@@ -917,7 +962,7 @@ static void sched__consider(sched *s, sched__pick *pk, uint32_t id) {
 
 /* The GPU that draw x (below total) of the sampling loop names: bucket k of the nb selected is
  * the first with x < bcum[k]. */
-static const uint32_t *sched__drawn_at(const sched *s, unsigned nb, uint64_t x) {
+static const sched__idl *sched__drawn_at(const sched *s, unsigned nb, uint64_t x) {
   unsigned lo = 0, hi = nb - 1;
   while (lo < hi) {
     unsigned mid = (lo + hi) / 2;
@@ -928,22 +973,21 @@ static const uint32_t *sched__drawn_at(const sched *s, unsigned nb, uint64_t x) 
   }
   return &s->buckets[s->bsel[lo]].v[x - (lo ? s->bcum[lo - 1] : 0)];
 }
-static uint32_t sched__drawn(const sched *s, unsigned nb, uint64_t x) { return *sched__drawn_at(s, nb, x); }
+static uint32_t sched__drawn(const sched *s, unsigned nb, uint64_t x) { return sched__drawn_at(s, nb, x)->id; }
 
 /* Pools whose GPU records outgrow the caches (65,536 of 32 B: 2 MB) fetch a sampling loop's candidates
  * before it runs: its d-th draw is the (d + c)-th number of the core's stream, c being the
  * candidates it weighed before (each takes one number more, sched__consider), so numbers 0 ..
- * 2 draws - 2 hold every draw it can make. Their places in the idle queues, then their GPU
- * records, then the providers' records and stakes the filter reads, are fetched a stage at a time, each
- * stage's misses together instead of one after another (at a million GPUs the queue places missed
- * as often as the records, and a stage that read them while it fetched the next waited on each).
- * The stream is read from a copy: nothing changes. */
+ * 2 draws - 2 hold every draw it can make. Their entries in the idle queues, then their GPU
+ * records with the providers' records and stakes the filter reads (the entry names both), are
+ * fetched a stage at a time, each stage's misses together instead of one after another (at a
+ * million GPUs the queue entries missed as often as the records, and a stage that read them while
+ * it fetched the next waited on each). The stream is read from a copy: nothing changes. */
 #define SCHED__FETCH_GPUS 65536u
 #define SCHED__FETCH_MAX 32u
 static void sched__fetch_draws(const sched *s, unsigned nb, uint64_t total, uint64_t draws) {
   uint64_t q[4];
-  uint32_t ids[SCHED__FETCH_MAX];
-  const uint32_t *at[SCHED__FETCH_MAX];
+  const sched__idl *at[SCHED__FETCH_MAX];
   memcpy(q, s->rng, sizeof q);
   unsigned n = draws * 2 - 1 < SCHED__FETCH_MAX ? (unsigned)(draws * 2 - 1) : SCHED__FETCH_MAX;
   for (unsigned i = 0; i < n; i++) {
@@ -951,13 +995,13 @@ static void sched__fetch_draws(const sched *s, unsigned nb, uint64_t total, uint
     __builtin_prefetch(at[i]);
   }
   for (unsigned i = 0; i < n; i++) {
-    ids[i] = *at[i];
-    __builtin_prefetch(&s->gpus[ids[i]]);
-  }
-  for (unsigned i = 0; i < n; i++) {
-    uint32_t p = s->gpus[ids[i]].provider;
-    if (p < s->prov_cap) __builtin_prefetch(&s->prov[p]);
-    if (p < s->nstake) __builtin_prefetch(&s->stake[p]); /* the stake filter's (a pool with stakes) */
+    sched__idl e = *at[i];
+    __builtin_prefetch(&s->gpus[e.id]);
+    if (e.provider < s->prov_cap) { /* a 24-byte record: one in three spans two lines */
+      __builtin_prefetch(&s->prov[e.provider]);
+      __builtin_prefetch(&s->prov[e.provider].t);
+    }
+    if (e.provider < s->nstake) __builtin_prefetch(&s->stake[e.provider]); /* the stake filter's (a pool with stakes) */
   }
 }
 
@@ -1026,9 +1070,9 @@ static int sched__select(sched *s, const sched_job_spec *sp, unsigned need, uint
     }
     if (total <= SCHED__SCAN_MAX) {
       for (unsigned k = 0; k < nb; k++) {
-        const sched__vec *b = &s->buckets[s->bsel[k]];
+        const sched__ivec *b = &s->buckets[s->bsel[k]];
         for (uint32_t i = 0; i < b->n; i++)
-          if (sched__eligible(s, sp, &s->gpus[b->v[i]])) sched__consider(s, &pk, b->v[i]);
+          if (sched__eligible(s, sp, &s->gpus[b->v[i].id])) sched__consider(s, &pk, b->v[i].id);
       }
       return pk.got == need ? 0 : -1;
     }
@@ -1040,8 +1084,8 @@ static int sched__select(sched *s, const sched_job_spec *sp, unsigned need, uint
     while (x >= s->bcum[k]) k++;
     uint64_t off = x - (k ? s->bcum[k - 1] : 0);
     for (uint32_t seen = 0; seen < SCHED__SCAN_MAX; seen++) {
-      const sched__vec *b = &s->buckets[s->bsel[k]];
-      uint32_t id = b->v[off];
+      const sched__ivec *b = &s->buckets[s->bsel[k]];
+      uint32_t id = b->v[off].id;
       if (sched__eligible(s, sp, &s->gpus[id])) sched__consider(s, &pk, id);
       if (++off >= b->n) {
         off = 0;
@@ -1083,16 +1127,13 @@ static int sched__place_run(sched *s, uint32_t jid, int backup) {
     }
   if (!r) return -1;
   if (sched__scratch_reserve(s, width > k ? width : k)) return SCHED_ENOMEM;
-  if (!r->members) {
-    /* one block: the members, then the standbys (freed with members) */
-    r->members = malloc((width + ft->standby_k + 1) * sizeof *r->members);
-    r->standby = r->members ? r->members + width : NULL;
-    if (!r->members || !r->standby) return SCHED_ENOMEM;
-  }
+  if (sched__run_room(r, width, ft->standby_k)) return SCHED_ENOMEM;
   /* Members first; standbys are best effort (a run starts without them when the pool is short
    * and gets them as GPUs join). */
   sched_job_spec sp;
   if (sched__select(s, sched__spec_of(s, jid, &sp, 1), width, s->scratch) != 0) return -1;
+  if (s->cfg.chosen)
+    for (unsigned i = 0; i < width; i++) s->cfg.chosen(s->cfg.sink_ctx, s->scratch[i]);
   uint32_t run = j->next_run++;
   r->id = run;
   r->active = 1;
@@ -1105,7 +1146,7 @@ static int sched__place_run(sched *s, uint32_t jid, int backup) {
   r->last_work = backup ? 0 : j->saved_work;
   r->billed = 0;
   for (unsigned i = 0; i < width; i++) {
-    r->members[i] = s->scratch[i];
+    SCHED__MEMB(r)[i] = s->scratch[i];
     sched__employ(s, s->scratch[i], jid, r, SCHED_GPU_BUSY);
   }
   r->rate = sched__run_rate(s, j, r);
@@ -1114,7 +1155,7 @@ static int sched__place_run(sched *s, uint32_t jid, int backup) {
   double bytes = SCHED__CLS(s, j)->input_bytes + (j->saved_work > 0 && !backup ? SCHED__CLS(s, j)->ckpt_bytes : 0);
   double stage = 0;
   for (unsigned i = 0; i < width; i++) {
-    double t = sched_net_transfer_time(&s->cfg.net, sched__lnk(s, sched__pf(s, &s->gpus[r->members[i]])), bytes);
+    double t = sched_net_transfer_time(&s->cfg.net, sched__lnk(s, sched__pf(s, &s->gpus[SCHED__MEMB(r)[i]])), bytes);
     if (t > stage) stage = t;
   }
   r->last_t = s->now + stage; /* progress is judged from when it can compute */
@@ -1122,7 +1163,7 @@ static int sched__place_run(sched *s, uint32_t jid, int backup) {
   j->state = SCHED_JOB_RUNNING;
   s->cnt.placements++;
   sched_decision d = {
-      .type = SCHED_D_PLACE, .job = jid, .run = run, .gpus = r->members, .ngpus = width, .value = stage};
+      .type = SCHED_D_PLACE, .job = jid, .run = run, .gpus = SCHED__MEMB(r), .ngpus = width, .value = stage};
   if (s->cfg.ckpt_analytic) {
     if (sched__ckpt_on(s, j)) d.ckpt_interval = sched__ckpt_interval(s, j, r, &d.ckpt_cost);
   } else {
@@ -1132,7 +1173,7 @@ static int sched__place_run(sched *s, uint32_t jid, int backup) {
   /* the candidates are for members; standbys come from anywhere */
   if (k && sched__select(s, sched__spec_of(s, jid, &sp, 0), k, s->scratch) == 0) {
     for (unsigned i = 0; i < k; i++) {
-      r->standby[r->nsb++] = s->scratch[i];
+      SCHED__SBY(r)[r->nsb++] = s->scratch[i];
       sched__employ(s, s->scratch[i], jid, r, SCHED_GPU_STANDBY);
       sched_decision e = {.type = SCHED_D_STANDBY, .job = jid, .run = run, .gpu = s->scratch[i]};
       sched__emit(s, &e);
@@ -1154,7 +1195,7 @@ static void sched__refill_standby(sched *s, uint32_t jid, sched__run *r) {
   }
   while (r->nsb < SCHED__FT(s, j)->standby_k && sched__select(s, &any, 1, s->scratch) == 0) {
     uint32_t id = s->scratch[0];
-    r->standby[r->nsb++] = id;
+    SCHED__SBY(r)[r->nsb++] = id;
     sched__employ(s, id, jid, r, SCHED_GPU_STANDBY);
     sched_decision e = {.type = SCHED_D_STANDBY, .job = jid, .run = r->id, .gpu = id};
     sched__emit(s, &e);
@@ -1253,8 +1294,8 @@ static void sched__stop_run(sched *s, uint32_t jid, sched__run *r, sched_reason 
   sched_decision d = {.type = SCHED_D_STOP, .job = jid, .run = r->id, .reason = why};
   sched__emit(s, &d);
   s->cnt.stops++;
-  for (unsigned i = 0; i < r->n; i++) sched__release(s, r->members[i]);
-  for (unsigned i = 0; i < r->nsb; i++) sched__release(s, r->standby[i]);
+  for (unsigned i = 0; i < r->n; i++) sched__release(s, SCHED__MEMB(r)[i]);
+  for (unsigned i = 0; i < r->nsb; i++) sched__release(s, SCHED__SBY(r)[i]);
   if (why == SCHED_R_CANCELLED) {
     s->ledger.cancelled_billed += r->billed;
     if (!s->cfg.bill_cancelled) {
@@ -1332,8 +1373,8 @@ static int sched__gpu_lost(sched *s, uint32_t id) {
   if (!r) return SCHED_ESTATE; /* cannot happen: checked by sched_check_invariants */
   if (was_standby) {
     for (unsigned i = 0; i < r->nsb; i++)
-      if (r->standby[i] == id) {
-        r->standby[i] = r->standby[--r->nsb];
+      if (SCHED__SBY(r)[i] == id) {
+        SCHED__SBY(r)[i] = SCHED__SBY(r)[--r->nsb];
         break;
       }
     sched_decision d = {.type = SCHED_D_UNSTANDBY, .job = jid, .run = run, .gpu = id, .reason = SCHED_R_GPU_LOST};
@@ -1342,9 +1383,9 @@ static int sched__gpu_lost(sched *s, uint32_t id) {
     return 0;
   }
   unsigned slot = 0;
-  while (slot < r->n && r->members[slot] != id) slot++;
+  while (slot < r->n && SCHED__MEMB(r)[slot] != id) slot++;
   if (j->kind == SCHED_JOB_SERVICE) {
-    r->members[slot] = r->members[--r->n];
+    SCHED__MEMB(r)[slot] = SCHED__MEMB(r)[--r->n];
     r->ckpt_c = -1; /* members changed: the checkpoint cost is recomputed */
     uint32_t gone = id;
     sched_decision d = {.type = SCHED_D_SCALE,
@@ -1364,14 +1405,14 @@ static int sched__gpu_lost(sched *s, uint32_t id) {
     uint32_t nid = SCHED__NIL;
     if (sched__scratch_reserve(s, 1)) return SCHED_ENOMEM;
     if (r->nsb) {
-      nid = r->standby[--r->nsb];
+      nid = SCHED__SBY(r)[--r->nsb];
     } else if (sched__select(s, sched__spec_of(s, jid, &(sched_job_spec){0}, 1), 1, s->scratch) == 0) {
       nid = s->scratch[0];
       sched__employ(s, nid, jid, r, SCHED_GPU_STANDBY);
     }
     if (nid != SCHED__NIL) {
       s->gpus[nid].state = SCHED_GPU_BUSY;
-      r->members[slot] = nid;
+      SCHED__MEMB(r)[slot] = nid;
       r->ckpt_c = -1; /* members changed: the checkpoint cost is recomputed */
       r->rate = sched__run_rate(s, j, r);
       j->replacements++;
@@ -1391,7 +1432,7 @@ static int sched__gpu_lost(sched *s, uint32_t id) {
     }
   }
   /* The run cannot go on without the member: remove it and interrupt the run. */
-  r->members[slot] = r->members[--r->n];
+  SCHED__MEMB(r)[slot] = SCHED__MEMB(r)[--r->n];
   r->ckpt_c = -1; /* members changed: the checkpoint cost is recomputed */
   int rc = sched__interrupt(s, jid, r, SCHED_R_GPU_LOST);
   if (rc) return rc;
@@ -1552,10 +1593,10 @@ static int sched__gpu_degrade(sched *s, uint32_t id, double f) {
     return 0;
   /* Replace the degraded member by a standby; the degraded GPU goes back to the pool, where its
    * speed factor lowers its selection weight. */
-  uint32_t nid = r->standby[--r->nsb];
+  uint32_t nid = SCHED__SBY(r)[--r->nsb];
   unsigned slot = 0;
-  while (slot < r->n && r->members[slot] != id) slot++;
-  r->members[slot] = nid;
+  while (slot < r->n && SCHED__MEMB(r)[slot] != id) slot++;
+  SCHED__MEMB(r)[slot] = nid;
   r->ckpt_c = -1; /* members changed: the checkpoint cost is recomputed */
   s->gpus[nid].state = SCHED_GPU_BUSY;
   r->rate = sched__run_rate(s, j, r);
@@ -1580,7 +1621,7 @@ static int sched__gpu_degrade(sched *s, uint32_t id, double f) {
 /* ---- Services ------------------------------------------------------------------------------- */
 static double sched__svc_capacity(sched *s, sched__job *j, sched__run *r) {
   double sum = 0;
-  for (unsigned i = 0; i < r->n; i++) sum += sched__power(s, &s->gpus[r->members[i]]);
+  for (unsigned i = 0; i < r->n; i++) sum += sched__power(s, &s->gpus[SCHED__MEMB(r)[i]]);
   double mean = r->n ? sum / r->n : 1.0; /* before any replica: one unit of score */
   return mean * SCHED__CLS(s, j)->req_per_score_s;
 }
@@ -1599,7 +1640,7 @@ static int sched__service_fill(sched *s, uint32_t jid) {
     sched__spec_of(s, jid, &sp, 1);
     while (got < add && sched__select(s, &sp, 1, s->scratch + got) == 0) {
       sched__employ(s, s->scratch[got], jid, r, SCHED_GPU_BUSY);
-      r->members[r->n++] = s->scratch[got];
+      SCHED__MEMB(r)[r->n++] = s->scratch[got];
       r->ckpt_c = -1; /* members changed: the checkpoint cost is recomputed */
       got++;
     }
@@ -1616,11 +1657,11 @@ static int sched__service_fill(sched *s, uint32_t jid) {
     for (unsigned k = 0; k < drop; k++) {
       unsigned worst = 0;
       for (unsigned i = 1; i < r->n; i++) {
-        const sched__gpu *a = &s->gpus[r->members[i]], *b = &s->gpus[r->members[worst]];
+        const sched__gpu *a = &s->gpus[SCHED__MEMB(r)[i]], *b = &s->gpus[SCHED__MEMB(r)[worst]];
         if (sched__power(s, a) < sched__power(s, b)) worst = i;
       }
-      s->scratch[k] = r->members[worst];
-      r->members[worst] = r->members[--r->n];
+      s->scratch[k] = SCHED__MEMB(r)[worst];
+      SCHED__MEMB(r)[worst] = SCHED__MEMB(r)[--r->n];
       r->ckpt_c = -1; /* members changed: the checkpoint cost is recomputed */
     }
     j->last_scale_t = s->now;
@@ -1740,9 +1781,7 @@ static int sched__job_arrive(sched *s, uint32_t jid, const sched_job_spec *sp) {
   if (sp->kind == SCHED_JOB_SERVICE) {
     if (sched__runs_alloc(j, 1)) return SCHED_ENOMEM;
     sched__run *r = &j->runs[0];
-    r->members = malloc((sp->max_replicas + 1u) * sizeof *r->members);
-    r->standby = r->members ? r->members + sp->max_replicas : NULL;
-    if (!r->members || !r->standby) return SCHED_ENOMEM;
+    if (sched__run_room(r, sp->max_replicas, 0)) return SCHED_ENOMEM;
     r->id = j->next_run++;
     r->active = 1;
     r->start = s->now;
@@ -1795,8 +1834,8 @@ static int sched__job_finish(sched *s, uint32_t jid, sched__run *win) {
   sched__job *j = &s->jobs[jid];
   for (unsigned k = 0; k < j->nruns; k++)
     if (j->runs[k].active && &j->runs[k] != win) sched__stop_run(s, jid, &j->runs[k], SCHED_R_CANCELLED);
-  for (unsigned i = 0; i < win->n; i++) sched__release(s, win->members[i]);
-  for (unsigned i = 0; i < win->nsb; i++) sched__release(s, win->standby[i]);
+  for (unsigned i = 0; i < win->n; i++) sched__release(s, SCHED__MEMB(win)[i]);
+  for (unsigned i = 0; i < win->nsb; i++) sched__release(s, SCHED__SBY(win)[i]);
   win->active = 0;
   win->n = win->nsb = 0;
   win->ckpt_seq++;
@@ -2138,7 +2177,7 @@ int sched_run_members(const sched *s, uint32_t job, uint32_t run, uint32_t *gpus
   if (!j->runs) return SCHED_EINVAL;
   for (unsigned k = 0; k < j->nruns; k++)
     if (j->runs[k].active && j->runs[k].id == run) {
-      for (unsigned i = 0; i < j->runs[k].n && i < cap; i++) gpus[i] = j->runs[k].members[i];
+      for (unsigned i = 0; i < j->runs[k].n && i < cap; i++) gpus[i] = SCHED__MEMB(&j->runs[k])[i];
       return (int)j->runs[k].n;
     }
   return SCHED_EINVAL;
@@ -2184,12 +2223,15 @@ static int sched__fail(char *msg, size_t len, const char *fmt, ...) {
 int sched_check_invariants(const sched *s, char *msg, size_t len) {
   uint64_t idle = 0, busy = 0, standby = 0;
   for (size_t b = 0; b < sched__nbuckets(s); b++) {
-    const sched__vec *v = &s->buckets[b];
+    const sched__ivec *v = &s->buckets[b];
     idle += v->n;
     for (uint32_t i = 0; i < v->n; i++) {
-      const sched__gpu *g = &s->gpus[v->v[i]];
+      const sched__gpu *g = &s->gpus[v->v[i].id];
       if (g->state != SCHED_GPU_IDLE || g->pos != i || sched__bucket_of(s, g) != b)
-        return sched__fail(msg, len, "idle queue %zu slot %u: gpu %u is not idle there", b, i, v->v[i]);
+        return sched__fail(msg, len, "idle queue %zu slot %u: gpu %u is not idle there", b, i, v->v[i].id);
+      if (v->v[i].provider != g->provider)
+        return sched__fail(msg, len, "idle queue %zu slot %u: gpu %u's provider %u, its record's %u", b, i, v->v[i].id,
+                           v->v[i].provider, g->provider);
     }
   }
   if (idle != s->idle_total)
@@ -2205,7 +2247,7 @@ int sched_check_invariants(const sched *s, char *msg, size_t len) {
         return sched__fail(msg, len, "gpu %u employed by job %u run slot %u, which is not running", i, g->job,
                            (unsigned)g->rslot);
       unsigned seen = 0;
-      const uint32_t *list = g->state == SCHED_GPU_BUSY ? r->members : r->standby;
+      const uint32_t *list = g->state == SCHED_GPU_BUSY ? SCHED__MEMB(r) : SCHED__SBY(r);
       unsigned n = g->state == SCHED_GPU_BUSY ? r->n : r->nsb;
       for (unsigned m = 0; m < n; m++) seen += list[m] == i;
       if (seen != 1) return sched__fail(msg, len, "gpu %u appears %u times in job %u run %u", i, seen, g->job, r->id);
@@ -2230,10 +2272,10 @@ int sched_check_invariants(const sched *s, char *msg, size_t len) {
           members += r->n;
           sbs += r->nsb;
           for (unsigned m = 0; m < r->n; m++) {
-            const sched__gpu *g = &s->gpus[r->members[m]];
+            const sched__gpu *g = &s->gpus[SCHED__MEMB(r)[m]];
             if (g->state != SCHED_GPU_BUSY || g->job != i || g->rslot != k)
               return sched__fail(msg, len, "job %u run %u lists gpu %u, which is not its member", i, r->id,
-                                 r->members[m]);
+                                 SCHED__MEMB(r)[m]);
           }
           if (j->kind == SCHED_JOB_BATCH && r->n != j->width)
             return sched__fail(msg, len, "job %u run %u has %u members, wants %u", i, r->id, r->n, j->width);

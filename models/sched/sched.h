@@ -147,6 +147,10 @@ typedef struct sched_cluster_params {
 /* ---- Configuration -------------------------------------------------------------------------- */
 typedef struct sched_decision sched_decision;
 typedef void (*sched_sink)(void *ctx, const sched_decision *d);
+/* Told (with sink_ctx) of each GPU a placement chose, as soon as it is chosen: the decision that
+ * names it reaches the sink at the end of the event, and the caller may fetch its own records of
+ * that GPU meanwhile. It must not call the core nor change what the sink will see. */
+typedef void (*sched_chosen)(void *ctx, uint32_t gpu);
 
 /* GP Node ids are kept in 16 bits per kind of GPU (sched_config.max_kinds). */
 #define SCHED_MAX_NODES 65536u
@@ -165,7 +169,8 @@ typedef struct sched_config {
   unsigned ngrades;  /* GPU classes 0 (weakest) .. ngrades-1 */
   sched_sink sink;   /* where decisions go (required) */
   void *sink_ctx;
-  uint64_t seed; /* the core's private generator */
+  sched_chosen chosen; /* optional (NULL: none) */
+  uint64_t seed;       /* the core's private generator */
 
   sched_policy policy;
   sched_ckpt_rule ckpt_rule;

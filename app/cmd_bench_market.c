@@ -214,10 +214,14 @@ static int bm__once(const bm__setup *u, unsigned long long gpus, unsigned long l
   sim_results r;
   if (sim_run(&m, &o, &r)) SIM_FATAL("the engine refused the market model");
   m.types = mtypes;
+  uint64_t mine = 0, busiest = 0; /* engine events this rank handled; the most any rank did */
+  for (unsigned k = 0; k < MKT_NKINDS; k++) mine += bm__count[k];
+  busiest = mine;
   if (P > 1) {
     uint64_t all[MKT_NKINDS];
     MPI_Reduce(bm__count, all, MKT_NKINDS, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
     memcpy(bm__count, all, sizeof all);
+    MPI_Reduce(&mine, &busiest, 1, MPI_UINT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
   }
   double rss = bm__rss_mib(), rss_all = rss, base_all = rss0;
   if (P > 1) {
@@ -251,6 +255,12 @@ static int bm__once(const bm__setup *u, unsigned long long gpus, unsigned long l
     printf("\n");
     printf("synchronization windows: %llu, engine events per window %.1f%s\n", (unsigned long long)r.windows,
            (double)r.events / (double)(r.windows ? r.windows : 1), P == 1 ? " (sequential: one window)" : "");
+    if (P > 1 && busiest > 0)
+      /* a window waits for its busiest rank: with every event costing the same, P ranks go at most
+       * events / busiest times as fast as one (three regions on two ranks: 2/3 on one, 1.5x) */
+      printf("ranks: the busiest handled %.1f%% of the engine events, %.2fx at most from the split alone (%.2f%% would "
+             "be an even split)\n",
+             100.0 * (double)busiest / (double)r.events, (double)r.events / (double)busiest, 100.0 / P);
     bm__kinds(r.events, mkt_run_starts(&m, &r));
     if (bad) fprintf(stderr, "spotlab bench market: %s\n", msg);
     if (u->out) {

@@ -43,3 +43,17 @@ add_test(NAME bench_market_versus COMMAND sh -c
    test $(wc -l < versus.csv) = 4 && head -1 versus.csv | grep -q '^3000,1,1,[0-9]*,[0-9.]*,[0-9.e+]*,[0-9]*,[0-9]*,conserved$' && \
    sed -n 2p versus.csv | grep -q '^1000,2,1,[0-9]*,[0-9.]*,[0-9.e+]*,,,conserved$'" $<TARGET_FILE:spotlab>)
 set_tests_properties(bench_market_versus PROPERTIES ENVIRONMENT "${SPOTLAB_TEST_ENV}" TIMEOUT ${SPOTLAB_TEST_TIMEOUT})
+
+# `bench market` on 2 ranks says how evenly the ranks shared the engine events: one region is one
+# group, kept whole on one rank, so the other rank handles none (100%, 1.00x); two regions give each
+# rank one, a share above half whose bound is its inverse, and the same events as one rank.
+add_test(NAME bench_market_rank_share COMMAND sh -c
+  "$0 --oversubscribe -np 2 $1 bench market --gpus 2000 --days 1 --regions 1 > share1.txt 2>&1 || { cat share1.txt; exit 1; }; \
+   cat share1.txt; grep -q '^ranks: the busiest handled 100.0% of the engine events, 1.00x at most from the split alone' share1.txt || exit 1; \
+   $0 --oversubscribe -np 2 $1 bench market --gpus 2000 --days 1 --regions 2 > share2.txt 2>&1 || { cat share2.txt; exit 1; }; \
+   $1 bench market --gpus 2000 --days 1 --regions 2 > share2_seq.txt 2>&1 || { cat share2_seq.txt; exit 1; }; \
+   cat share2.txt; grep -q '^ranks:' share2_seq.txt && { echo 'one rank printed a share'; exit 1; }; \
+   test $(awk '$1 == 2000 && $3 == 2 {print $4}' share2.txt) = $(awk '$1 == 2000 && $3 == 1 {print $4}' share2_seq.txt) || { echo 'events differ from one rank'; exit 1; }; \
+   awk '/^ranks: the busiest handled/ { s = $5 + 0; x = $10 + 0; n++ } END { exit !(n == 1 && s > 50 && s < 100 && x > 1 && x < 2 && (x - 100 / s) < 0.006 && (100 / s - x) < 0.006) }' share2.txt || { echo 'share and bound disagree'; exit 1; }"
+  ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:spotlab>)
+set_tests_properties(bench_market_rank_share PROPERTIES ENVIRONMENT "${SPOTLAB_TEST_ENV}" TIMEOUT ${SPOTLAB_TEST_TIMEOUT})

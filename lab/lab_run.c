@@ -1830,6 +1830,10 @@ int lab_run(const lab_config *cfg, const lab_opts *o, lab_report *rep) {
     if ((rc = lab__join(&L, i, t))) goto out;
 
   while (L.ended < cfg->njobs) {
+    /* What the workers said before now is handled before anything is decided at now: a runner
+     * stalled since its last poll (a slow journal sync, the machine) would otherwise check the
+     * core's heartbeat timers first and lose workers whose heartbeats wait in the pipes. */
+    if ((rc = lab__pump_once(&L, pf, idx, 0))) break;
     t = lab__t(&L);
     if (t > cfg->lab.time_limit) {
       fprintf(stderr, "spotlab lab: time limit of %g s reached with %zu of %zu jobs ended\n", cfg->lab.time_limit,

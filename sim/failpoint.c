@@ -10,6 +10,7 @@
 static int fp_state; /* 0: environment not read yet; 1: disarmed; 2: armed */
 static char fp_name[32];
 static long fp_at, fp_passes;
+static int fp_sig = SIGKILL;
 
 static void fp__report(void) {
   if (fp_state == 2 && fp_at == 0)
@@ -17,8 +18,11 @@ static void fp__report(void) {
             __atomic_load_n(&fp_passes, __ATOMIC_RELAXED));
 }
 
-void sim_failpoint_arm(const char *name, long n) {
+void sim_failpoint_arm(const char *name, long n) { sim_failpoint_arm_signal(name, n, SIGKILL); }
+
+void sim_failpoint_arm_signal(const char *name, long n, int sig) {
   fp_passes = 0;
+  fp_sig = sig;
   if (!name || strlen(name) >= sizeof fp_name || n < 0) {
     fp_state = 1;
     return;
@@ -56,7 +60,7 @@ void sim_failpoint(const char *name) {
   }
   if (s != 2 || strcmp(name, fp_name)) return;
   long k = __atomic_add_fetch(&fp_passes, 1, __ATOMIC_RELAXED);
-  if (fp_at > 0 && k == fp_at) kill(getpid(), SIGKILL); /* stdio buffers are lost, as in a real kill */
+  if (fp_at > 0 && k == fp_at) kill(getpid(), fp_sig); /* SIGKILL: stdio buffers are lost, as in a real kill */
 }
 
 long sim_failpoint_passes(void) { return __atomic_load_n(&fp_passes, __ATOMIC_RELAXED); }

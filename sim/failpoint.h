@@ -16,6 +16,9 @@ void sim_failpoint(const char *name);
 /* Arms point `name` to kill at pass n (0: count only); NULL disarms. For tests that fork a child
  * and arm it there; the environment is read at the first pass otherwise. */
 void sim_failpoint_arm(const char *name, long n);
+/* The same with another signal than SIGKILL: SIGSTOP stops the process there, as a machine that
+ * stalls it would, until a SIGCONT (test_lab's runner stalled between two polls). */
+void sim_failpoint_arm_signal(const char *name, long n, int sig);
 /* Passes of the armed point so far. */
 long sim_failpoint_passes(void);
 

@@ -23,6 +23,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---- helpers -------------------------------------------------------------------------------- */
@@ -242,16 +243,19 @@ static void test_cli_bad_file(void) {
 }
 
 /* ---- a worker killed mid-job ---------------------------------------------------------------- */
+/* Two kernel jobs on two workers, verified outputs (the killed worker's test and the stalled
+ * runner's). */
+#define TWO_JOBS_TWO_WORKERS                                                                                           \
+  "lab = { workers = 2; heartbeat = 0.1; heartbeat_timeout = 0.6; ckpt_interval = 0.2;\n"                              \
+  "        time_limit = 30; verify = true; };\n"                                                                       \
+  "jobs = ( { name = \"g\"; kernel = \"gemm\"; work = 0.8; },\n"                                                       \
+  "         { name = \"m\"; kernel = \"mlp\"; work = 0.8; } );\n"
 static void test_kill_worker(void) {
   const char *j = "lab_kill.journal";
   fresh(j);
   /* two jobs on two workers: whichever job worker 0 holds when it is killed must finish on 1 */
-  lab_config *c = load("lab = { workers = 2; heartbeat = 0.1; heartbeat_timeout = 0.6; ckpt_interval = 0.2;\n"
-                       "        time_limit = 30; verify = true; };\n"
-                       "jobs = ( { name = \"g\"; kernel = \"gemm\"; work = 0.8; },\n"
-                       "         { name = \"m\"; kernel = \"mlp\"; work = 0.8; } );\n"
-                       "faults = ( { at = 0.35; worker = 0; action = \"kill\"; } );\n",
-                       "kill.cfg", NULL);
+  lab_config *c =
+      load(TWO_JOBS_TWO_WORKERS "faults = ( { at = 0.35; worker = 0; action = \"kill\"; } );\n", "kill.cfg", NULL);
   CU_ASSERT_PTR_NOT_NULL_FATAL(c);
   lab_opts o = {j, NULL, 0, 0, 0, NULL, 0};
   lab_report r;
@@ -271,6 +275,44 @@ static void test_kill_worker(void) {
   /* the outputs were verified against the reference (verify = true): a wrong or missing chunk
    * after the move would have failed the job */
   lab_report_free(&r);
+  lab_config_free(c);
+  assert_no_leftovers(NULL);
+}
+
+/* ---- the runner stalled between two polls --------------------------------------------------- */
+/* The runner stopped (SIGSTOP at its 4th journal point, after both workers joined) for three
+ * heartbeat timeouts while its workers go on heartbeating into their pipes: when it runs again, the
+ * lines waiting there are read before the core's timers are checked, so no worker is declared lost
+ * (the runner checked the timers first and lost both). */
+static void test_runner_stall(void) {
+  const char *j = "lab_rstall.journal";
+  fresh(j);
+  lab_config *c = load(TWO_JOBS_TWO_WORKERS, "rstall.cfg", NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    sim_failpoint_arm_signal("journal", 4, SIGSTOP);
+    lab_opts o = {j, NULL, 0, 0, 0, NULL, 0};
+    lab_report r;
+    int rc = lab_run(c, &o, &r);
+    if (rc || r.completed != 2) _exit(4);
+    fprintf(stderr, "\n  stalled runner: %u worker losses\n", r.worker_losses);
+    _exit(r.worker_losses ? 3 : 0);
+  }
+  CU_ASSERT_FATAL(pid > 0);
+  int ws;
+  CU_ASSERT_EQUAL_FATAL(waitpid(pid, &ws, WUNTRACED), pid);
+  CU_ASSERT_FATAL(WIFSTOPPED(ws));
+  /* The stall itself: a stopped runner for three heartbeat timeouts (1.8 s) is the input of this
+   * test, not a wait for another process; its workers heartbeat every 0.1 s meanwhile. */
+  struct timespec d = {1, 800000000L};
+  while (nanosleep(&d, &d) != 0 && errno == EINTR) {}
+  CU_ASSERT_EQUAL(kill(pid, SIGCONT), 0);
+  CU_ASSERT_EQUAL_FATAL(waitpid(pid, &ws, 0), pid);
+  CU_ASSERT(WIFEXITED(ws));
+  if (WIFEXITED(ws) && WEXITSTATUS(ws) == 4) CU_FAIL("the stalled lab did not complete both jobs");
+  CU_ASSERT(WIFEXITED(ws) && WEXITSTATUS(ws) == 0); /* 3: a worker was declared lost */
   lab_config_free(c);
   assert_no_leftovers(NULL);
 }
@@ -1713,6 +1755,7 @@ static CU_TestInfo lab_tests[] = {
     {"the command: bad job file is FILE:LINE and exit 2", test_cli_bad_file},
     {"random faults: Poisson per worker, seeded, sorted", test_random_faults},
     {"worker killed mid-job: the job completes elsewhere", test_kill_worker},
+    {"runner stalled for three heartbeat timeouts: lines waiting are read first, no worker lost", test_runner_stall},
     {"failing command: exit status, stderr tail, not retried forever", test_command_failure},
     {"runner killed and resumed from the journal", test_resume},
     {"journal of another job file is refused", test_journal_mismatch},

@@ -41,11 +41,23 @@ int64_t mkt_lot_ask(const mkt_lot *l, uint32_t power_w) {
 }
 
 int mkt_lot_fits(const mkt_lot *l, uint32_t free_gpus, const mkt_order *o) {
+  return mkt__lot_fits_memo(NULL, l, free_gpus, o);
+}
+
+int mkt__lot_fits_memo(mkt__ask_memo *mm, const mkt_lot *l, uint32_t free_gpus, const mkt_order *o) {
   if (!l || !o) return 0;
   if (o->gpus < 1 || o->gpus > free_gpus) return 0;
   if (!(l->mem_gb >= o->mem_min_gb)) return 0;
   if (!(l->pl_min_w <= (double)o->power_w && (double)o->power_w <= l->pl_max_w)) return 0;
-  return mkt_lot_ask(l, o->power_w) <= o->price;
+  if (!mm) return mkt_lot_ask(l, o->power_w) <= o->price;
+  for (unsigned k = 0; k < mm->n; k++)
+    if (mm->w[k] == o->power_w) return mm->a[k] <= o->price;
+  int64_t a = mkt_lot_ask(l, o->power_w);
+  if (mm->n < MKT__ASK_MEMO) {
+    mm->w[mm->n] = o->power_w;
+    mm->a[mm->n++] = a;
+  }
+  return a <= o->price;
 }
 
 /* ---- The table ----------------------------------------------------------------------------------- */

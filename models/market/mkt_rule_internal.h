@@ -31,6 +31,19 @@ int32_t mkt__home(const mkt_order *o, size_t nl);
  * mkt_lot_fits). */
 int mkt__lot_fits_static(const mkt_lot *l, const mkt_order *o);
 
+/* mkt_lot_fits, with the lot's asks remembered for the first MKT__ASK_MEMO power limits it was
+ * asked about: an ask depends on the lot and the order's power limit only, and a market's orders
+ * come in a few classes with a power limit each, so a rule that tries every order on a lot computes
+ * a few asks instead of one per order. *mm holds one lot's asks: zero it for each lot. mm NULL is
+ * mkt_lot_fits. */
+#define MKT__ASK_MEMO 8
+typedef struct mkt__ask_memo {
+  unsigned n;
+  uint32_t w[MKT__ASK_MEMO];
+  int64_t a[MKT__ASK_MEMO];
+} mkt__ask_memo;
+int mkt__lot_fits_memo(mkt__ask_memo *mm, const mkt_lot *l, uint32_t free_gpus, const mkt_order *o);
+
 /* 1 when the order fits some lot with all its GPUs free (mkt_lot_fits at l->gpus). */
 int mkt__fits_some_lot(const mkt_order *o, const mkt_lot *lots, size_t nl);
 

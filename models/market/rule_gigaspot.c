@@ -14,6 +14,7 @@
 #include "models/market/mkt_rule_internal.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static long gigaspot_clear(const mkt_order *orders, size_t n, const mkt_lot *lots, size_t nl, mkt_clearing *out) {
   int rc = mkt__clear_begin(orders, n, lots, nl, out);
@@ -32,21 +33,32 @@ static long gigaspot_clear(const mkt_order *orders, size_t n, const mkt_lot *lot
   long winners = 0;
   for (size_t l = 0; l < nl; l++) {
     const mkt_lot *lot = &lots[l];
-    for (;;) {
-      /* The candidates for this lot: orders not yet won that fit its remaining GPUs, those running
-       * here first (so that mkt_gigaspot_pick's lower-index tie-break favours them), each group in
-       * index order. */
-      size_t m = 0;
-      for (int here = 1; here >= 0; here--)
-        for (size_t i = 0; i < n; i++) {
-          if (out->win[i] || (mkt__home(&orders[i], nl) == (int32_t)l) != here) continue;
-          if (!mkt_lot_fits(lot, free_gpus[l], &orders[i])) continue;
-          cand[m].price = orders[i].price;
-          cand[m].gpus = orders[i].gpus;
-          cand[m].power_w = orders[i].power_w;
-          of[m++] = i;
-        }
-      if (m == 0) break;
+    /* The candidates for this lot: orders not yet won that fit its remaining GPUs, those running
+     * here first (so that mkt_gigaspot_pick's lower-index tie-break favours them), each group in
+     * index order: one pass puts those running here at the front of `of` and the others at its
+     * back (reversed), then the back is turned round. */
+    size_t m = 0, back = n;
+    mkt__ask_memo memo = {0};
+    for (size_t i = 0; i < n; i++) {
+      if (out->win[i] || !mkt__lot_fits_memo(&memo, lot, free_gpus[l], &orders[i])) continue;
+      if (mkt__home(&orders[i], nl) == (int32_t)l)
+        of[m++] = i;
+      else
+        of[--back] = i;
+    }
+    for (size_t a = back, b = n; a < b;) {
+      size_t t = of[a];
+      of[a++] = of[--b];
+      of[b] = t;
+    }
+    memmove(of + m, of + back, (n - back) * sizeof *of);
+    m += n - back;
+    while (m > 0) {
+      for (size_t k = 0; k < m; k++) {
+        cand[k].price = orders[of[k]].price;
+        cand[k].gpus = orders[of[k]].gpus;
+        cand[k].power_w = orders[of[k]].power_w;
+      }
       /* profit = price - energy_musd_wh x power_w, the highest strictly positive one wins
        * (mkt_gigaspot_pick, Clore.ai GigaSPOT). */
       long k =
@@ -62,6 +74,12 @@ static long gigaspot_clear(const mkt_order *orders, size_t n, const mkt_lot *lot
       out->lot[i] = at;
       out->pay[i] = orders[i].price;
       winners++;
+      /* The next candidates: the same list, less the winner and what no longer fits (only the GPU
+       * count changed, and only downwards), in the same order. */
+      size_t w = 0;
+      for (size_t q = 0; q < m; q++)
+        if (of[q] != i && orders[of[q]].gpus <= free_gpus[l]) of[w++] = of[q];
+      m = w;
     }
   }
   free(free_gpus);

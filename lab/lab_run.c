@@ -942,12 +942,13 @@ static nfds_t lab__pollset(const lab__lab *L, struct pollfd *pf, size_t *idx) {
 }
 
 /* Waits up to `ms` for anything from the workers, local (pipes) or on other ranks (MPI), and
- * handles it. */
-static int lab__pump_once(lab__lab *L, struct pollfd *pf, size_t *idx, int ms) {
+ * handles it; *got (when not NULL) counts the pipes and messages that had something. */
+static int lab__pump(lab__lab *L, struct pollfd *pf, size_t *idx, int ms, unsigned *got) {
   nfds_t np = lab__pollset(L, pf, idx);
   if (L->nranks > 1 && ms > 2) ms = 2; /* MPI messages are looked for between polls */
   int n = poll(pf, np, ms);
   if (n < 0 && errno != EINTR) return LAB_ESYS;
+  if (got) *got = n > 0 ? (unsigned)n : 0;
   for (nfds_t k = 0; n > 0 && k < np; k++)
     if (pf[k].revents) {
       int rc = lab__read_worker(L, idx[k]);
@@ -958,6 +959,7 @@ static int lab__pump_once(lab__lab *L, struct pollfd *pf, size_t *idx, int ms) {
     MPI_Status st;
     MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
     if (!flag) break;
+    if (got) ++*got;
     int len;
     MPI_Get_count(&st, MPI_CHAR, &len);
     char buf[LAB__LINE + 64];
@@ -979,12 +981,28 @@ static int lab__pump_once(lab__lab *L, struct pollfd *pf, size_t *idx, int ms) {
   return 0;
 }
 
+/* Handles every line the workers wrote before *t, the time it returns: reads the clock, then looks
+ * at the pipes without waiting, and when something was there handles it and looks again. A runner
+ * that stalled (a slow journal sync, in a handler too, or the machine) thus never decides at *t
+ * (the core's heartbeat timers above all) before reading a heartbeat sent before *t. */
+#define LAB__DRAIN_ROUNDS 64 /* a bound against workers that write faster than the runner reads */
+static int lab__drain(lab__lab *L, struct pollfd *pf, size_t *idx, double *t) {
+  for (unsigned round = 0; round < LAB__DRAIN_ROUNDS; round++) {
+    *t = lab__t(L);
+    unsigned got = 0;
+    int rc = lab__pump(L, pf, idx, 0, &got);
+    if (rc || got == 0) return rc;
+  }
+  *t = lab__t(L); /* not after what it handled: the core's time only goes forward */
+  return 0;
+}
+
 /* Waits for worker i's calibration answer (other lines are dropped: it has not joined). */
 static int lab__wait_calibration(lab__lab *L, size_t i, double timeout, struct pollfd *pf, size_t *idx) {
   double until = lab__now() + timeout;
   while (!L->w[i].want_join) {
     if (lab__now() > until || !L->w[i].pid) return LAB_ESYS;
-    int rc = lab__pump_once(L, pf, idx, 20);
+    int rc = lab__pump(L, pf, idx, 20, NULL);
     if (rc) return rc;
   }
   return 0;
@@ -1288,7 +1306,7 @@ static int lab__calib_wait(lab__lab *L, const size_t *set, size_t nset, int what
     while (k < nset && (what ? L->w[set[k]].c_done : L->w[set[k]].c_got)) k++;
     if (k == nset) return 0;
     if (lab__now() > until || !L->w[set[k]].pid) return LAB_ESYS;
-    int rc = lab__pump_once(L, pf, idx, 20);
+    int rc = lab__pump(L, pf, idx, 20, NULL);
     if (rc) return rc;
   }
 }
@@ -1830,11 +1848,8 @@ int lab_run(const lab_config *cfg, const lab_opts *o, lab_report *rep) {
     if ((rc = lab__join(&L, i, t))) goto out;
 
   while (L.ended < cfg->njobs) {
-    /* What the workers said before now is handled before anything is decided at now: a runner
-     * stalled since its last poll (a slow journal sync, the machine) would otherwise check the
-     * core's heartbeat timers first and lose workers whose heartbeats wait in the pipes. */
-    if ((rc = lab__pump_once(&L, pf, idx, 0))) break;
-    t = lab__t(&L);
+    /* what the workers said before t is handled before anything is decided at t */
+    if ((rc = lab__drain(&L, pf, idx, &t))) break;
     if (t > cfg->lab.time_limit) {
       fprintf(stderr, "spotlab lab: time limit of %g s reached with %zu of %zu jobs ended\n", cfg->lab.time_limit,
               L.ended, cfg->njobs);
@@ -1904,7 +1919,7 @@ int lab_run(const lab_config *cfg, const lab_opts *o, lab_report *rep) {
     int ms = (int)ceil((next - lab__t(&L)) * 1000);
     if (ms < 0) ms = 0;
     if (ms > 50) ms = 50;
-    if ((rc = lab__pump_once(&L, pf, idx, ms))) break;
+    if ((rc = lab__pump(&L, pf, idx, ms, NULL))) break;
   }
 
 out:

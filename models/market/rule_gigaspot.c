@@ -22,11 +22,12 @@ static long gigaspot_clear(const mkt_order *orders, size_t n, const mkt_lot *lot
   if (n == 0 || nl == 0) return 0;
   uint32_t *free_gpus = malloc(nl * sizeof *free_gpus);
   mkt_bid *cand = malloc(n * sizeof *cand);
-  size_t *of = malloc(n * sizeof *of);
-  if (!free_gpus || !cand || !of) {
+  size_t *of = malloc(n * sizeof *of), *away = malloc(n * sizeof *away);
+  if (!free_gpus || !cand || !of || !away) {
     free(free_gpus);
     free(cand);
     free(of);
+    free(away);
     return MKT_ENOMEM;
   }
   mkt__free_reset(lots, nl, free_gpus);
@@ -34,25 +35,19 @@ static long gigaspot_clear(const mkt_order *orders, size_t n, const mkt_lot *lot
   for (size_t l = 0; l < nl; l++) {
     const mkt_lot *lot = &lots[l];
     /* The candidates for this lot: orders not yet won that fit its remaining GPUs, those running
-     * here first (so that mkt_gigaspot_pick's lower-index tie-break favours them), each group in
-     * index order: one pass puts those running here at the front of `of` and the others at its
-     * back (reversed), then the back is turned round. */
-    size_t m = 0, back = n;
+     * here first (so that mkt_gigaspot_pick's lower-index tie-break favours them), then the others
+     * (away), each group in index order. */
+    size_t m = 0, na = 0;
     mkt__ask_memo memo = {0};
     for (size_t i = 0; i < n; i++) {
       if (out->win[i] || !mkt__lot_fits_memo(&memo, lot, free_gpus[l], &orders[i])) continue;
       if (mkt__home(&orders[i], nl) == (int32_t)l)
         of[m++] = i;
       else
-        of[--back] = i;
+        away[na++] = i;
     }
-    for (size_t a = back, b = n; a < b;) {
-      size_t t = of[a];
-      of[a++] = of[--b];
-      of[b] = t;
-    }
-    memmove(of + m, of + back, (n - back) * sizeof *of);
-    m += n - back;
+    memcpy(of + m, away, na * sizeof *of);
+    m += na;
     while (m > 0) {
       for (size_t k = 0; k < m; k++) {
         cand[k].price = orders[of[k]].price;
@@ -85,6 +80,7 @@ static long gigaspot_clear(const mkt_order *orders, size_t n, const mkt_lot *lot
   free(free_gpus);
   free(cand);
   free(of);
+  free(away);
   return winners;
 }
 

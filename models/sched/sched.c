@@ -361,13 +361,19 @@ static inline double sched__speed(const sched *s, const sched__gpu *g) {
 static inline double sched__power(const sched *s, const sched__gpu *g) {
   return sched__pf(s, g)->score * sched__speed(s, g);
 }
+/* A full array of *cap elements of `size` bytes, grown: twice the room (16 at first); NULL, with
+ * the array and *cap as they were, when that cannot be had. */
+static void *sched__grow(void *v, uint32_t *cap, size_t size) {
+  uint32_t nc = *cap ? *cap * 2 : 16;
+  void *p = nc > *cap ? realloc(v, (size_t)nc * size) : NULL;
+  if (p) *cap = nc;
+  return p;
+}
 static int sched__vec_push(sched__vec *v, uint32_t x) {
   if (v->n == v->cap) {
-    uint32_t nc = v->cap ? v->cap * 2 : 16;
-    uint32_t *p = realloc(v->v, nc * sizeof *p);
+    uint32_t *p = sched__grow(v->v, &v->cap, sizeof *p);
     if (!p) return SCHED_ENOMEM;
     v->v = p;
-    v->cap = nc;
   }
   v->v[v->n++] = x;
   return 0;
@@ -633,14 +639,12 @@ static int sched__idle_add(sched *s, uint32_t id) {
   sched__gpu *g = &s->gpus[id];
   sched__ivec *b = &s->buckets[sched__bucket_of(s, g)];
   if (b->n == b->cap) {
-    uint32_t nc = b->cap ? b->cap * 2 : 16;
-    sched__idl *p = nc > b->cap ? realloc(b->v, (size_t)nc * sizeof *p) : NULL;
+    sched__idl *p = sched__grow(b->v, &b->cap, sizeof *p);
     if (!p) {
       s->oom = 1; /* reported by sched_handle */
       return SCHED_ENOMEM;
     }
     b->v = p;
-    b->cap = nc;
   }
   b->v[b->n++] = (sched__idl){id, g->provider};
   g->pos = b->n - 1;

@@ -5,7 +5,9 @@
  * and prints wall time, events per second and memory per GPU (peak resident memory of all ranks,
  * and the part above the process's footprint before the model was built). Tables are off, so the
  * figure is the simulation's own memory, not the output's. --out FILE appends a CSV line per run;
- * --repeat and --versus run it several times and against a second size in the same process.
+ * --repeat and --versus run it several times and against a second size in the same process;
+ * --sizes runs a list of sizes in turn and prints the cost of an event by size beside the CPU's
+ * caches (each run's own peak memory: the kernel's peak is reset before it).
  */
 #include "app/app.h"
 #include "app/cli.h"
@@ -13,6 +15,9 @@
 #include "spotlab_config.h"
 
 #include <mpi.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +28,75 @@ static double bm__rss_mib(void) {
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
   return (double)ru.ru_maxrss / 1024.0; /* Linux: KiB */
+}
+
+/* A field of /proc/self/status in MiB ("VmRSS:" resident now, "VmHWM:" its peak), -1 unreadable. */
+static double bm__status_mib(const char *field) {
+  FILE *f = fopen("/proc/self/status", "r");
+  if (!f) return -1;
+  char line[256];
+  double kib = -1;
+  size_t n = strlen(field);
+  while (fgets(line, sizeof line, f))
+    if (!strncmp(line, field, n)) {
+      kib = strtod(line + n, NULL);
+      break;
+    }
+  fclose(f);
+  return kib < 0 ? -1 : kib / 1024.0;
+}
+
+/* Sets the process's peak resident memory (VmHWM) back to what is resident now, so that the next
+ * run's peak is its own (Linux >= 4.0: "5" to /proc/PID/clear_refs, proc(5)). 0 done, -1 not. */
+static int bm__hwm_reset(void) {
+  FILE *f = fopen("/proc/self/clear_refs", "w");
+  if (!f) return -1;
+  int ok = fputs("5", f) >= 0;
+  ok &= fclose(f) == 0;
+  return ok && bm__status_mib("VmHWM:") >= 0 ? 0 : -1;
+}
+
+/* The data caches of cpu0 as sysfs gives them, "L1d 32 KiB, L2 1 MiB, L3 32 MiB" into buf, and the
+ * largest level's size in MiB (0 and "not readable here" when sysfs has none). */
+static double bm__caches(char *buf, size_t cap) {
+  double llc = 0;
+  unsigned top = 0;
+  size_t off = 0;
+  buf[0] = 0;
+  for (unsigned i = 0; i < 16; i++) {
+    char path[96], level[16] = "", type[32] = "", size[32] = "";
+    const char *what[3] = {"level", "type", "size"};
+    char *into[3] = {level, type, size};
+    int got = 0;
+    for (unsigned k = 0; k < 3; k++) {
+      snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%u/%s", i, what[k]);
+      FILE *f = fopen(path, "r");
+      if (!f) break;
+      if (fgets(into[k], 16, f)) {
+        into[k][strcspn(into[k], "\n")] = 0;
+        got++;
+      }
+      fclose(f);
+    }
+    if (got < 3 || !strcmp(type, "Instruction")) continue;
+    char *end;
+    double kib = strtod(size, &end);
+    if (*end == 'M') kib *= 1024.0;
+    unsigned lv = (unsigned)atoi(level);
+    char one[48];
+    if (kib >= 1024.0)
+      snprintf(one, sizeof one, "L%u%s %g MiB", lv, !strcmp(type, "Data") ? "d" : "", kib / 1024.0);
+    else
+      snprintf(one, sizeof one, "L%u%s %g KiB", lv, !strcmp(type, "Data") ? "d" : "", kib);
+    off += (size_t)snprintf(buf + off, off < cap ? cap - off : 0, "%s%s", off ? ", " : "", one);
+    if (off >= cap) off = cap - 1;
+    if (lv >= top) {
+      top = lv;
+      llc = kib / 1024.0;
+    }
+  }
+  if (!buf[0]) snprintf(buf, cap, "not readable here");
+  return llc;
 }
 
 /* Engine events by message kind: each LP type's handler is wrapped by one that counts the kind of
@@ -94,6 +168,9 @@ static const app_option bm__opts[] = {
     {"--versus", APP_O_STRING, "GPUS:DAYS", 0, 0, 0,
      "after each run, run GPUS GPUs for DAYS days (same options) and print the\nratio of the two runs' events/s, "
      "and with --repeat the median ratio"},
+    {"--sizes", APP_O_STRING, "N1,N2,...", 0, 0, 0,
+     "instead of --gpus: run each of these GPU counts in turn (2 to 16; with\n--repeat, K rounds of them) and print "
+     "events/s, ns per event and each\nrun's peak memory by size, beside the sizes of the CPU's caches"},
     {"--progress", APP_O_FLAG, NULL, 0, 0, 0, "the engine's progress line"},
     {NULL},
 };
@@ -105,7 +182,9 @@ static const app_cli bm__cli = {
     NULL,
     "Runs the market model with N single-GPU providers (three regions unless --regions, the default personas and\n"
     "pools) for D simulated days with hourly billing, and prints wall time, events/s and memory per\n"
-    "GPU. Under mpirun the model runs on all ranks. Reactions are off unless --responses.\n",
+    "GPU. Under mpirun the model runs on all ranks. Reactions are off unless --responses.\n"
+    "--sizes 10000,100000,1000000 runs each size in turn and ends with a table of the cost of an\n"
+    "event by size, each run's peak memory and that memory over the CPU's largest cache.\n",
     "Exit status: 0 done, 1 money was not conserved or the CSV could not be written, 2 bad usage.\n",
     bm__opts};
 
@@ -151,9 +230,12 @@ typedef struct bm__setup {
   unsigned long long seed;
   const char *rule, *out;
   int progress, resp, ckev, rank, P;
+  int hwm; /* the process's peak was reset before this run (bm__hwm_reset): it is this run's own */
 } bm__setup;
 typedef struct bm__fig {
-  double rate, wall_s; /* engine events per second, s */
+  double rate, wall_s;  /* engine events per second, s */
+  unsigned long long n; /* engine events */
+  double model_mib;     /* peak resident memory above the footprint before the model, all ranks; -1 unknown */
 } bm__fig;
 
 /* Builds the benchmark market of `gpus` GPUs over `days`, runs it, prints its table (rank 0) and
@@ -223,13 +305,15 @@ static int bm__once(const bm__setup *u, unsigned long long gpus, unsigned long l
     memcpy(bm__count, all, sizeof all);
     MPI_Reduce(&mine, &busiest, 1, MPI_UINT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
   }
-  double rss = bm__rss_mib(), rss_all = rss, base_all = rss0;
+  double rss = u->hwm ? bm__status_mib("VmHWM:") : bm__rss_mib(), rss_all = rss, base_all = rss0;
   if (P > 1) {
     MPI_Reduce(&rss, &rss_all, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     MPI_Reduce(&rss0, &base_all, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
   }
   fig->wall_s = r.wall_s;
   fig->rate = (double)r.events / r.wall_s;
+  fig->n = (unsigned long long)r.events;
+  fig->model_mib = rss_ok ? rss_all - base_all : -1;
   int rc = 0;
   if (rank == 0) {
     unsigned nm;
@@ -296,6 +380,114 @@ static void bm__range(const char *name, double *lo, double *hi) {
   SIM_FATAL("bench market: no option %s", name);
 }
 
+/* Parses --sizes's "N1,N2,...": 2 to BM__SIZES GPU counts, each in --gpus's range and at least one
+ * per region. The count, or -1 (with the message printed). */
+#define BM__SIZES 16
+static int bm__sizes(const char *v, unsigned nreg, unsigned long long *g) {
+  double lo, hi;
+  bm__range("--gpus", &lo, &hi);
+  int n = 0;
+  const char *p = v;
+  for (;;) {
+    char *end;
+    if (n == BM__SIZES || *p < '0' || *p > '9') break;
+    unsigned long long x = strtoull(p, &end, 10);
+    if (x < lo || x > hi || (*end && *end != ',')) break;
+    if (x < nreg) {
+      fprintf(stderr, "spotlab bench market: --sizes: %llu is fewer than the %u regions (at least one GPU each)\n", x,
+              nreg);
+      return -1;
+    }
+    g[n++] = x;
+    if (!*end && n >= 2) return n;
+    if (!*end) {
+      fprintf(stderr, "spotlab bench market: --sizes: '%s' is one size; give 2 to %d to compare them\n", v, BM__SIZES);
+      return -1;
+    }
+    p = end + 1;
+  }
+  fprintf(stderr,
+          "spotlab bench market: --sizes: '%s' is not a list of 2 to %d GPU counts in [%g, %g] separated by commas "
+          "(e.g. 10000,100000,1000000)\n",
+          v, BM__SIZES, lo, hi);
+  return -1;
+}
+
+/* --sizes: `rounds` rounds, each running every size once in the order given; then a table by size
+ * of the median events/s, ns per event and peak memory, and the median over the rounds of each
+ * size's events/s over the first size's in the same round. */
+static int bm__scale(bm__setup *u, const unsigned long long *g, int n, unsigned long long days,
+                     unsigned long long rounds) {
+  double *rate = malloc(4 * (size_t)n * rounds * sizeof *rate), *ratio = rate + (size_t)n * rounds,
+         *mib = ratio + (size_t)n * rounds, *wall = mib + (size_t)n * rounds, tmp[100];
+  unsigned long long ev[BM__SIZES] = {0};
+  if (!rate) SIM_FATAL("out of memory");
+#ifdef __GLIBC__
+  /* glibc raises its mmap threshold each time a mapped block is freed (mallopt(3)), so a run after a
+   * larger one would grow its arrays in the heap, copying instead of remapping, and peak 5% higher
+   * (300,000 GPUs x 2 days after the same: 688 B per GPU against 658 alone). Fixed at its default,
+   * every run allocates as the first one of a process does (659 B and 661 B). */
+  mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+#endif
+  int rc = 0, hwm_all = 1;
+  for (unsigned long long i = 0; i < rounds && !rc; i++)
+    for (int k = 0; k < n && !rc; k++) {
+      /* the process's peak starts again at what is resident now, on every rank, so each run prints
+       * its own memory (where the kernel refuses, only the first run does, as without --sizes) */
+#ifdef __GLIBC__
+      malloc_trim(0); /* the last run's freed heap back to the kernel: else it is resident before this one */
+#endif
+      u->hwm = bm__hwm_reset() == 0;
+      if (u->P > 1) MPI_Allreduce(MPI_IN_PLACE, &u->hwm, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+      hwm_all &= u->hwm;
+      double base = u->hwm ? bm__status_mib("VmRSS:") : bm__rss_mib();
+      bm__fig f;
+      rc = bm__once(u, g[k], days, base, u->hwm || (i == 0 && k == 0), &f);
+      rate[k * rounds + i] = f.rate;
+      ratio[k * rounds + i] = f.rate / rate[i]; /* the first size's, this round */
+      mib[k * rounds + i] = f.model_mib;
+      wall[k * rounds + i] = f.wall_s;
+      ev[k] = f.n;
+      if (!rc && u->rank == 0 && u->progress)
+        fprintf(stderr, "bench market --sizes: round %llu of %llu, %d of %d sizes done\n", i + 1, rounds, k + 1, n);
+    }
+  if (!rc && u->rank == 0) {
+    char caches[256];
+    int short_runs = 0;
+    double llc = bm__caches(caches, sizeof caches);
+    printf("\ncost per event by size, %llu days, %d rank%s, median of %llu round%s (caches of cpu0: %s):\n", days, u->P,
+           u->P == 1 ? "" : "s", rounds, rounds == 1 ? "" : "s", caches);
+    printf("%10s %14s %10s %12s %10s %17s %12s %10s\n", "GPUs", "events", "wall s", "events/s", "ns/event",
+           "peak MiB (model)", "/ last cache", "vs first");
+    for (int k = 0; k < n; k++) {
+      memcpy(tmp, rate + (size_t)k * rounds, rounds * sizeof *tmp);
+      double r = app_median(tmp, rounds);
+      memcpy(tmp, ratio + (size_t)k * rounds, rounds * sizeof *tmp);
+      double q = app_median(tmp, rounds);
+      char m[32] = "-", c[32] = "-";
+      if (hwm_all || k == 0) {
+        memcpy(tmp, mib + (size_t)k * rounds, rounds * sizeof *tmp);
+        double mm = hwm_all ? app_median(tmp, rounds) : mib[0];
+        snprintf(m, sizeof m, "%.1f", mm);
+        if (llc > 0) snprintf(c, sizeof c, "%.2f", mm / llc);
+      }
+      memcpy(tmp, wall + (size_t)k * rounds, rounds * sizeof *tmp);
+      double w = app_median(tmp, rounds);
+      short_runs |= w < 1.0;
+      printf("%10llu %14llu %10.2f %12.4g %10.1f %17s %12s %10.3f\n", g[k], ev[k], w, r, 1e9 / r, m, c, q);
+    }
+    printf("(peak MiB: each run's peak resident memory above the process's footprint before it was built%s%s; "
+           "/ last cache: that over the largest cache's size; vs first: events/s over the first size's in the same "
+           "round)\n",
+           u->P > 1 ? ", summed over the ranks" : "",
+           hwm_all ? "" : "; the kernel would not reset the peak, so only the first run has it");
+    if (short_runs)
+      printf("runs under a second measure their start as much as their events: give more --days for those sizes\n");
+  }
+  free(rate);
+  return rc;
+}
+
 /* Parses --versus's "GPUS:DAYS", each part in its option's range. 0 or -1 (with the message printed). */
 static int bm__versus(const char *v, unsigned long long *gpus, unsigned long long *days) {
   double glo, ghi, dlo, dhi;
@@ -340,8 +532,17 @@ static int cmd_bench_market_main(int argc, char **argv) {
   u.resp = app_args_flag(&a, "--responses");
   u.ckev = app_args_flag(&a, "--checkpoint-events");
   repeat = app_args_u64(&a, "--repeat", 1);
-  const char *vs = app_args_str(&a, "--versus", NULL);
-  int bad = vs && bm__versus(vs, &vgpus, &vdays);
+  const char *vs = app_args_str(&a, "--versus", NULL), *sz = app_args_str(&a, "--sizes", NULL);
+  unsigned long long sizes[BM__SIZES];
+  int nsizes = 0, bad = 0;
+  if (sz && (vs || app_args_count(&a, "--gpus") > 0)) {
+    fprintf(stderr, "spotlab bench market: --sizes and %s: give one of them\n", vs ? "--versus" : "--gpus");
+    bad = 1;
+  } else if (sz) {
+    nsizes = bm__sizes(sz, u.nreg, sizes);
+    bad = nsizes < 0;
+  }
+  bad = bad || (vs && bm__versus(vs, &vgpus, &vdays));
   if (!bad && (gpus < u.nreg || (vs && vgpus < u.nreg))) {
     fprintf(stderr, "spotlab bench market: %s %llu is fewer than the %u regions (at least one GPU each)\n",
             gpus < u.nreg ? "--gpus" : "--versus's GPUS", gpus < u.nreg ? gpus : vgpus, u.nreg);
@@ -355,6 +556,11 @@ static int cmd_bench_market_main(int argc, char **argv) {
   app_mpi_init(&argc, &argv);
   u.rank = app_mpi_rank();
   u.P = app_mpi_size();
+  if (nsizes > 0) {
+    int rc = bm__scale(&u, sizes, nsizes, days, repeat);
+    app_args_free(&a);
+    return rc;
+  }
   double rss0 = bm__rss_mib();
   double *rate = malloc(2 * repeat * sizeof *rate), *ratio = rate + repeat;
   if (!rate) SIM_FATAL("out of memory");

@@ -44,6 +44,20 @@ add_test(NAME bench_market_versus COMMAND sh -c
    sed -n 2p versus.csv | grep -q '^1000,2,1,[0-9]*,[0-9.]*,[0-9.e+]*,,,conserved$'" $<TARGET_FILE:spotlab>)
 set_tests_properties(bench_market_versus PROPERTIES ENVIRONMENT "${SPOTLAB_TEST_ENV}" TIMEOUT ${SPOTLAB_TEST_TIMEOUT})
 
+# `bench market --sizes A,B --repeat 2`: two rounds of both sizes, each run printing its own memory
+# (the peak is reset before each), the same engine events in both rounds, and a table by size whose
+# first size is the reference (1.000) and whose events are the runs'.
+add_test(NAME bench_market_sizes COMMAND sh -c
+  "rm -f sizes.csv; $0 bench market --sizes 1000,3000 --days 1 --repeat 2 --out sizes.csv > sizes.txt 2>&1 || { cat sizes.txt; exit 1; }; \
+   cat sizes.txt; test $(awk '($1 == 1000 || $1 == 3000) && $2 == 1 && $3 == 1 && $7 != \"-\"' sizes.txt | wc -l) = 4 || { echo 'not four runs with their memory'; exit 1; }; \
+   test $(awk '$1 == 3000 && $2 == 1 {print $4}' sizes.txt | sort -u | wc -l) = 1 || { echo 'rounds differ in events'; exit 1; }; \
+   grep -q '^cost per event by size, 1 days, 1 rank, median of 2 rounds (caches of cpu0: ' sizes.txt || exit 1; \
+   test \"$(awk '/^cost per event/ {t = 1; next} t && $1 == 1000 {print $NF}' sizes.txt)\" = 1.000 || { echo 'first size not the reference'; exit 1; }; \
+   test \"$(awk '/^cost per event/ {t = 1; next} t && $1 == 3000 {print $2}' sizes.txt)\" = \"$(awk '$1 == 3000 && $2 == 1 {print $4; exit}' sizes.txt)\" || { echo 'table events differ from the runs'; exit 1; }; \
+   awk '/^cost per event/ {t = 1; next} t && $1 == 3000 { ok = ($6 + 0 > 0) && ($NF + 0 > 0) } END { exit !ok }' sizes.txt || { echo 'no memory or ratio for 3000'; exit 1; }; \
+   test $(grep -c ',conserved$' sizes.csv) = 4 && ! grep -q ',,,' sizes.csv" $<TARGET_FILE:spotlab>)
+set_tests_properties(bench_market_sizes PROPERTIES ENVIRONMENT "${SPOTLAB_TEST_ENV}" TIMEOUT ${SPOTLAB_TEST_TIMEOUT})
+
 # `bench market` on 2 ranks says how evenly the ranks shared the engine events: one region is one
 # group, kept whole on one rank, so the other rank handles none (100%, 1.00x); two regions give each
 # rank one, a share above half whose bound is its inverse, and the same events as one rank.

@@ -73,6 +73,20 @@ static void test_option_table_errors(void) {
   expect_usage("bench market --versus 10000:30x", "--versus: '10000:30x' is not GPUS:DAYS");
   expect_usage("bench market --regions 5 --versus 4:30",
                "spotlab bench market: --versus's GPUS 4 is fewer than the 5 regions (at least one GPU each)");
+  expect_usage("bench market --sizes 1000",
+               "spotlab bench market: --sizes: '1000' is one size; give 2 to 16 to compare");
+  expect_usage("bench market --sizes 1000,abc", "spotlab bench market: --sizes: '1000,abc' is not a list of 2 to 16 "
+                                                "GPU counts in [3, 3e+08] separated by commas");
+  expect_usage("bench market --sizes 1000,,2000", "--sizes: '1000,,2000' is not a list of 2 to 16 GPU counts");
+  expect_usage("bench market --sizes 1000,2000,", "--sizes: '1000,2000,' is not a list of 2 to 16 GPU counts");
+  expect_usage("bench market --sizes 3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19",
+               "--sizes: '3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19' is not a list of 2 to 16 GPU counts");
+  expect_usage("bench market --regions 5 --sizes 4,1000",
+               "spotlab bench market: --sizes: 4 is fewer than the 5 regions (at least one GPU each)");
+  expect_usage("bench market --sizes 1000,2000 --gpus 5000",
+               "spotlab bench market: --sizes and --gpus: give one of them");
+  expect_usage("bench market --sizes 1000,2000 --versus 1000:1",
+               "spotlab bench market: --sizes and --versus: give one of them");
   expect_usage("bench market --repeat 0", "spotlab bench market: --repeat: '0' is not a whole number in [1, 100]");
   expect_usage("bench sched --policy pray", "spotlab bench sched: --policy: 'pray' is not one of none, checkpoint");
   expect_usage("bench kernels --cpu --fail-at soon",

@@ -979,15 +979,18 @@ static const sched__idl *sched__drawn_at(const sched *s, unsigned nb, uint64_t x
 }
 static uint32_t sched__drawn(const sched *s, unsigned nb, uint64_t x) { return sched__drawn_at(s, nb, x)->id; }
 
-/* Pools whose GPU records outgrow the caches (65,536 of 32 B: 2 MB) fetch a sampling loop's candidates
- * before it runs: its d-th draw is the (d + c)-th number of the core's stream, c being the
- * candidates it weighed before (each takes one number more, sched__consider), so numbers 0 ..
- * 2 draws - 2 hold every draw it can make. Their entries in the idle queues, then their GPU
+/* A sampling loop's candidates are fetched before it runs: its d-th draw is the (d + c)-th number
+ * of the core's stream, c being the candidates it weighed before (each takes one number more,
+ * sched__consider), so numbers 0 .. 2 draws - 2 hold every draw it can make. Their entries in the idle queues, then their GPU
  * records with the providers' records and stakes the filter reads (the entry names both), are
  * fetched a stage at a time, each stage's misses together instead of one after another (at a
  * million GPUs the queue entries missed as often as the records, and a stage that read them while
- * it fetched the next waited on each). The stream is read from a copy: nothing changes. */
-#define SCHED__FETCH_GPUS 65536u
+ * it fetched the next waited on each). The stream is read from a copy: nothing changes. Every pool
+ * does it. It was once kept to pools of 65,536 GPUs or more, whose records alone outgrow the
+ * caches, but a core's records share the cache with the rest of the model: at 100k GPUs in three
+ * regions (pools of 10,000 to 13,000) sched__eligible and sched__consider took 135 ns of an event's
+ * 1,026, against 41 at a million GPUs, whose pools fetched (perf, 2 days). With every pool fetching,
+ * 10k GPUs run as fast as before (docs/performance.md, "Every pool fetches its candidates ahead"). */
 #define SCHED__FETCH_MAX 32u
 static void sched__fetch_draws(const sched *s, unsigned nb, uint64_t total, uint64_t draws) {
   uint64_t q[4];
@@ -1064,7 +1067,7 @@ static int sched__select(sched *s, const sched_job_spec *sp, unsigned need, uint
         s->oom = 1;
         return -1;
       }
-      if (s->gpu_cap >= SCHED__FETCH_GPUS) sched__fetch_draws(s, nb, total, draws);
+      sched__fetch_draws(s, nb, total, draws);
       for (uint64_t d = 0; d < draws; d++) {
         uint32_t id = sched__drawn(s, nb, sched__below(s, total));
         if (!sched__seen_add(s, id) && sched__eligible(s, sp, &s->gpus[id])) sched__consider(s, &pk, id);

@@ -156,6 +156,7 @@ struct sim_engine {
   uint64_t cur;            /* bucket whose events the heap holds: horizon = (cur + 1) * w */
   double w, horizon;       /* bucket width; INFINITY while the calendar is off */
   uint64_t since_scan;     /* buckets advanced since the overflow list was last scanned */
+  double cal_aim;          /* events a bucket should hold: SIM__CAL_PER_BUCKET (SPOTLAB_CALENDAR_PER_BUCKET) */
   uint64_t adv, ev_at;     /* buckets advanced and events handled since w was last set */
   uint64_t far_scans, far_jumps, far_rebuilds; /* counts for sim_pending */
   unsigned retunes;
@@ -445,7 +446,7 @@ static void sim__far_scan(sim_engine *e) {
 static void sim__far_on(sim_engine *e) {
   double rate = e->now > 0 ? (double)e->events / e->now : 0;
   double span = e->end > e->now ? e->end - e->now : 1;
-  e->w = rate > 0 ? SIM__CAL_PER_BUCKET / rate : span / SIM__CAL_B;
+  e->w = rate > 0 ? e->cal_aim / rate : span / SIM__CAL_B;
   if (!(e->w >= e->lookahead)) e->w = e->lookahead;
   e->bhead = malloc(SIM__CAL_B * sizeof *e->bhead);
   e->btail = malloc(SIM__CAL_B * sizeof *e->btail);
@@ -533,8 +534,8 @@ static void sim__far_refill(sim_engine *e) {
     if (e->retunes < 3 && ++e->adv == 512) {
       double mean = (double)(e->events - e->ev_at) / 512.0;
       e->retunes++;
-      if (mean < SIM__CAL_PER_BUCKET / 4 || mean > SIM__CAL_PER_BUCKET * 4) {
-        double w = e->w * SIM__CAL_PER_BUCKET / (mean > 1 ? mean : 1);
+      if (mean < e->cal_aim / 4 || mean > e->cal_aim * 4) {
+        double w = e->w * e->cal_aim / (mean > 1 ? mean : 1);
         sim__far_rebuild(e, w > e->lookahead ? w : e->lookahead);
       } else {
         e->retunes = 3;
@@ -883,6 +884,12 @@ static sim_engine *sim__engine_new(const sim_model *m, const sim_run_opts *o) {
    * calendar on and off */
   const char *cm = getenv("SPOTLAB_CALENDAR_MIN");
   e->cal_on = cm && *cm ? (size_t)strtoull(cm, NULL, 10) : SIM__CAL_ON;
+  /* SPOTLAB_CALENDAR_PER_BUCKET: the events a bucket aims at (1 to 1e6), for a test whose ring
+   * spans few enough events that its overflow list comes due within the run and the scan every
+   * half ring files it (at the default a half ring is millions of events) */
+  const char *cp = getenv("SPOTLAB_CALENDAR_PER_BUCKET");
+  double aim = cp && *cp ? strtod(cp, NULL) : SIM__CAL_PER_BUCKET;
+  e->cal_aim = aim >= 1 && aim <= 1e6 ? aim : SIM__CAL_PER_BUCKET;
   e->free_chunk = e->ohead = e->otail = SIM__NIL32;
   e->end = m->end_time;
   e->lookahead = m->lookahead;

@@ -303,6 +303,92 @@ static void test_calendar_order(void) {
   free(cal_log);
 }
 
+/* The calendar's scan of its overflow list every half ring (sim/engine.c, sim__far_refill): with
+ * the default aim of 4,096 events a bucket a half ring is 8 million events, so the test above never
+ * reaches it. Here a bucket aims at 16 events (SPOTLAB_CALENDAR_PER_BUCKET) and the calendar turns
+ * on at 3,000 pending (SPOTLAB_CALENDAR_MIN), and the population is steady: after a budget of
+ * sends each event sends one near event (so the ring never empties and no jump scans the overflow
+ * list) and, with probability far_share, one far event, a gap of several ring spans ahead. Those
+ * wait in the overflow list until a periodic scan files them; the order must stay (t, src, seq),
+ * with no jump and no rebuild, and scans must have run. */
+static struct {
+  unsigned lps;
+  double far_share, far_gap, near_span, end;
+  size_t budget;
+} scan_case;
+static size_t scan_far;
+static void scan_send(sim_lp *lp, cal_state *st, int far) {
+  gsl_rng *r = sim_lp_rng(lp);
+  double d = far ? scan_case.far_gap * (1.0 + gsl_rng_uniform(r)) : 0.001 + scan_case.near_span * gsl_rng_uniform(r);
+  d = 0.001 + floor(d * 256.0) / 256.0; /* a grid, so with ties */
+  sim_id dst = gsl_rng_uniform(r) < 0.3 ? gsl_rng_uniform_int(r, scan_case.lps) : sim_lp_id(lp);
+  cal_msg m = {st->sent++, 0, far};
+  cal_sent++;
+  if (sim_now(lp) + d < scan_case.end) cal_sent_before_end++;
+  sim_send(lp, dst, d, &m, sizeof m);
+}
+static void scan_init(sim_lp *lp, void *st) {
+  for (int k = 0; k < 10; k++) scan_send(lp, st, 0);
+}
+static void scan_event(sim_lp *lp, void *st, const void *msg, sim_id src) {
+  const cal_msg *m = msg;
+  if (cal_n < CAL_MAX) cal_log[cal_n++] = (cal_seen){sim_now(lp), src, m->tag};
+  scan_far += m->extra == 1;
+  scan_send(lp, st, 0);
+  if (cal_sent < scan_case.budget) scan_send(lp, st, 0);
+  if (gsl_rng_uniform(sim_lp_rng(lp)) < scan_case.far_share) scan_send(lp, st, 1);
+}
+static void test_calendar_scan(void) {
+  static const sim_lptype types[] = {{"scan", sizeof(cal_state), scan_init, scan_event, cal_finalize}};
+  cal_log = malloc(CAL_MAX * sizeof *cal_log);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(cal_log);
+  rng g = {20261208};
+  chk c = {0};
+  uint64_t scans = 0;
+  setenv("SPOTLAB_CALENDAR_PER_BUCKET", "16", 1);
+  setenv("SPOTLAB_CALENDAR_MIN", "3000", 1);
+  for (int cs = 0; cs < 4; cs++) {
+    scan_case.lps = (unsigned)rng_int(&g, 100, 300);
+    scan_case.budget = (size_t)rng_int(&g, 4000, 8000);
+    scan_case.near_span = 0.5 + 2.0 * rng_unif(&g);
+    scan_case.far_share = 0.005 + 0.02 * rng_unif(&g);
+    scan_case.far_gap = 15.0 + 10.0 * rng_unif(&g);
+    scan_case.end = 2.5 * scan_case.far_gap;
+    sim_model m = {"scan", types, 1,    NULL, scan_case.lps, sizeof(cal_msg), 0.001, scan_case.end, NULL,
+                   NULL,   0,     NULL, 0};
+    cal_n = cal_sent_before_end = cal_sent = scan_far = 0;
+    memset(&cal_last, 0, sizeof cal_last);
+    sim_results r;
+    sim_run_opts o = {(uint64_t)rng_next(&g), 0, 0, NULL};
+    CU_ASSERT_EQUAL_FATAL(sim_run(&m, &o, &r), 0);
+    CHECK(&c, cal_n < CAL_MAX, "case %d: the log is full (%zu events)", cs, cal_n);
+    CHECK(&c, cal_n == cal_sent_before_end, "case %d: %zu events handled, %zu sent before the end", cs, cal_n,
+          cal_sent_before_end);
+    size_t bad = 0;
+    for (size_t i = 1; i < cal_n; i++) {
+      const cal_seen *a = &cal_log[i - 1], *b = &cal_log[i];
+      bad += !(a->t < b->t || (a->t == b->t && (a->src < b->src || (a->src == b->src && a->tag < b->tag))));
+    }
+    CHECK(&c, bad == 0, "case %d (%u LPs, far share %.3f at %.1f, near %.2f): %zu events out of order", cs,
+          scan_case.lps, scan_case.far_share, scan_case.far_gap, scan_case.near_span, bad);
+    CHECK(&c, cal_last.far_jumps == 0 && cal_last.far_rebuilds == 0,
+          "case %d: %llu jumps and %llu rebuilds (the overflow list must come due through the periodic scan)", cs,
+          (unsigned long long)cal_last.far_jumps, (unsigned long long)cal_last.far_rebuilds);
+    CHECK(&c, scan_far > 0, "case %d: no far event handled", cs);
+    if (getenv("CAL_TEST_VERBOSE"))
+      printf("\n    case %d: %zu events, %zu far, scans %llu jumps %llu rebuilds %llu", cs, cal_n, scan_far,
+             (unsigned long long)cal_last.far_scans, (unsigned long long)cal_last.far_jumps,
+             (unsigned long long)cal_last.far_rebuilds);
+    scans += cal_last.far_scans;
+    sim_results_free(&r);
+  }
+  unsetenv("SPOTLAB_CALENDAR_PER_BUCKET");
+  unsetenv("SPOTLAB_CALENDAR_MIN");
+  chk_report(&c, "calendar scan");
+  CU_ASSERT(scans > 0);
+  free(cal_log);
+}
+
 /* The hints name the events the engine handles next (early hints forced on, SPOTLAB_EARLY_HINTS=1;
  * without it a model this small gets none, which the second run checks): 40 LPs of two types each schedule 150 events
  * at init (times on a grid, so with ties; odd tags carry a second word, a slab payload) and send
@@ -1086,6 +1172,7 @@ static CU_TestInfo rng_tests[] = {
 static CU_TestInfo engine_tests[] = {
     {"simultaneous events follow (time, src, seq)", test_event_order},
     {"the calendar of far events keeps the order (time, src, seq)", test_calendar_order},
+    {"the calendar's periodic scan files the overflow list in order", test_calendar_scan},
     {"the hints name the next two events", test_hints_name_the_next_events},
     {"bursts of pending payloads arrive intact and give their memory back", test_pending_memory_returned},
     {"a message below the lookahead is fatal", test_lookahead_violation_is_fatal},

@@ -248,6 +248,26 @@ static void cal_finalize(sim_lp *lp, void *st) {
   (void)st;
   sim_pending(lp, &cal_last); /* the calendar's counts of the whole run */
 }
+/* Runs a case of the calendar tests: the log must not be full, must hold every event sent before
+ * the end, as many as the engine counted. The events out of (t, src, send order), returned. */
+static size_t cal_run_case(chk *c, int cs, const sim_model *m, uint64_t seed) {
+  cal_n = cal_sent_before_end = cal_sent = 0;
+  memset(&cal_last, 0, sizeof cal_last);
+  sim_results r;
+  sim_run_opts o = {seed, 0, 0, NULL};
+  CU_ASSERT_EQUAL_FATAL(sim_run(m, &o, &r), 0);
+  CHECK(c, cal_n < CAL_MAX, "case %d: the log is full (%zu events)", cs, cal_n);
+  CHECK(c, cal_n == cal_sent_before_end, "case %d: %zu events handled, %zu sent before the end", cs, cal_n,
+        cal_sent_before_end);
+  CHECK(c, r.events == cal_n, "case %d: %llu events counted, %zu handled", cs, (unsigned long long)r.events, cal_n);
+  sim_results_free(&r);
+  size_t bad = 0;
+  for (size_t i = 1; i < cal_n; i++) {
+    const cal_seen *a = &cal_log[i - 1], *b = &cal_log[i];
+    bad += !(a->t < b->t || (a->t == b->t && (a->src < b->src || (a->src == b->src && a->tag < b->tag))));
+  }
+  return bad;
+}
 static void test_calendar_order(void) {
   static const sim_lptype types[] = {{"cal", sizeof(cal_state), cal_init, cal_event, cal_finalize}};
   cal_log = malloc(CAL_MAX * sizeof *cal_log);
@@ -264,21 +284,7 @@ static void test_calendar_order(void) {
     cal_case.near_span = 2.0 + 40.0 * rng_unif(&g);
     cal_case.end = cal_case.far_gap + cal_case.far_width * (0.2 + rng_unif(&g));
     sim_model m = {"cal", types, 1, NULL, cal_case.lps, sizeof(cal_msg), 0.5, cal_case.end, NULL, NULL, 0, NULL, 0};
-    cal_n = cal_sent_before_end = cal_sent = 0;
-    memset(&cal_last, 0, sizeof cal_last);
-    sim_results r;
-    sim_run_opts o = {(uint64_t)rng_next(&g), 0, 0, NULL};
-    CU_ASSERT_EQUAL_FATAL(sim_run(&m, &o, &r), 0);
-    CHECK(&c, cal_n < CAL_MAX, "case %d: the log is full (%zu events)", cs, cal_n);
-    CHECK(&c, cal_n == cal_sent_before_end, "case %d: %zu events handled, %zu sent before the end", cs, cal_n,
-          cal_sent_before_end);
-    CHECK(&c, r.events == cal_n, "case %d: %llu events counted, %zu handled", cs, (unsigned long long)r.events, cal_n);
-    size_t bad = 0;
-    for (size_t i = 1; i < cal_n; i++) {
-      const cal_seen *a = &cal_log[i - 1], *b = &cal_log[i];
-      int ok = a->t < b->t || (a->t == b->t && (a->src < b->src || (a->src == b->src && a->tag < b->tag)));
-      bad += !ok;
-    }
+    size_t bad = cal_run_case(&c, cs, &m, (uint64_t)rng_next(&g));
     CHECK(&c, bad == 0, "case %d (%u LPs, far share %.3f at %.0f + %.0f, near %.1f, end %.0f): %zu events out of order",
           cs, cal_case.lps, cal_case.far_share, cal_case.far_gap, cal_case.far_width, cal_case.near_span, cal_case.end,
           bad);
@@ -289,7 +295,6 @@ static void test_calendar_order(void) {
     scans += cal_last.far_scans;
     jumps += cal_last.far_jumps;
     rebuilds += cal_last.far_rebuilds;
-    sim_results_free(&r);
   }
   chk_report(&c, "calendar order");
   /* the calendar's paths were taken: rebuilds at a new width, the jump over an empty ring (which
@@ -356,19 +361,8 @@ static void test_calendar_scan(void) {
     scan_case.end = 2.5 * scan_case.far_gap;
     sim_model m = {"scan", types, 1,    NULL, scan_case.lps, sizeof(cal_msg), 0.001, scan_case.end, NULL,
                    NULL,   0,     NULL, 0};
-    cal_n = cal_sent_before_end = cal_sent = scan_far = 0;
-    memset(&cal_last, 0, sizeof cal_last);
-    sim_results r;
-    sim_run_opts o = {(uint64_t)rng_next(&g), 0, 0, NULL};
-    CU_ASSERT_EQUAL_FATAL(sim_run(&m, &o, &r), 0);
-    CHECK(&c, cal_n < CAL_MAX, "case %d: the log is full (%zu events)", cs, cal_n);
-    CHECK(&c, cal_n == cal_sent_before_end, "case %d: %zu events handled, %zu sent before the end", cs, cal_n,
-          cal_sent_before_end);
-    size_t bad = 0;
-    for (size_t i = 1; i < cal_n; i++) {
-      const cal_seen *a = &cal_log[i - 1], *b = &cal_log[i];
-      bad += !(a->t < b->t || (a->t == b->t && (a->src < b->src || (a->src == b->src && a->tag < b->tag))));
-    }
+    scan_far = 0;
+    size_t bad = cal_run_case(&c, cs, &m, (uint64_t)rng_next(&g));
     CHECK(&c, bad == 0, "case %d (%u LPs, far share %.3f at %.1f, near %.2f): %zu events out of order", cs,
           scan_case.lps, scan_case.far_share, scan_case.far_gap, scan_case.near_span, bad);
     CHECK(&c, cal_last.far_jumps == 0 && cal_last.far_rebuilds == 0,
@@ -380,7 +374,6 @@ static void test_calendar_scan(void) {
              (unsigned long long)cal_last.far_scans, (unsigned long long)cal_last.far_jumps,
              (unsigned long long)cal_last.far_rebuilds);
     scans += cal_last.far_scans;
-    sim_results_free(&r);
   }
   unsetenv("SPOTLAB_CALENDAR_PER_BUCKET");
   unsetenv("SPOTLAB_CALENDAR_MIN");

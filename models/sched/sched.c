@@ -981,9 +981,9 @@ static uint32_t sched__drawn(const sched *s, unsigned nb, uint64_t x) { return s
 
 /* A sampling loop's candidates are fetched before it runs: its d-th draw is the (d + c)-th number
  * of the core's stream, c being the candidates it weighed before (each takes one number more,
- * sched__consider), so numbers 0 .. 2 draws - 2 hold every draw it can make. Their entries in the idle queues, then their GPU
- * records with the providers' records and stakes the filter reads (the entry names both), are
- * fetched a stage at a time, each stage's misses together instead of one after another (at a
+ * sched__consider), so numbers 0 .. 2 draws - 2 hold every draw it can make. Their entries in the
+ * idle queues, then their GPU records with the providers' records and stakes the filter reads (the
+ * entry names both), are fetched a stage at a time, each stage's misses together instead of one after another (at a
  * million GPUs the queue entries missed as often as the records, and a stage that read them while
  * it fetched the next waited on each). The stream is read from a copy: nothing changes. Every pool
  * does it. It was once kept to pools of 65,536 GPUs or more, whose records alone outgrow the

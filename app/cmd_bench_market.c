@@ -419,7 +419,7 @@ static int bm__sizes(const char *v, unsigned nreg, unsigned long long *g) {
 static int bm__scale(bm__setup *u, const unsigned long long *g, int n, unsigned long long days,
                      unsigned long long rounds) {
   double *rate = malloc(4 * (size_t)n * rounds * sizeof *rate), *ratio = rate + (size_t)n * rounds,
-         *mib = ratio + (size_t)n * rounds, *wall = mib + (size_t)n * rounds, tmp[100];
+         *mib = ratio + (size_t)n * rounds, *wall = mib + (size_t)n * rounds;
   unsigned long long ev[BM__SIZES] = {0};
   if (!rate) SIM_FATAL("out of memory");
 #ifdef __GLIBC__
@@ -459,20 +459,16 @@ static int bm__scale(bm__setup *u, const unsigned long long *g, int n, unsigned 
            u->P == 1 ? "" : "s", rounds, rounds == 1 ? "" : "s", caches);
     printf("%10s %14s %10s %12s %10s %17s %12s %10s\n", "GPUs", "events", "wall s", "events/s", "ns/event",
            "peak MiB (model)", "/ last cache", "vs first");
-    for (int k = 0; k < n; k++) {
-      memcpy(tmp, rate + (size_t)k * rounds, rounds * sizeof *tmp);
-      double r = app_median(tmp, rounds);
-      memcpy(tmp, ratio + (size_t)k * rounds, rounds * sizeof *tmp);
-      double q = app_median(tmp, rounds);
+    for (int k = 0; k < n; k++) { /* each size's figures are a slice of rounds values, sorted by its median */
+      size_t at = (size_t)k * rounds;
+      double r = app_median(rate + at, rounds), q = app_median(ratio + at, rounds);
       char m[32] = "-", c[32] = "-";
       if (hwm_all || k == 0) {
-        memcpy(tmp, mib + (size_t)k * rounds, rounds * sizeof *tmp);
-        double mm = hwm_all ? app_median(tmp, rounds) : mib[0];
+        double mm = hwm_all ? app_median(mib + at, rounds) : mib[0]; /* else the first run's alone */
         snprintf(m, sizeof m, "%.1f", mm);
         if (llc > 0) snprintf(c, sizeof c, "%.2f", mm / llc);
       }
-      memcpy(tmp, wall + (size_t)k * rounds, rounds * sizeof *tmp);
-      double w = app_median(tmp, rounds);
+      double w = app_median(wall + at, rounds);
       short_runs |= w < 1.0;
       printf("%10llu %14llu %10.2f %12.4g %10.1f %17s %12s %10.3f\n", g[k], ev[k], w, r, 1e9 / r, m, c, q);
     }

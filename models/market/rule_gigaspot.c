@@ -48,12 +48,12 @@ static long gigaspot_clear(const mkt_order *orders, size_t n, const mkt_lot *lot
     }
     memcpy(of + m, away, na * sizeof *of);
     m += na;
+    for (size_t k = 0; k < m; k++) {
+      cand[k].price = orders[of[k]].price;
+      cand[k].gpus = orders[of[k]].gpus;
+      cand[k].power_w = orders[of[k]].power_w;
+    }
     while (m > 0) {
-      for (size_t k = 0; k < m; k++) {
-        cand[k].price = orders[of[k]].price;
-        cand[k].gpus = orders[of[k]].gpus;
-        cand[k].power_w = orders[of[k]].power_w;
-      }
       /* profit = price - energy_musd_wh x power_w, the highest strictly positive one wins
        * (mkt_gigaspot_pick, Clore.ai GigaSPOT). */
       long k =
@@ -70,10 +70,13 @@ static long gigaspot_clear(const mkt_order *orders, size_t n, const mkt_lot *lot
       out->pay[i] = orders[i].price;
       winners++;
       /* The next candidates: the same list, less the winner and what no longer fits (only the GPU
-       * count changed, and only downwards), in the same order. */
+       * count changed, and only downwards), in the same order; their bids move with them. */
       size_t w = 0;
       for (size_t q = 0; q < m; q++)
-        if (of[q] != i && orders[of[q]].gpus <= free_gpus[l]) of[w++] = of[q];
+        if (of[q] != i && orders[of[q]].gpus <= free_gpus[l]) {
+          cand[w] = cand[q];
+          of[w++] = of[q];
+        }
       m = w;
     }
   }

@@ -10,6 +10,9 @@
 #ifndef SIM_ERRORS_H
 #define SIM_ERRORS_H
 
+#include <stdarg.h>
+#include <stdio.h>
+
 enum {
   SPOTLAB_OK = 0,
   /* shared */
@@ -58,6 +61,21 @@ static inline const char *spotlab_strerror(int err) {
   case SPOTLAB_ELAB_TIMEOUT: return "the lab ran past lab.time_limit";
   default: return "unknown error";
   }
+}
+
+/* Formats a message into the caller's buffer (err may be NULL or len 0: nothing written) and
+ * returns `code`, so an error path is one line: `return spotlab_errf(err, len, SPOTLAB_EFORMAT,
+ * "%s:%zu: ...", path, line);`. The one copy for every module that reports into a buffer. */
+static inline int spotlab_errf(char *err, size_t len, int code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static inline int spotlab_errf(char *err, size_t len, int code, const char *fmt, ...) {
+  if (err && len) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, len, fmt, ap);
+    va_end(ap);
+  }
+  return code;
 }
 
 #endif

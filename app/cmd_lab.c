@@ -148,6 +148,11 @@ static int cmd_lab_main(int argc, char **argv) {
   } else if (rc && rc != LAB_ETIMEOUT) {
     fprintf(stderr, "spotlab lab: %s\n", lab_strerror(rc));
     status = rc == LAB_EJOURNAL || rc == LAB_ECONFIG ? 2 : 1;
+    if (rc == LAB_ESTOPPED) { /* resumable: its journal is whole and no job was charged */
+      if (rank == 0)
+        fprintf(stderr, "spotlab lab: continue with: spotlab lab %s --journal %s --resume\n", jobfile, journal);
+      status = 3;
+    }
   } else {
     if (rc == LAB_ETIMEOUT) status = 1;
     lab_report_print(stdout, cfg, &rep);

@@ -35,7 +35,8 @@ enum {
   SPOTLAB_ELAB_SYS = -301,     /* a system call failed (fork, pipe, poll) */
   SPOTLAB_ELAB_JOURNAL = -302, /* the journal is damaged or belongs to another job file */
   SPOTLAB_ELAB_SCHED = -303,   /* the scheduling core rejected an event (a bug in the glue) */
-  SPOTLAB_ELAB_TIMEOUT = -304  /* the lab ran past lab.time_limit with jobs unfinished */
+  SPOTLAB_ELAB_TIMEOUT = -304, /* the lab ran past lab.time_limit with jobs unfinished */
+  SPOTLAB_ELAB_STOPPED = -305  /* the lab stopped: it could not write its own files (journal, job outputs) */
 };
 
 /* The text of any code ("unknown error" for a code that is none of the above). */
@@ -59,6 +60,7 @@ static inline const char *spotlab_strerror(int err) {
   case SPOTLAB_ELAB_JOURNAL: return "the journal is damaged or belongs to another job file";
   case SPOTLAB_ELAB_SCHED: return "the scheduling core rejected an event";
   case SPOTLAB_ELAB_TIMEOUT: return "the lab ran past lab.time_limit";
+  case SPOTLAB_ELAB_STOPPED: return "the lab stopped: it could not write its own files";
   default: return "unknown error";
   }
 }

@@ -63,14 +63,30 @@ if command -v gnuplot >/dev/null 2>&1; then
 else
   echo "(gnuplot not found: the figure cases are not run)"
 fi
-# lab: its job outputs fill the disk; the journal's write fails: the reason is said (the errno of
-# the failed write, not a stale one), no speed of nan is printed
+# lab: its job outputs fill the disk; a job output's write (or the journal's) fails: that is the
+# lab's own failure, not the job's: the lab stops at once with exit 3 and the reason (the errno of
+# the failed write, not a stale one), no job is journaled failed (it used to restart each job until
+# it gave up), no speed of nan is printed. With room again, --resume ends as a lab that never met a
+# full disk: every job completed, as a run on a good disk.
+"$bin" lab "$src/scenarios/lab/two_hosts.cfg" --journal good.j --out good.h5 > good.out 2>&1 || { cat good.out; fail "lab on a good disk"; }
+want=$(grep '^jobs: ' good.out | sed 's/;.*//')
+[ "$want" = "jobs: 5 completed, 0 failed of 5" ] || fail "lab on a good disk: '$want'"
 rm -rf "$dir"/*
 "$bin" lab "$src/scenarios/lab/two_hosts.cfg" --journal "$dir/j" --out "$dir/lab.h5" > lab.out 2>&1; s=$?
 tail -3 lab.out
-[ $s -eq 1 ] || fail "lab exit $s (want 1)"
+[ $s -eq 3 ] || fail "lab exit $s (want 3: stopped on its own I/O error)"
 grep -q "No space left on device" lab.out || fail "lab: the reason is not said"
+grep -q "continue with: spotlab lab .* --resume" lab.out || fail "lab: how to continue is not said"
 ! grep -qi "nan" lab.out || fail "lab printed nan"
+! grep -q '^X ' "$dir/j" || fail "lab journaled a job failure for its own full disk: $(grep '^X ' "$dir/j")"
+mount -o remount,size=64m "$dir" || fail "cannot make room (remount)"
+"$bin" lab "$src/scenarios/lab/two_hosts.cfg" --journal "$dir/j" --out "$dir/lab.h5" --resume > resume.out 2>&1; s=$?
+tail -4 resume.out
+[ $s -eq 0 ] || fail "lab --resume after freeing space: exit $s"
+got=$(grep '^jobs: ' resume.out | sed 's/;.*//')
+[ "$got" = "$want" ] || fail "lab --resume after freeing space: '$got' (a good disk: '$want')"
+rm -rf "$dir"/*
+mount -o remount,size=64k "$dir" || fail "cannot shrink the tmpfs back to 64 KiB"
 # bench kernels --out: its HDF5 table does not fit; no crash in HDF5's exit handler, the reason
 # is said, no file is left
 rm -rf "$dir"/*

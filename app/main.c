@@ -160,15 +160,17 @@ static int app__cmp(const void *a, const void *b) {
 static void app__usage(FILE *f) {
   fprintf(f,
           "spotlab %s - a research testbed for decentralized GPU clouds\n\n"
-          "usage: spotlab COMMAND [options]   (spotlab COMMAND --help for each)\n\ncommands:\n",
+          "usage: spotlab COMMAND [options]   (spotlab COMMAND --help for each)\n\n",
           SPOTLAB_VERSION);
-  qsort(app__cmds, (size_t)app__ncmds, sizeof app__cmds[0], app__cmp);
-  for (int i = 0; i < app__ncmds; i++) fprintf(f, "  %-16s %s\n", app__cmds[i]->name, app__cmds[i]->summary);
-  fprintf(f, "\nengine switches (environment; they change speed, never results):\n");
+  /* before the commands: tools that read the command list read from "commands:" to the end */
+  fprintf(f, "engine switches (environment variables; they change speed, never results):\n");
   const sim_engine_option *eo = sim_engine_options();
   for (int k = 0; k < SIM_OPT_N; k++)
     fprintf(f, "  %-28s %s (%g to %g%s%s, default %g)\n", eo[k].env, eo[k].help, eo[k].lo, eo[k].hi,
             *eo[k].unit ? " " : "", eo[k].unit, eo[k].def);
+  fprintf(f, "\ncommands:\n");
+  qsort(app__cmds, (size_t)app__ncmds, sizeof app__cmds[0], app__cmp);
+  for (int i = 0; i < app__ncmds; i++) fprintf(f, "  %-16s %s\n", app__cmds[i]->name, app__cmds[i]->summary);
   fprintf(f, "\nExit status: 0 success, 1 run-time failure, 2 bad usage or bad input.\n");
 }
 

@@ -281,7 +281,7 @@ int app_spread_choose(const app_loaded *l, int ranks, char *why, size_t len) {
   } else if (spread == APP_SPREAD_AUTO) {
     /* Replications whole on one rank each scale with no synchronisation at all; partitioning one
      * over the ranks pays a window per lookahead and an exchange per window, which only a big
-     * model amortizes (docs/performance.md, "Spreading work over ranks"). So a replication is
+     * model amortizes (docs/history/performance-log.md, "Spreading work over ranks"). So a replication is
      * partitioned only when there are too few of them to keep every rank busy and the model is
      * big enough to gain from it. */
     if (count < ranks && per_rank >= APP_SPREAD_MODEL_MIN_LPS) {

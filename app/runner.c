@@ -83,10 +83,25 @@ static int app__too_big(const app_loaded *l, sim_diag *d, const char *path, doub
   return 1;
 }
 
+static int app__load(const char *path, const char *const *overrides, int noverrides, sim_diag *d, app_loaded *l);
+
 int app_load(const char *path, const char *const *overrides, int noverrides, sim_diag *d, app_loaded *l) {
   memset(l, 0, sizeof *l);
   l->scn = sim_scenario_load(path, d);
   if (!l->scn) return SIM_ECONFIG;
+  return app__load(path, overrides, noverrides, d, l);
+}
+
+int app_load_text(const char *text, const char *path, const char *const *overrides, int noverrides, sim_diag *d,
+                  app_loaded *l) {
+  memset(l, 0, sizeof *l);
+  l->scn = sim_scenario_load_string(text, path, d);
+  if (!l->scn) return SIM_ECONFIG;
+  return app__load(path, overrides, noverrides, d, l);
+}
+
+/* The rest of a load, once l->scn holds the scenario: overrides, parsing, validation, build. */
+static int app__load(const char *path, const char *const *overrides, int noverrides, sim_diag *d, app_loaded *l) {
   for (int i = 0; i < noverrides; i++)
     if (sim_scenario_set(l->scn, overrides[i], d)) goto fail;
 

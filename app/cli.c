@@ -351,3 +351,16 @@ int app_args_choice(const app_args *a, const char *name, int def) {
   int k = cli__index(a, name);
   return a->count[k] ? (int)a->num[k] : def;
 }
+
+const char *const app_spread_choices[] = {"auto", "reps", "model", NULL};
+
+void app_args_run_overrides(const app_args *a, char buf[2][64], const char **ovr, int *n) {
+  if (app_args_count(a, "--seed")) {
+    snprintf(buf[0], 64, "run.seed=%llu", app_args_u64(a, "--seed", 0));
+    ovr[(*n)++] = buf[0];
+  }
+  if (app_args_count(a, "--reps")) {
+    snprintf(buf[1], 64, "run.reps=%llu", app_args_u64(a, "--reps", 0));
+    ovr[(*n)++] = buf[1];
+  }
+}

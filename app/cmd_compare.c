@@ -10,7 +10,7 @@
 static const app_option compare__opts[] = {
     {"--out", APP_O_STRING, "DIR", 0, 0, 0, "output folder (default: compare)"},
     {"--gnuplot", APP_O_STRING, "PROGRAM", 0, 0, 0, "gnuplot to run ('none': no figure)"},
-    {"--quiet", APP_O_FLAG, NULL, 0, 0, 0, "no table on stdout, no progress lines"},
+    APP_OPT_QUIET("no table on stdout, no progress lines"),
     {NULL},
 };
 static const app_cli compare__cli = {

@@ -20,7 +20,7 @@ static const app_option report__opts[] = {
     {"--out", APP_O_STRING, "DIR", 0, 0, 0, "report folder (default: RESULTS without .h5, plus -report)"},
     {"--gnuplot", APP_O_STRING, "PROGRAM", 0, 0, 0,
      "gnuplot to run (default $SPOTLAB_GNUPLOT, else gnuplot on PATH;\n'none': tables only)"},
-    {"--quiet", APP_O_FLAG, NULL, 0, 0, 0, "no progress lines"},
+    APP_OPT_QUIET("no progress lines"),
     {NULL},
 };
 static const app_cli report__cli = {

@@ -73,21 +73,18 @@ static double sweep__number(const char *s) {
   return errno || end == s || *end ? NAN : v;
 }
 
-static const char *const sweep__spreads[] = {"auto", "reps", "model", NULL}; /* APP_SPREAD_* order */
-
 static const app_option sweep__opts[] = {
     {"--param", APP_O_STRING, "KEY=V1,V2,...", 0, 0, APP_REQUIRED,
      "the key and its values (commas inside [..] or \"..\" do not split); a list's item\n"
      "by name or index, as in run: market.regions.us.weekend_factor=0.6,0.8"},
-    {"--reps", APP_O_U64, "N", 1, 10000, 0, "replications per point (overrides run.reps)"},
-    {"--seed", APP_O_U64, "N", 0, 9.2e18, 0, "base seed, the same at every point (overrides run.seed)"},
+    APP_OPT_REPS("replications per point (overrides run.reps)"),
+    APP_OPT_SEED("base seed, the same at every point (overrides run.seed)"),
     {"--out", APP_O_STRING, "FILE.h5", 0, 0, 0, "sweep file (default: results/SCENARIO-sweep.h5)"},
-    {"--spread", APP_O_CHOICE, "auto|reps|model", 0, 0, 0,
-     "under mpirun, as spotlab run's: reps, model or auto (default)", sweep__spreads},
+    APP_OPT_SPREAD("under mpirun, as spotlab run's: reps, model or auto (default)"),
     {"--resume", APP_O_FLAG, NULL, 0, 0, 0,
      "keep the points whose results file is already in FILE.points/ (the same scenario,\n"
      "value, seed and replications, whole); run the others"},
-    {"--quiet", APP_O_FLAG, NULL, 0, 0, 0, "no progress lines"},
+    APP_OPT_QUIET("no progress lines"),
     {NULL},
 };
 static const app_cli sweep__cli = {
@@ -118,18 +115,11 @@ static int cmd_sweep_main(int argc, char **argv) {
     return prc == 1 ? 0 : 2;
   }
   const char *param = app_args_str(&a, "--param", NULL);
-  char seedbuf[64], repsbuf[64];
+  char runbuf[2][64];
   const char *fixed[2];
   int nfixed = 0;
-  if (app_args_count(&a, "--reps")) {
-    snprintf(repsbuf, sizeof repsbuf, "run.reps=%llu", app_args_u64(&a, "--reps", 0));
-    fixed[nfixed++] = repsbuf;
-  }
-  if (app_args_count(&a, "--seed")) {
-    snprintf(seedbuf, sizeof seedbuf, "run.seed=%llu", app_args_u64(&a, "--seed", 0));
-    fixed[nfixed++] = seedbuf;
-  }
-  int spread = app_spread_parse(sweep__spreads[app_args_choice(&a, "--spread", 0)]);
+  app_args_run_overrides(&a, runbuf, fixed, &nfixed);
+  int spread = app_spread_parse(app_spread_choices[app_args_choice(&a, "--spread", 0)]);
   int rc = cmd_sweep__go(a.operand[0], param, app_args_str(&a, "--out", NULL), fixed, nfixed,
                          app_args_flag(&a, "--quiet"), spread, app_args_flag(&a, "--resume"), argc, argv);
   app_args_free(&a);

@@ -58,7 +58,7 @@ static void test_option_table_errors(void) {
   expect_usage(args, "spotlab sweep: --reps given twice");
   expect_usage("run x.cfg --out a.h5 --out b.h5", "spotlab run: --out given twice");
   expect_usage("run x.cfg --quiet --quiet", "spotlab run: --quiet given twice");
-  expect_usage("sweep x.cfg --param a.b=1,2 --param c.d=3", "spotlab sweep: --param given twice");
+  expect_usage("sweep x.cfg --param a.b=1,2 --param a.b=3", "spotlab sweep: --param a.b is given twice");
   expect_usage("run x.cfg --reps abc", "spotlab run: --reps: 'abc' is not a whole number in [1, 10000]");
   expect_usage("run x.cfg --reps=10001", "spotlab run: --reps: '10001' is not a whole number in [1, 10000]");
   expect_usage("run x.cfg --seed -3", "spotlab run: --seed: '-3' is not a whole number in [0, 9.2e+18]");
@@ -483,6 +483,58 @@ static void test_sweep_resume(void) {
   free(out);
 }
 
+/* sweep with several --param: their full grid, the first key slowest; the sweep file records
+ * every key and each point's values; each point is the run of its values; --resume keeps them;
+ * a one-key sweep file has no grid datasets (its format as before); a value or key given twice,
+ * and a grid beyond 1000 points, are refused before anything runs. */
+static void test_sweep_grid(void) {
+  tu_write("grid.cfg", "model = \"phold\";\nrun = { end = 50.0; reps = 2; seed = 5; };\nphold = { lps = 64; };\n");
+  CU_ASSERT_EQUAL(tu_run("rm -rf grid.h5 grid.points grid1.h5 grid1.points gridp.h5", NULL), 0);
+  char *out;
+  int rc = sl("sweep grid.cfg --param phold.remote=0.1,0.3 --param phold.mean=0.9,1.2,1.5 --out grid.h5", &out);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  CU_ASSERT(strstr(out, "6 of 6 points of phold.remote x phold.mean") != NULL);
+  CU_ASSERT(strstr(out, "point 2/6 done (phold.remote=0.1 phold.mean=1.2)") != NULL);
+  CU_ASSERT(strstr(out, "point 4/6 done (phold.remote=0.3 phold.mean=0.9)") != NULL);
+  free(out);
+  CU_ASSERT_EQUAL(tu_run("h5dump -d /sweep/keys grid.h5 | grep -q '\"phold.remote\", \"phold.mean\"'", NULL), 0);
+  CU_ASSERT_EQUAL(
+      tu_run("h5dump -y -d /sweep/key_labels grid.h5 | tr -d '\\n ' | grep -q "
+             "'\"0.1\",\"0.9\",\"0.1\",\"1.2\",\"0.1\",\"1.5\",\"0.3\",\"0.9\",\"0.3\",\"1.2\",\"0.3\",\"1.5\"'",
+             NULL),
+      0);
+  CU_ASSERT_EQUAL(tu_run("h5dump -d /sweep/labels grid.h5 | grep -q '\"0.3, 1.5\"'", NULL), 0);
+  CU_ASSERT_EQUAL(tu_run("h5dump -A grid.h5 | grep -q '\"phold.remote x phold.mean\"'", NULL), 0);
+  /* point 5 (index 4) is the run of phold.remote=0.3 phold.mean=1.2 */
+  CU_ASSERT_EQUAL_FATAL(sl("run grid.cfg --param phold.remote=0.3 --param phold.mean=1.2 --out gridp.h5 --quiet", &out),
+                        0);
+  free(out);
+  CU_ASSERT_EQUAL(tu_run("h5diff gridp.h5 grid.points/point_0004.h5 /metrics /metrics", NULL), 0);
+  CU_ASSERT_NOT_EQUAL(tu_run("h5diff -q gridp.h5 grid.points/point_0003.h5 /metrics /metrics", NULL), 0);
+  /* --resume: every point kept */
+  rc = sl("sweep grid.cfg --param phold.remote=0.1,0.3 --param phold.mean=0.9,1.2,1.5 --out grid.h5 --resume", &out);
+  CU_ASSERT_EQUAL(rc, 0);
+  CU_ASSERT(strstr(out, "point 6/6 (phold.remote=0.3 phold.mean=1.5): finished earlier, kept") != NULL);
+  free(out);
+  /* one key: no grid datasets, x numeric as before */
+  CU_ASSERT_EQUAL_FATAL(sl("sweep grid.cfg --param phold.remote=0.1,0.3 --out grid1.h5 --quiet", &out), 0);
+  free(out);
+  CU_ASSERT_NOT_EQUAL(tu_run("h5ls grid1.h5/sweep | grep -q key", NULL), 0);
+  CU_ASSERT_EQUAL(tu_run("h5dump -d /sweep/x grid1.h5 | grep -q '0.1, 0.3'", NULL), 0);
+  /* refused before anything runs */
+  expect_usage("sweep grid.cfg --param phold.remote=0.1,0.2,0.10", "the value '0.10' is given twice");
+  expect_usage("sweep grid.cfg --param phold.remote=0.1,0.2,0.1", "the value '0.1' is given twice");
+  expect_usage("sweep grid.cfg --param phold.remote=0.1 --param phold.remote=0.2",
+               "--param phold.remote is given twice");
+  expect_usage("sweep grid.cfg --param phold.remote=0.1,0.2 --param run.seed=1,2", "run.seed cannot be swept");
+  char big[4096];
+  int n = snprintf(big, sizeof big, "sweep grid.cfg --param phold.lps=");
+  for (int i = 1; i <= 40; i++) n += snprintf(big + n, sizeof big - (size_t)n, "%s%d", i > 1 ? "," : "", i);
+  n += snprintf(big + n, sizeof big - (size_t)n, " --param phold.mean=");
+  for (int i = 1; i <= 30; i++) n += snprintf(big + n, sizeof big - (size_t)n, "%s%d", i > 1 ? "," : "", i);
+  expect_usage(big, "more than 1000 points");
+}
+
 /* SIGTERM to a run once a replication has finished: the finished replications are written, the
  * file marked interrupted with the count asked for, exit 143. */
 static void test_run_sigterm_writes_finished_reps(void) {
@@ -851,6 +903,7 @@ static CU_TestInfo cli_tests[] = {
     {"compare refuses runs of two models", test_compare_models},
     {"SIGTERM to a sweep keeps its finished points", test_sweep_sigterm_keeps_finished_points},
     {"sweep --resume keeps the finished points and runs the others", test_sweep_resume},
+    {"sweep over the grid of several --param", test_sweep_grid},
     {"SIGTERM to a run writes its finished replications, marked", test_run_sigterm_writes_finished_reps},
     {"a run too big for the machine is refused before it starts", test_too_big_for_machine},
     CU_TEST_INFO_NULL,

@@ -106,4 +106,15 @@ int app_args_choice(const app_args *a, const char *name, int def); /* CHOICE: in
  * (written into buf[0], buf[1]), appended to ovr[*n] in that order when given. */
 void app_args_run_overrides(const app_args *a, char buf[2][64], const char **ovr, int *n);
 
+/* Checks, before any work, that a command's output can be written. `out` is a file (folder 0:
+ * results, sweep, lab) or a folder (folder 1: a report's DIR, created if absent). Refused with exit
+ * status 2 (bad usage): a file output that is a folder ("dir/") or one of the inputs
+ * inputs[0..ninputs) (the same file: it would be overwritten), a folder output that is a file.
+ * Refused with exit status 1 (the file system's refusal, a run-time failure, as when a write
+ * fails later): a folder that does not accept a new file, with the reason ("Read-only file system",
+ * "No such file or directory", "Permission denied"): a probe file is created there and removed,
+ * which also holds for root on a read-only mount. Returns 0 or that status, after a message
+ * "spotlab CMD: ..." on `msg` (NULL: silent, for the ranks other than 0). */
+int app_out_check(FILE *msg, const char *cmd, const char *out, const char *const *inputs, int ninputs, int folder);
+
 #endif

@@ -768,7 +768,11 @@ static int bk_main(int argc, char **argv) {
     free(st);
     return 2;
   }
-  int rc = 0;
+  int rc = st->o.out ? app_out_check(stderr, "bench kernels", st->o.out, NULL, 0, 0) : 0;
+  if (rc) { /* before minutes of measurement, not after */
+    free(st);
+    return rc;
+  }
   if (!st->o.cpu_only) {
     char msg[256] = "";
     rc = krn_gpu_open(&st->gpu, msg, sizeof msg);

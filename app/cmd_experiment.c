@@ -438,12 +438,16 @@ static int cmd_experiment_main(int argc, char **argv) {
     rc = 2;
     goto done;
   }
+  const char *ins[2] = {file, s->scenario};
+  if ((rc = app_out_check(rank == 0 ? stderr : NULL, "experiment", out, ins, 2,
+                          !(ol > 3 && !strcmp(out + ol - 3, ".h5")))))
+    goto done;
   if (ol > 3 && !strcmp(out + ol - 3, ".h5")) {
     snprintf(expfile, sizeof expfile, "%s", out);
     snprintf(pdir, sizeof pdir, "%.*s.points", (int)(ol - 3), out);
   } else {
     if (mkdir(out, 0777) && errno != EEXIST) {
-      if (rank == 0) fprintf(stderr, "spotlab experiment: cannot create the folder '%s'\n", out);
+      if (rank == 0) fprintf(stderr, "spotlab experiment: cannot create the folder '%s': %s\n", out, strerror(errno));
       rc = 1;
       goto done;
     }
@@ -451,7 +455,9 @@ static int cmd_experiment_main(int argc, char **argv) {
     snprintf(pdir, sizeof pdir, "%s/points", out);
   }
   if (mkdir(pdir, 0777) && errno != EEXIST) {
-    if (rank == 0) fprintf(stderr, "spotlab experiment: cannot create the folder '%s' for the points' results\n", pdir);
+    if (rank == 0)
+      fprintf(stderr, "spotlab experiment: cannot create the folder '%s' for the points' results: %s\n", pdir,
+              strerror(errno));
     rc = 1;
     goto done;
   }

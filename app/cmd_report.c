@@ -60,6 +60,9 @@ static int cmd_report_main(int argc, char **argv) {
     report__default_out(in, defout, sizeof defout);
     out = defout;
   }
+  const char *ins[1] = {in};
+  int orc = app_out_check(stderr, "report", out, ins, 1, 1);
+  if (orc) return orc;
   rpt_options opt = {out, gp, quiet, stdout, 0};
   rpt_outcome o;
   rc = rpt_report(in, &opt, &o, err, sizeof err);

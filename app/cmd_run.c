@@ -82,17 +82,12 @@ static int cmd_run__go(const char *scenario, const char *out, const char **ovr, 
     out = defout;
     if (rank == 0) mkdir("results", 0777);
   }
-  /* Fail before the run, not after it, if the results cannot be written. */
-  if (rank == 0) {
-    char *oc = strdup(out);
-    const char *dir = oc ? dirname(oc) : ".";
-    int ok = access(dir, W_OK) == 0;
-    if (!ok) fprintf(stderr, "spotlab run: cannot write results into folder '%s': %s\n", dir, strerror(errno));
-    free(oc);
-    if (!ok) {
-      app_unload(&l);
-      return 2;
-    }
+  /* Fail before the run, not after it, if the results cannot be written (every rank checks, so
+   * that all of them stop). */
+  int orc = app_out_check(rank == 0 ? stderr : NULL, "run", out, &scenario, 1, 0);
+  if (orc) {
+    app_unload(&l);
+    return orc;
   }
   l.spread = spread;
   if (shard_n) {

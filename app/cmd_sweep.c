@@ -325,12 +325,16 @@ static int cmd_sweep__go(const char *scenario, sweep__axis *ax, int nkeys, const
     out = defout;
     if (rank == 0) mkdir("results", 0777);
   }
+  const char *ins[1] = {scenario};
+  if ((rc = app_out_check(rank == 0 ? stderr : NULL, "sweep", out, ins, 1, 0))) goto done;
   size_t ol = strlen(out);
   snprintf(pdir, sizeof pdir, "%.*s.points", (int)(ol > 3 && !strcmp(out + ol - 3, ".h5") ? ol - 3 : ol), out);
   /* Every rank tries (EEXIST is fine), so that all of them agree on giving up. */
   if (mkdir(pdir, 0777) && errno != EEXIST) {
-    if (rank == 0) fprintf(stderr, "spotlab sweep: cannot create the folder '%s' for the points' results\n", pdir);
-    rc = 2;
+    if (rank == 0)
+      fprintf(stderr, "spotlab sweep: cannot create the folder '%s' for the points' results: %s\n", pdir,
+              strerror(errno));
+    rc = 1;
     goto done;
   }
   base = strdup(pdir);

@@ -88,6 +88,10 @@ int app_load(const char *path, const char *const *overrides, int noverrides, sim
   memset(l, 0, sizeof *l);
   l->scn = sim_scenario_load(path, d);
   if (!l->scn) return SIM_ECONFIG;
+  /* The file's own run group is valid before an override replaces a key of it: `run --reps 5`
+   * must not hide a run.reps = 0 that `check` refuses (the file is used again without it). */
+  app_run_cfg own;
+  if (noverrides && sim_param_parse(l->scn, "run", app_run_params, &own, NULL, d)) goto fail;
   for (int i = 0; i < noverrides; i++)
     if (sim_scenario_set(l->scn, overrides[i], d)) goto fail;
 

@@ -11,7 +11,7 @@
 static const app_option compare__opts[] = {
     {"--out", APP_O_STRING, "DIR", 0, 0, 0, "output folder (default: compare)"},
     {"--gnuplot", APP_O_STRING, "PROGRAM", 0, 0, 0, "gnuplot to run ('none': no figure)"},
-    {"--quiet", APP_O_FLAG, NULL, 0, 0, 0, "no table on stdout, no progress lines"},
+    APP_OPT_QUIET("no table on stdout, no progress lines"),
     {"--robust", APP_O_STRING, "KEY=V1,V2,...", 0, 0, APP_REPEAT,
      "an assumption key and the values to try (repeat for more keys; the full grid, at most 64 points):\n"
      "both runs are redone at every point and each headline difference's sign checked there"},
@@ -58,10 +58,6 @@ static int cmd_compare_main(int argc, char **argv) {
   int seeds, input_ok = 1;
   char err[RPT_ERRLEN];
   /* Input problems (exit 2) are found before anything is written. */
-  if (nrobust && app_compare_robust_check(robust, nrobust > APP_ROBUST_MAX_KEYS ? APP_ROBUST_MAX_KEYS + 1 : nrobust)) {
-    app_args_free(&a);
-    return 2;
-  }
   for (int i = 0; i < 2 && input_ok; i++) {
     rpt_file *f;
     int rc = rpt_open(files[i], &f, err, sizeof err);
@@ -75,6 +71,14 @@ static int cmd_compare_main(int argc, char **argv) {
   if (!input_ok) {
     app_args_free(&a);
     return 2;
+  }
+  int orc = app_out_check(stderr, "compare", out, files, 2, 1);
+  if (!orc && nrobust)
+    orc = app_compare_robust_check(files[0], files[1], robust,
+                                   nrobust > APP_ROBUST_MAX_KEYS ? APP_ROBUST_MAX_KEYS + 1 : nrobust);
+  if (orc) {
+    app_args_free(&a);
+    return orc;
   }
   int rc = rpt_compare(files[0], files[1], &opt, stdout, &d, &nd, &seeds, err, sizeof err);
   free(d);

@@ -394,11 +394,21 @@ static int robust__keys(const char *const *specs, int nspecs, robust__key *keys,
   return 0;
 }
 
-int app_compare_robust_check(const char *const *specs, int nspecs) {
+int app_compare_robust_check(const char *before, const char *after, const char *const *specs, int nspecs) {
   robust__key keys[APP_ROBUST_MAX_KEYS];
   int nk, npoints;
   int rc = robust__keys(specs, nspecs, keys, &nk, &npoints);
-  if (!rc) robust__keys_free(keys, nk);
+  if (rc) return rc;
+  sim_run_record rec[2] = {{0}, {0}};
+  rpt_file *f[2] = {NULL, NULL};
+  const char *files[2] = {before, after};
+  rc = robust__records(before, after, rec, f);
+  if (!rc) rc = robust__check_all(rec, files, keys, nk, npoints);
+  for (int i = 0; i < 2; i++) {
+    if (f[i]) rpt_close(f[i]);
+    sim_run_record_free(&rec[i]);
+  }
+  robust__keys_free(keys, nk);
   return rc;
 }
 
@@ -412,8 +422,7 @@ int app_compare_robust(const char *before, const char *after, const char *const 
   const char *files[2] = {before, after};
   robust__row *rows = NULL;
   int nrows = 0;
-  status = robust__records(before, after, rec, f);
-  if (!status) status = robust__check_all(rec, files, keys, nk, npoints);
+  status = robust__records(before, after, rec, f); /* every point was loaded by app_compare_robust_check */
   for (int p = 0; !status && p < npoints; p++) {
     char *ovr[APP_ROBUST_MAX_KEYS] = {0};
     robust__side side[2] = {{0}, {0}};

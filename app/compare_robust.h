@@ -20,11 +20,13 @@
 /* Runs the robust mode for specs[0..nspecs) ("KEY=V1,V2,...": values in scenario syntax, strings
  * quoted; commas inside quotes are part of a value). Prints its table on tab (NULL: none) and its
  * progress on stderr unless quiet; writes OUTDIR/robust.md and OUTDIR/robust.csv. Returns the exit
- * status: 0 done, 1 a run or the outputs failed, 2 bad input (nothing run, nothing written). */
+ * status: 0 done, 1 a run or the outputs failed, 2 bad input. */
 int app_compare_robust(const char *before, const char *after, const char *const *specs, int nspecs, const char *outdir,
                        int quiet, FILE *tab);
 
-/* The specs alone, before anything is compared or written: 0, or 2 with a message on stderr. */
-int app_compare_robust_check(const char *const *specs, int nspecs);
+/* Everything but the runs, before anything is compared or written: the specs, the two files (whole,
+ * paired runs of one model) and every point's keys loaded on both sides. 0, or the exit status
+ * with the message on stderr (2: bad input). Call it before app_compare_robust, which assumes it. */
+int app_compare_robust_check(const char *before, const char *after, const char *const *specs, int nspecs);
 
 #endif

@@ -101,13 +101,22 @@ grep -q "$dir/k.h5: writing the kernel table failed (No space left on device)" b
 ro=$(mktemp -d /tmp/spotlab_ro.XXXXXX) || exit 1
 mount -t tmpfs -o size=64k,ro tmpfs "$ro" 2>/dev/null || fail "cannot mount a read-only tmpfs"
 trap 'umount "$dir"; rmdir "$dir"; umount "$ro"; rmdir "$ro"; rm -rf "$work"' EXIT
-"$bin" run "$src/scenarios/default.cfg" --reps 1 --out "$ro/x.h5" --quiet > ro.out 2>&1; s=$?
-[ $s -ne 0 ] && grep -q "Read-only file system" ro.out || { cat ro.out; fail "run into a read-only folder: exit $s"; }
-"$bin" report ok.h5 --out "$ro/rep" --gnuplot none > ro.out 2>&1; s=$?
-[ $s -eq 1 ] && grep -q "cannot create the report folder" ro.out || { cat ro.out; fail "report into a read-only folder: exit $s"; }
-"$bin" compare ok.h5 ok.h5 --out "$ro/cmp" > ro.out 2>&1; s=$?
-[ $s -eq 1 ] && grep -q "cannot write compare.md" ro.out || { cat ro.out; fail "compare into a read-only folder: exit $s"; }
-"$bin" lab "$src/scenarios/lab/two_hosts.cfg" --journal "$ro/j" > ro.out 2>&1; s=$?
-[ $s -eq 1 ] && grep -q "Read-only file system" ro.out || { cat ro.out; fail "lab with a read-only journal folder: exit $s"; }
+# every command: exit 1 (a run-time failure, the same for all: docs/faults.md), the reason
+# ("Read-only file system"), and before any work (a run does not simulate first)
+ro_case() { # NAME ARGS...: the command must exit 1 and give the reason
+  name=$1; shift
+  "$bin" "$@" > ro.out 2>&1; s=$?
+  [ $s -eq 1 ] && grep -q "Read-only file system" ro.out || { cat ro.out; fail "$name into a read-only folder: exit $s"; }
+  ! grep -q "replication\|point 1" ro.out || { cat ro.out; fail "$name worked before finding the folder read-only"; }
+}
+ro_case run run "$src/scenarios/default.cfg" --reps 1 --out "$ro/x.h5" --quiet
+ro_case sweep sweep "$src/scenarios/phold.cfg" --param phold.remote=0.1,0.2 --out "$ro/s.h5" --quiet
+ro_case experiment experiment "$src/scenarios/experiment_phold.cfg" --out "$ro/e.h5" --quiet
+ro_case report report ok.h5 --out "$ro/rep" --gnuplot none
+ro_case compare compare ok.h5 ok.h5 --out "$ro/cmp"
+ro_case merge merge "$ro/m.h5" ok.h5
+ro_case "bench kernels" bench kernels --cpu --kernels triad --strategies even --scale 0.01 --no-calib --out "$ro/k.h5"
+ro_case lab lab "$src/scenarios/lab/two_hosts.cfg" --journal "$ro/j"
+ro_case "lab --out" lab "$src/scenarios/lab/two_hosts.cfg" --journal j.journal --out "$ro/l.h5"
 [ -z "$(ls -A "$ro")" ] || fail "something was left in the read-only folder"
 echo OK

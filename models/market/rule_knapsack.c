@@ -11,14 +11,18 @@
  *     When its table is exact (n x capacity <= 4e6) and its set packs by first-fit decreasing (most
  *     GPUs first; each order tries its home lot, then the lots in index order), that set is optimal:
  *     nothing beats the relaxation.
- *  2. otherwise a depth-first branch and bound (knap_search): the orders by price, highest first;
- *     each is placed on every lot it fits with room (its home first), or left out; a branch is cut
- *     when its revenue plus the fractional fill of the GPUs left by the orders left (the LP bound of
- *     the relaxation) cannot beat the best set found, and lots that are alike for every order left
- *     (same fits, same free GPUs) are tried once. It ends when the search is complete (the set is
- *     then optimal) or after KNAP_NODES nodes (the best set found, never below the first greedy
- *     dive: highest price first, first fit). Every test book finishes; docs/auction.md gives the
- *     share of the shipped scenario's clearings that ended on the budget.
+ *  2. otherwise a depth-first branch and bound (knap_search) from the better of two feasible sets:
+ *     the part of step 1's set that packed, topped up by price, and the greedy by price, first fit
+ *     (pay_as_bid's set). The orders go by price, highest first; each is placed on every lot it fits
+ *     with room (its home first), or left out. A branch is cut when its revenue plus the fractional
+ *     fill of the GPUs left by the orders left that still fit a lot with room cannot beat the best
+ *     set found; lots alike for every order (same fits, same free GPUs) are tried once; the search
+ *     stops at a proven upper bound (the relaxation, and the LP bound where each order's GPUs may
+ *     split over the lots it fits, a flow computed at the root: knap_flow_bound). It ends when the
+ *     search is complete (the set is then optimal) or after KNAP_NODES nodes: then the best set
+ *     found, at least the starting one. Every brute-force test book finishes. In the shipped
+ *     pool_design scenario with this rule about half the searches end on the budget, the best set
+ *     found then within about 5% of the LP bound on average (docs/auction.md gives the figures).
  * Then a running winner placed away from its home moves home when its home has room, and orders left
  * out take any room left, by price, first fit. Pay as bid, kept (reprice = 0). docs/auction.md.
  */
@@ -27,7 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define KNAP_NODES 20000 /* search nodes per clearing (each O(orders + fits)): bounds its time */
+#define KNAP_NODES 5000 /* search nodes per clearing (each O(orders + fits)): bounds its time */
 
 typedef struct knap_key {
   uint32_t gpus; /* more first */
@@ -350,12 +354,12 @@ static long knapsack_clear(const mkt_order *orders, size_t n, const mkt_lot *lot
   for (size_t l = 0; l < nl; l++) capacity += lots[l].gpus;
   mkt_bid *bids = malloc(n * sizeof *bids);
   int *chosen = malloc(n * sizeof *chosen), *elig = malloc(n * sizeof *elig);
-  int32_t *lot = malloc(n * sizeof *lot);
+  int32_t *lot = malloc(n * sizeof *lot), *greedy = malloc(n * sizeof *greedy);
   size_t *rank = malloc(n * sizeof *rank);
   knap_key *key = malloc(n * sizeof *key);
   uint32_t *free_gpus = malloc(nl * sizeof *free_gpus);
   long ret = MKT_ENOMEM;
-  if (!bids || !chosen || !elig || !lot || !rank || !key || !free_gpus) goto done;
+  if (!bids || !chosen || !elig || !lot || !greedy || !rank || !key || !free_gpus) goto done;
   /* Orders that fit no lot, or add no revenue, are kept out by a weight above the capacity. */
   uint32_t too_big = capacity + 1 > UINT32_MAX ? UINT32_MAX : (uint32_t)(capacity + 1);
   for (size_t i = 0; i < n; i++) {
@@ -371,13 +375,23 @@ static long knapsack_clear(const mkt_order *orders, size_t n, const mkt_lot *lot
   int packed = knap_pack(orders, n, lots, nl, chosen, lot, free_gpus, key);
   if (!exact || !packed) {
     /* 2. the set does not pack (or the relaxation was not solved): search the assignments, from
-     * the part of the set that packed and the orders left out that fit the room left, by price */
+     * the better of (a) the part of the set that packed, with the orders left out that fit the room
+     * left, by price, and (b) the greedy by price, first fit (pay_as_bid's set) */
     mkt__rank_by_price(orders, n, rank);
+    int64_t va = 0, vb = 0;
     for (size_t k = 0; k < n; k++) {
       size_t i = rank[k];
       if (!chosen[i]) lot[i] = -1;
       if (lot[i] < 0 && elig[i]) lot[i] = mkt__place_first_fit(&orders[i], lots, nl, free_gpus, INT64_MAX);
+      if (lot[i] >= 0) va += orders[i].price * (int64_t)orders[i].gpus;
     }
+    mkt__free_reset(lots, nl, free_gpus);
+    for (size_t k = 0; k < n; k++) {
+      size_t i = rank[k];
+      greedy[i] = elig[i] ? mkt__place_first_fit(&orders[i], lots, nl, free_gpus, INT64_MAX) : -1;
+      if (greedy[i] >= 0) vb += orders[i].price * (int64_t)orders[i].gpus;
+    }
+    if (vb > va) memcpy(lot, greedy, n * sizeof *lot);
     if (knap_branch(orders, n, lots, nl, elig, exact ? relax : INT64_MAX, lot) < 0) goto done;
     mkt__free_reset(lots, nl, free_gpus);
     for (size_t i = 0; i < n; i++) {
@@ -409,6 +423,7 @@ done:
   free(chosen);
   free(elig);
   free(lot);
+  free(greedy);
   free(rank);
   free(key);
   free(free_gpus);

@@ -1,6 +1,6 @@
 /* test_market.c - unit tests of the market's economics (models/market/mkt.h), engine-free:
- * ledger conservation, clearing rules (knapsack against brute force, Vickrey truthfulness,
- * double auction, GigaSPOT host rule), churn moments, Erlang C, treasury rule, score, loaders. */
+ * ledger conservation, the auction primitives (knapsack against brute force, double auction; the
+ * clearing rules themselves are tests/test_auction.c), churn moments, Erlang C, treasury rule, score, loaders. */
 #include "models/market/mkt.h"
 #include "models/market/mkt_respond.h"
 
@@ -101,79 +101,6 @@ static void test_knapsack_exact(void) {
   CU_ASSERT_EQUAL(mkt_knapsack(b, 3, 4, win), 36);
   CU_ASSERT(!win[0] && win[1] && win[2]);
   gsl_rng_free(r);
-}
-
-/* Utility of bidder 0 (unit demand, value v, bid x) against fixed others under a rule. */
-static int64_t utility0(mkt_rule rule, int64_t v, int64_t x, const int64_t *others, size_t n, uint64_t units) {
-  mkt_bid b[16];
-  int win[16];
-  int64_t pay[16];
-  b[0] = (mkt_bid){x, 1, 0};
-  for (size_t i = 0; i < n; i++) b[i + 1] = (mkt_bid){others[i], 1, 0};
-  mkt_clear(rule, b, n + 1, units, 0, 0, win, pay);
-  return win[0] ? v - pay[0] : 0;
-}
-
-static void test_vickrey_truthful(void) {
-  gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
-  gsl_rng_set(r, 5);
-  long deviations = 0, gains_pab = 0;
-  for (int t = 0; t < 2000; t++) {
-    size_t n = 1 + gsl_rng_uniform_int(r, 10);
-    uint64_t units = 1 + gsl_rng_uniform_int(r, 5);
-    int64_t others[15];
-    for (size_t i = 0; i < n; i++) others[i] = 1 + (int64_t)gsl_rng_uniform_int(r, 100);
-    int64_t v = 1 + (int64_t)gsl_rng_uniform_int(r, 100);
-    int64_t truthful = utility0(MKT_RULE_VICKREY, v, v, others, n, units);
-    int64_t truthful_pab = utility0(MKT_RULE_PAYASBID, v, v, others, n, units);
-    for (int64_t x = 0; x <= 201; x++) {
-      /* exhaustive over deviations: no bid gives bidder 0 more than bidding its value */
-      CU_ASSERT(utility0(MKT_RULE_VICKREY, v, x, others, n, units) <= truthful);
-      deviations++;
-      if (utility0(MKT_RULE_PAYASBID, v, x, others, n, units) > truthful_pab) gains_pab++;
-    }
-  }
-  CU_ASSERT(deviations > 100000);
-  /* The check has teeth: under pay-as-bid, shading does pay off in some instances. */
-  CU_ASSERT(gains_pab > 0);
-  gsl_rng_free(r);
-}
-
-static void test_clear_rules(void) {
-  mkt_bid b[4] = {{100, 1, 300}, {90, 1, 100}, {80, 2, 100}, {50, 1, 100}};
-  int win[4];
-  int64_t pay[4];
-  /* pay as bid, 2 units: bids 0 and 1 win */
-  CU_ASSERT_EQUAL(mkt_clear(MKT_RULE_PAYASBID, b, 4, 2, 0, 0, win, pay), 2);
-  CU_ASSERT(win[0] && win[1] && !win[2] && !win[3]);
-  CU_ASSERT_EQUAL(pay[0], 100);
-  /* Vickrey: winners pay the highest losing bid (80) */
-  mkt_clear(MKT_RULE_VICKREY, b, 4, 2, 0, 0, win, pay);
-  CU_ASSERT_EQUAL(pay[0], 80);
-  CU_ASSERT_EQUAL(pay[1], 80);
-  /* reserve 85 excludes bids 2 and 3; Vickrey price falls to the reserve */
-  mkt_clear(MKT_RULE_VICKREY, b, 4, 3, 85, 0, win, pay);
-  CU_ASSERT(win[0] && win[1] && !win[2]);
-  CU_ASSERT_EQUAL(pay[0], 85);
-  /* GigaSPOT at 0.1 musd/Wh: nets are 100-30 = 70, 90-10 = 80, 80-10 = 70, 50-10 = 40, so the
-   * single unit goes to bid 1 although bid 0 offers more. */
-  CU_ASSERT_EQUAL(mkt_clear(MKT_RULE_GIGASPOT, b, 4, 1, 0, 0.1, win, pay), 1);
-  CU_ASSERT(win[1] && !win[0]);
-  /* knapsack with 3 units: {0,2} = 100 + 160 = 260 beats {0,1,3} = 240 */
-  CU_ASSERT_EQUAL(mkt_clear(MKT_RULE_KNAPSACK, b, 4, 3, 0, 0, win, pay), 3);
-  CU_ASSERT(win[0] && win[2] && !win[1] && !win[3]);
-  CU_ASSERT_EQUAL(mkt_clear(MKT_RULE_DOUBLE, b, 4, 3, 0, 0, win, pay), MKT_EINVAL);
-}
-
-static void test_gigaspot_pick(void) {
-  /* A 450 W card whose workload is capped at 280 W (the GigaSPOT docs' example): at 0.3 musd/Wh
-   * a 200 musd/h bid at 450 W nets 65, a 180 bid at 280 W nets 96: the host takes the second. */
-  mkt_bid b[3] = {{200, 1, 450}, {180, 1, 280}, {500, 2, 280}};
-  CU_ASSERT_EQUAL(mkt_gigaspot_pick(b, 3, 1, 0, 100, 450, 0.3), 1);
-  CU_ASSERT_EQUAL(mkt_gigaspot_pick(b, 3, 2, 0, 100, 450, 0.3), 2);
-  CU_ASSERT_EQUAL(mkt_gigaspot_pick(b, 3, 1, 190, 100, 450, 0.3), 0); /* min bid */
-  CU_ASSERT_EQUAL(mkt_gigaspot_pick(b, 3, 1, 0, 300, 450, 0.3), 0);   /* power below card min */
-  CU_ASSERT_EQUAL(mkt_gigaspot_pick(b, 3, 1, 0, 100, 450, 1.0), -1);  /* nothing profitable */
 }
 
 static void test_double_auction(void) {
@@ -944,9 +871,6 @@ static CU_TestInfo econ_tests[] = {
     {"ledger conserves money", test_ledger_conserves},
     {"fee and cost arithmetic", test_fee_and_cost},
     {"knapsack equals brute force", test_knapsack_exact},
-    {"truthful bidding dominant under Vickrey", test_vickrey_truthful},
-    {"clearing rules known answers", test_clear_rules},
-    {"GigaSPOT most profitable bid", test_gigaspot_pick},
     {"uniform-price double auction", test_double_auction},
     {"double auction reaches the competitive equilibrium (random markets)", test_double_auction_equilibrium},
     {"demand curve has constant elasticity (random cases)", test_demand_curve},

@@ -93,11 +93,11 @@ double mkt_score(const mkt_score_in *in, const mkt_score_ref *ref);
 
 /* ---- Auctions and clearing rules ------------------------------------------------------------ */
 typedef enum mkt_rule {
-  MKT_RULE_GIGASPOT, /* each host runs the most profitable bid (price - energy), pay as bid */
+  MKT_RULE_GIGASPOT, /* each host runs its most profitable set of bids (price - energy), pay as bid */
   MKT_RULE_PAYASBID, /* highest bids win, each pays its bid */
   MKT_RULE_VICKREY,  /* highest bids win, each pays the highest losing bid (per GPU) */
   MKT_RULE_DOUBLE,   /* uniform-price double auction of bids against host asks */
-  MKT_RULE_KNAPSACK  /* set of bids with the highest total revenue, pay as bid */
+  MKT_RULE_KNAPSACK  /* set of bids with the highest revenue that packs on the hosts, pay as bid */
 } mkt_rule;
 extern const char *const mkt_rule_names[]; /* "gigaspot", "pay_as_bid", "vickrey", "double", "knapsack", NULL */
 
@@ -106,22 +106,6 @@ typedef struct mkt_bid {
   uint32_t gpus;    /* GPUs wanted (>= 1) */
   uint32_t power_w; /* GigaSPOT: mandatory power limit per GPU, W (counted as consumption) */
 } mkt_bid;
-
-/* Clears n bids against `units` identical GPUs (per-GPU prices). win[i] = 1 for winners; pay[i]
- * = price per GPU-hour winner i pays (0 for losers). `reserve` is the seller's minimum price per
- * GPU-hour: bids below it never win. For MKT_RULE_GIGASPOT bids are ranked by profit, i.e. price
- * minus energy cost `energy_musd_per_wh * power_w` per GPU-hour; other rules rank by price.
- * Ties are broken by lower index (earlier bid). Returns the number of GPUs sold, or < 0.
- * MKT_RULE_DOUBLE needs asks: use mkt_double_auction. */
-long mkt_clear(mkt_rule rule, const mkt_bid *bids, size_t n, uint64_t units, int64_t reserve, double energy_musd_per_wh,
-               int *win, int64_t *pay);
-
-/* The GigaSPOT host rule (Clore.ai docs, shared/seeds and shared/data/README.md): among bids the
- * host can run (gpus <= host_gpus, price >= min_bid, power within [pl_min, pl_max]) pick the one
- * with the highest profit = price - energy price * power limit; ties to the lower index. Returns
- * the index, or -1 when no bid is profitable (profit <= 0). Prices and energy in musd per GPU-hour. */
-long mkt_gigaspot_pick(const mkt_bid *bids, size_t n, unsigned host_gpus, int64_t min_bid, double pl_min_w,
-                       double pl_max_w, double energy_musd_per_wh);
 
 /* Uniform-price double auction on unit bids and unit asks (musd per GPU-hour): sort bids down and
  * asks up, trade the k = max{i : bid_i >= ask_i} units, price = (bid_k + ask_k) / 2 rounded down

@@ -1,5 +1,5 @@
-/* mkt_auction.c - clearing rules of the bidding pool: GigaSPOT, pay-as-bid, Vickrey, the
- * uniform-price double auction and the revenue-maximising knapsack. Pure functions. */
+/* mkt_auction.c - the auction primitives the clearing rules (rule_*.c, mkt_rule.h) build on: the
+ * rules' names, the uniform-price double auction and the 0/1 knapsack. Pure functions. */
 #include "models/market/mkt.h"
 
 #include <stdlib.h>
@@ -23,88 +23,6 @@ static int mkt__i64_desc(const void *a, const void *b) {
   return x > y ? -1 : (x < y);
 }
 static int mkt__i64_asc(const void *a, const void *b) { return -mkt__i64_desc(a, b); }
-
-long mkt_clear(mkt_rule rule, const mkt_bid *bids, size_t n, uint64_t units, int64_t reserve, double energy_musd_per_wh,
-               int *win, int64_t *pay) {
-  if ((n && (!bids || !win || !pay)) || rule == MKT_RULE_DOUBLE) return MKT_EINVAL;
-  for (size_t i = 0; i < n; i++) {
-    win[i] = 0;
-    pay[i] = 0;
-  }
-  if (!n) return 0;
-  if (rule == MKT_RULE_KNAPSACK) {
-    /* Only bids at or above the reserve may enter; winners pay their bid. */
-    mkt_bid *ok = malloc(n * sizeof *ok);
-    if (!ok) return MKT_ENOMEM;
-    for (size_t i = 0; i < n; i++) {
-      ok[i] = bids[i];
-      if (bids[i].price < reserve) ok[i].gpus = (uint32_t)(units + 1 > UINT32_MAX ? UINT32_MAX : units + 1);
-    }
-    mkt_knapsack(ok, n, units, win);
-    free(ok);
-    long sold = 0;
-    for (size_t i = 0; i < n; i++)
-      if (win[i]) {
-        pay[i] = bids[i].price;
-        sold += bids[i].gpus;
-      }
-    return sold;
-  }
-  mkt__rank *r = malloc(n * sizeof *r);
-  if (!r) return MKT_ENOMEM;
-  for (size_t i = 0; i < n; i++) {
-    /* GigaSPOT: "the most profitable bid for the host": price minus the energy at the bid's power
-     * limit, which Clore counts as the workload's consumption (Clore.ai GigaSPOT docs). */
-    double key = (double)bids[i].price;
-    if (rule == MKT_RULE_GIGASPOT) key -= energy_musd_per_wh * bids[i].power_w;
-    r[i].key = key;
-    r[i].idx = i;
-  }
-  qsort(r, n, sizeof *r, mkt__rank_cmp);
-  uint64_t left = units;
-  long sold = 0;
-  int64_t highest_loser = reserve; /* Vickrey: a winner pays what it displaced, at least reserve */
-  for (size_t k = 0; k < n; k++) {
-    const mkt_bid *b = &bids[r[k].idx];
-    int eligible = b->price >= reserve && b->gpus >= 1 && (rule != MKT_RULE_GIGASPOT || r[k].key > 0);
-    if (eligible && b->gpus <= left) {
-      win[r[k].idx] = 1;
-      left -= b->gpus;
-      sold += b->gpus;
-    } else if (eligible && b->price > highest_loser) {
-      highest_loser = b->price;
-    }
-  }
-  for (size_t i = 0; i < n; i++) {
-    if (!win[i]) continue;
-    /* Vickrey (1961): with unit demands and identical units, charging every winner the highest
-     * losing bid makes truthful bidding dominant. With multi-GPU bids this per-GPU uniform price
-     * is not the full VCG payment (documented in docs/market.md). */
-    if (rule == MKT_RULE_VICKREY)
-      pay[i] = highest_loser;
-    else
-      pay[i] = bids[i].price;
-  }
-  free(r);
-  return sold;
-}
-
-long mkt_gigaspot_pick(const mkt_bid *bids, size_t n, unsigned host_gpus, int64_t min_bid, double pl_min_w,
-                       double pl_max_w, double energy_musd_per_wh) {
-  long best = -1;
-  double best_profit = 0;
-  for (size_t i = 0; i < n; i++) {
-    const mkt_bid *b = &bids[i];
-    if (b->gpus > host_gpus || b->price < min_bid || b->power_w < pl_min_w || b->power_w > pl_max_w) continue;
-    /* profit per GPU-hour = bid - energy price * power limit (Clore.ai GigaSPOT) */
-    double profit = (double)b->price - energy_musd_per_wh * b->power_w;
-    if (profit > best_profit) {
-      best_profit = profit;
-      best = (long)i;
-    }
-  }
-  return best;
-}
 
 size_t mkt_double_auction(const int64_t *bids, size_t nb, const int64_t *asks, size_t na, int64_t *price) {
   if (!nb || !na) return 0;

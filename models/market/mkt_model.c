@@ -815,7 +815,6 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
     rc = SIM_EINVAL;
     goto fail;
   }
-  c->rule_is_gigaspot = c->rule == mkt_rule_find("gigaspot");
 
   /* GPU table */
   char *gp;

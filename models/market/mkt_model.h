@@ -205,7 +205,6 @@ typedef struct mkt_ctx {
   int64_t fee_ppm[MKT_NPOOLS];
   int64_t min_bid;                 /* musd per GPU-hour */
   const struct mkt_rule_ops *rule; /* the bidding pool's clearing rule */
-  int rule_is_gigaspot;            /* hosts choose by profit (mkt_gigaspot_pick) between clearings */
   mkt_treasury_rule trule;
   int64_t rate0;
   mkt_trace_job *trace;

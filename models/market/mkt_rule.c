@@ -172,6 +172,92 @@ int32_t mkt__place_first_fit(const mkt_order *o, const mkt_lot *lots, size_t nl,
   return at;
 }
 
+long mkt__host_best(const uint32_t *w, const int64_t *v, const unsigned char *keep, size_t n, uint32_t cap,
+                    size_t *pick) {
+  uint64_t sum = 0;
+  for (size_t i = 0; i < n; i++) sum += w[i];
+  size_t C = sum < cap ? (size_t)sum : cap; /* no more room than all the items take */
+  if (n == 0 || C == 0) return 0;
+  /* best[c]: the highest value within c GPUs over the items seen; kg[c]: its running GPUs (the tie
+   * key); take[i][c]: item i is in that set. One row per item, so the set can be read back. */
+  int64_t *best = calloc(C + 1, sizeof *best);
+  uint32_t *kg = calloc(C + 1, sizeof *kg);
+  unsigned char *take = calloc(n * (C + 1), 1);
+  if (!best || !kg || !take) {
+    free(best);
+    free(kg);
+    free(take);
+    return MKT_ENOMEM;
+  }
+  for (size_t i = 0; i < n; i++) {
+    size_t wi = w[i];
+    if (wi == 0 || wi > C || v[i] <= 0) continue;
+    uint32_t ki = keep && keep[i] ? w[i] : 0;
+    for (size_t c = C; c >= wi; c--) {
+      int64_t b = best[c - wi] + v[i];
+      uint32_t k = kg[c - wi] + ki;
+      if (b > best[c] || (b == best[c] && k > kg[c])) { /* strictly better: earlier items keep ties */
+        best[c] = b;
+        kg[c] = k;
+        take[i * (C + 1) + c] = 1;
+      }
+      if (c == wi) break;
+    }
+  }
+  long m = 0;
+  size_t c = C;
+  for (size_t i = n; i-- > 0;)
+    if (take[i * (C + 1) + c]) {
+      pick[m++] = i;
+      c -= w[i];
+    }
+  for (long a = 0, b = m - 1; a < b; a++, b--) { /* increasing order */
+    size_t t = pick[a];
+    pick[a] = pick[b];
+    pick[b] = t;
+  }
+  free(best);
+  free(kg);
+  free(take);
+  return m;
+}
+
+long mkt_rule_host_choose(const mkt_rule_ops *r, const mkt_order *cand, size_t n, const mkt_lot *l, uint32_t free_gpus,
+                          size_t *pick) {
+  if (!r || !l || n == 0 || !cand || !pick) return 0;
+  mkt__ask_memo memo = {0};
+  if (!r->host_value) { /* the highest bid that fits, ties to the lower index */
+    long best = -1;
+    for (size_t i = 0; i < n; i++)
+      if ((best < 0 || cand[i].price > cand[best].price) && mkt__lot_fits_memo(&memo, l, free_gpus, &cand[i]))
+        best = (long)i;
+    if (best < 0) return 0;
+    pick[0] = (size_t)best;
+    return 1;
+  }
+  uint32_t *w = malloc(n * sizeof *w);
+  int64_t *v = malloc(n * sizeof *v);
+  size_t *of = malloc(n * sizeof *of);
+  long m = MKT_ENOMEM;
+  if (!w || !v || !of) goto done;
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (!mkt__lot_fits_memo(&memo, l, free_gpus, &cand[i])) continue;
+    int64_t val = r->host_value(&cand[i], l);
+    if (val <= 0) continue;
+    w[k] = cand[i].gpus;
+    v[k] = val * (int64_t)cand[i].gpus;
+    of[k++] = i;
+  }
+  m = mkt__host_best(w, v, NULL, k, free_gpus, pick);
+  for (long q = 0; q < m; q++) pick[q] = of[pick[q]];
+done:
+  free(w);
+  free(v);
+  free(of);
+  return m;
+}
+
 int64_t mkt__late_price_bid(const mkt_order *o, const mkt_lot *l, int64_t last) {
   (void)last;
   if (!o || !l) return -1;

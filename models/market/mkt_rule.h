@@ -86,7 +86,24 @@ typedef struct mkt_rule_ops {
   /* The reference price a clearing leaves for late_price (e.g. the uniform price of the double
    * auction), or -1. May be NULL. */
   int64_t (*reference)(const mkt_order *orders, size_t n, const mkt_clearing *out);
+  /* Per-host choice, or NULL. The value to the host of one GPU-hour of order o on lot l (GigaSPOT:
+   * price - energy x power limit, mkt_lot_energy). A rule that sets it lets every host run the set
+   * of orders with the highest sum of value x GPUs that fits its GPUs (mkt_rule_host_choose): its
+   * clear does so at each billing interval, and the pool calls mkt_rule_host_choose when a host has
+   * free GPUs between clearings and ranks bids by this value (at the region's energy price) to
+   * decide whether a clearing can change anything. NULL: a host takes the highest bid that fits,
+   * and bids rank by price. */
+  int64_t (*host_value)(const mkt_order *o, const mkt_lot *l);
 } mkt_rule_ops;
+
+/* What a host with `free_gpus` GPUs (lot l) takes among n candidate orders under rule r, between
+ * clearings: the indices of the orders it starts, in index order, written to pick (n entries);
+ * returns how many (0: none), or MKT_ENOMEM. Only orders that fit (mkt_lot_fits at free_gpus) are
+ * taken. With r->host_value: the set that maximises sum(value x gpus) within free_gpus, over
+ * orders of positive value (exact, mkt__host_best). Without: the one highest bid that fits (ties to
+ * the lower index). */
+long mkt_rule_host_choose(const mkt_rule_ops *r, const mkt_order *cand, size_t n, const mkt_lot *l, uint32_t free_gpus,
+                          size_t *pick);
 
 /* The rules, NULL-terminated, in the order `spotlab keys` lists them. */
 extern const mkt_rule_ops *const mkt_rule_table[];

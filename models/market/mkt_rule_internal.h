@@ -66,6 +66,18 @@ void mkt__free_reset(const mkt_lot *lots, size_t nl, uint32_t *free_gpus);
 int mkt__ranked_scratch(const mkt_order *orders, size_t n, const mkt_lot *lots, size_t nl, size_t **rank,
                         uint32_t **free_gpus);
 
+/* The exact per-host choice (0/1 knapsack over the host's GPUs; Martello & Toth, Knapsack Problems,
+ * 1990, ch. 2): among n items of weight w[i] >= 1 GPUs and value v[i] > 0 (musd per hour, the
+ * value per GPU-hour x GPUs), the set of highest total value whose weights sum to at most cap; among
+ * sets of equal value the one with the most GPUs of the host's running orders (keep[i] = 1), then the
+ * one the table meets first (earlier items). Writes the chosen indices in increasing order to pick
+ * (n entries) and returns how many, or MKT_ENOMEM. O(n x cap) time and n x (cap + 1) bytes; a host
+ * has at most 8 GPUs in the model (gpus_per_provider: 1, 2, 4, 8), so at most 9 steps per item.
+ * Weights and cap are the only constraint: memory per GPU, the power range and the ask are per-order
+ * tests against the host (mkt_lot_fits), made before. */
+long mkt__host_best(const uint32_t *w, const int64_t *v, const unsigned char *keep, size_t n, uint32_t cap,
+                    size_t *pick);
+
 /* late_price of the pay-as-bid rules: the bid when the order fits the empty lot, else -1. */
 int64_t mkt__late_price_bid(const mkt_order *o, const mkt_lot *l, int64_t last);
 

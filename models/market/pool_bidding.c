@@ -6,8 +6,9 @@
  * cannot continue, comes back here with the work it had saved and waits for the next clearing.
  *
  * Between clearings a new bid, or a host with free GPUs, starts at once where the rule's
- * late_price allows (pay as bid: the bid; GigaSPOT: the most profitable bid for that host, by
- * mkt_gigaspot_pick). At every billing interval the rule re-clears running and waiting bids
+ * late_price allows (pay as bid: the bid; GigaSPOT: the bid, when profitable to the host); a host
+ * with free GPUs takes what the rule's per-host choice picks (mkt_rule_host_choose: GigaSPOT, the
+ * set most profitable to it). At every billing interval the rule re-clears running and waiting bids
  * together: running losers are preempted (their checkpointed work is kept under the checkpoint
  * policy), waiting winners start on their host, and under re-pricing rules running winners get
  * the new price. Every winner pays at most its bid (individual rationality, tests/test_auction.c).
@@ -99,8 +100,11 @@ static void bid_submit(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s) 
   mkt__q_push(m, s, 0);
 }
 
-/* A host has free GPUs: it takes waiting bids (GigaSPOT: the most profitable for it, chosen by
- * mkt_gigaspot_pick; other rules: the highest bid that fits). */
+/* A host has free GPUs: it takes waiting bids, as the rule's per-host choice says
+ * (mkt_rule_host_choose: GigaSPOT, the set most profitable to it; other rules, the highest bid that
+ * fits). One bid per round, the first of the chosen set: the rest of an optimal set is optimal for
+ * the GPUs it leaves, so the next round goes on with the same set (queue positions may move when a
+ * bid starts, so they are read again). A host has at most 8 GPUs: 8 rounds take a full set. */
 static void bid_host_free(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov) {
   if (m->clearing) { /* it waits for the clearing's winners (mkt_market.held; bid_tick) */
     m->held = mkt__grow(m->held, &m->capheld, m->nheld + 1, sizeof *m->held);
@@ -110,8 +114,9 @@ static void bid_host_free(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t 
   for (int rounds = 0; rounds < 8; rounds++) {
     unsigned f = free_gpus(c, m, prov);
     if (!f || !m->nlive) return;
-    mkt_bid bids[1024];
+    mkt_order cand[1024];
     uint32_t at[1024];
+    size_t pick[1024];
     uint32_t n = 0, seen = 0;
     mkt_lot l = mkt__lot_of(c, m->region, prov, f);
     /* mkt_lot_fits of each class's bids on this lot, but the bid and the GPUs: once per class */
@@ -128,19 +133,16 @@ static void bid_host_free(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t 
       if (m->q[i] == UINT32_MAX) continue;
       const mkt_qent *e = q_ent(m, i); /* its job's bid, GPUs and class */
       if (!(e->gpus >= 1 && e->gpus <= f && kfits[e->cls] && ask[e->cls] <= e->bid)) continue; /* mkt_lot_fits */
-      bids[n] = (mkt_bid){e->bid, e->gpus, ko[e->cls].power_w};
+      cand[n] = ko[e->cls]; /* mkt__class_order of its bid */
+      cand[n].price = e->bid;
+      cand[n].gpus = e->gpus;
       at[n++] = i;
     }
     if (!n) return;
-    long best = -1;
-    if (c->rule_is_gigaspot) {
-      best = mkt_gigaspot_pick(bids, n, f, c->min_bid, l.pl_min_w, l.pl_max_w, l.energy_musd_wh);
-    } else {
-      for (uint32_t k = 0; k < n; k++)
-        if (best < 0 || bids[k].price > bids[best].price) best = (long)k;
-    }
-    if (best < 0) return;
-    uint32_t qi = at[best], s = m->q[qi];
+    long np = mkt_rule_host_choose(c->rule, cand, n, &l, f, pick);
+    if (np < 0) SIM_FATAL("clearing rule %s: %s", c->rule->name, mkt_strerror((int)np));
+    if (np == 0) return;
+    uint32_t qi = at[pick[0]], s = m->q[qi];
     mkt_order o = mkt__order_of(c, &m->jobs[s], -1);
     int64_t p = late(c, m, &o, prov);
     if (p < 0) return;
@@ -165,13 +167,16 @@ static int bid_handed_back(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t
   return 1;
 }
 
-/* The ranking key of a bid for the quick "can anything change" test: price, less the region's
- * mean energy at its power limit under GigaSPOT (hosts' own prices spread around it, so the test
- * is a filter for when to clear, not the clearing: the rule itself prices every host). */
+/* The ranking key of a bid for the quick "can anything change" test: its price, or, under a rule
+ * that chooses per host, its value to a host at the region's mean energy price (hosts' own prices
+ * spread around it, so the test is a filter for when to clear, not the clearing: the rule itself
+ * values the bid on every host). */
 static double key_of(const mkt_ctx *c, const mkt_market *m, int64_t bid, unsigned cls) {
-  double k = (double)bid;
-  if (c->rule_is_gigaspot) k -= c->energy_musd_wh[m->region] * c->cfg->cls[cls].power_w;
-  return k;
+  if (!c->rule->host_value) return (double)bid;
+  mkt_order o = mkt__class_order(c, cls, bid, 1, -1);
+  mkt_lot l = {.gpus = 1, .mem_gb = INFINITY, .pl_min_w = 0, .pl_max_w = INFINITY};
+  l.energy_musd_wh = c->energy_musd_wh[m->region];
+  return (double)c->rule->host_value(&o, &l);
 }
 
 typedef struct cand {
@@ -255,6 +260,7 @@ static void bid_tick(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
   cand *run = malloc((nrun ? nrun : 1) * sizeof *run), *wq = malloc((m->nlive ? m->nlive : 1) * sizeof *wq);
   if (!run || !wq) SIM_FATAL("out of memory");
   double rmin = INFINITY, qmax = -INFINITY;
+  int idle_beside = 0; /* some running bid's host has idle GPUs */
   uint32_t k = 0;
   for (uint32_t s = 0; s < m->njobs; s++) {
     const mkt_job *j = &m->jobs[s];
@@ -262,7 +268,11 @@ static void bid_tick(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
     const mkt_run *r = NULL;
     for (int i = 0; i < j->nruns && !r; i++)
       if (j->runs[i].active && !j->runs[i].doomed) r = &j->runs[i];
-    if (!r || mkt__cg_host(m, &m->cg[r->gpus[0]])->pos < 0) continue;
+    const mkt_host *h = r ? mkt__cg_host(m, &m->cg[r->gpus[0]]) : NULL;
+    if (!h || h->pos < 0) continue;
+    /* under a per-host rule a bid below every running one may still take a host's idle GPUs and a
+     * running bid's (a bigger set that profits the host more): the host must be re-evaluated */
+    if (rule->host_value && !idle_beside) idle_beside = free_gpus(c, m, h->prov) > 0;
     run[k] = (cand){key_of(c, m, j->bid, j->cls), s, 0};
     if (run[k].key < rmin) rmin = run[k].key;
     k++;
@@ -276,9 +286,10 @@ static void bid_tick(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
       nq++;
     }
   }
-  /* Rules that keep prices: nothing changes unless a waiting bid outranks a running one (idle
-   * GPUs already took what fits them, between clearings). */
-  if (!rule->reprice && (nq == 0 || qmax <= rmin)) {
+  /* Rules that keep prices: nothing changes unless a waiting bid outranks a running one, or, under
+   * a per-host rule, a running bid's host has idle GPUs (idle GPUs already took what fits them,
+   * between clearings). */
+  if (!rule->reprice && (nq == 0 || (qmax <= rmin && !idle_beside))) {
     for (uint32_t i = 0; i < m->navail && m->nlive; i++)
       if (m->afree[i]) bid_host_free(lp, c, m, m->avail[i]); /* it does nothing on a busy host */
     free(run);

@@ -768,7 +768,7 @@ static int lab__on_line(lab__lab *L, size_t i, char *line) {
   case 'F':
     if (sscanf(line + 1, "%ld %ld %ld %ld %n", &job, &run, &a, &b, &pos) >= 4 && job >= 0 &&
         (size_t)job < L->cfg->njobs && L->svc[job].job >= 0) {
-      /* a request whose piece failed (its output could not be written): lost, not retried */
+      /* a request whose piece failed (its executor failed; a full disk stops the lab: "I"): lost, not retried */
       if (w->svc == job && w->req >= 0 && w->job == job) {
         lab__svc_lost(&L->svc[job], w->req);
         if (L->journal) fprintf(L->journal, "q %ld %ld\n", job, w->req);

@@ -1975,8 +1975,11 @@ out:
     }
   }
   if (L.journal) {
-    fflush(L.journal);
-    fdatasync(fileno(L.journal));
+    /* the last records (a failure's X, a served request's Q) are durable only once synced */
+    if ((fflush(L.journal) != 0 || fdatasync(fileno(L.journal)) != 0) && !L.journal_failed) {
+      fprintf(stderr, "spotlab lab: writing the journal %s failed: %s\n", o->journal, strerror(errno ? errno : EIO));
+      if (!rc) rc = LAB_ESTOPPED;
+    }
     fclose(L.journal);
   }
   /* Observed speeds (at least 0.3 s of kernel progress seen), for the report and the twin. */

@@ -1,6 +1,7 @@
-# Docs that cannot drift: every command block of README.md and docs/*.md run from a scratch copy,
-# synopsis blocks checked against --help, quoted figures, metric names, keys and paths checked
-# (tests/docs_test.py says how a block is marked and shortened).
+# Docs that cannot drift: every command and Python block of README.md and docs/*.md run from a
+# scratch copy, synopsis blocks checked against --help, quoted figures and printed outputs compared
+# with what the blocks print now, what they write checked against .gitignore, metric names, keys
+# and paths checked (tests/docs_test.py says how a block is marked and shortened).
 # Debian's interpreter, as for the Python package's tests (the python3 first on PATH may be another)
 if(EXISTS /usr/bin/python3)
   add_test(NAME docs COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/docs_test.py

@@ -768,7 +768,7 @@ static int lab__on_line(lab__lab *L, size_t i, char *line) {
   case 'F':
     if (sscanf(line + 1, "%ld %ld %ld %ld %n", &job, &run, &a, &b, &pos) >= 4 && job >= 0 &&
         (size_t)job < L->cfg->njobs && L->svc[job].job >= 0) {
-      /* a request whose piece failed (its output could not be written): lost, not retried */
+      /* a request whose piece failed (its executor failed; a full disk stops the lab: "I"): lost, not retried */
       if (w->svc == job && w->req >= 0 && w->job == job) {
         lab__svc_lost(&L->svc[job], w->req);
         if (L->journal) fprintf(L->journal, "q %ld %ld\n", job, w->req);
@@ -1975,8 +1975,11 @@ out:
     }
   }
   if (L.journal) {
-    fflush(L.journal);
-    fdatasync(fileno(L.journal));
+    /* the last records (a failure's X, a served request's Q) are durable only once synced */
+    if ((fflush(L.journal) != 0 || fdatasync(fileno(L.journal)) != 0) && !L.journal_failed) {
+      fprintf(stderr, "spotlab lab: writing the journal %s failed: %s\n", o->journal, strerror(errno ? errno : EIO));
+      if (!rc) rc = LAB_ESTOPPED;
+    }
     fclose(L.journal);
   }
   /* Observed speeds (at least 0.3 s of kernel progress seen), for the report and the twin. */

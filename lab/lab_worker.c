@@ -307,10 +307,13 @@ static void lab__overheads(lab__w *w, const char *name, const char *path, int ve
     lab__heartbeat(w);
   }
   t0 = lab__now();
-  fdatasync(fd);
+  int synced = fdatasync(fd) == 0;
   sync = lab__now() - t0;
   t0 = lab__now();
-  fdatasync(fd);
+  if (!synced || fdatasync(fd) != 0) { /* a sync that failed measured nothing: 0 0 0 */
+    setup = sync = 0;
+    goto out;
+  }
   if (verify) {
     size_t n = krn_job_out_len(j);
     if (pread(fd, krn_job_out(j), n * sizeof(float), 0) != (ssize_t)(n * sizeof(float))) goto out;

@@ -672,7 +672,8 @@ def python_commands(block, scratch):
     py = os.path.join(logs, f"{block.line}.py")
     with open(py, "w") as f:
         f.write("\n".join(l for _, l in block.lines) + "\n")
-    return [(block.line, f"PYTHONPATH=python {PYTHON} {shlex.quote(py)}", 0)]
+    # as a reader runs it: the package finds build/spotlab itself (ctest sets SPOTLAB_BIN)
+    return [(block.line, f"env -u SPOTLAB_BIN PYTHONPATH=python {PYTHON} {shlex.quote(py)}", 0)]
 
 
 def run_block(block, cmds, scratch, binary, args, timeout, env):

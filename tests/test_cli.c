@@ -609,6 +609,11 @@ static void test_override_does_not_hide_bad_file(void) {
   tu_write("lps64.cfg", "model = \"phold\";\nphold = {\n  lps = 4294967297;\n};\n");
   expect_status("check lps64.cfg --no-estimate", 2, "lps64.cfg:3: key 'phold.lps': value 4294967297 is out of range");
   expect_status("check seed64.cfg --no-estimate --param 'phold.lps=16; model=\"market\"'", 2, "one key per --param");
+  /* an experiment file's integers too: reps = 4294967297 was read as 1 */
+  tu_write("xp64.cfg", "scenario = \"seed64.cfg\";\nreps = 4294967297;\nfactors = (\n  { key = \"phold.remote\"; "
+                       "levels = [0.1, 0.2]; }\n);\n");
+  expect_status("experiment xp64.cfg --out xp64.h5 --quiet", 2, "xp64.cfg:2: reps is a whole number in [1, 10000]");
+  CU_ASSERT_NOT_EQUAL(access("xp64.h5", F_OK), 0);
 }
 
 /* lab: a trace that exists but cannot be read fails `lab --check`; calibration files that are

@@ -9,12 +9,17 @@
 
 #include <stdio.h>
 
+struct app_cli;
 typedef struct app_command {
   const char *name;                   /* "run", "bench phold": one or two words */
   const char *summary;                /* one line for `spotlab --help` */
   int (*main)(int argc, char **argv); /* argv[0] is the command name's last word */
+  const struct app_cli *cli;          /* its option table (app/cli.h), for the man page and the shell
+                                         completion that `spotlab --man` and `--completion bash`
+                                         write from it; NULL: none */
 } app_command;
 
+/* Adds a command (as many as there are: the table grows). */
 void app_register(const app_command *c);
 #define APP_COMMAND(var)                                                                                               \
   static void __attribute__((constructor)) app__reg_##var(void) { app_register(&(var)); }

@@ -429,3 +429,94 @@ int app_out_check(FILE *msg, const char *cmd, const char *out, const char *const
   }
   return 0;
 }
+
+unsigned app_cli_distance(const char *a, const char *b) { return cli__distance(a, strlen(a), b); }
+
+const char *app_cli_closest(const char *word, const char *const *names, size_t n) {
+  const char *best = NULL;
+  size_t wl = strlen(word);
+  unsigned bd = wl < 4 ? 1 : 2;
+  for (size_t i = 0; i < n; i++) {
+    unsigned d = app_cli_distance(word, names[i]);
+    if (wl >= 2 && !strncmp(names[i], word, wl)) d = d < 1 ? d : 1; /* a prefix: "rep" for "report" */
+    if (d <= bd && (!best || d < bd)) {
+      bd = d;
+      best = names[i];
+    }
+  }
+  return best;
+}
+
+/* Text into roff: backslashes doubled, '-' as \-, a line that starts with '.' or '\'' protected. */
+static void cli__roff(FILE *f, const char *t) {
+  int bol = 1;
+  for (; *t; t++) {
+    if (bol && (*t == '.' || *t == '\'')) fputs("\\&", f);
+    if (*t == '\\')
+      fputs("\\e", f);
+    else if (*t == '-')
+      fputs("\\-", f);
+    else
+      fputc(*t, f);
+    bol = *t == '\n';
+  }
+}
+
+void app_cli_man(const app_cli *c, const char *summary, FILE *f) {
+  fputs(".SS \"spotlab ", f);
+  cli__roff(f, c->command);
+  if (c->operands[0]) fputc(' ', f), cli__roff(f, c->operands);
+  fputs("\"\n", f);
+  if (summary) cli__roff(f, summary), fputs(".\n.PP\n", f);
+  if (c->about) {
+    cli__roff(f, c->about);
+    if (c->about[0] && c->about[strlen(c->about) - 1] != '\n') fputc('\n', f);
+  }
+  if (c->usage_extra) {
+    fputs(".PP\nAlso:\n.nf\n", f);
+    cli__roff(f, c->usage_extra);
+    fputs("\n.fi\n", f);
+  }
+  for (int k = 0; c->opts && c->opts[k].name; k++) {
+    const app_option *o = &c->opts[k];
+    fputs(o->type != APP_O_FLAG && o->metavar ? ".TP\n.BI " : ".TP\n.B ", f);
+    cli__roff(f, o->name);
+    if (o->type != APP_O_FLAG && o->metavar) fputs(" \" ", f), cli__roff(f, o->metavar), fputc('"', f);
+    fputc('\n', f);
+    cli__roff(f, o->help ? o->help : "");
+    char extra[600] = "";
+    if (o->type == APP_O_U64 || o->type == APP_O_DOUBLE) {
+      char r[96];
+      cli__range(o, r, sizeof r);
+      snprintf(extra, sizeof extra, " %s%s%s%s", r, o->word ? " or '" : "", o->word ? o->word : "", o->word ? "'" : "");
+    } else if (o->type == APP_O_CHOICE) {
+      char l[512];
+      cli__choices(o, l, sizeof l);
+      snprintf(extra, sizeof extra, " (one of %s)", l);
+    }
+    if (o->flags & APP_REPEAT) strncat(extra, " (repeatable)", sizeof extra - strlen(extra) - 1);
+    if (o->flags & APP_REQUIRED) strncat(extra, " (required)", sizeof extra - strlen(extra) - 1);
+    cli__roff(f, extra);
+    fputc('\n', f);
+  }
+  if (c->epilog) {
+    fputs(".PP\n", f);
+    cli__roff(f, c->epilog);
+    if (c->epilog[0] && c->epilog[strlen(c->epilog) - 1] != '\n') fputc('\n', f);
+  }
+}
+
+void app_cli_words(const app_cli *c, FILE *f) {
+  for (int k = 0; c->opts && c->opts[k].name; k++) fprintf(f, "%s ", c->opts[k].name);
+  fputs("--help", f);
+}
+
+void app_cli_choice_cases(const app_cli *c, FILE *f) {
+  for (int k = 0; c->opts && c->opts[k].name; k++) {
+    const app_option *o = &c->opts[k];
+    if (o->type != APP_O_CHOICE) continue;
+    fprintf(f, "      \"%s\") words=\"", o->name);
+    for (int i = 0; o->choices && o->choices[i]; i++) fprintf(f, "%s%s", i ? " " : "", o->choices[i]);
+    fputs("\" ;;\n", f);
+  }
+}

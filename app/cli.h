@@ -106,6 +106,20 @@ int app_args_choice(const app_args *a, const char *name, int def); /* CHOICE: in
  * (written into buf[0], buf[1]), appended to ovr[*n] in that order when given. */
 void app_args_run_overrides(const app_args *a, char buf[2][64], const char **ovr, int *n);
 
+/* Edit distance (Levenshtein) of a and b, for "did you mean" (99 for names over 47 characters). */
+unsigned app_cli_distance(const char *a, const char *b);
+/* The closest of names[0..n) to `word` (within 2 edits, or a prefix of at least 2 characters),
+ * or NULL. */
+const char *app_cli_closest(const char *word, const char *const *names, size_t n);
+
+/* The man page section of one command (roff: .SS, its usage, about text, options with their
+ * bounds and choices, epilog), from its table: `spotlab --man` writes one for every command. */
+void app_cli_man(const app_cli *c, const char *summary, FILE *f);
+/* For bash completion: the command's options, separated by spaces; and for each CHOICE option a
+ * case line `"OPTION") words="CHOICES" ;;`. */
+void app_cli_words(const app_cli *c, FILE *f);
+void app_cli_choice_cases(const app_cli *c, FILE *f);
+
 /* Checks, before any work, that a command's output can be written. `out` is a file (folder 0:
  * results, sweep, lab) or a folder (folder 1: a report's DIR, created if absent). Refused with exit
  * status 2 (bad usage): a file output that is a folder ("dir/") or one of the inputs

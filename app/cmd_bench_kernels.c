@@ -830,5 +830,5 @@ static int bk_main(int argc, char **argv) {
 }
 
 static const app_command bk_cmd = {"bench kernels", "GPU kernels, CPU twins and clustering strategies on weak members",
-                                   bk_main};
+                                   bk_main, &bk_cli};
 APP_COMMAND(bk_cmd)

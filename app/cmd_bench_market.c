@@ -584,5 +584,5 @@ static int cmd_bench_market_main(int argc, char **argv) {
 }
 
 static const app_command cmd_bench_market = {
-    "bench market", "market model at scale: wall time, events/s, memory per GPU", cmd_bench_market_main};
+    "bench market", "market model at scale: wall time, events/s, memory per GPU", cmd_bench_market_main, &bm__cli};
 APP_COMMAND(cmd_bench_market)

@@ -188,5 +188,5 @@ static int cmd_bench_phold_main(int argc, char **argv) {
 }
 
 static const app_command cmd_bench_phold = {"bench phold", "PHOLD events/s of the engine beside a bare heap loop",
-                                            cmd_bench_phold_main};
+                                            cmd_bench_phold_main, &bp__cli};
 APP_COMMAND(cmd_bench_phold)

@@ -309,5 +309,5 @@ static int cmd_bench_sched_main(int argc, char **argv) {
 }
 
 static const app_command cmd_bench_sched = {"bench sched", "decisions per second of the scheduling core",
-                                            cmd_bench_sched_main};
+                                            cmd_bench_sched_main, &bench__cli};
 APP_COMMAND(cmd_bench_sched)

@@ -96,5 +96,5 @@ static int cmd_compare_main(int argc, char **argv) {
 }
 
 static const app_command cmd_compare = {"compare", "paired differences of two runs' metrics (common random numbers)",
-                                        cmd_compare_main};
+                                        cmd_compare_main, &compare__cli};
 APP_COMMAND(cmd_compare)

@@ -597,5 +597,5 @@ done:
 
 static const app_command cmd_experiment = {
     "experiment", "run a design of points over scenario keys; constraints, Pareto front, sensitivities",
-    cmd_experiment_main};
+    cmd_experiment_main, &xp__cli};
 APP_COMMAND(cmd_experiment)

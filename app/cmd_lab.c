@@ -184,5 +184,6 @@ static int cmd_lab_main(int argc, char **argv) {
   return status;
 }
 
-static const app_command cmd_lab = {"lab", "run a job file on real workers under the scheduling core", cmd_lab_main};
+static const app_command cmd_lab = {"lab", "run a job file on real workers under the scheduling core", cmd_lab_main,
+                                    &lab__cli};
 APP_COMMAND(cmd_lab)

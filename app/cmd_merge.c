@@ -60,5 +60,5 @@ static int cmd_merge_main(int argc, char **argv) {
 }
 
 static const app_command cmd_merge = {"merge", "join the parts of one run (--shard) into one results file",
-                                      cmd_merge_main};
+                                      cmd_merge_main, &merge__cli};
 APP_COMMAND(cmd_merge)

@@ -76,5 +76,5 @@ static int cmd_report_main(int argc, char **argv) {
 }
 
 static const app_command cmd_report = {"report", "tables, figures and index.html from a results or sweep file",
-                                       cmd_report_main};
+                                       cmd_report_main, &report__cli};
 APP_COMMAND(cmd_report)

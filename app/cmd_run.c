@@ -269,7 +269,17 @@ static int cmd_keys_main(int argc, char **argv) {
   app_args_free(&a);
   if (prc) return prc == 1 ? 0 : 2;
   if (only && !app_model_find(only)) {
-    fprintf(stderr, "spotlab keys: unknown model '%s'\n", only);
+    const char *names[64];
+    char list[512] = "";
+    size_t n = 0;
+    for (size_t i = 0; i < app_model_count() && n < 64; i++) {
+      names[n++] = app_model_at(i)->name;
+      size_t l = strlen(list);
+      snprintf(list + l, sizeof list - l, "%s%s", i ? ", " : "", app_model_at(i)->name);
+    }
+    const char *best = app_cli_closest(only, names, n);
+    fprintf(stderr, "spotlab keys: unknown model '%s'%s%s%s (the models: %s)\n", only, best ? " (did you mean " : "",
+            best ? best : "", best ? "?)" : "", list);
     return 2;
   }
   printf("model = \"NAME\"  (top level) which model the scenario runs\n\n");
@@ -284,10 +294,11 @@ static int cmd_keys_main(int argc, char **argv) {
   return 0;
 }
 
-static const app_command cmd_run = {"run", "run a scenario and write its results (HDF5)", cmd_run_main};
-static const app_command cmd_check = {"check", "validate a scenario file without running it", cmd_check_main};
-static const app_command cmd_keys = {"keys", "list every scenario key with its default, bounds and unit",
-                                     cmd_keys_main};
+static const app_command cmd_run = {"run", "run a scenario and write its results (HDF5)", cmd_run_main, &run__cli};
+static const app_command cmd_check = {"check", "validate a scenario file without running it", cmd_check_main,
+                                      &check__cli};
+static const app_command cmd_keys = {"keys", "list every scenario key with its default, bounds and unit", cmd_keys_main,
+                                     &keys__cli};
 APP_COMMAND(cmd_run)
 APP_COMMAND(cmd_check)
 APP_COMMAND(cmd_keys)

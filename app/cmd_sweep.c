@@ -516,6 +516,7 @@ done:
   return failed ? 1 : 0;
 }
 
-static const app_command cmd_sweep = {
-    "sweep", "run a scenario over the values of one key, or a grid of keys; one sweep file", cmd_sweep_main};
+static const app_command cmd_sweep = {"sweep",
+                                      "run a scenario over the values of one key, or a grid of keys; one sweep file",
+                                      cmd_sweep_main, &sweep__cli};
 APP_COMMAND(cmd_sweep)

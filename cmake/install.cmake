@@ -1,8 +1,13 @@
 # install.cmake - `make install PREFIX=...` (cmake --install): the command to bin/, the data to
 # share/spotlab/data (found there by sim/datapath.h), the example scenarios to
 # share/spotlab/scenarios, README, LICENSE, CITATION.cff and CHANGELOG.md to share/doc/spotlab,
+# the man page to share/man/man1 and the bash completion to share/bash-completion/completions,
 # and the Python package of python/ when it exists (pip, no network).
 install(TARGETS spotlab RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# the man page and the bash completion that the command writes from its option tables (app/CMakeLists.txt)
+install(FILES ${CMAKE_BINARY_DIR}/spotlab.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+install(FILES ${CMAKE_BINARY_DIR}/spotlab.bash-completion DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions
+        RENAME spotlab)
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/data/ DESTINATION ${SPOTLAB_INSTALL_DATA})
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/scenarios/ DESTINATION ${CMAKE_INSTALL_DATADIR}/spotlab/scenarios)
 install(FILES ${CMAKE_SOURCE_DIR}/README.md ${CMAKE_SOURCE_DIR}/LICENSE ${CMAKE_SOURCE_DIR}/CITATION.cff

@@ -108,6 +108,15 @@ static char *sim__read_file(const char *path, int *err, const char **why, int *w
     return NULL;
   }
   buf[len] = '\0';
+  /* an HDF5 file (a results, sweep or experiment file: its signature at 0, or after a user block
+   * of 512, 1024, 2048, ... bytes) given where a scenario goes: say what it is and what reads it */
+  static const char h5sig[8] = {'\211', 'H', 'D', 'F', '\r', '\n', '\032', '\n'};
+  for (size_t off = 0; off + 8 <= len; off = off ? off * 2 : 512)
+    if (!memcmp(buf + off, h5sig, 8)) {
+      free(buf);
+      *why = "is an HDF5 results file, not a scenario: try `spotlab report` on it (or `spotlab compare`)";
+      return NULL;
+    }
   if (len > SIM_SCENARIO_MAX_BYTES) { /* it grew while being read */
     free(buf);
     *why = "is larger than " SIM_STR(SIM_SCENARIO_MAX_MIB) " MiB: not a scenario file";

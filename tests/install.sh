@@ -25,6 +25,10 @@ done
 for f in LICENSE CITATION.cff CHANGELOG.md README.md; do
   [ -f "$p/share/doc/spotlab/$f" ] || fail "no share/doc/spotlab/$f"
 done
+# the man page and the bash completion, written by the command from its option tables
+[ -f "$p/share/man/man1/spotlab.1" ] && grep -q '^\.TH SPOTLAB 1' "$p/share/man/man1/spotlab.1" || fail "no share/man/man1/spotlab.1"
+[ -f "$p/share/bash-completion/completions/spotlab" ] && bash -n "$p/share/bash-completion/completions/spotlab" ||
+  fail "no share/bash-completion/completions/spotlab (or not bash)"
 # CITATION.cff cites the version the binary reports (CMakeLists.txt's project version)
 v=$("$p/bin/spotlab" --version | cut -d' ' -f2)
 grep -qx "version: $v" "$src/CITATION.cff" || fail "CITATION.cff's version is not $v (spotlab --version)"

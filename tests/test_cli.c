@@ -609,6 +609,11 @@ static void test_override_does_not_hide_bad_file(void) {
   tu_write("lps64.cfg", "model = \"phold\";\nphold = {\n  lps = 4294967297;\n};\n");
   expect_status("check lps64.cfg --no-estimate", 2, "lps64.cfg:3: key 'phold.lps': value 4294967297 is out of range");
   expect_status("check seed64.cfg --no-estimate --param 'phold.lps=16; model=\"market\"'", 2, "one key per --param");
+  /* an experiment file's integers too: reps = 4294967297 was read as 1 */
+  tu_write("xp64.cfg", "scenario = \"seed64.cfg\";\nreps = 4294967297;\nfactors = (\n  { key = \"phold.remote\"; "
+                       "levels = [0.1, 0.2]; }\n);\n");
+  expect_status("experiment xp64.cfg --out xp64.h5 --quiet", 2, "xp64.cfg:2: reps is a whole number in [1, 10000]");
+  CU_ASSERT_NOT_EQUAL(access("xp64.h5", F_OK), 0);
 }
 
 /* lab: a trace that exists but cannot be read fails `lab --check`; calibration files that are
@@ -649,6 +654,73 @@ static void test_lab_inputs_refused(void) {
   expect_status("lab calj.cfg --predict --calibration cal_good.csv --journal calj.journal --out calj.h5", 0,
                 "calibration cal_good.csv read");
   CU_ASSERT_EQUAL(tu_run("rm -rf calj.journal calj.h5", NULL), 0);
+}
+
+/* What people expect of a command line: did-you-mean for a misspelt command and model, a results
+ * file given as a scenario named as such, a man page and a bash completion written from the
+ * option tables (every command, every option, the choices). */
+static void test_conventions(void) {
+  expect_usage("rn x.cfg", "unknown command 'rn' (did you mean run?");
+  expect_usage("reprt r.h5", "unknown command 'reprt' (did you mean report?");
+  expect_usage("benh phold", "unknown command 'benh' (did you mean bench?");
+  expect_usage("frobnicate", "unknown command 'frobnicate' (spotlab --help lists them)");
+  expect_usage("keys markt", "unknown model 'markt' (did you mean market?) (the models: ");
+  /* a results file where a scenario goes */
+  tu_write("conv.cfg", "model = \"phold\";\nrun = { end = 20.0; reps = 1; };\nphold = { lps = 16; };\n");
+  char *out;
+  CU_ASSERT_EQUAL_FATAL(sl("run conv.cfg --out conv.h5 --quiet", &out), 0);
+  free(out);
+  expect_usage("run conv.h5", "conv.h5: is an HDF5 results file, not a scenario: try `spotlab report`");
+  expect_usage("check conv.h5", "try `spotlab report`");
+  expect_usage("sweep conv.h5 --param phold.remote=0.1,0.2", "try `spotlab report`");
+  /* the man page: every command and every option of its table, roff that groff reads cleanly */
+  CU_ASSERT_EQUAL_FATAL(sl("--man", &out), 0);
+  CU_ASSERT(strncmp(out, ".\\\"", 3) == 0 && strstr(out, "\n.TH SPOTLAB 1 ") != NULL);
+  const char *must[] = {".SS \"spotlab run SCENARIO\"",
+                        ".SS \"spotlab sweep SCENARIO\"",
+                        ".SS \"spotlab bench phold\"",
+                        ".SS \"spotlab lab",
+                        ".SS \"spotlab merge",
+                        ".BI \\-\\-shard \" K/N\"",
+                        ".B \\-\\-resume",
+                        ".BI \\-\\-spread \" auto|reps|model\"",
+                        "(one of auto, reps, model)",
+                        ".SH EXIT STATUS"};
+  for (size_t i = 0; i < sizeof must / sizeof must[0]; i++) {
+    if (!strstr(out, must[i])) fprintf(stderr, "\nspotlab --man lacks %s\n", must[i]);
+    CU_ASSERT(strstr(out, must[i]) != NULL);
+  }
+  free(out);
+  if (tu_run("command -v groff >/dev/null", NULL) == 0) {
+    char c[4096];
+    snprintf(
+        c, sizeof c,
+        "out=$(\"%s\" --man | groff -man -Tutf8 -ww 2>&1 >/dev/null); [ -z \"$out\" ] || { echo \"$out\"; exit 1; }",
+        tu_bin());
+    CU_ASSERT_EQUAL(tu_run(c, NULL), 0);
+  }
+  /* the completion: bash syntax; commands, second words, options and choices complete */
+  CU_ASSERT_EQUAL(sl("--completion bash > conv.bash && bash -n conv.bash", NULL), 0);
+  const char *cases[][2] = {
+      {"spotlab sw", "sweep"},
+      {"spotlab bench ph", "phold"},
+      {"spotlab run --sp", "--spread"},
+      {"spotlab run --spread a", "auto"},
+      {"spotlab bench phold --re", "--remote --repeat"},
+      {"spotlab sweep --res", "--resume"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char c[1024];
+    snprintf(c, sizeof c,
+             "bash -c 'source ./conv.bash; COMP_WORDS=(%s); COMP_CWORD=$((${#COMP_WORDS[@]}-1)); _spotlab; "
+             "[ \"${COMPREPLY[*]}\" = \"%s\" ] || { echo \"got: ${COMPREPLY[*]}\"; exit 1; }'",
+             cases[i][0], cases[i][1]);
+    int rc = tu_run(c, &out);
+    if (rc) fprintf(stderr, "\ncompletion of '%s': want '%s', %s\n", cases[i][0], cases[i][1], out);
+    CU_ASSERT_EQUAL(rc, 0);
+    free(out);
+  }
+  expect_usage("--completion zsh", "usage: spotlab --completion bash");
 }
 
 /* SIGTERM to a run once a replication has finished: the finished replications are written, the
@@ -1023,6 +1095,7 @@ static CU_TestInfo cli_tests[] = {
     {"outputs: not the input, not a folder, writable, checked first", test_outputs_checked_first},
     {"an override does not hide a bad file; integers at 64 bits", test_override_does_not_hide_bad_file},
     {"lab: unreadable trace, bad calibration files", test_lab_inputs_refused},
+    {"did-you-mean commands and models, results files as scenarios, man page, completion", test_conventions},
     {"SIGTERM to a run writes its finished replications, marked", test_run_sigterm_writes_finished_reps},
     {"a run too big for the machine is refused before it starts", test_too_big_for_machine},
     CU_TEST_INFO_NULL,

@@ -10,3 +10,9 @@ else()
   add_test(NAME docs COMMAND sh -c "echo 'docs test: python3 not found'; exit 1")
 endif()
 set_tests_properties(docs PROPERTIES ENVIRONMENT "${SPOTLAB_TEST_ENV}" TIMEOUT ${SPOTLAB_TEST_TIMEOUT})
+# docs/metrics.md is `spotlab metrics --markdown`, generated from the metric catalogue: it fails
+# when one changes without the other (regenerate: spotlab metrics --markdown > docs/metrics.md).
+add_test(NAME docs_metrics
+         COMMAND sh -c "\"$1\" metrics --markdown 2>/dev/null | diff -u \"$2\" - && echo 'docs/metrics.md matches the catalogue'"
+                 sh $<TARGET_FILE:spotlab> ${CMAKE_SOURCE_DIR}/docs/metrics.md)
+set_tests_properties(docs_metrics PROPERTIES ENVIRONMENT "${SPOTLAB_TEST_ENV}" TIMEOUT 60)

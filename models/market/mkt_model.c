@@ -1914,7 +1914,9 @@ static int mkt__metrics_build(mkt_ctx *c) {
       int ratio = !strcmp(x.unit, "1") || !strcmp(x.unit, "USD/h");
       mkt__mq y = {qn,
                    x.unit,
-                   "paired difference from the first compared policy (common random numbers)",
+                   ratio ? "paired difference from the first compared policy (common random numbers); NaN "
+                           "where either world's ratio is undefined or infinite (nothing completed)"
+                         : "paired difference from the first compared policy (common random numbers)",
                    q < MQ_F + MQ_W ? x.headline : 0,
                    lab,
                    ratio ? "value in the policy's world - value in the first compared policy's world, same "

@@ -307,30 +307,6 @@ class Sweep:
         ds = self._f["sweep/metrics"]
         return _h5.texts(ds.attrs.get("names")), _h5.texts(ds.attrs.get("units"))
 
-    # the catalogue's attributes of /metrics, in the order of its names (docs/results-format.md)
-    CATALOGUE = (("label", "labels"), ("formula", "formulas"), ("over", "over"), ("weight", "weights"),
-                 ("censored", "censored"))
-
-    def catalogue(self):
-        """The metric catalogue the file stores (`spotlab metrics` lists the model's): one row per
-        metric, with name, unit, label (words for figures), formula (in words), over (the population),
-        weight (how it is weighted) and censored (what it does with jobs still running at the end).
-        A file written before the catalogue holds names and units only: the rest is then ""."""
-        ds = self._f["metrics"]
-        names = _h5.texts(ds.attrs.get("names"))
-        cols = {"name": names, "unit": _h5.texts(ds.attrs.get("units"))}
-        for col, attr in self.CATALOGUE:
-            v = _h5.texts(ds.attrs.get(attr))
-            if v and len(v) != len(names):
-                raise SpotlabError(f"{self.path}: /metrics attribute {attr} has {len(v)} entries for "
-                                   f"{len(names)} names (a damaged file)")
-            cols[col] = v or [""] * len(names)
-        df = pd.DataFrame(cols)
-        df.attrs["units"] = {c: "" for c in df.columns}
-        df.attrs["help"] = "the metric catalogue (/metrics attributes names, units, labels, formulas, over, " \
-                           "weights, censored)"
-        return df
-
     def metrics(self, wide=False):
         """Every metric at every point and replication, long: point, label (the value as given),
         x (as a number, NaN when it is not one), rep, name, quantity, dimension, dim_value, value,
@@ -448,30 +424,6 @@ class Experiment:
         df["pareto"] = self._f["experiment/pareto"][()].astype(float) == 1
         df.attrs["units"] = {c: "" for c in df.columns}
         df.attrs["help"] = "the design's points (/experiment/labels, x, feasible, pareto)"
-        return df
-
-    # the catalogue's attributes of /metrics, in the order of its names (docs/results-format.md)
-    CATALOGUE = (("label", "labels"), ("formula", "formulas"), ("over", "over"), ("weight", "weights"),
-                 ("censored", "censored"))
-
-    def catalogue(self):
-        """The metric catalogue the file stores (`spotlab metrics` lists the model's): one row per
-        metric, with name, unit, label (words for figures), formula (in words), over (the population),
-        weight (how it is weighted) and censored (what it does with jobs still running at the end).
-        A file written before the catalogue holds names and units only: the rest is then ""."""
-        ds = self._f["metrics"]
-        names = _h5.texts(ds.attrs.get("names"))
-        cols = {"name": names, "unit": _h5.texts(ds.attrs.get("units"))}
-        for col, attr in self.CATALOGUE:
-            v = _h5.texts(ds.attrs.get(attr))
-            if v and len(v) != len(names):
-                raise SpotlabError(f"{self.path}: /metrics attribute {attr} has {len(v)} entries for "
-                                   f"{len(names)} names (a damaged file)")
-            cols[col] = v or [""] * len(names)
-        df = pd.DataFrame(cols)
-        df.attrs["units"] = {c: "" for c in df.columns}
-        df.attrs["help"] = "the metric catalogue (/metrics attributes names, units, labels, formulas, over, " \
-                           "weights, censored)"
         return df
 
     def metrics(self, wide=False):

@@ -2029,6 +2029,64 @@ static void mkt__ft_values(const int64_t *jobs, int k0, int k1, double *v) {
   v[MF_UNSERVED] = sum[MKT_J_BALKED] + sum[MKT_J_ABANDONED] + sum[MKT_J_QUEUED_END];
 }
 
+/* The overall scalars from counters, the ledger and the money flows (world 0): prices, money
+ * (the ledger identity's parts), the jobs under way at the end; SC is the scalar block, its
+ * served, balked and reneged already counted. */
+static void mkt__scalars(const mkt_ctx *c, const sim_results *r, double *SC) {
+  const int64_t *pool = r->series[MKT_S_POOL], *jobs = r->series[MKT_S_JOBS];
+  double ps = 0, pn = 0;
+  for (size_t b = 0; b < r->nbins[MKT_S_PRICE_SUM]; b++)
+    for (size_t g = 0; g < c->ngpus; g++) {
+      ps += (double)r->series[MKT_S_PRICE_SUM][b * c->ngpus + g];
+      pn += (double)r->series[MKT_S_PRICE_N][b * c->ngpus + g];
+    }
+  SC[MX_PRICE_UNW] = mkt__div(ps / MKT_MUSD, pn);
+  double gpu_ms = 0, avail_ms = 0;
+  for (int k = 0; k < MKT_NCLASSES; k++) {
+    const int64_t *v = jobs + k * MKT_NJCOLS;
+    gpu_ms += (double)v[MKT_J_GPU_MS];
+    SC[MX_FAILED] = (k ? SC[MX_FAILED] : 0) + (double)v[MKT_J_FAILED];
+    SC[MX_QUEUED_END] = (k ? SC[MX_QUEUED_END] : 0) + (double)v[MKT_J_QUEUED_END];
+    SC[MX_RUNNING_END] = (k ? SC[MX_RUNNING_END] : 0) + (double)v[MKT_J_RUNNING_END];
+  }
+  SC[MX_UNSERVED] = SC[MX_BALKED] + SC[MX_RENEGED] + SC[MX_QUEUED_END];
+  for (int i = 0; i < MKT_NPOOLS; i++) avail_ms += (double)pool[i * MKT_NPCOLS + MKT_P_AVAIL_MS];
+  const int64_t *Lg = r->series[MKT_S_LEDGER], *mf = r->series[MKT_S_MONEY];
+  double fees = 0;
+  for (int i = 0; i < MKT_NPOOLS; i++) fees += (double)r->series[MKT_S_FEES][i];
+  SC[MX_PLATFORM] = fees / MKT_MUSD;
+  SC[MX_CLIENT_COST] = -(double)Lg[MKT_A_CLIENTS] / MKT_MUSD;
+  SC[MX_PRICE] = mkt__div(SC[MX_CLIENT_COST], gpu_ms / 3.6e6);
+  double inc = 0;
+  for (int i = 0; i < MKT_NPOOLS; i++) inc += (double)pool[i * MKT_NPCOLS + MKT_P_INCOME];
+  SC[MX_INCOME_GROSS] = inc / MKT_MUSD;
+  SC[MX_SLASHED] = (double)mf[MKT_M_SLASHED] / MKT_MUSD;
+  SC[MX_INCOME_NET] = (inc - (double)mf[MKT_M_SLASHED]) / MKT_MUSD;
+  SC[MX_INCOME_AVAIL] = mkt__div(SC[MX_INCOME_GROSS], avail_ms / 3.6e6);
+  SC[MX_STAKING_PAID] = (double)mf[MKT_M_STAKING_PAID] / MKT_MUSD;
+  SC[MX_SEED] = (double)mf[MKT_M_SEED] / MKT_MUSD;
+  SC[MX_TREASURY] = (double)Lg[MKT_A_TREASURY] / MKT_MUSD;
+  SC[MX_TREASURY_CHANGE] = (double)(Lg[MKT_A_TREASURY] - mf[MKT_M_SEED]) / MKT_MUSD;
+  SC[MX_NODE_FEES] = (double)Lg[MKT_A_NODES] / MKT_MUSD;
+  SC[MX_OPERATOR_FEES] = (double)Lg[MKT_A_OPERATORS] / MKT_MUSD;
+  SC[MX_IN_TRANSIT] = (double)(mf[MKT_M_RENTAL_PAID] + mf[MKT_M_STAKING_PAID] - (int64_t)inc) / MKT_MUSD;
+  double sf = 0;
+  for (size_t b = 0; b < r->nbins[MKT_S_FLEX]; b++)
+    sf += (double)r->series[MKT_S_FLEX][b * MKT_NFCOLS + MKT_F_SHORTFALL];
+  SC[MX_SHORTFALL] = sf / MKT_MUSD;
+  if (r->nrecords[MKT_T_PROVIDERS]) {
+    const mkt_prov_rec *pr = (const mkt_prov_rec *)r->tables[MKT_T_PROVIDERS];
+    double sw = 0;
+    for (size_t k = 0; k < r->nrecords[MKT_T_PROVIDERS]; k++) sw += pr[k].world == 0 ? pr[k].switches : 0;
+    SC[MX_SWITCHES] = sw;
+  }
+  int64_t sum = 0;
+  int of = 0;
+  for (int a = 0; a < MKT_NACCOUNTS; a++) of |= __builtin_add_overflow(sum, Lg[a], &sum);
+  SC[MX_CONSERVED] = (!of && sum == 0) ? 1.0 : 0.0;
+  SC[MX_IDENTITY] = mkt__identity(Lg, mf, r->series[MKT_S_POOL], r->series[MKT_S_FEES], NULL, 0) == 0;
+}
+
 static void mkt__compute(const sim_model *m, const sim_results *r, double *out) {
   const mkt_ctx *c = m->ctx;
   mkt__mlayout X = mkt__layout(c);
@@ -2179,57 +2237,7 @@ static void mkt__compute(const sim_model *m, const sim_results *r, double *out) 
     SC[MX_BALKED] = (k ? SC[MX_BALKED] : 0) + (double)v[MKT_J_BALKED];
     SC[MX_RENEGED] = (k ? SC[MX_RENEGED] : 0) + (double)v[MKT_J_ABANDONED];
   }
-  double ps = 0, pn = 0;
-  for (size_t b = 0; b < r->nbins[MKT_S_PRICE_SUM]; b++)
-    for (size_t g = 0; g < c->ngpus; g++) {
-      ps += (double)r->series[MKT_S_PRICE_SUM][b * c->ngpus + g];
-      pn += (double)r->series[MKT_S_PRICE_N][b * c->ngpus + g];
-    }
-  SC[MX_PRICE_UNW] = mkt__div(ps / MKT_MUSD, pn);
-  double gpu_ms = 0, avail_ms = 0;
-  for (int k = 0; k < MKT_NCLASSES; k++) {
-    const int64_t *v = jobs + k * MKT_NJCOLS;
-    gpu_ms += (double)v[MKT_J_GPU_MS];
-    SC[MX_FAILED] = (k ? SC[MX_FAILED] : 0) + (double)v[MKT_J_FAILED];
-    SC[MX_QUEUED_END] = (k ? SC[MX_QUEUED_END] : 0) + (double)v[MKT_J_QUEUED_END];
-    SC[MX_RUNNING_END] = (k ? SC[MX_RUNNING_END] : 0) + (double)v[MKT_J_RUNNING_END];
-  }
-  SC[MX_UNSERVED] = SC[MX_BALKED] + SC[MX_RENEGED] + SC[MX_QUEUED_END];
-  for (int i = 0; i < MKT_NPOOLS; i++) avail_ms += (double)pool[i * MKT_NPCOLS + MKT_P_AVAIL_MS];
-  const int64_t *Lg = r->series[MKT_S_LEDGER], *mf = r->series[MKT_S_MONEY];
-  double fees = 0;
-  for (int i = 0; i < MKT_NPOOLS; i++) fees += (double)r->series[MKT_S_FEES][i];
-  SC[MX_PLATFORM] = fees / MKT_MUSD;
-  SC[MX_CLIENT_COST] = -(double)Lg[MKT_A_CLIENTS] / MKT_MUSD;
-  SC[MX_PRICE] = mkt__div(SC[MX_CLIENT_COST], gpu_ms / 3.6e6);
-  double inc = 0;
-  for (int i = 0; i < MKT_NPOOLS; i++) inc += (double)pool[i * MKT_NPCOLS + MKT_P_INCOME];
-  SC[MX_INCOME_GROSS] = inc / MKT_MUSD;
-  SC[MX_SLASHED] = (double)mf[MKT_M_SLASHED] / MKT_MUSD;
-  SC[MX_INCOME_NET] = (inc - (double)mf[MKT_M_SLASHED]) / MKT_MUSD;
-  SC[MX_INCOME_AVAIL] = mkt__div(SC[MX_INCOME_GROSS], avail_ms / 3.6e6);
-  SC[MX_STAKING_PAID] = (double)mf[MKT_M_STAKING_PAID] / MKT_MUSD;
-  SC[MX_SEED] = (double)mf[MKT_M_SEED] / MKT_MUSD;
-  SC[MX_TREASURY] = (double)Lg[MKT_A_TREASURY] / MKT_MUSD;
-  SC[MX_TREASURY_CHANGE] = (double)(Lg[MKT_A_TREASURY] - mf[MKT_M_SEED]) / MKT_MUSD;
-  SC[MX_NODE_FEES] = (double)Lg[MKT_A_NODES] / MKT_MUSD;
-  SC[MX_OPERATOR_FEES] = (double)Lg[MKT_A_OPERATORS] / MKT_MUSD;
-  SC[MX_IN_TRANSIT] = (double)(mf[MKT_M_RENTAL_PAID] + mf[MKT_M_STAKING_PAID] - (int64_t)inc) / MKT_MUSD;
-  double sf = 0;
-  for (size_t b = 0; b < r->nbins[MKT_S_FLEX]; b++)
-    sf += (double)r->series[MKT_S_FLEX][b * MKT_NFCOLS + MKT_F_SHORTFALL];
-  SC[MX_SHORTFALL] = sf / MKT_MUSD;
-  if (r->nrecords[MKT_T_PROVIDERS]) {
-    const mkt_prov_rec *pr = (const mkt_prov_rec *)r->tables[MKT_T_PROVIDERS];
-    double sw = 0;
-    for (size_t k = 0; k < r->nrecords[MKT_T_PROVIDERS]; k++) sw += pr[k].world == 0 ? pr[k].switches : 0;
-    SC[MX_SWITCHES] = sw;
-  }
-  int64_t sum = 0;
-  int of = 0;
-  for (int a = 0; a < MKT_NACCOUNTS; a++) of |= __builtin_add_overflow(sum, Lg[a], &sum);
-  SC[MX_CONSERVED] = (!of && sum == 0) ? 1.0 : 0.0;
-  SC[MX_IDENTITY] = mkt__identity(Lg, mf, r->series[MKT_S_POOL], r->series[MKT_S_FEES], NULL, 0) == 0;
+  mkt__scalars(c, r, SC);
   SC[MX_CS] = cs;
   SC[MX_PS] = psur;
   SC[MX_WELFARE] = cs + psur + SC[MX_PLATFORM] + SC[MX_TREASURY_CHANGE] + SC[MX_NODE_FEES] + SC[MX_OPERATOR_FEES] +

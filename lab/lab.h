@@ -25,6 +25,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "sim/model_class.h"
 #include "sim/param.h"
 
 #ifdef __cplusplus
@@ -263,6 +264,8 @@ typedef struct lab_pred_stats {
 } lab_pred_stats;
 void lab_pred_stats_get(const lab_report *r, lab_pred_stats *out);
 
+/* The lab's metrics (their catalogue: `spotlab metrics --model lab`), n of them. */
+const sim_metric_def *lab_metric_defs(unsigned *n);
 /* Writes the report in the HDF5 results layout. 0 or LAB_EIO with a message in err. */
 int lab_results_write(const char *path, const lab_config *cfg, const lab_report *r, double wall_s, char *err,
                       size_t errlen);

@@ -15,6 +15,13 @@ typedef struct sim_metric_def {
   const char *unit; /* e.g. "USD/h", "1", "s" */
   const char *help;
   int headline; /* 1: shown in the short table `spotlab run` prints (all are stored) */
+  /* The catalogue (`spotlab metrics`, docs/metrics.md, the results' /metrics attributes labels,
+   * formulas, over, weights, censored); NULL: not stated. */
+  const char *label;    /* words for figures: "total spend per useful GPU-hour" */
+  const char *formula;  /* how it is computed, in words */
+  const char *over;     /* the population: "submitted jobs", "completed jobs", "provider-hours", ... */
+  const char *weight;   /* how it is weighted: "per job", "per billed GPU-hour", ... */
+  const char *censored; /* what happens to jobs (or providers) still running when the run ends */
 } sim_metric_def;
 
 typedef struct sim_model_class {

@@ -66,6 +66,88 @@ static int sim__attr_strs(hid_t obj, const char *name, const char *const *v, siz
   return rc < 0 ? -1 : 0;
 }
 
+/* sim__attr_strs, but an attribute that would pass HDF5's 64 KiB limit on an attribute kept in
+ * its object's header (the file format spotlab writes) is written as variable-length strings,
+ * which live outside it: long catalogue texts of a scenario with many metrics. */
+#define SIM__ATTR_MAX 60000
+static int sim__attr_strs_long(hid_t obj, const char *name, const char *const *v, size_t stride_bytes, size_t n) {
+  size_t w = 1;
+  for (size_t i = 0; i < n; i++) {
+    const char *s = *(const char *const *)((const char *)v + i * stride_bytes);
+    size_t l = s ? strlen(s) + 1 : 1;
+    if (l > w) w = l;
+  }
+  if (n * w <= SIM__ATTR_MAX) return sim__attr_strs(obj, name, v, stride_bytes, n);
+  const char **p = calloc(n, sizeof *p);
+  if (!p) return -1;
+  for (size_t i = 0; i < n; i++) {
+    const char *s = *(const char *const *)((const char *)v + i * stride_bytes);
+    p[i] = s ? s : "";
+  }
+  hsize_t dims = n;
+  hid_t t = H5Tcopy(H5T_C_S1), sp = H5Screate_simple(1, &dims, NULL);
+  H5Tset_size(t, H5T_VARIABLE);
+  hid_t a = H5Acreate2(obj, name, t, sp, H5P_DEFAULT, H5P_DEFAULT);
+  herr_t rc = a < 0 ? -1 : H5Awrite(a, t, p);
+  if (a >= 0) H5Aclose(a);
+  H5Sclose(sp);
+  H5Tclose(t);
+  free(p);
+  return rc < 0 ? -1 : 0;
+}
+
+/* A 1-D string attribute of n strings (fixed-length or variable-length) as C strings: *buf holds
+ * them (malloc'd), v[0..n) point into it. 0; -1 when absent or not such an attribute. */
+static int sim__read_strs(hid_t obj, const char *name, size_t n, char **buf, const char **v) {
+  *buf = NULL;
+  if (H5Aexists(obj, name) <= 0) return -1;
+  hid_t a = H5Aopen(obj, name, H5P_DEFAULT), t = a >= 0 ? H5Aget_type(a) : -1, sp = a >= 0 ? H5Aget_space(a) : -1;
+  hsize_t dims = 0;
+  int ok = t >= 0 && sp >= 0 && H5Tget_class(t) == H5T_STRING && H5Sget_simple_extent_ndims(sp) == 1 &&
+           H5Sget_simple_extent_dims(sp, &dims, NULL) == 1 && dims == n;
+  if (ok && !H5Tis_variable_str(t)) {
+    size_t w = H5Tget_size(t);
+    char *raw = calloc(n ? n : 1, w), *out = calloc(n ? n : 1, w + 1);
+    ok = raw && out && H5Aread(a, t, raw) >= 0;
+    for (size_t i = 0; ok && i < n; i++) {
+      memcpy(out + i * (w + 1), raw + i * w, w);
+      v[i] = out + i * (w + 1);
+    }
+    free(raw);
+    if (ok)
+      *buf = out;
+    else
+      free(out);
+  } else if (ok) {
+    hid_t mt = H5Tcopy(H5T_C_S1);
+    H5Tset_size(mt, H5T_VARIABLE);
+    char **p = calloc(n ? n : 1, sizeof *p);
+    ok = p && H5Aread(a, mt, p) >= 0;
+    size_t tot = 1;
+    for (size_t i = 0; ok && i < n; i++) tot += (p[i] ? strlen(p[i]) : 0) + 1;
+    char *out = ok ? malloc(tot) : NULL, *o = out;
+    ok = ok && out;
+    for (size_t i = 0; ok && i < n; i++) {
+      size_t l = p[i] ? strlen(p[i]) : 0;
+      memcpy(o, p[i] ? p[i] : "", l);
+      o[l] = 0;
+      v[i] = o;
+      o += l + 1;
+    }
+    if (p && ok) H5Dvlen_reclaim(mt, sp, H5P_DEFAULT, p);
+    free(p);
+    H5Tclose(mt);
+    if (ok)
+      *buf = out;
+    else
+      free(out);
+  }
+  if (sp >= 0) H5Sclose(sp);
+  if (t >= 0) H5Tclose(t);
+  if (a >= 0) H5Aclose(a);
+  return ok ? 0 : -1;
+}
+
 static int sim__dset_str(hid_t loc, const char *name, const char *v) {
   if (!v) v = "";
   hid_t t = sim__str_type(strlen(v) + 1), sp = H5Screate(H5S_SCALAR);
@@ -156,6 +238,12 @@ static int sim__write_metrics(hid_t f, const sim_metric_def *md, unsigned nm, co
   if (!rc && nm && reps) rc = H5Dwrite(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values) < 0 ? -1 : 0;
   if (!rc) rc = sim__attr_strs(ds, "names", &md[0].name, sizeof md[0], nm);
   if (!rc) rc = sim__attr_strs(ds, "units", &md[0].unit, sizeof md[0], nm);
+  /* the catalogue, in the order of names ("" where a metric does not state it): docs/results-format.md */
+  if (!rc) rc = sim__attr_strs_long(ds, "labels", &md[0].label, sizeof md[0], nm);
+  if (!rc) rc = sim__attr_strs_long(ds, "formulas", &md[0].formula, sizeof md[0], nm);
+  if (!rc) rc = sim__attr_strs_long(ds, "over", &md[0].over, sizeof md[0], nm);
+  if (!rc) rc = sim__attr_strs_long(ds, "weights", &md[0].weight, sizeof md[0], nm);
+  if (!rc) rc = sim__attr_strs_long(ds, "censored", &md[0].censored, sizeof md[0], nm);
   if (ds >= 0) H5Dclose(ds);
   H5Sclose(sp);
   if (rc) return rc;
@@ -586,6 +674,25 @@ int sim_results_merge(const char *out, const char *const *paths, int n, char *er
       md[k].unit = ubuf + k * (p[0].units_w + 1);
     }
   }
+  /* the catalogue of part 0 (parts written before it have none: its entries are then empty) */
+  char *cbuf[5] = {NULL};
+  if (!rc) {
+    static const char *const cat[5] = {"labels", "formulas", "over", "weights", "censored"};
+    const char **tmpv = calloc(nm ? nm : 1, sizeof *tmpv);
+    hid_t ds = H5Dopen2(p[0].f, "metrics", H5P_DEFAULT);
+    for (int q = 0; tmpv && ds >= 0 && q < 5; q++)
+      if (!sim__read_strs(ds, cat[q], nm, &cbuf[q], tmpv))
+        for (size_t k = 0; k < nm; k++) {
+          const char **slot = q == 0   ? &md[k].label
+                              : q == 1 ? &md[k].formula
+                              : q == 2 ? &md[k].over
+                              : q == 3 ? &md[k].weight
+                                       : &md[k].censored;
+          *slot = tmpv[k];
+        }
+    if (ds >= 0) H5Dclose(ds);
+    free(tmpv);
+  }
   char tmp[4096];
   hid_t f = -1;
   if (!rc && sim_tmpname(out, tmp, sizeof tmp)) {
@@ -638,6 +745,7 @@ int sim_results_merge(const char *out, const char *const *paths, int n, char *er
   }
   free(nbuf);
   free(ubuf);
+  for (int q = 0; q < 5; q++) free(cbuf[q]);
   free(values);
   free(md);
   for (int i = 0; i < n; i++) sim__part_close(&p[i]);

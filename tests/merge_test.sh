@@ -16,6 +16,11 @@ same() {
   for o in /metrics /summary /meta/scenario /meta/effective $(for r in 0 1 2 3 4; do printf '/reps/rep_%04d/series /reps/rep_%04d/tables ' $r $r; done); do
     h5diff "$1" "$2" "$o" > /dev/null || { h5diff "$1" "$2" "$o" | head -n 20; fail "$2 differs from $1 in $o"; }
   done
+  # the metric catalogue (attributes of /metrics, which h5diff does not compare)
+  for a in names units labels formulas over weights censored; do
+    h5dump -a "/metrics/$a" "$1" | tail -n +2 > a1.txt && h5dump -a "/metrics/$a" "$2" | tail -n +2 > a2.txt &&
+      grep -q . a1.txt && cmp -s a1.txt a2.txt || fail "$2 differs from $1 in the attribute /metrics/$a"
+  done
 }
 # refused WHAT-IT-SAYS OUT PARTS...: merge exits 2, says it, and writes nothing
 refused() {

@@ -261,6 +261,38 @@ static void test_check_and_keys(void) {
   free(out);
 }
 
+/* spotlab metrics: the catalogue listed, one metric or quantity in full, an unknown name answered
+ * with the closest ones (exit 2), a renamed one with its new name, other models without a scenario. */
+static void test_metrics_catalogue(void) {
+  char *out, args[4096];
+  snprintf(args, sizeof args, "metrics --scenario %s/scenarios/default.cfg", tu_src());
+  CU_ASSERT_EQUAL(sl(args, &out), 0);
+  CU_ASSERT(strstr(out, "client_price_per_gpu_h") && strstr(out, "client price per billed GPU-hour"));
+  CU_ASSERT(strstr(out, "jobs_unserved") && strstr(out, "goodput.class.training"));
+  free(out);
+  snprintf(args, sizeof args, "metrics deadline_misses --scenario %s/scenarios/default.cfg", tu_src());
+  CU_ASSERT_EQUAL(sl(args, &out), 0);
+  CU_ASSERT(strstr(out, "deadline_misses.class.training  [jobs]") && strstr(out, "  censored:  ") &&
+            strstr(out, "also:      deadline_misses.class.inference"));
+  free(out);
+  snprintf(args, sizeof args, "metrics spend_per_usefull_gpu_h --scenario %s/scenarios/default.cfg", tu_src());
+  CU_ASSERT_EQUAL(sl(args, &out), 2);
+  CU_ASSERT(strstr(out, "did you mean spend_per_useful_gpu_h?") != NULL);
+  free(out);
+  snprintf(args, sizeof args, "metrics provider_income_total --scenario %s/scenarios/default.cfg", tu_src());
+  CU_ASSERT_EQUAL(sl(args, &out), 2);
+  CU_ASSERT(strstr(out, "was renamed: provider_income_gross") != NULL);
+  free(out);
+  CU_ASSERT_EQUAL(sl("metrics events_per_lp --model phold", &out), 0);
+  CU_ASSERT(strstr(out, "formula:   events / LPs") != NULL);
+  free(out);
+  CU_ASSERT_EQUAL(sl("metrics --model lab", &out), 0);
+  CU_ASSERT(strstr(out, "pred_completion_mae") && strstr(out, "(19 metrics;"));
+  free(out);
+  CU_ASSERT_EQUAL(sl("metrics --model phold --scenario x.cfg", &out), 2);
+  free(out);
+}
+
 /* 1 when the item of `out` (check --print) that opens with `item` holds `line` before it closes. */
 static int item_has(const char *out, const char *item, const char *line) {
   const char *a = strstr(out, item);
@@ -1080,6 +1112,7 @@ static CU_TestInfo cli_tests[] = {
     {"--seed, --reps, --spread, --quiet: one declaration, one bound", test_shared_options_one_bound},
     {"bad scenarios: FILE:LINE, exit 2, nothing written", test_bad_scenarios},
     {"check and keys", test_check_and_keys},
+    {"metrics: the catalogue, one in full, did you mean, renamed, other models", test_metrics_catalogue},
     {"--param reaches list items by name and index", test_param_list_items},
     {"check estimates events and refuses beyond run.max_events", test_check_estimates_events},
     {"run writes its results file", test_run_writes_results},

@@ -201,7 +201,7 @@ static void test_money_conserved_all_rules(void) {
     CU_ASSERT_EQUAL_FATAL(rc, 0);
     double *out = calloc(l.nmetrics, sizeof *out);
     int mc = metric_index(&l, "money_conserved"), cc = metric_index(&l, "client_cost_total"),
-        pf = metric_index(&l, "platform_revenue"), pi = metric_index(&l, "provider_income_total"),
+        pf = metric_index(&l, "platform_revenue"), pi = metric_index(&l, "provider_income_gross"),
         ui = metric_index(&l, "utilization.pool.bidding");
     CU_ASSERT_FATAL(mc >= 0 && cc >= 0 && pf >= 0 && pi >= 0 && ui >= 0);
     char msg[512] = "";
@@ -209,6 +209,7 @@ static void test_money_conserved_all_rules(void) {
     if (bad) fprintf(stderr, "rule %s: %s\n", mkt_rule_names[rule], msg);
     CU_ASSERT_EQUAL(bad, 0);
     CU_ASSERT_EQUAL(out[mc], 1.0);
+    CU_ASSERT_EQUAL(out[metric_index(&l, "ledger_identity")], 1.0);
     /* money did move: clients paid, the platform and the providers earned, hosts were rented */
     CU_ASSERT(out[cc] > 0);
     CU_ASSERT(out[pf] != 0);
@@ -1857,6 +1858,185 @@ static void test_host_records_agree_random(void) {
   CU_ASSERT(hc_spare > 0);
 }
 
+/* ---- properties of the metrics over all demand (random markets, common random numbers) ------ */
+/* One region of single-GPU RTX 4090 hosts in the fixed pool (posted prices: no price reaction),
+ * training jobs only, under one policy; up and down periods exponential with the given means. No
+ * uptime refund (fixed.penalty_h = 0): with it, an interruption refunds hours of the rental, and
+ * under checkpointing (little work lost) harsher churn made the client's spend per useful
+ * GPU-hour fall (0.133 -> 0.129 USD/h with 1 h refunded per interruption): a real effect of the
+ * refund rule, not of the metric, which these properties are about. */
+static const char *prop_fmt =
+    "market = {\n"
+    "  heartbeat_timeout = \"60s\"; fixed = { penalty_h = 0.0; };\n"
+    "  training = { share = 1.0; dur_mean_h = %.3f; gpus_min = 1; gpus_max = %d; mem_min_gb = 0.0;\n"
+    "               value_usd_h = 5.0; checkpoint_h = 1.0; standby_k = 1; policy = \"%s\";\n"
+    "               pool_share = [1.0, 0.0, 0.0]; patience_h = %.3f; deadline_slack = %.3f; };\n"
+    "  inference = { share = 0.0; }; batch = { share = 0.0; };\n"
+    "  personas = ( { name = \"olga\"; pool = \"fixed\"; alt_pool = \"fixed\"; up_dist = \"exp\"; up_p1 = %.3f;\n"
+    "                 down_dist = \"exp\"; down_p1 = %.3f; } );\n"
+    "  regions = ( { name = \"eu\"; providers = %d; persona_share = [1.0]; gpu_mix = \"rtx4090:1.0\";\n"
+    "                jobs_per_h = %.3f; } );\n"
+    "};\n";
+
+typedef struct prop_case {
+  double dur_h, patience_h, slack, up_h, down_h, jobs_per_h;
+  int gpus_max, providers;
+  const char *policy;
+} prop_case;
+
+static void prop_text(char *buf, size_t len, const prop_case *p) {
+  snprintf(buf, len, prop_fmt, p->dur_h, p->gpus_max, p->policy, p->patience_h, p->slack, p->up_h, p->down_h,
+           p->providers, p->jobs_per_h);
+}
+
+/* Sums of metrics names[0..n) over replications 1..R of the case (seeds shared between the
+ * cases a test compares: common random numbers). 0, or -1 when it did not load or run. */
+static int prop_sums(const prop_case *p, int R, double end, const char *const *names, int n, double *sum) {
+  char text[2048];
+  prop_text(text, sizeof text, p);
+  loaded l;
+  if (load(&l, text, end)) {
+    fprintf(stderr, "%s\n", l.d.first);
+    unload(&l);
+    return -1;
+  }
+  int idx[8], rc = 0;
+  for (int k = 0; k < n; k++) {
+    idx[k] = metric_index(&l, names[k]);
+    sum[k] = 0;
+    if (idx[k] < 0) rc = -1;
+  }
+  double *out = calloc(l.nmetrics, sizeof *out);
+  for (int r = 1; r <= R && !rc && out; r++) {
+    char msg[512];
+    if (run1(&l, (uint64_t)r, out, msg, sizeof msg)) {
+      fprintf(stderr, "%s\n", msg);
+      rc = -1;
+    }
+    for (int k = 0; k < n && !rc; k++) sum[k] += out[idx[k]];
+  }
+  free(out);
+  unload(&l);
+  return out ? rc : -1;
+}
+
+/* For a fixed policy, harsher churn (shorter up periods, the same down periods and demand) never
+ * lowers total spend per useful GPU-hour: work lost to interruptions is paid for and not useful.
+ * The ratio of the sums over replications. The metric this replaced, the cost of completed jobs
+ * per useful GPU-hour, leaves the spend on jobs that never complete out and can fall as churn
+ * rises as more of the spend goes to jobs that never complete; completed_cost_per_useful_gpu_h
+ * keeps that definition. */
+static void test_churn_raises_spend_per_useful_random(void) {
+  static const char *const pols[] = {"none", "checkpoint", "standby", "replicate"};
+  const char *names[] = {"spend.class.training", "useful_gpu_h.class.training",
+                         "completed_cost_per_useful_gpu_h.class.training"};
+  rng g = {20261207};
+  chk c = {0};
+  for (int t = 0; t < 4; t++) {
+    prop_case mild = {rng_int(&g, 3, 8),
+                      0,
+                      0,
+                      10.0 + 30.0 * rng_unif(&g),
+                      1.0 + 2.0 * rng_unif(&g),
+                      0,
+                      (int)rng_int(&g, 1, 2),
+                      (int)rng_int(&g, 30, 50),
+                      pols[t]};
+    mild.jobs_per_h = 0.5 * mild.providers / (mild.dur_h * mild.gpus_max);
+    prop_case harsh = mild;
+    harsh.up_h = mild.up_h / (3.0 + 3.0 * rng_unif(&g));
+    double a[3], b[3];
+    int rc = prop_sums(&mild, 6, 4 * 86400.0, names, 3, a) | prop_sums(&harsh, 6, 4 * 86400.0, names, 3, b);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    double ra = a[1] > 0 ? a[0] / a[1] : INFINITY, rb = b[1] > 0 ? b[0] / b[1] : INFINITY;
+    printf("\n  %-10s up %4.1f h -> %4.1f h: spend per useful GPU-hour %.4f -> %.4f (completed jobs' cost only: "
+           "%.4f -> %.4f)",
+           mild.policy, mild.up_h, harsh.up_h, ra, rb, a[2] / 6, b[2] / 6);
+    CHECK(&c, rb >= ra,
+          "policy %s, up %.1f h -> %.1f h (down %.1f h, %d providers, jobs of %.0f h): spend per useful GPU-hour "
+          "%.4f -> %.4f",
+          mild.policy, mild.up_h, harsh.up_h, mild.down_h, mild.providers, mild.dur_h, ra, rb);
+  }
+  chk_report(&c, "harsher churn, spend per useful GPU-hour");
+}
+
+/* Removing capacity (fewer hosts, the same demand, churn and seeds) never raises jobs served, and
+ * the unserved demand it leaves is counted: jobs_unserved = balked + reneged + never started. */
+static void test_less_capacity_serves_no_more_random(void) {
+  const char *names[] = {"jobs_served", "jobs_unserved", "jobs_balked", "jobs_reneged", "jobs_queued_at_end"};
+  rng g = {4242};
+  chk c = {0};
+  for (int t = 0; t < 4; t++) {
+    prop_case big = {rng_int(&g, 2, 6),
+                     4.0 + 8.0 * rng_unif(&g),
+                     0,
+                     10.0 + 30.0 * rng_unif(&g),
+                     1.0 + 2.0 * rng_unif(&g),
+                     0,
+                     1,
+                     (int)rng_int(&g, 30, 50),
+                     t % 2 ? "checkpoint" : "none"};
+    big.jobs_per_h = 1.5 * big.providers / big.dur_h; /* demand above what the bigger market serves */
+    prop_case small = big;
+    small.providers = (int)(big.providers * (0.5 + 0.3 * rng_unif(&g)));
+    double a[5], b[5];
+    int rc = prop_sums(&big, 4, 3 * 86400.0, names, 5, a) | prop_sums(&small, 4, 3 * 86400.0, names, 5, b);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    CHECK(&c, b[0] <= a[0], "%d -> %d hosts (%s, jobs of %.0f h): jobs served %.0f -> %.0f", big.providers,
+          small.providers, big.policy, big.dur_h, a[0], b[0]);
+    CHECK(&c, a[1] == a[2] + a[3] + a[4] && b[1] == b[2] + b[3] + b[4],
+          "jobs_unserved %.0f, %.0f != balked + reneged + queued at the end", a[1], b[1]);
+    CHECK(&c, b[1] > 0, "%d hosts for %.1f jobs/h left no demand unserved", small.providers, small.jobs_per_h);
+  }
+  chk_report(&c, "less capacity, jobs served");
+}
+
+/* deadline_misses.class.C is the jobs table's deadline_missed count of the class, in every world
+ * and replication: late completions, failures, reneged jobs and jobs still under way at the end
+ * whose deadline had passed; and the jobs table counts every submitted job once. */
+static void test_deadline_misses_match_jobs_table_random(void) {
+  rng g = {99};
+  chk c = {0};
+  for (int t = 0; t < 3; t++) {
+    prop_case p = {rng_int(&g, 2, 8),         1.0 + 4.0 * rng_unif(&g), 1.2 + 2.0 * rng_unif(&g),
+                   5.0 + 20.0 * rng_unif(&g), 1.0 + 3.0 * rng_unif(&g), 0,
+                   (int)rng_int(&g, 1, 2),    (int)rng_int(&g, 20, 40), "checkpoint"};
+    p.jobs_per_h = (0.5 + rng_unif(&g)) * p.providers / (p.dur_h * p.gpus_max);
+    char text[2048];
+    prop_text(text, sizeof text, &p);
+    loaded l;
+    load_ok(&l, text, 2 * 86400.0);
+    int mi = metric_index(&l, "deadline_misses.class.training"), si = metric_index(&l, "jobs_unserved.class.training");
+    CU_ASSERT_FATAL(mi >= 0 && si >= 0);
+    double *out = calloc(l.nmetrics, sizeof *out);
+    for (uint64_t seed = 1; seed <= 3; seed++) {
+      sim_results r;
+      run_ok(&l, seed, &r);
+      mkt_class.compute_metrics(&l.model, &r, out);
+      const mkt_job_rec *j = (const mkt_job_rec *)r.tables[MKT_T_JOBS];
+      double missed = 0, open_missed = 0, queued = 0, reneged = 0;
+      for (size_t k = 0; k < r.nrecords[MKT_T_JOBS]; k++) {
+        missed += j[k].deadline_missed;
+        open_missed += j[k].deadline_missed && isnan(j[k].end_s);
+        queued += !strcmp(j[k].outcome, "queued") && isnan(j[k].start_s);
+        reneged += !strcmp(j[k].outcome, "abandoned");
+      }
+      const int64_t *jb = r.series[MKT_S_JOBS];
+      CHECK(&c, (double)r.nrecords[MKT_T_JOBS] == (double)jb[MKT_CLS_TRAINING * MKT_NJCOLS + MKT_J_SUBMITTED],
+            "%zu job rows for %lld submitted", r.nrecords[MKT_T_JOBS],
+            (long long)jb[MKT_CLS_TRAINING * MKT_NJCOLS + MKT_J_SUBMITTED]);
+      CHECK(&c, out[mi] == missed, "case %d seed %llu: deadline_misses %.0f, jobs table %.0f (%.0f still under way)", t,
+            (unsigned long long)seed, out[mi], missed, open_missed);
+      CHECK(&c, out[si] == queued + reneged, "case %d: jobs_unserved %.0f, jobs table %.0f queued + %.0f reneged", t,
+            out[si], queued, reneged);
+      sim_results_free(&r);
+    }
+    free(out);
+    unload(&l);
+  }
+  chk_report(&c, "deadline misses against the jobs table");
+}
+
 static CU_TestInfo model_tests[] = {
     {"M/M/c mean wait within the CI of Erlang C", test_mmc_erlang_c},
     {"a review in an owner's timer slot comes every interval, the timers all come (random)",
@@ -1896,6 +2076,12 @@ static CU_TestInfo model_tests[] = {
     {"entry and exit by reservation income: the analytical share leaves", test_entry_exit_market},
     {"reliability: stakes at risk make departures announced", test_reliability_market},
     {"strategies: truthful dominant under Vickrey, no surplus under pay as bid", test_strategies_known_outcomes},
+    {"harsher churn never lowers total spend per useful GPU-hour (random, common random numbers)",
+     test_churn_raises_spend_per_useful_random},
+    {"less capacity never serves more jobs; unserved demand counted (random, common random numbers)",
+     test_less_capacity_serves_no_more_random},
+    {"deadline misses match the jobs table in every replication (random)",
+     test_deadline_misses_match_jobs_table_random},
     CU_TEST_INFO_NULL};
 
 CU_SuiteInfo spotlab_suites[] = {{"market model", NULL, NULL, NULL, NULL, model_tests}, CU_SUITE_INFO_NULL};

@@ -789,7 +789,7 @@ static void test_ranges_and_checks(void) {
       {"utilization", "%", 0, 100},
       {"income_sd.persona.jade", "USD", 0, INFINITY},
       {"daily_income_cv.persona.henry", "1", 0, INFINITY},
-      {"price_mean", "USD/h", 0, INFINITY},
+      {"client_price_per_gpu_h", "USD/h", 0, INFINITY},
       {"lost_gpu_h.policy.none", "GPU*h", 0, INFINITY},
       {"provider_surplus", "USD", -INFINITY, INFINITY},
       {"income_mean.persona.jade", "USD", -INFINITY, INFINITY},

@@ -433,6 +433,9 @@ void mkt__q_trim(mkt_market *m);
 #define MKT__Q_PACK_SPAN 4096u
 void mkt__job_record(sim_lp *lp, const mkt_ctx *c, const mkt_market *m, const mkt_job *j, double end,
                      const char *outcome);
+/* 1 when job j (outcome, ended at `end`, NaN when still under way at `now`, the end of the run)
+ * missed its deadline. */
+int mkt__deadline_missed(const mkt_job *j, double end, const char *outcome, double now);
 void mkt__job_free(mkt_market *m, uint32_t s);
 void mkt__price_sample(sim_lp *lp, const mkt_ctx *c, unsigned gpu, double t, int64_t price);
 /* The lot of host prov for the bidding rule (its GPUs not held by other pools' work). */

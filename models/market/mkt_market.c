@@ -143,6 +143,16 @@ uint32_t mkt__q_push(mkt_market *m, uint32_t slot, int front) {
 }
 
 /* ---- records --------------------------------------------------------------------------------- */
+/* Whether job j missed its deadline: it has one, and did not complete by it (completed late,
+ * failed or reneged: it never will), or it is still under way (end NaN) and the deadline is at or
+ * before `now`, the end of the run. The jobs table's deadline_missed and the deadline_misses
+ * metrics (MKT_J_MISSED) both count this. */
+int mkt__deadline_missed(const mkt_job *j, double end, const char *outcome, double now) {
+  if (!(j->deadline > 0)) return 0;
+  if (isnan(end)) return j->deadline <= now;
+  return strcmp(outcome, "done") != 0 || end > j->deadline;
+}
+
 void mkt__job_record(sim_lp *lp, const mkt_ctx *c, const mkt_market *m, const mkt_job *j, double end,
                      const char *outcome) {
   if (!c->cfg->record_jobs) return;
@@ -164,7 +174,7 @@ void mkt__job_record(sim_lp *lp, const mkt_ctx *c, const mkt_market *m, const mk
   r.start_s = j->started ? j->first_start : NAN;
   r.end_s = end;
   r.wait_s = j->started ? j->first_start - j->submit : NAN;
-  r.deadline_missed = j->deadline > 0 && (isnan(end) || end > j->deadline || strcmp(outcome, "done") != 0);
+  r.deadline_missed = mkt__deadline_missed(j, end, outcome, sim_now(lp));
   r.cost_musd = j->cost;
   r.cost_usd = (double)j->cost / MKT_MUSD;
   r.value_musd_h = j->value;
@@ -501,6 +511,7 @@ static void on_tick(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
     double pat = c->cfg->cls[j->cls].patience_h * 3600.0;
     if (!j->started && pat > 0 && now - j->submit >= pat && (j->state == J_QUEUED || j->state == J_CORE)) {
       mkt__series(lp, c, MKT_S_JOBS, j->cls * MKT_NJCOLS + MKT_J_ABANDONED, 0, 1);
+      if (j->deadline > 0) mkt__series(lp, c, MKT_S_JOBS, j->cls * MKT_NJCOLS + MKT_J_MISSED, 0, 1);
       mkt__observe(c, m, j->cls, MKT_OBS_WAIT, now - j->submit); /* it waited this long, and more */
       mkt__job_record(lp, c, m, j, now, "abandoned");
       if (j->state == J_CORE) {
@@ -574,6 +585,7 @@ void mkt__market_init(sim_lp *lp, void *st) {
     m->treasury = seed;
     mkt__book(lp, c, MKT_A_PLATFORM, -seed);
     mkt__book(lp, c, MKT_A_TREASURY, seed);
+    mkt__series(lp, c, MKT_S_MONEY, MKT_M_SEED, 0, seed);
   }
   schedule_arrival(lp, c, m);
   trace_schedule(lp, c, m);
@@ -664,6 +676,7 @@ static void claim(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov, si
   if (paid) {
     mkt__book(lp, c, MKT_A_TREASURY, -paid);
     mkt__book(lp, c, MKT_A_TRANSIT, paid);
+    mkt__series(lp, c, MKT_S_MONEY, MKT_M_STAKING_PAID, 0, paid);
     mkt_msg pay = {.kind = M_PAY, .reason = PAY_STAKING, .a = paid};
     mkt__send(lp, src, c->cfg->latency_s, &pay);
   }
@@ -747,8 +760,14 @@ void mkt__market_finalize(sim_lp *lp, void *st) {
   mkt_market *m = st;
   for (uint32_t s = 0; s < m->njobs; s++) {
     const mkt_job *j = &m->jobs[s];
-    if (j->state != J_FREE && j->state != J_LEAVING)
-      mkt__job_record(lp, c, m, j, NAN, j->state == J_RUNNING ? "running" : "queued");
+    if (j->state != J_FREE && j->state != J_LEAVING) {
+      const char *outcome = j->state == J_RUNNING ? "running" : "queued";
+      /* censored: still under way; a deadline already passed is missed (as in the jobs table) */
+      mkt__series(lp, c, MKT_S_JOBS, j->cls * MKT_NJCOLS + (j->started ? MKT_J_RUNNING_END : MKT_J_QUEUED_END), 0, 1);
+      if (mkt__deadline_missed(j, NAN, outcome, sim_now(lp)))
+        mkt__series(lp, c, MKT_S_JOBS, j->cls * MKT_NJCOLS + MKT_J_MISSED, 0, 1);
+      mkt__job_record(lp, c, m, j, NAN, outcome);
+    }
     mkt__job_runs_free(&m->jobs[s]);
   }
   if (c->cfg->record_providers) {

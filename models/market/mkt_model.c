@@ -764,21 +764,25 @@ static const char *const mkt__jcol_names[] = {"submitted",
                                               "balked",
                                               "price_seen_sum_musd_h",
                                               "price_seen_n",
-                                              "runs"};
+                                              "runs",
+                                              "queued_at_end",
+                                              "running_at_end"};
 _Static_assert(sizeof mkt__jcol_names / sizeof *mkt__jcol_names == MKT_NJCOLS, "one name per jobs column");
 static const char *const mkt__pcol_units[] = {"USD*1e-6", "GPU*ms", "GPU*ms", "providers", "GPUs"};
 _Static_assert(sizeof mkt__pcol_names / sizeof *mkt__pcol_names == MKT_NPCOLS &&
                    sizeof mkt__pcol_units / sizeof *mkt__pcol_units == MKT_NPCOLS,
                "one name and unit per column");
 static const char *const mkt__jcol_units[] = {
-    "jobs",   "jobs",   "jobs",   "ms",     "ms",   "1",        "USD*1e-6", "jobs",           "jobs", "GPU*ms",
-    "GPU*ms", "GPU*ms", "GPU*ms", "GPU*ms", "jobs", "USD*1e-6", "jobs",     "USD*1e-6/GPU/h", "1",    "runs"};
+    "jobs",   "jobs",   "jobs",   "ms",   "ms",       "1",    "USD*1e-6",       "jobs", "jobs", "GPU*ms", "GPU*ms",
+    "GPU*ms", "GPU*ms", "GPU*ms", "jobs", "USD*1e-6", "jobs", "USD*1e-6/GPU/h", "1",    "runs", "jobs",   "jobs"};
 _Static_assert(sizeof mkt__jcol_units / sizeof *mkt__jcol_units == MKT_NJCOLS, "one unit per jobs column");
 static const char *const mkt__fcol_names[] = {"treasury_musd", "rate_musd_h", "shortfall_musd"};
 static const char *const mkt__fcol_units[] = {"USD*1e-6", "USD*1e-6/h", "USD*1e-6"};
 _Static_assert(sizeof mkt__fcol_names / sizeof *mkt__fcol_names == MKT_NFCOLS &&
                    sizeof mkt__fcol_units / sizeof *mkt__fcol_units == MKT_NFCOLS,
                "one name and unit per column");
+static const char *const mkt__mcol_names[] = {"seed_musd", "slashed_musd", "staking_paid_musd", "rental_paid_musd"};
+_Static_assert(sizeof mkt__mcol_names / sizeof *mkt__mcol_names == MKT_M_N, "one name per column");
 static const char *const mkt__rpcol_names[] = {"submitted", "done",   "value_musd", "cost_musd",  "provider_cost_musd",
                                                "entered",   "exited", "announced",  "unannounced"};
 _Static_assert(sizeof mkt__rpcol_names / sizeof *mkt__rpcol_names == MKT_RP_N, "one name per column");
@@ -1324,6 +1328,14 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
                                   "providers entering (+) and leaving (-) the market per day, persona and pool; "
                                   "the cumulative sum is the number in the market"};
   S[MKT_S_POP].colnames = mkt__cols((const char *const *)c->persona_cols, c->npers, mkt_pool_names, MKT_NPOOLS);
+  S[MKT_S_MONEY] = (sim_series_def){"money_flows",
+                                    "USD*1e-6",
+                                    0,
+                                    MKT_M_N,
+                                    NULL,
+                                    "the platform's seed outlay, stakes slashed (to the treasuries), staking payouts "
+                                    "the treasuries sent, rental income the pools sent to providers"};
+  COPY_NAMES(S[MKT_S_MONEY].colnames, mkt__mcol_names, MKT_M_N);
   /* per-column units of the series whose columns differ (unit "mixed"), and of flexible_pool */
   S[MKT_S_PERSONA].colunits = mkt__col_units(c->npers, mkt__pcol_units, MKT_NPCOLS);
   S[MKT_S_POOL].colunits = mkt__col_units(MKT_NPOOLS, mkt__pcol_units, MKT_NPCOLS);
@@ -1427,101 +1439,288 @@ static int mkt__build_class(const void *cfg, sim_time end, const char *base_dir,
 typedef struct mkt__mq {
   const char *q, *unit, *help;
   int headline;
+  const char *label, *formula, *over, *weight, *censored; /* the catalogue (sim_metric_def) */
 } mkt__mq;
+/* What each kind of metric does with what is still under way when the run ends. */
+#define MQ_CEN_PROV "counted up to the end of the run (providers' income and time so far); nothing is dropped"
+#define MQ_CEN_DONE "jobs still running or queued at the end have not completed: not counted (see jobs_running_at_end)"
+#define MQ_CEN_SPEND                                                                                                   \
+  "what was billed to jobs still running at the end is counted; their work is not useful (not completed)"
+#define MQ_CEN_STARTED "jobs never started by the end have no wait yet: not counted (see jobs_queued_at_end)"
+#define MQ_CEN_SUBMITTED "jobs still running or queued at the end count as submitted, not completed"
+#define MQ_CEN_NONE "no jobs involved"
 static const mkt__mq mkt__pq[] = {
-    {"income_per_available_hour", "USD/h", "income per available GPU-hour", 1},
-    {"income_mean", "USD", "mean income per provider over the run", 0},
-    {"income_sd", "USD", "standard deviation of income across providers", 0},
-    {"income_cv", "1", "coefficient of variation of income across providers", 0},
-    {"daily_income_cv", "1", "mean over providers of the CV of their daily income (predictability)", 1},
-    {"utilization", "1", "rented / available GPU time", 0},
-    {"providers_mean", "providers", "providers in the market, mean over the days of the run", 0},
+    {"income_per_available_hour", "USD/h", "income per available GPU-hour", 1, "provider income per available GPU-hour",
+     "income the persona's providers received (rentals and staking, gross of slashing) / their available (idle or "
+     "rented) GPU-hours",
+     "the persona's providers' available GPU-hours", "per available GPU-hour", MQ_CEN_PROV},
+    {"income_mean", "USD", "mean income per provider over the run", 0, "mean income per provider",
+     "sum of income_usd over the persona's providers (providers table) / their number", "the persona's providers",
+     "per provider", MQ_CEN_PROV},
+    {"income_sd", "USD", "standard deviation of income across providers", 0, "sd of income across providers",
+     "sample standard deviation of income_usd across the persona's providers", "the persona's providers",
+     "per provider", MQ_CEN_PROV},
+    {"income_cv", "1", "coefficient of variation of income across providers", 0, "CV of income across providers",
+     "income_sd / income_mean of the persona's providers", "the persona's providers", "per provider", MQ_CEN_PROV},
+    {"daily_income_cv", "1", "mean over providers of the CV of their daily income (predictability)", 1,
+     "CV of daily income (mean over providers)",
+     "mean over the persona's providers of (sd / mean of the provider's income per day of the run)",
+     "the persona's providers with a defined daily CV", "per provider", MQ_CEN_PROV},
+    {"utilization", "1", "rented / available GPU time", 0, "utilization (rented / available GPU time)",
+     "rented GPU-hours / available GPU-hours of the persona's providers", "the persona's available GPU-hours",
+     "per available GPU-hour", MQ_CEN_PROV},
+    {"providers_mean", "providers", "providers in the market, mean over the days of the run", 0,
+     "providers in the market (mean over days)",
+     "time-weighted mean over the days of the run of the persona's providers in the market", "days of the run",
+     "per day (the last one by its length)", MQ_CEN_PROV},
 };
 static const mkt__mq mkt__poolq[] = {
-    {"income_per_available_hour", "USD/h", "income per available GPU-hour in the pool", 0},
-    {"utilization", "1", "rented / available GPU time", 1},
-    {"idle_share", "1", "share of available time spent ready but unrented", 0},
-    {"job_share", "1", "share of the submitted jobs that went to the pool", 1},
-    {"consumer_surplus", "USD", "value of completed work - what clients paid", 0},
-    {"provider_surplus", "USD", "income - reservation cost (energy, wear, own value of the GPU)", 0},
-    {"platform_revenue", "USD", "platform fees collected", 0},
-    {"providers_mean", "providers", "providers in the pool, mean over the days of the run", 1},
-    {"providers_entered", "providers", "providers that entered the market into the pool", 0},
-    {"providers_exited", "providers", "providers that left the market from the pool", 0},
-    {"unannounced_share", "1", "departures by churn the platform learned by heartbeat timeout", 0},
+    {"income_per_available_hour", "USD/h", "income per available GPU-hour in the pool", 0,
+     "provider income per available GPU-hour",
+     "income received in the pool (gross of slashing) / available GPU-hours of its providers",
+     "the pool's available GPU-hours", "per available GPU-hour", MQ_CEN_PROV},
+    {"utilization", "1", "rented / available GPU time", 1, "utilization (rented / available GPU time)",
+     "rented GPU-hours / available GPU-hours in the pool", "the pool's available GPU-hours", "per available GPU-hour",
+     MQ_CEN_PROV},
+    {"idle_share", "1", "share of available time spent ready but unrented", 0, "idle share of available time",
+     "(available - rented) / available GPU-hours in the pool", "the pool's available GPU-hours",
+     "per available GPU-hour", MQ_CEN_PROV},
+    {"job_share", "1", "share of the submitted jobs that went to the pool", 1, "share of submitted jobs",
+     "jobs submitted to the pool / jobs submitted to all pools", "submitted jobs", "per job", MQ_CEN_SUBMITTED},
+    {"consumer_surplus", "USD", "value of completed work - what clients paid", 0, "consumer surplus",
+     "value of the pool's completed work - what its clients paid (for all their jobs)", "submitted jobs", "total",
+     MQ_CEN_SPEND},
+    {"provider_surplus", "USD", "income - reservation cost (energy, wear, own value of the GPU)", 0,
+     "provider surplus (net of slashing)",
+     "income received in the pool - stakes slashed in it - providers' reservation cost (energy, wear, own value of "
+     "the GPU) of their rented and available time",
+     "the pool's providers", "total", MQ_CEN_PROV},
+    {"platform_revenue", "USD", "platform fees collected", 0, "platform fees", "platform fees collected in the pool",
+     "billed rentals", "total", "rentals billed up to the end are counted"},
+    {"providers_mean", "providers", "providers in the pool, mean over the days of the run", 1,
+     "providers in the pool (mean over days)", "time-weighted mean over the days of the providers in the pool",
+     "days of the run", "per day", MQ_CEN_PROV},
+    {"providers_entered", "providers", "providers that entered the market into the pool", 0, "providers entered",
+     "entries into the market into the pool (responses.entry)", "providers", "count", MQ_CEN_PROV},
+    {"providers_exited", "providers", "providers that left the market from the pool", 0, "providers exited",
+     "exits from the market out of the pool (responses.entry)", "providers", "count", MQ_CEN_PROV},
+    {"unannounced_share", "1", "departures by churn the platform learned by heartbeat timeout", 0,
+     "unannounced share of departures", "departures by churn not announced / all departures by churn, in the pool",
+     "departures by churn", "per departure", MQ_CEN_PROV},
 };
 /* Per bidding strategy of clients (the bidding pool). */
 static const mkt__mq mkt__stq[] = {
-    {"bid_jobs", "jobs", "bidding-pool jobs whose client used the strategy", 0},
-    {"bid_completed_share", "1", "completed / submitted of those jobs", 0},
-    {"bid_surplus_per_job", "USD", "consumer surplus (value of completed work - cost) per job", 0},
+    {"bid_jobs", "jobs", "bidding-pool jobs whose client used the strategy", 0, "bidding-pool jobs",
+     "jobs submitted to the bidding pool by clients using the strategy", "submitted jobs", "count", MQ_CEN_SUBMITTED},
+    {"bid_completed_share", "1", "completed / submitted of those jobs", 0, "completed share",
+     "completed / submitted bidding-pool jobs of the strategy", "submitted jobs", "per job", MQ_CEN_SUBMITTED},
+    {"bid_surplus_per_job", "USD", "consumer surplus (value of completed work - cost) per job", 0,
+     "consumer surplus per job", "(value of completed work - cost of all the strategy's jobs) / its submitted jobs",
+     "submitted jobs", "per job", MQ_CEN_SPEND},
 };
 /* Per persona x pool (the pool a provider is in at the end, the providers table's `pool`), named
  * QUANTITY.persona.P.pool.Q; the last block, so that the metrics before keep their places. */
 static const mkt__mq mkt__ppq[] = {
-    {"income_mean", "USD", "mean income per provider over the run, providers of the persona in the pool at the end", 0},
-    {"income_sd", "USD", "standard deviation of income across those providers", 0},
-    {"income_cv", "1", "coefficient of variation (sd / mean) of income across those providers", 0},
+    {"income_mean", "USD", "mean income per provider over the run, providers of the persona in the pool at the end", 0,
+     "mean income per provider", "mean income_usd of the persona's providers in the pool at the end (providers table)",
+     "providers of the persona in the pool at the end", "per provider", MQ_CEN_PROV},
+    {"income_sd", "USD", "standard deviation of income across those providers", 0, "sd of income across providers",
+     "sample standard deviation of income_usd across those providers",
+     "providers of the persona in the pool at the end", "per provider", MQ_CEN_PROV},
+    {"income_cv", "1", "coefficient of variation (sd / mean) of income across those providers", 0,
+     "CV of income across providers", "income_sd / income_mean of those providers",
+     "providers of the persona in the pool at the end", "per provider", MQ_CEN_PROV},
 };
 static const mkt__mq mkt__rq[] = {
-    {"utilization", "1", "rented / available GPU time", 0},
-    {"imbalance", "1", "demanded / available GPU time", 1},
-    {"income_per_available_hour", "USD/h", "income per available GPU-hour", 0},
+    {"utilization", "1", "rented / available GPU time", 0, "utilization (rented / available GPU time)",
+     "rented GPU-hours / available GPU-hours in the region", "the region's available GPU-hours",
+     "per available GPU-hour", MQ_CEN_PROV},
+    {"imbalance", "1", "demanded / available GPU time", 1, "demand / supply of GPU time",
+     "GPU-hours wanted by queued and running jobs / available GPU-hours in the region",
+     "the region's available GPU-hours", "per available GPU-hour", "demand of jobs under way is counted to the end"},
+    {"income_per_available_hour", "USD/h", "income per available GPU-hour", 0, "provider income per available GPU-hour",
+     "income received in the region (gross of slashing) / its available GPU-hours", "the region's available GPU-hours",
+     "per available GPU-hour", MQ_CEN_PROV},
 };
 static const mkt__mq mkt__cq[] = {
-    {"wait_mean", "s", "mean wait of started jobs", 1},
-    {"completion_mean", "s", "mean submit-to-end time of completed jobs", 0},
-    {"interruptions_mean", "1", "interruptions per submitted job", 0},
-    {"cost_mean", "USD", "billed cost per completed job (all billed cost / completed)", 0},
-    {"completed_share", "1", "completed / submitted jobs", 1},
-    {"served", "jobs", "completed jobs", 0},
-    {"balked_share", "1", "clients who found no affordable pool / all clients (responses.pool_choice)", 0},
-    {"reneged_share", "1", "jobs that gave up waiting (patience_h) / submitted jobs", 0},
+    {"wait_mean", "s", "mean wait of started jobs", 1, "mean wait of started jobs",
+     "sum over started jobs of (first start - submit) / started jobs", "started jobs", "per job", MQ_CEN_STARTED},
+    {"completion_mean", "s", "mean submit-to-end time of completed jobs", 0, "mean completion time",
+     "sum over completed jobs of (end - submit) / completed jobs", "completed jobs", "per job", MQ_CEN_DONE},
+    {"interruptions_mean", "1", "interruptions per submitted job", 0, "interruptions per job",
+     "interruptions of the class's jobs / submitted jobs", "submitted jobs", "per job", MQ_CEN_SUBMITTED},
+    {"cost_mean", "USD", "billed cost per completed job (all billed cost / completed)", 0, "spend per completed job",
+     "all billed cost of the class's jobs (whatever their outcome) / completed jobs", "completed jobs",
+     "per completed job", MQ_CEN_SPEND},
+    {"completed_share", "1", "completed / submitted jobs", 1, "completed share of submitted jobs",
+     "completed / submitted jobs", "submitted jobs", "per job", MQ_CEN_SUBMITTED},
+    {"served", "jobs", "completed jobs", 0, "jobs completed", "completed jobs of the class", "completed jobs", "count",
+     MQ_CEN_DONE},
+    {"balked_share", "1", "clients who found no affordable pool / all clients (responses.pool_choice)", 0,
+     "balked share of clients", "clients who found no affordable pool / (submitted jobs + balked clients)",
+     "clients (submitted jobs and balked clients)", "per client", MQ_CEN_SUBMITTED},
+    {"reneged_share", "1", "jobs that gave up waiting (patience_h) / submitted jobs", 0, "reneged share of jobs",
+     "jobs that gave up waiting (patience_h) / submitted jobs", "submitted jobs", "per job",
+     "jobs still queued at the end have not reneged: not counted"},
     {"price_seen", "USD/h",
      "price per GPU-hour the class's clients saw, mean over billing intervals "
      "(responses.demand: calibrate price_ref_usd_h with it)",
-     0},
+     0, "price clients saw per GPU-hour", "mean over billing intervals of the price the class's clients saw",
+     "billing intervals", "per billing interval (unweighted)", MQ_CEN_NONE},
 };
 static const mkt__mq mkt__sq[] = {
-    {"price_mean", "USD/h", "mean rental price per GPU-hour set in the run", 1},
-    {"platform_revenue", "USD", "platform fees collected (all pools)", 1},
-    {"client_cost_total", "USD", "paid by clients", 1},
-    {"provider_income_total", "USD", "income received by providers (stakes excluded)", 1},
-    {"treasury_balance", "USD", "flexible pools' treasuries at the end", 0},
-    {"treasury_shortfall", "USD", "staking payouts owed but not paid (insolvency)", 1},
-    {"pool_switches", "1", "providers' pool switches", 0},
-    {"money_conserved", "1", "1 if the double-entry ledger sums to exactly 0", 1},
-    {"consumer_surplus", "USD", "value of completed work - what clients paid (all pools)", 1},
-    {"provider_surplus", "USD", "providers' income - their reservation cost (all pools)", 1},
-    {"intermediaries", "USD",
-     "what clients paid that reached neither providers nor the platform's fees "
-     "(GP Nodes, operators, treasury growth)",
-     0},
+    {"client_price_per_gpu_h", "USD/h", "what clients paid per GPU-hour billed (volume-weighted)", 1,
+     "client price per billed GPU-hour", "client_cost_total / GPU-hours billed to all jobs (members and standbys)",
+     "billed GPU-hours", "per billed GPU-hour", MQ_CEN_SPEND},
+    {"price_unweighted_mean", "USD/h", "mean of the prices set at run starts, each counting once", 0,
+     "mean price set (unweighted)",
+     "sum of the prices per GPU-hour set when runs started / number of prices set (not weighted by GPU-hours)",
+     "prices set at run starts", "per price set", MQ_CEN_NONE},
+    {"platform_revenue", "USD", "platform fees collected (all pools)", 1, "platform fees",
+     "platform fees collected in all pools (the seed outlay is not subtracted: platform_seed_outlay)", "billed rentals",
+     "total", "rentals billed up to the end are counted"},
+    {"client_cost_total", "USD", "paid by clients", 1, "client spend",
+     "what clients paid, all jobs whatever their outcome (- the clients' ledger account)", "submitted jobs", "total",
+     MQ_CEN_SPEND},
+    {"provider_income_gross", "USD", "income received by providers (rentals and staking), gross of slashing", 1,
+     "provider income (gross of slashing)",
+     "rental income + staking income the providers received (stakes posted and refunded excluded)", "providers",
+     "total", MQ_CEN_PROV},
+    {"provider_income_net", "USD", "provider income net of slashed stakes", 1, "provider income (net of slashing)",
+     "provider_income_gross - stakes_slashed", "providers", "total", MQ_CEN_PROV},
+    {"provider_income_per_available_gpu_h", "USD/h", "providers' gross income per available GPU-hour", 1,
+     "provider income per available GPU-hour", "provider_income_gross / available (idle or rented) GPU-hours",
+     "available GPU-hours", "per available GPU-hour", MQ_CEN_PROV},
+    {"stakes_slashed", "USD", "stakes slashed from providers (all of it went to the flexible pools' treasuries)", 0,
+     "stakes slashed",
+     "stakes slashed for unannounced departures while employed; each slash goes to the pool's treasury",
+     "providers of the flexible pool", "total", MQ_CEN_PROV},
+    {"staking_income_paid", "USD", "staking income the treasuries paid out (part of provider income)", 0,
+     "staking income paid by the treasuries",
+     "staking payouts the flexible pools' treasuries sent to providers (funded by rentals, slashed stakes and the "
+     "seed)",
+     "providers of the flexible pool", "total", MQ_CEN_PROV},
+    {"platform_seed_outlay", "USD", "what the platform put into the treasuries at the start", 0,
+     "platform's seed outlay", "flexible.seed_usd x flexible pools (regions)", "flexible pools", "total", MQ_CEN_NONE},
+    {"treasury_balance", "USD", "flexible pools' treasuries at the end", 0, "treasury balance at the end",
+     "the treasuries' ledger account at the end", "flexible pools", "total", MQ_CEN_PROV},
+    {"treasury_change", "USD", "treasuries at the end - the seed they started with", 0, "treasury change",
+     "treasury_balance - platform_seed_outlay (negative: the seed money was drawn down)", "flexible pools", "total",
+     MQ_CEN_PROV},
+    {"gp_node_fees", "USD", "fees kept by GP Nodes (after their operators' share)", 0, "GP Node fees",
+     "the nodes' ledger account at the end", "billed rentals", "total", "rentals billed up to the end"},
+    {"node_operator_fees", "USD", "delegated nodes' fees passed to their operators", 0, "node operators' fees",
+     "the operators' ledger account at the end", "billed rentals", "total", "rentals billed up to the end"},
+    {"income_in_transit", "USD", "income sent to providers that had not reached them at the end", 0,
+     "income in transit at the end", "rental and staking payments sent - provider income received", "payments", "total",
+     "payments under way at the end are counted here, not as income"},
+    {"treasury_shortfall", "USD", "staking payouts owed but not paid (insolvency)", 1, "staking shortfall",
+     "staking payouts owed but not paid because the treasury was empty", "flexible pools", "total", MQ_CEN_PROV},
+    {"pool_switches", "1", "providers' pool switches", 0, "pool switches", "pool switches summed over providers",
+     "providers", "count", MQ_CEN_PROV},
+    {"money_conserved", "1", "1 if the double-entry ledger sums to exactly 0", 1, "ledger sums to zero (1 = yes)",
+     "1 when the ledger's accounts sum to exactly 0 musd, else 0", "ledger accounts", "flag", MQ_CEN_NONE},
+    {"ledger_identity", "1",
+     "1 if client_cost_total = provider_income_net + platform_revenue + treasury_change + gp_node_fees + "
+     "node_operator_fees + income_in_transit exactly",
+     1, "money identity holds (1 = yes)", "1 when the identity holds to the musd (docs/market.md, The ledger), else 0",
+     "ledger accounts", "flag", MQ_CEN_NONE},
+    {"consumer_surplus", "USD", "value of completed work - what clients paid (all pools)", 1, "consumer surplus",
+     "value of completed work - client_cost_total (spend on jobs that did not complete counts)", "submitted jobs",
+     "total", MQ_CEN_SPEND},
+    {"provider_surplus", "USD", "providers' income net of slashing - their reservation cost (all pools)", 1,
+     "provider surplus (net of slashing)", "provider_income_net - reservation cost of the providers' time", "providers",
+     "total", MQ_CEN_PROV},
     {"total_welfare", "USD",
-     "consumer + provider surplus + platform revenue + intermediaries "
+     "consumer + provider surplus + platform revenue + treasury change + node and operator fees + income in transit "
      "(= value of completed work - reservation cost)",
-     1},
-    {"jobs_served", "jobs", "completed jobs (all classes)", 1},
-    {"jobs_balked", "jobs", "clients who found no affordable pool", 0},
-    {"jobs_reneged", "jobs", "jobs that gave up waiting", 0},
-    {"providers_mean", "providers", "providers in the market, mean over the days of the run", 1},
-    {"providers_entered", "providers", "entries into the market (responses.entry)", 0},
-    {"providers_exited", "providers", "exits from the market (responses.entry)", 0},
-    {"unannounced_share", "1", "departures by churn not announced / all departures by churn", 0},
+     1, "total welfare",
+     "consumer_surplus + provider_surplus + platform_revenue + treasury_change + gp_node_fees + node_operator_fees + "
+     "income_in_transit",
+     "all parties", "total", MQ_CEN_SPEND},
+    {"jobs_served", "jobs", "completed jobs (all classes)", 1, "jobs completed", "completed jobs, all classes",
+     "completed jobs", "count", MQ_CEN_DONE},
+    {"jobs_unserved", "jobs", "demand not served: balked + reneged + never started by the end", 1, "unserved demand",
+     "jobs_balked + jobs_reneged + jobs_queued_at_end", "clients (submitted jobs and balked clients)", "count",
+     "jobs queued and never started at the end count as unserved; started ones do not"},
+    {"jobs_balked", "jobs", "clients who found no affordable pool", 0, "clients balked",
+     "clients who found no affordable pool (never submitted)", "clients", "count", MQ_CEN_NONE},
+    {"jobs_reneged", "jobs", "jobs that gave up waiting", 0, "jobs reneged",
+     "jobs that gave up waiting before their first start (patience_h)", "submitted jobs", "count",
+     "jobs still queued at the end: jobs_queued_at_end"},
+    {"jobs_failed", "jobs", "started jobs the scheduler gave up on", 0, "jobs failed",
+     "jobs that ended without completing after starting (too many interruptions)", "started jobs", "count",
+     "jobs still running at the end: jobs_running_at_end"},
+    {"jobs_queued_at_end", "jobs", "jobs never started when the run ended", 0, "jobs queued at the end",
+     "submitted jobs neither started, reneged nor ended when the run ended", "submitted jobs", "count",
+     "this is the censored part: queued, never started"},
+    {"jobs_running_at_end", "jobs", "started jobs still unfinished when the run ended", 0, "jobs running at the end",
+     "jobs started and not ended (running or queued again after an interruption) when the run ended", "started jobs",
+     "count", "this is the censored part: started, not finished"},
+    {"providers_mean", "providers", "providers in the market, mean over the days of the run", 1,
+     "providers in the market (mean over days)", "sum over pools of providers_mean.pool.P", "days of the run",
+     "per day", MQ_CEN_PROV},
+    {"providers_entered", "providers", "entries into the market (responses.entry)", 0, "providers entered",
+     "entries into the market", "providers", "count", MQ_CEN_PROV},
+    {"providers_exited", "providers", "exits from the market (responses.entry)", 0, "providers exited",
+     "exits from the market", "providers", "count", MQ_CEN_PROV},
+    {"unannounced_share", "1", "departures by churn not announced / all departures by churn", 0,
+     "unannounced share of departures", "departures by churn not announced / all departures by churn",
+     "departures by churn", "per departure", MQ_CEN_PROV},
 };
 /* Fault tolerance, per class (the baseline world) and, when policies are compared, per policy
- * with the paired difference from the first listed policy (same providers, churn and arrivals). */
+ * with the paired difference from the first listed policy (same providers, churn and arrivals).
+ * Totals (spend, useful_gpu_h, deadline_misses, jobs_unserved) have differences whatever the
+ * baseline did; a ratio's difference is NaN where a world's ratio is (nothing completed). */
+#define MQ_RATIO_NAN                                                                                                   \
+  "; NaN when nothing completed and nothing was spent, +inf when money was spent and nothing completed"
 static const mkt__mq mkt__fq[] = {
-    {"goodput", "1", "reference GPU-hours of completed jobs per GPU-hour billed (members and standbys)", 1},
-    {"lost_gpu_h", "GPU*h", "GPU time lost: work since the last checkpoint, recovery of replacements", 1},
-    {"deadline_misses", "jobs", "jobs with a deadline that ended late or failed", 0},
-    {"cost_per_useful_gpu_h", "USD/h", "billed cost of completed jobs per reference GPU-hour of their work", 1},
-    {"standby_gpu_h", "GPU*h", "GPU time billed for standbys", 0},
-    {"checkpoint_gpu_h", "GPU*h", "GPU time spent writing checkpoints", 0},
-    {"completed_share", "1", "completed / submitted jobs", 0},
+    {"goodput", "1", "reference GPU-hours of completed jobs per GPU-hour billed (members and standbys)", 1,
+     "goodput (useful / billed GPU-hours)",
+     "reference GPU-hours of work of completed jobs / GPU-hours billed to all jobs (members and standbys)",
+     "billed GPU-hours of all jobs", "per billed GPU-hour",
+     "time billed to jobs running at the end is counted; their work is not (not completed)"},
+    {"lost_gpu_h", "GPU*h", "GPU time lost: work since the last checkpoint, recovery of replacements", 1,
+     "GPU-hours lost to interruptions",
+     "work since the last checkpoint lost at interruptions + recovery time of replacements", "all jobs", "total",
+     "losses of jobs running at the end are counted up to the end"},
+    {"deadline_misses", "jobs", "jobs with a deadline whose deadline passed unfinished", 0, "deadline misses",
+     "jobs with a deadline that completed after it, failed, reneged, or were still running or queued when it passed "
+     "(the jobs table's deadline_missed)",
+     "submitted jobs with a deadline", "count",
+     "a job unfinished at the end counts when its deadline is at or before the end, not when it is later"},
+    {"spend_per_useful_gpu_h", "USD/h", "all client spend per reference GPU-hour of completed work", 1,
+     "total spend per useful GPU-hour",
+     "what clients paid for all jobs (completed, failed, reneged or running) / reference GPU-hours of work of "
+     "completed jobs" MQ_RATIO_NAN,
+     "all jobs (spend), completed jobs (useful work)", "per useful reference GPU-hour", MQ_CEN_SPEND},
+    {"completed_cost_per_useful_gpu_h", "USD/h", "billed cost of completed jobs per reference GPU-hour of their work",
+     0, "cost of completed jobs per useful GPU-hour",
+     "what clients paid for the completed jobs only / reference GPU-hours of their work (spend on jobs that did not "
+     "complete is left out: use spend_per_useful_gpu_h)",
+     "completed jobs", "per useful reference GPU-hour", MQ_CEN_DONE},
+    {"standby_gpu_h", "GPU*h", "GPU time billed for standbys", 0, "standby GPU-hours", "GPU time billed for standbys",
+     "all jobs", "total", "billed up to the end"},
+    {"checkpoint_gpu_h", "GPU*h", "GPU time spent writing checkpoints", 0, "checkpoint GPU-hours",
+     "GPU time spent writing checkpoints", "all jobs", "total", "counted up to the end"},
+    {"completed_share", "1", "completed / submitted jobs", 0, "completed share of submitted jobs",
+     "completed / submitted jobs", "submitted jobs", "per job", MQ_CEN_SUBMITTED},
+    {"spend", "USD", "what clients paid for the jobs, whatever their outcome", 0, "client spend",
+     "billed cost of all jobs (completed, failed, reneged, running at the end)", "submitted jobs", "total",
+     MQ_CEN_SPEND},
+    {"useful_gpu_h", "GPU*h", "reference GPU-hours of work of completed jobs", 0, "useful GPU-hours",
+     "reference GPU-hours of work of the completed jobs", "completed jobs", "total", MQ_CEN_DONE},
+    {"jobs_unserved", "jobs", "balked + reneged + never started by the end", 0, "unserved demand",
+     "clients balked + jobs reneged + jobs queued and never started at the end",
+     "clients (submitted jobs and balked clients)", "count",
+     "jobs queued and never started at the end count as unserved; started ones do not"},
 };
 static const mkt__mq mkt__wq[] = {
-    {"provider_income", "USD", "income received by providers (stakes excluded)", 1},
+    {"provider_income", "USD", "income received by providers (rentals and staking), gross of slashing", 1,
+     "provider income (gross of slashing)", "rental + staking income the providers received", "providers", "total",
+     MQ_CEN_PROV},
+    {"provider_income_net", "USD", "provider income net of slashed stakes", 0, "provider income (net of slashing)",
+     "provider_income - stakes slashed", "providers", "total", MQ_CEN_PROV},
 };
 #define MQ_F (sizeof mkt__fq / sizeof mkt__fq[0])
 #define MQ_W (sizeof mkt__wq / sizeof mkt__wq[0])
@@ -1533,26 +1732,62 @@ static const mkt__mq mkt__wq[] = {
 #define MQ_ST (sizeof mkt__stq / sizeof mkt__stq[0])
 #define MQ_PP (sizeof mkt__ppq / sizeof mkt__ppq[0])
 enum {
-  MX_PRICE_MEAN,
+  MX_PRICE,
+  MX_PRICE_UNW,
   MX_PLATFORM,
   MX_CLIENT_COST,
-  MX_PROVIDER_INCOME,
+  MX_INCOME_GROSS,
+  MX_INCOME_NET,
+  MX_INCOME_AVAIL,
+  MX_SLASHED,
+  MX_STAKING_PAID,
+  MX_SEED,
   MX_TREASURY,
+  MX_TREASURY_CHANGE,
+  MX_NODE_FEES,
+  MX_OPERATOR_FEES,
+  MX_IN_TRANSIT,
   MX_SHORTFALL,
   MX_SWITCHES,
   MX_CONSERVED,
+  MX_IDENTITY,
   MX_CS,
   MX_PS,
-  MX_INTER,
   MX_WELFARE,
   MX_SERVED,
+  MX_UNSERVED,
   MX_BALKED,
   MX_RENEGED,
+  MX_FAILED,
+  MX_QUEUED_END,
+  MX_RUNNING_END,
   MX_PROVIDERS,
   MX_ENTERED,
   MX_EXITED,
-  MX_UNANNOUNCED
+  MX_UNANNOUNCED,
+  MX_N
 };
+_Static_assert(MX_N == MQ_S, "one MX_ index per scalar metric");
+/* mkt__fq's order */
+enum {
+  MF_GOODPUT,
+  MF_LOST,
+  MF_MISSED,
+  MF_SPEND_PER_USEFUL,
+  MF_DONE_COST_PER_USEFUL,
+  MF_STANDBY,
+  MF_CKPT,
+  MF_COMPLETED,
+  MF_SPEND,
+  MF_USEFUL,
+  MF_UNSERVED,
+  MF_N
+};
+_Static_assert(MF_N == MQ_F, "one MF_ index per fault-tolerance metric");
+
+/* The place of fault-tolerance quantity q in the per-class block, which leaves out
+ * completed_share (completed_share.class.C is the class block's). */
+static size_t mkt__ftc_q(size_t q) { return q < MF_COMPLETED ? q : q - 1; }
 
 /* Offsets of the blocks for a context. */
 typedef struct mkt__mlayout {
@@ -1568,7 +1803,7 @@ static mkt__mlayout mkt__layout(const mkt_ctx *c) {
   L.scal = L.cls + MQ_C * MKT_NCLASSES;
   L.ftc = L.scal + MQ_S;
   L.nq = (unsigned)(MQ_F + MQ_W + c->npers);
-  L.wld = L.ftc + MQ_F * MKT_NCLASSES;
+  L.wld = L.ftc + (MQ_F - 1) * MKT_NCLASSES; /* per class without completed_share: the class block has it */
   L.dif = L.wld + (c->nworlds > 1 ? (size_t)L.nq * c->nworlds : 0);
   L.spd = L.dif + (c->nworlds > 1 ? (size_t)L.nq * (c->nworlds - 1) : 0);
   L.trc = L.spd + c->ngpus;
@@ -1578,16 +1813,28 @@ static mkt__mlayout mkt__layout(const mkt_ctx *c) {
   return L;
 }
 
-static void mkt__metric_set(sim_metric_def *d, char **name, const mkt__mq *q, const char *dim, const char *val) {
+/* Sets metric d to quantity q, named QUANTITY[.dim.val]. The name is malloc'd (*name, freed by
+ * destroy); a label that lives on the caller's stack (own_label) is copied after it, in the same
+ * allocation. */
+static void mkt__metric_set_l(sim_metric_def *d, char **name, const mkt__mq *q, const char *dim, const char *val,
+                              int own_label) {
   size_t len = strlen(q->q) + (dim ? strlen(dim) + strlen(val) + 2 : 0) + 1;
-  char *n = malloc(len);
+  size_t ll = own_label && q->label ? strlen(q->label) + 1 : 0;
+  char *n = malloc(len + ll);
   if (!n) return;
   if (dim)
     snprintf(n, len, "%s.%s.%s", q->q, dim, val);
   else
     snprintf(n, len, "%s", q->q);
   *name = n;
-  *d = (sim_metric_def){n, q->unit, q->help, q->headline};
+  *d = (sim_metric_def){n, q->unit, q->help, q->headline, q->label, q->formula, q->over, q->weight, q->censored};
+  if (ll) {
+    memcpy(n + len, q->label, ll);
+    d->label = n + len;
+  }
+}
+static void mkt__metric_set(sim_metric_def *d, char **name, const mkt__mq *q, const char *dim, const char *val) {
+  mkt__metric_set_l(d, name, q, dim, val, 0);
 }
 
 /* Builds c->metrics (called at the end of build). 0 or SIM_ENOMEM. */
@@ -1619,43 +1866,93 @@ static int mkt__metrics_build(mkt_ctx *c) {
     }
   for (size_t q = 0; q < MQ_S; q++)
     mkt__metric_set(&c->metrics[L.scal + q], &c->metric_names[L.scal + q], &mkt__sq[q], NULL, NULL);
+  /* per class, of world 0: when policies are compared, named after its policy
+   * (goodput.class.training.policy.none), so that no table shows them as the run's */
   for (size_t q = 0; q < MQ_F; q++)
-    for (unsigned j = 0; j < MKT_NCLASSES; j++) {
-      size_t k = L.ftc + q * MKT_NCLASSES + j;
+    for (unsigned j = 0; j < MKT_NCLASSES && q != MF_COMPLETED; j++) {
+      size_t k = L.ftc + mkt__ftc_q(q) * MKT_NCLASSES + j;
       mkt__mq x = mkt__fq[q];
       x.headline = 0;
-      mkt__metric_set(&c->metrics[k], &c->metric_names[k], &x, "class", mkt_class_names[j]);
+      char val[64];
+      if (c->nworlds > 1)
+        snprintf(val, sizeof val, "%s.policy.%s", mkt_class_names[j],
+                 sched_policy_name((sched_policy)c->world_policy[0]));
+      else
+        snprintf(val, sizeof val, "%s", mkt_class_names[j]);
+      mkt__metric_set(&c->metrics[k], &c->metric_names[k], &x, "class", val);
     }
   /* per policy: QUANTITY.policy.P; paired differences: QUANTITY_vs_BASE.policy.P */
-  static const mkt__mq inc = {"income_per_available_hour", "USD/h", "income per available GPU-hour", 1};
+  static const mkt__mq inc = {"income_per_available_hour",
+                              "USD/h",
+                              "income per available GPU-hour",
+                              1,
+                              "provider income per available GPU-hour",
+                              "income the persona's providers received (gross of slashing) / their available GPU-hours",
+                              "the persona's providers' available GPU-hours",
+                              "per available GPU-hour",
+                              MQ_CEN_PROV};
   for (unsigned w = 0; c->nworlds > 1 && w < c->nworlds; w++)
     for (unsigned q = 0; q < L.nq; q++) {
       mkt__mq x = q < MQ_F ? mkt__fq[q] : q < MQ_F + MQ_W ? mkt__wq[q - MQ_F] : inc;
       char qn[96], pq[96], val[64];
       const char *pn = sched_policy_name((sched_policy)c->world_policy[w]);
       snprintf(val, sizeof val, "%s", pn);
+      char plab[128];
       if (q >= MQ_F + MQ_W) { /* one quantity per persona: income_per_available_hour_katie.policy.P */
         snprintf(pq, sizeof pq, "%s_%s", inc.q, c->cfg->personas[q - MQ_F - MQ_W].name);
+        snprintf(plab, sizeof plab, "%s: %s", c->cfg->personas[q - MQ_F - MQ_W].name, inc.label);
         x.q = pq;
+        x.label = plab;
       }
       size_t k = L.wld + (size_t)w * L.nq + q;
-      mkt__metric_set(&c->metrics[k], &c->metric_names[k], &x, "policy", val);
+      mkt__metric_set_l(&c->metrics[k], &c->metric_names[k], &x, "policy", val, q >= MQ_F + MQ_W);
       if (w == 0) continue;
       snprintf(qn, sizeof qn, "%s_vs_%s", x.q, sched_policy_name((sched_policy)c->world_policy[0]));
-      mkt__mq y = {qn, x.unit, "paired difference from the first compared policy (common random numbers)",
-                   q < MQ_F + MQ_W ? x.headline : 0};
+      char lab[160];
+      snprintf(lab, sizeof lab, "%s: difference from %s", x.label, sched_policy_name((sched_policy)c->world_policy[0]));
+      int ratio = !strcmp(x.unit, "1") || !strcmp(x.unit, "USD/h");
+      mkt__mq y = {qn,
+                   x.unit,
+                   ratio ? "paired difference from the first compared policy (common random numbers); NaN "
+                           "where either world's ratio is undefined or infinite (nothing completed)"
+                         : "paired difference from the first compared policy (common random numbers)",
+                   q < MQ_F + MQ_W ? x.headline : 0,
+                   lab,
+                   ratio ? "value in the policy's world - value in the first compared policy's world, same "
+                           "replication (common random numbers); NaN where either world's ratio is undefined or "
+                           "infinite (its denominator is 0, e.g. nothing completed): the differences of the totals "
+                           "(spend, useful_gpu_h, jobs_unserved, deadline_misses) are always defined"
+                         : "value in the policy's world - value in the first compared policy's world, same "
+                           "replication (common random numbers); a total, defined whatever either world did",
+                   x.over,
+                   x.weight,
+                   x.censored};
       k = L.dif + (size_t)(w - 1) * L.nq + q;
-      mkt__metric_set(&c->metrics[k], &c->metric_names[k], &y, "policy", val);
+      mkt__metric_set_l(&c->metrics[k], &c->metric_names[k], &y, "policy", val, 1);
     }
   /* speed.gpu.MODEL: what the core runs jobs at (reference GPU = 1) */
-  static const mkt__mq spd = {"speed", "1",
+  static const mkt__mq spd = {"speed",
+                              "1",
                               "work units per second relative to market.reference_gpu (FP16 spec, or measured: "
                               "market.calibration, market.score_tflops)",
-                              0};
+                              0,
+                              "speed relative to the reference GPU",
+                              "the GPU model's FP16 throughput (spec or measured) / the reference GPU's",
+                              "GPU models",
+                              "none (an input of the run)",
+                              MQ_CEN_NONE};
   for (size_t g = 0; g < c->ngpus; g++)
     mkt__metric_set(&c->metrics[L.spd + g], &c->metric_names[L.spd + g], &spd, "gpu", c->gpus[g].name);
   /* trace_rows.outcome.used / .pending / ...: what became of every row of the traces */
-  static const mkt__mq trq = {"trace_rows", "rows", "trace rows replayed (used) or not, by reason", 0};
+  static const mkt__mq trq = {"trace_rows",
+                              "rows",
+                              "trace rows replayed (used) or not, by reason",
+                              0,
+                              "trace rows",
+                              "rows of the traces replayed (used), or not replayed, by reason",
+                              "trace rows",
+                              "count",
+                              "every row is counted: used, or not replayed with its reason"};
   for (size_t k = 0; c->ntrace && k <= MKT_TR_NREASONS; k++)
     mkt__metric_set(&c->metrics[L.trc + k], &c->metric_names[L.trc + k], &trq, "outcome",
                     k ? mkt_trace_reason_names[k - 1] : "used");
@@ -1685,18 +1982,108 @@ static const sim_metric_def *mkt__model_metrics(const sim_model *m, unsigned *n)
 
 static double mkt__div(double a, double b) { return b != 0 ? a / b : NAN; }
 
+/* The ledger identity of one world, in musd (docs/market.md, "The ledger"):
+ *   client_cost_total = provider_income_net + platform_revenue + treasury_change + gp_node_fees
+ *                       + node_operator_fees + income_in_transit
+ * from the ledger's balances L, the money flows mf (MKT_S_MONEY), the per-pool income and fees.
+ * 0 when it holds exactly; else 1 with both sides in msg (when msg is not NULL). */
+static int mkt__identity(const int64_t *L, const int64_t *mf, const int64_t *pool, const int64_t *fees, char *msg,
+                         size_t len) {
+  int64_t inc = 0, fee = 0;
+  for (int i = 0; i < MKT_NPOOLS; i++) {
+    inc += pool[i * MKT_NPCOLS + MKT_P_INCOME];
+    fee += fees[i];
+  }
+  int64_t net = inc - mf[MKT_M_SLASHED], tchange = L[MKT_A_TREASURY] - mf[MKT_M_SEED];
+  int64_t transit = mf[MKT_M_RENTAL_PAID] + mf[MKT_M_STAKING_PAID] - inc;
+  int64_t rhs = net + fee + tchange + L[MKT_A_NODES] + L[MKT_A_OPERATORS] + transit;
+  if (-L[MKT_A_CLIENTS] == rhs) return 0;
+  if (msg)
+    snprintf(msg, len,
+             "money identity fails: client cost %lld musd != provider income net %lld (gross %lld - slashed %lld) + "
+             "platform fees %lld + treasury change %lld + node fees %lld + operator fees %lld + in transit %lld = %lld",
+             (long long)-L[MKT_A_CLIENTS], (long long)net, (long long)inc, (long long)mf[MKT_M_SLASHED], (long long)fee,
+             (long long)tchange, (long long)L[MKT_A_NODES], (long long)L[MKT_A_OPERATORS], (long long)transit,
+             (long long)rhs);
+  return 1;
+}
+
 /* The fault-tolerance quantities (mkt__fq order) of classes [k0, k1) from a jobs series. */
 static void mkt__ft_values(const int64_t *jobs, int k0, int k1, double *v) {
   double sum[MKT_NJCOLS] = {0};
   for (int k = k0; k < k1; k++)
     for (int i = 0; i < MKT_NJCOLS; i++) sum[i] += (double)jobs[k * MKT_NJCOLS + i];
-  v[0] = mkt__div(sum[MKT_J_USEFUL_MS], sum[MKT_J_GPU_MS]);
-  v[1] = sum[MKT_J_LOST_MS] / 3.6e6;
-  v[2] = sum[MKT_J_MISSED];
-  v[3] = mkt__div(sum[MKT_J_DONE_COST] / MKT_MUSD, sum[MKT_J_USEFUL_MS] / 3.6e6);
-  v[4] = sum[MKT_J_STANDBY_MS] / 3.6e6;
-  v[5] = sum[MKT_J_CKPT_MS] / 3.6e6;
-  v[6] = mkt__div(sum[MKT_J_DONE], sum[MKT_J_SUBMITTED]);
+  double spend = sum[MKT_J_COST] / MKT_MUSD, useful = sum[MKT_J_USEFUL_MS] / 3.6e6;
+  v[MF_GOODPUT] = mkt__div(sum[MKT_J_USEFUL_MS], sum[MKT_J_GPU_MS]);
+  v[MF_LOST] = sum[MKT_J_LOST_MS] / 3.6e6;
+  v[MF_MISSED] = sum[MKT_J_MISSED];
+  /* money spent on no useful work: +inf (the limit), not NaN; nothing spent, nothing done: NaN */
+  v[MF_SPEND_PER_USEFUL] = useful > 0 ? spend / useful : spend > 0 ? INFINITY : NAN;
+  v[MF_DONE_COST_PER_USEFUL] = mkt__div(sum[MKT_J_DONE_COST] / MKT_MUSD, useful);
+  v[MF_STANDBY] = sum[MKT_J_STANDBY_MS] / 3.6e6;
+  v[MF_CKPT] = sum[MKT_J_CKPT_MS] / 3.6e6;
+  v[MF_COMPLETED] = mkt__div(sum[MKT_J_DONE], sum[MKT_J_SUBMITTED]);
+  v[MF_SPEND] = spend;
+  v[MF_USEFUL] = useful;
+  v[MF_UNSERVED] = sum[MKT_J_BALKED] + sum[MKT_J_ABANDONED] + sum[MKT_J_QUEUED_END];
+}
+
+/* The overall scalars from counters, the ledger and the money flows (world 0): prices, money
+ * (the ledger identity's parts), the jobs under way at the end; SC is the scalar block, its
+ * served, balked and reneged already counted. */
+static void mkt__scalars(const mkt_ctx *c, const sim_results *r, double *SC) {
+  const int64_t *pool = r->series[MKT_S_POOL], *jobs = r->series[MKT_S_JOBS];
+  double ps = 0, pn = 0;
+  for (size_t b = 0; b < r->nbins[MKT_S_PRICE_SUM]; b++)
+    for (size_t g = 0; g < c->ngpus; g++) {
+      ps += (double)r->series[MKT_S_PRICE_SUM][b * c->ngpus + g];
+      pn += (double)r->series[MKT_S_PRICE_N][b * c->ngpus + g];
+    }
+  SC[MX_PRICE_UNW] = mkt__div(ps / MKT_MUSD, pn);
+  double gpu_ms = 0, avail_ms = 0;
+  for (int k = 0; k < MKT_NCLASSES; k++) {
+    const int64_t *v = jobs + k * MKT_NJCOLS;
+    gpu_ms += (double)v[MKT_J_GPU_MS];
+    SC[MX_FAILED] = (k ? SC[MX_FAILED] : 0) + (double)v[MKT_J_FAILED];
+    SC[MX_QUEUED_END] = (k ? SC[MX_QUEUED_END] : 0) + (double)v[MKT_J_QUEUED_END];
+    SC[MX_RUNNING_END] = (k ? SC[MX_RUNNING_END] : 0) + (double)v[MKT_J_RUNNING_END];
+  }
+  SC[MX_UNSERVED] = SC[MX_BALKED] + SC[MX_RENEGED] + SC[MX_QUEUED_END];
+  for (int i = 0; i < MKT_NPOOLS; i++) avail_ms += (double)pool[i * MKT_NPCOLS + MKT_P_AVAIL_MS];
+  const int64_t *Lg = r->series[MKT_S_LEDGER], *mf = r->series[MKT_S_MONEY];
+  double fees = 0;
+  for (int i = 0; i < MKT_NPOOLS; i++) fees += (double)r->series[MKT_S_FEES][i];
+  SC[MX_PLATFORM] = fees / MKT_MUSD;
+  SC[MX_CLIENT_COST] = -(double)Lg[MKT_A_CLIENTS] / MKT_MUSD;
+  SC[MX_PRICE] = mkt__div(SC[MX_CLIENT_COST], gpu_ms / 3.6e6);
+  double inc = 0;
+  for (int i = 0; i < MKT_NPOOLS; i++) inc += (double)pool[i * MKT_NPCOLS + MKT_P_INCOME];
+  SC[MX_INCOME_GROSS] = inc / MKT_MUSD;
+  SC[MX_SLASHED] = (double)mf[MKT_M_SLASHED] / MKT_MUSD;
+  SC[MX_INCOME_NET] = (inc - (double)mf[MKT_M_SLASHED]) / MKT_MUSD;
+  SC[MX_INCOME_AVAIL] = mkt__div(SC[MX_INCOME_GROSS], avail_ms / 3.6e6);
+  SC[MX_STAKING_PAID] = (double)mf[MKT_M_STAKING_PAID] / MKT_MUSD;
+  SC[MX_SEED] = (double)mf[MKT_M_SEED] / MKT_MUSD;
+  SC[MX_TREASURY] = (double)Lg[MKT_A_TREASURY] / MKT_MUSD;
+  SC[MX_TREASURY_CHANGE] = (double)(Lg[MKT_A_TREASURY] - mf[MKT_M_SEED]) / MKT_MUSD;
+  SC[MX_NODE_FEES] = (double)Lg[MKT_A_NODES] / MKT_MUSD;
+  SC[MX_OPERATOR_FEES] = (double)Lg[MKT_A_OPERATORS] / MKT_MUSD;
+  SC[MX_IN_TRANSIT] = (double)(mf[MKT_M_RENTAL_PAID] + mf[MKT_M_STAKING_PAID] - (int64_t)inc) / MKT_MUSD;
+  double sf = 0;
+  for (size_t b = 0; b < r->nbins[MKT_S_FLEX]; b++)
+    sf += (double)r->series[MKT_S_FLEX][b * MKT_NFCOLS + MKT_F_SHORTFALL];
+  SC[MX_SHORTFALL] = sf / MKT_MUSD;
+  if (r->nrecords[MKT_T_PROVIDERS]) {
+    const mkt_prov_rec *pr = (const mkt_prov_rec *)r->tables[MKT_T_PROVIDERS];
+    double sw = 0;
+    for (size_t k = 0; k < r->nrecords[MKT_T_PROVIDERS]; k++) sw += pr[k].world == 0 ? pr[k].switches : 0;
+    SC[MX_SWITCHES] = sw;
+  }
+  int64_t sum = 0;
+  int of = 0;
+  for (int a = 0; a < MKT_NACCOUNTS; a++) of |= __builtin_add_overflow(sum, Lg[a], &sum);
+  SC[MX_CONSERVED] = (!of && sum == 0) ? 1.0 : 0.0;
+  SC[MX_IDENTITY] = mkt__identity(Lg, mf, r->series[MKT_S_POOL], r->series[MKT_S_FEES], NULL, 0) == 0;
 }
 
 static void mkt__compute(const sim_model *m, const sim_results *r, double *out) {
@@ -1714,7 +2101,7 @@ static void mkt__compute(const sim_model *m, const sim_results *r, double *out) 
       const mkt_prov_rec *pr = (const mkt_prov_rec *)r->tables[MKT_T_PROVIDERS];
       double n = 0, s = 0, s2 = 0, cvn = 0, cvs = 0;
       for (size_t k = 0; k < r->nrecords[MKT_T_PROVIDERS]; k++) {
-        if (strncmp(pr[k].persona, c->cfg->personas[pi].name, sizeof pr[k].persona)) continue;
+        if (pr[k].world != 0 || strncmp(pr[k].persona, c->cfg->personas[pi].name, sizeof pr[k].persona)) continue;
         n++;
         s += pr[k].income_usd;
         s2 += pr[k].income_usd * pr[k].income_usd;
@@ -1789,7 +2176,9 @@ static void mkt__compute(const sim_model *m, const sim_results *r, double *out) 
     PO[2 * MKT_NPOOLS + i] = mkt__div((double)(v[MKT_P_AVAIL_MS] - v[MKT_P_RENTED_MS]), (double)v[MKT_P_AVAIL_MS]);
     PO[3 * MKT_NPOOLS + i] = mkt__div((double)x[MKT_RP_SUBMITTED], submitted);
     PO[4 * MKT_NPOOLS + i] = (double)(x[MKT_RP_VALUE] - x[MKT_RP_COST]) / MKT_MUSD;
-    PO[5 * MKT_NPOOLS + i] = (double)(v[MKT_P_INCOME] - x[MKT_RP_PCOST]) / MKT_MUSD;
+    /* net of the stakes slashed in the pool (only pools with a treasury slash) */
+    int64_t slashed = mkt__pools[i]->treasury ? r->series[MKT_S_MONEY][MKT_M_SLASHED] : 0;
+    PO[5 * MKT_NPOOLS + i] = (double)(v[MKT_P_INCOME] - slashed - x[MKT_RP_PCOST]) / MKT_MUSD;
     PO[6 * MKT_NPOOLS + i] = (double)r->series[MKT_S_FEES][i] / MKT_MUSD;
     double pm = 0;
     for (unsigned pi = 0; pi < np; pi++) pm += popm[pi * MKT_NPOOLS + i];
@@ -1847,40 +2236,11 @@ static void mkt__compute(const sim_model *m, const sim_results *r, double *out) 
     SC[MX_BALKED] = (k ? SC[MX_BALKED] : 0) + (double)v[MKT_J_BALKED];
     SC[MX_RENEGED] = (k ? SC[MX_RENEGED] : 0) + (double)v[MKT_J_ABANDONED];
   }
-  double ps = 0, pn = 0;
-  for (size_t b = 0; b < r->nbins[MKT_S_PRICE_SUM]; b++)
-    for (size_t g = 0; g < c->ngpus; g++) {
-      ps += (double)r->series[MKT_S_PRICE_SUM][b * c->ngpus + g];
-      pn += (double)r->series[MKT_S_PRICE_N][b * c->ngpus + g];
-    }
-  SC[MX_PRICE_MEAN] = mkt__div(ps / MKT_MUSD, pn);
-  const int64_t *Lg = r->series[MKT_S_LEDGER];
-  double fees = 0;
-  for (int i = 0; i < MKT_NPOOLS; i++) fees += (double)r->series[MKT_S_FEES][i];
-  SC[MX_PLATFORM] = fees / MKT_MUSD;
-  SC[MX_CLIENT_COST] = -(double)Lg[MKT_A_CLIENTS] / MKT_MUSD;
-  double inc = 0;
-  for (int i = 0; i < MKT_NPOOLS; i++) inc += (double)pool[i * MKT_NPCOLS + MKT_P_INCOME];
-  SC[MX_PROVIDER_INCOME] = inc / MKT_MUSD;
-  SC[MX_TREASURY] = (double)Lg[MKT_A_TREASURY] / MKT_MUSD;
-  double sf = 0;
-  for (size_t b = 0; b < r->nbins[MKT_S_FLEX]; b++)
-    sf += (double)r->series[MKT_S_FLEX][b * MKT_NFCOLS + MKT_F_SHORTFALL];
-  SC[MX_SHORTFALL] = sf / MKT_MUSD;
-  if (r->nrecords[MKT_T_PROVIDERS]) {
-    const mkt_prov_rec *pr = (const mkt_prov_rec *)r->tables[MKT_T_PROVIDERS];
-    double sw = 0;
-    for (size_t k = 0; k < r->nrecords[MKT_T_PROVIDERS]; k++) sw += pr[k].switches;
-    SC[MX_SWITCHES] = sw;
-  }
-  int64_t sum = 0;
-  int of = 0;
-  for (int a = 0; a < MKT_NACCOUNTS; a++) of |= __builtin_add_overflow(sum, Lg[a], &sum);
-  SC[MX_CONSERVED] = (!of && sum == 0) ? 1.0 : 0.0;
+  mkt__scalars(c, r, SC);
   SC[MX_CS] = cs;
   SC[MX_PS] = psur;
-  SC[MX_INTER] = SC[MX_CLIENT_COST] - SC[MX_PROVIDER_INCOME] - SC[MX_PLATFORM];
-  SC[MX_WELFARE] = cs + psur + SC[MX_PLATFORM] + SC[MX_INTER];
+  SC[MX_WELFARE] = cs + psur + SC[MX_PLATFORM] + SC[MX_TREASURY_CHANGE] + SC[MX_NODE_FEES] + SC[MX_OPERATOR_FEES] +
+                   SC[MX_IN_TRANSIT];
   SC[MX_PROVIDERS] = provs;
   SC[MX_ENTERED] = ent;
   SC[MX_EXITED] = ex;
@@ -1892,7 +2252,8 @@ static void mkt__compute(const sim_model *m, const sim_results *r, double *out) 
   for (int k = 0; k < MKT_NCLASSES; k++) {
     double v[MQ_F];
     mkt__ft_values(r->series[MKT_S_JOBS], k, k + 1, v);
-    for (size_t q = 0; q < MQ_F; q++) out[X.ftc + q * MKT_NCLASSES + k] = v[q];
+    for (size_t q = 0; q < MQ_F; q++)
+      if (q != MF_COMPLETED) out[X.ftc + mkt__ftc_q(q) * MKT_NCLASSES + k] = v[q];
   }
   if (c->nworlds < 2) return;
   for (unsigned w = 0; w < c->nworlds; w++) {
@@ -1902,13 +2263,18 @@ static void mkt__compute(const sim_model *m, const sim_results *r, double *out) 
     double inc = 0;
     for (int i = 0; i < MKT_NPOOLS; i++) inc += (double)pw[i * MKT_NPCOLS + MKT_P_INCOME];
     o[MQ_F] = inc / MKT_MUSD;
+    o[MQ_F + 1] = (inc - (double)r->series[w * MKT_NSERIES + MKT_S_MONEY][MKT_M_SLASHED]) / MKT_MUSD;
     for (unsigned pi = 0; pi < c->npers; pi++)
       o[MQ_F + MQ_W + pi] = mkt__div((double)pp[pi * MKT_NPCOLS + MKT_P_INCOME] / MKT_MUSD,
                                      (double)pp[pi * MKT_NPCOLS + MKT_P_AVAIL_MS] / 3.6e6);
   }
   for (unsigned w = 1; w < c->nworlds; w++)
-    for (unsigned q = 0; q < X.nq; q++)
-      out[X.dif + (size_t)(w - 1) * X.nq + q] = out[X.wld + (size_t)w * X.nq + q] - out[X.wld + q];
+    for (unsigned q = 0; q < X.nq; q++) {
+      /* a ratio that is infinite (money spent, nothing completed) has no difference: NaN (the
+       * catalogue says so; the totals' differences are defined) */
+      double a = out[X.wld + (size_t)w * X.nq + q], b = out[X.wld + q];
+      out[X.dif + (size_t)(w - 1) * X.nq + q] = isfinite(a) && isfinite(b) ? a - b : NAN;
+    }
 }
 
 /* End-of-run checks, from integer records only, in every world: the ledger sums to zero; the
@@ -1930,6 +2296,12 @@ static int mkt__check(const sim_model *m, const sim_results *r, char *msg, size_
                "%lld, treasury %lld, stakes %lld, transit %lld, nodes %lld, operators %lld)",
                wn, *wn ? ": " : "", (long long)sum, (long long)L[0], (long long)L[1], (long long)L[2], (long long)L[3],
                (long long)L[4], (long long)L[5], (long long)L[6], (long long)L[7]);
+      return 1;
+    }
+    char why[512];
+    if (mkt__identity(L, r->series[w * MKT_NSERIES + MKT_S_MONEY], r->series[w * MKT_NSERIES + MKT_S_POOL],
+                      r->series[w * MKT_NSERIES + MKT_S_FEES], why, sizeof why)) {
+      snprintf(msg, len, "%s%s%s", wn, *wn ? ": " : "", why);
       return 1;
     }
     /* what clients paid, counted per pool and per bidding strategy, is the clients' account */

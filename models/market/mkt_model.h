@@ -260,8 +260,14 @@ enum {
   MKT_S_RPOOL,
   MKT_S_RSTRAT,
   MKT_S_POP,
+  MKT_S_MONEY,
   MKT_NSERIES
 };
+/* Columns of MKT_S_MONEY (one bin): money flows the ledger's balances do not show, for the
+ * ledger identity (docs/market.md): the platform's seed outlay, stakes slashed (to the treasuries),
+ * staking payouts sent by the treasuries, rental income sent to providers by the pools without a
+ * treasury (received, it is provider income; sent but not yet received, income in transit). */
+enum { MKT_M_SEED, MKT_M_SLASHED, MKT_M_STAKING_PAID, MKT_M_RENTAL_PAID, MKT_M_N };
 /* Columns per pool of MKT_S_RPOOL (one bin): jobs and money by pool, providers' entry and exit,
  * departures by notice. */
 enum {
@@ -315,7 +321,9 @@ enum {
   MKT_J_BALKED,
   MKT_J_SEEN_SUM,
   MKT_J_SEEN_N,
-  MKT_J_RUNS, /* runs placed (first starts and restarts), the modelled job starts */
+  MKT_J_RUNS,        /* runs placed (first starts and restarts), the modelled job starts */
+  MKT_J_QUEUED_END,  /* jobs never started when the run ended */
+  MKT_J_RUNNING_END, /* jobs started and not ended when the run ended */
   MKT_NJCOLS
 };
 /* Columns of MKT_S_FLEX (one bin per billing interval, summed over regions). */

@@ -116,6 +116,7 @@ static void pay_host(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov,
     m->treasury += net;
   } else if (net != 0) {
     mkt__book(lp, c, MKT_A_TRANSIT, net);
+    mkt__series(lp, c, MKT_S_MONEY, MKT_M_RENTAL_PAID, 0, net);
     mkt_msg pay = {.kind = M_PAY, .reason = PAY_RENTAL, .a = net};
     mkt__send(lp, mkt__prov_id(c, m->world, m->region, prov), c->cfg->latency_s, &pay);
   }
@@ -917,6 +918,7 @@ void mkt__host_detect(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov
       m->treasury += x;
       mkt__book(lp, c, MKT_A_STAKES, -x);
       mkt__book(lp, c, MKT_A_TREASURY, x);
+      mkt__series(lp, c, MKT_S_MONEY, MKT_M_SLASHED, 0, x);
       mkt_msg s = {.kind = M_SLASH, .a = x};
       mkt__send(lp, mkt__prov_id(c, m->world, m->region, prov), c->cfg->latency_s, &s);
     }

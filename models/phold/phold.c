@@ -153,9 +153,13 @@ static int phold__build(const void *cfg, sim_time end, const char *base_dir, con
 static void phold__destroy(sim_model *m) { (void)m; }
 
 static const sim_metric_def phold__metrics[] = {
-    {"events", "events", "committed events"},
-    {"events_per_lp", "events", "mean committed events per LP"},
-    {"events_per_sim_s", "events/s", "committed events per simulated second"},
+    {"events", "events", "committed events", 0, "committed events", "events the engine committed in the replication",
+     "events", "count", "events scheduled after the end are not committed: not counted"},
+    {"events_per_lp", "events", "mean committed events per LP", 0, "committed events per LP", "events / LPs", "LPs",
+     "per LP", "events scheduled after the end are not committed: not counted"},
+    {"events_per_sim_s", "events/s", "committed events per simulated second", 0,
+     "committed events per simulated second", "events / run.end (simulated seconds)", "simulated time",
+     "per simulated second", "events scheduled after the end are not committed: not counted"},
 };
 
 static void phold__compute(const sim_model *m, const sim_results *r, double *out) {

@@ -43,7 +43,7 @@ def _metrics_long(values, names, units, index_cols):
 
 def _wide(long, index):
     """Long metrics -> one column per metric. A name the model lists twice with the same values
-    (the market lists completed_share.class.* in two blocks) is kept once; twice with different
+    (files before the catalogue listed completed_share.class.* twice) is kept once; twice with different
     values is an error."""
     dup = long.duplicated(subset=index + ["name"], keep="first")
     if dup.any():
@@ -125,6 +125,30 @@ class Results:
                                f"and {len(units)} units (a damaged file)")
         return values, names, units
 
+    # the catalogue's attributes of /metrics, in the order of its names (docs/results-format.md)
+    CATALOGUE = (("label", "labels"), ("formula", "formulas"), ("over", "over"), ("weight", "weights"),
+                 ("censored", "censored"))
+
+    def catalogue(self):
+        """The metric catalogue the file stores (`spotlab metrics` lists the model's): one row per
+        metric, with name, unit, label (words for figures), formula (in words), over (the population),
+        weight (how it is weighted) and censored (what it does with jobs still running at the end).
+        A file written before the catalogue holds names and units only: the rest is then ""."""
+        ds = self._f["metrics"]
+        names = _h5.texts(ds.attrs.get("names"))
+        cols = {"name": names, "unit": _h5.texts(ds.attrs.get("units"))}
+        for col, attr in self.CATALOGUE:
+            v = _h5.texts(ds.attrs.get(attr))
+            if v and len(v) != len(names):
+                raise SpotlabError(f"{self.path}: /metrics attribute {attr} has {len(v)} entries for "
+                                   f"{len(names)} names (a damaged file)")
+            cols[col] = v or [""] * len(names)
+        df = pd.DataFrame(cols)
+        df.attrs["units"] = {c: "" for c in df.columns}
+        df.attrs["help"] = "the metric catalogue (/metrics attributes names, units, labels, formulas, over, " \
+                           "weights, censored)"
+        return df
+
     def metrics(self, wide=False):
         """Every metric of every replication. Long form (default): rep, name, quantity, dimension,
         dim_value, value, unit (`income_cv.persona.henry` -> income_cv, persona, henry). wide=True:
@@ -135,7 +159,10 @@ class Results:
         df.attrs["units"] = {"rep": "", "name": "", "quantity": "", "dimension": "", "dim_value": "",
                              "value": "(the row's unit)", "unit": ""}
         df.attrs["help"] = "the model's metrics per replication (/metrics)"
-        return _wide(df, ["rep"]) if wide else df
+        df.attrs["labels"] = dict(zip(names, self.catalogue()["label"]))  # "" for files before the catalogue
+        out = _wide(df, ["rep"]) if wide else df
+        out.attrs["labels"] = df.attrs["labels"]
+        return out
 
     def metric(self, name):
         """One metric across replications: a Series indexed by rep (its unit in attrs["unit"])."""
@@ -146,6 +173,7 @@ class Results:
         k = names.index(name)
         s = pd.Series(values[:, k], index=pd.RangeIndex(values.shape[0], name="rep"), name=name)
         s.attrs["unit"] = units[k]
+        s.attrs["label"] = self.catalogue()["label"][k]
         return s
 
     def summary(self):

@@ -47,6 +47,41 @@ def test_metrics_long_matches_file(day_run):
     assert spotlab.split_metric("price_mean") == ("price_mean", "", "")
 
 
+def test_catalogue_matches_file_and_command(day_run, tmp_path, src):
+    """The stored catalogue read back, against the raw attributes and `spotlab metrics NAME`; a
+    file without it (written before the catalogue) reads as empty strings."""
+    import subprocess
+    cat = day_run.catalogue()
+    with h5py.File(day_run.path) as f:
+        a = f["metrics"].attrs
+        names = [n.decode() for n in a["names"]]
+        raw = {k: [x.decode() for x in a[k]] if a[k].dtype.kind == "S" else [str(x) for x in a[k]]
+               for k in ("labels", "formulas", "over", "weights", "censored")}
+    assert list(cat.columns) == ["name", "unit", "label", "formula", "over", "weight", "censored"]
+    assert list(cat["name"]) == names and len(set(names)) == len(names)  # no metric listed twice
+    for col, attr in spotlab.Results.CATALOGUE:
+        assert list(cat[col]) == raw[attr]
+    row = cat[cat.name == "spend_per_useful_gpu_h.class.training"].iloc[0]
+    assert row.label == "total spend per useful GPU-hour" and row.unit == "USD/h"
+    assert "all jobs" in row.over and "running" in row.censored
+    # every market metric states all five (the catalogue has no gaps)
+    assert (cat[["label", "formula", "over", "weight", "censored"]] != "").all().all()
+    assert day_run.metric("client_price_per_gpu_h").attrs["label"] == "client price per billed GPU-hour"
+    assert day_run.metrics(wide=True).attrs["labels"]["jobs_unserved"] == "unserved demand"
+    shown = subprocess.run([spotlab.find_binary(), "metrics", "spend_per_useful_gpu_h.class.training", "--scenario",
+                            str(src / "scenarios/default.cfg")], capture_output=True, text=True, check=True).stdout
+    assert "label:     total spend per useful GPU-hour" in shown and row.formula in shown
+    old = tmp_path / "old.h5"
+    shutil.copy(day_run.path, old)
+    with h5py.File(old, "r+") as f:
+        for attr in ("labels", "formulas", "over", "weights", "censored"):
+            del f["metrics"].attrs[attr]
+    with spotlab.open(old, verify=False) as r:
+        c = r.catalogue()
+        assert list(c["name"]) == names and (c["label"] == "").all() and (c["censored"] == "").all()
+        assert r.metric("jobs_served").attrs["label"] == ""
+
+
 def test_metrics_wide_and_one(day_run):
     w = day_run.metrics(wide=True)
     names = list(dict.fromkeys(day_run.metrics()["name"]))

@@ -109,6 +109,10 @@ static const sim_param mkt__persona_params[] = {
       "reservation: wear per rented GPU-hour, on top of the host's energy"),
     P("exit_patience", SIM_P_INT, mkt_persona_cfg, exit_patience, "3", 1, 255, "reviews",
       "responses.entry: reviews in a row with negative surplus before the provider leaves the market"),
+    /* issue 46: off, a host never rents out a GPU-hour below its own energy cost */
+    P("below_energy_cost", SIM_P_BOOL, mkt_persona_cfg, below_energy_cost, "false", 1.0, 0.0, NULL,
+      "offer GPUs in the fixed pool even where its posted price is below the host's energy cost "
+      "(energy price x tariff x power_w); off: such a host stays out of the fixed pool (docs/market.md)"),
     {NULL}};
 
 static const sim_param mkt__region_params[] = {

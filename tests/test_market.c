@@ -225,7 +225,32 @@ static void test_gpus_csv(void) {
   for (int i = 0; i < 8; i++) CU_ASSERT(mkt_gpu_find(g, n, need[i]) >= 0);
   int h = mkt_gpu_find(g, n, "h200");
   CU_ASSERT(h >= 0 && g[h].mem_gb == 141 && g[h].datacenter);
+  /* issue 46: every row has a typical draw and an interruptible price level at or below its
+   * on-demand reference, and no on-demand price is under the card's energy at 0.36 USD/kWh (0.30 + 20%) */
+  for (size_t i = 0; i < n; i++) {
+    CU_ASSERT(g[i].power_w > 0 && g[i].power_w <= g[i].pl_max_w);
+    CU_ASSERT(g[i].interruptible_usd_h > 0 && g[i].interruptible_usd_h <= g[i].ref_price_usd_h);
+    CU_ASSERT(g[i].ref_price_usd_h > 0.36 * g[i].power_w / 1000.0);
+  }
   free(g);
+  /* an interruptible price above the on-demand one is an error at its line; a table without the
+   * issue-46 columns loads with power_w = pl_max_w */
+  const char *tmp2 = "test_market_new_cols.csv";
+  FILE *f2 = fopen(tmp2, "w");
+  fputs("name,class,fp16_tflops,fp32_tflops,mem_gb,bw_gbs,pl_min_w,pl_max_w,ref_price_usd_h,price_source,source,"
+        "power_w,interruptible_usd_h,price_date\nx,consumer,1,1,1,1,1,300,0.5,a,b,250,0.2,d\n"
+        "y,consumer,1,1,1,1,1,300,0.5,a,b,250,0.7,d\n",
+        f2);
+  fclose(f2);
+  CU_ASSERT_EQUAL(mkt_gpus_load(tmp2, &g, &n, err, sizeof err), MKT_EFORMAT);
+  CU_ASSERT(strstr(err, "test_market_new_cols.csv:3:") && strstr(err, "interruptible_usd_h"));
+  f2 = fopen(tmp2, "w");
+  fputs("name,class,fp16,fp32,mem,bw,plmin,plmax,price,ps,src\nx,consumer,1,1,1,1,1,300,0.5,a,b\n", f2);
+  fclose(f2);
+  CU_ASSERT_EQUAL_FATAL(mkt_gpus_load(tmp2, &g, &n, err, sizeof err), MKT_OK);
+  CU_ASSERT(g[0].power_w == 300 && g[0].interruptible_usd_h == 0);
+  free(g);
+  remove(tmp2);
   /* a malformed file is reported with its line */
   const char *tmp = "test_market_bad_gpus.csv";
   FILE *f = fopen(tmp, "w");

@@ -347,8 +347,8 @@ static void test_fixed_billing(void) {
   sim_results r;
   CU_ASSERT_EQUAL_FATAL(sim_run(&l.model, &o, &r), 0);
   const mkt_job_rec *j = (const mkt_job_rec *)r.tables[MKT_T_JOBS];
-  /* posted price: 2 x the A100 reference 2.5454 USD/h (data/gpus.csv) */
-  int64_t price = (int64_t)llround(2.0 * 2.5454 * MKT_MUSD);
+  /* posted price: 2 x the A100's on-demand reference 0.80 USD/h (data/gpus.csv) */
+  int64_t price = (int64_t)llround(2.0 * 0.80 * MKT_MUSD);
   size_t done = 0;
   int64_t paid = 0;
   for (size_t i = 0; i < r.nrecords[MKT_T_JOBS]; i++) {
@@ -430,13 +430,14 @@ static void test_rentals_known_at_once(void) {
   unload(&l);
 }
 
-/* Trace replay: the GenAI requests arrive as inference jobs in the right number. */
+/* Trace replay: the GenAI requests arrive as inference jobs in the right number (and run: their
+ * value, 2 USD/h, is above the default rtx4090's on-demand price, data/gpus.csv). */
 static void test_trace_replay(void) {
   const char *text =
       "market = {\n"
       "  trace_genai = \"../data/traces/alibaba2026_genai_inference_requests.csv\";\n"
       "  trace_speedup = 10.0;\n"
-      "  inference = { pool_share = [0.5, 0.0, 0.5]; };\n"
+      "  inference = { pool_share = [0.5, 0.0, 0.5]; value_usd_h = 2.0; };\n"
       "  personas = ( { name = \"katie\"; pool = \"flexible\"; }, { name = \"jade\"; pool = \"fixed\"; } );\n"
       "  regions = ( { name = \"eu\"; providers = 40; persona_share = [0.5, 0.5]; jobs_per_h = 0.0; },\n"
       "              { name = \"us\"; providers = 40; persona_share = [0.5, 0.5]; jobs_per_h = 0.0; } );\n"
@@ -1433,12 +1434,12 @@ static const char *react_fmt =
  * price factors against that (Poisson: the count's sd is its square root). */
 static void test_demand_curve_market(void) {
   char text[4096];
-  const double ref = 0.1217, eps = 1.5, T = 10 * 24.0; /* rtx4090's reference price (data/gpus.csv) */
+  const double ref = 0.69, eps = 1.5, T = 10 * 24.0; /* rtx4090's on-demand reference price (data/gpus.csv) */
   const double f[2] = {0.5, 2.0};
   for (int i = 0; i < 2; i++) {
     snprintf(text, sizeof text, react_fmt, f[i], "demand = true;",
              "value_usd_h = 100.0; patience_h = 0.0; pool_share = [1.0, 0.0, 0.0]; elasticity = 1.5; "
-             "price_ref_usd_h = 0.1217;",
+             "price_ref_usd_h = 0.69;",
              "", "", "", 200, "[1.0, 0.0, 0.0]", 10.0);
     double mean, half;
     rep_stats(text, T * 3600, "served.class.inference", 4, &mean, &half);
@@ -1486,14 +1487,41 @@ static void test_pool_choice_market(void) {
   free(out);
 }
 
+/* No host rents out a GPU-hour below its own energy cost unless its persona says so (issue 46):
+ * the rtx4090 posted at 0.05 x 0.69 = 0.0345 USD/h is under 0.1 USD/kWh x 450 W = 0.045, so the
+ * fixed pool's hosts stay out and serve nothing; with below_energy_cost = true they serve. */
+static void test_below_energy_market(void) {
+  char text[4096];
+  for (int allow = 0; allow < 2; allow++) {
+    snprintf(text, sizeof text, react_fmt, 0.05, "",
+             "value_usd_h = 100.0; patience_h = 2.0; pool_share = [1.0, 0.0, 0.0];",
+             allow ? "below_energy_cost = true;" : "", "", "", 50, "[1.0, 0.0, 0.0]", 10.0);
+    loaded l;
+    CU_ASSERT_EQUAL_FATAL(load(&l, text, 2 * 86400.0), 0);
+    double *out = calloc(l.nmetrics, sizeof *out);
+    char msg[512];
+    CU_ASSERT_EQUAL(run1(&l, 2, out, msg, sizeof msg), 0);
+    double served = out[metric_index(&l, "jobs_served")];
+    fprintf(stderr, "%s  below_energy_cost = %d: %.0f jobs served\n", allow ? "" : "\n", allow, served);
+    if (allow) {
+      CU_ASSERT(served > 200); /* 10 jobs per hour for 2 days, 50 always-on hosts */
+    } else {
+      CU_ASSERT_EQUAL(served, 0);
+    }
+    unload(&l);
+    free(out);
+  }
+}
+
 /* Known answer of the supply side: hosts always rented (demand exceeds them) earn the posted price
- * net of the 10% fee, 0.9 x 2 x 0.1217 USD per GPU-hour, and pay 0.1 USD/kWh x 450 W + 0.01 wear
- * = 0.055; so a host stays iff its own value is below 0.164 USD/h. Own values are uniform on
- * [0.1, 0.3]: a share (0.3 - 0.164) / 0.2 = 0.68 leave (binomial, within four sd). */
+ * net of the 10% fee, 0.9 x 0.35 x 0.69 USD per GPU-hour (price factor 0.35 x the rtx4090's
+ * on-demand reference), and pay 0.1 USD/kWh x 450 W + 0.01 wear = 0.055; so a host stays iff its
+ * own value is below 0.162 USD/h. Own values are uniform on [0.1, 0.3]: a share
+ * (0.3 - 0.162) / 0.2 = 0.69 leave (binomial, within four sd). */
 static void test_entry_exit_market(void) {
   char text[4096];
   const int N = 300;
-  snprintf(text, sizeof text, react_fmt, 2.0, "entry = true; entry_potential = 0.0;",
+  snprintf(text, sizeof text, react_fmt, 0.35, "entry = true; entry_potential = 0.0;",
            "value_usd_h = 100.0; patience_h = 2.0; pool_share = [1.0, 0.0, 0.0];",
            "own_value_usd_h = 0.2; own_value_spread = 0.5; wear_usd_h = 0.01; exit_patience = 2;", "", "", N,
            "[1.0, 0.0, 0.0]", 800.0);
@@ -1504,7 +1532,7 @@ static void test_entry_exit_market(void) {
   int bad = run1(&l, 5, out, msg, sizeof msg);
   if (bad) fprintf(stderr, "check: %s\n", msg);
   CU_ASSERT_EQUAL(bad, 0);
-  double thr = 0.9 * 2 * 0.1217 - 0.055, want = (0.3 - thr) / 0.2;
+  double thr = 0.9 * 0.35 * 0.69 - 0.055, want = (0.3 - thr) / 0.2;
   double ex = out[metric_index(&l, "providers_exited")] / N;
   fprintf(stderr, "\n  exits %.3f of providers, reservation model %.3f\n", ex, want);
   CU_ASSERT(fabs(ex - want) <= 4 * sqrt(want * (1 - want) / N));
@@ -1515,8 +1543,8 @@ static void test_entry_exit_market(void) {
   unload(&l);
   free(out);
   /* potential entrants facing the same price, quoted at full utilization (demand exceeds the hosts):
-   * those whose own value is below the threshold come in, a share 1 - 0.68 */
-  snprintf(text, sizeof text, react_fmt, 2.0, "entry = true; entry_potential = 1.0;",
+   * those whose own value is below the threshold come in, a share 1 - 0.69 */
+  snprintf(text, sizeof text, react_fmt, 0.35, "entry = true; entry_potential = 1.0;",
            "value_usd_h = 100.0; patience_h = 2.0; pool_share = [1.0, 0.0, 0.0];",
            "own_value_usd_h = 0.2; own_value_spread = 0.5; wear_usd_h = 0.01; exit_patience = 2;", "", "", N,
            "[1.0, 0.0, 0.0]", 800.0);
@@ -2074,6 +2102,7 @@ static CU_TestInfo model_tests[] = {
     {"price-responsive demand follows its constant-elasticity curve", test_demand_curve_market},
     {"pool choice: zero weights give the pool shares; no affordable pool, all balk", test_pool_choice_market},
     {"entry and exit by reservation income: the analytical share leaves", test_entry_exit_market},
+    {"no host rents below its energy cost unless its persona says so", test_below_energy_market},
     {"reliability: stakes at risk make departures announced", test_reliability_market},
     {"strategies: truthful dominant under Vickrey, no surplus under pay as bid", test_strategies_known_outcomes},
     {"harsher churn never lowers total spend per useful GPU-hour (random, common random numbers)",

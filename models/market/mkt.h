@@ -47,7 +47,9 @@ typedef struct mkt_gpu {
   double bw_gbs;      /* memory bandwidth, GB/s */
   double pl_min_w;    /* power limit range, W */
   double pl_max_w;
-  double ref_price_usd_h; /* reference price per GPU-hour, USD */
+  double ref_price_usd_h;     /* reference (on-demand) price per GPU-hour, USD */
+  double power_w;             /* typical draw under load, W (column power_w; pl_max_w when absent) */
+  double interruptible_usd_h; /* interruptible price level, USD/GPU-h (0 when the table has none) */
 } mkt_gpu;
 
 /* Reads a gpus.csv ('#' comments, a header line, then rows). On failure returns a negative

@@ -38,17 +38,22 @@ int mkt_gpu_find(const mkt_gpu *g, size_t n, const char *name) {
   return -1;
 }
 
-/* The columns of gpus.csv the market reads (price_source and source are for people). */
+/* The columns of gpus.csv the market reads (price_source, price_date and source are for people). */
 static const sim_csv_col mkt__gpu_cols[] = {{"name", 0},        {"class", 1},    {"fp16_tflops", 2},
                                             {"fp32_tflops", 3}, {"mem_gb", 4},   {"bw_gbs", 5},
                                             {"pl_min_w", 6},    {"pl_max_w", 7}, {"ref_price_usd_h", 8}};
+/* Columns added in issue 46, read only when the header names them (a table written before then, or
+ * one of a user's own, loads without them: power_w = pl_max_w, no interruptible price). */
+static const sim_csv_col mkt__gpu_opt[] = {{"power_w", 11}, {"interruptible_usd_h", 12}};
 
 int mkt_gpus_load(const char *path, mkt_gpu **out, size_t *n, char *err, size_t errlen) {
   sim_csv *c;
   int rc = mkt__open(&c, path, SIM_CSV_COMMENTS, "GPU table", err, errlen);
   if (rc) return rc;
-  size_t cap = 0, cnt = 0, col[9], need;
+  size_t cap = 0, cnt = 0, col[9], need, ocol[2], oneed;
   sim_csv_columns(c, mkt__gpu_cols, 9, col, &need);
+  int opt = sim_csv_columns(c, mkt__gpu_opt, 2, ocol, &oneed) == 1;
+  if (opt && oneed > need) need = oneed;
   mkt_gpu *g = NULL;
   sim_csv_row row;
   int more;
@@ -84,8 +89,19 @@ int mkt_gpus_load(const char *path, mkt_gpu **out, size_t *n, char *err, size_t 
       if (mkt__num(fl[col[2 + k]], dst[k]) || *dst[k] <= 0)
         rc = mkt__err(err, errlen, MKT_EFORMAT, "%s:%ld: %s '%s' is not a positive number", path, lineno,
                       mkt__gpu_cols[2 + k].name, fl[col[2 + k]]);
+    r->power_w = r->pl_max_w;
+    for (int k = 0; k < 2 && opt && rc == MKT_OK; k++) {
+      double *o = k ? &r->interruptible_usd_h : &r->power_w;
+      if (mkt__num(fl[ocol[k]], o) || *o <= 0)
+        rc = mkt__err(err, errlen, MKT_EFORMAT, "%s:%ld: %s '%s' is not a positive number", path, lineno,
+                      mkt__gpu_opt[k].name, fl[ocol[k]]);
+    }
     if (rc == MKT_OK && r->pl_min_w > r->pl_max_w)
       rc = mkt__err(err, errlen, MKT_EFORMAT, "%s:%ld: pl_min_w > pl_max_w", path, lineno);
+    if (rc == MKT_OK && r->interruptible_usd_h > r->ref_price_usd_h)
+      rc =
+          mkt__err(err, errlen, MKT_EFORMAT, "%s:%ld: interruptible_usd_h %g is above the on-demand ref_price_usd_h %g",
+                   path, lineno, r->interruptible_usd_h, r->ref_price_usd_h);
     if (rc == MKT_OK && mkt_gpu_find(g, cnt, r->name) >= 0)
       rc = mkt__err(err, errlen, MKT_EFORMAT, "%s:%ld: GPU '%s' listed twice", path, lineno, r->name);
     if (rc) break;

@@ -109,6 +109,10 @@ static const sim_param mkt__persona_params[] = {
       "reservation: wear per rented GPU-hour, on top of the host's energy"),
     P("exit_patience", SIM_P_INT, mkt_persona_cfg, exit_patience, "3", 1, 255, "reviews",
       "responses.entry: reviews in a row with negative surplus before the provider leaves the market"),
+    /* issue 46: off, a host never rents out a GPU-hour below its own energy cost */
+    P("below_energy_cost", SIM_P_BOOL, mkt_persona_cfg, below_energy_cost, "false", 1.0, 0.0, NULL,
+      "offer GPUs in the fixed pool even where its posted price is below the host's energy cost "
+      "(energy price x tariff x power_w); off: such a host stays out of the fixed pool (docs/market.md)"),
     {NULL}};
 
 static const sim_param mkt__region_params[] = {
@@ -177,8 +181,8 @@ static const sim_param mkt__region_params[] = {
         "written by a checkpoint, read back by a replacement"), /* ASSUMPTION: Jiang, Lee & Zomaya, "Price elasticity of the enterprise computing resource     \
        * market", find public-cloud demand "modestly elastic" (above 1), with no GPU figure: 1.2 */                      \
       P("elasticity", SIM_P_DOUBLE, mkt_class_cfg, elasticity, "1.2", 0, 20, "1",                                                                                                     \
-        "responses.demand: arrivals ~ (price seen / price_ref_usd_h)^-elasticity"), /* near the price default.cfg's clients see with every reaction on (price_seen 0.26-0.36 USD/h, \
-       * docs/market.md), so that its arrivals stay near jobs_per_h: spotlab's anchor, not data */ \
+        "responses.demand: arrivals ~ (price seen / price_ref_usd_h)^-elasticity"), /* near the price default.cfg's clients saw, all reactions on, at amortised prices (0.26-0.36), \
+       * 0.38-0.51 USD/h at market prices (docs/market.md): spotlab's anchor, not data */ \
       P("price_ref_usd_h", SIM_P_DOUBLE, mkt_class_cfg, price_ref_usd_h, "0.35", 1e-6, 1e4, "USD/GPU/h",                                                                              \
         "responses.demand: price per reference GPU-hour at which arrivals are jobs_per_h x share"),                                                                                   \
       P("choice_cost", SIM_P_DOUBLE, mkt_class_cfg, choice_cost, "3", 0, 1e3, "1",                                                                                                    \

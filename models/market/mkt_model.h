@@ -38,6 +38,7 @@ typedef struct mkt_persona_cfg {
   double own_value_spread;          /* hosts' own value: own_value x U(1 - s, 1 + s) */
   double wear_usd_h;                /* reservation: wear per rented GPU-hour (energy is the host's own) */
   int64_t exit_patience;            /* responses.entry: reviews with negative surplus before leaving */
+  int below_energy_cost;            /* 1: offers in the fixed pool even where its price is under the energy */
 } mkt_persona_cfg;
 /* What a persona's pool switching judges on experienced income (issue "people who respond"). */
 enum { MKT_GOAL_THRESHOLD, MKT_GOAL_INCOME, MKT_GOAL_STABILITY, MKT_GOAL_UTILIZATION, MKT_NGOALS };

@@ -49,7 +49,7 @@ static const uint8_t t_kind[T_N] = {M_CHURN, M_SELF, M_CAL};
 typedef struct mkt_prov {
   uint8_t state : 3;
   uint8_t up : 1, cal_busy : 1, self_busy : 1;
-  uint8_t out : 1;       /* outside the market (responses.entry) */
+  uint8_t out : 1;       /* outside the market (responses.entry; or its pool pays under its energy) */
   uint8_t stake_due : 1; /* its stake is posted but not sent yet: it rides on the AVAIL that follows */
   uint8_t pool : 5;
   uint8_t rslot : 2;   /* the slot of due[] its review's time takes; T_N: an event of its own (review_slot) */
@@ -120,13 +120,23 @@ static sim_id my_market(const mkt_ctx *c, sim_lp *lp, const mkt_prov *p) {
   return mkt__market_id(c, mkt__world(c, lp), c->prov[pidx(c, lp)].region, p->pool);
 }
 
-/* Reservation of host ps (musd per GPU-hour): the cost of a rented GPU-hour (energy at the card's
- * top power limit, an ASSUMPTION as in mkt__lot_of, plus wear) and the owner's own value of an
- * available one. */
+/* Energy of a rented GPU-hour of host ps (musd): its tariff x the card's typical draw under load
+ * (gpus.csv power_w, the vendor's board power). */
+static double energy_musd_h(const mkt_ctx *c, const mkt_pstat *ps) {
+  return c->energy_musd_wh[ps->region] * ps->energy_permille / 1000.0 * c->gpus[ps->gpu].power_w;
+}
+/* Reservation of host ps (musd per GPU-hour): the cost of a rented GPU-hour (energy plus wear) and
+ * the owner's own value of an available one. */
 static double cost_musd_h(const mkt_ctx *c, const mkt_pstat *ps) {
-  const mkt_persona_cfg *pc = &c->cfg->personas[ps->persona];
-  return c->energy_musd_wh[ps->region] * ps->energy_permille / 1000.0 * c->gpus[ps->gpu].pl_max_w +
-         pc->wear_usd_h * MKT_MUSD;
+  return energy_musd_h(c, ps) + c->cfg->personas[ps->persona].wear_usd_h * MKT_MUSD;
+}
+/* 1 when host ps would rent out GPU-hours in `pool` below its own energy cost and its persona does
+ * not say it accepts that (below_energy_cost, issue 46). Only the fixed pool posts a price a host
+ * does not choose; the bidding pool's asks are at least the energy (mkt_lot_ask) and the flexible
+ * pool pays from its treasury per available hour, not per rented one. */
+static int below_energy(const mkt_ctx *c, const mkt_pstat *ps, unsigned pool) {
+  if (pool != MKT_POOL_FIXED || c->cfg->personas[ps->persona].below_energy_cost) return 0;
+  return (double)c->posted[ps->gpu] < energy_musd_h(c, ps);
 }
 static double own_musd_h(const mkt_ctx *c, const mkt_pstat *ps) {
   return c->cfg->personas[ps->persona].own_value_usd_h * MKT_MUSD * ps->own_permille / 1000.0;
@@ -433,6 +443,7 @@ static void prov_init(sim_lp *lp, void *st) {
   self_schedule(lp, c, p, ps);
   cal_schedule(lp, c, p, ps);
   if (c->cfg->responses.entry) p->out = gsl_rng_uniform(r) < c->cfg->responses.entry_potential;
+  p->out |= below_energy(c, ps, p->pool); /* keeps its GPU: the pool pays less than its energy */
   if (!p->out) {
     post_stake(lp, c, p, ps);
     pop(lp, c, p, ps, 1);
@@ -475,6 +486,7 @@ static double income_cv(mkt_prov *p) {
 /* Moves to the persona's other pool. */
 static void switch_pool(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, const mkt_pstat *ps) {
   const mkt_persona_cfg *pc = &c->cfg->personas[ps->persona];
+  if (below_energy(c, ps, p->pool == pc->pool ? (unsigned)pc->alt_pool : (unsigned)pc->pool)) return;
   double cv = income_cv(p);
   day_roll(lp, c, p, (int64_t)floor(sim_now(lp) / 86400.0)); /* days before today end in the old pool */
   leave_pool(lp, c, p, ps);

@@ -40,10 +40,16 @@ typedef struct rpt__ctx {
 static void rpt__say(rpt__ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void rpt__say(rpt__ctx *c, const char *fmt, ...) {
   if (c->opt->quiet) return;
+  char buf[4096];
   va_list ap;
   va_start(ap, fmt);
-  vfprintf(c->log, fmt, ap);
+  vsnprintf(buf, sizeof buf, fmt, ap);
   va_end(ap);
+  size_t n = strlen(buf);
+  int nl = n && buf[n - 1] == '\n';
+  if (nl) buf[n - 1] = 0;
+  rpt__term(buf); /* names from the file cannot move the cursor or recolour the terminal */
+  fprintf(c->log, "%s%s", buf, nl ? "\n" : "");
 }
 
 static void rpt__skip(rpt__ctx *c, const char *title, const char *why) {
@@ -809,10 +815,13 @@ static void rpt__fig_job_cdfs(rpt__ctx *c, const char *by, const char *name, con
     }
     char sub[160] = "";
     if (sv) snprintf(sub, sizeof sub, ", %s %s", split, sv);
-    fprintf(g,
-            "set multiplot layout 1,%d title 'Jobs per %s%s, all %d replication%s pooled (curves end below 1 for jobs "
-            "that never started / finished)'\n",
-            has_w + has_c, by, sub, rpt_nreps(c->f), rpt_nreps(c->f) == 1 ? "" : "s");
+    char mt[400];
+    snprintf(mt, sizeof mt,
+             "Jobs per %s%s, all %d replication%s pooled (curves end below 1 for jobs that never started / finished)",
+             by, sub, rpt_nreps(c->f), rpt_nreps(c->f) == 1 ? "" : "s");
+    fprintf(g, "set multiplot layout 1,%d title ", has_w + has_c);
+    rpt__gp_str(g, mt);
+    fputc('\n', g);
     fputs("set key inside right bottom box opaque\n", g);
     for (int panel = 0; panel < 2; panel++) {
       rpt__groups *gr = panel ? &gc : &gw;
@@ -1073,10 +1082,12 @@ static void rpt__fig_dim_bars(rpt__ctx *c, const char *dim, const char *name, co
     g = rpt__body_open(&body, &len);
     if (!g) break;
     unsigned np = q1 - q0, cols = np == 1 ? 1 : 2, rows = (np + cols - 1) / cols;
-    fprintf(g,
-            "set multiplot layout %u,%u title 'Per %s%s%s: mean over %d replication%s, whiskers: 95%% confidence "
-            "interval'\n",
-            rows, cols, dim, ns ? " and " : "", ns ? dim2 : "", rpt_nreps(c->f), rpt_nreps(c->f) == 1 ? "" : "s");
+    char mt[400];
+    snprintf(mt, sizeof mt, "Per %s%s%s: mean over %d replication%s, whiskers: 95%% confidence interval", dim,
+             ns ? " and " : "", ns ? dim2 : "", rpt_nreps(c->f), rpt_nreps(c->f) == 1 ? "" : "s");
+    fprintf(g, "set multiplot layout %u,%u title ", rows, cols);
+    rpt__gp_str(g, mt);
+    fputc('\n', g);
     double w = 0.8 / nsub; /* bar width within a group */
     fprintf(g, "set boxwidth %.4f absolute\nset style fill solid 0.85 border -1\nset xtics (", w * 0.9);
     for (unsigned j = 0; j < nv; j++) {
@@ -1323,14 +1334,22 @@ static int rpt__sweep_tables(rpt__ctx *c, const rpt_sweep *s, FILE *md, FILE *cs
   unsigned nm = s->nmetrics, np = s->npoints;
   double *tmp = malloc((size_t)s->reps * sizeof *tmp);
   if (!tmp) return SIM_ENOMEM;
+  fputs("# Sweep of ", md);
+  rpt__md(md, s->param);
+  fputs("\n\nModel `", md);
+  rpt__md(md, s->model);
   fprintf(md,
-          "# Sweep of %s\n\nModel `%s`, %u points, %d replication%s per point. Means with 95%% confidence intervals, "
-          "clipped to the values each quantity can take; durations in hours.\n\n",
-          s->param, s->model, np, s->reps, s->reps == 1 ? "" : "s");
+          "`, %u points, %d replication%s per point. Means with 95%% confidence intervals, clipped to the values each "
+          "quantity can take; durations in hours.\n\n",
+          np, s->reps, s->reps == 1 ? "" : "s");
   fprintf(md, "| metric | unit |");
   fprintf(html, "<table><tr><th>metric</th><th>unit</th>");
   for (unsigned p = 0; p < np; p++) {
-    fprintf(md, " %s = %s |", s->param, s->labels[p]);
+    fputc(' ', md);
+    rpt__md(md, s->param);
+    fputs(" = ", md);
+    rpt__md(md, s->labels[p]);
+    fputs(" |", md);
     fputs("<th>", html); /* the values come from the command line: escaped */
     rpt__html(html, s->param);
     fputs(" = ", html);
@@ -1346,8 +1365,16 @@ static int rpt__sweep_tables(rpt__ctx *c, const rpt_sweep *s, FILE *md, FILE *cs
     const char *shown; /* durations in hours, as in the figures; the CSV keeps the file's unit */
     double conv = rpt__shown(s->units[k], 3600.0, "h", &shown), rlo, rhi;
     rpt_metric_range(s->names[k], s->units[k], &rlo, &rhi);
-    fprintf(md, "| %s | %s |", s->names[k], shown);
-    fprintf(html, "<tr><td>%s</td><td>%s</td>", s->names[k], shown);
+    fputs("| ", md);
+    rpt__md(md, s->names[k]);
+    fputs(" | ", md);
+    rpt__md(md, shown);
+    fputs(" |", md);
+    fputs("<tr><td>", html);
+    rpt__html(html, s->names[k]);
+    fputs("</td><td>", html);
+    rpt__html(html, shown);
+    fputs("</td>", html);
     for (unsigned p = 0; p < np; p++) {
       rpt_ci ci;
       for (int r = 0; r < s->reps; r++) tmp[r] = s->values[((size_t)p * s->reps + r) * nm + k];
@@ -1359,35 +1386,34 @@ static int rpt__sweep_tables(rpt__ctx *c, const rpt_sweep *s, FILE *md, FILE *cs
       rpt__fmt(hi, sizeof hi, ci.hi * conv);
       fprintf(md, " %s [%s, %s] |", m, lo, hi);
       fprintf(html, "<td>%s [%s, %s]</td>", m, lo, hi);
-      fprintf(csv, "%s,%s,%.17g,%s,%s,%.17g,%.17g,%.17g,%.17g,%d\n", s->param, s->labels[p], s->x[p], s->names[k],
-              s->units[k], ci.mean, ci.sd, ci.lo, ci.hi, ci.n);
+      rpt__csv(csv, s->param);
+      fputc(',', csv);
+      rpt__csv(csv, s->labels[p]);
+      fprintf(csv, ",%.17g,", s->x[p]);
+      rpt__csv(csv, s->names[k]);
+      fputc(',', csv);
+      rpt__csv(csv, s->units[k]);
+      fprintf(csv, ",%.17g,%.17g,%.17g,%.17g,%d\n", ci.mean, ci.sd, ci.lo, ci.hi, ci.n);
     }
     fputs("\n", md);
     fputs("</tr>\n", html);
   }
   fputs("</table>\n", html);
   fputs("\nPer-point results files (run `spotlab report` on any of them for its own figures):\n\n", md);
-  for (unsigned p = 0; p < np; p++) fprintf(md, "- %s = %s: `%s`\n", s->param, s->labels[p], s->point_files[p]);
+  for (unsigned p = 0; p < np; p++) {
+    fputs("- ", md);
+    rpt__md(md, s->param);
+    fputs(" = ", md);
+    rpt__md(md, s->labels[p]);
+    fputs(": `", md);
+    rpt__md(md, s->point_files[p]);
+    fputs("`\n", md);
+  }
   free(tmp);
   return 0;
 }
 
 /* ---- index.html -------------------------------------------------------------------------------- */
-
-void rpt__html(FILE *o, const char *s) {
-  for (; *s; s++) {
-    if (*s == '<')
-      fputs("&lt;", o);
-    else if (*s == '>')
-      fputs("&gt;", o);
-    else if (*s == '&')
-      fputs("&amp;", o);
-    else if (*s == '"')
-      fputs("&quot;", o);
-    else
-      fputc(*s, o);
-  }
-}
 
 /* Written as index.html.tmp, then renamed: never a zero-byte or half index.html. */
 static int rpt__index(rpt__ctx *c, const char *tables_html, const char *what) {
@@ -1411,7 +1437,9 @@ static int rpt__index(rpt__ctx *c, const char *tables_html, const char *what) {
   if (c->nfigs) {
     fputs("<h2>Figures</h2>\n<ul>\n", o);
     for (size_t i = 0; i < c->nfigs; i++) {
-      fprintf(o, "<li><a href=\"#%s\">", c->figs[i].name);
+      fputs("<li><a href=\"#", o);
+      rpt__html(o, c->figs[i].name);
+      fputs("\">", o);
       rpt__html(o, c->figs[i].title);
       fputs("</a></li>\n", o);
     }
@@ -1421,9 +1449,15 @@ static int rpt__index(rpt__ctx *c, const char *tables_html, const char *what) {
   fputs(tables_html, o);
   fputs("<p>Files: <a href=\"summary.md\">summary.md</a>, <a href=\"summary.csv\">summary.csv</a>.</p>\n", o);
   for (size_t i = 0; i < c->nfigs; i++) {
-    fprintf(o, "<figure id=\"%s\"><h3>", c->figs[i].name);
+    fputs("<figure id=\"", o);
+    rpt__html(o, c->figs[i].name);
+    fputs("\"><h3>", o);
     rpt__html(o, c->figs[i].title);
-    fprintf(o, "</h3><a href=\"%s.svg\"><img src=\"%s.png\" alt=\"", c->figs[i].name, c->figs[i].name);
+    fputs("</h3><a href=\"", o);
+    rpt__html(o, c->figs[i].name);
+    fputs(".svg\"><img src=\"", o);
+    rpt__html(o, c->figs[i].name);
+    fputs(".png\" alt=\"", o);
     rpt__html(o, c->figs[i].title);
     fputs("\"></a><figcaption>", o);
     rpt__html(o, c->figs[i].caption);
@@ -1568,10 +1602,12 @@ int rpt_report(const char *path, const rpt_options *opt, rpt_outcome *out, char 
     if (!rc) {
       rc = rpt__summary_files(&c, md, csv, rpt__sweep_tables_cb, &s, th, err, errlen);
       if (!rc) { rc = rpt__sweep_figs(&c, &s); }
+      char hp[1024], hm[256], hk[512];
       snprintf(what, sizeof what,
                "Sweep file <code>%s</code>: model <code>%s</code>, key <code>%s</code> over %u values, %d "
                "replication%s per point.",
-               path, s.model, s.param, s.npoints, s.reps, s.reps == 1 ? "" : "s");
+               rpt__html_buf(hp, sizeof hp, path), rpt__html_buf(hm, sizeof hm, s.model),
+               rpt__html_buf(hk, sizeof hk, s.param), s.npoints, s.reps, s.reps == 1 ? "" : "s");
       rpt_sweep_free(&s);
     }
   } else if (rpt_file_kind(c.f) == RPT_EXPERIMENT) {
@@ -1584,10 +1620,13 @@ int rpt_report(const char *path, const rpt_options *opt, rpt_outcome *out, char 
         rpt__exp_sink sink = {&c, rpt__exp_emit, rpt__exp_skip};
         rpt__exp_figs(&e, &sink);
       }
+      char hp[1024], hm[256], hd[160];
       snprintf(what, sizeof what,
                "Experiment file <code>%s</code>: model <code>%s</code>, %s design, %u points, %d replication%s per "
                "point, base seed %llu.",
-               path, e.model, e.design, e.npoints, e.reps, e.reps == 1 ? "" : "s", (unsigned long long)e.seed);
+               rpt__html_buf(hp, sizeof hp, path), rpt__html_buf(hm, sizeof hm, e.model),
+               rpt__html_buf(hd, sizeof hd, e.design), e.npoints, e.reps, e.reps == 1 ? "" : "s",
+               (unsigned long long)e.seed);
       rpt_experiment_free(&e);
     }
   } else {
@@ -1617,11 +1656,13 @@ int rpt_report(const char *path, const rpt_options *opt, rpt_outcome *out, char 
         snprintf(err, errlen, "%s", c.err);
       }
     }
+    char hp[1024], hm[256];
     snprintf(what, sizeof what,
              "Results file <code>%s</code>: model <code>%s</code>, %d replication%s, base seed %llu, "
              "%.6g s (%.3g days) simulated.",
-             path, rpt_model(c.f), rpt_nreps(c.f), rpt_nreps(c.f) == 1 ? "" : "s", (unsigned long long)rpt_seed(c.f),
-             rpt_end_time(c.f), rpt_end_time(c.f) / 86400.0);
+             rpt__html_buf(hp, sizeof hp, path), rpt__html_buf(hm, sizeof hm, rpt_model(c.f)), rpt_nreps(c.f),
+             rpt_nreps(c.f) == 1 ? "" : "s", (unsigned long long)rpt_seed(c.f), rpt_end_time(c.f),
+             rpt_end_time(c.f) / 86400.0);
   }
   fclose(th);
   if (!rc) {

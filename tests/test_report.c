@@ -1087,6 +1087,234 @@ static void test_cli_sweep(void) {
   free(out);
 }
 
+/* ---- hostile files (issue 49.1, 49.3) ------------------------------------------------------------ */
+
+/* Every text a file carries reaches gnuplot, HTML, Markdown, CSV and the terminal as data. Each
+ * payload would create a file named pwn_X in the working folder if any output ran it as a gnuplot
+ * command (a newline ends a command; `!CMD` runs CMD; "EOD" ends a datablock), and one named
+ * <svg/onload=1> or with a newline would inject HTML or split a CSV row. */
+static const char *const t_pwn[] = {"pwn_a", "pwn_b", "pwn_c", "pwn_d", "pwn_e", "pwn_f", "pwn_g",
+                                    "pwn_h", "pwn_i", "pwn_j", "pwn_k", "pwn_l", "pwn_m", "pwn_n",
+                                    "pwn_o", "pwn_p", "pwn_q", "pwn_r", "pwn_s", NULL};
+static void t_pwn_clear(void) {
+  for (size_t i = 0; t_pwn[i]; i++) unlink(t_pwn[i]);
+}
+static int t_pwned(void) {
+  int n = 0;
+  for (size_t i = 0; t_pwn[i]; i++)
+    if (access(t_pwn[i], F_OK) == 0) {
+      fprintf(stderr, "\n  a hostile name ran a command: %s exists", t_pwn[i]);
+      n++;
+    }
+  return n;
+}
+
+/* RFC 4180 records and fields of a CSV text: every record must have `want` fields. Returns the
+ * number of records, or -1 when one has another number of fields. */
+static int t_csv_records(const char *s, int want) {
+  int rec = 0, fields = 1, q = 0;
+  for (; *s; s++) {
+    if (q) {
+      if (*s == '"' && s[1] == '"')
+        s++;
+      else if (*s == '"')
+        q = 0;
+    } else if (*s == '"')
+      q = 1;
+    else if (*s == ',')
+      fields++;
+    else if (*s == '\n') {
+      if (fields != want) return -1;
+      rec++;
+      fields = 1;
+    }
+  }
+  return rec;
+}
+
+static const char *const t_h_regions[] = {"'\n!touch pwn_e\n", "<i>r</i>", "x"};
+static const char *const t_h_classes[] = {"'\n!touch pwn_f\n", "b", "c"};
+static const sim_series_def t_h_series[] = {
+    {"rented_gpu_ms_by_region", "GPU*ms", T_BIN, 3, t_h_regions, "rented"},
+    {"available_gpu_ms_by_region", "GPU*ms", T_BIN, 3, t_h_regions, "available"},
+    {"price_sum_by_class", "USD*1e-6/GPU-h", T_BIN, 3, t_h_classes, "price sum"},
+    {"price_n_by_class", "1", T_BIN, 3, t_h_classes, "price count"},
+};
+#define T_HNM 10
+static const sim_metric_def t_h_metrics[T_HNM] = {
+    {"revenue", "USD", ""},
+    {"income.persona.'\n!touch pwn_g\n", "USD", ""},
+    {"income.persona.<svg/onload=1>", "USD", ""},
+    {"goodput.policy.'\n!touch pwn_h\n.churn'\n!touch pwn_l\n.v", "1", ""},
+    {"goodput.policy.\nEOD\n!touch pwn_i\n.churn'\n!touch pwn_l\n.v", "1", ""},
+    {"wait'\n!touch pwn_j\n.policy.x.churn'\n!touch pwn_l\n.v", "s", ""},
+    {"a,b\nc", "USD'\n!touch pwn_k\n", ""},
+    {"lost.policy.p.churn'\n!touch pwn_l\n.v", "GPU*h", ""},
+    {"lost.policy.q.churn'\n!touch pwn_l\n.v", "GPU*h", ""},
+    {"util.region.<svg/onload=1>", "1", ""},
+};
+
+/* A market-like results file whose names are all hostile. */
+static int t_write_hostile(const char *path, int reps, uint64_t base_seed) {
+  sim_model m = {"fake_market", NULL, 0, NULL, 0, 0, 1.0, T_END, NULL, t_h_series, 4, t_tables, 3};
+  sim_results *r = calloc((size_t)reps, sizeof *r);
+  double *v = calloc((size_t)reps * T_HNM, sizeof *v);
+  for (int i = 0; i < reps; i++) {
+    t_fill_rep(&r[i], sim_rep_seed(base_seed, (unsigned)i));
+    t_prov *p = (t_prov *)r[i].tables[0];
+    for (int k = 0; k < T_NPROV; k++) {
+      snprintf(p[k].persona, 16, "%s", k % 2 ? "'\n!touch pwn_a\n" : "<svg/onload=1>");
+      snprintf(p[k].pool, 16, "%s", k % 3 ? "\nEOD\n!touch pwm" : "a,b\nc");
+    }
+    t_job *j = (t_job *)r[i].tables[1];
+    for (int k = 0; k < T_NJOBS; k++) {
+      if (k % 3 == 0) snprintf(j[k].cls, 16, "%s", "'\n!touch pwn_b\n");
+      if (k % 9 < 3) snprintf(j[k].policy, 16, "%s", "'\n!touch pwn_c\n");
+    }
+    t_avail *a = (t_avail *)r[i].tables[2];
+    for (size_t k = 0; k < r[i].nrecords[2]; k++)
+      if (k % 2) snprintf(a[k].state, 16, "%s", "'\n!touch pwn_d\n");
+    for (int k = 0; k < T_HNM; k++) v[i * T_HNM + k] = 1.0 + k + 0.1 * i + (k == 0 ? (double)(i % 3) : 0);
+  }
+  sim_run_meta meta = {"fake_market", "fake.cfg", "model = \"fake_market\";", "eff", base_seed, reps, 1, 1, 0.1, T_END};
+  char err[256];
+  int rc = sim_results_write(path, &meta, &m, r, t_h_metrics, T_HNM, v, err, sizeof err);
+  for (int i = 0; i < reps; i++) {
+    for (int s = 0; s < 4; s++) free(r[i].series[s]);
+    for (int t = 0; t < 3; t++) free(r[i].tables[t]);
+    free(r[i].series);
+    free(r[i].nbins);
+    free(r[i].tables);
+    free(r[i].nrecords);
+  }
+  free(r);
+  free(v);
+  return rc;
+}
+
+static void test_hostile_results(void) {
+  t_pwn_clear();
+  CU_ASSERT_EQUAL_FATAL(t_write_hostile("rpt_hostile.h5", 4, 31), 0);
+  CU_ASSERT_EQUAL_FATAL(t_write_hostile("rpt_hostile_b.h5", 4, 31), 0);
+  FILE *log = fopen("rpt_hostile.log", "w");
+  rpt_options opt = {"rpt_hostile_report", NULL, 0, log, 0};
+  rpt_outcome o;
+  char err[RPT_ERRLEN];
+  int rc = rpt_report("rpt_hostile.h5", &opt, &o, err, sizeof err);
+  fclose(log);
+  CU_ASSERT_EQUAL(rc, 0);
+  CU_ASSERT_EQUAL(t_pwned(), 0);
+  if (rpt_gnuplot_available(NULL)) { /* gnuplot read every script as data: no figure failed */
+    for (size_t i = 0; i < o.nskipped; i++) {
+      CU_ASSERT(strstr(o.skipped[i], "gnuplot failed") == NULL);
+      fprintf(stderr, "\n  skipped: %s", o.skipped[i]);
+    }
+    CU_ASSERT(o.figures_drawn >= 6);
+    /* the names are on the figures as text */
+    char *svg = t_slurp("rpt_hostile_report/utilization.svg");
+    CU_ASSERT(svg && strstr(svg, "!touch pwn_e") != NULL);
+    free(svg);
+  }
+  rpt_outcome_free(&o);
+  /* HTML: the names shown, escaped */
+  char *html = t_slurp("rpt_hostile_report/index.html");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(html);
+  CU_ASSERT(strstr(html, "<svg") == NULL && strstr(html, "<i>r</i>") == NULL);
+  CU_ASSERT(strstr(html, "&lt;svg/onload=1&gt;") != NULL);
+  free(html);
+  /* CSV: one record per metric, 11 fields each, the name with a newline quoted whole */
+  char *csv = t_slurp("rpt_hostile_report/summary.csv");
+  CU_ASSERT_EQUAL(t_csv_records(csv ? csv : "", 11), T_HNM + 1);
+  CU_ASSERT(csv && strstr(csv, ",\"a,b\nc\",") != NULL);
+  free(csv);
+  /* Markdown: no row is split, no raw HTML */
+  char *md = t_slurp("rpt_hostile_report/summary.md");
+  CU_ASSERT(md && strstr(md, "<svg") == NULL && strstr(md, "\n!touch") == NULL);
+  free(md);
+  /* compare: the same, and the printed table shows no control character */
+  FILE *tab = fopen("rpt_hostile_cmp.txt", "w");
+  rpt_options copt = {"rpt_hostile_cmp", NULL, 1, tab, 0};
+  rpt_diff *d = NULL;
+  size_t nd;
+  int seeds;
+  CU_ASSERT_EQUAL(rpt_compare("rpt_hostile.h5", "rpt_hostile_b.h5", &copt, tab, &d, &nd, &seeds, err, sizeof err), 0);
+  fclose(tab);
+  free(d);
+  CU_ASSERT_EQUAL(t_pwned(), 0);
+  char *txt = t_slurp("rpt_hostile_cmp.txt");
+  CU_ASSERT(txt && strstr(txt, "\n!touch") == NULL && strstr(txt, "?!touch pwn_g?") != NULL);
+  free(txt);
+  char *cmd = t_slurp("rpt_hostile_cmp/compare.md"), *ccsv = t_slurp("rpt_hostile_cmp/compare.csv");
+  CU_ASSERT(cmd && strstr(cmd, "<svg") == NULL && strstr(cmd, "\n!touch") == NULL);
+  CU_ASSERT_EQUAL(t_csv_records(ccsv ? ccsv : "", 13), T_HNM + 1);
+  free(cmd);
+  free(ccsv);
+  t_pwn_clear();
+}
+
+/* A sweep file and an experiment file with hostile keys, values, metric names and units; the
+ * experiment's factor is the issue's own payload (a datablock line "EOD", then a command). */
+static void test_hostile_sweep_experiment(void) {
+  t_pwn_clear();
+  char *labels[2] = {"\nEOD\n!touch pwn_m\n", "<svg/onload=1>"}, *files[2] = {"p/0'\n!touch pwn_n\n", "p/1.h5"};
+  char *names[3] = {"rev'\n!touch pwn_o\n", "income.persona.'\n!touch pwn_p\n", "income.persona.<b>"};
+  char *units[3] = {"USD'\n!touch pwn_q\n", "USD", "USD"};
+  double x[2] = {NAN, NAN}, vals[2 * 2 * 3];
+  for (int i = 0; i < 12; i++) vals[i] = 1 + i * 0.37;
+  rpt_sweep s = {"mk'\n!touch pwn_r\n.k", "market", 2, 3, 2, labels, x, names, units, vals, files};
+  char err[RPT_ERRLEN];
+  CU_ASSERT_EQUAL_FATAL(rpt_sweep_write("rpt_hostile_sweep.h5", &s, "m.cfg", 7, err, sizeof err), 0);
+  FILE *log = fopen("rpt_hostile_sweep.log", "w");
+  rpt_options opt = {"rpt_hostile_sweep_report", NULL, 0, log, 0};
+  rpt_outcome o;
+  CU_ASSERT_EQUAL(rpt_report("rpt_hostile_sweep.h5", &opt, &o, err, sizeof err), 0);
+  fclose(log);
+  CU_ASSERT_EQUAL(t_pwned(), 0);
+  if (rpt_gnuplot_available(NULL)) CU_ASSERT(o.figures_drawn >= 2);
+  rpt_outcome_free(&o);
+  char *html = t_slurp("rpt_hostile_sweep_report/index.html");
+  CU_ASSERT(html && strstr(html, "<svg") == NULL && strstr(html, "<b>") == NULL);
+  free(html);
+  char *csv = t_slurp("rpt_hostile_sweep_report/summary.csv");
+  CU_ASSERT_EQUAL(t_csv_records(csv ? csv : "", 10), 1 + 2 * 3);
+  free(csv);
+
+  /* experiment: 2 points x 2 factors, 2 metrics, 1 constraint, 2 objectives, 2 replications */
+  char *factors[2] = {"\nEOD\n!touch pwn_s\n", "b'\n!touch pwn_a\n"};
+  char *elabels[4] = {"\nEOD\n!touch pwn_b\n", "1", "<svg/onload=1>", "2"};
+  char *enames[2] = {"m'\n!touch pwn_c\n", "<b>n</b>"}, *eunits[2] = {"U'\n!touch pwn_d\n", "1"};
+  char *cons[1] = {"m < 3'\n!touch pwn_e\n"}, *objs[2] = {"maximize '\n!touch pwn_f\n", "minimize <b>"};
+  char *pfiles[2] = {"p0.h5", "p1.h5"};
+  double ex[4] = {0, 1, 1, 2}, ev[2 * 2 * 2] = {1, 2, 1.2, 2.1, 3, 1, 3.3, 1.1};
+  double mean[4] = {1.1, 2.05, 3.15, 1.05}, lo[4] = {1, 2, 3, 1}, hi[4] = {1.2, 2.1, 3.3, 1.1};
+  double met[2] = {1, 0}, conf[2] = {0.9, 0.2}, feas[2] = {1, 0}, par[2] = {1, 0}, sens[4] = {0.5, -0.5, 0.2, 0.1};
+  double r2[2] = {0.9, 0.8};
+  int cm[1] = {0}, om[2] = {0, 1};
+  rpt_experiment e = {"market", "factorial", "SRC (test)", 7,      2,      2,  2,    2,    1,  2,
+                      factors,  elabels,     ex,           enames, eunits, ev, mean, lo,   hi, cons,
+                      cm,       met,         conf,         feas,   objs,   om, par,  sens, r2, pfiles};
+  CU_ASSERT_EQUAL_FATAL(rpt_experiment_write("rpt_hostile_exp.h5", &e, "e.cfg", "s.cfg", err, sizeof err), 0);
+  log = fopen("rpt_hostile_exp.log", "w");
+  rpt_options eopt = {"rpt_hostile_exp_report", NULL, 0, log, 0};
+  CU_ASSERT_EQUAL(rpt_report("rpt_hostile_exp.h5", &eopt, &o, err, sizeof err), 0);
+  fclose(log);
+  CU_ASSERT_EQUAL(t_pwned(), 0);
+  if (rpt_gnuplot_available(NULL)) {
+    CU_ASSERT_EQUAL(o.figures_drawn, 3); /* pareto, sensitivity, feasible_map: gnuplot read them whole */
+    char *svg = t_slurp("rpt_hostile_exp_report/sensitivity.svg");
+    CU_ASSERT(svg && strstr(svg, "EOD !touch pwn_s") != NULL); /* the factor, shown as its text */
+    free(svg);
+  }
+  rpt_outcome_free(&o);
+  html = t_slurp("rpt_hostile_exp_report/index.html");
+  CU_ASSERT(html && strstr(html, "<svg") == NULL && strstr(html, "<b>") == NULL);
+  free(html);
+  csv = t_slurp("rpt_hostile_exp_report/summary.csv");
+  CU_ASSERT_EQUAL(t_csv_records(csv ? csv : "", 11), 1 + 2 * 2);
+  free(csv);
+  t_pwn_clear();
+}
+
 static CU_TestInfo stats_tests[] = {
     {"t interval against a hand computation", test_ci_known},
     {"paired interval against a hand computation", test_ci_paired_known},
@@ -1108,6 +1336,8 @@ static CU_TestInfo report_tests[] = {
      test_summary_clipped_hours_lines},
     {"sweep: checks and constant quantities as table lines, not figures", test_sweep_lines},
     {"market figures: price with traded volume, hours everywhere, distinct styles", test_market_figures_inform},
+    {"hostile names in a results file: no command runs, HTML/Markdown/CSV hold them as text", test_hostile_results},
+    {"hostile sweep and experiment files (the issue's EOD payload): no command runs", test_hostile_sweep_experiment},
     CU_TEST_INFO_NULL,
 };
 static CU_TestInfo cli_tests[] = {

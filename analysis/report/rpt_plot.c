@@ -37,16 +37,21 @@ int rpt_dash(unsigned i) { return (i % 12) < 8 ? 1 + (int)(i % 4) : 5; }
 
 /* Text from a results, sweep or experiment file (metric, factor, region, persona, policy names,
  * units, labels) reaches gnuplot only here, as a single-quoted string: inside one gnuplot expands
- * nothing (no `backquote` command, no @macro, no \\ escape) and only '' stands for a quote. A
- * newline would end the command and let the rest of the text run as the next one, so every control
- * character becomes a space. Text is never written into a datablock (`$d << EOD`), whose lines
- * gnuplot reads as they come until a line "EOD": datablocks hold numbers only (issue 49). */
+ * nothing (no `backquote` command, no @macro, no \\ escape). A newline would end the command and
+ * let the rest of the text run as the next one, so every control character becomes a space. A
+ * quote is written as U+2019 (the typographic apostrophe): gnuplot 5.4's doubled quote fails at
+ * the start of a string and right after another doubled quote (it ends the string there), so no
+ * quote from a file ever reaches the script. Text is never written into a datablock
+ * (`$d << EOD`), whose lines gnuplot reads as they come until a line "EOD": datablocks hold
+ * numbers only (issue 49). */
 void rpt__gp_str(FILE *g, const char *s) {
   fputc('\'', g);
   for (; *s; s++) {
     unsigned char ch = (unsigned char)*s;
-    if (ch == '\'') fputc('\'', g);
-    fputc(ch < 0x20 || ch == 0x7f ? ' ' : ch, g);
+    if (ch == '\'')
+      fputs("\xe2\x80\x99", g); /* U+2019 in UTF-8 */
+    else
+      fputc(ch < 0x20 || ch == 0x7f ? ' ' : ch, g);
   }
   fputc('\'', g);
 }
@@ -130,7 +135,7 @@ void rpt__gp_preamble(FILE *g) {
   for (unsigned i = 0; i < 12; i++)
     fprintf(g, "set linetype %u lc rgb '%s' lw 2 dt %d pt %u ps 0.8\n", i + 1, rpt_colour(i), rpt_dash(i),
             5 + 2 * (i % 4));
-  fputs("set linetype cycle 12\n"
+  fputs("set encoding utf8\nset linetype cycle 12\n"
         "set grid back lc rgb '#dddddd' lw 1\n"
         "set border 3 lc rgb '#444444'\n"
         "set tics nomirror out\n"

@@ -106,6 +106,9 @@ static const sim_metric_def t_metrics[T_NM] = {
     {"wait_p50.class.training", "s", ""},
 };
 
+/* 1: each job class has its one policy (scenarios/default.cfg's layout, no policies compared). */
+static int t_policy_by_class;
+
 /* One replication's outputs, drawn from its own stream (deterministic for a seed). */
 static void t_fill_rep(sim_results *r, uint64_t seed) {
   gsl_rng *g = gsl_rng_alloc(gsl_rng_mt19937);
@@ -156,7 +159,7 @@ static void t_fill_rep(sim_results *r, uint64_t seed) {
     j[i].id = (uint64_t)i;
     snprintf(j[i].cls, 16, "%s", t_jclasses[k]);
     snprintf(j[i].region, 16, "%s", t_regions[(i / 3) % 3]);
-    snprintf(j[i].policy, 16, "%s", t_policies[(i / 9) % 3]);
+    snprintf(j[i].policy, 16, "%s", t_policies[t_policy_by_class ? k : (i / 9) % 3]);
     j[i].submit_s = gsl_ran_flat(g, 0, T_END * 0.8);
     double u = gsl_rng_uniform(g);
     j[i].wait_s = u < 0.08 ? NAN : gsl_ran_exponential(g, k == 0 ? 3600 : k == 1 ? 60 : 900);
@@ -334,6 +337,27 @@ static void test_report_every_file(void) {
   CU_ASSERT(svg && strstr(svg, "<svg") != NULL);
   free(png);
   free(svg);
+  rpt_outcome_free(&o);
+}
+
+/* A run that compared no policies (each class has its own: default.cfg) gets no policy_jobs
+ * figure: it would draw the class split as a policy effect (issue 46.8); the reason is said. */
+static void test_report_no_policy_split(void) {
+  t_policy_by_class = 1;
+  int wr = t_write("rpt_bycls.h5", 3, 77, t_rev);
+  t_policy_by_class = 0;
+  CU_ASSERT_EQUAL_FATAL(wr, 0);
+  FILE *log = fopen("rpt_bycls.log", "w");
+  rpt_options opt = {"rpt_bycls_report", NULL, 0, log, 0};
+  rpt_outcome o;
+  char err[RPT_ERRLEN];
+  CU_ASSERT_EQUAL_FATAL(rpt_report("rpt_bycls.h5", &opt, &o, err, sizeof err), 0);
+  fclose(log);
+  int said = 0;
+  for (size_t i = 0; i < o.nskipped; i++) said |= strstr(o.skipped[i], "each job class ran under one policy") != NULL;
+  CU_ASSERT(said);
+  CU_ASSERT(!t_exists("rpt_bycls_report", "policy_jobs.png"));
+  if (rpt_gnuplot_available(NULL)) CU_ASSERT(t_exists("rpt_bycls_report", "jobs.png"));
   rpt_outcome_free(&o);
 }
 
@@ -1060,6 +1084,37 @@ static void test_cli_exit_codes(void) {
   free(out);
 }
 
+/* A part of a run (`run --shard`) is whole but not a run's results: report and compare say so and
+ * name `spotlab merge` (issue 49.6: they called it "damaged"). compare --quiet prints no table. */
+static void test_cli_shard_quiet(void) {
+  if (!t_have_bin()) return;
+  tu_write("rpt_shard.cfg", "model = \"phold\";\nrun = { seed = 3; reps = 4; end = 5.0; };\n"
+                            "phold = { lps = 8; start = 1; lookahead = 0.1; mean = 0.9; remote = 0.1; };\n");
+  char cmd[8192], *out = NULL;
+  snprintf(cmd, sizeof cmd, "%s run rpt_shard.cfg --shard 1/2 --out rpt_shard_1.h5 --quiet", tu_bin());
+  CU_ASSERT_EQUAL_FATAL(tu_run(cmd, NULL), 0);
+  snprintf(cmd, sizeof cmd, "%s report rpt_shard_1.h5 --out rpt_shard_report --gnuplot none", tu_bin());
+  CU_ASSERT_EQUAL(tu_run(cmd, &out), 2);
+  CU_ASSERT(out && strstr(out, "a part of a run (replications 2-3 of 4") && strstr(out, "spotlab merge") &&
+            !strstr(out, "damaged"));
+  free(out);
+  snprintf(cmd, sizeof cmd, "%s compare rpt_shard_1.h5 rpt_shard_1.h5 --out rpt_shard_cmp --gnuplot none", tu_bin());
+  CU_ASSERT_EQUAL(tu_run(cmd, &out), 2);
+  CU_ASSERT(out && strstr(out, "spotlab merge") && !strstr(out, "damaged"));
+  free(out);
+  snprintf(cmd, sizeof cmd, "%s run rpt_shard.cfg --out rpt_whole.h5 --quiet", tu_bin());
+  CU_ASSERT_EQUAL_FATAL(tu_run(cmd, NULL), 0);
+  snprintf(cmd, sizeof cmd, "%s compare rpt_whole.h5 rpt_whole.h5 --out rpt_quiet_cmp --gnuplot none --quiet",
+           tu_bin());
+  CU_ASSERT_EQUAL(tu_run(cmd, &out), 0);
+  CU_ASSERT(out && !strstr(out, "Every metric") && !strstr(out, "events"));
+  free(out);
+  snprintf(cmd, sizeof cmd, "%s compare rpt_whole.h5 rpt_whole.h5 --out rpt_quiet_cmp --gnuplot none", tu_bin());
+  CU_ASSERT_EQUAL(tu_run(cmd, &out), 0);
+  CU_ASSERT(out && strstr(out, "Every metric"));
+  free(out);
+}
+
 /* A real sweep of the engine's PHOLD model through the command, then its report. */
 static void test_cli_sweep(void) {
   if (!t_have_bin()) return;
@@ -1325,6 +1380,7 @@ static CU_TestInfo report_tests[] = {
     {"damaged files that declare more data than they hold", test_declared_too_big},
     {"a small run's report has every promised file", test_report_every_file},
     {"summary table: hand-computed CI, sections", test_summary_values},
+    {"no policy split drawn when each class has its one policy", test_report_no_policy_split},
     {"without gnuplot: tables, index, a clear message", test_report_without_gnuplot},
     {"figures without inputs are skipped with a reason", test_report_skips_missing_inputs},
     {"policy x churn metrics and jobs (fault-tolerance layout)", test_report_policy_levels},
@@ -1342,6 +1398,7 @@ static CU_TestInfo report_tests[] = {
 };
 static CU_TestInfo cli_tests[] = {
     {"report/compare/sweep exit statuses", test_cli_exit_codes},
+    {"a --shard part is named as one (merge it); compare --quiet prints no table", test_cli_shard_quiet},
     {"sweep of PHOLD, its report, compare of two points", test_cli_sweep},
     CU_TEST_INFO_NULL,
 };

@@ -869,6 +869,34 @@ static void rpt__fig_job_cdfs(rpt__ctx *c, const char *by, const char *name, con
   }
 }
 
+/* 1 when the run compared policies: some job class ran under more than one policy (every class
+ * under each, market.compare_policies), or the jobs have no class. 0 when each class has its one
+ * policy (scenarios/default.cfg: training checkpoints, inference does not): a split by policy is
+ * then the split by class (jobs.png), not a policy's effect; it is skipped with that reason. */
+static int rpt__policies_compared(rpt__ctx *c) {
+  const char *names_cls[] = {"class", "cls", NULL};
+  const char *cls = rpt_table_pick_field(c->f, "jobs", names_cls);
+  if (!cls) return 1;
+  char *cs = NULL, *ps = NULL;
+  size_t w, wp, n, n2;
+  int mixed = 0;
+  if (rpt_table_str(c->f, 0, "jobs", cls, &cs, &w, &n) || rpt_table_str(c->f, 0, "jobs", "policy", &ps, &wp, &n2))
+    mixed = 1; /* unreadable here: the figure's own reading reports it */
+  for (size_t i = 0; !mixed && i < n && i < n2; i++)
+    for (size_t j = 0; j < i && !mixed; j++)
+      if (!strcmp(cs + i * w, cs + j * w) && strcmp(ps + i * wp, ps + j * wp))
+        mixed = 1;
+      else if (!strcmp(cs + i * w, cs + j * w))
+        break; /* the first row of its class: compared with that one only */
+  free(cs);
+  free(ps);
+  if (!mixed)
+    rpt__skip(c, "Job wait and completion time per fault-tolerance policy",
+              "each job class ran under one policy (the run compared none: market.compare_policies): a split by "
+              "policy would be the split by class, drawn in jobs.png");
+  return mixed;
+}
+
 /* ---- figure: a sample of provider availability timelines ------------------------------------- */
 
 static const char *rpt__state_colour(const char *s, unsigned i) {
@@ -1649,7 +1677,7 @@ int rpt_report(const char *path, const rpt_options *opt, rpt_outcome *out, char 
       rpt__fig_timelines(&c);
       rpt__fig_dim_bars(&c, "policy", "policies", "Fault-tolerance policies side by side");
       const char *pol[] = {"policy", NULL};
-      if (rpt_table_pick_field(c.f, "jobs", pol))
+      if (rpt_table_pick_field(c.f, "jobs", pol) && rpt__policies_compared(&c))
         rpt__fig_job_cdfs(&c, "policy", "policy_jobs", "Job wait and completion time per fault-tolerance policy");
       if (c.rc) {
         rc = c.rc;

@@ -84,6 +84,30 @@ static void rpt__txt(FILE *o, int html, const char *s) {
     rpt__md(o, s);
 }
 
+/* A run of several policy worlds (market.compare_policies): which world the tables show. */
+static void rpt__world_note(FILE *o, rpt_file *f, int html) {
+  char first[64];
+  int nw = rpt_worlds(f, first, sizeof first);
+  if (nw < 2) return;
+  char buf[512];
+  snprintf(buf, sizeof buf,
+           "This run compared %d fault-tolerance policies, one market world each (market.compare_policies). "
+           "Every table but \"By policy\" shows the first world, policy '%s'; \"By policy\" has each world.",
+           nw, first);
+  fputs(html ? "<p class=\"note\">" : "", o);
+  rpt__txt(o, html, buf);
+  fputs(html ? "</p>\n" : "\n\n", o);
+}
+
+/* The section's heading suffix in a run of several worlds: " (policy world NAME)". */
+static void rpt__world_tag(FILE *o, rpt_file *f, const char *dim, int html) {
+  char first[64];
+  if (!strcmp(dim, "policy") || rpt_worlds(f, first, sizeof first) < 2) return;
+  fputs(" (policy world ", o);
+  rpt__txt(o, html, first);
+  fputc(')', o);
+}
+
 static void rpt__md_section(FILE *o, rpt_file *f, const char *dim, const rpt_ci *ci, int html) {
   unsigned nm = rpt_nmetrics(f);
   char q[64], d[64], v[64], cell[128];
@@ -96,12 +120,12 @@ static void rpt__md_section(FILE *o, rpt_file *f, const char *dim, const rpt_ci 
       n0 += !d[0];
     }
     if (!n0) return; /* every metric has a dimension: no overall section */
+    fputs(html ? "<h3>Overall" : "## Overall", o);
+    rpt__world_tag(o, f, dim, html);
     if (html)
-      fputs(
-          "<h3>Overall</h3>\n<table><tr><th>metric</th><th>unit</th><th>mean [95% CI]</th><th>sd</th><th>n</th></tr>\n",
-          o);
+      fputs("</h3>\n<table><tr><th>metric</th><th>unit</th><th>mean [95% CI]</th><th>sd</th><th>n</th></tr>\n", o);
     else
-      fputs("## Overall\n\n| metric | unit | mean [95% CI] | sd | n |\n|---|---|---|---|---|\n", o);
+      fputs("\n\n| metric | unit | mean [95% CI] | sd | n |\n|---|---|---|---|---|\n", o);
     for (unsigned k = 0; k < nm; k++) {
       rpt_metric_split(rpt_metric_name(f, k), q, d, v);
       if (d[0]) continue;
@@ -136,6 +160,7 @@ static void rpt__md_section(FILE *o, rpt_file *f, const char *dim, const rpt_ci 
   }
   fputs(html ? "<h3>By " : "## By ", o);
   rpt__txt(o, html, dim);
+  rpt__world_tag(o, f, dim, html);
   fputs(html ? "</h3>\n" : "\n\n", o);
   /* At most four quantities per table, so that a table fits a page; more make more tables. */
   for (unsigned i0 = 0; i0 < nq; i0 += 4) {
@@ -212,6 +237,7 @@ int rpt__summary_html(rpt_file *f, FILE *o) {
   if (!ci) return SIM_ENOMEM;
   rpt__sections s;
   rpt__sections_of(f, &s);
+  rpt__world_note(o, f, 1);
   for (unsigned i = 0; i < s.ndims; i++) rpt__md_section(o, f, s.dims[i], ci, 1);
   free(ci);
   return 0;
@@ -247,6 +273,7 @@ int rpt_write_summary(rpt_file *f, const char *md_path, const char *csv_path, in
               "replications (Student t), clipped to the values each quantity can take; durations in %s.\n\n",
               rpt_nreps(f), rpt_nreps(f) == 1 ? "" : "s", (unsigned long long)rpt_seed(f), rpt_end_time(f) / ps, pu,
               !strcmp(pu, "h") ? "hours" : "days");
+      rpt__world_note(o, f, 0);
       for (unsigned i = 0; i < s.ndims; i++) rpt__md_section(o, f, s.dims[i], ci, 0);
       if (mm)
         fprintf(o,

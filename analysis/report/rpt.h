@@ -208,6 +208,11 @@ typedef struct rpt_options {
   int quiet;              /* 1: no lines on stdout */
   FILE *log;              /* where "wrote"/"skipped" lines go (stdout when NULL) */
   unsigned max_timelines; /* providers in the availability sample (default 16) */
+  /* Tests and fuzzing (fuzz/fuzz_report.c): when set, each figure's gnuplot script (the body
+   * that follows the terminal and the common look) is handed here instead of to gnuplot, and no
+   * figure file is written. */
+  void (*script)(void *ctx, const char *name, const char *body);
+  void *script_ctx;
 } rpt_options;
 
 /* What a report produced: the files, relative to outdir, and the figures skipped. */

@@ -247,7 +247,11 @@ static int rpt__compare_fig(const rpt_options *opt, rpt_diff *d, size_t n, rpt_d
   if (height < 450) height = 450;
   char err[256];
   const char *gp = rpt__gp_program(opt->gnuplot);
-  int gr = rpt__gp_render(gp, opt->outdir, "compare", height, body, err, sizeof err);
+  int gr = 0;
+  if (opt->script)
+    opt->script(opt->script_ctx, "compare", body);
+  else
+    gr = rpt__gp_render(gp, opt->outdir, "compare", height, body, err, sizeof err);
   if (gr)
     fprintf(log, "figure 'compare' failed: %s\n", err);
   else if (!opt->quiet)
@@ -505,7 +509,7 @@ int rpt_compare(const char *before, const char *after, const rpt_options *opt, F
   }
   if (!rc && opt->outdir) {
     if (!opt->quiet) fprintf(log, "wrote %s/compare.md and %s/compare.csv\n", opt->outdir, opt->outdir);
-    if (rpt_gnuplot_available(opt->gnuplot)) {
+    if (opt->script || rpt_gnuplot_available(opt->gnuplot)) {
       if (rpt__compare_fig(opt, d, nd, hd, nh, n, before, after, log, err, errlen)) rc = SIM_EIO;
     } else
       fprintf(log, "gnuplot not found ('%s'): the figure was skipped, the tables are written\n",

@@ -200,10 +200,10 @@ void rpt__exp_figs(const rpt_experiment *e, rpt__exp_sink *sink) {
     unsigned k0 = (unsigned)e->obj_metric[0], k1 = (unsigned)e->obj_metric[1];
     fprintf(g, "set xlabel ");
     char lab[256];
-    snprintf(lab, sizeof lab, "%s (%s)", e->objs[0], e->units[k0]);
+    rpt_metric_words(e->names[k0], NULL, e->units[k0], lab, sizeof lab); /* words with the unit */
     rpt__gp_str(g, lab);
     fprintf(g, "\nset ylabel ");
-    snprintf(lab, sizeof lab, "%s (%s)", e->objs[1], e->units[k1]);
+    rpt_metric_words(e->names[k1], NULL, e->units[k1], lab, sizeof lab);
     rpt__gp_str(g, lab);
     fputs("\nset title 'Points of the design: means with 95% intervals; the front among feasible points'\n", g);
     /* three blocks: infeasible, feasible off the front, the front (sorted by the first objective);
@@ -276,7 +276,8 @@ sens:; /* a label is not followed by a declaration before C23 */
       if (!g) return;
       fputs("set datafile missing '?'\nset style data histogram\nset style histogram clustered gap 1\n"
             "set boxwidth 0.9 relative\nset yrange [-1.05:1.05]\nset ylabel 'standardized regression coefficient'\n"
-            "set title 'SRC of each objective on the factors (R^2 in the legend)'\nset xtics rotate by -20 (",
+            "set title 'SRC of each objective on the factors (R^2 in the legend)'\n"
+            "set key outside below center horizontal\nset xtics rotate by -20 (",
             g);
       for (unsigned f = 0; f < nf; f++) { /* the factors' names as tics (strings), the data numbers only */
         fputs(f ? ", " : "", g);

@@ -160,5 +160,6 @@ void rpt_metric_words(const char *name, const char *label, const char *unit, cha
     } else
       o += (size_t)snprintf(buf + o, len - o, ", %s %s", d, v);
   }
-  if (o < len && unit && unit[0] && strcmp(unit, "1")) snprintf(buf + o, len - o, " (%s)", unit);
+  if (o < len && unit && unit[0] && strcmp(unit, "1") && strcmp(buf, unit)) /* not "events (events)" */
+    snprintf(buf + o, len - o, " (%s)", unit);
 }

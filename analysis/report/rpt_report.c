@@ -59,6 +59,12 @@ static void rpt__skip(rpt__ctx *c, const char *title, const char *why) {
 
 /* Hands a finished script to gnuplot (or notes the skip) and records the figure. */
 static void rpt__emit(rpt__ctx *c, const char *name, const char *title, const char *caption, int height, char *body) {
+  if (c->opt->script) { /* tests and fuzzing: the script, no gnuplot */
+    c->opt->script(c->opt->script_ctx, name, body);
+    free(body);
+    c->out->figures_drawn++;
+    return;
+  }
   if (!c->have_gp) {
     rpt__list_add(&c->out->skipped, &c->out->nskipped, "%s: gnuplot is not available", title);
     free(body);
@@ -608,14 +614,14 @@ static void rpt__fig_price(rpt__ctx *c) {
     /* Bands only for a few series (more would hide each other) and only where every replication
      * traded in the window (a t interval on 2 of 8 replications says little). */
     int bands = reps > 1 && nseries <= 4;
-    double *p = malloc((size_t)reps * sizeof *p);
+    double *p = malloc((size_t)reps * sizeof *p), *vr = malloc((size_t)reps * sizeof *vr);
     double *first = malloc((nseries + 1) * sizeof *first);
     int constant = 1;
     FILE *g;
     size_t len;
     char *body;
     g = rpt__body_open(&body, &len);
-    if (!p || !g || !traded || !series_of || !first) rc = SIM_ENOMEM;
+    if (!p || !vr || !g || !traded || !series_of || !first) rc = SIM_ENOMEM;
     if (!rc && !nseries) {
       rpt__skip(c, title, "nothing cleared in any GPU class");
       rc = 1;
@@ -637,22 +643,25 @@ static void rpt__fig_price(rpt__ctx *c) {
             }
           }
           vol += n;
+          vr[r] = n;
           /* Mean clearing price in a window = sum of the prices cleared / their number. */
           if (n > 0) p[m++] = scale * sum / n;
         }
-        rpt_ci ci;
+        rpt_ci ci, cv;
         rpt_ci_t(p, m, 1, &ci);
         rpt_ci_clip(&ci, 0, INFINITY); /* a price */
+        rpt_ci_t(vr, (size_t)reps, 1, &cv);
+        rpt_ci_clip(&cv, 0, INFINITY); /* a number of trades */
         double t = (double)w * (double)k * bw + 0.5 * (double)k * bw;
         if (m) {
           if (first[j] != first[j])
             first[j] = ci.mean;
           else if (fabs(ci.mean - first[j]) > 1e-9 * (1 + fabs(first[j])))
             constant = 0;
-          fprintf(g, "%.9g %.6g %.6g %.6g %.6g\n", t / div, ci.mean, (int)m == reps ? ci.lo : NAN,
-                  (int)m == reps ? ci.hi : NAN, vol / reps);
+          fprintf(g, "%.9g %.6g %.6g %.6g %.6g %.6g %.6g\n", t / div, ci.mean, (int)m == reps ? ci.lo : NAN,
+                  (int)m == reps ? ci.hi : NAN, vol / reps, cv.lo, cv.hi);
         } else {
-          fprintf(g, "%.9g NaN NaN NaN 0\n", t / div); /* nothing cleared in this window */
+          fprintf(g, "%.9g NaN NaN NaN 0 0 0\n", t / div); /* nothing cleared in this window */
         }
       }
       fputs("EOD\n", g);
@@ -673,7 +682,7 @@ static void rpt__fig_price(rpt__ctx *c) {
     if (!rc) {
       fprintf(g, "set multiplot layout 2,1 title 'Mean of %d replication%s, %.3g %s windows%s'\n", reps,
               reps == 1 ? "" : "s", k * bw / (!strcmp(tu, "h") ? 3600.0 : 86400.0), tu,
-              bands ? " (shaded: 95% band)" : "");
+              reps > 2 ? " (shaded: 95% bands)" : "");
       /* the same plot area in both panels (the legend sits right of the top one) */
       fprintf(g, "set lmargin at screen 0.08\nset rmargin at screen 0.74\n");
       fprintf(g, "set xrange [0:%.9g]\nset xlabel ''\nset ylabel ", rpt_end_time(c->f) / div);
@@ -694,31 +703,48 @@ static void rpt__fig_price(rpt__ctx *c) {
         rpt__gp_str(g, lab);
         fputs(", ", g);
       }
+      /* the all-classes line has its band (from three replications: see below) */
+      if (reps > 2) /* with two replications the t band (t = 12.7) says little and hides the lines */
+        fprintf(g, "$p%u using 1:3:4 with filledcurves fs transparent solid 0.15 noborder lc rgb '#000000' notitle, ",
+                nseries);
       fprintf(g, "$p%u using 1:2 with lines lc rgb '#000000' lw 2.5 dt 1 title 'all classes'\n", nseries);
-      fprintf(g, "set title 'Traded volume'\nset xlabel '%s'\nset ylabel 'trades per window'\nset yrange [0:*]\nplot ",
-              xl);
+      /* the volume panel has its own legend (the same classes) and, like the prices, 95% bands */
+      const char *vb = bands ? " (shaded: 95% bands)" : reps > 2 ? " (shaded: 95% band of all classes)" : "";
+      fprintf(g,
+              "set title 'Traded volume: trades per window, mean of the replications%s'\nset xlabel '%s'\n"
+              "set ylabel 'trades per window'\nset yrange [0:*]\nplot ",
+              vb, xl);
       for (unsigned j = 0; j < nseries; j++) {
         unsigned lt = j < 6 ? j + 1 : j + 2;
-        fprintf(g, "%s$p%u using 1:5 with steps lt %u notitle", j ? ", " : "", j, lt);
+        if (bands)
+          fprintf(g, "$p%u using 1:6:7 with filledcurves fs transparent solid 0.18 noborder lt %u notitle, ", j, lt);
+        fprintf(g, "$p%u using 1:5 with steps lt %u title ", j, lt);
+        rpt__gp_str(g, j < ncols ? ps[0].colnames[cols[j]] : "other");
+        fputs(", ", g);
       }
-      fputc('\n', g);
+      if (reps > 2) /* with two replications the t band (t = 12.7) says little and hides the lines */
+        fprintf(g, "$p%u using 1:6:7 with filledcurves fs transparent solid 0.15 noborder lc rgb '#000000' notitle, ",
+                nseries);
+      fprintf(g, "$p%u using 1:5 with steps lc rgb '#000000' lw 2.5 dt 1 title 'all classes'\n", nseries);
       snprintf(
           cap, sizeof cap,
           "Top: average price of what cleared in each window, per GPU class; a line's width grows with its class's "
           "share of all trades, and the black line is every class together (the sum of the prices over the number "
           "of trades, so busy classes weigh most); gaps are windows in which nothing of that class cleared. "
-          "Bottom: trades per window, mean over replications.%s%s%s Classes that never traded are left out.%s",
+          "Bottom: trades per window, mean over replications, per class and (black) in all.%s%s%s Classes that never "
+          "traded are left out.%s",
           merge ? " Classes with under 5% of the trades each are merged into 'other': " : "", merge ? other_note : "",
           merge ? " (trades over the run, all replications)." : "",
-          bands ? ""
-                : " With more than four series the confidence bands are not drawn; the summary table has the "
-                  "intervals.");
+          bands || reps < 3 ? ""
+                            : " With more than four series only the all-classes lines have their 95% bands (more "
+                              "would hide each other); the summary table has the intervals.");
     }
     free(traded);
     free(series_of);
     free(first);
     if (g) fclose(g);
     free(p);
+    free(vr);
     if (rc) {
       free(body);
       if (rc < 0) rpt__hard(c, rc);
@@ -822,7 +848,8 @@ static void rpt__fig_job_cdfs(rpt__ctx *c, const char *by, const char *name, con
     fprintf(g, "set multiplot layout 1,%d title ", has_w + has_c);
     rpt__gp_str(g, mt);
     fputc('\n', g);
-    fputs("set key inside right bottom box opaque\n", g);
+    /* the legend under the panels: inside, it covered the curves' ends */
+    fputs("set key outside below center horizontal maxrows 3 samplen 2\nset bmargin 7\n", g);
     for (int panel = 0; panel < 2; panel++) {
       rpt__groups *gr = panel ? &gc : &gw;
       if (!(panel ? has_c : has_w)) continue;
@@ -835,18 +862,22 @@ static void rpt__fig_job_cdfs(rpt__ctx *c, const char *by, const char *name, con
         rpt__ecdf_block(g, bn, gr->vals[keep[i]], gr->count[keep[i]], RPT_CDF_FLOOR_S / div, div);
       }
       rpt__time_tics(g, rpt_end_time(c->f), div);
-      fprintf(
-          g,
-          "set title '%s'\nset xlabel '%s (%s, log scale; under %.3g drawn at %.3g)'\nset ylabel 'fraction of jobs'\n",
-          panel ? "Completion time (submit to finish)" : "Wait (submit to first start)",
-          panel ? "completion time" : "wait", !strcmp(tu, "h") ? "hours" : "days", RPT_CDF_FLOOR_S / div,
-          RPT_CDF_FLOOR_S / div);
+      /* a short label (the floor is in the caption): the long one was cut at the panel's edge */
+      fprintf(g, "set title '%s'\nset xlabel '%s (%s, log scale)'\nset ylabel 'fraction of jobs'\n",
+              panel ? "Completion time (submit to finish)" : "Wait (submit to first start)",
+              panel ? "completion time" : "wait", !strcmp(tu, "h") ? "hours" : "days");
       fputs("plot ", g);
       for (unsigned i = 0; i < n; i++) {
         char lab[96];
+        size_t fin = 0; /* a group none of whose jobs has this time draws nothing: not in the legend */
+        for (size_t j = 0; j < gr->count[keep[i]]; j++) fin += isfinite(gr->vals[keep[i]][j]) != 0;
         snprintf(lab, sizeof lab, "%s (n=%zu)", gr->cats[keep[i]], gr->count[keep[i]]);
-        fprintf(g, "%s$%c%u using 1:2 with steps lt %u title ", i ? ", " : "", panel ? 'c' : 'w', i, i + 1);
-        rpt__gp_str(g, lab);
+        fprintf(g, "%s$%c%u using 1:2 with steps lt %u ", i ? ", " : "", panel ? 'c' : 'w', i, i + 1);
+        if (fin) {
+          fputs("title ", g);
+          rpt__gp_str(g, lab);
+        } else
+          fputs("notitle", g);
       }
       fputc('\n', g);
     }
@@ -855,7 +886,9 @@ static void rpt__fig_job_cdfs(rpt__ctx *c, const char *by, const char *name, con
     rpt__groups_free(&gc);
     char cap[256], fname[128], ftitle[300];
     snprintf(cap, sizeof cap,
-             "Empirical CDFs of the time from submission to first start and to completion, per job %s%s.", by, sub);
+             "Empirical CDFs of the time from submission to first start and to completion, per job %s%s; times under "
+             "%.3g %s are drawn at %.3g.",
+             by, sub, RPT_CDF_FLOOR_S / 3600.0, "h", RPT_CDF_FLOOR_S / 3600.0);
     if (sv) {
       snprintf(fname, sizeof fname, "%s_%s", name, sv);
       for (char *p = fname; *p; p++)
@@ -1018,6 +1051,19 @@ done:
   free(st);
 }
 
+/* A quantity in words for a title or an axis: the file's label of its first metric that has one
+ * (/metrics `labels`), else its name made readable (rpt_metric_words); " (UNIT)" when unit is
+ * given and not "1". */
+static void rpt__qwords(rpt_file *f, const char *quantity, const char *unit, char *buf, size_t len) {
+  const char *label = "";
+  char q[64], d[64], v[64];
+  for (unsigned k = 0; f && k < rpt_nmetrics(f) && !label[0]; k++) {
+    rpt_metric_split(rpt_metric_name(f, k), q, d, v);
+    if (!strcmp(q, quantity)) label = rpt_metric_label(f, k);
+  }
+  rpt_metric_words(quantity, label, unit, buf, len);
+}
+
 /* ---- figure: metrics of one dimension side by side (fault-tolerance policies) ----------------- */
 
 /* Metrics named quantity.DIM.value (or quantity.DIM.value.DIM2.value2, e.g. the fault-tolerance
@@ -1161,9 +1207,11 @@ static void rpt__fig_dim_bars(rpt__ctx *c, const char *dim, const char *name, co
         }
         if (pass == 1) {
           char yl[128];
-          snprintf(yl, sizeof yl, "%s (%s)", quants[i], shown);
+          char qt[160];
+          rpt__qwords(c->f, quants[i], NULL, qt, sizeof qt);
+          rpt__qwords(c->f, quants[i], shown, yl, sizeof yl);
           fputs("set title ", g);
-          rpt__gp_str(g, quants[i]);
+          rpt__gp_str(g, qt);
           fputs("\nset ylabel ", g);
           rpt__gp_str(g, yl);
           /* bars start at 0 unless a mean is negative */
@@ -1303,13 +1351,14 @@ static int rpt__sweep_figs(rpt__ctx *c, const rpt_sweep *s) {
       }
       fputs("EOD\n", g);
     }
-    char t[400], yl[160];
-    snprintf(t, sizeof t, "%s%s%s against %s (mean of %d replication%s%s)", q, d[0] ? " per " : "", d, s->param,
+    char t[480], yl[160], qw[160];
+    rpt__qwords(NULL, q, NULL, qw, sizeof qw); /* a sweep file has no labels: the name made readable */
+    snprintf(t, sizeof t, "%s%s%s against %s (mean of %d replication%s%s)", qw, d[0] ? " per " : "", d, s->param,
              s->reps, s->reps == 1 ? "" : "s",
              s->reps < 2 ? ""
              : numeric   ? ", shaded: 95% band"
                          : ", whiskers: 95% CI");
-    snprintf(yl, sizeof yl, "%s (%s)", q, shown);
+    rpt__qwords(NULL, q, shown, yl, sizeof yl);
     fputs("set title ", g);
     rpt__gp_str(g, t);
     fputs("\nset xlabel ", g);
@@ -1358,6 +1407,55 @@ static int rpt__sweep_figs(rpt__ctx *c, const rpt_sweep *s) {
   return 0;
 }
 
+/* The sweep's table on the page: at most RPT_SWEEP_COLS points per table, the key named once above
+ * its values, cells that do not wrap (issue 49.13: one table of every point, each header
+ * "key = value", was unreadable at 1400 px). */
+#define RPT_SWEEP_COLS 5
+static void rpt__sweep_html(const rpt_sweep *s, double *tmp, FILE *html) {
+  unsigned nm = s->nmetrics, np = s->npoints;
+  for (unsigned p0 = 0; p0 < np || p0 == 0; p0 += RPT_SWEEP_COLS) {
+    unsigned p1 = p0 + RPT_SWEEP_COLS < np ? p0 + RPT_SWEEP_COLS : np;
+    fprintf(html, "<div class=\"wide\"><table class=\"sweep\"><tr><th colspan=\"2\"></th><th colspan=\"%u\">",
+            p1 > p0 ? p1 - p0 : 1);
+    rpt__html(html, s->param);
+    if (np > RPT_SWEEP_COLS) fprintf(html, " (points %u-%u of %u)", p0 + 1, p1, np);
+    fputs("</th></tr>\n<tr><th>metric</th><th>unit</th>", html);
+    for (unsigned p = p0; p < p1; p++) {
+      fputs("<th>", html);
+      rpt__html(html, s->labels[p]);
+      fputs("</th>", html);
+    }
+    fputs("</tr>\n", html);
+    for (unsigned k = 0; k < nm; k++) {
+      const char *shown;
+      double conv = rpt__shown(s->units[k], 3600.0, "h", &shown), rlo, rhi;
+      rpt_metric_range(s->names[k], s->units[k], &rlo, &rhi);
+      fputs("<tr><td>", html);
+      rpt__html(html, s->names[k]);
+      fputs("</td><td>", html);
+      rpt__html(html, shown);
+      fputs("</td>", html);
+      for (unsigned p = p0; p < p1; p++) {
+        rpt_ci ci;
+        for (int r = 0; r < s->reps; r++) tmp[r] = s->values[((size_t)p * s->reps + r) * nm + k];
+        rpt_ci_t(tmp, (size_t)s->reps, 1, &ci);
+        rpt_ci_clip(&ci, rlo, rhi);
+        char m[32], lo[32], hi[32];
+        rpt__fmt(m, sizeof m, ci.mean * conv);
+        rpt__fmt(lo, sizeof lo, ci.lo * conv);
+        rpt__fmt(hi, sizeof hi, ci.hi * conv);
+        if (isfinite(ci.lo))
+          fprintf(html, "<td>%s <span class=\"ci\">[%s, %s]</span></td>", m, lo, hi);
+        else
+          fprintf(html, "<td>%s</td>", m);
+      }
+      fputs("</tr>\n", html);
+    }
+    fputs("</table></div>\n", html);
+    if (!np) break;
+  }
+}
+
 static int rpt__sweep_tables(rpt__ctx *c, const rpt_sweep *s, FILE *md, FILE *csv, FILE *html) {
   unsigned nm = s->nmetrics, np = s->npoints;
   double *tmp = malloc((size_t)s->reps * sizeof *tmp);
@@ -1371,23 +1469,16 @@ static int rpt__sweep_tables(rpt__ctx *c, const rpt_sweep *s, FILE *md, FILE *cs
           "quantity can take; durations in hours.\n\n",
           np, s->reps, s->reps == 1 ? "" : "s");
   fprintf(md, "| metric | unit |");
-  fprintf(html, "<table><tr><th>metric</th><th>unit</th>");
   for (unsigned p = 0; p < np; p++) {
     fputc(' ', md);
     rpt__md(md, s->param);
     fputs(" = ", md);
     rpt__md(md, s->labels[p]);
     fputs(" |", md);
-    fputs("<th>", html); /* the values come from the command line: escaped */
-    rpt__html(html, s->param);
-    fputs(" = ", html);
-    rpt__html(html, s->labels[p]);
-    fputs("</th>", html);
   }
   fputs("\n|---|---|", md);
   for (unsigned p = 0; p < np; p++) fputs("---|", md);
   fputs("\n", md);
-  fputs("</tr>\n", html);
   fputs("param,label,x,metric,unit,mean,sd,ci95_lo,ci95_hi,n\n", csv);
   for (unsigned k = 0; k < nm; k++) {
     const char *shown; /* durations in hours, as in the figures; the CSV keeps the file's unit */
@@ -1398,11 +1489,6 @@ static int rpt__sweep_tables(rpt__ctx *c, const rpt_sweep *s, FILE *md, FILE *cs
     fputs(" | ", md);
     rpt__md(md, shown);
     fputs(" |", md);
-    fputs("<tr><td>", html);
-    rpt__html(html, s->names[k]);
-    fputs("</td><td>", html);
-    rpt__html(html, shown);
-    fputs("</td>", html);
     for (unsigned p = 0; p < np; p++) {
       rpt_ci ci;
       for (int r = 0; r < s->reps; r++) tmp[r] = s->values[((size_t)p * s->reps + r) * nm + k];
@@ -1413,7 +1499,6 @@ static int rpt__sweep_tables(rpt__ctx *c, const rpt_sweep *s, FILE *md, FILE *cs
       rpt__fmt(lo, sizeof lo, ci.lo * conv);
       rpt__fmt(hi, sizeof hi, ci.hi * conv);
       fprintf(md, " %s [%s, %s] |", m, lo, hi);
-      fprintf(html, "<td>%s [%s, %s]</td>", m, lo, hi);
       rpt__csv(csv, s->param);
       fputc(',', csv);
       rpt__csv(csv, s->labels[p]);
@@ -1424,9 +1509,8 @@ static int rpt__sweep_tables(rpt__ctx *c, const rpt_sweep *s, FILE *md, FILE *cs
       fprintf(csv, ",%.17g,%.17g,%.17g,%.17g,%d\n", ci.mean, ci.sd, ci.lo, ci.hi, ci.n);
     }
     fputs("\n", md);
-    fputs("</tr>\n", html);
   }
-  fputs("</table>\n", html);
+  rpt__sweep_html(s, tmp, html);
   fputs("\nPer-point results files (run `spotlab report` on any of them for its own figures):\n\n", md);
   for (unsigned p = 0; p < np; p++) {
     fputs("- ", md);
@@ -1451,11 +1535,13 @@ static int rpt__index(rpt__ctx *c, const char *tables_html, const char *what) {
   FILE *o = fopen(tmp, "w");
   if (!o) return SIM_EIO;
   fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>spotlab report</title>\n<style>\n"
-        "body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}\n"
+        "body{font-family:sans-serif;max-width:1300px;margin:2em auto;padding:0 1em;color:#222}\n"
         "table{border-collapse:collapse;margin:0.5em 0 1.5em;font-size:0.9em}\n"
         "th,td{border:1px solid #ccc;padding:0.25em 0.6em;text-align:left}th{background:#f2f2f2}\n"
         "figure{margin:1.5em 0}img{max-width:100%;border:1px solid #eee}figcaption{color:#555;font-size:0.9em}\n"
-        ".note{color:#7a4b00;background:#fff6e0;padding:0.5em}\n</style></head><body>\n",
+        ".note{color:#7a4b00;background:#fff6e0;padding:0.5em}\n"
+        ".wide{overflow-x:auto}table.sweep td{white-space:nowrap}table.sweep td:first-child{white-space:normal;"
+        "max-width:22em}.ci{color:#666;font-size:0.9em}\n</style></head><body>\n",
         o);
   fputs("<h1>spotlab report</h1>\n<p>", o);
   fputs(what, o);

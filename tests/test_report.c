@@ -863,6 +863,64 @@ static int t_write_metrics(const char *path, int reps, const sim_metric_def *def
   return rc;
 }
 
+static void t_keep_script(void *ctx, const char *name, const char *body) {
+  if (!strcmp(name, "compare")) {
+    char **keep = ctx;
+    free(*keep);
+    *keep = strdup(body);
+  }
+}
+
+/* compare leads with the operator's headline metrics, and its figure never drops a significant
+ * change for a larger insignificant one (issue 46.8: jobs_served +6% with its interval above 0 was
+ * left out for incomes of +40% whose intervals included 0); a name a file holds twice is one row. */
+static void test_compare_headline_order(void) {
+  enum { NM = 31, REPS = 6 };
+  sim_metric_def md[NM];
+  char names[NM][48];
+  for (int k = 0; k < 28; k++) { /* incomes that move a lot, but not clearly */
+    snprintf(names[k], sizeof names[k], "income.region.r%02d", k);
+    md[k] = (sim_metric_def){names[k], "USD", "", 0};
+  }
+  md[28] = (sim_metric_def){"jobs_served", "jobs", "", 0};
+  md[29] = (sim_metric_def){"platform_revenue", "USD", "", 0};
+  md[30] = (sim_metric_def){"income.region.r00", "USD", "", 0}; /* twice in the file */
+  double b[REPS * NM], a[REPS * NM];
+  for (int r = 0; r < REPS; r++)
+    for (int k = 0; k < NM; k++) {
+      double noise = (r % 2 ? 1 : -1) * (20.0 + r); /* the pairs' changes swing both ways */
+      b[r * NM + k] = k < 28 || k == 30 ? 50 : k == 28 ? 1000 + r : 100;
+      a[r * NM + k] = k < 28 || k == 30 ? 70 + noise : k == 28 ? 1060 + r + 0.5 * (r % 3) : 100 + 0.1 * r;
+    }
+  CU_ASSERT_EQUAL_FATAL(t_write_metrics("rpt_hl_before.h5", REPS, md, NM, b), 0);
+  CU_ASSERT_EQUAL_FATAL(t_write_metrics("rpt_hl_after.h5", REPS, md, NM, a), 0);
+  char *script = NULL, err[RPT_ERRLEN];
+  FILE *tab = fopen("rpt_hl.txt", "w");
+  rpt_options opt = {"rpt_hl_cmp", NULL, 1, tab, 0, t_keep_script, &script};
+  rpt_diff *d = NULL;
+  size_t nd;
+  int seeds;
+  CU_ASSERT_EQUAL_FATAL(rpt_compare("rpt_hl_before.h5", "rpt_hl_after.h5", &opt, tab, &d, &nd, &seeds, err, sizeof err),
+                        0);
+  fclose(tab);
+  CU_ASSERT_EQUAL(nd, NM - 1); /* income.region.r00 once */
+  free(d);
+  /* the printed table and compare.md open with the headline, in words */
+  char *txt = t_slurp("rpt_hl.txt"), *mdt = t_slurp("rpt_hl_cmp/compare.md");
+  CU_ASSERT(txt && strstr(txt, "Headline") && strstr(txt, "jobs served rose by 60.5 jobs (1002 to 1063, +6.0%)") &&
+            strstr(txt, "excludes 0") && strstr(txt, "platform revenue"));
+  CU_ASSERT(txt && strstr(txt, "Headline") < strstr(txt, "Every metric"));
+  CU_ASSERT(mdt && strstr(mdt, "## Headline") && strstr(mdt, "## Headline") < strstr(mdt, "## Every metric"));
+  free(txt);
+  free(mdt);
+  /* the figure: jobs served is drawn, first (significant), though 28 incomes changed by more */
+  CU_ASSERT_PTR_NOT_NULL_FATAL(script);
+  char *tics = strstr(script, "set ytics (");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tics);
+  CU_ASSERT(strstr(tics, "'jobs served' 23") != NULL); /* 24 bars, the top one is y = 23 */
+  free(script);
+}
+
 /* The summary: a count's interval does not reach below 0 (the CSV too), durations are shown in
  * hours in the Markdown and HTML (the CSV keeps seconds), and a policy quantity that is the same
  * everywhere, or a pass/fail check, is a table line and no panel. */
@@ -1386,6 +1444,7 @@ static CU_TestInfo report_tests[] = {
     {"policy x churn metrics and jobs (fault-tolerance layout)", test_report_policy_levels},
     {"missing, damaged, incomplete, other-version files", test_bad_files},
     {"compare: paired CI, seed check", test_compare_paired},
+    {"compare: headline first, significant changes first in the figure, one row per name", test_compare_headline_order},
     {"sweep file round trip and its report", test_sweep_round_trip},
     {"ranges, durations and checks from names and units", test_ranges_and_checks},
     {"intervals clipped, durations in hours, constant quantities and checks as table lines",

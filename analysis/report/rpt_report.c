@@ -464,6 +464,7 @@ static void rpt__fig_util(rpt__ctx *c) {
     g = rpt__body_open(&body, &len);
     if (!u || !idle || !g) rc = SIM_ENOMEM;
     unsigned ncols = nc > RPT_MAX_SERIES ? RPT_MAX_SERIES : (unsigned)nc;
+    int has_u[RPT_MAX_SERIES] = {0}; /* a region never available has no utilization: not in that legend */
     for (unsigned col = 0; !rc && col < ncols; col++) {
       fprintf(g, "$r%u << EOD\n", col);
       for (size_t b = 0; b < nb; b++) {
@@ -476,7 +477,8 @@ static void rpt__fig_util(rpt__ctx *c) {
         rpt_ci cu, ci;
         rpt_ci_t(u, m, 1, &cu);
         rpt_ci_t(idle, mi, 1, &ci);
-        rpt_ci_clip(&cu, 0, 100);      /* a share of the available GPU-time */
+        rpt_ci_clip(&cu, 0, 100); /* a share of the available GPU-time */
+        has_u[col] |= m > 0;
         rpt_ci_clip(&ci, 0, INFINITY); /* a number of GPUs */
         fprintf(g, "%.9g %.6g %.6g %.6g %.6g %.6g %.6g\n", ((double)b + 0.5) * bw / div, cu.mean, cu.lo, cu.hi, ci.mean,
                 ci.lo, ci.hi);
@@ -503,8 +505,13 @@ static void rpt__fig_util(rpt__ctx *c) {
           if (reps > 1)
             fprintf(g, "$r%u using 1:%d:%d with filledcurves fs transparent solid 0.18 noborder lt %u notitle, ", col,
                     k + 1, k + 2, col + 1);
-          fprintf(g, "$r%u using 1:%d with lines lt %u title ", col, k, col + 1);
-          rpt__gp_str(g, rs[0].colnames[col]);
+          fprintf(g, "$r%u using 1:%d with lines lt %u ", col, k, col + 1);
+          if (panel == 0 && !has_u[col])
+            fputs("notitle", g);
+          else {
+            fputs("title ", g);
+            rpt__gp_str(g, rs[0].colnames[col]);
+          }
           fputs(col + 1 < ncols ? ", " : "\n", g);
         }
       }
@@ -1004,6 +1011,7 @@ static void rpt__fig_timelines(rpt__ctx *c) {
   char *body;
   g = rpt__body_open(&body, &len);
   if (!g) goto done;
+  size_t shown[8] = {0}; /* spans per state in the sample: a state with none is not in the legend */
   for (unsigned s = 0; s < nst; s++) {
     fprintf(g, "$s%u << EOD\n", s);
     size_t m = 0;
@@ -1018,6 +1026,7 @@ static void rpt__fig_timelines(rpt__ctx *c) {
     }
     if (!m) fputs("NaN NaN NaN NaN NaN NaN\n", g);
     fputs("EOD\n", g);
+    shown[s] = m;
   }
   fprintf(g,
           "set title 'Replication 0: the first %u providers, state over time'\nset xlabel '%s'\n"
@@ -1033,11 +1042,15 @@ static void rpt__fig_timelines(rpt__ctx *c) {
     fprintf(g, " %u", k);
   }
   fputs(")\nplot ", g);
+  int first = 1;
   for (unsigned s = 0; s < nst; s++) {
-    fprintf(g, "%s$s%u using 1:2:3:4:5:6 with boxxyerror fs solid 1.0 noborder lc rgb '%s' title ", s ? ", " : "", s,
-            rpt__state_colour(states[s], s));
+    if (!shown[s]) continue;
+    fprintf(g, "%s$s%u using 1:2:3:4:5:6 with boxxyerror fs solid 1.0 noborder lc rgb '%s' title ", first ? "" : ", ",
+            s, rpt__state_colour(states[s], s));
     rpt__gp_str(g, states[s]);
+    first = 0;
   }
+  if (first) fputs("NaN notitle", g); /* no span of any state in the sample */
   fputc('\n', g);
   fclose(g);
   free(pers);

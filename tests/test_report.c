@@ -921,6 +921,62 @@ static void test_compare_headline_order(void) {
   free(script);
 }
 
+static void t_keep_all(void *ctx, const char *name, const char *body) {
+  (void)name;
+  FILE *o = ctx;
+  fputs(body, o);
+}
+
+/* Figures name a metric in words: its label from the file's /metrics `labels` attribute when it
+ * has one (written here with HDF5, as the models do), else its name made readable; never the
+ * identifier (issue 49.13). */
+static void test_figures_in_words(void) {
+  sim_metric_def md[4] = {{"goodput.policy.none", "1", "", 0},
+                          {"goodput.policy.checkpoint", "1", "", 0},
+                          {"income_per_available_hour.policy.none", "USD/h", "", 0},
+                          {"income_per_available_hour.policy.checkpoint", "USD/h", "", 0}};
+  double v[3 * 4] = {0.5, 0.6, 1, 2, 0.55, 0.62, 1.5, 2.5, 0.52, 0.7, 1.2, 2.2};
+  CU_ASSERT_EQUAL_FATAL(t_write_metrics("rpt_words.h5", 3, md, 4, v), 0);
+  t_unseal("rpt_words.h5"); /* edited below: a file without a checksum is read unchecked */
+  hid_t h = H5Fopen("rpt_words.h5", H5F_ACC_RDWR, H5P_DEFAULT), ds = H5Dopen2(h, "/metrics", H5P_DEFAULT);
+  char lab[4][48] = {"useful share of billed GPU time", "useful share of billed GPU time", "", ""};
+  hsize_t n = 4;
+  hid_t t = H5Tcopy(H5T_C_S1), sp = H5Screate_simple(1, &n, NULL);
+  H5Tset_size(t, 48);
+  hid_t a = H5Acreate2(ds, "labels", t, sp, H5P_DEFAULT, H5P_DEFAULT);
+  CU_ASSERT(H5Awrite(a, t, lab) >= 0);
+  H5Aclose(a);
+  H5Sclose(sp);
+  H5Tclose(t);
+  H5Dclose(ds);
+  H5Fclose(h);
+  rpt_file *f = NULL;
+  char err[RPT_ERRLEN];
+  CU_ASSERT_EQUAL_FATAL(rpt_open("rpt_words.h5", &f, err, sizeof err), 0);
+  CU_ASSERT_STRING_EQUAL(rpt_metric_label(f, 0), "useful share of billed GPU time");
+  CU_ASSERT_STRING_EQUAL(rpt_metric_label(f, 2), "");
+  CU_ASSERT_EQUAL(rpt_metric_headline(f, 0), -1);
+  rpt_close(f);
+  char *all = NULL;
+  size_t len;
+  FILE *o = open_memstream(&all, &len);
+  rpt_options opt = {"rpt_words_report", "none", 1, NULL, 0, t_keep_all, o};
+  rpt_outcome out;
+  CU_ASSERT_EQUAL(rpt_report("rpt_words.h5", &opt, &out, err, sizeof err), 0);
+  rpt_outcome_free(&out);
+  fclose(o);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(all);
+  CU_ASSERT(strstr(all, "set title 'useful share of billed GPU time'") != NULL);    /* the label */
+  CU_ASSERT(strstr(all, "set ylabel 'income per available hour (USD/h)'") != NULL); /* the name, readable */
+  CU_ASSERT(strstr(all, "'goodput") == NULL && strstr(all, "'income_per_available_hour") == NULL);
+  free(all);
+  char w[160];
+  rpt_metric_words("income_cv.persona.jade.pool.fixed", NULL, "1", w, sizeof w);
+  CU_ASSERT_STRING_EQUAL(w, "income coefficient of variation, persona jade, pool fixed");
+  rpt_metric_words("wait_p50", "", "h", w, sizeof w);
+  CU_ASSERT_STRING_EQUAL(w, "wait median (h)");
+}
+
 /* The summary: a count's interval does not reach below 0 (the CSV too), durations are shown in
  * hours in the Markdown and HTML (the CSV keeps seconds), and a policy quantity that is the same
  * everywhere, or a pass/fail check, is a table line and no panel. */
@@ -1444,6 +1500,7 @@ static CU_TestInfo report_tests[] = {
     {"policy x churn metrics and jobs (fault-tolerance layout)", test_report_policy_levels},
     {"missing, damaged, incomplete, other-version files", test_bad_files},
     {"compare: paired CI, seed check", test_compare_paired},
+    {"figures name metrics in words: labels from the file, else readable names", test_figures_in_words},
     {"compare: headline first, significant changes first in the figure, one row per name", test_compare_headline_order},
     {"sweep file round trip and its report", test_sweep_round_trip},
     {"ranges, durations and checks from names and units", test_ranges_and_checks},

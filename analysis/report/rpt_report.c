@@ -1187,6 +1187,7 @@ static void rpt__fig_dim_bars(rpt__ctx *c, const char *dim, const char *name, co
     for (unsigned i = q0; i < q1; i++) {
       const char *unit = "";
       double minv = 0, maxv = 0;
+      int subany[6] = {0}; /* a DIM2 value with no value of this quantity: not in the legend */
       /* First pass: the unit and the range (durations are shown in the page's time unit). */
       for (int pass = 0; pass < 2; pass++) {
         const char *shown;
@@ -1211,6 +1212,7 @@ static void rpt__fig_dim_bars(rpt__ctx *c, const char *dim, const char *name, co
               if (ci.mean > maxv) maxv = ci.mean;
             }
             if (pass == 1) {
+              subany[s] |= isfinite(ci.mean) != 0;
               double x = j + 1 + (s - (nsub - 1) / 2.0) * w;
               fprintf(g, "%.4f %.9g %.9g %.9g %u\n", x, ci.mean * conv, (isfinite(ci.lo) ? ci.lo : ci.mean) * conv,
                       (isfinite(ci.hi) ? ci.hi : ci.mean) * conv, ns ? s + 1 : j + 1);
@@ -1240,12 +1242,16 @@ static void rpt__fig_dim_bars(rpt__ctx *c, const char *dim, const char *name, co
         if (ns) {
           char lab[160];
           snprintf(lab, sizeof lab, "%s %s", dim2, subs[s]);
-          fprintf(g, "%s$q%u_%u using 1:2 with boxes lt %u title ", s ? ", " : "", i, s, s + 1);
-          rpt__gp_str(g, lab);
+          fprintf(g, "%s$q%u_%u using 1:2 with boxes lt %u ", s ? ", " : "", i, s, s + 1);
+          if (subany[s]) {
+            fputs("title ", g);
+            rpt__gp_str(g, lab);
+          } else
+            fputs("notitle", g);
         } else {
           fprintf(g, "$q%u_%u using 1:2:5 with boxes lc variable notitle", i, s);
         }
-        fprintf(g, ", $q%u_%u using 1:2:3:4 with yerrorbars lc rgb 'black' pt 7 ps 0 lw 1.2 notitle", i, s);
+        fprintf(g, ", $q%u_%u using 1:2:3:4 with yerrorbars lc rgb 'black' dt 1 pt 7 ps 0 lw 1.2 notitle", i, s);
       }
       fputc('\n', g);
     }

@@ -2,8 +2,12 @@
 #include "app/cli.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static int cli__nopts(const app_cli *c) {
   int n = 0;
@@ -350,4 +354,78 @@ int app_args_is_word(const app_args *a, const char *name) {
 int app_args_choice(const app_args *a, const char *name, int def) {
   int k = cli__index(a, name);
   return a->count[k] ? (int)a->num[k] : def;
+}
+
+const char *const app_spread_choices[] = {"auto", "reps", "model", NULL};
+
+void app_args_run_overrides(const app_args *a, char buf[2][64], const char **ovr, int *n) {
+  if (app_args_count(a, "--seed")) {
+    snprintf(buf[0], 64, "run.seed=%llu", app_args_u64(a, "--seed", 0));
+    ovr[(*n)++] = buf[0];
+  }
+  if (app_args_count(a, "--reps")) {
+    snprintf(buf[1], 64, "run.reps=%llu", app_args_u64(a, "--reps", 0));
+    ovr[(*n)++] = buf[1];
+  }
+}
+
+/* 0 when a new file can be created in folder `dir` (created and removed), else errno. */
+static int cli__probe(const char *dir) {
+  char probe[4200];
+  snprintf(probe, sizeof probe, "%s/.spotlab-probe.%ld", dir, (long)getpid());
+  int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL, 0600);
+  if (fd < 0) return errno ? errno : EIO;
+  close(fd);
+  unlink(probe);
+  return 0;
+}
+
+int app_out_check(FILE *msg, const char *cmd, const char *out, const char *const *inputs, int ninputs, int folder) {
+  struct stat so;
+  int exists = stat(out, &so) == 0;
+  size_t ol = strlen(out);
+  if (!folder && ((exists && S_ISDIR(so.st_mode)) || (ol && out[ol - 1] == '/'))) {
+    if (msg)
+      fprintf(msg, "spotlab %s: --out '%s' is a folder: give a file name (e.g. %s%sresults.h5)\n", cmd, out, out,
+              ol && out[ol - 1] == '/' ? "" : "/");
+    return 2;
+  }
+  if (folder && exists && !S_ISDIR(so.st_mode)) {
+    if (msg) fprintf(msg, "spotlab %s: --out '%s' is a file, not a folder\n", cmd, out);
+    return 2;
+  }
+  for (int i = 0; exists && i < ninputs; i++) {
+    struct stat si;
+    if (inputs[i] && stat(inputs[i], &si) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino) {
+      if (msg)
+        fprintf(msg, "spotlab %s: --out '%s' is the input '%s': it would be overwritten; give another file\n", cmd, out,
+                inputs[i]);
+      return 2;
+    }
+  }
+  /* the folder that will receive the file: out's own (a folder output that exists), else the
+   * nearest existing folder above it (a report creates its folder) */
+  char *c = strdup(out);
+  if (!c) return 1;
+  char dir[4096];
+  if (folder && exists)
+    snprintf(dir, sizeof dir, "%s", out);
+  else {
+    snprintf(dir, sizeof dir, "%s", dirname(c));
+    struct stat sd;
+    while (folder && stat(dir, &sd) != 0 && strcmp(dir, ".") && strcmp(dir, "/")) {
+      char *up = strdup(dir);
+      if (!up) break;
+      snprintf(dir, sizeof dir, "%s", dirname(up));
+      free(up);
+    }
+  }
+  free(c);
+  int e = cli__probe(dir);
+  if (e) {
+    if (msg)
+      fprintf(msg, "spotlab %s: cannot write into the folder '%s': %s; nothing was done\n", cmd, dir, strerror(e));
+    return 1;
+  }
+  return 0;
 }

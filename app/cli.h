@@ -45,6 +45,26 @@ typedef struct app_cli {
   const app_option *opts;  /* terminated by {NULL} */
 } app_cli;
 
+/* Options several commands share, declared here once with one bound each, so that `run`,
+ * `sweep`, `experiment`, `check` and the benchmarks accept the same values: each command gives
+ * only its help line. The seed and replication bounds are the scenario keys' own (run.seed,
+ * run.reps in app/runner.c use APP_SEED_MAX and APP_REPS_MAX), so an option never accepts what the
+ * scenario key would refuse. */
+#define APP_SEED_MAX 9.2e18 /* a seed fits in a signed 64-bit run.seed (2^63 - 1 = 9.22e18) */
+#define APP_REPS_MAX 10000
+#define APP_OPT_SEED(help)                                                                                             \
+  { "--seed", APP_O_U64, "N", 0, APP_SEED_MAX, 0, help }
+#define APP_OPT_REPS(help)                                                                                             \
+  { "--reps", APP_O_U64, "N", 1, APP_REPS_MAX, 0, help }
+#define APP_OPT_SPREAD(help)                                                                                           \
+  { "--spread", APP_O_CHOICE, "auto|reps|model", 0, 0, 0, help, app_spread_choices }
+#define APP_OPT_QUIET(help)                                                                                            \
+  { "--quiet", APP_O_FLAG, NULL, 0, 0, 0, help }
+#define APP_OPT_PARAM(help)                                                                                            \
+  { "--param", APP_O_STRING, "KEY=VALUE", 0, 0, APP_REPEAT, help }
+/* --spread's choices, in the order of app_spread (runner.h): auto, reps, model. */
+extern const char *const app_spread_choices[];
+
 #define APP_CLI_MAX_OPTS 40
 #define APP_CLI_MAX_OPERANDS 8
 #define APP_CLI_ANY (-1) /* max_operands: as many as given (`spotlab merge OUT PART...`) */
@@ -81,5 +101,20 @@ double app_args_double(const app_args *a, const char *name, double def);
 int app_args_flag(const app_args *a, const char *name);
 int app_args_is_word(const app_args *a, const char *name);         /* DOUBLE: the value given was opt->word */
 int app_args_choice(const app_args *a, const char *name, int def); /* CHOICE: index into choices */
+
+/* --seed and --reps (APP_OPT_SEED, APP_OPT_REPS) as the overrides "run.seed=N", "run.reps=N"
+ * (written into buf[0], buf[1]), appended to ovr[*n] in that order when given. */
+void app_args_run_overrides(const app_args *a, char buf[2][64], const char **ovr, int *n);
+
+/* Checks, before any work, that a command's output can be written. `out` is a file (folder 0:
+ * results, sweep, lab) or a folder (folder 1: a report's DIR, created if absent). Refused with exit
+ * status 2 (bad usage): a file output that is a folder ("dir/") or one of the inputs
+ * inputs[0..ninputs) (the same file: it would be overwritten), a folder output that is a file.
+ * Refused with exit status 1 (the file system's refusal, a run-time failure, as when a write
+ * fails later): a folder that does not accept a new file, with the reason ("Read-only file system",
+ * "No such file or directory", "Permission denied"): a probe file is created there and removed,
+ * which also holds for root on a read-only mount. Returns 0 or that status, after a message
+ * "spotlab CMD: ..." on `msg` (NULL: silent, for the ranks other than 0). */
+int app_out_check(FILE *msg, const char *cmd, const char *out, const char *const *inputs, int ninputs, int folder);
 
 #endif

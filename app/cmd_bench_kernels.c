@@ -92,7 +92,7 @@ static const app_option bk_opts_table[] = {
     {"--detect-ms", APP_O_DOUBLE, "X", 0, 10000, 0, "failure detection delay, ms (default 1)"},
     {"--replicas", APP_O_U64, "K", 1, 16, 0, "redundant/speculative replicas (default 2)"},
     {"--scale", APP_O_DOUBLE, "S", 0.01, 16, 0, "problem size factor (default 1)"},
-    {"--seed", APP_O_U64, "N", 0, 1.9e19, 0, "input and failure-time seed (default 1)"},
+    APP_OPT_SEED("input and failure-time seed (default 1)"),
     {NULL},
 };
 static const app_cli bk_cli = {"bench kernels",
@@ -768,7 +768,11 @@ static int bk_main(int argc, char **argv) {
     free(st);
     return 2;
   }
-  int rc = 0;
+  int rc = st->o.out ? app_out_check(stderr, "bench kernels", st->o.out, NULL, 0, 0) : 0;
+  if (rc) { /* before minutes of measurement, not after */
+    free(st);
+    return rc;
+  }
   if (!st->o.cpu_only) {
     char msg[256] = "";
     rc = krn_gpu_open(&st->gpu, msg, sizeof msg);

@@ -155,7 +155,7 @@ static const app_option bm__opts[] = {
      "rank"},
     {"--days", APP_O_U64, "D", 1, 3650, 0, "simulated days (default 30)"},
     {"--load", APP_O_DOUBLE, "L", 0, 1000, 0, "synthetic arrivals, jobs per GPU per day (default 0.8)"},
-    {"--seed", APP_O_U64, "S", 0, 1.9e19, 0, "engine seed (default 1)"},
+    APP_OPT_SEED("engine seed (default 1)"),
     {"--rule", APP_O_CHOICE, "R", 0, 0, 0, "the bidding pool's clearing rule (default gigaspot)", mkt_rule_names},
     {"--out", APP_O_STRING, "FILE", 0, 0, 0,
      "append a CSV line of the figures per run (memory per GPU: the first only)"},

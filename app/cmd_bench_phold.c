@@ -103,7 +103,7 @@ static const app_option bp__opts[] = {
     {"--mean", APP_O_DOUBLE, "M", 0, 1e9, 0, "mean of the exponential delay beyond the lookahead (default 0.9)"},
     {"--remote", APP_O_DOUBLE, "R", 0, 1, 0, "share of events sent to a random LP (default 0.1)"},
     {"--start", APP_O_U64, "K", 1, 1000, 0, "initial events per LP (default 1)"},
-    {"--seed", APP_O_U64, "S", 0, 1.9e19, 0, "engine seed (default 1)"},
+    APP_OPT_SEED("engine seed (default 1)"),
     {"--repeat", APP_O_U64, "N", 1, 100, 0, "run each N times and report the median rate (default 1)"},
     {"--no-reference", APP_O_FLAG, NULL, 0, 0, 0, "skip the bare heap loop"},
     {"--ranks-info", APP_O_FLAG, NULL, 0, 0, 0, "print ranks, windows and events per window"},

@@ -68,7 +68,7 @@ static const app_option bench__opts[] = {
     {"--events", APP_O_U64, "N", 1, 1e9, 0, "events in the timed stream (default 1000000)"},
     {"--policy", APP_O_CHOICE, "P", 0, 0, 0, "the one fault-tolerance policy to run (default: all)",
      sched_policy_names},
-    {"--seed", APP_O_U64, "N", 0, 9.2e18, 0, "stream seed (default 1)"},
+    APP_OPT_SEED("stream seed (default 1)"),
     {"--out", APP_O_STRING, "FILE", 0, 0, 0, "also write the table as CSV"},
     {"--net", APP_O_FLAG, NULL, 0, 0, 0, "the transfer model instead (ARQ / TCP / HARQ)"},
     {"--bw", APP_O_DOUBLE, "MBIT/S", 1e-6, 1e9, 0, "link rate, --net only (default 100)"},

@@ -45,13 +45,12 @@ static const app_option xp__opts[] = {
     {"--out", APP_O_STRING, "DIR|FILE.h5", 0, 0, 0,
      "FILE.h5: the experiment file, points in FILE.points/ (default results/NAME-experiment.h5);\n"
      "DIR: DIR/experiment.h5, points in DIR/points/"},
-    {"--reps", APP_O_U64, "N", 1, 10000, 0, "replications per point (overrides the file's reps and run.reps)"},
-    {"--seed", APP_O_U64, "N", 0, 9.2e18, 0,
-     "base seed, the same at every point (overrides the file's seed and run.seed)"},
+    APP_OPT_REPS("replications per point (overrides the file's reps and run.reps)"),
+    APP_OPT_SEED("base seed, the same at every point (overrides the file's seed and run.seed)"),
     {"--resume", APP_O_FLAG, NULL, 0, 0, 0,
      "keep the points whose results file is already there (same scenario, values, seed and\n"
      "replications); run the others"},
-    {"--quiet", APP_O_FLAG, NULL, 0, 0, 0, "no progress lines"},
+    APP_OPT_QUIET("no progress lines"),
     {NULL},
 };
 static const app_cli xp__cli = {
@@ -439,12 +438,16 @@ static int cmd_experiment_main(int argc, char **argv) {
     rc = 2;
     goto done;
   }
+  const char *ins[2] = {file, s->scenario};
+  if ((rc = app_out_check(rank == 0 ? stderr : NULL, "experiment", out, ins, 2,
+                          !(ol > 3 && !strcmp(out + ol - 3, ".h5")))))
+    goto done;
   if (ol > 3 && !strcmp(out + ol - 3, ".h5")) {
     snprintf(expfile, sizeof expfile, "%s", out);
     snprintf(pdir, sizeof pdir, "%.*s.points", (int)(ol - 3), out);
   } else {
     if (mkdir(out, 0777) && errno != EEXIST) {
-      if (rank == 0) fprintf(stderr, "spotlab experiment: cannot create the folder '%s'\n", out);
+      if (rank == 0) fprintf(stderr, "spotlab experiment: cannot create the folder '%s': %s\n", out, strerror(errno));
       rc = 1;
       goto done;
     }
@@ -452,7 +455,9 @@ static int cmd_experiment_main(int argc, char **argv) {
     snprintf(pdir, sizeof pdir, "%s/points", out);
   }
   if (mkdir(pdir, 0777) && errno != EEXIST) {
-    if (rank == 0) fprintf(stderr, "spotlab experiment: cannot create the folder '%s' for the points' results\n", pdir);
+    if (rank == 0)
+      fprintf(stderr, "spotlab experiment: cannot create the folder '%s' for the points' results: %s\n", pdir,
+              strerror(errno));
     rc = 1;
     goto done;
   }

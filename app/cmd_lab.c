@@ -123,15 +123,30 @@ static int cmd_lab_main(int argc, char **argv) {
     out = defo;
   }
   if (rank == 0) {
-    char *oc = strdup(out);
-    const char *dir = oc ? dirname(oc) : ".";
-    int ok = access(dir, W_OK) == 0;
-    if (!ok) fprintf(stderr, "spotlab lab: cannot write results into folder '%s': %s\n", dir, strerror(errno));
-    free(oc);
-    if (!ok) {
+    /* neither the results nor the journal may be the job file (or each other's file) */
+    const char *ins[2] = {jobfile, journal};
+    int orc = app_out_check(stderr, "lab", out, ins, 2, 0);
+    if (!orc && !resume) orc = app_out_check(stderr, "lab", journal, ins, 1, 0);
+    if (!orc && !strcmp(out, journal)) {
+      fprintf(stderr, "spotlab lab: --out and --journal are the same file '%s'\n", out);
+      orc = 2;
+    }
+    if (orc) {
       lab_config_free(cfg);
-      if (use_mpi) MPI_Abort(MPI_COMM_WORLD, 2);
-      return 2;
+      if (use_mpi) MPI_Abort(MPI_COMM_WORLD, orc);
+      return orc;
+    }
+  }
+  if (calibration) { /* a bad calibration file is bad input: refused before the journal is created */
+    lab_calib *cal = NULL;
+    char cerr[2048];
+    int crc = lab_calib_load(calibration, cfg, &cal, cerr, sizeof cerr);
+    lab_calib_free(cal);
+    if (crc) {
+      if (rank == 0) fprintf(stderr, "%s\nspotlab lab: nothing was run\n", cerr);
+      lab_config_free(cfg);
+      if (use_mpi) MPI_Abort(MPI_COMM_WORLD, crc == LAB_ECONFIG ? 2 : 1);
+      return crc == LAB_ECONFIG ? 2 : 1;
     }
   }
   lab_opts o = {journal, out, resume, sim, verbose, rank == 0 ? stdout : NULL, use_mpi, predict, calibration};
@@ -148,6 +163,11 @@ static int cmd_lab_main(int argc, char **argv) {
   } else if (rc && rc != LAB_ETIMEOUT) {
     fprintf(stderr, "spotlab lab: %s\n", lab_strerror(rc));
     status = rc == LAB_EJOURNAL || rc == LAB_ECONFIG ? 2 : 1;
+    if (rc == LAB_ESTOPPED) { /* resumable: its journal is whole and no job was charged */
+      if (rank == 0)
+        fprintf(stderr, "spotlab lab: continue with: spotlab lab %s --journal %s --resume\n", jobfile, journal);
+      status = 3;
+    }
   } else {
     if (rc == LAB_ETIMEOUT) status = 1;
     lab_report_print(stdout, cfg, &rep);

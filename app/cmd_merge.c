@@ -43,6 +43,11 @@ static int cmd_merge_main(int argc, char **argv) {
       free(parts);
       return 2;
     }
+  int orc = app_out_check(stderr, "merge", out, parts, n, 0);
+  if (orc) {
+    free(parts);
+    return orc;
+  }
   char err[1024];
   int rc = sim_results_merge(out, parts, n, err, sizeof err);
   free(parts);

@@ -20,7 +20,7 @@ static const app_option report__opts[] = {
     {"--out", APP_O_STRING, "DIR", 0, 0, 0, "report folder (default: RESULTS without .h5, plus -report)"},
     {"--gnuplot", APP_O_STRING, "PROGRAM", 0, 0, 0,
      "gnuplot to run (default $SPOTLAB_GNUPLOT, else gnuplot on PATH;\n'none': tables only)"},
-    {"--quiet", APP_O_FLAG, NULL, 0, 0, 0, "no progress lines"},
+    APP_OPT_QUIET("no progress lines"),
     {NULL},
 };
 static const app_cli report__cli = {
@@ -60,6 +60,9 @@ static int cmd_report_main(int argc, char **argv) {
     report__default_out(in, defout, sizeof defout);
     out = defout;
   }
+  const char *ins[1] = {in};
+  int orc = app_out_check(stderr, "report", out, ins, 1, 1);
+  if (orc) return orc;
   rpt_options opt = {out, gp, quiet, stdout, 0};
   rpt_outcome o;
   rc = rpt_report(in, &opt, &o, err, sizeof err);

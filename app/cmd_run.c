@@ -12,26 +12,20 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* --spread's choices, in the order of APP_SPREAD_AUTO, _REPS, _MODEL */
-static const char *const run__spreads[] = {"auto", "reps", "model", NULL};
-
 static const app_option run__opts[] = {
-    {"--seed", APP_O_U64, "N", 0, 9.2e18, 0, "base seed (overrides run.seed); replication r derives its own"},
-    {"--reps", APP_O_U64, "N", 1, 10000, 0, "replications (overrides run.reps); 95% CIs need 2 or more"},
+    APP_OPT_SEED("base seed (overrides run.seed); replication r derives its own"),
+    APP_OPT_REPS("replications (overrides run.reps); 95% CIs need 2 or more"),
     {"--out", APP_O_STRING, "FILE.h5", 0, 0, 0, "results file (default: results/SCENARIO-NAME.h5)"},
-    {"--param", APP_O_STRING, "KEY=VALUE", 0, 0, APP_REPEAT,
-     "override one scenario key, e.g. --param market.bidding.fee=0.05; a list's item by\n"
-     "name or index: market.regions.us.weekend_factor=0.8, 'market.regions.[1].tz_h=2'"},
-    {"--spread", APP_O_CHOICE, "auto|reps|model", 0, 0, 0,
-     "under mpirun: reps (each replication whole on one rank), model (each over all ranks),\n"
-     "auto (default: model only for fewer replications than ranks and a big model); the\n"
-     "choice is printed",
-     run__spreads},
+    APP_OPT_PARAM("override one scenario key, e.g. --param market.bidding.fee=0.05; a list's item by\n"
+                  "name or index: market.regions.us.weekend_factor=0.8, 'market.regions.[1].tz_h=2'"),
+    APP_OPT_SPREAD("under mpirun: reps (each replication whole on one rank), model (each over all ranks),\n"
+                   "auto (default: model only for fewer replications than ranks and a big model); the\n"
+                   "choice is printed"),
     {"--shard", APP_O_STRING, "K/N", 0, 0, 0,
      "run only part K (0 .. N-1) of N of the replications, into a part file for\n"
      "`spotlab merge` (a job array: docs/slurm.md)"},
     {"--all", APP_O_FLAG, NULL, 0, 0, 0, "print every metric, not only the model's headline ones"},
-    {"--quiet", APP_O_FLAG, NULL, 0, 0, 0, "no summary table, no progress line"},
+    APP_OPT_QUIET("no summary table, no progress line"),
     {NULL},
 };
 static const app_cli run__cli = {
@@ -50,19 +44,12 @@ static const app_cli run__cli = {
 
 /* The overrides of the command line as app_load takes them: --seed and --reps as run.seed and
  * run.reps, then every --param in order (a later one wins). malloc'd, *n set. */
-static const char **run__overrides(const app_args *a, char *seedbuf, char *repsbuf, size_t len, int *n) {
+static const char **run__overrides(const app_args *a, char buf[2][64], int *n) {
   int np = app_args_count(a, "--param");
   const char **ovr = calloc((size_t)np + 2, sizeof *ovr);
   if (!ovr) SIM_FATAL("out of memory");
   *n = 0;
-  if (app_args_count(a, "--seed")) {
-    snprintf(seedbuf, len, "run.seed=%llu", app_args_u64(a, "--seed", 0));
-    ovr[(*n)++] = seedbuf;
-  }
-  if (app_args_count(a, "--reps")) {
-    snprintf(repsbuf, len, "run.reps=%llu", app_args_u64(a, "--reps", 0));
-    ovr[(*n)++] = repsbuf;
-  }
+  app_args_run_overrides(a, buf, ovr, n);
   for (int k = 0; k < np; k++) ovr[(*n)++] = app_args_at(a, "--param", k);
   return ovr;
 }
@@ -95,17 +82,12 @@ static int cmd_run__go(const char *scenario, const char *out, const char **ovr, 
     out = defout;
     if (rank == 0) mkdir("results", 0777);
   }
-  /* Fail before the run, not after it, if the results cannot be written. */
-  if (rank == 0) {
-    char *oc = strdup(out);
-    const char *dir = oc ? dirname(oc) : ".";
-    int ok = access(dir, W_OK) == 0;
-    if (!ok) fprintf(stderr, "spotlab run: cannot write results into folder '%s': %s\n", dir, strerror(errno));
-    free(oc);
-    if (!ok) {
-      app_unload(&l);
-      return 2;
-    }
+  /* Fail before the run, not after it, if the results cannot be written (every rank checks, so
+   * that all of them stop). */
+  int orc = app_out_check(rank == 0 ? stderr : NULL, "run", out, &scenario, 1, 0);
+  if (orc) {
+    app_unload(&l);
+    return orc;
   }
   l.spread = spread;
   if (shard_n) {
@@ -169,8 +151,8 @@ static int cmd_run_main(int argc, char **argv) {
   }
   const char *scenario = a.operand[0], *out = app_args_str(&a, "--out", NULL);
   int quiet = app_args_flag(&a, "--quiet"), all = app_args_flag(&a, "--all"), novr;
-  char seedbuf[64], repsbuf[64];
-  int spread = app_spread_parse(run__spreads[app_args_choice(&a, "--spread", 0)]), shard_k = 0, shard_n = 0;
+  char runbuf[2][64];
+  int spread = app_spread_parse(app_spread_choices[app_args_choice(&a, "--spread", 0)]), shard_k = 0, shard_n = 0;
   const char *sh = app_args_str(&a, "--shard", NULL);
   if (sh) {
     char tail;
@@ -181,7 +163,7 @@ static int cmd_run_main(int argc, char **argv) {
       return 2;
     }
   }
-  const char **ovr = run__overrides(&a, seedbuf, repsbuf, sizeof seedbuf, &novr);
+  const char **ovr = run__overrides(&a, runbuf, &novr);
   int rc = cmd_run__go(scenario, out, ovr, novr, quiet, all, spread, shard_k, shard_n, argc, argv);
   free(ovr);
   app_args_free(&a);
@@ -189,7 +171,7 @@ static int cmd_run_main(int argc, char **argv) {
 }
 
 static const app_option check__opts[] = {
-    {"--param", APP_O_STRING, "KEY=VALUE", 0, 0, APP_REPEAT, "override one scenario key, as `spotlab run` does"},
+    APP_OPT_PARAM("override one scenario key, as `spotlab run` does"),
     {"--print", APP_O_FLAG, NULL, 0, 0, 0, "write every key's effective value, defaults included"},
     {"--pilot", APP_O_DOUBLE, "SECONDS", 0.001, 3600, 0,
      "CPU time for the estimate's pilot runs (default 0.25): replication 0 runs\n"

@@ -1,6 +1,8 @@
-/* cmd_sweep.c - `spotlab sweep SCENARIO --param KEY=V1,V2,...`: runs a scenario at every value of
- * one key and writes one sweep file (layout: docs/reports.md) that `spotlab report` draws as each
- * metric against the key, with its confidence band. Every point's own results file is kept too
+/* cmd_sweep.c - `spotlab sweep SCENARIO --param KEY=V1,V2,... [--param KEY2=...]`: runs a scenario
+ * at every value of one key, or at every point of the full grid of several keys (the first key
+ * slowest, as nested loops in the order given), and writes one sweep file (layout:
+ * docs/reports.md) that `spotlab report` draws as each metric against the key, with its
+ * confidence band. Every point's own results file is kept too
  * (FILE.points/point_NNNN.h5) for `spotlab report` and `spotlab compare`.
  *
  * Parallelism: replications on OpenMP threads and, under mpirun, whole points over the ranks, or
@@ -24,6 +26,14 @@
 #include <unistd.h>
 
 #define SWEEP_MAX_POINTS 1000
+#define SWEEP_MAX_KEYS 8
+
+/* One swept key and its values, as given by one --param KEY=V1,V2,... */
+typedef struct sweep__axis {
+  char key[128];
+  char *vals[SWEEP_MAX_POINTS];
+  int n;
+} sweep__axis;
 
 static double sweep__now(void) {
   struct timespec ts;
@@ -73,21 +83,20 @@ static double sweep__number(const char *s) {
   return errno || end == s || *end ? NAN : v;
 }
 
-static const char *const sweep__spreads[] = {"auto", "reps", "model", NULL}; /* APP_SPREAD_* order */
-
 static const app_option sweep__opts[] = {
-    {"--param", APP_O_STRING, "KEY=V1,V2,...", 0, 0, APP_REQUIRED,
-     "the key and its values (commas inside [..] or \"..\" do not split); a list's item\n"
-     "by name or index, as in run: market.regions.us.weekend_factor=0.6,0.8"},
-    {"--reps", APP_O_U64, "N", 1, 10000, 0, "replications per point (overrides run.reps)"},
-    {"--seed", APP_O_U64, "N", 0, 9.2e18, 0, "base seed, the same at every point (overrides run.seed)"},
+    {"--param", APP_O_STRING, "KEY=V1,V2,...", 0, 0, APP_REQUIRED | APP_REPEAT,
+     "a key and its values (commas inside [..] or \"..\" do not split); a list's item\n"
+     "by name or index, as in run: market.regions.us.weekend_factor=0.6,0.8. Several\n"
+     "--param: their full grid, the first key slowest (at most " SIM_STR(SWEEP_MAX_KEYS) " keys, " SIM_STR(
+         SWEEP_MAX_POINTS) " points)"},
+    APP_OPT_REPS("replications per point (overrides run.reps)"),
+    APP_OPT_SEED("base seed, the same at every point (overrides run.seed)"),
     {"--out", APP_O_STRING, "FILE.h5", 0, 0, 0, "sweep file (default: results/SCENARIO-sweep.h5)"},
-    {"--spread", APP_O_CHOICE, "auto|reps|model", 0, 0, 0,
-     "under mpirun, as spotlab run's: reps, model or auto (default)", sweep__spreads},
+    APP_OPT_SPREAD("under mpirun, as spotlab run's: reps, model or auto (default)"),
     {"--resume", APP_O_FLAG, NULL, 0, 0, 0,
      "keep the points whose results file is already in FILE.points/ (the same scenario,\n"
      "value, seed and replications, whole); run the others"},
-    {"--quiet", APP_O_FLAG, NULL, 0, 0, 0, "no progress lines"},
+    APP_OPT_QUIET("no progress lines"),
     {NULL},
 };
 static const app_cli sweep__cli = {
@@ -96,10 +105,12 @@ static const app_cli sweep__cli = {
     1,
     1,
     NULL,
-    "Runs the scenario once per value of KEY (a scenario key, group.key) and writes one sweep\n"
-    "file: per point and replication every metric, and their means and 95% confidence\n"
-    "intervals. Each point's full results file is kept as FILE.points/point_NNNN.h5.\n"
-    "`spotlab report FILE.h5` draws every metric against KEY with its confidence band.\n",
+    "Runs the scenario once per value of KEY (a scenario key, group.key), or once per point of\n"
+    "the grid of several keys (--param A=1,2 --param B=x,y: A=1 B=x, A=1 B=y, A=2 B=x, A=2 B=y),\n"
+    "and writes one sweep file: per point and replication every metric, and their means and\n"
+    "95% confidence intervals. Each point's full results file is kept as\n"
+    "FILE.points/point_NNNN.h5. `spotlab report FILE.h5` draws every metric against KEY with\n"
+    "its confidence band (a grid: against the point, labelled with each key's value).\n",
     "Every point is checked before the first one runs. Progress: one line per point on stderr.\n"
     "Under mpirun, whole points go to the ranks (point p to rank p mod P) when that takes fewer\n"
     "rounds than spreading each point's replications over them (--spread; one replication over\n"
@@ -107,8 +118,61 @@ static const app_cli sweep__cli = {
     "Exit status: 0 done, 1 a check failed or a file could not be written, 2 bad usage or scenario.\n",
     sweep__opts};
 
-static int cmd_sweep__go(const char *scenario, const char *param, const char *out, const char *const *fixed, int nfixed,
-                         int quiet, int spread, int resume, int argc, char **argv);
+static int cmd_sweep__go(const char *scenario, sweep__axis *ax, int nkeys, const char *out, const char *const *fixed,
+                         int nfixed, int quiet, int spread, int resume, int argc, char **argv);
+
+/* 1 when values a and b of one key would make the same run: the same text, or the same number. */
+static int sweep__same_value(const char *a, const char *b) {
+  if (!strcmp(a, b)) return 1;
+  double x = sweep__number(a), y = sweep__number(b);
+  return isfinite(x) && isfinite(y) && x == y;
+}
+
+/* One --param KEY=V1,V2,... into ax (its values malloc'd); 0, or 2 after the message. Keys that
+ * cannot be swept, an empty or repeated value, a key given twice (against ax[0..k)) are refused. */
+static int sweep__axis_parse(const char *param, sweep__axis *ax, int k) {
+  const char *eq = strchr(param, '=');
+  if (!eq || eq == param || !eq[1]) {
+    fprintf(stderr, "spotlab sweep: --param wants KEY=V1,V2,... (got '%s')\n", param);
+    return 2;
+  }
+  if ((size_t)(eq - param) >= sizeof ax[k].key) {
+    fprintf(stderr, "spotlab sweep: --param '%.40s...': the key is longer than %zu characters\n", param,
+            sizeof ax[k].key - 1);
+    return 2;
+  }
+  sweep__axis *a = &ax[k];
+  snprintf(a->key, sizeof a->key, "%.*s", (int)(eq - param), param);
+  if (!strcmp(a->key, "run.reps") || !strcmp(a->key, "run.seed")) {
+    fprintf(stderr, "spotlab sweep: %s cannot be swept (every point shares the replications and their seeds)\n",
+            a->key);
+    return 2;
+  }
+  for (int j = 0; j < k; j++)
+    if (!strcmp(ax[j].key, a->key)) {
+      fprintf(stderr, "spotlab sweep: --param %s is given twice (give every value of a key in one --param)\n", a->key);
+      return 2;
+    }
+  a->n = sweep__split(eq + 1, a->vals, SWEEP_MAX_POINTS);
+  if (a->n <= 0) {
+    fprintf(stderr, "spotlab sweep: --param %s: %s\n", a->key,
+            a->n == -1 ? "more than " SIM_STR(SWEEP_MAX_POINTS) " values"
+                       : "an empty value (two commas in a row, or a trailing comma?)");
+    for (int i = 0; i < SWEEP_MAX_POINTS && a->vals[i]; i++) free(a->vals[i]);
+    a->n = 0;
+    return 2;
+  }
+  for (int i = 0; i < a->n; i++)
+    for (int j = 0; j < i; j++)
+      if (sweep__same_value(a->vals[i], a->vals[j])) {
+        fprintf(stderr,
+                "spotlab sweep: --param %s: the value '%s' is given twice (values %d and %d would be the same "
+                "run)\n",
+                a->key, a->vals[i], j + 1, i + 1);
+        return 2;
+      }
+  return 0;
+}
 
 static int cmd_sweep_main(int argc, char **argv) {
   app_args a;
@@ -117,58 +181,90 @@ static int cmd_sweep_main(int argc, char **argv) {
     app_args_free(&a);
     return prc == 1 ? 0 : 2;
   }
-  const char *param = app_args_str(&a, "--param", NULL);
-  char seedbuf[64], repsbuf[64];
+  int nkeys = app_args_count(&a, "--param");
+  if (nkeys > SWEEP_MAX_KEYS) {
+    fprintf(stderr, "spotlab sweep: %d --param keys: at most %d (an experiment file designs larger spaces)\n", nkeys,
+            SWEEP_MAX_KEYS);
+    app_args_free(&a);
+    return 2;
+  }
+  sweep__axis *ax = calloc((size_t)nkeys, sizeof *ax);
+  if (!ax) SIM_FATAL("out of memory");
+  int rc = 0;
+  long long npoints = 1;
+  for (int k = 0; k < nkeys && !rc; k++) {
+    rc = sweep__axis_parse(app_args_at(&a, "--param", k), ax, k);
+    if (!rc) npoints *= ax[k].n;
+    if (!rc && npoints > SWEEP_MAX_POINTS) {
+      fprintf(stderr,
+              "spotlab sweep: the grid of these --param has more than %d points (an experiment file "
+              "samples larger spaces: docs/experiments.md)\n",
+              SWEEP_MAX_POINTS);
+      rc = 2;
+    }
+  }
+  char runbuf[2][64];
   const char *fixed[2];
   int nfixed = 0;
-  if (app_args_count(&a, "--reps")) {
-    snprintf(repsbuf, sizeof repsbuf, "run.reps=%llu", app_args_u64(&a, "--reps", 0));
-    fixed[nfixed++] = repsbuf;
-  }
-  if (app_args_count(&a, "--seed")) {
-    snprintf(seedbuf, sizeof seedbuf, "run.seed=%llu", app_args_u64(&a, "--seed", 0));
-    fixed[nfixed++] = seedbuf;
-  }
-  int spread = app_spread_parse(sweep__spreads[app_args_choice(&a, "--spread", 0)]);
-  int rc = cmd_sweep__go(a.operand[0], param, app_args_str(&a, "--out", NULL), fixed, nfixed,
-                         app_args_flag(&a, "--quiet"), spread, app_args_flag(&a, "--resume"), argc, argv);
+  app_args_run_overrides(&a, runbuf, fixed, &nfixed);
+  int spread = app_spread_parse(app_spread_choices[app_args_choice(&a, "--spread", 0)]);
+  if (!rc)
+    rc = cmd_sweep__go(a.operand[0], ax, nkeys, app_args_str(&a, "--out", NULL), fixed, nfixed,
+                       app_args_flag(&a, "--quiet"), spread, app_args_flag(&a, "--resume"), argc, argv);
+  for (int k = 0; k < nkeys; k++)
+    for (int i = 0; i < ax[k].n; i++) free(ax[k].vals[i]);
+  free(ax);
   app_args_free(&a);
   return rc;
 }
 
-/* The sweep of `param` (KEY=V1,V2,...) with the overrides fixed[0..nfixed) at every point. */
-static int cmd_sweep__go(const char *scenario, const char *param, const char *out, const char *const *fixed, int nfixed,
-                         int quiet, int spread, int resume, int argc, char **argv) {
+/* The sweep over the grid of ax[0..nkeys) (the first key slowest) with the overrides
+ * fixed[0..nfixed) at every point. */
+static int cmd_sweep__go(const char *scenario, sweep__axis *ax, int nkeys, const char *out, const char *const *fixed,
+                         int nfixed, int quiet, int spread, int resume, int argc, char **argv) {
   int rc = 0, failed = 0, sig_out = 0;   /* sig_out: the signal that stopped the sweep */
   char *base = NULL;                     /* freed at done: declared before the first goto */
   char **names0 = NULL, **units0 = NULL; /* metric names of point 1, which every point must share */
   unsigned nm0 = 0;
   int point_spread = APP_SPREAD_REPS;
   char why[512] = "";
-  const char *eq = strchr(param, '=');
-  if (!eq || eq == param || !eq[1]) {
-    fprintf(stderr, "spotlab sweep: --param wants KEY=V1,V2,... (got '%s')\n", param);
-    return 2;
+  int np = 1;
+  for (int k = 0; k < nkeys; k++) np *= ax[k].n;
+  /* Point p's value of key k: digit k of p in the mixed radix (n_0, ..., n_{K-1}), the last key
+   * fastest. ovr_kv[p * nkeys + k] is its override "KEY=VALUE"; ovr_text[p] all of them, for
+   * messages; vals[p] the point's label in the sweep file (the value; on a grid, the values
+   * joined by ", "); key the swept key (on a grid, the keys joined by " x "). */
+  char **ovr_kv = calloc((size_t)np * (size_t)nkeys, sizeof *ovr_kv), **ovr_text = calloc((size_t)np, sizeof *ovr_text),
+       **vals = calloc((size_t)np, sizeof *vals), **kvals = calloc((size_t)np * (size_t)nkeys, sizeof *kvals);
+  if (!ovr_kv || !ovr_text || !vals || !kvals) SIM_FATAL("out of memory");
+  char key[128] = "";
+  for (int k = 0; k < nkeys; k++) {
+    size_t l = strlen(key);
+    snprintf(key + l, sizeof key - l, "%s%s", k ? " x " : "", ax[k].key);
   }
-  char key[128];
-  snprintf(key, sizeof key, "%.*s", (int)(eq - param), param);
-  if (!strcmp(key, "run.reps") || !strcmp(key, "run.seed")) {
-    fprintf(stderr, "spotlab sweep: %s cannot be swept (every point shares the replications and their seeds)\n", key);
-    return 2;
+  for (int p = 0; p < np; p++) {
+    char text[8192] = "", label[4096] = "";
+    for (int k = 0, rest = p; k < nkeys; k++) {
+      int stride = 1;
+      for (int j = k + 1; j < nkeys; j++) stride *= ax[j].n;
+      const char *v = ax[k].vals[rest / stride];
+      rest %= stride;
+      kvals[(size_t)p * nkeys + k] = (char *)v; /* borrowed from ax */
+      ovr_kv[(size_t)p * nkeys + k] = sweep__join(ax[k].key, "=", v, 0);
+      size_t tl = strlen(text), ll = strlen(label);
+      snprintf(text + tl, sizeof text - tl, "%s%s", k ? " " : "", ovr_kv[(size_t)p * nkeys + k]);
+      snprintf(label + ll, sizeof label - ll, "%s%s", k ? ", " : "", v);
+    }
+    ovr_text[p] = strdup(text);
+    vals[p] = strdup(label);
+    if (!ovr_text[p] || !vals[p]) SIM_FATAL("out of memory");
   }
-  char *vals[SWEEP_MAX_POINTS];
-  int np = sweep__split(eq + 1, vals, SWEEP_MAX_POINTS);
-  if (np <= 0) {
-    fprintf(stderr, "spotlab sweep: --param %s: %s\n", key,
-            np == -1 ? "more than 1000 values" : "an empty value (two commas in a row, or a trailing comma?)");
-    return 2;
-  }
+  const char **ovr = calloc((size_t)(nfixed + nkeys), sizeof *ovr); /* one point's overrides */
+  if (!ovr) SIM_FATAL("out of memory");
+  for (int k = 0; k < nfixed; k++) ovr[k] = fixed[k];
 
   app_mpi_init(&argc, &argv);
   int rank = app_mpi_rank();
-  char **ovr_text = calloc((size_t)np, sizeof *ovr_text);
-  if (!ovr_text) SIM_FATAL("out of memory");
-  for (int p = 0; p < np; p++) ovr_text[p] = sweep__join(key, "=", vals[p], 0);
 
   /* Check every point before the first one runs: a bad value must not surface after hours. */
   sim_diag d;
@@ -177,10 +273,8 @@ static int cmd_sweep__go(const char *scenario, const char *param, const char *ou
   int reps = 0;
   const sim_model_class *cls = NULL;
   for (int p = 0; p < np; p++) {
-    const char *ovr[3];
-    for (int k = 0; k < nfixed; k++) ovr[k] = fixed[k];
-    ovr[nfixed] = ovr_text[p];
-    if (app_load(scenario, ovr, nfixed + 1, &d, &l)) {
+    for (int k = 0; k < nkeys; k++) ovr[nfixed + k] = ovr_kv[(size_t)p * nkeys + k];
+    if (app_load(scenario, ovr, nfixed + nkeys, &d, &l)) {
       if (rank == 0) fprintf(stderr, "spotlab sweep: point %d (%s) has errors; nothing was run\n", p + 1, ovr_text[p]);
       rc = 2;
       goto done;
@@ -231,12 +325,16 @@ static int cmd_sweep__go(const char *scenario, const char *param, const char *ou
     out = defout;
     if (rank == 0) mkdir("results", 0777);
   }
+  const char *ins[1] = {scenario};
+  if ((rc = app_out_check(rank == 0 ? stderr : NULL, "sweep", out, ins, 1, 0))) goto done;
   size_t ol = strlen(out);
   snprintf(pdir, sizeof pdir, "%.*s.points", (int)(ol > 3 && !strcmp(out + ol - 3, ".h5") ? ol - 3 : ol), out);
   /* Every rank tries (EEXIST is fine), so that all of them agree on giving up. */
   if (mkdir(pdir, 0777) && errno != EEXIST) {
-    if (rank == 0) fprintf(stderr, "spotlab sweep: cannot create the folder '%s' for the points' results\n", pdir);
-    rc = 2;
+    if (rank == 0)
+      fprintf(stderr, "spotlab sweep: cannot create the folder '%s' for the points' results: %s\n", pdir,
+              strerror(errno));
+    rc = 1;
     goto done;
   }
   base = strdup(pdir);
@@ -250,6 +348,15 @@ static int cmd_sweep__go(const char *scenario, const char *param, const char *ou
   snprintf(s.model, sizeof s.model, "%s", cls->name);
   s.npoints = (unsigned)np;
   s.nmetrics = nm;
+  if (nkeys > 1) { /* a grid: every key, and each point's value of each */
+    s.nkeys = (unsigned)nkeys;
+    s.keys = calloc((size_t)nkeys, sizeof *s.keys);
+    s.key_labels = kvals;
+    s.key_x = calloc((size_t)np * (size_t)nkeys, sizeof *s.key_x);
+    if (!s.keys || !s.key_x) SIM_FATAL("out of memory");
+    for (int k = 0; k < nkeys; k++) s.keys[k] = ax[k].key;
+    for (size_t i = 0; i < (size_t)np * (size_t)nkeys; i++) s.key_x[i] = sweep__number(kvals[i]);
+  }
   s.reps = reps;
   s.labels = vals;
   s.x = calloc((size_t)np, sizeof *s.x);
@@ -289,7 +396,7 @@ static int cmd_sweep__go(const char *scenario, const char *param, const char *ou
   double t0 = sweep__now();
   app_progress_engine_lines(prog, 0); /* the timer line: points can be long */
   for (int p = 0; p < np; p++) {
-    s.x[p] = sweep__number(vals[p]);
+    s.x[p] = nkeys == 1 ? sweep__number(vals[p]) : NAN; /* a grid's point is no one number */
     s.point_files[p] = sweep__join(rel, "/point_", NULL, p);
   }
   for (int p = 0; p < np && !rc; p++) {
@@ -299,10 +406,8 @@ static int cmd_sweep__go(const char *scenario, const char *param, const char *ou
     } else if ((sig = app_stop_agreed())) {
       break; /* a point boundary on every rank: stop here, keep what finished */
     }
-    const char *ovr[3];
-    for (int k = 0; k < nfixed; k++) ovr[k] = fixed[k];
-    ovr[nfixed] = ovr_text[p];
-    if (app_load(scenario, ovr, nfixed + 1, &d, &l)) { /* checked above; a file changed under us */
+    for (int k = 0; k < nkeys; k++) ovr[nfixed + k] = ovr_kv[(size_t)p * nkeys + k];
+    if (app_load(scenario, ovr, nfixed + nkeys, &d, &l)) { /* checked above; a file changed under us */
       rc = 2;
       break;
     }
@@ -386,6 +491,8 @@ static int cmd_sweep__go(const char *scenario, const char *param, const char *ou
   free(s.names);
   free(s.units);
   free(s.values);
+  free(s.keys);
+  free(s.key_x);
 done:
   free(base);
   for (unsigned k = 0; names0 && k < nm0; k++) {
@@ -397,13 +504,18 @@ done:
   for (int p = 0; p < np; p++) {
     free(vals[p]);
     free(ovr_text[p]);
+    for (int k = 0; k < nkeys; k++) free(ovr_kv[(size_t)p * nkeys + k]);
   }
   free(ovr_text);
+  free(ovr_kv);
+  free(vals);
+  free(kvals);
+  free(ovr);
   if (rc) return rc;
   if (sig_out) return app_stop_status(sig_out);
   return failed ? 1 : 0;
 }
 
-static const app_command cmd_sweep = {"sweep", "run a scenario over the values of one key; one sweep file",
-                                      cmd_sweep_main};
+static const app_command cmd_sweep = {
+    "sweep", "run a scenario over the values of one key, or a grid of keys; one sweep file", cmd_sweep_main};
 APP_COMMAND(cmd_sweep)

@@ -1,6 +1,7 @@
 /* main.c - `spotlab`: dispatch to the registered subcommands. */
 #include "app/app.h"
 #include "spotlab_config.h"
+#include "sim/engine_opts.h"
 
 #include <errno.h>
 #include <mpi.h>
@@ -159,8 +160,15 @@ static int app__cmp(const void *a, const void *b) {
 static void app__usage(FILE *f) {
   fprintf(f,
           "spotlab %s - a research testbed for decentralized GPU clouds\n\n"
-          "usage: spotlab COMMAND [options]   (spotlab COMMAND --help for each)\n\ncommands:\n",
+          "usage: spotlab COMMAND [options]   (spotlab COMMAND --help for each)\n\n",
           SPOTLAB_VERSION);
+  /* before the commands: tools that read the command list read from "commands:" to the end */
+  fprintf(f, "engine switches (environment variables; they change speed, never results):\n");
+  const sim_engine_option *eo = sim_engine_options();
+  for (int k = 0; k < SIM_OPT_N; k++)
+    fprintf(f, "  %-28s %s (%g to %g%s%s, default %g)\n", eo[k].env, eo[k].help, eo[k].lo, eo[k].hi,
+            *eo[k].unit ? " " : "", eo[k].unit, eo[k].def);
+  fprintf(f, "\ncommands:\n");
   qsort(app__cmds, (size_t)app__ncmds, sizeof app__cmds[0], app__cmp);
   for (int i = 0; i < app__ncmds; i++) fprintf(f, "  %-16s %s\n", app__cmds[i]->name, app__cmds[i]->summary);
   fprintf(f, "\nExit status: 0 success, 1 run-time failure, 2 bad usage or bad input.\n");
@@ -176,6 +184,14 @@ int main(int argc, char **argv) {
   if (!strcmp(argv[1], "--version")) {
     printf("spotlab %s (CUDA kernels %s)\n", SPOTLAB_VERSION, SPOTLAB_HAVE_CUDA ? "built" : "not built");
     return 0;
+  }
+  { /* the engine's switches (sim/engine_opts.c): a bad value stops here, before any work */
+    sim_engine_settings st;
+    char err[512];
+    if (sim_engine_settings_read(&st, err, sizeof err)) {
+      fprintf(stderr, "spotlab: %s\n", err);
+      return 2;
+    }
   }
   /* Two-word commands first ("bench phold"), then one word. */
   for (int i = 0; i < app__ncmds; i++) {

@@ -1,5 +1,6 @@
 /* runner.c - see runner.h. */
 #include "app/runner.h"
+#include "app/cli.h"
 #include "app/progress.h"
 #include "app/app.h"
 #include "app/models.h"
@@ -16,9 +17,9 @@
 #include <unistd.h>
 
 const sim_param app_run_params[] = {
-    {"seed", SIM_P_INT, offsetof(app_run_cfg, seed), "1", 0, 9.2e18, "1",
+    {"seed", SIM_P_INT, offsetof(app_run_cfg, seed), "1", 0, APP_SEED_MAX, "1",
      "base seed; replication r runs a seed derived from it (r = 0 runs this one)"},
-    {"reps", SIM_P_INT, offsetof(app_run_cfg, reps), "1", 1, 10000, "replications",
+    {"reps", SIM_P_INT, offsetof(app_run_cfg, reps), "1", 1, APP_REPS_MAX, "replications",
      "independent replications, summarized with 95% confidence intervals"},
     {"end", SIM_P_DURATION, offsetof(app_run_cfg, end), "\"7d\"", 1e-9, 3.2e9, "s",
      "simulated time to run (seconds, or \"12h\", \"7d\", ...)"},
@@ -83,10 +84,29 @@ static int app__too_big(const app_loaded *l, sim_diag *d, const char *path, doub
   return 1;
 }
 
+static int app__load(const char *path, const char *const *overrides, int noverrides, sim_diag *d, app_loaded *l);
+
 int app_load(const char *path, const char *const *overrides, int noverrides, sim_diag *d, app_loaded *l) {
   memset(l, 0, sizeof *l);
   l->scn = sim_scenario_load(path, d);
   if (!l->scn) return SIM_ECONFIG;
+  return app__load(path, overrides, noverrides, d, l);
+}
+
+int app_load_text(const char *text, const char *path, const char *const *overrides, int noverrides, sim_diag *d,
+                  app_loaded *l) {
+  memset(l, 0, sizeof *l);
+  l->scn = sim_scenario_load_string(text, path, d);
+  if (!l->scn) return SIM_ECONFIG;
+  return app__load(path, overrides, noverrides, d, l);
+}
+
+/* The rest of a load, once l->scn holds the scenario: overrides, parsing, validation, build. */
+static int app__load(const char *path, const char *const *overrides, int noverrides, sim_diag *d, app_loaded *l) {
+  /* The file's own run group is valid before an override replaces a key of it: `run --reps 5`
+   * must not hide a run.reps = 0 that `check` refuses (the file is used again without it). */
+  app_run_cfg own;
+  if (noverrides && sim_param_parse(l->scn, "run", app_run_params, &own, NULL, d)) goto fail;
   for (int i = 0; i < noverrides; i++)
     if (sim_scenario_set(l->scn, overrides[i], d)) goto fail;
 
@@ -281,7 +301,7 @@ int app_spread_choose(const app_loaded *l, int ranks, char *why, size_t len) {
   } else if (spread == APP_SPREAD_AUTO) {
     /* Replications whole on one rank each scale with no synchronisation at all; partitioning one
      * over the ranks pays a window per lookahead and an exchange per window, which only a big
-     * model amortizes (docs/performance.md, "Spreading work over ranks"). So a replication is
+     * model amortizes (docs/history/performance-log.md, "Spreading work over ranks"). So a replication is
      * partitioned only when there are too few of them to keep every rank busy and the model is
      * big enough to gain from it. */
     if (count < ranks && per_rank >= APP_SPREAD_MODEL_MIN_LPS) {

@@ -51,6 +51,10 @@ typedef struct app_loaded {
 /* Loads `path`, applies overrides ("group.key=value"), parses and validates every group and
  * builds the model. Reports to d (FILE:LINE) and returns SIM_ECONFIG on bad input. */
 int app_load(const char *path, const char *const *overrides, int noverrides, sim_diag *d, app_loaded *out);
+/* The same from scenario text (a results file's effective keys); `path` names it in messages and
+ * its folder is where data files are looked for first, as for a scenario file there. */
+int app_load_text(const char *text, const char *path, const char *const *overrides, int noverrides, sim_diag *d,
+                  app_loaded *out);
 double app_memory_available(void);
 
 /* What one replication of a loaded scenario will take, measured by pilot runs of replication 0

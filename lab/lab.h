@@ -41,6 +41,8 @@ typedef enum lab_err {
   LAB_EJOURNAL = SPOTLAB_ELAB_JOURNAL, /* the journal is damaged or belongs to another job file */
   LAB_ESCHED = SPOTLAB_ELAB_SCHED,     /* the scheduling core rejected an event (a bug in the glue) */
   LAB_ETIMEOUT = SPOTLAB_ELAB_TIMEOUT, /* the lab ran past lab.time_limit with jobs unfinished */
+  LAB_ESTOPPED = SPOTLAB_ELAB_STOPPED, /* a write of the lab's own files (journal, a job's output) failed mid-run:
+                                          the lab stopped, no job was counted failed, --resume continues */
 } lab_err;
 const char *lab_strerror(int err);
 

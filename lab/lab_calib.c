@@ -188,9 +188,42 @@ int lab_calib_load(const char *path, const lab_config *cfg, lab_calib **out, cha
   int have_k[KRN_NKERNELS] = {0}; /* bit 1 chunk_s, 2 setup_s, 4 finish_s, 8 sync_s */
   int have_alone[KRN_NKERNELS][LAB_CALIB_MAX_WORKERS] = {{0}};
   sim_csv_row row;
+  /* every key once, every figure of one device: a file joined from two calibrations, or edited
+   * by hand, is refused instead of letting the later figure win silently */
+  char **seen = NULL, *device = NULL;
+  long *seen_line = NULL, ndata = 0, last_line = 0, device_line = 0;
   while ((rc = sim_csv_next(csv, &row, err, errlen)) > 0) {
     const char *key = row.f[0];
+    last_line = row.line;
     if (!strcmp(key, "key")) continue; /* the header */
+    long dup = -1;
+    for (long q = 0; q < ndata && dup < 0; q++)
+      if (!strcmp(seen[q], key)) dup = seen_line[q];
+    if (dup >= 0) {
+      rc = lab__cerr(err, errlen, LAB_ECONFIG, "%s:%ld: key '%s' is given twice (first at line %ld)", path, row.line,
+                     key, dup);
+      break;
+    }
+    char **ns = realloc(seen, (size_t)(ndata + 1) * sizeof *ns);
+    long *nl = ns ? realloc(seen_line, (size_t)(ndata + 1) * sizeof *nl) : NULL;
+    if (ns) seen = ns;
+    if (nl) seen_line = nl;
+    if (!ns || !nl || !(seen[ndata] = strdup(key))) {
+      rc = lab__cerr(err, errlen, LAB_ENOMEM, "out of memory");
+      break;
+    }
+    seen_line[ndata++] = row.line;
+    if (row.n >= 4) {
+      if (!device) {
+        device = strdup(row.f[3]);
+        device_line = row.line;
+      } else if (strcmp(device, row.f[3])) {
+        rc = lab__cerr(err, errlen, LAB_ECONFIG,
+                       "%s:%ld: key '%s': device '%s', but line %ld says '%s': one calibration measures one device",
+                       path, row.line, key, row.f[3], device_line, device);
+        break;
+      }
+    }
     double v;
     if (row.n < 2 || sim_csv_num(row.f[1], &v) != 0 || !isfinite(v)) {
       rc = lab__cerr(err, errlen, LAB_ECONFIG, "%s:%ld: key '%s': expected key,value,unit,device,note with a number",
@@ -303,6 +336,13 @@ int lab_calib_load(const char *path, const lab_config *cfg, lab_calib **out, cha
     }
   }
   sim_csv_close(csv);
+  for (long q = 0; q < ndata; q++) free(seen[q]);
+  free(seen);
+  free(seen_line);
+  free(device);
+  if (rc >= 0 && ndata == 0) /* empty, or its header alone */
+    rc = lab__cerr(err, errlen, LAB_ECONFIG, "%s:%ld: no calibration figures (an empty or header-only file)", path,
+                   last_line ? last_line : 1);
   if (rc < 0) {
     lab_calib_free(c);
     return rc == SPOTLAB_ENOMEM ? LAB_ENOMEM : rc == SPOTLAB_EIO ? LAB_EIO : LAB_ECONFIG;

@@ -6,6 +6,8 @@
 #include "models/sched/sched.h"
 #include "sim/datapath.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -199,9 +201,15 @@ static int lab__validate(const lab__top *t, const sim_scenario *s, sim_diag *d) 
         *sl = 0;
       else
         snprintf(dir, sizeof dir, ".");
+      snprintf(key, sizeof key, "jobs.[%zu].trace", i);
       if (sim_data_find(dir, j->trace, &found, why, sizeof why) != 0) {
-        snprintf(key, sizeof key, "jobs.[%zu].trace", i);
         sim_param_error(s, key, d, "%s", why);
+      } else { /* found is not enough: `lab --check` must fail where the lab would (a file it cannot read) */
+        FILE *tf = fopen(found, "r");
+        if (!tf)
+          sim_param_error(s, key, d, "the trace %s cannot be read: %s", found, strerror(errno));
+        else
+          fclose(tf);
       }
       free(found);
       for (size_t k2 = 0; k2 < i; k2++)

@@ -23,6 +23,9 @@
  *   K JOB RUN WORK                  checkpoint written: work units durable
  *   D JOB RUN                       the run completed the job
  *   F JOB RUN EXIT SIGNAL TAIL      the run failed (exit status, signal, stderr tail escaped)
+ *   I JOB RUN WHY                   the run's output file could not be opened, written, synced or
+ *                                   read back (full disk, I/O error): the lab's failure, not the
+ *                                   job's; the runner stops the lab (LAB_ESTOPPED)
  * Lines are written with one write() of at most LAB__LINE bytes (< PIPE_BUF: atomic). */
 #ifndef LAB_LAB_INTERNAL_H
 #define LAB_LAB_INTERNAL_H

@@ -607,7 +607,7 @@ static int lab__handle(lab__lab *L, int type, double t, uint32_t gpu, uint32_t j
         fprintf(stderr, "spotlab lab: writing the journal %s failed: %s\n", L->journal_path ? L->journal_path : "",
                 strerror(errno ? errno : EIO));
       L->journal_failed = 1;
-      return LAB_EIO;
+      return LAB_ESTOPPED;
     }
     sim_failpoint("journal");
   }
@@ -624,6 +624,25 @@ static int lab__handle(lab__lab *L, int type, double t, uint32_t gpu, uint32_t j
 }
 
 /* ---- Worker messages ------------------------------------------------------------------------ */
+/* "I JOB RUN WHY": worker i could not open, write, sync or read back a run's output file, the
+ * lab's own file (a full disk, an I/O error). That is no fault of the job: nothing is journaled
+ * against it, and the lab stops (LAB_ESTOPPED) with its journal whole, so that `--resume`, once
+ * the disk has room, continues every job from its last durable checkpoint. A lab that went on
+ * would fail every job that writes, one restart after another, until each gave up. */
+static int lab__output_failed(lab__lab *L, size_t i, char *line) {
+  long job = -1, run = -1;
+  int pos = 0;
+  if (sscanf(line + 1, "%ld %ld %n", &job, &run, &pos) < 2 || job < 0 || (size_t)job >= L->cfg->njobs) return 0;
+  char why[LAB__LINE];
+  snprintf(why, sizeof why, "%s", pos ? line + 1 + pos : "");
+  lab__unescape(why);
+  fprintf(stderr,
+          "spotlab lab: the lab stops: job %s (run %ld on worker %zu): %s. The job is not counted as failed: "
+          "free space (or fix the disk), then continue with --resume\n",
+          L->cfg->jobs[job].name, run, i, why);
+  return LAB_ESTOPPED;
+}
+
 static int lab__on_line(lab__lab *L, size_t i, char *line) {
   lab__worker *w = &L->w[i];
   long job = -1, run = -1, a = 0, b = 0;
@@ -647,6 +666,7 @@ static int lab__on_line(lab__lab *L, size_t i, char *line) {
         w->c_rate = 1;
       }
       return 0;
+    case 'I': return lab__output_failed(L, i, line);
     case 'D':
     case 'F':
       b = 0;
@@ -744,6 +764,7 @@ static int lab__on_line(lab__lab *L, size_t i, char *line) {
       return lab__handle(L, SCHED_EV_JOB_FINISH, t, (uint32_t)i, (uint32_t)job, (uint32_t)run, 0);
     }
     return 0;
+  case 'I': return lab__output_failed(L, i, line);
   case 'F':
     if (sscanf(line + 1, "%ld %ld %ld %ld %n", &job, &run, &a, &b, &pos) >= 4 && job >= 0 &&
         (size_t)job < L->cfg->njobs && L->svc[job].job >= 0) {
@@ -1740,8 +1761,13 @@ int lab_run(const lab_config *cfg, const lab_opts *o, lab_report *rep) {
     L.wpc[j] = cfg->jobs[j].work / (double)L.nchunks[j];
     fprintf(L.journal, "N %zu %zu\n", j, L.nchunks[j]);
   }
-  fflush(L.journal);
-  fdatasync(fileno(L.journal));
+  if (fflush(L.journal) != 0 || fdatasync(fileno(L.journal)) != 0) {
+    fprintf(stderr, "spotlab lab: writing the journal %s failed: %s\n", o->journal, strerror(errno ? errno : EIO));
+    L.journal_failed = 1;
+    rc = LAB_EIO;
+    lab__bury(&helper);
+    goto out;
+  }
   /* --predict: the calibration stored beside the journal (or named) is reused; otherwise the
    * helper measures each kernel's chunk time and fixed costs here, the workers the rest below. */
   int measure = 0;

@@ -394,10 +394,14 @@ static void lab__run_kernel(lab__w *w, char *args) {
     goto fail;
   }
   buf = malloc(krn_job_max_chunk_len(kj) * sizeof(float));
-  fd = open(path, O_RDWR | O_CREAT, 0644);
-  if (!buf || fd < 0) {
-    snprintf(why, sizeof why, "output %.200s: %s", path, strerror(errno));
+  if (!buf) {
+    snprintf(why, sizeof why, "output buffer: %s", strerror(ENOMEM));
     goto fail;
+  }
+  fd = open(path, O_RDWR | O_CREAT, 0644);
+  if (fd < 0) {
+    snprintf(why, sizeof why, "opening %.200s: %s", path, strerror(errno));
+    goto iofail;
   }
   if (!w->exec) {
     snprintf(why, sizeof why, "%s", w->exec_why);
@@ -435,9 +439,11 @@ static void lab__run_kernel(lab__w *w, char *args) {
     double t_io = lab__now();
     size_t off, len;
     krn_job_chunk_span(kj, ci, &off, &len);
-    if (pwrite(fd, buf, len * sizeof(float), (off_t)(off * sizeof(float))) != (ssize_t)(len * sizeof(float))) {
-      snprintf(why, sizeof why, "write %.200s: %s", path, strerror(errno));
-      goto fail;
+    ssize_t wr = pwrite(fd, buf, len * sizeof(float), (off_t)(off * sizeof(float)));
+    if (wr != (ssize_t)(len * sizeof(float))) {
+      /* a short write is a full disk that took part of the chunk: the errno is not set then */
+      snprintf(why, sizeof why, "writing %.200s: %s", path, strerror(wr < 0 ? errno : ENOSPC));
+      goto iofail;
     }
     w->work_done = (double)(c + 1) * wpc;
     lab__duty_pay(w->speed, lab__now() - t_io, &w->debt);
@@ -446,16 +452,25 @@ static void lab__run_kernel(lab__w *w, char *args) {
     if (w->stop) goto stopped;
     if (w->ckpt) {
       w->ckpt = 0;
-      fdatasync(fd);
+      /* durable only once the data is on disk: a failed sync (ENOSPC, EIO: delayed allocation
+       * finds the disk full here) is the runner's failure, and no checkpoint is claimed */
+      if (fdatasync(fd) != 0) {
+        snprintf(why, sizeof why, "syncing %.200s: %s", path, strerror(errno));
+        goto iofail;
+      }
       lab__say(w, "K %ld %ld %.17g", job, run, w->work_done);
     }
   }
-  fdatasync(fd);
+  if (fdatasync(fd) != 0) {
+    snprintf(why, sizeof why, "syncing %.200s: %s", path, strerror(errno));
+    goto iofail;
+  }
   if (verify) {
     size_t n = krn_job_out_len(kj);
-    if (pread(fd, krn_job_out(kj), n * sizeof(float), 0) != (ssize_t)(n * sizeof(float))) {
-      snprintf(why, sizeof why, "read back %.200s: %s", path, strerror(errno));
-      goto fail;
+    ssize_t rd = pread(fd, krn_job_out(kj), n * sizeof(float), 0);
+    if (rd != (ssize_t)(n * sizeof(float))) {
+      snprintf(why, sizeof why, "reading back %.200s: %s", path, rd < 0 ? strerror(errno) : "shorter than written");
+      goto iofail;
     }
     krn_job_finish(kj);
     double ratio = 0;
@@ -471,6 +486,12 @@ fail : {
   char esc[LAB__TAIL * 2 + 4];
   lab__escape(why, strlen(why), esc, sizeof esc);
   lab__say(w, "F %ld %ld -1 0 %s", job, run, esc);
+}
+  goto out;
+iofail : { /* the lab's own file, not the job: the runner stops the lab, the job keeps its state */
+  char esc[LAB__TAIL * 2 + 4];
+  lab__escape(why, strlen(why), esc, sizeof esc);
+  lab__say(w, "I %ld %ld %s", job, run, esc);
 }
   goto out;
 stopped:
@@ -573,7 +594,12 @@ static void lab__run_command(lab__w *w, char *args) {
     }
     if (waitpid(pid, &status, WNOHANG) == pid) exited = 1;
   }
-  /* drain what stderr still holds */
+  /* The job is its shell: it ends when the shell exits. What it left running in the background
+   * (`sleep 300 &`) is in its process group and goes with it; it may still hold stderr's write
+   * end, so what stderr holds is read without waiting for an end of file that would only come
+   * when that child exits (the job would end at lab.time_limit instead). */
+  kill(-pid, SIGKILL);
+  fcntl(ep[0], F_SETFL, fcntl(ep[0], F_GETFL) | O_NONBLOCK);
   for (;;) {
     char b[1024];
     ssize_t n = read(ep[0], b, sizeof b);
@@ -589,7 +615,6 @@ static void lab__run_command(lab__w *w, char *args) {
     tlen = keep + (size_t)n;
   }
   close(ep[0]);
-  kill(-pid, SIGKILL); /* leftovers of the command's process group */
   w->busy = 0;
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
     lab__say(w, "D %ld %ld", job, run);

@@ -1,6 +1,6 @@
 #!/bin/bash
 # bench_spread.sh [--repeat N] [--out FILE] [--model] [--threshold] - how work spread over ranks compares
-# with threads, side by side (docs/performance.md, "Spreading work over ranks").
+# with threads, side by side (docs/history/performance-log.md, "Spreading work over ranks").
 #
 # Replications: the issue's command, `spotlab run scenarios/default.cfg --reps 8 --param
 # 'run.end="30d"'`, in one process with one thread, one process with two OpenMP threads, and two

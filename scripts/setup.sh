@@ -58,15 +58,20 @@ fi
 
 # apt-get ARGS...: waits while another apt or dpkg holds the lock (apt waits on dpkg's lock itself,
 # DPkg::Lock::Timeout; apt-get update's lists lock, and apt older than 2.0, fail at once: retried
-# here), up to SPOTLAB_SETUP_LOCK_WAIT seconds in all.
+# here), up to SPOTLAB_SETUP_LOCK_WAIT seconds in all from the first refusal. Until a refusal, each
+# call gets the whole bound: the time apt spends downloading and installing is not waiting for a
+# lock (and the bound passed does not depend on how long the previous call took).
 wait_s=${SPOTLAB_SETUP_LOCK_WAIT:-600}
 poll_s=${SPOTLAB_SETUP_LOCK_POLL:-5}
-deadline=$((SECONDS + wait_s))
+deadline= # set at the first refusal
 apt() {
   local err said=0
   while :; do
-    local left=$((deadline - SECONDS))
-    [ $left -lt 0 ] && left=0
+    local left=$wait_s
+    if [ -n "$deadline" ]; then
+      left=$((deadline - SECONDS))
+      [ $left -lt 0 ] && left=0
+    fi
     if err=$("${SUDO[@]}" apt-get -o DPkg::Lock::Timeout=$left "$@" 2>&1 >/dev/null); then
       return 0
     fi
@@ -77,6 +82,7 @@ apt() {
       echo "setup: apt-get $* failed (above); nothing else was done" >&2
       exit 1
     fi
+    [ -n "$deadline" ] || deadline=$((SECONDS + wait_s))
     if [ $SECONDS -ge $deadline ]; then
       echo "$err" >&2
       echo "setup: apt's lock is still held after ${wait_s} s (another apt, dpkg or unattended-upgrades is" \

@@ -9,7 +9,7 @@
  *
  * Header-only and dependency-free, so that the engine, the scheduling core (which links no
  * engine) and the models share it. SPOTLAB_HUGEPAGES=0 in the environment turns it off (for an
- * A/B measurement). */
+ * A/B measurement; a row of the engine's switches, sim/engine_opts.c, which `spotlab` checks). */
 #ifndef SIM_BIGMEM_H
 #define SIM_BIGMEM_H
 

@@ -48,16 +48,6 @@ struct sim_csv {
   size_t nhdr;
 };
 
-static int sim__csv_err(char *err, size_t len, int code, const char *fmt, ...) {
-  if (err && len) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, len, fmt, ap);
-    va_end(ap);
-  }
-  return code;
-}
-
 /* No byte is a space to libcsv: fields are kept as they are (RFC 4180: spaces are part of a field). */
 static int sim__csv_nospace(unsigned char c) {
   (void)c;
@@ -121,15 +111,15 @@ int sim_csv_open(sim_csv **out, const char *path, unsigned flags, const char *wh
   struct stat sb;
   /* stat first: opening a FIFO for reading would wait for a writer */
   if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
-    return sim__csv_err(err, errlen, SPOTLAB_EFORMAT, "%s: %s, not a %s", path,
+    return spotlab_errf(err, errlen, SPOTLAB_EFORMAT, "%s: %s, not a %s", path,
                         S_ISDIR(sb.st_mode) ? "is a directory" : "is not a regular file", what);
   FILE *fp = fopen(path, "rb");
-  if (!fp) return sim__csv_err(err, errlen, SPOTLAB_EIO, "%s: cannot open the %s: %s", path, what, strerror(errno));
+  if (!fp) return spotlab_errf(err, errlen, SPOTLAB_EIO, "%s: cannot open the %s: %s", path, what, strerror(errno));
   sim_csv *c = calloc(1, sizeof *c);
   if (!c || !(c->path = strdup(path))) {
     free(c);
     fclose(fp);
-    return sim__csv_err(err, errlen, SPOTLAB_ENOMEM, "%s: out of memory", path);
+    return spotlab_errf(err, errlen, SPOTLAB_ENOMEM, "%s: out of memory", path);
   }
   c->fp = fp;
   snprintf(c->what, sizeof c->what, "%s", what);
@@ -204,7 +194,7 @@ static int sim__csv_fill(sim_csv *c, char *err, size_t errlen) {
   c->blen = fread(c->buf, 1, sizeof c->buf, c->fp);
   if (c->blen < sizeof c->buf) {
     if (ferror(c->fp))
-      return sim__csv_err(err, errlen, SPOTLAB_EIO, "%s: read error: %s", c->path, strerror(errno ? errno : EIO));
+      return spotlab_errf(err, errlen, SPOTLAB_EIO, "%s: read error: %s", c->path, strerror(errno ? errno : EIO));
     c->eof = 1;
   }
   if (!c->started) {
@@ -243,7 +233,7 @@ static int sim__csv_pull(sim_csv *c, char *err, size_t errlen) {
       if (c->bpos == c->blen && c->eof) { /* the end: a last row without a line end */
         c->finished = 1;
         if (csv_fini(&c->p, sim__csv_field, sim__csv_row, c) != 0)
-          return sim__csv_err(err, errlen, SPOTLAB_EFORMAT,
+          return spotlab_errf(err, errlen, SPOTLAB_EFORMAT,
                               "%s:%ld: a quoted field is not closed by the end of the file (the row starts here)",
                               c->path, c->row_start ? c->row_start : c->line);
         if (c->cb_err) goto cb_failed;
@@ -278,15 +268,15 @@ static int sim__csv_pull(sim_csv *c, char *err, size_t errlen) {
     if (c->cb_err) goto cb_failed;
     if (used != len) {
       if (csv_error(&c->p) == CSV_EPARSE)
-        return sim__csv_err(err, errlen, SPOTLAB_EFORMAT,
+        return spotlab_errf(err, errlen, SPOTLAB_EFORMAT,
                             "%s:%ld: malformed quoting: a '\"' inside a field that does not start with one, or text "
                             "after a closing '\"' (a field with a quote is quoted whole, its quotes doubled)",
                             c->path, c->line);
-      return sim__csv_err(err, errlen, SPOTLAB_ENOMEM, "%s:%ld: out of memory (%s)", c->path, c->line,
+      return spotlab_errf(err, errlen, SPOTLAB_ENOMEM, "%s:%ld: out of memory (%s)", c->path, c->line,
                           csv_strerror(csv_error(&c->p)));
     }
     if (csv_get_buffer_size(&c->p) > SIM_CSV_FIELD_MAX + 256)
-      return sim__csv_err(err, errlen, SPOTLAB_EFORMAT, "%s:%ld: a field longer than %u bytes (a quote not closed?)",
+      return spotlab_errf(err, errlen, SPOTLAB_EFORMAT, "%s:%ld: a field longer than %u bytes (a quote not closed?)",
                           c->path, c->row_start ? c->row_start : c->line, SIM_CSV_FIELD_MAX);
     if (ends) {
       if (s[len - 1] == '\n')
@@ -296,8 +286,8 @@ static int sim__csv_pull(sim_csv *c, char *err, size_t errlen) {
     }
   }
 cb_failed:
-  if (c->cb_err == SPOTLAB_ENOMEM) return sim__csv_err(err, errlen, SPOTLAB_ENOMEM, "%s: out of memory", c->path);
-  return sim__csv_err(err, errlen, c->cb_err, "%s:%ld: %s", c->path,
+  if (c->cb_err == SPOTLAB_ENOMEM) return spotlab_errf(err, errlen, SPOTLAB_ENOMEM, "%s: out of memory", c->path);
+  return spotlab_errf(err, errlen, c->cb_err, "%s:%ld: %s", c->path,
                       c->ready       ? c->row_line
                       : c->row_start ? c->row_start
                                      : c->line,
@@ -306,10 +296,10 @@ cb_failed:
 
 static int sim__csv_keep_header(sim_csv *c, char *err, size_t errlen) {
   if (!(c->hdr = calloc(c->nf, sizeof *c->hdr)))
-    return sim__csv_err(err, errlen, SPOTLAB_ENOMEM, "%s: out of memory", c->path);
+    return spotlab_errf(err, errlen, SPOTLAB_ENOMEM, "%s: out of memory", c->path);
   for (; c->nhdr < c->nf; c->nhdr++)
     if (!(c->hdr[c->nhdr] = strdup(c->arena + c->off[c->nhdr])))
-      return sim__csv_err(err, errlen, SPOTLAB_ENOMEM, "%s: out of memory", c->path);
+      return spotlab_errf(err, errlen, SPOTLAB_ENOMEM, "%s: out of memory", c->path);
   return 0;
 }
 
@@ -317,7 +307,7 @@ int sim_csv_next(sim_csv *c, sim_csv_row *row, char *err, size_t errlen) {
   int rc = sim__csv_pull(c, err, errlen);
   if (rc <= 0) return rc;
   const char **np = realloc(c->ptrs, c->nf * sizeof *np);
-  if (!np) return sim__csv_err(err, errlen, SPOTLAB_ENOMEM, "%s: out of memory", c->path);
+  if (!np) return spotlab_errf(err, errlen, SPOTLAB_ENOMEM, "%s: out of memory", c->path);
   c->ptrs = np;
   for (size_t i = 0; i < c->nf; i++) np[i] = c->arena + c->off[i];
   row->f = np;

@@ -24,6 +24,7 @@
 #include "sim/sim.h"
 
 #include "sim/bigmem.h"
+#include "sim/engine_opts.h"
 
 #include <math.h>
 #include <mpi.h>
@@ -156,7 +157,7 @@ struct sim_engine {
   uint64_t cur;            /* bucket whose events the heap holds: horizon = (cur + 1) * w */
   double w, horizon;       /* bucket width; INFINITY while the calendar is off */
   uint64_t since_scan;     /* buckets advanced since the overflow list was last scanned */
-  double cal_aim;          /* events a bucket should hold: SIM__CAL_PER_BUCKET (SPOTLAB_CALENDAR_PER_BUCKET) */
+  double cal_aim;          /* events a bucket should hold (engine_opts.c: calendar_per_bucket) */
   uint64_t adv, ev_at;     /* buckets advanced and events handled since w was last set */
   uint64_t far_scans, far_jumps, far_rebuilds; /* counts for sim_pending */
   unsigned retunes;
@@ -356,15 +357,13 @@ static inline double sim__heap_top_t(const sim_engine *e) { return sim__btime(SI
 /* ---- far events: a calendar in front of the heap ------------------------------------------ */
 /* With hundreds of thousands of events pending, most are far in the future (a provider's next
  * churn, its daily review) and a binary heap over all of them spends its time on cache misses.
- * Once the heap holds more than SIM__CAL_ON events, events at or beyond `horizon` go into
+ * Once the heap holds more than calendar_min events (engine_opts.c, 65,536), events at or beyond `horizon` go into
  * buckets of width w (a calendar queue: Brown 1988), a ring of SIM__CAL_B buckets and an
  * overflow list beyond it, and enter the heap only when their bucket comes up; the heap then
  * holds about one bucket. Pops still come from the heap alone, and the heap is refilled before
  * its top could pass an event still in a bucket, so the order of events is exactly the heap's
  * order on (t, src, seq): results do not change. */
-#define SIM__CAL_ON 65536
 #define SIM__CAL_B 4096u
-#define SIM__CAL_PER_BUCKET 4096.0
 #define SIM__NIL32 UINT32_MAX
 
 static uint32_t sim__chunk_new(sim_engine *e) {
@@ -442,7 +441,7 @@ static void sim__far_scan(sim_engine *e) {
   e->since_scan = 0;
 }
 /* Turns the calendar on: from now on events at or past the end of the current bucket wait in
- * buckets. Bucket width: about SIM__CAL_PER_BUCKET events at the rate seen so far. */
+ * buckets. Bucket width: about cal_aim events at the rate seen so far. */
 static void sim__far_on(sim_engine *e) {
   double rate = e->now > 0 ? (double)e->events / e->now : 0;
   double span = e->end > e->now ? e->end - e->now : 1;
@@ -880,16 +879,12 @@ static sim_engine *sim__engine_new(const sim_model *m, const sim_run_opts *o) {
   if (e->seqmax > (UINT64_C(1) << SIM__TSHIFT) - 2) e->seqmax = (UINT64_C(1) << SIM__TSHIFT) - 2; /* the type's bits */
   e->now = 0;
   e->horizon = INFINITY; /* the calendar starts off */
-  /* SPOTLAB_CALENDAR_MIN: the threshold (0 = never), for tests that compare results with the
-   * calendar on and off */
-  const char *cm = getenv("SPOTLAB_CALENDAR_MIN");
-  e->cal_on = cm && *cm ? (size_t)strtoull(cm, NULL, 10) : SIM__CAL_ON;
-  /* SPOTLAB_CALENDAR_PER_BUCKET: the events a bucket aims at (1 to 1e6), for a test whose ring
-   * spans few enough events that its overflow list comes due within the run and the scan every
-   * half ring files it (at the default a half ring is millions of events) */
-  const char *cp = getenv("SPOTLAB_CALENDAR_PER_BUCKET");
-  double aim = cp && *cp ? strtod(cp, NULL) : SIM__CAL_PER_BUCKET;
-  e->cal_aim = aim >= 1 && aim <= 1e6 ? aim : SIM__CAL_PER_BUCKET;
+  /* the engine's switches (engine_opts.h: calendar threshold and bucket aim, early hints); a bad
+   * value fails the run here, and `spotlab` checks them at start-up with the message */
+  sim_engine_settings st;
+  if (sim_engine_settings_read(&st, NULL, 0)) goto fail;
+  e->cal_on = (size_t)st.v[SIM_OPT_CALENDAR_MIN];
+  e->cal_aim = st.v[SIM_OPT_CALENDAR_PER_BUCKET];
   e->free_chunk = e->ohead = e->otail = SIM__NIL32;
   e->end = m->end_time;
   e->lookahead = m->lookahead;
@@ -906,10 +901,8 @@ static sim_engine *sim__engine_new(const sim_model *m, const sim_run_opts *o) {
   if (!e->inl || !e->inl_next || !e->inl_next2 || !e->slabmsg) goto fail;
   /* Early hints on a rank with many LPs only: with fewer, their records stay in cache, and the
    * hint's own work was 3-5% of the market's time at 10k GPUs (docs/performance.md).
-   * SPOTLAB_EARLY_HINTS=0 turns them off, =1 on at any size (an A/B measurement, the tests). */
-  const char *eh = getenv("SPOTLAB_EARLY_HINTS");
-  int early = (eh && !strcmp(eh, "1")) || e->nlocal >= SIM__HINT2_MIN_LPS;
-  if (eh && !strcmp(eh, "0")) early = 0;
+   * early_hints 0 turns them off, 1 on at any size (an A/B measurement, the tests). */
+  int early = st.v[SIM_OPT_EARLY_HINTS] < 0 ? e->nlocal >= SIM__HINT2_MIN_LPS : st.v[SIM_OPT_EARLY_HINTS] > 0;
   for (unsigned t = 0; t < m->ntypes; t++) {
     e->hints |= m->types[t].prefetch != NULL;
     e->hints2 |= m->types[t].prefetch_early != NULL && early;
@@ -1220,6 +1213,8 @@ int sim_run(const sim_model *m, const sim_run_opts *o, sim_results *res) {
   memset(res, 0, sizeof *res);
   int rc = sim__validate(m);
   if (rc) return rc;
+  sim_engine_settings st; /* a bad switch is bad input, not a failed allocation */
+  if (sim_engine_settings_read(&st, NULL, 0)) return SIM_EINVAL;
   sim_engine *e = sim__engine_new(m, o);
   if (!e) return SIM_ENOMEM;
   e->t_start = e->t_last_print = sim__clock();

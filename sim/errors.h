@@ -10,6 +10,9 @@
 #ifndef SIM_ERRORS_H
 #define SIM_ERRORS_H
 
+#include <stdarg.h>
+#include <stdio.h>
+
 enum {
   SPOTLAB_OK = 0,
   /* shared */
@@ -32,7 +35,8 @@ enum {
   SPOTLAB_ELAB_SYS = -301,     /* a system call failed (fork, pipe, poll) */
   SPOTLAB_ELAB_JOURNAL = -302, /* the journal is damaged or belongs to another job file */
   SPOTLAB_ELAB_SCHED = -303,   /* the scheduling core rejected an event (a bug in the glue) */
-  SPOTLAB_ELAB_TIMEOUT = -304  /* the lab ran past lab.time_limit with jobs unfinished */
+  SPOTLAB_ELAB_TIMEOUT = -304, /* the lab ran past lab.time_limit with jobs unfinished */
+  SPOTLAB_ELAB_STOPPED = -305  /* the lab stopped: it could not write its own files (journal, job outputs) */
 };
 
 /* The text of any code ("unknown error" for a code that is none of the above). */
@@ -56,8 +60,24 @@ static inline const char *spotlab_strerror(int err) {
   case SPOTLAB_ELAB_JOURNAL: return "the journal is damaged or belongs to another job file";
   case SPOTLAB_ELAB_SCHED: return "the scheduling core rejected an event";
   case SPOTLAB_ELAB_TIMEOUT: return "the lab ran past lab.time_limit";
+  case SPOTLAB_ELAB_STOPPED: return "the lab stopped: it could not write its own files";
   default: return "unknown error";
   }
+}
+
+/* Formats a message into the caller's buffer (err may be NULL or len 0: nothing written) and
+ * returns `code`, so an error path is one line: `return spotlab_errf(err, len, SPOTLAB_EFORMAT,
+ * "%s:%zu: ...", path, line);`. The one copy for every module that reports into a buffer. */
+static inline int spotlab_errf(char *err, size_t len, int code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static inline int spotlab_errf(char *err, size_t len, int code, const char *fmt, ...) {
+  if (err && len) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, len, fmt, ap);
+    va_end(ap);
+  }
+  return code;
 }
 
 #endif

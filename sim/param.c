@@ -194,6 +194,149 @@ static size_t sim__count_settings(const char *t, size_t max, int *over_line) {
   return n;
 }
 
+/* libconfig 1.5 reads an integer literal without an L suffix as a 32-bit int and wraps it
+ * silently (4294967297 is read as 1, 3000000000 as -1294967296; hex 0xFFFFFFFF as -1), and one
+ * with the suffix saturates at 2^63-1. The text is therefore scanned first, as libconfig's lexer
+ * reads it (strings, comments, names, numbers): an integer outside 32 bits gets the L that makes
+ * libconfig read it at 64 bits, and one outside 64 bits is refused at its line. Floats
+ * (1e10, 3.5) are left alone. Only characters are inserted, never newlines: lines keep their
+ * numbers. */
+static size_t sim__int_token(const char *p, int *hex, int *is_float) {
+  size_t i = 0;
+  *hex = *is_float = 0;
+  if (p[i] == '+' || p[i] == '-') i++;
+  if (p[i] == '0' && (p[i + 1] == 'x' || p[i + 1] == 'X') && isxdigit((unsigned char)p[i + 2])) {
+    *hex = 1;
+    for (i += 2; isxdigit((unsigned char)p[i]);) i++;
+    return i;
+  }
+  while (isdigit((unsigned char)p[i])) i++;
+  size_t ip = i;
+  if (p[i] == '.') {
+    *is_float = 1;
+    for (i++; isdigit((unsigned char)p[i]);) i++;
+  }
+  if (p[i] == 'e' || p[i] == 'E') {
+    size_t j = i + 1;
+    if (p[j] == '+' || p[j] == '-') j++;
+    if (isdigit((unsigned char)p[j])) {
+      *is_float = 1;
+      while (isdigit((unsigned char)p[j])) j++;
+      i = j;
+    }
+  }
+  return *is_float ? i : ip;
+}
+
+char *sim_config_widen(const char *text, const char *name, sim_diag *d) {
+  size_t len = strlen(text), cap = len + len / 2 + 16, o = 0;
+  char *out = malloc(cap);
+  if (!out) return NULL;
+  int line = 1, bad = 0;
+  const char *p = text;
+  while (*p) {
+    if (o + 64 > cap) {
+      char *no = realloc(out, cap *= 2);
+      if (!no) {
+        free(out);
+        return NULL;
+      }
+      out = no;
+    }
+    const char *start = p;
+    if (*p == '\n') {
+      line++;
+      p++;
+    } else if (*p == '"') { /* a string, with escapes */
+      for (p++; *p && *p != '"'; p++) {
+        if (*p == '\\' && p[1]) p++;
+        if (*p == '\n') line++;
+      }
+      if (*p) p++;
+    } else if (*p == '#' || (*p == '/' && p[1] == '/')) {
+      while (*p && *p != '\n') p++;
+    } else if (*p == '/' && p[1] == '*') {
+      for (p += 2; *p && !(*p == '*' && p[1] == '/'); p++)
+        if (*p == '\n') line++;
+      if (*p) p += 2;
+    } else if (isalpha((unsigned char)*p) || *p == '*' || *p == '_') { /* a name: may hold digits and '-' */
+      while (isalnum((unsigned char)*p) || *p == '-' || *p == '_' || *p == '*') p++;
+    } else if (isdigit((unsigned char)*p) || ((*p == '+' || *p == '-' || *p == '.') && isdigit((unsigned char)p[1])) ||
+               ((*p == '+' || *p == '-') && p[1] == '.' && isdigit((unsigned char)p[2]))) {
+      int hex, fl;
+      size_t n = *p == '.' ? 0 : sim__int_token(p, &hex, &fl);
+      if (*p == '.' || fl) { /* a float: copied as it is */
+        if (*p == '.') {     /* ".5", ".5e3" */
+          char *e;
+          (void)strtod(p, &e);
+          n = (size_t)(e - p) ? (size_t)(e - p) : 1;
+        }
+        p += n;
+      } else {
+        int suffix = p[n] == 'L';
+        char num[64];
+        snprintf(num, sizeof num, "%.*s", (int)(n < 63 ? n : 63), p);
+        errno = 0;
+        int fits32 = 0;
+        if (hex) {
+          unsigned long long v = strtoull(num + (num[0] == '+' || num[0] == '-'), NULL, 16);
+          if (errno || v > (unsigned long long)INT64_MAX || n > 40) {
+            sim_diag_report(d, name, line, "the integer %s does not fit in 64 bits (at most 0x7fffffffffffffff)", num);
+            bad = 1;
+          }
+          fits32 = v <= 0x7fffffffull;
+        } else {
+          long long v = strtoll(num, NULL, 10);
+          if (errno || n > 40) {
+            sim_diag_report(d, name, line,
+                            "the integer %s does not fit in 64 bits (-9223372036854775808 to 9223372036854775807; "
+                            "write a larger number as 1e19)",
+                            num);
+            bad = 1;
+          }
+          fits32 = v >= INT32_MIN && v <= INT32_MAX;
+        }
+        p += n;
+        if (!suffix && !fits32) {
+          memcpy(out + o, start, (size_t)(p - start));
+          o += (size_t)(p - start);
+          out[o++] = 'L';
+          continue;
+        }
+      }
+    } else {
+      p++;
+    }
+    size_t n = (size_t)(p - start);
+    if (o + n + 1 > cap) {
+      char *no = realloc(out, cap = o + n + 64);
+      if (!no) {
+        free(out);
+        return NULL;
+      }
+      out = no;
+    }
+    memcpy(out + o, start, n);
+    o += n;
+  }
+  out[o] = 0;
+  if (bad) {
+    free(out);
+    return NULL;
+  }
+  return out;
+}
+
+/* config_read_string on the widened text; 0, or -1 after reporting (a syntax error at its line). */
+static int sim__read_config(config_t *cfg, const char *text, const char *name, sim_diag *d) {
+  char *w = sim_config_widen(text, name, d);
+  if (!w) return -1;
+  int ok = config_read_string(cfg, w) == CONFIG_TRUE;
+  free(w);
+  if (!ok) sim_diag_report(d, name, config_error_line(cfg), "syntax error: %s", config_error_text(cfg));
+  return ok ? 0 : -1;
+}
+
 static sim_scenario *sim__load(char *text, const char *name, sim_diag *d) {
   sim_scenario *s = calloc(1, sizeof *s);
   if (!s) {
@@ -217,9 +360,7 @@ static sim_scenario *sim__load(char *text, const char *name, sim_diag *d) {
     sim_scenario_free(s);
     return NULL;
   }
-  if (!s->path || config_read_string(&s->cfg, text) != CONFIG_TRUE) {
-    if (s->path)
-      sim_diag_report(d, s->path, config_error_line(&s->cfg), "syntax error: %s", config_error_text(&s->cfg));
+  if (!s->path || sim__read_config(&s->cfg, text, s->path, d)) {
     sim_scenario_free(s);
     return NULL;
   }
@@ -443,7 +584,17 @@ static void sim__set(sim__pctx *c, const config_setting_t *s, const sim_param *p
       sim__err(c, line, path, "expected a string, found %s", sim__setting_type_name(t));
       return;
     }
-    char *v = strdup(config_setting_get_string(s));
+    const char *sv = config_setting_get_string(s);
+    /* a name with a newline would split a CSV row or a report line: names are one line of text */
+    for (const char *q = sv; strcmp(p->name, "command") && *q; q++)
+      if ((unsigned char)*q < 0x20 || *q == 0x7f) {
+        sim__err(c, line, path,
+                 "holds a control character (byte 0x%02x at offset %d): names and values are one "
+                 "line of printable text",
+                 (unsigned char)*q, (int)(q - sv));
+        return;
+      }
+    char *v = strdup(sv);
     if (!v) SIM_FATAL("out of memory");
     free(*(char **)dst);
     *(char **)dst = v;
@@ -556,8 +707,12 @@ static void sim__set_default(sim__pctx *c, const sim_param *p, void *base, const
   snprintf(buf, sizeof buf, "v = %s;", p->def);
   config_t tmp;
   config_init(&tmp);
-  if (config_read_string(&tmp, buf) != CONFIG_TRUE)
-    SIM_FATAL("bad default '%s' for key %s: %s", p->def, path, config_error_text(&tmp));
+  sim_diag dd;
+  sim_diag_init(&dd, stderr);
+  char *wide = sim_config_widen(buf, "(built-in default)", &dd);
+  if (!wide || config_read_string(&tmp, wide) != CONFIG_TRUE)
+    SIM_FATAL("bad default '%s' for key %s: %s", p->def, path, wide ? config_error_text(&tmp) : dd.first);
+  free(wide);
   sim__pctx dc = {"(built-in default)", c->d, 0};
   sim__set(&dc, config_lookup(&tmp, "v"), p, base, path);
   if (dc.errors) SIM_FATAL("the built-in default of %s is invalid", path);
@@ -813,9 +968,29 @@ int sim_scenario_set(sim_scenario *s, const char *assignment, sim_diag *d) {
   snprintf(buf, sizeof buf, "v = %s;", eq + 1);
   config_t tmp;
   config_init(&tmp);
-  if (config_read_string(&tmp, buf) != CONFIG_TRUE) {
+  sim_diag quiet;
+  sim_diag_init(&quiet, NULL);
+  char *wide = sim_config_widen(buf, "--param", &quiet);
+  if (!wide) { /* an integer beyond 64 bits (or out of memory) */
+    sim_diag_report(d, "--param", 0, "key '%s': %s", key,
+                    quiet.nerrors ? strstr(quiet.first, "the integer") : "out of memory");
+    config_destroy(&tmp);
+    return SIM_ECONFIG;
+  }
+  int read = config_read_string(&tmp, wide) == CONFIG_TRUE;
+  free(wide);
+  if (!read) {
     sim_diag_report(d, "--param", 0, "key '%s': value '%s' is not valid scenario syntax (strings need quotes)", key,
                     eq + 1);
+    config_destroy(&tmp);
+    return SIM_ECONFIG;
+  }
+  /* "K=\"v\"; model=\"phold\"" reads as two settings: one key per --param, never a second one dropped */
+  if (config_setting_length(config_root_setting(&tmp)) != 1) {
+    sim_diag_report(d, "--param", 0,
+                    "key '%s': value '%s' holds more than one value (a ';' or a second KEY=VALUE?); one key per "
+                    "--param: give each key its own --param",
+                    key, eq + 1);
     config_destroy(&tmp);
     return SIM_ECONFIG;
   }

@@ -9,7 +9,9 @@
  *
  * Value storage by type:
  *   SIM_P_INT      int64_t              SIM_P_DOUBLE   double
- *   SIM_P_BOOL     int (0/1)            SIM_P_STRING   char * (owned; freed by sim_param_free)
+ *   SIM_P_BOOL     int (0/1)            SIM_P_STRING   char * (owned; freed by sim_param_free);
+ *                                       control characters (newline, tab, ...) are refused except in a
+ *                                       key named "command" (a lab job's shell command)
  *   SIM_P_ENUM     int (index into choices)
  *   SIM_P_DURATION double seconds; the file may say 3600, "90s", "30m", "12h", "7d", "2w"
  *   SIM_P_DARRAY   double * at offset, size_t count at count_offset (a libconfig array [..])
@@ -119,6 +121,14 @@ void sim_param_error(const sim_scenario *s, const char *path, sim_diag *d, const
 void sim_param_dump(FILE *f, const char *group, const sim_param *table, const void *out);
 /* Lists the keys of `table` (type, default, bounds, unit, help) for `spotlab keys`. */
 void sim_param_describe(FILE *f, const char *group, const sim_param *table);
+
+/* libconfig (1.5) reads an integer literal without an L suffix at 32 bits and wraps it silently
+ * (4294967297 becomes 1). Returns a malloc'd copy of the libconfig text `text` where every integer
+ * outside 32 bits carries the L that makes libconfig read it at 64 bits, so every integer key is
+ * read whole; NULL after reporting "NAME:LINE: the integer N does not fit in 64 bits" for each one
+ * beyond 64 bits (or NULL on out of memory, with nothing reported). Lines keep their numbers.
+ * Scenarios, --param, defaults, lab job files and experiment files are all read through it. */
+char *sim_config_widen(const char *text, const char *name, sim_diag *d);
 
 /* Parses a duration ("90s", "30m", "12h", "7d", "2w" or a number of seconds). 0 or -1. */
 int sim_parse_duration(const char *text, double *seconds);

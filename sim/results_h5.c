@@ -644,3 +644,39 @@ int sim_results_merge(const char *out, const char *const *paths, int n, char *er
   free(p);
   return rc;
 }
+
+/* ---- The run a results file records (sim_results_read_run) ------------------------------------ */
+
+int sim_results_read_run(const char *path, sim_run_record *r, char *err, size_t errlen) {
+  memset(r, 0, sizeof *r);
+  sim__part p;
+  memset(&p, 0, sizeof p);
+  if (sim__part_open(path, &p, err, errlen)) {
+    sim__part_close(&p);
+    return SIM_EFORMAT;
+  }
+  hid_t g = H5Gopen2(p.f, "meta", H5P_DEFAULT);
+  r->scenario_path = g >= 0 ? sim__read_str_attr(g, "scenario_path") : NULL;
+  if (g >= 0) H5Gclose(g);
+  r->model = p.model, r->scenario = p.scenario, r->effective = p.effective;
+  p.model = p.scenario = p.effective = NULL;
+  r->seed = p.seed;
+  r->reps = p.reps;
+  r->whole = p.first == 0 && p.count == p.reps;
+  sim__part_close(&p);
+  if (!r->scenario_path) r->scenario_path = strdup("");
+  if (!r->scenario_path) {
+    sim_run_record_free(r);
+    snprintf(err, errlen, "%s: out of memory", path);
+    return SIM_ENOMEM;
+  }
+  return SIM_OK;
+}
+
+void sim_run_record_free(sim_run_record *r) {
+  free(r->model);
+  free(r->scenario);
+  free(r->effective);
+  free(r->scenario_path);
+  memset(r, 0, sizeof *r);
+}

@@ -47,4 +47,16 @@ void sim_summarize(const double *x, size_t n, size_t stride, sim_summary *out);
 int sim_results_write(const char *path, const sim_run_meta *meta, const sim_model *m, const sim_results *reps,
                       const sim_metric_def *metrics, unsigned nmetrics, const double *values, char *err, size_t errlen);
 
+/* The run a results file records: its model, the scenario as written and every key's effective
+ * value (scenario syntax), the scenario's path when it ran, base seed and replications; whole: 0
+ * for one shard of a run. For rerunning the same run with some keys changed (`spotlab compare
+ * --robust`). 0, or SIM_EFORMAT / SIM_ENOMEM with the reason in err. */
+typedef struct sim_run_record {
+  char *model, *scenario, *effective, *scenario_path;
+  uint64_t seed;
+  int reps, whole;
+} sim_run_record;
+int sim_results_read_run(const char *path, sim_run_record *r, char *err, size_t errlen);
+void sim_run_record_free(sim_run_record *r);
+
 #endif

@@ -12,8 +12,12 @@ Fences
   ```synopsis                usage lines ("spotlab CMD [OPTIONS]", placeholders): not run, but
                              each command must exist in `spotlab --help`, each --option in
                              `spotlab CMD --help`, and together they must list every command
-  any other language         not run (scenario excerpts as ```cfg, ```c, ```python, layouts and
-                             output as ```text)
+  ```python                  run by /usr/bin/python3 from the checkout's root with PYTHONPATH=python
+                             (as README.md and docs/python.md tell a reader without an install),
+                             each block in a fresh interpreter: a block imports and opens what it
+                             uses; skipped, with the reason, where h5py or pandas are missing
+  any other language         not run (scenario excerpts as ```cfg, ```c, layouts and output as
+                             ```text)
   no language                not run, and an error when a line looks like a command (it starts
                              with spotlab, build/spotlab, make, mpirun, ctest, cmake, ...):
                              fence it sh, or synopsis, or text
@@ -26,6 +30,20 @@ Directives: HTML comments on the lines just before a fence (invisible when rende
   <!-- docs-test: timeout SECONDS -->    the block's limit (default 120 s; --timeout-scale multiplies
                                          it, as ctest does under ASan)
   A command whose own trailing comment says "exit N" must exit N; every other command must exit 0.
+  <!-- docs-test: output [rel=R] [abs=A] [any=REGEX] -->   before a ```text (or ```output) fence
+                                         that shows what the run block just above it printed
+                                         (stdout and stderr of its commands, in order): every
+                                         non-blank line of the fence must be found in that output,
+                                         in order (lines may be left out between them), with the
+                                         same words and its numbers equal to what was printed, to
+                                         the digits the doc shows (0.2729 stands for [0.27285,
+                                         0.27295]); rel=0.05 or abs=0.01 allows that much instead;
+                                         a line matching REGEX is compared by its words only (a
+                                         wall time, a date). A failure names the doc's line, what it
+                                         says and what the command printed. A figure quoted from
+                                         a run that cannot be repeated here is written as an
+                                         example with its date ("printed on 2026-12-02: ...") in
+                                         a fence without the directive.
 
 Directives before a paragraph or table
   <!-- docs-test: metrics -->     every `name` in backticks in the next paragraph is a metric
@@ -50,6 +68,9 @@ folders) with an empty results/ (as `make run` leaves a checkout), in which buil
 `spotlab` on PATH are the binary under test (with the block's args). Its blocks run in order in that folder with bash, so a later block sees the files
 an earlier one wrote. MPI runs are allowed as root and oversubscribed (OMPI_* variables).
 A failing command fails the test with the file, line, command and its output.
+After a file's blocks, every file they wrote or changed in the copy must be one git ignores
+(.gitignore: results/, build folders, ...): a command that writes into a tracked path, or
+leaves a file `git status` would list, fails the test (checked when --src is a git checkout).
 """
 import argparse
 import concurrent.futures
@@ -452,6 +473,147 @@ def check_figures(item, scratch, errors):
 
 
 # ---------------------------------------------------------------------------------------------
+# Printed output quoted in a doc
+
+NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?(?![\w])")
+
+
+def line_shape(line):
+    """(words, numbers): the line with each number replaced by a placeholder and whitespace runs
+    collapsed, and its numbers as written."""
+    nums = NUMBER.findall(line)
+    words = " ".join(NUMBER.sub("\x00", line).split())
+    return words, nums
+
+
+def number_matches(doc, got, rel, ab):
+    """Whether the printed number `got` is the doc's `doc`: to the doc's digits (half a unit of its
+    last place), or within rel (relative) or abs."""
+    try:
+        d, g = float(doc), float(got)
+    except ValueError:
+        return doc == got
+    if rel is not None and abs(g - d) <= rel * abs(d):
+        return True
+    if ab is not None and abs(g - d) <= ab:
+        return True
+    mant = doc.lower().split("e")[0]
+    dec = len(mant.split(".")[1]) if "." in mant else 0
+    scale = 10 ** int(doc.lower().split("e")[1]) if "e" in doc.lower() else 1
+    return abs(g - d) <= 0.5 * 10 ** -dec * scale * (1 + 1e-9) + 1e-12
+
+
+def parse_output_directive(d):
+    """(rel, abs, any regex or None) of `output [rel=R] [abs=A] [any=REGEX]`, or raises ValueError."""
+    rel = ab = anyrx = None
+    for w in shlex.split(d)[1:]:
+        k, _, v = w.partition("=")
+        if k == "rel":
+            rel = float(v)
+        elif k == "abs":
+            ab = float(v)
+        elif k == "any":
+            anyrx = re.compile(v)
+        else:
+            raise ValueError(f"unknown option '{w}' (rel=R, abs=A, any=REGEX)")
+    return rel, ab, anyrx
+
+
+def check_output(block, run, errors):
+    """The fence `block` (after an output directive) against the output of `run`, the run block
+    above it: (source Block, printed text)."""
+    d = next(x for x in block.directives if x.split()[:1] == ["output"])
+    try:
+        rel, ab, anyrx = parse_output_directive(d)
+    except ValueError as e:
+        errors.append(f"{block.path}:{block.line - 1}: docs-test output: {e}")
+        return
+    src, text = run
+    got = [l for l in text.split("\n") if l.strip()]
+    shapes = [line_shape(l) for l in got]
+    k = 0
+    for n, want in block.lines:
+        if not want.strip() or want.strip() in ("...", "…"):
+            continue
+        ww, wn = line_shape(want)
+        hit = next((i for i in range(k, len(got)) if shapes[i][0] == ww), None)
+        if hit is None:
+            import difflib
+            near = difflib.get_close_matches(want.strip(), [g.strip() for g in got[k:]], n=1, cutoff=0.3)
+            errors.append(f"{block.path}:{n}: the doc shows\n    {want.strip()}\n  but no line printed by the block at "
+                          f"{src.path}:{src.line} (after the lines matched above) reads like it"
+                          + (f"; the closest:\n    {near[0]}" if near else " (it printed nothing like it)"))
+            continue
+        k = hit + 1
+        if anyrx and anyrx.search(want):
+            continue
+        bad = [(a, b) for a, b in zip(wn, shapes[hit][1]) if not number_matches(a, b, rel, ab)]
+        if bad:
+            errors.append(f"{block.path}:{n}: a printed figure no longer matches: the doc says "
+                          + ", ".join(f"{a} where the run printed {b}" for a, b in bad)
+                          + f"\n    doc: {want.strip()}\n    got: {got[hit].strip()}")
+
+
+def block_output(scratch, block, cmds):
+    logs = os.path.join(scratch, ".docs-logs")
+    out = []
+    for k in range(len(cmds)):
+        p = os.path.join(logs, f"{block.line}-{k}.log")
+        if os.path.exists(p):
+            out.append(open(p, errors="replace").read())
+    return "".join(out)
+
+
+SCRATCH_OWN = {".docs-bin", ".docs-logs"}
+
+
+def snapshot(d):
+    """{relative path: (size, mtime)} of the files under d (but the test's own folders)."""
+    out = {}
+    for root, dirs, files in os.walk(d):
+        if root == d:
+            dirs[:] = [x for x in dirs if x not in SCRATCH_OWN]
+        for f in files:
+            p = os.path.join(root, f)
+            try:
+                st = os.lstat(p)
+            except OSError:
+                continue
+            out[os.path.relpath(p, d)] = (st.st_size, st.st_mtime_ns)
+    return out
+
+
+def git_tracked(src):
+    """The checkout's tracked files, or None when src is not a git checkout."""
+    try:
+        r = subprocess.run(["git", "-C", src, "ls-files", "-z"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                           timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if r.returncode != 0:
+        return None
+    return set(x for x in r.stdout.decode("utf-8", "replace").split("\0") if x)
+
+
+def check_written(rel, src, tracked, before, after, errors):
+    """Files the blocks of `rel` wrote in its copy: none tracked, each ignored by .gitignore."""
+    written = sorted(p for p, v in after.items() if before.get(p) != v)
+    if not written or tracked is None:
+        return
+    bad = [f"{p} (a tracked file)" for p in written if p in tracked]
+    rest = [p for p in written if p not in tracked]
+    if rest:
+        r = subprocess.run(["git", "-C", src, "check-ignore", "--no-index", "--stdin", "-z"],
+                           input="\0".join(rest).encode(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+        ignored = set(x for x in r.stdout.decode("utf-8", "replace").split("\0") if x)
+        bad += [f"{p} (not in .gitignore: `git status` would list it)" for p in rest if p not in ignored]
+    if bad:
+        more = f" and {len(bad) - 10} more" if len(bad) > 10 else ""
+        errors.append(f"{rel}: its commands wrote into the checkout where git sees it (write under results/, or "
+                      f"ignore the folder): " + "; ".join(bad[:10]) + more)
+
+
+# ---------------------------------------------------------------------------------------------
 # Running blocks
 
 def make_scratch(src, work, rel):
@@ -498,6 +660,19 @@ def write_wrapper(scratch, binary, args):
         with open(p, "w") as f:
             f.write("\n".join(lines) + "\n")
         os.chmod(p, 0o755)
+
+
+PYTHON = "/usr/bin/python3"
+
+
+def python_commands(block, scratch):
+    """A python block as one command: its code in a file, run from the checkout's root."""
+    logs = os.path.join(scratch, ".docs-logs")
+    os.makedirs(logs, exist_ok=True)
+    py = os.path.join(logs, f"{block.line}.py")
+    with open(py, "w") as f:
+        f.write("\n".join(l for _, l in block.lines) + "\n")
+    return [(block.line, f"PYTHONPATH=python {PYTHON} {shlex.quote(py)}", 0)]
 
 
 def run_block(block, cmds, scratch, binary, args, timeout, env):
@@ -570,6 +745,9 @@ def parse_directives(block, errors):
             args.append((w[1], w[2:]))
         elif w[0] == "timeout" and len(w) == 2 and w[1].isdigit():
             timeout = int(w[1])
+        elif w[0] == "output":
+            errors.append(f"{block.path}:{block.line}: docs-test output goes before the ```text fence that shows "
+                          f"a run block's output, not before a command block")
         else:
             errors.append(f"{block.path}:{block.line}: unknown docs-test directive '{d}'")
     return skip, args, timeout
@@ -588,13 +766,15 @@ def looks_like_commands(block):
 def process_file(path, rel, ctx):
     """Returns (report lines, errors, ran, skipped, other, synopsis, commands, seconds)."""
     errors, report = [], []
-    stats = {"ran": 0, "skipped": [], "other": 0, "synopsis": 0, "commands": 0}
+    stats = {"ran": 0, "skipped": [], "other": 0, "synopsis": 0, "commands": 0, "outputs": 0}
     try:
         items, prose = parse_md(path, rel)
     except Failure as e:
         return report, [str(e)], stats
     check_prose(rel, prose, ctx.sp, ctx.metrics, ctx.src, errors)
     scratch = None
+    before = None
+    last_run = None  # (Block, its printed output) of the last run block, None after a skipped one
     t_file = time.monotonic()
     for it in items:
         if isinstance(it, Prose):
@@ -615,19 +795,32 @@ def process_file(path, rel, ctx):
             stats["synopsis"] += 1
             check_synopsis(b, ctx.sp, ctx.seen, errors)
             continue
-        if b.info not in RUN_FENCES and b.info != "console":
+        if b.info not in RUN_FENCES and b.info not in ("console", "python"):
             if b.info == "":
                 n = looks_like_commands(b)
                 if n:
                     errors.append(f"{rel}:{n}: a fence without a language holds commands: fence it sh (they run), "
                                   f"synopsis (usage lines) or text")
-            if b.directives:
+            if any(d.split()[:1] == ["output"] for d in b.directives):
+                if len(b.directives) > 1:
+                    errors.append(f"{rel}:{b.line}: only the output directive goes before an output fence")
+                if b.info not in ("text", "output"):
+                    errors.append(f"{rel}:{b.line}: docs-test output before a ```{b.info} fence (```text or ```output)")
+                elif last_run is None:
+                    stats["skipped"].append(f"{rel}:{b.line}: output not compared: the block above it did not run")
+                elif last_run is not False:
+                    check_output(b, last_run, errors)
+                    stats["outputs"] += 1
+            elif b.directives:
                 errors.append(f"{rel}:{b.line}: docs-test directives before a fence that is not run")
             stats["other"] += 1
             continue
         skip, args, timeout = parse_directives(b, errors)
+        last_run = None
+        if b.info == "python" and not skip and not ctx.python_ok:
+            skip = f"{PYTHON} has no h5py or pandas"
         try:
-            cmds = commands(b)
+            cmds = commands(b) if b.info != "python" else [(b.line, "", 0)]
         except Failure as e:
             errors.append(str(e))
             continue
@@ -639,13 +832,19 @@ def process_file(path, rel, ctx):
             continue
         if scratch is None:
             scratch = make_scratch(ctx.src, ctx.work, rel)
+            before = snapshot(scratch)
+        if b.info == "python":
+            cmds = python_commands(b, scratch)
         fail, dt = run_block(b, cmds, scratch, ctx.bin, args, timeout * ctx.timeout_scale, ctx.env)
+        last_run = False if fail else (b, block_output(scratch, b, cmds))
         stats["ran"] += 1
         stats["commands"] += len(cmds)
         if ctx.verbose:
             report.append(f"  {rel}:{b.line}: {len(cmds)} command(s), {dt:.1f} s" + (" FAILED" if fail else ""))
         if fail:
             errors.append(fail)
+    if scratch is not None:
+        check_written(rel, ctx.src, ctx.tracked, before, snapshot(scratch), errors)
     stats["seconds"] = time.monotonic() - t_file
     return report, errors, stats
 
@@ -687,6 +886,11 @@ def main():
         return 1
     check_help_keys(ctx.sp, errors)
     ctx.seen = set()
+    ctx.tracked = git_tracked(ctx.src)
+    if ctx.tracked is None:
+        print(f"(--src {ctx.src} is not a git checkout: what the blocks write is not checked against .gitignore)")
+    ctx.python_ok = subprocess.run([PYTHON, "-c", "import h5py, pandas"], stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL).returncode == 0 if os.path.exists(PYTHON) else False
     files = a.only or (["README.md"] + sorted(os.path.join("docs", f) for f in os.listdir(os.path.join(ctx.src, "docs"))
                                               if f.endswith(".md")))
     # each file's scratch folder: PATH finds the block's spotlab there
@@ -703,7 +907,7 @@ def main():
             futs[ex.submit(process_file, os.path.join(ctx.src, rel), rel, c)] = rel
         for f in concurrent.futures.as_completed(futs):
             results[futs[f]] = f.result()
-    ran = skipped = other = syn = ncmd = 0
+    ran = skipped = other = syn = ncmd = nout = 0
     skips = []
     for rel in files:
         rep, errs, st = results[rel]
@@ -716,13 +920,16 @@ def main():
         other += st["other"]
         syn += st["synopsis"]
         ncmd += st["commands"]
+        nout += st.get("outputs", 0)
         print(f"{rel}: {st['ran']} block(s) run ({st['commands']} commands), {len(st['skipped'])} skipped, "
-              f"{st['synopsis']} synopsis, {st['other']} not commands; {st.get('seconds', 0):.1f} s")
+              f"{st['synopsis']} synopsis, {st['other']} not commands, {st.get('outputs', 0)} outputs compared; "
+              f"{st.get('seconds', 0):.1f} s")
     if not a.only:
         missing = sorted(set(ctx.sp.commands) - ctx.seen)
         if missing:
             errors.append("no synopsis block lists: " + ", ".join(f"spotlab {m}" for m in missing))
-    print(f"\n{ran} blocks run ({ncmd} commands), {skipped} skipped, {syn} synopsis blocks checked against --help, "
+    print(f"\n{ran} blocks run ({ncmd} commands), {nout} printed outputs compared, {skipped} skipped, "
+          f"{syn} synopsis blocks checked against --help, "
           f"{other} other fences not run; {len(ctx.metrics.names)} metric names from the scenarios; "
           f"{time.monotonic() - t0:.1f} s")
     for s in skips:

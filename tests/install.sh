@@ -28,8 +28,26 @@ done
 # CITATION.cff cites the version the binary reports (CMakeLists.txt's project version)
 v=$("$p/bin/spotlab" --version | cut -d' ' -f2)
 grep -qx "version: $v" "$src/CITATION.cff" || fail "CITATION.cff's version is not $v (spotlab --version)"
+# the installed Python package runs the installed binary with nothing set: not SPOTLAB_BIN, not
+# PREFIX/bin on PATH, not from a checkout (it looked in PREFIX/local/lib/python3.X/build/spotlab)
+pyrun() { # PREFIX: spotlab.run from PREFIX's package, in a folder of the user's own
+  site=$(find "$1" -path '*-packages/spotlab/__init__.py' | head -1); site=${site%/spotlab/__init__.py}
+  (cd "$tmp/mine" && env -u SPOTLAB_BIN PATH=/usr/bin:/bin PYTHONPATH="$site" /usr/bin/python3 - "$1" <<'PY'
+import os, sys
+import spotlab
+prefix = sys.argv[1]
+assert spotlab.__file__.startswith(prefix), spotlab.__file__
+assert spotlab.find_binary() == os.path.join(prefix, "bin", "spotlab"), spotlab.find_binary()
+r = spotlab.run("default.cfg", out="py.h5", reps=1, params={"run.end": "2h"})
+assert r.reps == 1 and r.metric("money_conserved")[0] == 1.0
+print("the installed package ran", spotlab.find_binary())
+PY
+  ) > "$tmp/py.out" 2>&1 || { cat "$tmp/py.out"; fail "the installed package (in $site) did not run its installed binary"; }
+}
+pyok=0
 if [ -f "$src/python/pyproject.toml" ]; then
   find "$p" -path '*-packages/spotlab/__init__.py' | grep -q . || { cat "$tmp/install.out"; fail "Python package not installed"; }
+  /usr/bin/python3 -c 'import h5py, pandas' 2>/dev/null && pyok=1 || echo "(no h5py or pandas: the installed package is not run)"
 else
   has "$tmp/install.out" "pyproject.toml: the Python package is not installed"
 fi
@@ -51,6 +69,7 @@ SPOTLAB_DATA="$tmp/a:$tmp/b" "$p/bin/spotlab" check "$tmp/mine/env.cfg" > nf.out
 [ $s -eq 2 ] || { cat nf.out; fail "not found: exit $s (want 2)"; }
 has nf.out "$tmp/mine/env.cfg:$line: key 'market.gpus': mine.csv: not found; looked at $tmp/mine/mine.csv (the scenario's folder), $tmp/a/mine.csv (SPOTLAB_DATA), $tmp/b/mine.csv (SPOTLAB_DATA), $p/share/spotlab/data/mine.csv (installed, next to the binary)"
 has nf.out "(installed under "
+[ $pyok = 1 ] && pyrun "$p"
 # SPOTLAB_DATA is honoured ...
 mkdir "$tmp/mydata"
 cp "$src/data/gpus.csv" "$tmp/mydata/mine.csv"
@@ -71,4 +90,5 @@ mv "$p" "$tmp/moved"
 short "$tmp/moved/bin/spotlab" default.cfg --out moved.h5 > moved.out 2>&1 || { cat moved.out; fail "moved install"; }
 "$tmp/moved/bin/spotlab" check env.cfg > nf2.out 2>&1
 has nf2.out "$tmp/moved/share/spotlab/data/mine.csv (installed, next to the binary)"
+[ $pyok = 1 ] && pyrun "$tmp/moved"
 echo "OK"

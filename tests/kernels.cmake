@@ -6,7 +6,8 @@ spotlab_add_test(test_kernels SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_kernels.c
 # The `spotlab bench kernels` command on its own: app/main.c (dispatch, option helpers) and the
 # command file, without the engine, so the command is tested even while the engine is elsewhere.
 add_executable(krn_bench_cli ${CMAKE_SOURCE_DIR}/app/main.c ${CMAKE_SOURCE_DIR}/app/cli.c ${CMAKE_SOURCE_DIR}/app/cmd_bench_kernels.c
-               ${CMAKE_SOURCE_DIR}/sim/failpoint.c) # h5mem.h's kill points
+               ${CMAKE_SOURCE_DIR}/sim/failpoint.c # h5mem.h's kill points
+               ${CMAKE_SOURCE_DIR}/sim/engine_opts.c) # main.c's check of the engine's switches
 target_link_libraries(krn_bench_cli PRIVATE spotlab_kernels MPI::MPI_C PkgConfig::HDF5 PkgConfig::ZLIB ${M_LIBRARY})
 set(KRN_CLI $<TARGET_FILE:krn_bench_cli>)
 add_test(NAME kernels_cli_help COMMAND ${KRN_CLI} bench kernels --help)

@@ -101,7 +101,7 @@ not_called "install -y -qq --no-install-recommends cmake"; not_called "sudo"; ha
 
 case=sudo;      NOPASS=1 run $all;                   [ $rc -eq 0 ] || fail "exit $rc"
 called "sudo uid=1000 -n true"
-called "sudo uid=1000 -n apt-get -o DPkg::Lock::Timeout="
+called "sudo uid=1000 -n apt-get -o DPkg::Lock::Timeout=600 update -qq"
 called "apt-get uid=0 -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends cmake make"
 not_called "apt-get uid=1000"; has "(through sudo -n)"
 
@@ -115,6 +115,13 @@ has "sudo needs a password but there is no terminal"; has "make test SETUP=0"; n
 case=no-apt;    UID_=0 run id;                       [ $rc -eq 1 ] || fail "exit $rc (want 1)"
 has "this machine has no apt-get/dpkg"; has "libgsl-dev libhdf5-openmpi-dev"; has "SETUP=0"
 if [ -s "$tmp/log" ] && grep -qv "^id " "$tmp/log"; then fail "something but id was called"; fi
+
+# the bound apt-get is given does not depend on how long the calls before took (it used to be the
+# time left of a clock started with the script: 599 on a loaded machine): without a refusal, every
+# call gets the whole bound, exactly
+case=bound;     UID_=0 WAIT=37 run $all;             [ $rc -eq 0 ] || fail "exit $rc"
+[ "$(grep -c "^apt-get uid=0 -o DPkg::Lock::Timeout=37 " "$tmp/log")" -eq 2 ] || fail "want update and install with the bound 37"
+not_called "DPkg::Lock::Timeout=36"
 
 case=lock-released; UID_=0 LOCK=3 run $all;          [ $rc -eq 0 ] || fail "exit $rc"
 [ "$(grep -c "^apt-get uid=0 .* update -qq" "$tmp/log")" -eq 4 ] || fail "want 3 refused updates, then one that ran"

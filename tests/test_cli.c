@@ -58,7 +58,7 @@ static void test_option_table_errors(void) {
   expect_usage(args, "spotlab sweep: --reps given twice");
   expect_usage("run x.cfg --out a.h5 --out b.h5", "spotlab run: --out given twice");
   expect_usage("run x.cfg --quiet --quiet", "spotlab run: --quiet given twice");
-  expect_usage("sweep x.cfg --param a.b=1,2 --param c.d=3", "spotlab sweep: --param given twice");
+  expect_usage("sweep x.cfg --param a.b=1,2 --param a.b=3", "spotlab sweep: --param a.b is given twice");
   expect_usage("run x.cfg --reps abc", "spotlab run: --reps: 'abc' is not a whole number in [1, 10000]");
   expect_usage("run x.cfg --reps=10001", "spotlab run: --reps: '10001' is not a whole number in [1, 10000]");
   expect_usage("run x.cfg --seed -3", "spotlab run: --seed: '-3' is not a whole number in [0, 9.2e+18]");
@@ -104,6 +104,37 @@ static void test_option_table_errors(void) {
   expect_usage("compare a.h5", "usage: spotlab compare BEFORE.h5 AFTER.h5");
   /* after "--" an argument is an operand, whatever it looks like */
   expect_usage("run -- --reps", "--reps: cannot read the scenario file");
+}
+
+/* --seed, --reps, --spread and --quiet are declared once (app/cli.h): every command that takes
+ * one shows the same bounds in its --help and refuses the same values. */
+static void test_shared_options_one_bound(void) {
+  const char *cmds[] = {"run", "sweep", "experiment", "bench phold", "bench market", "bench sched", "bench kernels"};
+  for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+    char args[128], *out;
+    snprintf(args, sizeof args, "%s --help", cmds[i]);
+    CU_ASSERT_EQUAL(sl(args, &out), 0);
+    const char *seed = strstr(out, "\n  --seed N ");
+    if (!seed || !strstr(seed, "[0, 9.2e+18]") || strstr(seed, "\n") < strstr(seed, "[0, 9.2e+18]"))
+      fprintf(stderr, "\nspotlab %s --help: --seed without [0, 9.2e+18]\n", cmds[i]);
+    CU_ASSERT_PTR_NOT_NULL(seed);
+    if (seed) {
+      const char *eol = strchr(seed + 1, '\n'), *r = strstr(seed, "[0, 9.2e+18]");
+      CU_ASSERT(r && (!eol || r < eol));
+    }
+    const char *reps = strstr(out, "\n  --reps N ");
+    if (reps) {
+      const char *eol = strchr(reps + 1, '\n'), *r = strstr(reps, "[1, 10000]");
+      CU_ASSERT(r && (!eol || r < eol));
+    }
+    free(out);
+  }
+  /* 1.9e19 was accepted by three benchmarks, refused by four commands */
+  expect_usage("bench phold --seed 10000000000000000000",
+               "spotlab bench phold: --seed: '10000000000000000000' is not a whole number in [0, 9.2e+18]");
+  expect_usage("bench market --seed 10000000000000000000", "is not a whole number in [0, 9.2e+18]");
+  expect_usage("bench kernels --cpu --seed 10000000000000000000", "is not a whole number in [0, 9.2e+18]");
+  expect_usage("run x.cfg --seed 9300000000000000000", "is not a whole number in [0, 9.2e+18]");
 }
 
 /* The names of the options an --help lists under "options:" (the first word of each entry). */
@@ -287,9 +318,10 @@ static void test_run_writes_results(void) {
   CU_ASSERT(access("ok.h5", F_OK) == 0);
   /* nothing temporary is left next to it */
   CU_ASSERT_EQUAL(tu_run("ls ok.h5.tmp.* 2>/dev/null | wc -l | grep -qx 0", NULL), 0);
-  /* an unwritable destination is refused before running */
-  CU_ASSERT_EQUAL(sl("run ok.cfg --out /nonexistent-dir/ok.h5", &out), 2);
-  CU_ASSERT(strstr(out, "cannot write results") != NULL);
+  /* an unwritable destination is refused before running: the file system's refusal, exit 1 as for
+   * every command (docs/faults.md) */
+  CU_ASSERT_EQUAL(sl("run ok.cfg --out /nonexistent-dir/ok.h5", &out), 1);
+  CU_ASSERT(strstr(out, "cannot write into the folder '/nonexistent-dir': No such file or directory") != NULL);
   free(out);
   /* --param overrides a key; a bad override is a usage error */
   CU_ASSERT_EQUAL(sl("run ok.cfg --out ok2.h5 --param phold.lps=8 --quiet", &out), 0);
@@ -450,6 +482,173 @@ static void test_sweep_resume(void) {
   CU_ASSERT_EQUAL(tu_run("h5diff res0.points/point_0002.h5 res.points/point_0002.h5 /metrics /metrics", NULL), 0);
   CU_ASSERT_EQUAL(sl("sweep res.cfg --param phold.remote=0.1,0.2 --out res.h5 --resume --resume", &out), 2);
   free(out);
+}
+
+/* sweep with several --param: their full grid, the first key slowest; the sweep file records
+ * every key and each point's values; each point is the run of its values; --resume keeps them;
+ * a one-key sweep file has no grid datasets (its format as before); a value or key given twice,
+ * and a grid beyond 1000 points, are refused before anything runs. */
+static void test_sweep_grid(void) {
+  tu_write("grid.cfg", "model = \"phold\";\nrun = { end = 50.0; reps = 2; seed = 5; };\nphold = { lps = 64; };\n");
+  CU_ASSERT_EQUAL(tu_run("rm -rf grid.h5 grid.points grid1.h5 grid1.points gridp.h5", NULL), 0);
+  char *out;
+  int rc = sl("sweep grid.cfg --param phold.remote=0.1,0.3 --param phold.mean=0.9,1.2,1.5 --out grid.h5", &out);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  CU_ASSERT(strstr(out, "6 of 6 points of phold.remote x phold.mean") != NULL);
+  CU_ASSERT(strstr(out, "point 2/6 done (phold.remote=0.1 phold.mean=1.2)") != NULL);
+  CU_ASSERT(strstr(out, "point 4/6 done (phold.remote=0.3 phold.mean=0.9)") != NULL);
+  free(out);
+  CU_ASSERT_EQUAL(tu_run("h5dump -d /sweep/keys grid.h5 | grep -q '\"phold.remote\", \"phold.mean\"'", NULL), 0);
+  CU_ASSERT_EQUAL(
+      tu_run("h5dump -y -d /sweep/key_labels grid.h5 | tr -d '\\n ' | grep -q "
+             "'\"0.1\",\"0.9\",\"0.1\",\"1.2\",\"0.1\",\"1.5\",\"0.3\",\"0.9\",\"0.3\",\"1.2\",\"0.3\",\"1.5\"'",
+             NULL),
+      0);
+  CU_ASSERT_EQUAL(tu_run("h5dump -d /sweep/labels grid.h5 | grep -q '\"0.3, 1.5\"'", NULL), 0);
+  CU_ASSERT_EQUAL(tu_run("h5dump -A grid.h5 | grep -q '\"phold.remote x phold.mean\"'", NULL), 0);
+  /* point 5 (index 4) is the run of phold.remote=0.3 phold.mean=1.2 */
+  CU_ASSERT_EQUAL_FATAL(sl("run grid.cfg --param phold.remote=0.3 --param phold.mean=1.2 --out gridp.h5 --quiet", &out),
+                        0);
+  free(out);
+  CU_ASSERT_EQUAL(tu_run("h5diff gridp.h5 grid.points/point_0004.h5 /metrics /metrics", NULL), 0);
+  CU_ASSERT_NOT_EQUAL(tu_run("h5diff -q gridp.h5 grid.points/point_0003.h5 /metrics /metrics", NULL), 0);
+  /* --resume: every point kept */
+  rc = sl("sweep grid.cfg --param phold.remote=0.1,0.3 --param phold.mean=0.9,1.2,1.5 --out grid.h5 --resume", &out);
+  CU_ASSERT_EQUAL(rc, 0);
+  CU_ASSERT(strstr(out, "point 6/6 (phold.remote=0.3 phold.mean=1.5): finished earlier, kept") != NULL);
+  free(out);
+  /* one key: no grid datasets, x numeric as before */
+  CU_ASSERT_EQUAL_FATAL(sl("sweep grid.cfg --param phold.remote=0.1,0.3 --out grid1.h5 --quiet", &out), 0);
+  free(out);
+  CU_ASSERT_NOT_EQUAL(tu_run("h5ls grid1.h5/sweep | grep -q key", NULL), 0);
+  CU_ASSERT_EQUAL(tu_run("h5dump -d /sweep/x grid1.h5 | grep -q '0.1, 0.3'", NULL), 0);
+  /* refused before anything runs */
+  expect_usage("sweep grid.cfg --param phold.remote=0.1,0.2,0.10", "the value '0.10' is given twice");
+  expect_usage("sweep grid.cfg --param phold.remote=0.1,0.2,0.1", "the value '0.1' is given twice");
+  expect_usage("sweep grid.cfg --param phold.remote=0.1 --param phold.remote=0.2",
+               "--param phold.remote is given twice");
+  expect_usage("sweep grid.cfg --param phold.remote=0.1,0.2 --param run.seed=1,2", "run.seed cannot be swept");
+  char big[4096];
+  int n = snprintf(big, sizeof big, "sweep grid.cfg --param phold.lps=");
+  for (int i = 1; i <= 40; i++) n += snprintf(big + n, sizeof big - (size_t)n, "%s%d", i > 1 ? "," : "", i);
+  n += snprintf(big + n, sizeof big - (size_t)n, " --param phold.mean=");
+  for (int i = 1; i <= 30; i++) n += snprintf(big + n, sizeof big - (size_t)n, "%s%d", i > 1 ? "," : "", i);
+  expect_usage(big, "more than 1000 points");
+}
+
+/* Runs `spotlab ARGS`, expects exit `want` and `message` in the output. */
+static void expect_status(const char *args, int want, const char *message) {
+  char *out;
+  int rc = sl(args, &out);
+  if (rc != want || !strstr(out, message))
+    fprintf(stderr, "\nspotlab %s: exit %d, expected %d and '%s' in:\n%s\n", args, rc, want, message, out);
+  CU_ASSERT_EQUAL(rc, want);
+  CU_ASSERT(strstr(out, message) != NULL);
+  free(out);
+}
+
+/* An output that is the input, or a folder given as a file, is refused (exit 2) before anything
+ * runs; a folder that does not take files is found before the work, with the reason, and every
+ * command exits 1 for it (docs/faults.md: one status per kind of failure). */
+static void test_outputs_checked_first(void) {
+  tu_write("ovw.cfg", "model = \"phold\";\nrun = { end = 20.0; reps = 1; };\nphold = { lps = 16; };\n");
+  tu_write("ovwj.cfg", "lab = { workers = 1; };\njobs = ( { name = \"c\"; command = \"true\"; } );\n");
+  expect_status("run ovw.cfg --out ovw.cfg --quiet", 2,
+                "--out 'ovw.cfg' is the input 'ovw.cfg': it would be overwritten");
+  expect_status("run ovw.cfg --out ./ovw.cfg --quiet", 2, "is the input");
+  expect_status("lab ovwj.cfg --out ovwj.cfg --journal ovwj.journal", 2, "--out 'ovwj.cfg' is the input 'ovwj.cfg'");
+  expect_status("lab ovwj.cfg --journal ovwj.cfg", 2, "--out 'ovwj.cfg' is the input");
+  expect_status("sweep ovw.cfg --param phold.remote=0.1,0.2 --out ovw.cfg", 2, "is the input");
+  expect_status("report ovw.cfg --out ovw.cfg", 2, "ovw.cfg");
+  char *out;
+  CU_ASSERT_EQUAL(tu_run("grep -q phold ovw.cfg && grep -q command ovwj.cfg", NULL), 0); /* both still there */
+  /* a folder as the results file: refused before the run, not at the rename after it */
+  CU_ASSERT_EQUAL(tu_run("mkdir -p ovwdir", NULL), 0);
+  expect_status("run ovw.cfg --out ovwdir/ --quiet", 2, "--out 'ovwdir/' is a folder: give a file name");
+  expect_status("run ovw.cfg --out ovwdir --quiet", 2, "--out 'ovwdir' is a folder");
+  CU_ASSERT_EQUAL(sl("run ovw.cfg --out ovw.h5 --quiet", &out), 0);
+  free(out);
+  /* a folder that is not there: the reason, exit 1, for every command alike, nothing run */
+  const char *cmds[] = {
+      "run ovw.cfg --out no_such_dir/x.h5",
+      "sweep ovw.cfg --param phold.remote=0.1,0.2 --out no_such_dir/s.h5",
+      "merge no_such_dir/m.h5 ovw.h5",
+      "lab ovwj.cfg --journal ovwj.journal --out no_such_dir/l.h5",
+      "lab ovwj.cfg --journal no_such_dir/j",
+      "bench kernels --cpu --kernels triad --strategies even --scale 0.01 --no-calib --out no_such_dir/k.h5",
+  };
+  for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+    int rc = sl(cmds[i], &out);
+    int ok = rc == 1 && strstr(out, "cannot write into the folder 'no_such_dir': No such file or directory") &&
+             !strstr(out, "replication") && !strstr(out, "point 1");
+    if (!ok) fprintf(stderr, "\nspotlab %s: exit %d:\n%s\n", cmds[i], rc, out);
+    CU_ASSERT(ok);
+    free(out);
+  }
+  CU_ASSERT_EQUAL(tu_run("rm -rf ovwdir ovwj.journal", NULL), 0);
+}
+
+/* `run --reps N` (or --seed, --param run.*) over a file whose run group is bad: refused as check
+ * refuses it, not hidden by the override. */
+static void test_override_does_not_hide_bad_file(void) {
+  tu_write("badreps.cfg", "model = \"phold\";\nrun = {\n  end = 20.0;\n  reps = 0;\n};\nphold = { lps = 16; };\n");
+  expect_status("check badreps.cfg --no-estimate", 2, "badreps.cfg:4: key 'run.reps': value 0 is out of range");
+  expect_status("run badreps.cfg --reps 2 --out badreps.h5 --quiet", 2,
+                "badreps.cfg:4: key 'run.reps': value 0 is out of range");
+  expect_status("run badreps.cfg --param run.reps=2 --out badreps.h5 --quiet", 2, "badreps.cfg:4: key 'run.reps'");
+  CU_ASSERT_NOT_EQUAL(access("badreps.h5", F_OK), 0);
+  /* 64-bit values end to end: the seed recorded is the one given */
+  expect_status("check badreps.cfg --no-estimate --param run.reps=1 --param run.seed=4294967297 --print", 2,
+                "key 'run.reps'");
+  tu_write("seed64.cfg",
+           "model = \"phold\";\nrun = { end = 20.0; reps = 1; seed = 3000000000; };\nphold = { lps = 16; };\n");
+  expect_status("check seed64.cfg --no-estimate --print", 0, "seed = 3000000000;");
+  expect_status("check seed64.cfg --no-estimate --print --param run.seed=4294967297", 0, "seed = 4294967297;");
+  expect_status("check seed64.cfg --no-estimate --param run.seed=99999999999999999999", 2,
+                "the integer 99999999999999999999 does not fit in 64 bits");
+  tu_write("lps64.cfg", "model = \"phold\";\nphold = {\n  lps = 4294967297;\n};\n");
+  expect_status("check lps64.cfg --no-estimate", 2, "lps64.cfg:3: key 'phold.lps': value 4294967297 is out of range");
+  expect_status("check seed64.cfg --no-estimate --param 'phold.lps=16; model=\"market\"'", 2, "one key per --param");
+}
+
+/* lab: a trace that exists but cannot be read fails `lab --check`; calibration files that are
+ * empty, header-only, with a key twice or figures of two devices are refused at their line,
+ * before anything runs. */
+static void test_lab_inputs_refused(void) {
+  char args[4096];
+  tu_write("untrace.cfg", "lab = { workers = 1; };\njobs = (\n  { name = \"s\"; trace = \"/proc/sys/vm/drop_caches\";\n"
+                          "    max_replicas = 1; }\n);\n");
+  expect_status("lab --check untrace.cfg", 2,
+                "untrace.cfg:3: key 'jobs.[0].trace': the trace /proc/sys/vm/drop_caches "
+                "cannot be read: Permission denied");
+  tu_write("calj.cfg", "lab = { workers = 1; };\njobs = ( { name = \"c\"; command = \"true\"; } );\n");
+  const char *good = "key,value,unit,device,note\nworkers,1,workers,dev,x\ncalibrate_s,0.1,s,dev,x\n"
+                     "colocated_speed_factor_1,1,1,dev,x\ncommand_s.c,0.01,s,dev,x\n";
+  char text[1024];
+  tu_write("cal_empty.csv", "");
+  tu_write("cal_hdr.csv", "key,value,unit,device,note\n");
+  snprintf(text, sizeof text, "%scalibrate_s,0.2,s,dev,x\n", good);
+  tu_write("cal_dup.csv", text);
+  tu_write("cal_dev.csv", "key,value,unit,device,note\nworkers,1,workers,dev,x\ncalibrate_s,0.1,s,other,x\n"
+                          "colocated_speed_factor_1,1,1,dev,x\ncommand_s.c,0.01,s,dev,x\n");
+  const char *bad[][2] = {
+      {"cal_empty.csv", "cal_empty.csv:1: no calibration figures"},
+      {"cal_hdr.csv", "cal_hdr.csv:1: no calibration figures"},
+      {"cal_dup.csv", "cal_dup.csv:6: key 'calibrate_s' is given twice (first at line 3)"},
+      {"cal_dev.csv", "cal_dev.csv:3: key 'calibrate_s': device 'other', but line 2 says 'dev'"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    CU_ASSERT_EQUAL(tu_run("rm -rf calj.journal calj.h5", NULL), 0);
+    snprintf(args, sizeof args, "lab calj.cfg --predict --calibration %s --journal calj.journal --out calj.h5",
+             bad[i][0]);
+    expect_status(args, 2, bad[i][1]);
+    CU_ASSERT_NOT_EQUAL(access("calj.journal", F_OK), 0); /* refused before the journal */
+  }
+  tu_write("cal_good.csv", good);
+  CU_ASSERT_EQUAL(tu_run("rm -rf calj.journal calj.h5", NULL), 0);
+  expect_status("lab calj.cfg --predict --calibration cal_good.csv --journal calj.journal --out calj.h5", 0,
+                "calibration cal_good.csv read");
+  CU_ASSERT_EQUAL(tu_run("rm -rf calj.journal calj.h5", NULL), 0);
 }
 
 /* SIGTERM to a run once a replication has finished: the finished replications are written, the
@@ -806,6 +1005,7 @@ static CU_TestInfo cli_tests[] = {
     {"help and usage errors", test_help},
     {"option tables: repeated, bad values, unknown options, operands", test_option_table_errors},
     {"--help of every command lists every option of its table", test_help_lists_every_option},
+    {"--seed, --reps, --spread, --quiet: one declaration, one bound", test_shared_options_one_bound},
     {"bad scenarios: FILE:LINE, exit 2, nothing written", test_bad_scenarios},
     {"check and keys", test_check_and_keys},
     {"--param reaches list items by name and index", test_param_list_items},
@@ -819,6 +1019,10 @@ static CU_TestInfo cli_tests[] = {
     {"compare refuses runs of two models", test_compare_models},
     {"SIGTERM to a sweep keeps its finished points", test_sweep_sigterm_keeps_finished_points},
     {"sweep --resume keeps the finished points and runs the others", test_sweep_resume},
+    {"sweep over the grid of several --param", test_sweep_grid},
+    {"outputs: not the input, not a folder, writable, checked first", test_outputs_checked_first},
+    {"an override does not hide a bad file; integers at 64 bits", test_override_does_not_hide_bad_file},
+    {"lab: unreadable trace, bad calibration files", test_lab_inputs_refused},
     {"SIGTERM to a run writes its finished replications, marked", test_run_sigterm_writes_finished_reps},
     {"a run too big for the machine is refused before it starts", test_too_big_for_machine},
     CU_TEST_INFO_NULL,

@@ -348,6 +348,36 @@ static void test_command_failure(void) {
   assert_no_leftovers(NULL);
 }
 
+/* A command that leaves a child in the background still holding its stderr: the job ends when its
+ * shell exits (it used to wait, reading stderr, until lab.time_limit), what the shell wrote to
+ * stderr before it exited is its tail, and the child is killed with the job's process group. */
+static void test_command_background_child(void) {
+  const char *j = "lab_bg.journal";
+  fresh(j);
+  lab_config *c = load("lab = { workers = 1; heartbeat = 0.1; heartbeat_timeout = 0.6; max_restarts = 0; "
+                       "time_limit = 60; };\n"
+                       "jobs = ( { name = \"bg\"; command = \"sleep 3017 & echo started\"; },\n"
+                       "         { name = \"bgfail\"; command = \"sleep 3018 & echo it broke >&2; exit 5\"; } );\n",
+                       "bg.cfg", NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  lab_opts o = {j, NULL, 0, 0, 0, NULL};
+  lab_report r;
+  CU_ASSERT_EQUAL(lab_run(c, &o, &r), 0); /* not LAB_ETIMEOUT */
+  lab_job_result *bg = &r.jobs[job_index(c, "bg")], *bf = &r.jobs[job_index(c, "bgfail")];
+  CU_ASSERT_EQUAL(bg->outcome, SCHED_R_COMPLETED);
+  CU_ASSERT_EQUAL(bg->exit_status, 0);
+  CU_ASSERT_EQUAL(bf->outcome, SCHED_R_GAVE_UP);
+  CU_ASSERT_EQUAL(bf->exit_status, 5);
+  CU_ASSERT_PTR_NOT_NULL(strstr(bf->stderr_tail, "it broke"));
+  CU_ASSERT(r.makespan < 30); /* both ended long before the time limit */
+  lab_report_free(&r);
+  lab_config_free(c);
+  /* the background sleeps went with their jobs (waited for as events: at most 10 s) */
+  CU_ASSERT(process_gone("sleep 3017", 500));
+  CU_ASSERT(process_gone("sleep 3018", 500));
+  fresh(j);
+}
+
 /* ---- the runner killed and resumed ---------------------------------------------------------- */
 static const char *resume_cfg =
     "lab = { workers = 2; speeds = [1.0, 0.7]; heartbeat = 0.1; heartbeat_timeout = 0.6; ckpt_interval = 0.2;\n"
@@ -1757,6 +1787,8 @@ static CU_TestInfo lab_tests[] = {
     {"worker killed mid-job: the job completes elsewhere", test_kill_worker},
     {"runner stalled for three heartbeat timeouts: lines waiting are read first, no worker lost", test_runner_stall},
     {"failing command: exit status, stderr tail, not retried forever", test_command_failure},
+    {"a command that leaves a background child ends with its shell; the child is killed",
+     test_command_background_child},
     {"runner killed and resumed from the journal", test_resume},
     {"journal of another job file is refused", test_journal_mismatch},
     {"a damaged journal is refused unchanged, a torn tail dropped", test_journal_damage},

@@ -345,6 +345,99 @@ static void test_too_many_settings(void) {
   free(t);
 }
 
+/* A table with 64-bit integer keys: libconfig 1.5 reads "4294967297" as 1 and "3000000000" as
+ * -1294967296 unless the text is widened first (sim_config_widen). */
+typedef struct t_big {
+  int64_t seed, count;
+  double x;
+  char *label;
+} t_big;
+static const sim_param t_big_params[] = {
+    {"seed", SIM_P_INT, offsetof(t_big, seed), "0", 0, 9.2e18, "1", "a seed"},
+    {"count", SIM_P_INT, offsetof(t_big, count), "1", SIM_UNBOUNDED, "1", "anything"},
+    {"x", SIM_P_DOUBLE, offsetof(t_big, x), "0", SIM_UNBOUNDED, "1", "a number"},
+    {"label", SIM_P_STRING, offsetof(t_big, label), "\"x\"", SIM_UNBOUNDED, NULL, "a label"},
+    {NULL},
+};
+
+/* Parses `text` (file "big.cfg", group g) after the overrides; errors counted, first in msg. */
+static int parse_big(const char *text, const char *ovr, t_big *b, char *msg) {
+  sim_diag d;
+  sim_diag_init(&d, NULL);
+  memset(b, 0, sizeof *b);
+  sim_scenario *s = sim_scenario_load_string(text, "big.cfg", &d);
+  if (s && (!ovr || sim_scenario_set(s, ovr, &d) == 0)) sim_param_parse(s, "g", t_big_params, b, NULL, &d);
+  sim_scenario_free(s);
+  strcpy(msg, d.first);
+  return d.nerrors;
+}
+
+static void test_integers_64_bits(void) {
+  t_big b;
+  char msg[512];
+  CU_ASSERT_EQUAL_FATAL(parse_big("g = { seed = 3000000000; count = 4294967297; };", NULL, &b, msg), 0);
+  CU_ASSERT_EQUAL(b.seed, 3000000000LL);
+  CU_ASSERT_EQUAL(b.count, 4294967297LL);
+  sim_param_free(t_big_params, &b);
+  CU_ASSERT_EQUAL_FATAL(parse_big("g = { count = -3000000000; seed = 0xFFFFFFFF; x = 1e10; };", NULL, &b, msg), 0);
+  CU_ASSERT_EQUAL(b.count, -3000000000LL);
+  CU_ASSERT_EQUAL(b.seed, 4294967295LL);
+  CU_ASSERT_DOUBLE_EQUAL(b.x, 1e10, 0);
+  sim_param_free(t_big_params, &b);
+  /* the largest 64-bit integers, an L already there, and a big number inside a string or a
+   * comment or a name left alone */
+  CU_ASSERT_EQUAL_FATAL(parse_big("g = { count = 9223372036854775807; seed = 5000000000L;\n"
+                                  "  label = \"9999999999\"; # 99999999999999999999\n x = 5000000000.5; };",
+                                  NULL, &b, msg),
+                        0);
+  CU_ASSERT_EQUAL(b.count, INT64_MAX);
+  CU_ASSERT_EQUAL(b.seed, 5000000000LL);
+  CU_ASSERT_STRING_EQUAL(b.label, "9999999999");
+  CU_ASSERT_DOUBLE_EQUAL(b.x, 5000000000.5, 0);
+  sim_param_free(t_big_params, &b);
+  CU_ASSERT_EQUAL(parse_big("g = { count = -9223372036854775808; };", NULL, &b, msg), 0);
+  CU_ASSERT_EQUAL(b.count, INT64_MIN);
+  sim_param_free(t_big_params, &b);
+  /* beyond 64 bits: refused at its line, not saturated */
+  CU_ASSERT_EQUAL(parse_big("g = {\n  count = 99999999999999999999;\n};", NULL, &b, msg), 1);
+  CU_ASSERT_PTR_NOT_NULL(strstr(msg, "big.cfg:2: the integer 99999999999999999999 does not fit in 64 bits"));
+  CU_ASSERT_EQUAL(parse_big("g = {\n\n  count = 99999999999999999999L;\n};", NULL, &b, msg), 1);
+  CU_ASSERT_PTR_NOT_NULL(strstr(msg, "big.cfg:3: the integer 99999999999999999999"));
+  /* a bound is checked on the whole value, not on its low 32 bits */
+  CU_ASSERT_EQUAL(parse_big("g = { seed = 18446744073709551615; };", NULL, &b, msg), 1);
+  CU_ASSERT_PTR_NOT_NULL(strstr(msg, "does not fit in 64 bits"));
+  /* --param: 64 bits too, out-of-range reported with the real value */
+  CU_ASSERT_EQUAL(parse_big("g = { };", "g.seed=4294967297", &b, msg), 0);
+  CU_ASSERT_EQUAL(b.seed, 4294967297LL);
+  sim_param_free(t_big_params, &b);
+  CU_ASSERT_EQUAL(parse_big("g = { };", "g.seed=-4294967297", &b, msg), 1);
+  CU_ASSERT_PTR_NOT_NULL(strstr(msg, "value -4294967297 is out of range"));
+  CU_ASSERT_EQUAL(parse_big("g = { };", "g.count=99999999999999999999", &b, msg), 1);
+  CU_ASSERT_PTR_NOT_NULL(strstr(msg, "key 'g.count': the integer 99999999999999999999 does not fit in 64 bits"));
+  /* the widened text keeps its lines */
+  sim_diag d;
+  sim_diag_init(&d, NULL);
+  char *w = sim_config_widen("a = 1;\nb = 3000000000; c = 0x100000000; d = 2.5e9;\n", "w", &d);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+  CU_ASSERT_STRING_EQUAL(w, "a = 1;\nb = 3000000000L; c = 0x100000000L; d = 2.5e9;\n");
+  free(w);
+}
+
+static void test_one_key_per_param_and_control_chars(void) {
+  t_big b;
+  char msg[512];
+  /* what follows a ';' was dropped silently */
+  CU_ASSERT_EQUAL(parse_big("g = { };", "g.label=\"v\"; model=\"phold\"", &b, msg), 1);
+  CU_ASSERT_PTR_NOT_NULL(strstr(msg, "one key per --param"));
+  /* a newline or another control character in a string: refused at its line */
+  CU_ASSERT_EQUAL(parse_big("g = {\n  label = \"a\\nb\";\n};", NULL, &b, msg), 1);
+  CU_ASSERT_PTR_NOT_NULL(strstr(msg, "big.cfg:2: key 'g.label': holds a control character (byte 0x0a"));
+  CU_ASSERT_EQUAL(parse_big("g = { };", "g.label=\"tab\\there\"", &b, msg), 1);
+  CU_ASSERT_PTR_NOT_NULL(strstr(msg, "control character (byte 0x09"));
+  CU_ASSERT_EQUAL(parse_big("g = { label = \"plain, and <html> & quotes\\\"\"; };", NULL, &b, msg), 0);
+  sim_param_free(t_big_params, &b);
+}
+
 static CU_TestInfo param_tests[] = {
     {"defaults, values, lists, groups", test_defaults_and_values},
     {"unknown key with a suggestion", test_unknown_key},
@@ -358,6 +451,8 @@ static CU_TestInfo param_tests[] = {
     {"overrides and semantic errors", test_override_and_semantic_error},
     {"overrides of list items by name and index", test_override_list_items},
     {"dump parses back", test_dump_round_trip},
+    {"integers are read at 64 bits or refused", test_integers_64_bits},
+    {"one key per --param, no control characters", test_one_key_per_param_and_control_chars},
     CU_TEST_INFO_NULL,
 };
 CU_SuiteInfo spotlab_suites[] = {

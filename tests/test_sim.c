@@ -3,6 +3,7 @@
 #include "models/phold/phold.h"
 #include "sim/bigmem.h"
 #include "sim/datapath.h"
+#include "sim/engine_opts.h"
 #include "sim/results_io.h"
 #include "sim/sim.h"
 
@@ -183,6 +184,57 @@ static void test_event_order(void) {
   for (int i = 0; i < 9; i++) CU_ASSERT_EQUAL(v[i], expect[i]);
   CU_ASSERT_EQUAL(r.events, 9);
   sim_results_free(&r);
+}
+
+/* The engine's switches come from one table (sim/engine_opts.c): unset means the default, a value
+ * within bounds is taken, and anything else (text, trailing junk, a fraction for a whole number, out
+ * of range) is refused with a message naming the variable, where the engine used to fall back to
+ * the default silently; a run with a bad value fails instead of running with another setting. */
+static void test_engine_switches(void) {
+  const sim_engine_option *o = sim_engine_options();
+  for (int k = 0; k < SIM_OPT_N; k++) {
+    CU_ASSERT_PTR_NOT_NULL(o[k].name);
+    CU_ASSERT_PTR_NOT_NULL(o[k].help);
+    CU_ASSERT(o[k].lo <= o[k].def && o[k].def <= o[k].hi);
+    unsetenv(o[k].env);
+  }
+  sim_engine_settings st;
+  char err[512] = "";
+  CU_ASSERT_EQUAL(sim_engine_settings_read(&st, err, sizeof err), 0);
+  for (int k = 0; k < SIM_OPT_N; k++) CU_ASSERT_EQUAL(st.v[k], o[k].def);
+  setenv("SPOTLAB_CALENDAR_MIN", "3000", 1);
+  setenv("SPOTLAB_CALENDAR_PER_BUCKET", "16.5", 1);
+  setenv("SPOTLAB_EARLY_HINTS", "0", 1);
+  CU_ASSERT_EQUAL(sim_engine_settings_read(&st, err, sizeof err), 0);
+  CU_ASSERT_EQUAL(st.v[SIM_OPT_CALENDAR_MIN], 3000);
+  CU_ASSERT_EQUAL(st.v[SIM_OPT_CALENDAR_PER_BUCKET], 16.5);
+  CU_ASSERT_EQUAL(st.v[SIM_OPT_EARLY_HINTS], 0);
+  static const struct {
+    const char *env, *val, *why;
+  } bad[] = {
+      {"SPOTLAB_CALENDAR_MIN", "abc", "not a number"},       {"SPOTLAB_CALENDAR_MIN", "12x", "not a number"},
+      {"SPOTLAB_CALENDAR_MIN", "1.5", "not a whole number"}, {"SPOTLAB_CALENDAR_MIN", "-1", "out of range"},
+      {"SPOTLAB_CALENDAR_PER_BUCKET", "0", "out of range"},  {"SPOTLAB_CALENDAR_PER_BUCKET", "nan", "not a number"},
+      {"SPOTLAB_EARLY_HINTS", "2", "out of range"}};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    setenv(bad[i].env, bad[i].val, 1);
+    err[0] = 0;
+    CU_ASSERT_EQUAL(sim_engine_settings_read(&st, err, sizeof err), SIM_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, bad[i].env));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, bad[i].why));
+    for (int k = 0; k < SIM_OPT_N; k++) CU_ASSERT_EQUAL(st.v[k], o[k].def);
+    if (i == 0) { /* a run refuses it too */
+      static const sim_lptype types[] = {{"ord", sizeof(ord_state), ord_init, ord_event, ord_final}};
+      static const sim_field f[] = {{"v", SIM_F_I64, 0, "1"}};
+      static const sim_table_def tabs[] = {{"seen", sizeof(int64_t), f, 1, ""}};
+      sim_model m = {"ord", types, 1, NULL, 5, sizeof(ord_msg), 0.5, 10.0, NULL, NULL, 0, tabs, 1};
+      sim_results r;
+      sim_run_opts ro = {1, 0, 0, NULL};
+      CU_ASSERT_NOT_EQUAL(sim_run(&m, &ro, &r), 0);
+    }
+    setenv(bad[i].env, bad[i].env[8] == 'E' ? "0" : "3000", 1); /* valid again for the next row */
+  }
+  for (int k = 0; k < SIM_OPT_N; k++) unsetenv(o[k].env);
 }
 
 /* With more than 65536 events pending the engine files far events in a calendar in front of its
@@ -1164,6 +1216,7 @@ static CU_TestInfo rng_tests[] = {
 };
 static CU_TestInfo engine_tests[] = {
     {"simultaneous events follow (time, src, seq)", test_event_order},
+    {"the engine's switches come from one table and bad values are refused", test_engine_switches},
     {"the calendar of far events keeps the order (time, src, seq)", test_calendar_order},
     {"the calendar's periodic scan files the overflow list in order", test_calendar_scan},
     {"the hints name the next two events", test_hints_name_the_next_events},

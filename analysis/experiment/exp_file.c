@@ -321,13 +321,15 @@ int exp_spec_load(const char *path, sim_diag *d, exp_spec **out) {
   if (!text) return SIM_ECONFIG;
   config_t cfg;
   config_init(&cfg);
-  if (config_read_string(&cfg, text) != CONFIG_TRUE) {
-    sim_diag_report(d, path, config_error_line(&cfg), "syntax error: %s", config_error_text(&cfg));
+  char *wide = sim_config_widen(text, path, d); /* integers at 64 bits, as in scenarios */
+  free(text);
+  if (!wide || config_read_string(&cfg, wide) != CONFIG_TRUE) {
+    if (wide) sim_diag_report(d, path, config_error_line(&cfg), "syntax error: %s", config_error_text(&cfg));
     config_destroy(&cfg);
-    free(text);
+    free(wide);
     return SIM_ECONFIG;
   }
-  free(text);
+  free(wide);
   exp_spec *s = calloc(1, sizeof *s);
   if (!s) SIM_FATAL("out of memory");
   s->path = exp__dup(path);

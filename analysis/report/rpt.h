@@ -132,6 +132,12 @@ typedef struct rpt_sweep {
   char **point_files;         /* [npoints] results file of each point, relative to the sweep file */
   int interrupted;            /* 1: a signal stopped the sweep; the npoints that finished are here */
   unsigned npoints_requested; /* with interrupted: the points the sweep was asked for */
+  /* A grid of several keys (`sweep --param A=.. --param B=..`, the first key slowest): nkeys >= 2,
+   * param "A x B", labels "a, b", x NaN. A one-key sweep has nkeys 0 and none of these. */
+  unsigned nkeys;
+  char **keys;       /* [nkeys] the swept keys, in the order given */
+  char **key_labels; /* [npoints][nkeys] each point's value of each key, as given */
+  double *key_x;     /* [npoints][nkeys] the same as numbers, NaN where not one */
 } rpt_sweep;
 /* Writes a sweep file at `path` (atomically, PATH.tmp.PID then rename). */
 int rpt_sweep_write(const char *path, const rpt_sweep *s, const char *scenario_path, uint64_t seed, char *err,

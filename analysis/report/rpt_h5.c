@@ -710,6 +710,12 @@ int rpt_sweep_write(const char *path, const rpt_sweep *s, const char *scenario_p
     }
     rc |= rpt__w_strs(g, "labels", s->labels, np, 1);
     rc |= rpt__w_strs(g, "point_files", s->point_files, np, 1);
+    if (s->nkeys > 1) { /* a grid: only then, so that a one-key sweep file is as it was */
+      hsize_t dk[2] = {np, s->nkeys};
+      rc |= rpt__w_strs(g, "keys", s->keys, s->nkeys, 1);
+      rc |= rpt__w_strs(g, "key_labels", s->key_labels, (size_t)np * s->nkeys, 1);
+      rc |= rpt__w_doubles(g, "key_x", 2, dk, s->key_x);
+    }
     hsize_t d1 = np, d3[3] = {np, (hsize_t)s->reps, nm}, d2[2] = {np, nm};
     rc |= rpt__w_doubles(g, "x", 1, &d1, s->x);
     rc |= rpt__w_doubles(g, "metrics", 3, d3, s->values);
@@ -829,6 +835,28 @@ int rpt_sweep_read(rpt_file *f, rpt_sweep *s) {
   if (!rc && (rpt__r_strs_dset(g, "labels", s->npoints, &s->labels) ||
               rpt__r_strs_dset(g, "point_files", s->npoints, &s->point_files)))
     rc = rpt__fail(f, SIM_EFORMAT, "/sweep/labels or /sweep/point_files is missing or has the wrong length");
+  if (!rc && H5Lexists(g, "keys", H5P_DEFAULT) > 0) { /* a grid of several keys */
+    hid_t kd = H5Dopen2(g, "keys", H5P_DEFAULT);
+    hssize_t nk = 0;
+    if (kd >= 0) {
+      hid_t sp = H5Dget_space(kd);
+      nk = H5Sget_simple_extent_npoints(sp);
+      H5Sclose(sp);
+      H5Dclose(kd);
+    }
+    s->nkeys = nk >= 2 && nk <= 64 ? (unsigned)nk : 0;
+    size_t nkl = (size_t)s->npoints * s->nkeys;
+    s->key_x = s->nkeys ? calloc(nkl ? nkl : 1, sizeof *s->key_x) : NULL;
+    hid_t xd = s->key_x && H5Lexists(g, "key_x", H5P_DEFAULT) > 0 ? H5Dopen2(g, "key_x", H5P_DEFAULT) : -1;
+    hid_t xsp = xd >= 0 ? H5Dget_space(xd) : -1;
+    if (!s->nkeys || rpt__r_strs_dset(g, "keys", s->nkeys, &s->keys) ||
+        rpt__r_strs_dset(g, "key_labels", nkl, &s->key_labels) || xd < 0 ||
+        H5Sget_simple_extent_npoints(xsp) != (hssize_t)nkl ||
+        (nkl && H5Dread(xd, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, s->key_x) < 0))
+      rc = rpt__fail(f, SIM_EFORMAT, "/sweep/keys, key_labels or key_x is damaged or has the wrong length");
+    if (xsp >= 0) H5Sclose(xsp);
+    if (xd >= 0) H5Dclose(xd);
+  }
   if (!rc) {
     s->x = calloc(s->npoints ? s->npoints : 1, sizeof *s->x);
     hid_t xd = H5Lexists(g, "x", H5P_DEFAULT) > 0 ? H5Dopen2(g, "x", H5P_DEFAULT) : -1;
@@ -842,6 +870,9 @@ int rpt_sweep_read(rpt_file *f, rpt_sweep *s) {
 }
 
 void rpt_sweep_free(rpt_sweep *s) {
+  rpt__free_strs(s->keys, s->keys ? s->nkeys : 0);
+  rpt__free_strs(s->key_labels, s->key_labels ? (size_t)s->npoints * s->nkeys : 0);
+  free(s->key_x);
   rpt__free_strs(s->labels, s->npoints);
   rpt__free_strs(s->point_files, s->npoints);
   rpt__free_strs(s->names, s->nmetrics);

@@ -61,23 +61,14 @@ double churn_dist_var(const churn_dist *d) {
   return NAN;
 }
 
-static int churn__err(char *err, size_t len, int rc, const char *fmt, ...) {
-  if (err && len) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, len, fmt, ap);
-    va_end(ap);
-  }
-  return rc;
-}
-
 /* The fits file's columns (trace,population,phase,dist,p1,p2). */
 enum { FIT_TRACE, FIT_PHASE, FIT_DIST, FIT_P1, FIT_P2, FIT_NCOLS };
 static const sim_csv_col churn__cols[FIT_NCOLS] = {{"trace", 0}, {"phase", 2}, {"dist", 3}, {"p1", 4}, {"p2", 5}};
 
 int churn_fits_load(const char *path, const char *trace, const char *phase, churn_kind kind, churn_dist *out, char *err,
                     size_t errlen) {
-  if ((unsigned)kind > CHURN_GAMMA) return churn__err(err, errlen, CHURN_EINVAL, "unknown distribution kind %d", kind);
+  if ((unsigned)kind > CHURN_GAMMA)
+    return spotlab_errf(err, errlen, CHURN_EINVAL, "unknown distribution kind %d", kind);
   sim_csv *c;
   int rc = sim_csv_open(&c, path, SIM_CSV_COMMENTS | SIM_CSV_HEADER, "churn fits file", err, errlen);
   if (rc) return rc;
@@ -91,7 +82,8 @@ int churn_fits_load(const char *path, const char *trace, const char *phase, chur
   while ((more = sim_csv_next(c, &row, err, errlen)) > 0) {
     const char *const *fl = row.f;
     if (row.n < need) {
-      rc = churn__err(err, errlen, CHURN_EFORMAT, "%s:%ld: expected trace,population,phase,dist,p1,p2", path, row.line);
+      rc = spotlab_errf(err, errlen, CHURN_EFORMAT, "%s:%ld: expected trace,population,phase,dist,p1,p2", path,
+                        row.line);
       break;
     }
     if (strcmp(fl[col[FIT_TRACE]], trace) || strcmp(fl[col[FIT_PHASE]], phase) ||
@@ -100,8 +92,8 @@ int churn_fits_load(const char *path, const char *trace, const char *phase, chur
     churn_dist d = {kind, 0, 0};
     if (sim_csv_num(fl[col[FIT_P1]], &d.p1) ||
         (kind != CHURN_EXP && (row.n <= col[FIT_P2] || sim_csv_num(fl[col[FIT_P2]], &d.p2))) || churn_dist_check(&d)) {
-      rc = churn__err(err, errlen, CHURN_EFORMAT, "%s:%ld: bad parameters for %s %s %s", path, row.line, trace, phase,
-                      fl[col[FIT_DIST]]);
+      rc = spotlab_errf(err, errlen, CHURN_EFORMAT, "%s:%ld: bad parameters for %s %s %s", path, row.line, trace, phase,
+                        fl[col[FIT_DIST]]);
       break;
     }
     *out = d;
@@ -111,7 +103,7 @@ int churn_fits_load(const char *path, const char *trace, const char *phase, chur
   if (more < 0) rc = more;
   sim_csv_close(c);
   if (rc == CHURN_ENOTFOUND)
-    churn__err(err, errlen, rc, "%s: no fit for trace '%s', phase '%s', distribution '%s'", path, trace, phase,
-               churn_kind_names[kind]);
+    spotlab_errf(err, errlen, rc, "%s: no fit for trace '%s', phase '%s', distribution '%s'", path, trace, phase,
+                 churn_kind_names[kind]);
   return rc;
 }

@@ -15,10 +15,30 @@ def _executable(p):
     return p is not None and os.path.isfile(p) and os.access(p, os.X_OK)
 
 
+def _own_binaries(here):
+    """Where the spotlab that came with this package is: for a package installed by `make install
+    PREFIX=...` (cmake/install.cmake), PREFIX/bin/spotlab, the package sitting in
+    PREFIX/lib/python3.X/site-packages, PREFIX/local/lib/python3.X/dist-packages (Debian's pip
+    --prefix) or PREFIX/lib/python3/dist-packages; found from the package's own place, so a moved
+    install still finds its binary. For the checkout's python/spotlab: build/spotlab beside python/."""
+    parts = here.parts
+    for k in range(len(parts) - 1, 0, -1):
+        if parts[k] in ("site-packages", "dist-packages"):
+            lib = Path(*parts[:k]).parent  # PREFIX[/local]/lib
+            if lib.name not in ("lib", "lib64"):
+                return []
+            found = [lib.parent / "bin" / "spotlab"]
+            if lib.parent.name == "local":
+                found.append(lib.parent.parent / "bin" / "spotlab")
+            return found
+    return [here.parent.parent / "build" / "spotlab"]
+
+
 def find_binary(binary=None):
     """The spotlab executable: `binary` if given, else $SPOTLAB_BIN, else build/spotlab in the
-    current folder or in the checkout this package sits in (python/../build/spotlab), else
-    `spotlab` on PATH. Raises BinaryNotFound saying where it looked."""
+    current folder, else the one that came with this package (the checkout's build/spotlab, or an
+    installed package's PREFIX/bin/spotlab), else `spotlab` on PATH. Raises BinaryNotFound saying
+    where it looked."""
     if binary is not None:
         b = os.fspath(binary)
         if not _executable(b):
@@ -33,7 +53,7 @@ def find_binary(binary=None):
             raise BinaryNotFound(f"SPOTLAB_BIN={env}: no such executable")
         return env
     here = Path(__file__).resolve().parent
-    tried = [Path.cwd() / "build" / "spotlab", here.parent.parent / "build" / "spotlab"]
+    tried = [Path.cwd() / "build" / "spotlab"] + _own_binaries(here)
     for p in tried:
         if _executable(str(p)):
             return str(p)

@@ -61,7 +61,7 @@ FUZZ_TARGETS ?=
 fuzz:
 	@FUZZ=1 bash scripts/setup.sh
 	CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DSPOTLAB_FUZZ=ON -DSPOTLAB_CUDA=OFF
-	cmake --build build-fuzz -j $(JOBS) --target spotlab fuzz_scenario fuzz_labjobs fuzz_traces fuzz_results
+	cmake --build build-fuzz -j $(JOBS) --target spotlab fuzz_scenario fuzz_labjobs fuzz_traces fuzz_results fuzz_report
 	bash fuzz/run.sh build-fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 # Formats every C file as .clang-format says (clang-format 14; the `format` test checks it).

@@ -80,7 +80,7 @@ static int cmd_compare_main(int argc, char **argv) {
     app_args_free(&a);
     return orc;
   }
-  int rc = rpt_compare(files[0], files[1], &opt, stdout, &d, &nd, &seeds, err, sizeof err);
+  int rc = rpt_compare(files[0], files[1], &opt, quiet ? NULL : stdout, &d, &nd, &seeds, err, sizeof err);
   free(d);
   if (rc) {
     fprintf(stderr, "spotlab compare: %s\n", err);

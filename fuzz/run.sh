@@ -9,10 +9,10 @@ cd "$(dirname "$0")/.."
 build=$1 secs=$2
 shift 2
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(scenario labjobs traces results)
+[ ${#targets[@]} -eq 0 ] && targets=(scenario labjobs traces results report)
 seeds=$build/seeds
 rm -rf "$seeds"
-mkdir -p "$seeds"/{scenario,labjobs,traces,results}
+mkdir -p "$seeds"/{scenario,labjobs,traces,results,report}
 cp scenarios/*.cfg "$seeds/scenario/"
 cp scenarios/lab/*.cfg "$seeds/labjobs/"
 # traces: the first byte picks the loader (0 pods, 1 GenAI, 2 GPU table, 3 calibration, 4 churn
@@ -28,6 +28,15 @@ done
   --out "$seeds/results/mmc.h5" --quiet >/dev/null 2>&1 || true
 "$build/spotlab" run scenarios/phold.cfg --param run.end=10 --param run.reps=1 \
   --out "$seeds/results/phold.h5" --quiet >/dev/null 2>&1 || true
+# report: a sweep file and an experiment file of PHOLD, and the two results files above
+printf 'model = "phold";\nrun = { seed = 3; reps = 2; end = 10.0; };\nphold = { lps = 16; start = 1; lookahead = 0.1; mean = 0.9; remote = 0.1; };\n' \
+  > "$build/seeds/sweep_phold.cfg"
+"$build/spotlab" sweep "$build/seeds/sweep_phold.cfg" --param phold.remote=0.1,0.5 --out "$seeds/report/sweep.h5" \
+  --quiet >/dev/null 2>&1 || true
+"$build/spotlab" experiment scenarios/experiment_phold.cfg --reps 2 --out "$seeds/report/exp.h5" --quiet \
+  >/dev/null 2>&1 || true
+rm -rf "$seeds/report/sweep.points" "$seeds/report/exp.points"
+cp "$seeds"/results/*.h5 "$seeds/report/" 2>/dev/null || true
 export LSAN_OPTIONS="suppressions=$PWD/fuzz/lsan.supp:print_suppressions=0"
 # Whose bug a crash input shows: replays it and names the first stack frame that is not the
 # sanitizer's own (interceptors, allocator): a shared library (ours to report upstream, not to fix)
@@ -51,7 +60,7 @@ for t in "${targets[@]}"; do
   rm -rf "$crashes"
   mkdir -p "$corpus" "$crashes"
   max_len=65536
-  [ "$t" = results ] && max_len=262144
+  case $t in results | report) max_len=262144 ;; esac
   # fork mode: a crash is recorded and the campaign goes on (a library's bug does not end it)
   set +e
   "$build/fuzz/fuzz_$t" -fork=1 -ignore_crashes=1 -ignore_ooms=1 -ignore_timeouts=1 -max_total_time="$secs" \

@@ -106,6 +106,9 @@ static const sim_metric_def t_metrics[T_NM] = {
     {"wait_p50.class.training", "s", ""},
 };
 
+/* 1: each job class has its one policy (scenarios/default.cfg's layout, no policies compared). */
+static int t_policy_by_class;
+
 /* One replication's outputs, drawn from its own stream (deterministic for a seed). */
 static void t_fill_rep(sim_results *r, uint64_t seed) {
   gsl_rng *g = gsl_rng_alloc(gsl_rng_mt19937);
@@ -156,7 +159,7 @@ static void t_fill_rep(sim_results *r, uint64_t seed) {
     j[i].id = (uint64_t)i;
     snprintf(j[i].cls, 16, "%s", t_jclasses[k]);
     snprintf(j[i].region, 16, "%s", t_regions[(i / 3) % 3]);
-    snprintf(j[i].policy, 16, "%s", t_policies[(i / 9) % 3]);
+    snprintf(j[i].policy, 16, "%s", t_policies[t_policy_by_class ? k : (i / 9) % 3]);
     j[i].submit_s = gsl_ran_flat(g, 0, T_END * 0.8);
     double u = gsl_rng_uniform(g);
     j[i].wait_s = u < 0.08 ? NAN : gsl_ran_exponential(g, k == 0 ? 3600 : k == 1 ? 60 : 900);
@@ -334,6 +337,27 @@ static void test_report_every_file(void) {
   CU_ASSERT(svg && strstr(svg, "<svg") != NULL);
   free(png);
   free(svg);
+  rpt_outcome_free(&o);
+}
+
+/* A run that compared no policies (each class has its own: default.cfg) gets no policy_jobs
+ * figure: it would draw the class split as a policy effect (issue 46.8); the reason is said. */
+static void test_report_no_policy_split(void) {
+  t_policy_by_class = 1;
+  int wr = t_write("rpt_bycls.h5", 3, 77, t_rev);
+  t_policy_by_class = 0;
+  CU_ASSERT_EQUAL_FATAL(wr, 0);
+  FILE *log = fopen("rpt_bycls.log", "w");
+  rpt_options opt = {"rpt_bycls_report", NULL, 0, log, 0};
+  rpt_outcome o;
+  char err[RPT_ERRLEN];
+  CU_ASSERT_EQUAL_FATAL(rpt_report("rpt_bycls.h5", &opt, &o, err, sizeof err), 0);
+  fclose(log);
+  int said = 0;
+  for (size_t i = 0; i < o.nskipped; i++) said |= strstr(o.skipped[i], "each job class ran under one policy") != NULL;
+  CU_ASSERT(said);
+  CU_ASSERT(!t_exists("rpt_bycls_report", "policy_jobs.png"));
+  if (rpt_gnuplot_available(NULL)) CU_ASSERT(t_exists("rpt_bycls_report", "jobs.png"));
   rpt_outcome_free(&o);
 }
 
@@ -839,6 +863,120 @@ static int t_write_metrics(const char *path, int reps, const sim_metric_def *def
   return rc;
 }
 
+static void t_keep_script(void *ctx, const char *name, const char *body) {
+  if (!strcmp(name, "compare")) {
+    char **keep = ctx;
+    free(*keep);
+    *keep = strdup(body);
+  }
+}
+
+/* compare leads with the operator's headline metrics, and its figure never drops a significant
+ * change for a larger insignificant one (issue 46.8: jobs_served +6% with its interval above 0 was
+ * left out for incomes of +40% whose intervals included 0); a name a file holds twice is one row. */
+static void test_compare_headline_order(void) {
+  enum { NM = 31, REPS = 6 };
+  sim_metric_def md[NM];
+  char names[NM][48];
+  for (int k = 0; k < 28; k++) { /* incomes that move a lot, but not clearly */
+    snprintf(names[k], sizeof names[k], "income.region.r%02d", k);
+    md[k] = (sim_metric_def){names[k], "USD", "", 0};
+  }
+  md[28] = (sim_metric_def){"jobs_served", "jobs", "", 0};
+  md[29] = (sim_metric_def){"platform_revenue", "USD", "", 0};
+  md[30] = (sim_metric_def){"income.region.r00", "USD", "", 0}; /* twice in the file */
+  double b[REPS * NM], a[REPS * NM];
+  for (int r = 0; r < REPS; r++)
+    for (int k = 0; k < NM; k++) {
+      double noise = (r % 2 ? 1 : -1) * (20.0 + r); /* the pairs' changes swing both ways */
+      b[r * NM + k] = k < 28 || k == 30 ? 50 : k == 28 ? 1000 + r : 100;
+      a[r * NM + k] = k < 28 || k == 30 ? 70 + noise : k == 28 ? 1060 + r + 0.5 * (r % 3) : 100 + 0.1 * r;
+    }
+  CU_ASSERT_EQUAL_FATAL(t_write_metrics("rpt_hl_before.h5", REPS, md, NM, b), 0);
+  CU_ASSERT_EQUAL_FATAL(t_write_metrics("rpt_hl_after.h5", REPS, md, NM, a), 0);
+  char *script = NULL, err[RPT_ERRLEN];
+  FILE *tab = fopen("rpt_hl.txt", "w");
+  rpt_options opt = {"rpt_hl_cmp", NULL, 1, tab, 0, t_keep_script, &script};
+  rpt_diff *d = NULL;
+  size_t nd;
+  int seeds;
+  CU_ASSERT_EQUAL_FATAL(rpt_compare("rpt_hl_before.h5", "rpt_hl_after.h5", &opt, tab, &d, &nd, &seeds, err, sizeof err),
+                        0);
+  fclose(tab);
+  CU_ASSERT_EQUAL(nd, NM - 1); /* income.region.r00 once */
+  free(d);
+  /* the printed table and compare.md open with the headline, in words */
+  char *txt = t_slurp("rpt_hl.txt"), *mdt = t_slurp("rpt_hl_cmp/compare.md");
+  CU_ASSERT(txt && strstr(txt, "Headline") && strstr(txt, "jobs served rose by 60.5 jobs (1002 to 1063, +6.0%)") &&
+            strstr(txt, "excludes 0") && strstr(txt, "platform revenue"));
+  CU_ASSERT(txt && strstr(txt, "Headline") < strstr(txt, "Every metric"));
+  CU_ASSERT(mdt && strstr(mdt, "## Headline") && strstr(mdt, "## Headline") < strstr(mdt, "## Every metric"));
+  free(txt);
+  free(mdt);
+  /* the figure: jobs served is drawn, first (significant), though 28 incomes changed by more */
+  CU_ASSERT_PTR_NOT_NULL_FATAL(script);
+  char *tics = strstr(script, "set ytics (");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tics);
+  CU_ASSERT(strstr(tics, "'jobs served' 23") != NULL); /* 24 bars, the top one is y = 23 */
+  free(script);
+}
+
+static void t_keep_all(void *ctx, const char *name, const char *body) {
+  (void)name;
+  FILE *o = ctx;
+  fputs(body, o);
+}
+
+/* Figures name a metric in words: its label from the file's /metrics `labels` attribute when it
+ * has one (written here with HDF5, as the models do), else its name made readable; never the
+ * identifier (issue 49.13). */
+static void test_figures_in_words(void) {
+  sim_metric_def md[4] = {{"goodput.policy.none", "1", "", 0},
+                          {"goodput.policy.checkpoint", "1", "", 0},
+                          {"income_per_available_hour.policy.none", "USD/h", "", 0},
+                          {"income_per_available_hour.policy.checkpoint", "USD/h", "", 0}};
+  double v[3 * 4] = {0.5, 0.6, 1, 2, 0.55, 0.62, 1.5, 2.5, 0.52, 0.7, 1.2, 2.2};
+  CU_ASSERT_EQUAL_FATAL(t_write_metrics("rpt_words.h5", 3, md, 4, v), 0);
+  t_unseal("rpt_words.h5"); /* edited below: a file without a checksum is read unchecked */
+  hid_t h = H5Fopen("rpt_words.h5", H5F_ACC_RDWR, H5P_DEFAULT), ds = H5Dopen2(h, "/metrics", H5P_DEFAULT);
+  char lab[4][48] = {"useful share of billed GPU time", "useful share of billed GPU time", "", ""};
+  hsize_t n = 4;
+  hid_t t = H5Tcopy(H5T_C_S1), sp = H5Screate_simple(1, &n, NULL);
+  H5Tset_size(t, 48);
+  hid_t a = H5Acreate2(ds, "labels", t, sp, H5P_DEFAULT, H5P_DEFAULT);
+  CU_ASSERT(H5Awrite(a, t, lab) >= 0);
+  H5Aclose(a);
+  H5Sclose(sp);
+  H5Tclose(t);
+  H5Dclose(ds);
+  H5Fclose(h);
+  rpt_file *f = NULL;
+  char err[RPT_ERRLEN];
+  CU_ASSERT_EQUAL_FATAL(rpt_open("rpt_words.h5", &f, err, sizeof err), 0);
+  CU_ASSERT_STRING_EQUAL(rpt_metric_label(f, 0), "useful share of billed GPU time");
+  CU_ASSERT_STRING_EQUAL(rpt_metric_label(f, 2), "");
+  CU_ASSERT_EQUAL(rpt_metric_headline(f, 0), -1);
+  rpt_close(f);
+  char *all = NULL;
+  size_t len;
+  FILE *o = open_memstream(&all, &len);
+  rpt_options opt = {"rpt_words_report", "none", 1, NULL, 0, t_keep_all, o};
+  rpt_outcome out;
+  CU_ASSERT_EQUAL(rpt_report("rpt_words.h5", &opt, &out, err, sizeof err), 0);
+  rpt_outcome_free(&out);
+  fclose(o);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(all);
+  CU_ASSERT(strstr(all, "set title 'useful share of billed GPU time'") != NULL);    /* the label */
+  CU_ASSERT(strstr(all, "set ylabel 'income per available hour (USD/h)'") != NULL); /* the name, readable */
+  CU_ASSERT(strstr(all, "'goodput") == NULL && strstr(all, "'income_per_available_hour") == NULL);
+  free(all);
+  char w[160];
+  rpt_metric_words("income_cv.persona.jade.pool.fixed", NULL, "1", w, sizeof w);
+  CU_ASSERT_STRING_EQUAL(w, "income coefficient of variation, persona jade, pool fixed");
+  rpt_metric_words("wait_p50", "", "h", w, sizeof w);
+  CU_ASSERT_STRING_EQUAL(w, "wait median (h)");
+}
+
 /* The summary: a count's interval does not reach below 0 (the CSV too), durations are shown in
  * hours in the Markdown and HTML (the CSV keeps seconds), and a policy quantity that is the same
  * everywhere, or a pass/fail check, is a table line and no panel. */
@@ -1060,6 +1198,37 @@ static void test_cli_exit_codes(void) {
   free(out);
 }
 
+/* A part of a run (`run --shard`) is whole but not a run's results: report and compare say so and
+ * name `spotlab merge` (issue 49.6: they called it "damaged"). compare --quiet prints no table. */
+static void test_cli_shard_quiet(void) {
+  if (!t_have_bin()) return;
+  tu_write("rpt_shard.cfg", "model = \"phold\";\nrun = { seed = 3; reps = 4; end = 5.0; };\n"
+                            "phold = { lps = 8; start = 1; lookahead = 0.1; mean = 0.9; remote = 0.1; };\n");
+  char cmd[8192], *out = NULL;
+  snprintf(cmd, sizeof cmd, "%s run rpt_shard.cfg --shard 1/2 --out rpt_shard_1.h5 --quiet", tu_bin());
+  CU_ASSERT_EQUAL_FATAL(tu_run(cmd, NULL), 0);
+  snprintf(cmd, sizeof cmd, "%s report rpt_shard_1.h5 --out rpt_shard_report --gnuplot none", tu_bin());
+  CU_ASSERT_EQUAL(tu_run(cmd, &out), 2);
+  CU_ASSERT(out && strstr(out, "a part of a run (replications 2-3 of 4") && strstr(out, "spotlab merge") &&
+            !strstr(out, "damaged"));
+  free(out);
+  snprintf(cmd, sizeof cmd, "%s compare rpt_shard_1.h5 rpt_shard_1.h5 --out rpt_shard_cmp --gnuplot none", tu_bin());
+  CU_ASSERT_EQUAL(tu_run(cmd, &out), 2);
+  CU_ASSERT(out && strstr(out, "spotlab merge") && !strstr(out, "damaged"));
+  free(out);
+  snprintf(cmd, sizeof cmd, "%s run rpt_shard.cfg --out rpt_whole.h5 --quiet", tu_bin());
+  CU_ASSERT_EQUAL_FATAL(tu_run(cmd, NULL), 0);
+  snprintf(cmd, sizeof cmd, "%s compare rpt_whole.h5 rpt_whole.h5 --out rpt_quiet_cmp --gnuplot none --quiet",
+           tu_bin());
+  CU_ASSERT_EQUAL(tu_run(cmd, &out), 0);
+  CU_ASSERT(out && !strstr(out, "Every metric") && !strstr(out, "events"));
+  free(out);
+  snprintf(cmd, sizeof cmd, "%s compare rpt_whole.h5 rpt_whole.h5 --out rpt_quiet_cmp --gnuplot none", tu_bin());
+  CU_ASSERT_EQUAL(tu_run(cmd, &out), 0);
+  CU_ASSERT(out && strstr(out, "Every metric"));
+  free(out);
+}
+
 /* A real sweep of the engine's PHOLD model through the command, then its report. */
 static void test_cli_sweep(void) {
   if (!t_have_bin()) return;
@@ -1087,6 +1256,234 @@ static void test_cli_sweep(void) {
   free(out);
 }
 
+/* ---- hostile files (issue 49.1, 49.3) ------------------------------------------------------------ */
+
+/* Every text a file carries reaches gnuplot, HTML, Markdown, CSV and the terminal as data. Each
+ * payload would create a file named pwn_X in the working folder if any output ran it as a gnuplot
+ * command (a newline ends a command; `!CMD` runs CMD; "EOD" ends a datablock), and one named
+ * <svg/onload=1> or with a newline would inject HTML or split a CSV row. */
+static const char *const t_pwn[] = {"pwn_a", "pwn_b", "pwn_c", "pwn_d", "pwn_e", "pwn_f", "pwn_g",
+                                    "pwn_h", "pwn_i", "pwn_j", "pwn_k", "pwn_l", "pwn_m", "pwn_n",
+                                    "pwn_o", "pwn_p", "pwn_q", "pwn_r", "pwn_s", NULL};
+static void t_pwn_clear(void) {
+  for (size_t i = 0; t_pwn[i]; i++) unlink(t_pwn[i]);
+}
+static int t_pwned(void) {
+  int n = 0;
+  for (size_t i = 0; t_pwn[i]; i++)
+    if (access(t_pwn[i], F_OK) == 0) {
+      fprintf(stderr, "\n  a hostile name ran a command: %s exists", t_pwn[i]);
+      n++;
+    }
+  return n;
+}
+
+/* RFC 4180 records and fields of a CSV text: every record must have `want` fields. Returns the
+ * number of records, or -1 when one has another number of fields. */
+static int t_csv_records(const char *s, int want) {
+  int rec = 0, fields = 1, q = 0;
+  for (; *s; s++) {
+    if (q) {
+      if (*s == '"' && s[1] == '"')
+        s++;
+      else if (*s == '"')
+        q = 0;
+    } else if (*s == '"')
+      q = 1;
+    else if (*s == ',')
+      fields++;
+    else if (*s == '\n') {
+      if (fields != want) return -1;
+      rec++;
+      fields = 1;
+    }
+  }
+  return rec;
+}
+
+static const char *const t_h_regions[] = {"'\n!touch pwn_e\n", "<i>r</i>", "x"};
+static const char *const t_h_classes[] = {"'\n!touch pwn_f\n", "b", "c"};
+static const sim_series_def t_h_series[] = {
+    {"rented_gpu_ms_by_region", "GPU*ms", T_BIN, 3, t_h_regions, "rented"},
+    {"available_gpu_ms_by_region", "GPU*ms", T_BIN, 3, t_h_regions, "available"},
+    {"price_sum_by_class", "USD*1e-6/GPU-h", T_BIN, 3, t_h_classes, "price sum"},
+    {"price_n_by_class", "1", T_BIN, 3, t_h_classes, "price count"},
+};
+#define T_HNM 10
+static const sim_metric_def t_h_metrics[T_HNM] = {
+    {"revenue", "USD", ""},
+    {"income.persona.'\n!touch pwn_g\n", "USD", ""},
+    {"income.persona.<svg/onload=1>", "USD", ""},
+    {"goodput.policy.'\n!touch pwn_h\n.churn'\n!touch pwn_l\n.v", "1", ""},
+    {"goodput.policy.\nEOD\n!touch pwn_i\n.churn'\n!touch pwn_l\n.v", "1", ""},
+    {"wait'\n!touch pwn_j\n.policy.x.churn'\n!touch pwn_l\n.v", "s", ""},
+    {"a,b\nc", "USD'\n!touch pwn_k\n", ""},
+    {"lost.policy.p.churn'\n!touch pwn_l\n.v", "GPU*h", ""},
+    {"lost.policy.q.churn'\n!touch pwn_l\n.v", "GPU*h", ""},
+    {"util.region.<svg/onload=1>", "1", ""},
+};
+
+/* A market-like results file whose names are all hostile. */
+static int t_write_hostile(const char *path, int reps, uint64_t base_seed) {
+  sim_model m = {"fake_market", NULL, 0, NULL, 0, 0, 1.0, T_END, NULL, t_h_series, 4, t_tables, 3};
+  sim_results *r = calloc((size_t)reps, sizeof *r);
+  double *v = calloc((size_t)reps * T_HNM, sizeof *v);
+  for (int i = 0; i < reps; i++) {
+    t_fill_rep(&r[i], sim_rep_seed(base_seed, (unsigned)i));
+    t_prov *p = (t_prov *)r[i].tables[0];
+    for (int k = 0; k < T_NPROV; k++) {
+      snprintf(p[k].persona, 16, "%s", k % 2 ? "'\n!touch pwn_a\n" : "<svg/onload=1>");
+      snprintf(p[k].pool, 16, "%s", k % 3 ? "\nEOD\n!touch pwm" : "a,b\nc");
+    }
+    t_job *j = (t_job *)r[i].tables[1];
+    for (int k = 0; k < T_NJOBS; k++) {
+      if (k % 3 == 0) snprintf(j[k].cls, 16, "%s", "'\n!touch pwn_b\n");
+      if (k % 9 < 3) snprintf(j[k].policy, 16, "%s", "'\n!touch pwn_c\n");
+    }
+    t_avail *a = (t_avail *)r[i].tables[2];
+    for (size_t k = 0; k < r[i].nrecords[2]; k++)
+      if (k % 2) snprintf(a[k].state, 16, "%s", "'\n!touch pwn_d\n");
+    for (int k = 0; k < T_HNM; k++) v[i * T_HNM + k] = 1.0 + k + 0.1 * i + (k == 0 ? (double)(i % 3) : 0);
+  }
+  sim_run_meta meta = {"fake_market", "fake.cfg", "model = \"fake_market\";", "eff", base_seed, reps, 1, 1, 0.1, T_END};
+  char err[256];
+  int rc = sim_results_write(path, &meta, &m, r, t_h_metrics, T_HNM, v, err, sizeof err);
+  for (int i = 0; i < reps; i++) {
+    for (int s = 0; s < 4; s++) free(r[i].series[s]);
+    for (int t = 0; t < 3; t++) free(r[i].tables[t]);
+    free(r[i].series);
+    free(r[i].nbins);
+    free(r[i].tables);
+    free(r[i].nrecords);
+  }
+  free(r);
+  free(v);
+  return rc;
+}
+
+static void test_hostile_results(void) {
+  t_pwn_clear();
+  CU_ASSERT_EQUAL_FATAL(t_write_hostile("rpt_hostile.h5", 4, 31), 0);
+  CU_ASSERT_EQUAL_FATAL(t_write_hostile("rpt_hostile_b.h5", 4, 31), 0);
+  FILE *log = fopen("rpt_hostile.log", "w");
+  rpt_options opt = {"rpt_hostile_report", NULL, 0, log, 0};
+  rpt_outcome o;
+  char err[RPT_ERRLEN];
+  int rc = rpt_report("rpt_hostile.h5", &opt, &o, err, sizeof err);
+  fclose(log);
+  CU_ASSERT_EQUAL(rc, 0);
+  CU_ASSERT_EQUAL(t_pwned(), 0);
+  if (rpt_gnuplot_available(NULL)) { /* gnuplot read every script as data: no figure failed */
+    for (size_t i = 0; i < o.nskipped; i++) {
+      CU_ASSERT(strstr(o.skipped[i], "gnuplot failed") == NULL);
+      fprintf(stderr, "\n  skipped: %s", o.skipped[i]);
+    }
+    CU_ASSERT(o.figures_drawn >= 6);
+    /* the names are on the figures as text */
+    char *svg = t_slurp("rpt_hostile_report/utilization.svg");
+    CU_ASSERT(svg && strstr(svg, "!touch pwn_e") != NULL);
+    free(svg);
+  }
+  rpt_outcome_free(&o);
+  /* HTML: the names shown, escaped */
+  char *html = t_slurp("rpt_hostile_report/index.html");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(html);
+  CU_ASSERT(strstr(html, "<svg") == NULL && strstr(html, "<i>r</i>") == NULL);
+  CU_ASSERT(strstr(html, "&lt;svg/onload=1&gt;") != NULL);
+  free(html);
+  /* CSV: one record per metric, 11 fields each, the name with a newline quoted whole */
+  char *csv = t_slurp("rpt_hostile_report/summary.csv");
+  CU_ASSERT_EQUAL(t_csv_records(csv ? csv : "", 11), T_HNM + 1);
+  CU_ASSERT(csv && strstr(csv, ",\"a,b\nc\",") != NULL);
+  free(csv);
+  /* Markdown: no row is split, no raw HTML */
+  char *md = t_slurp("rpt_hostile_report/summary.md");
+  CU_ASSERT(md && strstr(md, "<svg") == NULL && strstr(md, "\n!touch") == NULL);
+  free(md);
+  /* compare: the same, and the printed table shows no control character */
+  FILE *tab = fopen("rpt_hostile_cmp.txt", "w");
+  rpt_options copt = {"rpt_hostile_cmp", NULL, 1, tab, 0};
+  rpt_diff *d = NULL;
+  size_t nd;
+  int seeds;
+  CU_ASSERT_EQUAL(rpt_compare("rpt_hostile.h5", "rpt_hostile_b.h5", &copt, tab, &d, &nd, &seeds, err, sizeof err), 0);
+  fclose(tab);
+  free(d);
+  CU_ASSERT_EQUAL(t_pwned(), 0);
+  char *txt = t_slurp("rpt_hostile_cmp.txt");
+  CU_ASSERT(txt && strstr(txt, "\n!touch") == NULL && strstr(txt, "?!touch pwn_g?") != NULL);
+  free(txt);
+  char *cmd = t_slurp("rpt_hostile_cmp/compare.md"), *ccsv = t_slurp("rpt_hostile_cmp/compare.csv");
+  CU_ASSERT(cmd && strstr(cmd, "<svg") == NULL && strstr(cmd, "\n!touch") == NULL);
+  CU_ASSERT_EQUAL(t_csv_records(ccsv ? ccsv : "", 13), T_HNM + 1);
+  free(cmd);
+  free(ccsv);
+  t_pwn_clear();
+}
+
+/* A sweep file and an experiment file with hostile keys, values, metric names and units; the
+ * experiment's factor is the issue's own payload (a datablock line "EOD", then a command). */
+static void test_hostile_sweep_experiment(void) {
+  t_pwn_clear();
+  char *labels[2] = {"\nEOD\n!touch pwn_m\n", "<svg/onload=1>"}, *files[2] = {"p/0'\n!touch pwn_n\n", "p/1.h5"};
+  char *names[3] = {"rev'\n!touch pwn_o\n", "income.persona.'\n!touch pwn_p\n", "income.persona.<b>"};
+  char *units[3] = {"USD'\n!touch pwn_q\n", "USD", "USD"};
+  double x[2] = {NAN, NAN}, vals[2 * 2 * 3];
+  for (int i = 0; i < 12; i++) vals[i] = 1 + i * 0.37;
+  rpt_sweep s = {"mk'\n!touch pwn_r\n.k", "market", 2, 3, 2, labels, x, names, units, vals, files};
+  char err[RPT_ERRLEN];
+  CU_ASSERT_EQUAL_FATAL(rpt_sweep_write("rpt_hostile_sweep.h5", &s, "m.cfg", 7, err, sizeof err), 0);
+  FILE *log = fopen("rpt_hostile_sweep.log", "w");
+  rpt_options opt = {"rpt_hostile_sweep_report", NULL, 0, log, 0};
+  rpt_outcome o;
+  CU_ASSERT_EQUAL(rpt_report("rpt_hostile_sweep.h5", &opt, &o, err, sizeof err), 0);
+  fclose(log);
+  CU_ASSERT_EQUAL(t_pwned(), 0);
+  if (rpt_gnuplot_available(NULL)) CU_ASSERT(o.figures_drawn >= 2);
+  rpt_outcome_free(&o);
+  char *html = t_slurp("rpt_hostile_sweep_report/index.html");
+  CU_ASSERT(html && strstr(html, "<svg") == NULL && strstr(html, "<b>") == NULL);
+  free(html);
+  char *csv = t_slurp("rpt_hostile_sweep_report/summary.csv");
+  CU_ASSERT_EQUAL(t_csv_records(csv ? csv : "", 10), 1 + 2 * 3);
+  free(csv);
+
+  /* experiment: 2 points x 2 factors, 2 metrics, 1 constraint, 2 objectives, 2 replications */
+  char *factors[2] = {"\nEOD\n!touch pwn_s\n", "b'\n!touch pwn_a\n"};
+  char *elabels[4] = {"\nEOD\n!touch pwn_b\n", "1", "<svg/onload=1>", "2"};
+  char *enames[2] = {"m'\n!touch pwn_c\n", "<b>n</b>"}, *eunits[2] = {"U'\n!touch pwn_d\n", "1"};
+  char *cons[1] = {"m < 3'\n!touch pwn_e\n"}, *objs[2] = {"maximize '\n!touch pwn_f\n", "minimize <b>"};
+  char *pfiles[2] = {"p0.h5", "p1.h5"};
+  double ex[4] = {0, 1, 1, 2}, ev[2 * 2 * 2] = {1, 2, 1.2, 2.1, 3, 1, 3.3, 1.1};
+  double mean[4] = {1.1, 2.05, 3.15, 1.05}, lo[4] = {1, 2, 3, 1}, hi[4] = {1.2, 2.1, 3.3, 1.1};
+  double met[2] = {1, 0}, conf[2] = {0.9, 0.2}, feas[2] = {1, 0}, par[2] = {1, 0}, sens[4] = {0.5, -0.5, 0.2, 0.1};
+  double r2[2] = {0.9, 0.8};
+  int cm[1] = {0}, om[2] = {0, 1};
+  rpt_experiment e = {"market", "factorial", "SRC (test)", 7,      2,      2,  2,    2,    1,  2,
+                      factors,  elabels,     ex,           enames, eunits, ev, mean, lo,   hi, cons,
+                      cm,       met,         conf,         feas,   objs,   om, par,  sens, r2, pfiles};
+  CU_ASSERT_EQUAL_FATAL(rpt_experiment_write("rpt_hostile_exp.h5", &e, "e.cfg", "s.cfg", err, sizeof err), 0);
+  log = fopen("rpt_hostile_exp.log", "w");
+  rpt_options eopt = {"rpt_hostile_exp_report", NULL, 0, log, 0};
+  CU_ASSERT_EQUAL(rpt_report("rpt_hostile_exp.h5", &eopt, &o, err, sizeof err), 0);
+  fclose(log);
+  CU_ASSERT_EQUAL(t_pwned(), 0);
+  if (rpt_gnuplot_available(NULL)) {
+    CU_ASSERT_EQUAL(o.figures_drawn, 3); /* pareto, sensitivity, feasible_map: gnuplot read them whole */
+    char *svg = t_slurp("rpt_hostile_exp_report/sensitivity.svg");
+    CU_ASSERT(svg && strstr(svg, "EOD !touch pwn_s") != NULL); /* the factor, shown as its text */
+    free(svg);
+  }
+  rpt_outcome_free(&o);
+  html = t_slurp("rpt_hostile_exp_report/index.html");
+  CU_ASSERT(html && strstr(html, "<svg") == NULL && strstr(html, "<b>") == NULL);
+  free(html);
+  csv = t_slurp("rpt_hostile_exp_report/summary.csv");
+  CU_ASSERT_EQUAL(t_csv_records(csv ? csv : "", 11), 1 + 2 * 2);
+  free(csv);
+  t_pwn_clear();
+}
+
 static CU_TestInfo stats_tests[] = {
     {"t interval against a hand computation", test_ci_known},
     {"paired interval against a hand computation", test_ci_paired_known},
@@ -1097,21 +1494,27 @@ static CU_TestInfo report_tests[] = {
     {"damaged files that declare more data than they hold", test_declared_too_big},
     {"a small run's report has every promised file", test_report_every_file},
     {"summary table: hand-computed CI, sections", test_summary_values},
+    {"no policy split drawn when each class has its one policy", test_report_no_policy_split},
     {"without gnuplot: tables, index, a clear message", test_report_without_gnuplot},
     {"figures without inputs are skipped with a reason", test_report_skips_missing_inputs},
     {"policy x churn metrics and jobs (fault-tolerance layout)", test_report_policy_levels},
     {"missing, damaged, incomplete, other-version files", test_bad_files},
     {"compare: paired CI, seed check", test_compare_paired},
+    {"figures name metrics in words: labels from the file, else readable names", test_figures_in_words},
+    {"compare: headline first, significant changes first in the figure, one row per name", test_compare_headline_order},
     {"sweep file round trip and its report", test_sweep_round_trip},
     {"ranges, durations and checks from names and units", test_ranges_and_checks},
     {"intervals clipped, durations in hours, constant quantities and checks as table lines",
      test_summary_clipped_hours_lines},
     {"sweep: checks and constant quantities as table lines, not figures", test_sweep_lines},
     {"market figures: price with traded volume, hours everywhere, distinct styles", test_market_figures_inform},
+    {"hostile names in a results file: no command runs, HTML/Markdown/CSV hold them as text", test_hostile_results},
+    {"hostile sweep and experiment files (the issue's EOD payload): no command runs", test_hostile_sweep_experiment},
     CU_TEST_INFO_NULL,
 };
 static CU_TestInfo cli_tests[] = {
     {"report/compare/sweep exit statuses", test_cli_exit_codes},
+    {"a --shard part is named as one (merge it); compare --quiet prints no table", test_cli_shard_quiet},
     {"sweep of PHOLD, its report, compare of two points", test_cli_sweep},
     CU_TEST_INFO_NULL,
 };

@@ -61,7 +61,16 @@ uint64_t rpt_rep_seed(const rpt_file *f, int rep);
 unsigned rpt_nmetrics(const rpt_file *f);
 const char *rpt_metric_name(const rpt_file *f, unsigned k);
 const char *rpt_metric_unit(const rpt_file *f, unsigned k);
-const double *rpt_metric_values(const rpt_file *f);       /* [reps][nmetrics], row-major */
+const double *rpt_metric_values(const rpt_file *f); /* [reps][nmetrics], row-major */
+/* The metric's label in words from the file's /metrics `labels` attribute ("" when the file has
+ * none for it, or is older), and whether the model marked it headline (its `headline` attribute:
+ * 1 or 0; -1 when the file does not say). */
+const char *rpt_metric_label(const rpt_file *f, unsigned k);
+int rpt_metric_headline(const rpt_file *f, unsigned k);
+/* Words for a metric on an axis or in a title: its label when it has one, else a readable form of
+ * its name ("income per available hour, persona katie"); with a unit other than "1" or "",
+ * " (UNIT)" is appended. `unit` may be NULL (no unit). */
+void rpt_metric_words(const char *name, const char *label, const char *unit, char *buf, size_t len);
 int rpt_metric_find(const rpt_file *f, const char *name); /* index or -1 */
 /* The mean and interval that /summary stores for metric k (as written by the engine). */
 int rpt_summary_stored(const rpt_file *f, unsigned k, rpt_ci *out);
@@ -141,6 +150,11 @@ void rpt_sweep_free(rpt_sweep *s);
  * *out. 0 or a negative sim_err (message in rpt_error). */
 int rpt_meta_string(rpt_file *f, const char *name, char **out);
 
+/* A run of several policy worlds (`market.compare_policies = "none,checkpoint,..."`, docs/market.md):
+ * the number of worlds, from /meta/effective, and the first world's policy in first (its overall
+ * metrics, series and availability table are that world's). 1 (first "") for any other run. */
+int rpt_worlds(rpt_file *f, char *first, size_t len);
+
 /* ---- Experiment files (docs/experiments.md) --------------------------------------------------- */
 
 #define RPT_EXPERIMENT_FORMAT "spotlab-experiment"
@@ -200,6 +214,11 @@ typedef struct rpt_options {
   int quiet;              /* 1: no lines on stdout */
   FILE *log;              /* where "wrote"/"skipped" lines go (stdout when NULL) */
   unsigned max_timelines; /* providers in the availability sample (default 16) */
+  /* Tests and fuzzing (fuzz/fuzz_report.c): when set, each figure's gnuplot script (the body
+   * that follows the terminal and the common look) is handed here instead of to gnuplot, and no
+   * figure file is written. */
+  void (*script)(void *ctx, const char *name, const char *body);
+  void *script_ctx;
 } rpt_options;
 
 /* What a report produced: the files, relative to outdir, and the figures skipped. */
@@ -223,6 +242,7 @@ int rpt_report(const char *path, const rpt_options *opt, rpt_outcome *out, char 
  * `tab`, writes compare.md, compare.csv and a figure into opt->outdir. */
 typedef struct rpt_diff {
   char name[64], unit[24];
+  char words[160];            /* the metric in words (its label, or its name made readable) */
   rpt_ci before, after, diff; /* diff: paired interval of after - before */
   double rel;                 /* diff.mean / |before.mean|, NaN when before.mean is 0 */
 } rpt_diff;

@@ -37,28 +37,37 @@ int rpt__exp_tables(const rpt_experiment *e, FILE *md, FILE *csv, FILE *html) {
     nfeas += e->feasible[p] == 1;
     nfront += e->pareto[p] == 1;
   }
+  fputs("# Experiment\n\nModel `", md);
+  rpt__md(md, e->model);
+  fputs("`, ", md);
+  rpt__md(md, e->design);
   fprintf(md,
-          "# Experiment\n\nModel `%s`, %s design, %u points, %d replication%s per point on the same seeds (base seed "
-          "%llu). %u point%s meet every constraint; %u on the Pareto front. Means with 95%% t intervals; P is the "
-          "probability that the true mean meets the constraint (one-sided t).\n\n",
-          e->model, e->design, np, e->reps, e->reps == 1 ? "" : "s", (unsigned long long)e->seed, nfeas,
-          nfeas == 1 ? "" : "s", nfront);
+          " design, %u points, %d replication%s per point on the same seeds (base seed %llu). %u point%s meet every "
+          "constraint; %u on the Pareto front. Means with 95%% t intervals; P is the probability that the true mean "
+          "meets the constraint (one-sided t).\n\n",
+          np, e->reps, e->reps == 1 ? "" : "s", (unsigned long long)e->seed, nfeas, nfeas == 1 ? "" : "s", nfront);
   fputs("| point |", md);
   fputs("<table><tr><th>point</th>", html);
   for (unsigned f = 0; f < nf; f++) {
-    fprintf(md, " %s |", e->factors[f]);
+    fputc(' ', md);
+    rpt__md(md, e->factors[f]);
+    fputs(" |", md);
     fputs("<th>", html);
     rpt__html(html, e->factors[f]);
     fputs("</th>", html);
   }
   for (unsigned c = 0; c < e->ncons; c++) {
-    fprintf(md, " %s | P |", e->cons[c]);
+    fputc(' ', md);
+    rpt__md(md, e->cons[c]);
+    fputs(" | P |", md);
     fputs("<th>", html);
     rpt__html(html, e->cons[c]);
     fputs("</th><th>P</th>", html);
   }
   for (unsigned j = 0; j < e->nobjs; j++) {
-    fprintf(md, " %s |", e->objs[j]);
+    fputc(' ', md);
+    rpt__md(md, e->objs[j]);
+    fputs(" |", md);
     fputs("<th>", html);
     rpt__html(html, e->objs[j]);
     fputs("</th>", html);
@@ -71,7 +80,9 @@ int rpt__exp_tables(const rpt_experiment *e, FILE *md, FILE *csv, FILE *html) {
     fprintf(md, "| %u |", p + 1);
     fprintf(html, "<tr><td>%u</td>", p + 1);
     for (unsigned f = 0; f < nf; f++) {
-      fprintf(md, " %s |", e->labels[(size_t)p * nf + f]);
+      fputc(' ', md);
+      rpt__md(md, e->labels[(size_t)p * nf + f]);
+      fputs(" |", md);
       fputs("<td>", html);
       rpt__html(html, e->labels[(size_t)p * nf + f]);
       fputs("</td>", html);
@@ -96,12 +107,16 @@ int rpt__exp_tables(const rpt_experiment *e, FILE *md, FILE *csv, FILE *html) {
   }
   fputs("</table>\n", html);
   if (e->nobjs) {
-    fprintf(md, "\n## Sensitivity\n\n%s.\n\n| objective |", e->sens_method);
+    fputs("\n## Sensitivity\n\n", md);
+    rpt__md(md, e->sens_method);
+    fputs(".\n\n| objective |", md);
     fputs("<h2>Sensitivity</h2>\n<p>", html);
     rpt__html(html, e->sens_method);
     fputs("</p>\n<table><tr><th>objective</th>", html);
     for (unsigned f = 0; f < nf; f++) {
-      fprintf(md, " %s |", e->factors[f]);
+      fputc(' ', md);
+      rpt__md(md, e->factors[f]);
+      fputs(" |", md);
       fputs("<th>", html);
       rpt__html(html, e->factors[f]);
       fputs("</th>", html);
@@ -111,7 +126,9 @@ int rpt__exp_tables(const rpt_experiment *e, FILE *md, FILE *csv, FILE *html) {
     for (unsigned f = 0; f <= nf; f++) fputs("---|", md);
     fputc('\n', md);
     for (unsigned j = 0; j < e->nobjs; j++) {
-      fprintf(md, "| %s |", e->objs[j]);
+      fputs("| ", md);
+      rpt__md(md, e->objs[j]);
+      fputs(" |", md);
       fputs("<tr><td>", html);
       rpt__html(html, e->objs[j]);
       fputs("</td>", html);
@@ -126,29 +143,27 @@ int rpt__exp_tables(const rpt_experiment *e, FILE *md, FILE *csv, FILE *html) {
     }
     fputs("</table>\n", html);
   }
-  /* CSV: one row per point and metric, the factors' values first. */
+  /* CSV: one row per point and metric, the factors' values first; every text through rpt__csv. */
   fputs("point", csv);
-  for (unsigned f = 0; f < nf; f++) fprintf(csv, ",%s", e->factors[f]);
+  for (unsigned f = 0; f < nf; f++) {
+    fputc(',', csv);
+    rpt__csv(csv, e->factors[f]);
+  }
   fputs(",metric,unit,mean,ci95_lo,ci95_hi,n,feasible,pareto\n", csv);
   for (unsigned p = 0; p < np; p++)
     for (unsigned k = 0; k < nm; k++) {
       fprintf(csv, "%u", p + 1);
       for (unsigned f = 0; f < nf; f++) {
-        const char *l = e->labels[(size_t)p * nf + f];
         fputc(',', csv);
-        if (strpbrk(l, ",\"")) { /* quoted, "" for a quote (RFC 4180) */
-          fputc('"', csv);
-          for (; *l; l++) {
-            if (*l == '"') fputc('"', csv);
-            fputc(*l, csv);
-          }
-          fputc('"', csv);
-        } else
-          fputs(l, csv);
+        rpt__csv(csv, e->labels[(size_t)p * nf + f]);
       }
       size_t i = (size_t)p * nm + k;
-      fprintf(csv, ",%s,%s,%.17g,%.17g,%.17g,%d,%d,%d\n", e->names[k], e->units[k], e->mean[i], e->lo[i], e->hi[i],
-              e->reps, e->feasible[p] == 1, e->pareto[p] == 1);
+      fputc(',', csv);
+      rpt__csv(csv, e->names[k]);
+      fputc(',', csv);
+      rpt__csv(csv, e->units[k]);
+      fprintf(csv, ",%.17g,%.17g,%.17g,%d,%d,%d\n", e->mean[i], e->lo[i], e->hi[i], e->reps, e->feasible[p] == 1,
+              e->pareto[p] == 1);
     }
   return ferror(md) || ferror(csv) || ferror(html) ? SIM_EIO : 0;
 }
@@ -185,10 +200,10 @@ void rpt__exp_figs(const rpt_experiment *e, rpt__exp_sink *sink) {
     unsigned k0 = (unsigned)e->obj_metric[0], k1 = (unsigned)e->obj_metric[1];
     fprintf(g, "set xlabel ");
     char lab[256];
-    snprintf(lab, sizeof lab, "%s (%s)", e->objs[0], e->units[k0]);
+    rpt_metric_words(e->names[k0], NULL, e->units[k0], lab, sizeof lab); /* words with the unit */
     rpt__gp_str(g, lab);
     fprintf(g, "\nset ylabel ");
-    snprintf(lab, sizeof lab, "%s (%s)", e->objs[1], e->units[k1]);
+    rpt_metric_words(e->names[k1], NULL, e->units[k1], lab, sizeof lab);
     rpt__gp_str(g, lab);
     fputs("\nset title 'Points of the design: means with 95% intervals; the front among feasible points'\n", g);
     /* three blocks: infeasible, feasible off the front, the front (sorted by the first objective);
@@ -261,11 +276,17 @@ sens:; /* a label is not followed by a declaration before C23 */
       if (!g) return;
       fputs("set datafile missing '?'\nset style data histogram\nset style histogram clustered gap 1\n"
             "set boxwidth 0.9 relative\nset yrange [-1.05:1.05]\nset ylabel 'standardized regression coefficient'\n"
-            "set xtics noenhanced rotate by -20\nset title 'SRC of each objective on the factors (R^2 in the "
-            "legend)'\n$d << EOD\n",
+            "set title 'SRC of each objective on the factors (R^2 in the legend)'\n"
+            "set key outside below center horizontal\nset xtics rotate by -20 (",
             g);
+      for (unsigned f = 0; f < nf; f++) { /* the factors' names as tics (strings), the data numbers only */
+        fputs(f ? ", " : "", g);
+        rpt__gp_str(g, e->factors[f]);
+        fprintf(g, " %u", f);
+      }
+      fputs(")\n$d << EOD\n", g);
       for (unsigned f = 0; f < nf; f++) {
-        fprintf(g, "\"%s\"", e->factors[f]); /* a datablock's string: double quotes (keys have none) */
+        fprintf(g, "%u", f);
         for (unsigned j = 0; j < e->nobjs; j++) {
           double v = e->sensitivity[(size_t)j * nf + f];
           if (isfinite(v))
@@ -280,7 +301,7 @@ sens:; /* a label is not followed by a declaration before C23 */
         char tt[256], r2[32];
         rpt__fmt(r2, sizeof r2, e->r2[j]);
         snprintf(tt, sizeof tt, "%s (R^2 %s)", e->objs[j], r2);
-        fprintf(g, "%s$d using %u:xtic(1) lt %u title ", j ? ", " : "", j + 2, j + 1);
+        fprintf(g, "%s$d using %u lt %u title ", j ? ", " : "", j + 2, j + 1);
         rpt__gp_str(g, tt);
       }
       fputc('\n', g);

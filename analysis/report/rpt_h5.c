@@ -28,6 +28,8 @@ struct rpt_file {
   uint64_t *rep_seeds; /* [reps] */
   unsigned nm;
   char **names, **units; /* [nm] */
+  char **labels;         /* [nm] the metric's label in words ("" none); NULL: an older file without them */
+  int *headline;         /* [nm] 1 marked headline by the model; NULL: the file does not say */
   double *values;        /* [reps][nm] */
   rpt_ci *stored;        /* [nm] /summary as written */
   char err[RPT_ERRLEN];
@@ -170,9 +172,26 @@ static int rpt__open_results(rpt_file *f) {
   int bad = rpt__attr_str(g, "model", f->model, sizeof f->model) |
             rpt__attr_num(g, "seed", H5T_NATIVE_UINT64, &f->seed) | rpt__attr_num(g, "reps", H5T_NATIVE_INT32, &reps) |
             rpt__attr_num(g, "end_time_s", H5T_NATIVE_DOUBLE, &f->end_s);
+  if (bad) {
+    H5Gclose(g);
+    return rpt__fail(f, SIM_EFORMAT, "/meta lacks one of its attributes model, seed, reps, end_time_s");
+  }
+  if (reps < 1 || reps > 1000000) {
+    H5Gclose(g);
+    return rpt__fail(f, SIM_EFORMAT, "/meta reps = %d is not a replication count", reps);
+  }
+  /* A part of a run (`spotlab run --shard K/N`) holds replications part_first.. of reps: whole,
+   * but not a run's results until the parts are joined (docs/slurm.md). */
+  int32_t pf = 0, pc = 0;
+  if (H5Aexists(g, "part_first") > 0 && !rpt__attr_num(g, "part_first", H5T_NATIVE_INT32, &pf) &&
+      !rpt__attr_num(g, "part_count", H5T_NATIVE_INT32, &pc)) {
+    H5Gclose(g);
+    return rpt__fail(f, SIM_EFORMAT,
+                     "a part of a run (replications %d-%d of %d, written by `spotlab run --shard`), not a whole run: "
+                     "join the parts first with `spotlab merge OUT.h5 PART.h5...` and use OUT.h5",
+                     pf, pf + pc - 1, reps);
+  }
   H5Gclose(g);
-  if (bad) return rpt__fail(f, SIM_EFORMAT, "/meta lacks one of its attributes model, seed, reps, end_time_s");
-  if (reps < 1 || reps > 1000000) return rpt__fail(f, SIM_EFORMAT, "/meta reps = %d is not a replication count", reps);
   f->reps = reps;
 
   if (!rpt__exists(h, "/metrics")) return rpt__fail(f, SIM_ENOTFOUND, "dataset /metrics is missing");
@@ -198,6 +217,23 @@ static int rpt__open_results(rpt_file *f) {
     rc = rpt__fail(f, SIM_EFORMAT, "/metrics cannot be read (damaged file?)");
   if (!rc && (rpt__attr_strs(ds, "names", f->nm, &f->names) || rpt__attr_strs(ds, "units", f->nm, &f->units)))
     rc = rpt__fail(f, SIM_EFORMAT, "/metrics lacks its names or units attribute (%u metrics)", f->nm);
+  /* Optional (issue 49.13, 46.1): labels in words and headline flags, same order as names. Older
+   * files lack them; one of the wrong length or type is ignored (the names are used). */
+  if (!rc && rpt__attr_strs(ds, "labels", f->nm, &f->labels)) f->labels = NULL;
+  if (!rc && f->nm && H5Aexists(ds, "headline") > 0) {
+    hid_t a = H5Aopen(ds, "headline", H5P_DEFAULT);
+    hid_t asp = a >= 0 ? H5Aget_space(a) : -1;
+    hid_t at = a >= 0 ? H5Aget_type(a) : -1;
+    if (asp >= 0 && at >= 0 && H5Tget_class(at) == H5T_INTEGER &&
+        H5Sget_simple_extent_npoints(asp) == (hssize_t)f->nm && (f->headline = calloc(f->nm, sizeof(int))) &&
+        H5Aread(a, H5T_NATIVE_INT, f->headline) < 0) {
+      free(f->headline);
+      f->headline = NULL;
+    }
+    if (at >= 0) H5Tclose(at);
+    if (asp >= 0) H5Sclose(asp);
+    if (a >= 0) H5Aclose(a);
+  }
   H5Dclose(ds);
   if (rc) return rc;
 
@@ -333,6 +369,8 @@ void rpt_close(rpt_file *f) {
   if (f->h >= 0) H5Fclose(f->h);
   rpt__free_strs(f->names, f->nm);
   rpt__free_strs(f->units, f->nm);
+  rpt__free_strs(f->labels, f->nm);
+  free(f->headline);
   free(f->values);
   free(f->stored);
   free(f->rep_seeds);
@@ -365,6 +403,29 @@ int rpt_meta_string(rpt_file *f, const char *name, char **out) {
   if (ds >= 0) H5Dclose(ds);
   return rc ? rpt__fail(f, rc, "%s is not a readable string (damaged file?)", path) : 0;
 }
+int rpt_worlds(rpt_file *f, char *first, size_t len) {
+  first[0] = 0;
+  if (f->kind != RPT_RESULTS) return 1;
+  char *eff = NULL, keep[RPT_ERRLEN];
+  memcpy(keep, f->err, sizeof keep); /* a file without the text is not an error of the caller's */
+  if (rpt_meta_string(f, "effective", &eff)) {
+    memcpy(f->err, keep, sizeof keep);
+    return 1;
+  }
+  int n = 1;
+  const char *p = strstr(eff, "compare_policies");
+  const char *q = p ? strchr(p, '"') : NULL, *e = q ? strchr(q + 1, '"') : NULL;
+  if (q && e && !memchr(p, ';', (size_t)(q - p))) { /* the quoted value of that key */
+    const char *c = memchr(q + 1, ',', (size_t)(e - q - 1));
+    size_t fl = (size_t)((c ? c : e) - q - 1);
+    snprintf(first, len, "%.*s", (int)fl, q + 1);
+    n = 1;
+    for (const char *t = q + 1; t < e; t++) n += *t == ',';
+    if (e == q + 1) n = 1, first[0] = 0;
+  }
+  free(eff);
+  return n;
+}
 const char *rpt_path(const rpt_file *f) { return f->path; }
 rpt_kind rpt_file_kind(const rpt_file *f) { return f->kind; }
 const char *rpt_model(const rpt_file *f) { return f->model; }
@@ -376,6 +437,8 @@ unsigned rpt_nmetrics(const rpt_file *f) { return f->nm; }
 const char *rpt_metric_name(const rpt_file *f, unsigned k) { return f->names[k]; }
 const char *rpt_metric_unit(const rpt_file *f, unsigned k) { return f->units[k]; }
 const double *rpt_metric_values(const rpt_file *f) { return f->values; }
+const char *rpt_metric_label(const rpt_file *f, unsigned k) { return f->labels ? f->labels[k] : ""; }
+int rpt_metric_headline(const rpt_file *f, unsigned k) { return f->headline ? f->headline[k] != 0 : -1; }
 int rpt_metric_find(const rpt_file *f, const char *name) {
   for (unsigned k = 0; k < f->nm; k++)
     if (!strcmp(f->names[k], name)) return (int)k;

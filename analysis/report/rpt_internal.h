@@ -5,8 +5,22 @@
 #include "analysis/report/rpt.h"
 #include "sim/failpoint.h"
 
-/* Writes s into a gnuplot script as a single-quoted string ('' escapes a quote). */
+/* Text from a file reaches the outputs only through these escapers (issue 49: a results file must
+ * never run a command or a script). rpt__gp_str: a gnuplot single-quoted string ('' for a quote,
+ * control characters as spaces); rpt__gp_set: "set WHAT 'formatted text'" through it. */
 void rpt__gp_str(FILE *g, const char *s);
+void rpt__gp_set(FILE *g, const char *what, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* HTML text or attribute value: < > & " ' as entities, control characters as spaces. */
+void rpt__html(FILE *o, const char *s);
+/* The same into buf (cut to len - 1 bytes), returned for a printf argument. */
+const char *rpt__html_buf(char *buf, size_t len, const char *s);
+/* A Markdown table cell or code span: | escaped, ` as ', < > & as entities, control characters as
+ * spaces (a name cannot end a row or open raw HTML in a rendered summary.md). */
+void rpt__md(FILE *o, const char *s);
+/* A CSV field (RFC 4180, libcsv's csv_fwrite when it needs quotes). */
+void rpt__csv(FILE *o, const char *s);
+/* Control characters of s replaced by '?' in place (text for a terminal). */
+void rpt__term(char *s);
 /* Writes the common look (palette as linetypes 1..12, grid, fonts) into a script. */
 void rpt__gp_preamble(FILE *g);
 /* Runs `program` once through a pipe on `body` rendered twice: DIR/NAME.png (pngcairo, 1000 x
@@ -33,8 +47,6 @@ void rpt__fmt(char *buf, size_t len, double v);
 
 /* The summary table as HTML tables (for index.html). */
 int rpt__summary_html(rpt_file *f, FILE *o);
-/* HTML-escapes s into o. */
-void rpt__html(FILE *o, const char *s);
 
 /* The page's one time unit: seconds per unit, and its name ("h"; "d" for runs over 30 days). */
 double rpt__page_time(rpt_file *f, const char **name);

@@ -3,6 +3,8 @@
  * are left around. */
 #include "analysis/report/rpt_internal.h"
 
+#include <csv.h> /* libcsv: csv_fwrite */
+
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -33,21 +35,107 @@ static const char *const rpt__palette[8] = {
 const char *rpt_colour(unsigned i) { return rpt__palette[(i % 12) % 8]; }
 int rpt_dash(unsigned i) { return (i % 12) < 8 ? 1 + (int)(i % 4) : 5; }
 
+/* Text from a results, sweep or experiment file (metric, factor, region, persona, policy names,
+ * units, labels) reaches gnuplot only here, as a single-quoted string: inside one gnuplot expands
+ * nothing (no `backquote` command, no @macro, no \\ escape). A newline would end the command and
+ * let the rest of the text run as the next one, so every control character becomes a space. A
+ * quote is written as U+2019 (the typographic apostrophe): gnuplot 5.4's doubled quote fails at
+ * the start of a string and right after another doubled quote (it ends the string there), so no
+ * quote from a file ever reaches the script. Text is never written into a datablock
+ * (`$d << EOD`), whose lines gnuplot reads as they come until a line "EOD": datablocks hold
+ * numbers only (issue 49). */
 void rpt__gp_str(FILE *g, const char *s) {
   fputc('\'', g);
   for (; *s; s++) {
-    if (*s == '\'') fputc('\'', g);
-    if (*s == '\n') continue;
-    fputc(*s, g);
+    unsigned char ch = (unsigned char)*s;
+    if (ch == '\'')
+      fputs("\xe2\x80\x99", g); /* U+2019 in UTF-8 */
+    else
+      fputc(ch < 0x20 || ch == 0x7f ? ' ' : ch, g);
   }
   fputc('\'', g);
+}
+
+void rpt__gp_set(FILE *g, const char *what, const char *fmt, ...) {
+  char buf[2048];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  fprintf(g, "set %s ", what);
+  rpt__gp_str(g, buf);
+  fputc('\n', g);
+}
+
+void rpt__html(FILE *o, const char *s) {
+  for (; *s; s++) {
+    unsigned char ch = (unsigned char)*s;
+    if (ch == '<')
+      fputs("&lt;", o);
+    else if (ch == '>')
+      fputs("&gt;", o);
+    else if (ch == '&')
+      fputs("&amp;", o);
+    else if (ch == '"')
+      fputs("&quot;", o);
+    else if (ch == '\'')
+      fputs("&#39;", o);
+    else if (ch < 0x20 || ch == 0x7f)
+      fputc(' ', o);
+    else
+      fputc(ch, o);
+  }
+}
+
+const char *rpt__html_buf(char *buf, size_t len, const char *s) {
+  buf[0] = 0;
+  FILE *m = fmemopen(buf, len, "w");
+  if (!m) return buf;
+  rpt__html(m, s);
+  fclose(m); /* fmemopen keeps the buffer NUL-terminated, cut at len - 1 */
+  return buf;
+}
+
+void rpt__md(FILE *o, const char *s) {
+  for (; *s; s++) {
+    unsigned char ch = (unsigned char)*s;
+    if (ch == '|')
+      fputs("\\|", o);
+    else if (ch == '`')
+      fputc('\'', o);
+    else if (ch == '<')
+      fputs("&lt;", o);
+    else if (ch == '>')
+      fputs("&gt;", o);
+    else if (ch == '&')
+      fputs("&amp;", o);
+    else if (ch < 0x20 || ch == 0x7f)
+      fputc(' ', o);
+    else
+      fputc(ch, o);
+  }
+}
+
+void rpt__csv(FILE *o, const char *s) {
+  /* RFC 4180: a field with a separator, a quote, a line break or edge spaces is quoted (libcsv's
+   * writer doubles the quotes); any other field is written as it is, so plain names read the same */
+  size_t n = strlen(s);
+  if (strpbrk(s, ",\"\r\n") || (n && (s[0] == ' ' || s[n - 1] == ' ')))
+    csv_fwrite(o, s, n);
+  else
+    fputs(s, o);
+}
+
+void rpt__term(char *s) {
+  for (; *s; s++)
+    if ((unsigned char)*s < 0x20 || *s == 0x7f) *s = '?';
 }
 
 void rpt__gp_preamble(FILE *g) {
   for (unsigned i = 0; i < 12; i++)
     fprintf(g, "set linetype %u lc rgb '%s' lw 2 dt %d pt %u ps 0.8\n", i + 1, rpt_colour(i), rpt_dash(i),
             5 + 2 * (i % 4));
-  fputs("set linetype cycle 12\n"
+  fputs("set encoding utf8\nset linetype cycle 12\n"
         "set grid back lc rgb '#dddddd' lw 1\n"
         "set border 3 lc rgb '#444444'\n"
         "set tics nomirror out\n"

@@ -105,3 +105,61 @@ double rpt__shown(const char *unit, double page_s, const char *page_name, const 
   *shown = unit ? unit : "";
   return 1.0;
 }
+
+/* A readable form of an identifier: underscores become spaces, and the abbreviations a reader
+ * should not have to decode are spelt out ("gpu" GPU, "usd" USD, "cv" coefficient of variation,
+ * "p50" median, "sd" standard deviation, "vs" against). */
+static size_t rpt__words_of(const char *id, char *buf, size_t len) {
+  static const struct {
+    const char *w, *as;
+  } abbr[] = {{"gpu", "GPU"},
+              {"usd", "USD"},
+              {"cv", "coefficient of variation"},
+              {"p50", "median"},
+              {"p90", "90th percentile"},
+              {"p99", "99th percentile"},
+              {"sd", "standard deviation"},
+              {"vs", "against"},
+              {NULL, NULL}};
+  size_t o = 0;
+  const char *p = id;
+  while (*p && o + 1 < len) {
+    size_t n = strcspn(p, "_");
+    const char *as = NULL;
+    for (size_t i = 0; abbr[i].w && !as; i++)
+      if (strlen(abbr[i].w) == n && !strncmp(p, abbr[i].w, n)) as = abbr[i].as;
+    int w = as ? snprintf(buf + o, len - o, "%s%s", o ? " " : "", as)
+               : snprintf(buf + o, len - o, "%s%.*s", o ? " " : "", (int)n, p);
+    o += w > 0 ? (size_t)w : 0;
+    if (o >= len) o = len - 1;
+    p += n;
+    if (*p == '_') p++;
+  }
+  buf[o < len ? o : len - 1] = 0;
+  return o;
+}
+
+void rpt_metric_words(const char *name, const char *label, const char *unit, char *buf, size_t len) {
+  if (!len) return;
+  size_t o;
+  char q[64], d[64], v[64];
+  rpt_metric_split(name, q, d, v);
+  if (label && label[0])
+    o = (size_t)snprintf(buf, len, "%s", label);
+  else
+    o = rpt__words_of(q, buf, len);
+  /* a label names the quantity: the dimension's value is added unless the label says it */
+  if (o < len && d[0] && !(label && label[0] && strstr(label, v))) {
+    /* "jade.pool.fixed" (a second dimension) -> "jade, pool fixed" */
+    char vv[64];
+    snprintf(vv, sizeof vv, "%s", v);
+    char *dot = strchr(vv, '.'), *d2v = dot ? strchr(dot + 1, '.') : NULL;
+    if (dot && d2v) {
+      *dot = *d2v = 0;
+      o += (size_t)snprintf(buf + o, len - o, ", %s %s, %s %s", d, vv, dot + 1, d2v + 1);
+    } else
+      o += (size_t)snprintf(buf + o, len - o, ", %s %s", d, v);
+  }
+  if (o < len && unit && unit[0] && strcmp(unit, "1") && strcmp(buf, unit)) /* not "events (events)" */
+    snprintf(buf + o, len - o, " (%s)", unit);
+}

@@ -40,10 +40,16 @@ typedef struct rpt__ctx {
 static void rpt__say(rpt__ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void rpt__say(rpt__ctx *c, const char *fmt, ...) {
   if (c->opt->quiet) return;
+  char buf[4096];
   va_list ap;
   va_start(ap, fmt);
-  vfprintf(c->log, fmt, ap);
+  vsnprintf(buf, sizeof buf, fmt, ap);
   va_end(ap);
+  size_t n = strlen(buf);
+  int nl = n && buf[n - 1] == '\n';
+  if (nl) buf[n - 1] = 0;
+  rpt__term(buf); /* names from the file cannot move the cursor or recolour the terminal */
+  fprintf(c->log, "%s%s", buf, nl ? "\n" : "");
 }
 
 static void rpt__skip(rpt__ctx *c, const char *title, const char *why) {
@@ -53,6 +59,12 @@ static void rpt__skip(rpt__ctx *c, const char *title, const char *why) {
 
 /* Hands a finished script to gnuplot (or notes the skip) and records the figure. */
 static void rpt__emit(rpt__ctx *c, const char *name, const char *title, const char *caption, int height, char *body) {
+  if (c->opt->script) { /* tests and fuzzing: the script, no gnuplot */
+    c->opt->script(c->opt->script_ctx, name, body);
+    free(body);
+    c->out->figures_drawn++;
+    return;
+  }
   if (!c->have_gp) {
     rpt__list_add(&c->out->skipped, &c->out->nskipped, "%s: gnuplot is not available", title);
     free(body);
@@ -452,6 +464,7 @@ static void rpt__fig_util(rpt__ctx *c) {
     g = rpt__body_open(&body, &len);
     if (!u || !idle || !g) rc = SIM_ENOMEM;
     unsigned ncols = nc > RPT_MAX_SERIES ? RPT_MAX_SERIES : (unsigned)nc;
+    int has_u[RPT_MAX_SERIES] = {0}; /* a region never available has no utilization: not in that legend */
     for (unsigned col = 0; !rc && col < ncols; col++) {
       fprintf(g, "$r%u << EOD\n", col);
       for (size_t b = 0; b < nb; b++) {
@@ -464,7 +477,8 @@ static void rpt__fig_util(rpt__ctx *c) {
         rpt_ci cu, ci;
         rpt_ci_t(u, m, 1, &cu);
         rpt_ci_t(idle, mi, 1, &ci);
-        rpt_ci_clip(&cu, 0, 100);      /* a share of the available GPU-time */
+        rpt_ci_clip(&cu, 0, 100); /* a share of the available GPU-time */
+        has_u[col] |= m > 0;
         rpt_ci_clip(&ci, 0, INFINITY); /* a number of GPUs */
         fprintf(g, "%.9g %.6g %.6g %.6g %.6g %.6g %.6g\n", ((double)b + 0.5) * bw / div, cu.mean, cu.lo, cu.hi, ci.mean,
                 ci.lo, ci.hi);
@@ -491,8 +505,13 @@ static void rpt__fig_util(rpt__ctx *c) {
           if (reps > 1)
             fprintf(g, "$r%u using 1:%d:%d with filledcurves fs transparent solid 0.18 noborder lt %u notitle, ", col,
                     k + 1, k + 2, col + 1);
-          fprintf(g, "$r%u using 1:%d with lines lt %u title ", col, k, col + 1);
-          rpt__gp_str(g, rs[0].colnames[col]);
+          fprintf(g, "$r%u using 1:%d with lines lt %u ", col, k, col + 1);
+          if (panel == 0 && !has_u[col])
+            fputs("notitle", g);
+          else {
+            fputs("title ", g);
+            rpt__gp_str(g, rs[0].colnames[col]);
+          }
           fputs(col + 1 < ncols ? ", " : "\n", g);
         }
       }
@@ -602,14 +621,14 @@ static void rpt__fig_price(rpt__ctx *c) {
     /* Bands only for a few series (more would hide each other) and only where every replication
      * traded in the window (a t interval on 2 of 8 replications says little). */
     int bands = reps > 1 && nseries <= 4;
-    double *p = malloc((size_t)reps * sizeof *p);
+    double *p = malloc((size_t)reps * sizeof *p), *vr = malloc((size_t)reps * sizeof *vr);
     double *first = malloc((nseries + 1) * sizeof *first);
     int constant = 1;
     FILE *g;
     size_t len;
     char *body;
     g = rpt__body_open(&body, &len);
-    if (!p || !g || !traded || !series_of || !first) rc = SIM_ENOMEM;
+    if (!p || !vr || !g || !traded || !series_of || !first) rc = SIM_ENOMEM;
     if (!rc && !nseries) {
       rpt__skip(c, title, "nothing cleared in any GPU class");
       rc = 1;
@@ -631,22 +650,25 @@ static void rpt__fig_price(rpt__ctx *c) {
             }
           }
           vol += n;
+          vr[r] = n;
           /* Mean clearing price in a window = sum of the prices cleared / their number. */
           if (n > 0) p[m++] = scale * sum / n;
         }
-        rpt_ci ci;
+        rpt_ci ci, cv;
         rpt_ci_t(p, m, 1, &ci);
         rpt_ci_clip(&ci, 0, INFINITY); /* a price */
+        rpt_ci_t(vr, (size_t)reps, 1, &cv);
+        rpt_ci_clip(&cv, 0, INFINITY); /* a number of trades */
         double t = (double)w * (double)k * bw + 0.5 * (double)k * bw;
         if (m) {
           if (first[j] != first[j])
             first[j] = ci.mean;
           else if (fabs(ci.mean - first[j]) > 1e-9 * (1 + fabs(first[j])))
             constant = 0;
-          fprintf(g, "%.9g %.6g %.6g %.6g %.6g\n", t / div, ci.mean, (int)m == reps ? ci.lo : NAN,
-                  (int)m == reps ? ci.hi : NAN, vol / reps);
+          fprintf(g, "%.9g %.6g %.6g %.6g %.6g %.6g %.6g\n", t / div, ci.mean, (int)m == reps ? ci.lo : NAN,
+                  (int)m == reps ? ci.hi : NAN, vol / reps, cv.lo, cv.hi);
         } else {
-          fprintf(g, "%.9g NaN NaN NaN 0\n", t / div); /* nothing cleared in this window */
+          fprintf(g, "%.9g NaN NaN NaN 0 0 0\n", t / div); /* nothing cleared in this window */
         }
       }
       fputs("EOD\n", g);
@@ -667,7 +689,7 @@ static void rpt__fig_price(rpt__ctx *c) {
     if (!rc) {
       fprintf(g, "set multiplot layout 2,1 title 'Mean of %d replication%s, %.3g %s windows%s'\n", reps,
               reps == 1 ? "" : "s", k * bw / (!strcmp(tu, "h") ? 3600.0 : 86400.0), tu,
-              bands ? " (shaded: 95% band)" : "");
+              reps > 2 ? " (shaded: 95% bands)" : "");
       /* the same plot area in both panels (the legend sits right of the top one) */
       fprintf(g, "set lmargin at screen 0.08\nset rmargin at screen 0.74\n");
       fprintf(g, "set xrange [0:%.9g]\nset xlabel ''\nset ylabel ", rpt_end_time(c->f) / div);
@@ -688,31 +710,48 @@ static void rpt__fig_price(rpt__ctx *c) {
         rpt__gp_str(g, lab);
         fputs(", ", g);
       }
+      /* the all-classes line has its band (from three replications: see below) */
+      if (reps > 2) /* with two replications the t band (t = 12.7) says little and hides the lines */
+        fprintf(g, "$p%u using 1:3:4 with filledcurves fs transparent solid 0.15 noborder lc rgb '#000000' notitle, ",
+                nseries);
       fprintf(g, "$p%u using 1:2 with lines lc rgb '#000000' lw 2.5 dt 1 title 'all classes'\n", nseries);
-      fprintf(g, "set title 'Traded volume'\nset xlabel '%s'\nset ylabel 'trades per window'\nset yrange [0:*]\nplot ",
-              xl);
+      /* the volume panel has its own legend (the same classes) and, like the prices, 95% bands */
+      const char *vb = bands ? " (shaded: 95% bands)" : reps > 2 ? " (shaded: 95% band of all classes)" : "";
+      fprintf(g,
+              "set title 'Traded volume: trades per window, mean of the replications%s'\nset xlabel '%s'\n"
+              "set ylabel 'trades per window'\nset yrange [0:*]\nplot ",
+              vb, xl);
       for (unsigned j = 0; j < nseries; j++) {
         unsigned lt = j < 6 ? j + 1 : j + 2;
-        fprintf(g, "%s$p%u using 1:5 with steps lt %u notitle", j ? ", " : "", j, lt);
+        if (bands)
+          fprintf(g, "$p%u using 1:6:7 with filledcurves fs transparent solid 0.18 noborder lt %u notitle, ", j, lt);
+        fprintf(g, "$p%u using 1:5 with steps lt %u title ", j, lt);
+        rpt__gp_str(g, j < ncols ? ps[0].colnames[cols[j]] : "other");
+        fputs(", ", g);
       }
-      fputc('\n', g);
+      if (reps > 2) /* with two replications the t band (t = 12.7) says little and hides the lines */
+        fprintf(g, "$p%u using 1:6:7 with filledcurves fs transparent solid 0.15 noborder lc rgb '#000000' notitle, ",
+                nseries);
+      fprintf(g, "$p%u using 1:5 with steps lc rgb '#000000' lw 2.5 dt 1 title 'all classes'\n", nseries);
       snprintf(
           cap, sizeof cap,
           "Top: average price of what cleared in each window, per GPU class; a line's width grows with its class's "
           "share of all trades, and the black line is every class together (the sum of the prices over the number "
           "of trades, so busy classes weigh most); gaps are windows in which nothing of that class cleared. "
-          "Bottom: trades per window, mean over replications.%s%s%s Classes that never traded are left out.%s",
+          "Bottom: trades per window, mean over replications, per class and (black) in all.%s%s%s Classes that never "
+          "traded are left out.%s",
           merge ? " Classes with under 5% of the trades each are merged into 'other': " : "", merge ? other_note : "",
           merge ? " (trades over the run, all replications)." : "",
-          bands ? ""
-                : " With more than four series the confidence bands are not drawn; the summary table has the "
-                  "intervals.");
+          bands || reps < 3 ? ""
+                            : " With more than four series only the all-classes lines have their 95% bands (more "
+                              "would hide each other); the summary table has the intervals.");
     }
     free(traded);
     free(series_of);
     free(first);
     if (g) fclose(g);
     free(p);
+    free(vr);
     if (rc) {
       free(body);
       if (rc < 0) rpt__hard(c, rc);
@@ -809,11 +848,15 @@ static void rpt__fig_job_cdfs(rpt__ctx *c, const char *by, const char *name, con
     }
     char sub[160] = "";
     if (sv) snprintf(sub, sizeof sub, ", %s %s", split, sv);
-    fprintf(g,
-            "set multiplot layout 1,%d title 'Jobs per %s%s, all %d replication%s pooled (curves end below 1 for jobs "
-            "that never started / finished)'\n",
-            has_w + has_c, by, sub, rpt_nreps(c->f), rpt_nreps(c->f) == 1 ? "" : "s");
-    fputs("set key inside right bottom box opaque\n", g);
+    char mt[400];
+    snprintf(mt, sizeof mt,
+             "Jobs per %s%s, all %d replication%s pooled (curves end below 1 for jobs that never started / finished)",
+             by, sub, rpt_nreps(c->f), rpt_nreps(c->f) == 1 ? "" : "s");
+    fprintf(g, "set multiplot layout 1,%d title ", has_w + has_c);
+    rpt__gp_str(g, mt);
+    fputc('\n', g);
+    /* the legend under the panels: inside, it covered the curves' ends */
+    fputs("set key outside below center horizontal maxrows 3 samplen 2\nset bmargin 7\n", g);
     for (int panel = 0; panel < 2; panel++) {
       rpt__groups *gr = panel ? &gc : &gw;
       if (!(panel ? has_c : has_w)) continue;
@@ -826,18 +869,22 @@ static void rpt__fig_job_cdfs(rpt__ctx *c, const char *by, const char *name, con
         rpt__ecdf_block(g, bn, gr->vals[keep[i]], gr->count[keep[i]], RPT_CDF_FLOOR_S / div, div);
       }
       rpt__time_tics(g, rpt_end_time(c->f), div);
-      fprintf(
-          g,
-          "set title '%s'\nset xlabel '%s (%s, log scale; under %.3g drawn at %.3g)'\nset ylabel 'fraction of jobs'\n",
-          panel ? "Completion time (submit to finish)" : "Wait (submit to first start)",
-          panel ? "completion time" : "wait", !strcmp(tu, "h") ? "hours" : "days", RPT_CDF_FLOOR_S / div,
-          RPT_CDF_FLOOR_S / div);
+      /* a short label (the floor is in the caption): the long one was cut at the panel's edge */
+      fprintf(g, "set title '%s'\nset xlabel '%s (%s, log scale)'\nset ylabel 'fraction of jobs'\n",
+              panel ? "Completion time (submit to finish)" : "Wait (submit to first start)",
+              panel ? "completion time" : "wait", !strcmp(tu, "h") ? "hours" : "days");
       fputs("plot ", g);
       for (unsigned i = 0; i < n; i++) {
         char lab[96];
+        size_t fin = 0; /* a group none of whose jobs has this time draws nothing: not in the legend */
+        for (size_t j = 0; j < gr->count[keep[i]]; j++) fin += isfinite(gr->vals[keep[i]][j]) != 0;
         snprintf(lab, sizeof lab, "%s (n=%zu)", gr->cats[keep[i]], gr->count[keep[i]]);
-        fprintf(g, "%s$%c%u using 1:2 with steps lt %u title ", i ? ", " : "", panel ? 'c' : 'w', i, i + 1);
-        rpt__gp_str(g, lab);
+        fprintf(g, "%s$%c%u using 1:2 with steps lt %u ", i ? ", " : "", panel ? 'c' : 'w', i, i + 1);
+        if (fin) {
+          fputs("title ", g);
+          rpt__gp_str(g, lab);
+        } else
+          fputs("notitle", g);
       }
       fputc('\n', g);
     }
@@ -846,7 +893,9 @@ static void rpt__fig_job_cdfs(rpt__ctx *c, const char *by, const char *name, con
     rpt__groups_free(&gc);
     char cap[256], fname[128], ftitle[300];
     snprintf(cap, sizeof cap,
-             "Empirical CDFs of the time from submission to first start and to completion, per job %s%s.", by, sub);
+             "Empirical CDFs of the time from submission to first start and to completion, per job %s%s; times under "
+             "%.3g %s are drawn at %.3g.",
+             by, sub, RPT_CDF_FLOOR_S / 3600.0, "h", RPT_CDF_FLOOR_S / 3600.0);
     if (sv) {
       snprintf(fname, sizeof fname, "%s_%s", name, sv);
       for (char *p = fname; *p; p++)
@@ -858,6 +907,34 @@ static void rpt__fig_job_cdfs(rpt__ctx *c, const char *by, const char *name, con
     }
     rpt__emit(c, fname, ftitle, cap, 600, body);
   }
+}
+
+/* 1 when the run compared policies: some job class ran under more than one policy (every class
+ * under each, market.compare_policies), or the jobs have no class. 0 when each class has its one
+ * policy (scenarios/default.cfg: training checkpoints, inference does not): a split by policy is
+ * then the split by class (jobs.png), not a policy's effect; it is skipped with that reason. */
+static int rpt__policies_compared(rpt__ctx *c) {
+  const char *names_cls[] = {"class", "cls", NULL};
+  const char *cls = rpt_table_pick_field(c->f, "jobs", names_cls);
+  if (!cls) return 1;
+  char *cs = NULL, *ps = NULL;
+  size_t w, wp, n, n2;
+  int mixed = 0;
+  if (rpt_table_str(c->f, 0, "jobs", cls, &cs, &w, &n) || rpt_table_str(c->f, 0, "jobs", "policy", &ps, &wp, &n2))
+    mixed = 1; /* unreadable here: the figure's own reading reports it */
+  for (size_t i = 0; !mixed && i < n && i < n2; i++)
+    for (size_t j = 0; j < i && !mixed; j++)
+      if (!strcmp(cs + i * w, cs + j * w) && strcmp(ps + i * wp, ps + j * wp))
+        mixed = 1;
+      else if (!strcmp(cs + i * w, cs + j * w))
+        break; /* the first row of its class: compared with that one only */
+  free(cs);
+  free(ps);
+  if (!mixed)
+    rpt__skip(c, "Job wait and completion time per fault-tolerance policy",
+              "each job class ran under one policy (the run compared none: market.compare_policies): a split by "
+              "policy would be the split by class, drawn in jobs.png");
+  return mixed;
 }
 
 /* ---- figure: a sample of provider availability timelines ------------------------------------- */
@@ -934,6 +1011,7 @@ static void rpt__fig_timelines(rpt__ctx *c) {
   char *body;
   g = rpt__body_open(&body, &len);
   if (!g) goto done;
+  size_t shown[8] = {0}; /* spans per state in the sample: a state with none is not in the legend */
   for (unsigned s = 0; s < nst; s++) {
     fprintf(g, "$s%u << EOD\n", s);
     size_t m = 0;
@@ -948,6 +1026,7 @@ static void rpt__fig_timelines(rpt__ctx *c) {
     }
     if (!m) fputs("NaN NaN NaN NaN NaN NaN\n", g);
     fputs("EOD\n", g);
+    shown[s] = m;
   }
   fprintf(g,
           "set title 'Replication 0: the first %u providers, state over time'\nset xlabel '%s'\n"
@@ -963,11 +1042,15 @@ static void rpt__fig_timelines(rpt__ctx *c) {
     fprintf(g, " %u", k);
   }
   fputs(")\nplot ", g);
+  int first = 1;
   for (unsigned s = 0; s < nst; s++) {
-    fprintf(g, "%s$s%u using 1:2:3:4:5:6 with boxxyerror fs solid 1.0 noborder lc rgb '%s' title ", s ? ", " : "", s,
-            rpt__state_colour(states[s], s));
+    if (!shown[s]) continue;
+    fprintf(g, "%s$s%u using 1:2:3:4:5:6 with boxxyerror fs solid 1.0 noborder lc rgb '%s' title ", first ? "" : ", ",
+            s, rpt__state_colour(states[s], s));
     rpt__gp_str(g, states[s]);
+    first = 0;
   }
+  if (first) fputs("NaN notitle", g); /* no span of any state in the sample */
   fputc('\n', g);
   fclose(g);
   free(pers);
@@ -979,6 +1062,19 @@ done:
   free(t0);
   free(t1);
   free(st);
+}
+
+/* A quantity in words for a title or an axis: the file's label of its first metric that has one
+ * (/metrics `labels`), else its name made readable (rpt_metric_words); " (UNIT)" when unit is
+ * given and not "1". */
+static void rpt__qwords(rpt_file *f, const char *quantity, const char *unit, char *buf, size_t len) {
+  const char *label = "";
+  char q[64], d[64], v[64];
+  for (unsigned k = 0; f && k < rpt_nmetrics(f) && !label[0]; k++) {
+    rpt_metric_split(rpt_metric_name(f, k), q, d, v);
+    if (!strcmp(q, quantity)) label = rpt_metric_label(f, k);
+  }
+  rpt_metric_words(quantity, label, unit, buf, len);
 }
 
 /* ---- figure: metrics of one dimension side by side (fault-tolerance policies) ----------------- */
@@ -1073,10 +1169,12 @@ static void rpt__fig_dim_bars(rpt__ctx *c, const char *dim, const char *name, co
     g = rpt__body_open(&body, &len);
     if (!g) break;
     unsigned np = q1 - q0, cols = np == 1 ? 1 : 2, rows = (np + cols - 1) / cols;
-    fprintf(g,
-            "set multiplot layout %u,%u title 'Per %s%s%s: mean over %d replication%s, whiskers: 95%% confidence "
-            "interval'\n",
-            rows, cols, dim, ns ? " and " : "", ns ? dim2 : "", rpt_nreps(c->f), rpt_nreps(c->f) == 1 ? "" : "s");
+    char mt[400];
+    snprintf(mt, sizeof mt, "Per %s%s%s: mean over %d replication%s, whiskers: 95%% confidence interval", dim,
+             ns ? " and " : "", ns ? dim2 : "", rpt_nreps(c->f), rpt_nreps(c->f) == 1 ? "" : "s");
+    fprintf(g, "set multiplot layout %u,%u title ", rows, cols);
+    rpt__gp_str(g, mt);
+    fputc('\n', g);
     double w = 0.8 / nsub; /* bar width within a group */
     fprintf(g, "set boxwidth %.4f absolute\nset style fill solid 0.85 border -1\nset xtics (", w * 0.9);
     for (unsigned j = 0; j < nv; j++) {
@@ -1089,6 +1187,7 @@ static void rpt__fig_dim_bars(rpt__ctx *c, const char *dim, const char *name, co
     for (unsigned i = q0; i < q1; i++) {
       const char *unit = "";
       double minv = 0, maxv = 0;
+      int subany[6] = {0}; /* a DIM2 value with no value of this quantity: not in the legend */
       /* First pass: the unit and the range (durations are shown in the page's time unit). */
       for (int pass = 0; pass < 2; pass++) {
         const char *shown;
@@ -1113,6 +1212,7 @@ static void rpt__fig_dim_bars(rpt__ctx *c, const char *dim, const char *name, co
               if (ci.mean > maxv) maxv = ci.mean;
             }
             if (pass == 1) {
+              subany[s] |= isfinite(ci.mean) != 0;
               double x = j + 1 + (s - (nsub - 1) / 2.0) * w;
               fprintf(g, "%.4f %.9g %.9g %.9g %u\n", x, ci.mean * conv, (isfinite(ci.lo) ? ci.lo : ci.mean) * conv,
                       (isfinite(ci.hi) ? ci.hi : ci.mean) * conv, ns ? s + 1 : j + 1);
@@ -1122,9 +1222,11 @@ static void rpt__fig_dim_bars(rpt__ctx *c, const char *dim, const char *name, co
         }
         if (pass == 1) {
           char yl[128];
-          snprintf(yl, sizeof yl, "%s (%s)", quants[i], shown);
+          char qt[160];
+          rpt__qwords(c->f, quants[i], NULL, qt, sizeof qt);
+          rpt__qwords(c->f, quants[i], shown, yl, sizeof yl);
           fputs("set title ", g);
-          rpt__gp_str(g, quants[i]);
+          rpt__gp_str(g, qt);
           fputs("\nset ylabel ", g);
           rpt__gp_str(g, yl);
           /* bars start at 0 unless a mean is negative */
@@ -1140,12 +1242,16 @@ static void rpt__fig_dim_bars(rpt__ctx *c, const char *dim, const char *name, co
         if (ns) {
           char lab[160];
           snprintf(lab, sizeof lab, "%s %s", dim2, subs[s]);
-          fprintf(g, "%s$q%u_%u using 1:2 with boxes lt %u title ", s ? ", " : "", i, s, s + 1);
-          rpt__gp_str(g, lab);
+          fprintf(g, "%s$q%u_%u using 1:2 with boxes lt %u ", s ? ", " : "", i, s, s + 1);
+          if (subany[s]) {
+            fputs("title ", g);
+            rpt__gp_str(g, lab);
+          } else
+            fputs("notitle", g);
         } else {
           fprintf(g, "$q%u_%u using 1:2:5 with boxes lc variable notitle", i, s);
         }
-        fprintf(g, ", $q%u_%u using 1:2:3:4 with yerrorbars lc rgb 'black' pt 7 ps 0 lw 1.2 notitle", i, s);
+        fprintf(g, ", $q%u_%u using 1:2:3:4 with yerrorbars lc rgb 'black' dt 1 pt 7 ps 0 lw 1.2 notitle", i, s);
       }
       fputc('\n', g);
     }
@@ -1264,13 +1370,14 @@ static int rpt__sweep_figs(rpt__ctx *c, const rpt_sweep *s) {
       }
       fputs("EOD\n", g);
     }
-    char t[400], yl[160];
-    snprintf(t, sizeof t, "%s%s%s against %s (mean of %d replication%s%s)", q, d[0] ? " per " : "", d, s->param,
+    char t[480], yl[160], qw[160];
+    rpt__qwords(NULL, q, NULL, qw, sizeof qw); /* a sweep file has no labels: the name made readable */
+    snprintf(t, sizeof t, "%s%s%s against %s (mean of %d replication%s%s)", qw, d[0] ? " per " : "", d, s->param,
              s->reps, s->reps == 1 ? "" : "s",
              s->reps < 2 ? ""
              : numeric   ? ", shaded: 95% band"
                          : ", whiskers: 95% CI");
-    snprintf(yl, sizeof yl, "%s (%s)", q, shown);
+    rpt__qwords(NULL, q, shown, yl, sizeof yl);
     fputs("set title ", g);
     rpt__gp_str(g, t);
     fputs("\nset xlabel ", g);
@@ -1319,35 +1426,88 @@ static int rpt__sweep_figs(rpt__ctx *c, const rpt_sweep *s) {
   return 0;
 }
 
+/* The sweep's table on the page: at most RPT_SWEEP_COLS points per table, the key named once above
+ * its values, cells that do not wrap (issue 49.13: one table of every point, each header
+ * "key = value", was unreadable at 1400 px). */
+#define RPT_SWEEP_COLS 5
+static void rpt__sweep_html(const rpt_sweep *s, double *tmp, FILE *html) {
+  unsigned nm = s->nmetrics, np = s->npoints;
+  for (unsigned p0 = 0; p0 < np || p0 == 0; p0 += RPT_SWEEP_COLS) {
+    unsigned p1 = p0 + RPT_SWEEP_COLS < np ? p0 + RPT_SWEEP_COLS : np;
+    fprintf(html, "<div class=\"wide\"><table class=\"sweep\"><tr><th colspan=\"2\"></th><th colspan=\"%u\">",
+            p1 > p0 ? p1 - p0 : 1);
+    rpt__html(html, s->param);
+    if (np > RPT_SWEEP_COLS) fprintf(html, " (points %u-%u of %u)", p0 + 1, p1, np);
+    fputs("</th></tr>\n<tr><th>metric</th><th>unit</th>", html);
+    for (unsigned p = p0; p < p1; p++) {
+      fputs("<th>", html);
+      rpt__html(html, s->labels[p]);
+      fputs("</th>", html);
+    }
+    fputs("</tr>\n", html);
+    for (unsigned k = 0; k < nm; k++) {
+      const char *shown;
+      double conv = rpt__shown(s->units[k], 3600.0, "h", &shown), rlo, rhi;
+      rpt_metric_range(s->names[k], s->units[k], &rlo, &rhi);
+      fputs("<tr><td>", html);
+      rpt__html(html, s->names[k]);
+      fputs("</td><td>", html);
+      rpt__html(html, shown);
+      fputs("</td>", html);
+      for (unsigned p = p0; p < p1; p++) {
+        rpt_ci ci;
+        for (int r = 0; r < s->reps; r++) tmp[r] = s->values[((size_t)p * s->reps + r) * nm + k];
+        rpt_ci_t(tmp, (size_t)s->reps, 1, &ci);
+        rpt_ci_clip(&ci, rlo, rhi);
+        char m[32], lo[32], hi[32];
+        rpt__fmt(m, sizeof m, ci.mean * conv);
+        rpt__fmt(lo, sizeof lo, ci.lo * conv);
+        rpt__fmt(hi, sizeof hi, ci.hi * conv);
+        if (isfinite(ci.lo))
+          fprintf(html, "<td>%s <span class=\"ci\">[%s, %s]</span></td>", m, lo, hi);
+        else
+          fprintf(html, "<td>%s</td>", m);
+      }
+      fputs("</tr>\n", html);
+    }
+    fputs("</table></div>\n", html);
+    if (!np) break;
+  }
+}
+
 static int rpt__sweep_tables(rpt__ctx *c, const rpt_sweep *s, FILE *md, FILE *csv, FILE *html) {
   unsigned nm = s->nmetrics, np = s->npoints;
   double *tmp = malloc((size_t)s->reps * sizeof *tmp);
   if (!tmp) return SIM_ENOMEM;
+  fputs("# Sweep of ", md);
+  rpt__md(md, s->param);
+  fputs("\n\nModel `", md);
+  rpt__md(md, s->model);
   fprintf(md,
-          "# Sweep of %s\n\nModel `%s`, %u points, %d replication%s per point. Means with 95%% confidence intervals, "
-          "clipped to the values each quantity can take; durations in hours.\n\n",
-          s->param, s->model, np, s->reps, s->reps == 1 ? "" : "s");
+          "`, %u points, %d replication%s per point. Means with 95%% confidence intervals, clipped to the values each "
+          "quantity can take; durations in hours.\n\n",
+          np, s->reps, s->reps == 1 ? "" : "s");
   fprintf(md, "| metric | unit |");
-  fprintf(html, "<table><tr><th>metric</th><th>unit</th>");
   for (unsigned p = 0; p < np; p++) {
-    fprintf(md, " %s = %s |", s->param, s->labels[p]);
-    fputs("<th>", html); /* the values come from the command line: escaped */
-    rpt__html(html, s->param);
-    fputs(" = ", html);
-    rpt__html(html, s->labels[p]);
-    fputs("</th>", html);
+    fputc(' ', md);
+    rpt__md(md, s->param);
+    fputs(" = ", md);
+    rpt__md(md, s->labels[p]);
+    fputs(" |", md);
   }
   fputs("\n|---|---|", md);
   for (unsigned p = 0; p < np; p++) fputs("---|", md);
   fputs("\n", md);
-  fputs("</tr>\n", html);
   fputs("param,label,x,metric,unit,mean,sd,ci95_lo,ci95_hi,n\n", csv);
   for (unsigned k = 0; k < nm; k++) {
     const char *shown; /* durations in hours, as in the figures; the CSV keeps the file's unit */
     double conv = rpt__shown(s->units[k], 3600.0, "h", &shown), rlo, rhi;
     rpt_metric_range(s->names[k], s->units[k], &rlo, &rhi);
-    fprintf(md, "| %s | %s |", s->names[k], shown);
-    fprintf(html, "<tr><td>%s</td><td>%s</td>", s->names[k], shown);
+    fputs("| ", md);
+    rpt__md(md, s->names[k]);
+    fputs(" | ", md);
+    rpt__md(md, shown);
+    fputs(" |", md);
     for (unsigned p = 0; p < np; p++) {
       rpt_ci ci;
       for (int r = 0; r < s->reps; r++) tmp[r] = s->values[((size_t)p * s->reps + r) * nm + k];
@@ -1358,36 +1518,33 @@ static int rpt__sweep_tables(rpt__ctx *c, const rpt_sweep *s, FILE *md, FILE *cs
       rpt__fmt(lo, sizeof lo, ci.lo * conv);
       rpt__fmt(hi, sizeof hi, ci.hi * conv);
       fprintf(md, " %s [%s, %s] |", m, lo, hi);
-      fprintf(html, "<td>%s [%s, %s]</td>", m, lo, hi);
-      fprintf(csv, "%s,%s,%.17g,%s,%s,%.17g,%.17g,%.17g,%.17g,%d\n", s->param, s->labels[p], s->x[p], s->names[k],
-              s->units[k], ci.mean, ci.sd, ci.lo, ci.hi, ci.n);
+      rpt__csv(csv, s->param);
+      fputc(',', csv);
+      rpt__csv(csv, s->labels[p]);
+      fprintf(csv, ",%.17g,", s->x[p]);
+      rpt__csv(csv, s->names[k]);
+      fputc(',', csv);
+      rpt__csv(csv, s->units[k]);
+      fprintf(csv, ",%.17g,%.17g,%.17g,%.17g,%d\n", ci.mean, ci.sd, ci.lo, ci.hi, ci.n);
     }
     fputs("\n", md);
-    fputs("</tr>\n", html);
   }
-  fputs("</table>\n", html);
+  rpt__sweep_html(s, tmp, html);
   fputs("\nPer-point results files (run `spotlab report` on any of them for its own figures):\n\n", md);
-  for (unsigned p = 0; p < np; p++) fprintf(md, "- %s = %s: `%s`\n", s->param, s->labels[p], s->point_files[p]);
+  for (unsigned p = 0; p < np; p++) {
+    fputs("- ", md);
+    rpt__md(md, s->param);
+    fputs(" = ", md);
+    rpt__md(md, s->labels[p]);
+    fputs(": `", md);
+    rpt__md(md, s->point_files[p]);
+    fputs("`\n", md);
+  }
   free(tmp);
   return 0;
 }
 
 /* ---- index.html -------------------------------------------------------------------------------- */
-
-void rpt__html(FILE *o, const char *s) {
-  for (; *s; s++) {
-    if (*s == '<')
-      fputs("&lt;", o);
-    else if (*s == '>')
-      fputs("&gt;", o);
-    else if (*s == '&')
-      fputs("&amp;", o);
-    else if (*s == '"')
-      fputs("&quot;", o);
-    else
-      fputc(*s, o);
-  }
-}
 
 /* Written as index.html.tmp, then renamed: never a zero-byte or half index.html. */
 static int rpt__index(rpt__ctx *c, const char *tables_html, const char *what) {
@@ -1397,11 +1554,13 @@ static int rpt__index(rpt__ctx *c, const char *tables_html, const char *what) {
   FILE *o = fopen(tmp, "w");
   if (!o) return SIM_EIO;
   fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>spotlab report</title>\n<style>\n"
-        "body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}\n"
+        "body{font-family:sans-serif;max-width:1300px;margin:2em auto;padding:0 1em;color:#222}\n"
         "table{border-collapse:collapse;margin:0.5em 0 1.5em;font-size:0.9em}\n"
         "th,td{border:1px solid #ccc;padding:0.25em 0.6em;text-align:left}th{background:#f2f2f2}\n"
         "figure{margin:1.5em 0}img{max-width:100%;border:1px solid #eee}figcaption{color:#555;font-size:0.9em}\n"
-        ".note{color:#7a4b00;background:#fff6e0;padding:0.5em}\n</style></head><body>\n",
+        ".note{color:#7a4b00;background:#fff6e0;padding:0.5em}\n"
+        ".wide{overflow-x:auto}table.sweep td{white-space:nowrap}table.sweep td:first-child{white-space:normal;"
+        "max-width:22em}.ci{color:#666;font-size:0.9em}\n</style></head><body>\n",
         o);
   fputs("<h1>spotlab report</h1>\n<p>", o);
   fputs(what, o);
@@ -1411,7 +1570,9 @@ static int rpt__index(rpt__ctx *c, const char *tables_html, const char *what) {
   if (c->nfigs) {
     fputs("<h2>Figures</h2>\n<ul>\n", o);
     for (size_t i = 0; i < c->nfigs; i++) {
-      fprintf(o, "<li><a href=\"#%s\">", c->figs[i].name);
+      fputs("<li><a href=\"#", o);
+      rpt__html(o, c->figs[i].name);
+      fputs("\">", o);
       rpt__html(o, c->figs[i].title);
       fputs("</a></li>\n", o);
     }
@@ -1421,9 +1582,15 @@ static int rpt__index(rpt__ctx *c, const char *tables_html, const char *what) {
   fputs(tables_html, o);
   fputs("<p>Files: <a href=\"summary.md\">summary.md</a>, <a href=\"summary.csv\">summary.csv</a>.</p>\n", o);
   for (size_t i = 0; i < c->nfigs; i++) {
-    fprintf(o, "<figure id=\"%s\"><h3>", c->figs[i].name);
+    fputs("<figure id=\"", o);
+    rpt__html(o, c->figs[i].name);
+    fputs("\"><h3>", o);
     rpt__html(o, c->figs[i].title);
-    fprintf(o, "</h3><a href=\"%s.svg\"><img src=\"%s.png\" alt=\"", c->figs[i].name, c->figs[i].name);
+    fputs("</h3><a href=\"", o);
+    rpt__html(o, c->figs[i].name);
+    fputs(".svg\"><img src=\"", o);
+    rpt__html(o, c->figs[i].name);
+    fputs(".png\" alt=\"", o);
     rpt__html(o, c->figs[i].title);
     fputs("\"></a><figcaption>", o);
     rpt__html(o, c->figs[i].caption);
@@ -1568,10 +1735,12 @@ int rpt_report(const char *path, const rpt_options *opt, rpt_outcome *out, char 
     if (!rc) {
       rc = rpt__summary_files(&c, md, csv, rpt__sweep_tables_cb, &s, th, err, errlen);
       if (!rc) { rc = rpt__sweep_figs(&c, &s); }
+      char hp[1024], hm[256], hk[512];
       snprintf(what, sizeof what,
                "Sweep file <code>%s</code>: model <code>%s</code>, key <code>%s</code> over %u values, %d "
                "replication%s per point.",
-               path, s.model, s.param, s.npoints, s.reps, s.reps == 1 ? "" : "s");
+               rpt__html_buf(hp, sizeof hp, path), rpt__html_buf(hm, sizeof hm, s.model),
+               rpt__html_buf(hk, sizeof hk, s.param), s.npoints, s.reps, s.reps == 1 ? "" : "s");
       rpt_sweep_free(&s);
     }
   } else if (rpt_file_kind(c.f) == RPT_EXPERIMENT) {
@@ -1584,10 +1753,13 @@ int rpt_report(const char *path, const rpt_options *opt, rpt_outcome *out, char 
         rpt__exp_sink sink = {&c, rpt__exp_emit, rpt__exp_skip};
         rpt__exp_figs(&e, &sink);
       }
+      char hp[1024], hm[256], hd[160];
       snprintf(what, sizeof what,
                "Experiment file <code>%s</code>: model <code>%s</code>, %s design, %u points, %d replication%s per "
                "point, base seed %llu.",
-               path, e.model, e.design, e.npoints, e.reps, e.reps == 1 ? "" : "s", (unsigned long long)e.seed);
+               rpt__html_buf(hp, sizeof hp, path), rpt__html_buf(hm, sizeof hm, e.model),
+               rpt__html_buf(hd, sizeof hd, e.design), e.npoints, e.reps, e.reps == 1 ? "" : "s",
+               (unsigned long long)e.seed);
       rpt_experiment_free(&e);
     }
   } else {
@@ -1610,18 +1782,20 @@ int rpt_report(const char *path, const rpt_options *opt, rpt_outcome *out, char 
       rpt__fig_timelines(&c);
       rpt__fig_dim_bars(&c, "policy", "policies", "Fault-tolerance policies side by side");
       const char *pol[] = {"policy", NULL};
-      if (rpt_table_pick_field(c.f, "jobs", pol))
+      if (rpt_table_pick_field(c.f, "jobs", pol) && rpt__policies_compared(&c))
         rpt__fig_job_cdfs(&c, "policy", "policy_jobs", "Job wait and completion time per fault-tolerance policy");
       if (c.rc) {
         rc = c.rc;
         snprintf(err, errlen, "%s", c.err);
       }
     }
+    char hp[1024], hm[256];
     snprintf(what, sizeof what,
              "Results file <code>%s</code>: model <code>%s</code>, %d replication%s, base seed %llu, "
              "%.6g s (%.3g days) simulated.",
-             path, rpt_model(c.f), rpt_nreps(c.f), rpt_nreps(c.f) == 1 ? "" : "s", (unsigned long long)rpt_seed(c.f),
-             rpt_end_time(c.f), rpt_end_time(c.f) / 86400.0);
+             rpt__html_buf(hp, sizeof hp, path), rpt__html_buf(hm, sizeof hm, rpt_model(c.f)), rpt_nreps(c.f),
+             rpt_nreps(c.f) == 1 ? "" : "s", (unsigned long long)rpt_seed(c.f), rpt_end_time(c.f),
+             rpt_end_time(c.f) / 86400.0);
   }
   fclose(th);
   if (!rc) {

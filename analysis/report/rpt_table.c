@@ -76,6 +76,38 @@ static int rpt__same(double a, double b) {
   return fabs(a - b) <= 1e-9 * (1.0 + fabs(a));
 }
 
+/* Text from the file in a table cell: escaped for HTML or Markdown (issue 49). */
+static void rpt__txt(FILE *o, int html, const char *s) {
+  if (html)
+    rpt__html(o, s);
+  else
+    rpt__md(o, s);
+}
+
+/* A run of several policy worlds (market.compare_policies): which world the tables show. */
+static void rpt__world_note(FILE *o, rpt_file *f, int html) {
+  char first[64];
+  int nw = rpt_worlds(f, first, sizeof first);
+  if (nw < 2) return;
+  char buf[512];
+  snprintf(buf, sizeof buf,
+           "This run compared %d fault-tolerance policies, one market world each (market.compare_policies). "
+           "Every table but \"By policy\" shows the first world, policy '%s'; \"By policy\" has each world.",
+           nw, first);
+  fputs(html ? "<p class=\"note\">" : "", o);
+  rpt__txt(o, html, buf);
+  fputs(html ? "</p>\n" : "\n\n", o);
+}
+
+/* The section's heading suffix in a run of several worlds: " (policy world NAME)". */
+static void rpt__world_tag(FILE *o, rpt_file *f, const char *dim, int html) {
+  char first[64];
+  if (!strcmp(dim, "policy") || rpt_worlds(f, first, sizeof first) < 2) return;
+  fputs(" (policy world ", o);
+  rpt__txt(o, html, first);
+  fputc(')', o);
+}
+
 static void rpt__md_section(FILE *o, rpt_file *f, const char *dim, const rpt_ci *ci, int html) {
   unsigned nm = rpt_nmetrics(f);
   char q[64], d[64], v[64], cell[128];
@@ -88,12 +120,12 @@ static void rpt__md_section(FILE *o, rpt_file *f, const char *dim, const rpt_ci 
       n0 += !d[0];
     }
     if (!n0) return; /* every metric has a dimension: no overall section */
+    fputs(html ? "<h3>Overall" : "## Overall", o);
+    rpt__world_tag(o, f, dim, html);
     if (html)
-      fputs(
-          "<h3>Overall</h3>\n<table><tr><th>metric</th><th>unit</th><th>mean [95% CI]</th><th>sd</th><th>n</th></tr>\n",
-          o);
+      fputs("</h3>\n<table><tr><th>metric</th><th>unit</th><th>mean [95% CI]</th><th>sd</th><th>n</th></tr>\n", o);
     else
-      fputs("## Overall\n\n| metric | unit | mean [95% CI] | sd | n |\n|---|---|---|---|---|\n", o);
+      fputs("\n\n| metric | unit | mean [95% CI] | sd | n |\n|---|---|---|---|---|\n", o);
     for (unsigned k = 0; k < nm; k++) {
       rpt_metric_split(rpt_metric_name(f, k), q, d, v);
       if (d[0]) continue;
@@ -101,10 +133,14 @@ static void rpt__md_section(FILE *o, rpt_file *f, const char *dim, const rpt_ci 
       double kf = rpt__shown(rpt_metric_unit(f, k), page_s, page_unit, &shown);
       rpt__cell(cell, sizeof cell, &ci[k], kf);
       rpt__fmt(sd, sizeof sd, ci[k].sd * kf);
+      fputs(html ? "<tr><td>" : "| ", o);
+      rpt__txt(o, html, q);
+      fputs(html ? "</td><td>" : " | ", o);
+      rpt__txt(o, html, shown);
       if (html)
-        fprintf(o, "<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%d</td></tr>\n", q, shown, cell, sd, ci[k].n);
+        fprintf(o, "</td><td>%s</td><td>%s</td><td>%d</td></tr>\n", cell, sd, ci[k].n);
       else
-        fprintf(o, "| %s | %s | %s | %s | %d |\n", q, shown, cell, sd, ci[k].n);
+        fprintf(o, " | %s | %s | %d |\n", cell, sd, ci[k].n);
     }
     fputs(html ? "</table>\n" : "\n", o);
     return;
@@ -122,17 +158,16 @@ static void rpt__md_section(FILE *o, rpt_file *f, const char *dim, const rpt_ci 
     nq = rpt__distinct(quants, 32, nq, q);
     nv = rpt__distinct(vals, 256, nv, v);
   }
-  if (html)
-    fprintf(o, "<h3>By %s</h3>\n", dim);
-  else
-    fprintf(o, "## By %s\n\n", dim);
+  fputs(html ? "<h3>By " : "## By ", o);
+  rpt__txt(o, html, dim);
+  rpt__world_tag(o, f, dim, html);
+  fputs(html ? "</h3>\n" : "\n\n", o);
   /* At most four quantities per table, so that a table fits a page; more make more tables. */
   for (unsigned i0 = 0; i0 < nq; i0 += 4) {
     unsigned i1 = i0 + 4 < nq ? i0 + 4 : nq;
-    if (html)
-      fprintf(o, "<table><tr><th>%s</th>", dim);
-    else
-      fprintf(o, "| %s |", dim);
+    fputs(html ? "<table><tr><th>" : "| ", o);
+    rpt__txt(o, html, dim);
+    fputs(html ? "</th>" : " |", o);
     for (unsigned i = i0; i < i1; i++) {
       const char *unit = "";
       for (unsigned k = 0; k < nm; k++) {
@@ -143,10 +178,11 @@ static void rpt__md_section(FILE *o, rpt_file *f, const char *dim, const rpt_ci 
         }
       }
       rpt__shown(unit, page_s, page_unit, &shown);
-      if (html)
-        fprintf(o, "<th>%s (%s)</th>", quants[i], shown);
-      else
-        fprintf(o, " %s (%s) |", quants[i], shown);
+      fputs(html ? "<th>" : " ", o);
+      rpt__txt(o, html, quants[i]);
+      fputs(" (", o);
+      rpt__txt(o, html, shown);
+      fputs(html ? ")</th>" : ") |", o);
     }
     if (html)
       fputs("</tr>\n", o);
@@ -156,7 +192,9 @@ static void rpt__md_section(FILE *o, rpt_file *f, const char *dim, const rpt_ci 
       fputc('\n', o);
     }
     for (unsigned j = 0; j < nv; j++) {
-      fprintf(o, html ? "<tr><td>%s</td>" : "| %s |", vals[j]);
+      fputs(html ? "<tr><td>" : "| ", o);
+      rpt__txt(o, html, vals[j]);
+      fputs(html ? "</td>" : " |", o);
       for (unsigned i = i0; i < i1; i++) {
         char name[200];
         snprintf(name, sizeof name, "%s.%s.%s", quants[i], dim, vals[j]);
@@ -199,6 +237,7 @@ int rpt__summary_html(rpt_file *f, FILE *o) {
   if (!ci) return SIM_ENOMEM;
   rpt__sections s;
   rpt__sections_of(f, &s);
+  rpt__world_note(o, f, 1);
   for (unsigned i = 0; i < s.ndims; i++) rpt__md_section(o, f, s.dims[i], ci, 1);
   free(ci);
   return 0;
@@ -225,12 +264,16 @@ int rpt_write_summary(rpt_file *f, const char *md_path, const char *csv_path, in
     } else {
       const char *pu;
       double ps = rpt__page_time(f, &pu);
+      fputs("# Summary: ", o);
+      rpt__md(o, rpt_path(f));
+      fputs("\n\nModel `", o);
+      rpt__md(o, rpt_model(f));
       fprintf(o,
-              "# Summary: %s\n\nModel `%s`, %d replication%s, base seed %llu, %.6g %s simulated. Means with 95%% "
-              "confidence intervals across replications (Student t), clipped to the values each quantity can take; "
-              "durations in %s.\n\n",
-              rpt_path(f), rpt_model(f), rpt_nreps(f), rpt_nreps(f) == 1 ? "" : "s", (unsigned long long)rpt_seed(f),
-              rpt_end_time(f) / ps, pu, !strcmp(pu, "h") ? "hours" : "days");
+              "`, %d replication%s, base seed %llu, %.6g %s simulated. Means with 95%% confidence intervals across "
+              "replications (Student t), clipped to the values each quantity can take; durations in %s.\n\n",
+              rpt_nreps(f), rpt_nreps(f) == 1 ? "" : "s", (unsigned long long)rpt_seed(f), rpt_end_time(f) / ps, pu,
+              !strcmp(pu, "h") ? "hours" : "days");
+      rpt__world_note(o, f, 0);
       for (unsigned i = 0; i < s.ndims; i++) rpt__md_section(o, f, s.dims[i], ci, 0);
       if (mm)
         fprintf(o,
@@ -256,8 +299,12 @@ int rpt_write_summary(rpt_file *f, const char *md_path, const char *csv_path, in
           char q[64], d[64], v[64];
           rpt_metric_split(rpt_metric_name(f, k), q, d, v);
           if (strcmp(d, s.dims[i])) continue;
-          fprintf(o, "%s,%s,%s,%s,%s,%s,%.17g,%.17g,%.17g,%.17g,%d\n", d[0] ? d : "overall", rpt_metric_name(f, k), q,
-                  d, v, rpt_metric_unit(f, k), ci[k].mean, ci[k].sd, ci[k].lo, ci[k].hi, ci[k].n);
+          const char *cols[6] = {d[0] ? d : "overall", rpt_metric_name(f, k), q, d, v, rpt_metric_unit(f, k)};
+          for (int j = 0; j < 6; j++) { /* every text through libcsv's writer when it needs quoting */
+            if (j) fputc(',', o);
+            rpt__csv(o, cols[j]);
+          }
+          fprintf(o, ",%.17g,%.17g,%.17g,%.17g,%d\n", ci[k].mean, ci[k].sd, ci[k].lo, ci[k].hi, ci[k].n);
         }
       if (rpt__wclose(o, tmp, csv_path)) {
         snprintf(err, errlen, "%s: writing failed (%s)", csv_path, strerror(errno));

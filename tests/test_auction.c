@@ -506,7 +506,8 @@ static void test_gigaspot_power(void) {
   CU_ASSERT_EQUAL(pb->late_price(&z, &a.l[0], -1), 100000);
 }
 
-/* The issue's counter-example (issue 48) and the GigaSPOT docs' power-limit example, on one host. */
+/* Where the best bid one by one is not the best set, and the GigaSPOT docs' power-limit example,
+ * on one host. */
 static void test_gigaspot_sets(void) {
   const mkt_rule_ops *gs = mkt_rule_find("gigaspot"), *pb = mkt_rule_find("pay_as_bid");
   /* a 4-GPU host, no energy cost: a 1-GPU bid at 0.010 USD/GPU-h and a 4-GPU bid at 0.009; the best
@@ -655,7 +656,7 @@ static void test_gigaspot_brute(void) {
   chk_report(&c, "gigaspot against brute force");
   printf("\n  %ld lots with candidates, %ld took several orders, %ld where one by one falls short\n", lots_seen, sets,
          short_one_by_one);
-  /* the books have teeth: the one-by-one rule the issue found falls short on some of them */
+  /* the books have teeth: the former one-by-one rule falls short on some of them */
   CU_ASSERT(short_one_by_one > 20);
   CU_ASSERT(sets > CASES / 4);
 }
@@ -1088,7 +1089,7 @@ static CU_TestInfo rule_tests[] = {
     {"vickrey known answers", test_vickrey_known},
     {"pay_as_bid is not truthful", test_pay_as_bid_not_truthful},
     {"gigaspot ranks by profit, not price", test_gigaspot_power},
-    {"gigaspot takes the host's best set (issue 48's example, power limits)", test_gigaspot_sets},
+    {"gigaspot takes the host's best set (known answers, power limits)", test_gigaspot_sets},
     {"gigaspot: every host's set has the highest profit (brute force)", test_gigaspot_brute},
     {"per-host choice between clearings (brute force)", test_host_choose},
     {"knapsack reaches the best revenue on one lot", test_knapsack_single_lot},

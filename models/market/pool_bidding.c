@@ -260,7 +260,7 @@ static void bid_tick(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
   cand *run = malloc((nrun ? nrun : 1) * sizeof *run), *wq = malloc((m->nlive ? m->nlive : 1) * sizeof *wq);
   if (!run || !wq) SIM_FATAL("out of memory");
   double rmin = INFINITY, qmax = -INFINITY;
-  int idle_beside = 0; /* some running bid's host has idle GPUs */
+  int idle_beside = 0; /* a running bid's host has idle GPUs (read under a per-host rule) */
   uint32_t k = 0;
   for (uint32_t s = 0; s < m->njobs; s++) {
     const mkt_job *j = &m->jobs[s];
@@ -270,8 +270,6 @@ static void bid_tick(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
       if (j->runs[i].active && !j->runs[i].doomed) r = &j->runs[i];
     const mkt_host *h = r ? mkt__cg_host(m, &m->cg[r->gpus[0]]) : NULL;
     if (!h || h->pos < 0) continue;
-    /* under a per-host rule a bid below every running one may still take a host's idle GPUs and a
-     * running bid's (a bigger set that profits the host more): the host must be re-evaluated */
     if (rule->host_value && !idle_beside) idle_beside = free_gpus(c, m, h->prov) > 0;
     run[k] = (cand){key_of(c, m, j->bid, j->cls), s, 0};
     if (run[k].key < rmin) rmin = run[k].key;
@@ -286,9 +284,10 @@ static void bid_tick(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
       nq++;
     }
   }
-  /* Rules that keep prices: nothing changes unless a waiting bid outranks a running one, or, under
-   * a per-host rule, a running bid's host has idle GPUs (idle GPUs already took what fits them,
-   * between clearings). */
+  /* Rules that keep prices: nothing changes unless a waiting bid outranks a running one (idle GPUs
+   * took what fits them between clearings), or, under a per-host rule, a running bid's host has
+   * idle GPUs: a bid below every running one may take them and a running bid's (a bigger set that
+   * profits the host more). */
   if (!rule->reprice && (nq == 0 || (qmax <= rmin && !idle_beside))) {
     for (uint32_t i = 0; i < m->navail && m->nlive; i++)
       if (m->afree[i]) bid_host_free(lp, c, m, m->avail[i]); /* it does nothing on a busy host */

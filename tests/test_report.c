@@ -4,6 +4,7 @@
  * statuses. The results files are written through the engine's own writer (sim_results_write)
  * from replications built by hand, so every number in them is known. */
 #include "analysis/report/rpt.h"
+#include "analysis/report/rpt_internal.h"
 #include "sim/results_io.h"
 #include "tests/testutil.h"
 
@@ -1490,6 +1491,123 @@ static CU_TestInfo stats_tests[] = {
     {"metric names split by dimension", test_metric_split},
     CU_TEST_INFO_NULL,
 };
+/* The cheapest policy at each point of a sweep over policies (rpt_cheapest.c), on random sweeps
+ * (3-5 policies, 1-4 points, 2-8 replications; values drawn around per-policy levels, some
+ * replications infinite): the CSV's cheapest has the lowest mean among the policies finite in every
+ * replication, the runner-up the next, the difference and its interval are the paired ones, the
+ * verdict says "yes" exactly when the interval is above 0, and a policy infinite somewhere is listed
+ * as not ranked and never ranked. A sweep with one policy writes nothing. */
+static void test_cheapest_policy(void) {
+  gsl_rng *g = gsl_rng_alloc(gsl_rng_mt19937);
+  gsl_rng_set(g, 4242);
+  static const char *pols[] = {"none", "checkpoint", "standby", "replicate", "checkpoint+standby"};
+  for (int cs = 0; cs < 300; cs++) {
+    unsigned np = 1 + (unsigned)gsl_rng_uniform_int(g, 4), npol = 3 + (unsigned)gsl_rng_uniform_int(g, 3);
+    int reps = 2 + (int)gsl_rng_uniform_int(g, 7);
+    unsigned nm = npol + 2; /* two other metrics around them */
+    rpt_sweep s;
+    memset(&s, 0, sizeof s);
+    snprintf(s.param, sizeof s.param, "market.personas.host.fit");
+    s.npoints = np, s.nmetrics = nm, s.reps = reps;
+    char *names[8], *units[8], *labels[4];
+    char nb[8][64], lb[4][16];
+    names[0] = "jobs_served", names[nm - 1] = "spend_per_useful_gpu_h.policy.none.extra";
+    for (unsigned i = 0; i < npol; i++) {
+      snprintf(nb[i], sizeof nb[i], "spend_per_useful_gpu_h.policy.%s", pols[i]);
+      names[1 + i] = nb[i];
+    }
+    for (unsigned m = 0; m < nm; m++) units[m] = "USD/h";
+    for (unsigned p = 0; p < np; p++) {
+      snprintf(lb[p], sizeof lb[p], "p%u", p);
+      labels[p] = lb[p];
+    }
+    s.names = names, s.units = units, s.labels = labels;
+    double *v = calloc((size_t)np * reps * nm, sizeof *v);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(v);
+    for (unsigned p = 0; p < np; p++)
+      for (unsigned i = 0; i < npol; i++) {
+        double level = 0.5 + gsl_rng_uniform(g), sd = 0.2 * gsl_rng_uniform(g);
+        int inf = gsl_rng_uniform(g) < 0.15;
+        for (int r = 0; r < reps; r++)
+          v[((size_t)p * reps + r) * nm + 1 + i] = inf && r == reps - 1 ? INFINITY : level + gsl_ran_gaussian(g, sd);
+      }
+    s.values = v;
+    char *mb = NULL, *hb = NULL, *cb = NULL;
+    size_t ml = 0, hl = 0, cl = 0;
+    FILE *md = open_memstream(&mb, &ml), *html = open_memstream(&hb, &hl), *csv = open_memstream(&cb, &cl);
+    CU_ASSERT_EQUAL(rpt__cheapest(&s, "spend_per_useful_gpu_h", "spend", md, html, csv), 0);
+    fclose(md), fclose(html), fclose(csv);
+    /* the rows, one per point, after the header */
+    char *line = strchr(cb, '\n');
+    for (unsigned p = 0; p < np && line; p++) {
+      char *row = line + 1, *end = strchr(row, '\n');
+      CU_ASSERT_PTR_NOT_NULL_FATAL(end);
+      *end = 0;
+      char f[10][128];
+      int nf = 0;
+      char *q = row;
+      while (nf < 10) { /* no field of these has a comma or a quote except not_ranked: last */
+        char *c = nf < 9 ? strchr(q, ',') : NULL;
+        size_t len = c ? (size_t)(c - q) : strlen(q);
+        snprintf(f[nf++], sizeof f[0], "%.*s", (int)len, q);
+        if (!c) break;
+        q = c + 1;
+      }
+      CU_ASSERT_EQUAL(nf, 10);
+      /* brute force: means of the policies finite in every replication */
+      double mean[5];
+      int fin[5], best = -1, second = -1;
+      for (unsigned i = 0; i < npol; i++) {
+        double sum = 0;
+        fin[i] = 1;
+        for (int r = 0; r < reps; r++) {
+          double x = v[((size_t)p * reps + r) * nm + 1 + i];
+          fin[i] &= isfinite(x) != 0;
+          sum += x;
+        }
+        mean[i] = sum / reps;
+        if (!fin[i]) {
+          CU_ASSERT_PTR_NOT_NULL(strstr(f[9], pols[i]));
+          continue;
+        }
+        if (best < 0 || mean[i] < mean[best])
+          second = best, best = (int)i;
+        else if (second < 0 || mean[i] < mean[second])
+          second = (int)i;
+      }
+      CU_ASSERT_STRING_EQUAL(f[1], best >= 0 ? pols[best] : "-");
+      CU_ASSERT_STRING_EQUAL(f[3], second >= 0 ? pols[second] : "-");
+      if (second >= 0) {
+        double d[8];
+        for (int r = 0; r < reps; r++)
+          d[r] = v[((size_t)p * reps + r) * nm + 1 + second] - v[((size_t)p * reps + r) * nm + 1 + best];
+        rpt_ci ci;
+        rpt_ci_t(d, (size_t)reps, 1, &ci);
+        CU_ASSERT_DOUBLE_EQUAL(strtod(f[5], NULL), ci.mean, 1e-9);
+        CU_ASSERT_DOUBLE_EQUAL(strtod(f[6], NULL), ci.lo, 1e-9);
+        CU_ASSERT(strtod(f[5], NULL) >= -1e-12); /* the runner-up's mean is not below the cheapest's */
+        CU_ASSERT_EQUAL(!strncmp(f[8], "yes", 3), ci.lo > 0);
+      }
+      line = end;
+    }
+    free(mb), free(hb), free(cb), free(v);
+  }
+  /* one policy: nothing written */
+  rpt_sweep s1;
+  memset(&s1, 0, sizeof s1);
+  char *n1[] = {"spend_per_useful_gpu_h.policy.none"}, *u1[] = {"USD/h"}, *l1[] = {"a"};
+  double v1[2] = {1, 2};
+  s1.npoints = 1, s1.nmetrics = 1, s1.reps = 2, s1.names = n1, s1.units = u1, s1.labels = l1, s1.values = v1;
+  char *b = NULL;
+  size_t bl = 0;
+  FILE *o = open_memstream(&b, &bl);
+  CU_ASSERT_EQUAL(rpt__cheapest(&s1, "spend_per_useful_gpu_h", "spend", o, o, o), 0);
+  fclose(o);
+  CU_ASSERT_EQUAL(bl, 0);
+  free(b);
+  gsl_rng_free(g);
+}
+
 static CU_TestInfo report_tests[] = {
     {"damaged files that declare more data than they hold", test_declared_too_big},
     {"a small run's report has every promised file", test_report_every_file},
@@ -1510,6 +1628,8 @@ static CU_TestInfo report_tests[] = {
     {"market figures: price with traded volume, hours everywhere, distinct styles", test_market_figures_inform},
     {"hostile names in a results file: no command runs, HTML/Markdown/CSV hold them as text", test_hostile_results},
     {"hostile sweep and experiment files (the issue's EOD payload): no command runs", test_hostile_sweep_experiment},
+    {"the cheapest policy per sweep point: lowest finite mean, paired excess of the runner-up (random)",
+     test_cheapest_policy},
     CU_TEST_INFO_NULL,
 };
 static CU_TestInfo cli_tests[] = {

@@ -64,4 +64,9 @@ typedef struct rpt__exp_sink {
 int rpt__exp_tables(const rpt_experiment *e, FILE *md, FILE *csv, FILE *html);
 void rpt__exp_figs(const rpt_experiment *e, rpt__exp_sink *sink);
 
+/* A sweep over policies (rpt_cheapest.c): at each point the policy with the lowest mean of
+ * QUANTITY.policy.P and whether the runner-up's paired excess is significant, as a Markdown section,
+ * an HTML table and CSV rows. Writes nothing when the sweep has fewer than two such policies. */
+int rpt__cheapest(const rpt_sweep *s, const char *q, const char *unit_words, FILE *md, FILE *html, FILE *csv);
+
 #endif

@@ -1498,6 +1498,25 @@ static int rpt__sweep_tables(rpt__ctx *c, const rpt_sweep *s, FILE *md, FILE *cs
   fputs("\n|---|---|", md);
   for (unsigned p = 0; p < np; p++) fputs("---|", md);
   fputs("\n", md);
+  { /* the engineer's answer first: the cheapest policy per point, when the sweep compared policies */
+    char *cb = NULL, path[4096], tmpn[4120];
+    size_t cl = 0;
+    FILE *cm = open_memstream(&cb, &cl);
+    int rc =
+        cm ? rpt__cheapest(s, "spend_per_useful_gpu_h", "total spend per useful GPU-hour", md, html, cm) : SIM_ENOMEM;
+    if (cm) fclose(cm);
+    if (!rc && cl) {
+      snprintf(path, sizeof path, "%s/cheapest_policy.csv", c->opt->outdir);
+      FILE *o = rpt__wopen(path, tmpn, sizeof tmpn);
+      if (o) fwrite(cb, 1, cl, o);
+      if (!o || rpt__wclose(o, tmpn, path)) rc = SIM_EIO;
+    }
+    free(cb);
+    if (rc) {
+      free(tmp);
+      return rc;
+    }
+  }
   fputs("param,label,x,metric,unit,mean,sd,ci95_lo,ci95_hi,n\n", csv);
   for (unsigned k = 0; k < nm; k++) {
     const char *shown; /* durations in hours, as in the figures; the CSV keeps the file's unit */

@@ -181,16 +181,17 @@ static const sim_param mkt__region_params[] = {
         "written by a checkpoint, read back by a replacement"), /* ASSUMPTION: Jiang, Lee & Zomaya, "Price elasticity of the enterprise computing resource     \
        * market", find public-cloud demand "modestly elastic" (above 1), with no GPU figure: 1.2 */                      \
       P("elasticity", SIM_P_DOUBLE, mkt_class_cfg, elasticity, "1.2", 0, 20, "1",                                                                                                     \
-        "responses.demand: arrivals ~ (price seen / price_ref_usd_h)^-elasticity"), /* near the price default.cfg's clients saw, all reactions on, at amortised prices (0.26-0.36), \
+        "responses.demand, ASSUMPTION: arrivals ~ (seen / price_ref)^-elasticity"), /* near the price default.cfg's clients saw, all reactions on, at amortised prices (0.26-0.36), \
        * 0.38-0.51 USD/h at market prices (docs/market.md): spotlab's anchor, not data */ \
       P("price_ref_usd_h", SIM_P_DOUBLE, mkt_class_cfg, price_ref_usd_h, "0.35", 1e-6, 1e4, "USD/GPU/h",                                                                              \
-        "responses.demand: price per reference GPU-hour at which arrivals are jobs_per_h x share"),                                                                                   \
+        "responses.demand: price per reference GPU-hour at which arrivals are jobs_per_h x share; elasticity: "                                                                       \
+        "ASSUMPTION"),                                                                                                                                                                \
       P("choice_cost", SIM_P_DOUBLE, mkt_class_cfg, choice_cost, "3", 0, 1e3, "1",                                                                                                    \
-        "responses.pool_choice: logit weight of price / value"),                                                                                                                      \
+        "responses.pool_choice: logit weight of price / value (ASSUMPTION: not estimated)"),                                                                                          \
       P("choice_wait", SIM_P_DOUBLE, mkt_class_cfg, choice_wait, "1", 0, 1e3, "1",                                                                                                    \
-        "responses.pool_choice: logit weight of expected wait / run time"),                                                                                                           \
+        "responses.pool_choice: logit weight of expected wait / run time (ASSUMPTION)"),                                                                                              \
       P("choice_risk", SIM_P_DOUBLE, mkt_class_cfg, choice_risk, "0.5", 0, 1e3, "1",                                                                                                  \
-        "responses.pool_choice: logit weight of expected interruptions per job"),                                                                                                     \
+        "responses.pool_choice: logit weight of expected interruptions per job (ASSUMPTION)"),                                                                                        \
       PA("strategies", mkt_class_cfg, strategies, nstrategies, "[1.0, 0.0, 0.0]", 3, 3, "1",                                                                                          \
          "bidding pool: shares of its clients bidding [truthful, shade, adaptive] (docs/auction.md)"),                                                                                \
       P("shade_factor", SIM_P_DOUBLE, mkt_class_cfg, shade_factor, "0.8", 0, 1, "1",                                                                                                  \

@@ -59,7 +59,8 @@ static int cmd_compare_main(int argc, char **argv) {
   if (!input_ok) return 2;
   int orc = app_out_check(stderr, "compare", out, files, 2, 1);
   if (orc) return orc;
-  int rc = rpt_compare(files[0], files[1], &opt, stdout, &d, &nd, &seeds, err, sizeof err);
+  /* --quiet: no table on stdout, as its help says (it printed the whole table) */
+  int rc = rpt_compare(files[0], files[1], &opt, quiet ? NULL : stdout, &d, &nd, &seeds, err, sizeof err);
   free(d);
   if (rc) {
     fprintf(stderr, "spotlab compare: %s\n", err);

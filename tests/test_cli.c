@@ -733,6 +733,12 @@ static void test_conventions(void) {
     free(out);
   }
   expect_usage("--completion zsh", "usage: spotlab --completion bash");
+  /* compare --quiet prints no table (it printed the whole table) */
+  CU_ASSERT_EQUAL(sl("compare conv.h5 conv.h5 --out conv_cmp --gnuplot none --quiet", &out), 0);
+  CU_ASSERT(strstr(out, "metric") == NULL && strstr(out, "paired replication") == NULL);
+  if (strstr(out, "metric")) fprintf(stderr, "\ncompare --quiet printed:\n%s\n", out);
+  free(out);
+  CU_ASSERT_EQUAL(tu_run("test -s conv_cmp/compare.md && rm -rf conv_cmp", NULL), 0);
 }
 
 /* SIGTERM to a run once a replication has finished: the finished replications are written, the

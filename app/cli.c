@@ -371,13 +371,17 @@ void app_args_run_overrides(const app_args *a, char buf[2][64], const char **ovr
 
 /* 0 when a new file can be created in folder `dir` (created and removed), else errno. */
 static int cli__probe(const char *dir) {
-  char probe[4200];
-  snprintf(probe, sizeof probe, "%s/.spotlab-probe.%ld", dir, (long)getpid());
-  int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL, 0600);
-  if (fd < 0) return errno ? errno : EIO;
-  close(fd);
-  unlink(probe);
-  return 0;
+  char probe[4400], host[256] = "";
+  gethostname(host, sizeof host - 1);
+  for (int k = 0;; k++) { /* unique per host and process; ranks on several hosts may share the folder */
+    snprintf(probe, sizeof probe, "%s/.spotlab-probe.%.64s.%ld.%d", dir, host, (long)getpid(), k);
+    int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    if (fd < 0 && errno == EEXIST && k < 16) continue;
+    if (fd < 0) return errno ? errno : EIO;
+    close(fd);
+    unlink(probe);
+    return 0;
+  }
 }
 
 int app_out_check(FILE *msg, const char *cmd, const char *out, const char *const *inputs, int ninputs, int folder) {

@@ -80,6 +80,7 @@ static int cmd_compare_main(int argc, char **argv) {
     app_args_free(&a);
     return orc;
   }
+  /* --quiet: no table on stdout, as its help says (it printed the whole table) */
   int rc = rpt_compare(files[0], files[1], &opt, quiet ? NULL : stdout, &d, &nd, &seeds, err, sizeof err);
   free(d);
   if (rc) {

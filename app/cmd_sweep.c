@@ -84,7 +84,7 @@ static double sweep__number(const char *s) {
 }
 
 static const app_option sweep__opts[] = {
-    {"--param", APP_O_STRING, "KEY=V1,V2,...", 0, 0, APP_REQUIRED | APP_REPEAT,
+    {"--param", APP_O_STRING, "KEY=V1,V2", 0, 0, APP_REQUIRED | APP_REPEAT,
      "a key and its values (commas inside [..] or \"..\" do not split); a list's item\n"
      "by name or index, as in run: market.regions.us.weekend_factor=0.6,0.8. Several\n"
      "--param: their full grid, the first key slowest (at most " SIM_STR(SWEEP_MAX_KEYS) " keys, " SIM_STR(

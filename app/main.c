@@ -30,7 +30,10 @@ void app_register(const app_command *c) {
 /* Set once by main before any command runs, read-only afterwards (like the registry above). */
 static char *app__cmdline;
 const char *app_command_line(void) { return app__cmdline ? app__cmdline : ""; }
-static void app__cmdline_free(void) { free(app__cmdline); }
+static void app__cmdline_free(void) {
+  free(app__cmdline);
+  app__cmdline = NULL; /* main may run more than once (tests/test_registry.c) */
+}
 
 /* Characters a POSIX shell takes literally in a word; anything else is single-quoted. */
 static int app__shell_safe(const char *a) {
@@ -286,8 +289,9 @@ static void app__unknown(const char *word) {
 }
 
 int main(int argc, char **argv) {
+  if (!app__cmdline) atexit(app__cmdline_free);
+  free(app__cmdline);
   app__cmdline = app__shell_join(argc, (const char *const *)argv);
-  atexit(app__cmdline_free);
   if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
     app__usage(stdout);
     return argc < 2 ? 2 : 0;

@@ -307,6 +307,14 @@ char *sim_config_widen(const char *text, const char *name, sim_diag *d) {
         }
         p += n;
         if (!suffix && !fits32) {
+          if (o + n + 2 > cap) { /* a long token (a 5000-digit number) */
+            char *no = realloc(out, cap = o + n + 64);
+            if (!no) {
+              free(out);
+              return NULL;
+            }
+            out = no;
+          }
           memcpy(out + o, start, (size_t)(p - start));
           o += (size_t)(p - start);
           out[o++] = 'L';

@@ -100,7 +100,7 @@ static void test_option_table_errors(void) {
                "spotlab compare: unknown option '--frobnicate' (spotlab compare --help");
   expect_usage("compare a.h5 b.h5 c.h5", "('c.h5' is extra");
   expect_usage("bench phold 12", "spotlab bench phold: takes no operands");
-  expect_usage("sweep x.cfg --reps 2", "spotlab sweep: --param KEY=V1,V2,... is required");
+  expect_usage("sweep x.cfg --reps 2", "spotlab sweep: --param KEY=V1,V2 is required");
   expect_usage("compare a.h5", "usage: spotlab compare BEFORE.h5 AFTER.h5");
   /* after "--" an argument is an operand, whatever it looks like */
   expect_usage("run -- --reps", "--reps: cannot read the scenario file");
@@ -549,6 +549,18 @@ static void test_sweep_grid(void) {
   CU_ASSERT_EQUAL(rc, 0);
   CU_ASSERT(strstr(out, "point 6/6 (phold.remote=0.3 phold.mean=1.5): finished earlier, kept") != NULL);
   free(out);
+  /* under mpirun, points spread over 2 ranks: the same file */
+  if (tu_run("command -v mpirun >/dev/null", NULL) == 0) {
+    char c[2048];
+    snprintf(
+        c, sizeof c,
+        "rm -rf gridm.h5 gridm.points; mpirun --oversubscribe -np 2 %s sweep grid.cfg --param phold.remote=0.1,0.3 "
+        "--param phold.mean=0.9,1.2,1.5 --out gridm.h5 --quiet && h5diff grid.h5 gridm.h5 /sweep/metrics "
+        "/sweep/metrics && h5diff grid.h5 gridm.h5 /sweep/key_labels /sweep/key_labels",
+        tu_bin());
+    CU_ASSERT_EQUAL(tu_run(c, &out), 0);
+    free(out);
+  }
   /* one key: no grid datasets, x numeric as before */
   CU_ASSERT_EQUAL_FATAL(sl("sweep grid.cfg --param phold.remote=0.1,0.3 --out grid1.h5 --quiet", &out), 0);
   free(out);
@@ -753,6 +765,12 @@ static void test_conventions(void) {
     free(out);
   }
   expect_usage("--completion zsh", "usage: spotlab --completion bash");
+  /* compare --quiet prints no table (it printed the whole table) */
+  CU_ASSERT_EQUAL(sl("compare conv.h5 conv.h5 --out conv_cmp --gnuplot none --quiet", &out), 0);
+  CU_ASSERT(strstr(out, "metric") == NULL && strstr(out, "paired replication") == NULL);
+  if (strstr(out, "metric")) fprintf(stderr, "\ncompare --quiet printed:\n%s\n", out);
+  free(out);
+  CU_ASSERT_EQUAL(tu_run("test -s conv_cmp/compare.md && rm -rf conv_cmp", NULL), 0);
 }
 
 /* SIGTERM to a run once a replication has finished: the finished replications are written, the

@@ -414,6 +414,19 @@ static void test_integers_64_bits(void) {
   CU_ASSERT_PTR_NOT_NULL(strstr(msg, "value -4294967297 is out of range"));
   CU_ASSERT_EQUAL(parse_big("g = { };", "g.count=99999999999999999999", &b, msg), 1);
   CU_ASSERT_PTR_NOT_NULL(strstr(msg, "key 'g.count': the integer 99999999999999999999 does not fit in 64 bits"));
+  /* a very long number (beyond 64 bits, refused) in a long file: no overrun */
+  {
+    size_t L = 20000;
+    char *t = malloc(L + 64);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    strcpy(t, "g = {\n count = ");
+    size_t n0 = strlen(t);
+    memset(t + n0, '7', L);
+    strcpy(t + n0 + L, ";\n};");
+    CU_ASSERT_EQUAL(parse_big(t, NULL, &b, msg), 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(msg, "big.cfg:2: the integer 777"));
+    free(t);
+  }
   /* the widened text keeps its lines */
   sim_diag d;
   sim_diag_init(&d, NULL);

@@ -274,6 +274,7 @@ static int metrics__doc(void) {
            "each value of the dimension a scenario defines (PERSONA, POOL, REGION, CLASS, POLICY, ...).\n"
            "\"censored\" says what the metric does with the jobs (or providers) still under way when the\n"
            "run ends. Regenerate this file with:\n\n"
+           "<!-- docs-test: skip rewrites this tracked file; the docs_metrics test compares it with the catalogue -->\n"
            "```sh\nspotlab metrics --markdown > docs/metrics.md\n```\n");
     metrics__markdown("market",
                       "The market model's metrics over the shipped scenarios `scenarios/default.cfg`, "

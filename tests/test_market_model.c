@@ -669,6 +669,64 @@ static void test_policies_common_random_numbers(void) {
   unload(&l);
 }
 
+/* A policy defined in this file alone (sched_ft_register): two copies of each job, each of which
+ * checkpoints. The market runs it beside "none" on common random numbers, names it in its records
+ * and metrics, and gives its jobs the two run slots the row asks for: every job that started ran
+ * at least two runs, while "none" starts one per placement; the second copies are billed as
+ * redundant GPU time. No line of the market or the core names it. */
+static unsigned duo_copies(const sched_ft *ft) {
+  (void)ft;
+  return 2;
+}
+static const char *duo_text =
+    "market = {\n"
+    "  compare_policies = \"none, duo\"; heartbeat_timeout = \"60s\";\n"
+    "  training = { share = 1.0; dur_mean_h = 2.0; gpus_min = 1; gpus_max = 2; mem_min_gb = 0.0; value_usd_h = 5.0;\n"
+    "               checkpoint_h = 0.5; ckpt_mb = 2000.0; pool_share = [1.0, 0.0, 0.0]; patience_h = 0.0; };\n"
+    "  inference = { share = 0.0; }; batch = { share = 0.0; };\n"
+    "  personas = ( { name = \"katie\"; pool = \"fixed\"; alt_pool = \"fixed\"; fit = \"skype06\"; } );\n"
+    "  regions = ( { name = \"eu\"; providers = 80; persona_share = [1.0]; gpu_mix = \"rtx4090:1.0\";\n"
+    "                jobs_per_h = 3.0; } );\n"
+    "};\n";
+static void test_registered_policy_market(void) {
+  static int duo = -1;
+  if (duo < 0)
+    duo = sched_ft_register(
+        &(sched_ft_row){.name = "duo", .help = "two checkpointing copies", .copies = duo_copies, .checkpoints = 1});
+  CU_ASSERT_FATAL(duo >= SCHED_FT_COUNT);
+  loaded l;
+  load_ok(&l, duo_text, 2 * 86400.0);
+  sim_results r;
+  run_ok(&l, 5, &r);
+  const mkt_job_rec *j = (const mkt_job_rec *)r.tables[MKT_T_JOBS];
+  double ckpt_h[2] = {0, 0};
+  for (size_t k = 0; k < r.nrecords[MKT_T_JOBS]; k++) {
+    int w = j[k].world;
+    CU_ASSERT_FATAL(w == 0 || w == 1);
+    CU_ASSERT_STRING_EQUAL(j[k].policy, w == 0 ? "none" : "duo");
+    ckpt_h[w] += j[k].checkpoint_gpu_h;
+  }
+  CU_ASSERT_DOUBLE_EQUAL(ckpt_h[0], 0, 0);
+  CU_ASSERT(ckpt_h[1] > 0); /* its copies checkpoint */
+  int64_t runs[2], st[2];
+  for (int w = 0; w < 2; w++) {
+    const int64_t *jb = r.series[w * MKT_NSERIES + MKT_S_JOBS];
+    runs[w] = jb[MKT_CLS_TRAINING * MKT_NJCOLS + MKT_J_RUNS];
+    st[w] = jb[MKT_CLS_TRAINING * MKT_NJCOLS + MKT_J_STARTED];
+  }
+  CU_ASSERT(st[0] > 10 && st[1] > 10);
+  CU_ASSERT(runs[1] >= 2 * st[1]); /* two copies of every job that started */
+  CU_ASSERT(runs[0] < 2 * st[0]);
+  double *out = calloc(l.nmetrics, sizeof *out);
+  mkt_class.compute_metrics(&l.model, &r, out);
+  int gd = metric_index(&l, "goodput.policy.duo"), g0 = metric_index(&l, "goodput.policy.none");
+  CU_ASSERT_FATAL(gd >= 0 && g0 >= 0);
+  CU_ASSERT(out[gd] < out[g0]); /* it bills two copies for one job's work */
+  free(out);
+  sim_results_free(&r);
+  unload(&l);
+}
+
 /* Providers that switch pools (a target no pool pays, patience 1: every review) leave their old
  * pool for good each time; the pool recycles the departed host's core GPU ids for the next host.
  * Every host keeps its record in every pool it joined (reputation from the core's provider
@@ -1874,6 +1932,7 @@ static CU_TestInfo model_tests[] = {
     {"metrics are named after the scenario's personas and regions", test_metrics_follow_scenario},
     {"compared policies share providers, churn and arrivals; standbys are promoted",
      test_policies_common_random_numbers},
+    {"a policy registered by the test file runs in the market", test_registered_policy_market},
     {"a bid that fits no host never wins and never preempts", test_bid_fits_nowhere},
     {"switchers: departed hosts' GPU ids recycled, their records kept", test_switchers_recycled},
     {"providers that cannot act on a review have the shorter state (random markets)", test_provider_types_random},

@@ -21,6 +21,7 @@
 #include "models/market/mkt_rule.h"
 #include "models/market/mkt_strategy.h"
 #include "models/sched/sched.h"
+#include "models/sched/sched_ft.h"
 #include "sim/bigmem.h"
 
 #include <math.h>
@@ -196,11 +197,10 @@ static inline void mkt__job_runs_free(mkt_job *j) {
   if (j->runs != &j->run0) free(j->runs);
   j->runs = NULL;
 }
-/* Run slots a job of class k needs in world w: the copies (replicate), the run and its backup
- * (speculative), else one. */
+/* Run slots a job of class k needs in world w, as its policy's row says (sched_ft_slots: its
+ * copies, and a backup's slot). */
 static inline uint8_t mkt__job_runs(const mkt_ctx *c, unsigned w, unsigned k) {
-  const sched_ft *f = &c->ft[w][k];
-  return f->policy == SCHED_FT_REPLICATE ? (uint8_t)f->replicas : f->policy == SCHED_FT_SPECULATIVE ? 2 : 1;
+  return (uint8_t)sched_ft_slots(&c->ft[w][k]);
 }
 
 #define MKT__MAX_HOST_GPUS 8 /* GPUs per provider (mkt_run holds 8 members) */

@@ -527,7 +527,7 @@ static void on_tick(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
   /* progress reports: the core judges slow runs (speculation) from them */
   for (uint32_t s = 0; s < m->njobs; s++) {
     mkt_job *j = &m->jobs[s];
-    if (j->state != J_RUNNING || c->ft[m->world][j->cls].policy != SCHED_FT_SPECULATIVE) continue;
+    if (j->state != J_RUNNING || !sched_ft_backs_up_slow(&c->ft[m->world][j->cls])) continue;
     for (int k = 0; k < j->nruns; k++) {
       mkt_run *r = &j->runs[k];
       if (!r->active || r->doomed) continue;

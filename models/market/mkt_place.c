@@ -494,7 +494,7 @@ static void sink(void *ctx, const sched_decision *d) {
       mkt__price_sample(lp, c, c->prov[mkt__cg_host(m, &m->cg[r->gpus[i]])->prov].gpu, now,
                         cg_rate(c, m, &m->cg[r->gpus[i]]));
     }
-    r->work = ft->policy == SCHED_FT_CHECKPOINT ? st.saved_work : 0;
+    r->work = sched_ft_checkpoints(ft) ? st.saved_work : 0;
     r->last_t = r->t_start = r->t_durable = now;
     r->pause_until = now + d->value; /* staging: inputs (and the checkpoint) reach every member */
     r->rate = run_rate(c, m, j, r);

@@ -727,6 +727,50 @@ static void test_registered_policy_market(void) {
   unload(&l);
 }
 
+/* scenarios/cluster_32.cfg, two days: 32-GPU training jobs gang-placed over consumer rigs of one or
+ * two GPUs (16 to 32 hosts each), under none, checkpoint, standby, replicate and
+ * checkpoint+standby. Every job that started got its 32 GPUs on 16 or more hosts, each policy's
+ * jobs carry its name, standbys replace lost members of such jobs, the end-of-run checks (the
+ * books balance, per member) pass. */
+static void test_cluster_32_short(void) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/scenarios/cluster_32.cfg", src_dir());
+  FILE *f = fopen(path, "r");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  static char text[16384];
+  size_t n = fread(text, 1, sizeof text - 1, f);
+  fclose(f);
+  text[n] = 0;
+  loaded l;
+  load_ok(&l, text, 2 * 86400.0);
+  sim_results r;
+  run_ok(&l, 7, &r);
+  static const char *const names[5] = {"none", "checkpoint", "standby", "replicate", "checkpoint+standby"};
+  const mkt_job_rec *j = (const mkt_job_rec *)r.tables[MKT_T_JOBS];
+  size_t started[5] = {0}, done[5] = {0}, repl[5] = {0};
+  for (size_t k = 0; k < r.nrecords[MKT_T_JOBS]; k++) {
+    int w = j[k].world;
+    CU_ASSERT_FATAL(w >= 0 && w < 5);
+    CU_ASSERT_STRING_EQUAL(j[k].policy, names[w]);
+    CU_ASSERT_EQUAL(j[k].gpus, 32);
+    if (!(j[k].start_s >= 0)) continue; /* never started: NaN */
+    started[w]++;
+    CU_ASSERT(j[k].hosts >= 16 && j[k].hosts <= 32);
+    done[w] += !strcmp(j[k].outcome, "done");
+    repl[w] += (size_t)j[k].replacements;
+  }
+  for (int w = 0; w < 5; w++) CU_ASSERT(started[w] > 0);
+  if (getenv("SPOTLAB_TEST_VERBOSE"))
+    for (int w = 0; w < 5; w++)
+      fprintf(stderr, "cluster_32 %s: %zu started, %zu completed, %zu replacements\n", names[w], started[w], done[w],
+              repl[w]);
+  CU_ASSERT(done[1] + done[2] + done[4] > 0);
+  CU_ASSERT(repl[2] > 0 && repl[4] > 0); /* standbys take lost members' places in 32-GPU runs */
+  CU_ASSERT_EQUAL(repl[0] + repl[1] + repl[3], 0);
+  sim_results_free(&r);
+  unload(&l);
+}
+
 /* Providers that switch pools (a target no pool pays, patience 1: every review) leave their old
  * pool for good each time; the pool recycles the departed host's core GPU ids for the next host.
  * Every host keeps its record in every pool it joined (reputation from the core's provider
@@ -1933,6 +1977,7 @@ static CU_TestInfo model_tests[] = {
     {"compared policies share providers, churn and arrivals; standbys are promoted",
      test_policies_common_random_numbers},
     {"a policy registered by the test file runs in the market", test_registered_policy_market},
+    {"cluster_32: 32-GPU jobs over consumer rigs of 1-2 GPUs, five policies (short run)", test_cluster_32_short},
     {"a bid that fits no host never wins and never preempts", test_bid_fits_nowhere},
     {"switchers: departed hosts' GPU ids recycled, their records kept", test_switchers_recycled},
     {"providers that cannot act on a review have the shorter state (random markets)", test_provider_types_random},

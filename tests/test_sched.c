@@ -22,7 +22,7 @@ typedef struct rec {
   /* GPUs the core said it chose (sched_config.chosen) and no PLACE decision named yet, in order
    * (the decisions name them in that order, in the same event), and how many were named so far; the
    * counts of all told and of all members placed */
-  uint32_t chosen[256];
+  uint32_t chosen[1024];
   unsigned nchosen, named;
   uint64_t told, placed;
 } rec;
@@ -1126,6 +1126,116 @@ static void test_fuzz_all_policies(void) {
     uint64_t b = fuzz(fuzz_policy(p), 88172645463325252ull + (uint64_t)p, 0);
     CU_ASSERT_EQUAL(a, b); /* same events, same decisions */
   }
+}
+
+/* Wide jobs on random streams: 1,100 GPUs on hosts of 1 to 4 (the consumer rigs of the market),
+ * jobs of 1 to 512 GPUs (log-uniform widths, so that a few are very wide), and every kind of event
+ * (joins, leaves, misses, degradations, progress, finishes, crashes, checkpoints, ticks); the
+ * invariants hold after every event and every decision, for every policy and the combinations.
+ * Every policy places a job of 200 GPUs or more (some of 480 or more), and jobs of 64 GPUs or more
+ * complete. */
+#define WIDE_GPUS 1100u
+static void wide_cfg(sched_config *c) {
+  c->max_gpus = c->max_providers = 2048;
+  c->heartbeat_timeout_s = 0;
+}
+static void wide_join(double t, uint32_t g) {
+  sched_event e = {.type = SCHED_EV_GPU_JOIN, .t = t, .gpu = g};
+  e.u.gpu = ginfo(g, g % 2, (g / 7) % 2, 0.5 + (g % 5) * 0.5);
+  e.u.gpu.host = 1 + g / 3;          /* hosts of 3 GPUs (the last may have fewer), consecutive ids */
+  if (g % 11 == 0) e.u.gpu.host = 0; /* some single-GPU machines */
+  CU_ASSERT_EQUAL(ev(e), 0);
+}
+static uint64_t fuzz_wide(sched_policy pol, uint64_t seed, unsigned *widest, unsigned *wide_done) {
+  setup(pol, wide_cfg);
+  uint64_t x = seed, h = 1469598103934665603ull;
+  double t = 0;
+  uint32_t njobs = 0;
+  *widest = 0;
+  *wide_done = 0;
+  unsigned widths[1000] = {0};
+#define RND() (x ^= x << 13, x ^= x >> 7, x ^= x << 17, x)
+  for (uint32_t g = 0; g < WIDE_GPUS; g++) wide_join(0, g);
+  for (int i = 0; i < 2500; i++) {
+    t += (double)(RND() % 100) / 10.0;
+    unsigned what = RND() % 12;
+    uint32_t g = (uint32_t)(RND() % WIDE_GPUS);
+    sched_gpu_status gs;
+    sched_gpu_query(S, g, t, &gs);
+    size_t before = R->n;
+    if (what <= 1) {
+      if (gs.state == SCHED_GPU_ABSENT)
+        wide_join(t, g);
+      else
+        CU_ASSERT_EQUAL(gev(what ? SCHED_EV_GPU_MISSED : SCHED_EV_GPU_LEAVE, t, g, 0), 0);
+    } else if (what == 2 && gs.state != SCHED_GPU_ABSENT) {
+      gev(SCHED_EV_GPU_DEGRADE, t, g, 0.1 + (RND() % 10) / 10.0);
+    } else if (what <= 4 && njobs < 1000) {
+      /* width 2^u for u uniform in [0, 9], then uniform below the next power: 1 .. 512 */
+      unsigned u = (unsigned)(RND() % 10), w = (1u << u) + (u ? (unsigned)(RND() % (1u << u)) : 0);
+      if (w > 512) w = 512;
+      sched_job_spec sp = batch(w, 100.0 * w);
+      sp.region = (RND() % 4) ? -1 : (int32_t)(RND() % 2);
+      sp.step_work = (RND() % 2) ? 1.0 : 0;
+      sp.step_bytes = sp.step_work > 0 ? 1e6 : 0;
+      widths[njobs] = w;
+      CU_ASSERT_EQUAL(arrive(t, njobs++, sp), 0);
+    } else if (what <= 10 && njobs) {
+      /* half the time the job placed last, else any job */
+      uint32_t jid = (uint32_t)(RND() % njobs), run = 0;
+      int recent = RND() % 2;
+      for (size_t k = R->n; k-- > 0;)
+        if (R->d[k].type == SCHED_D_PLACE && (recent || R->d[k].job == jid)) {
+          jid = R->d[k].job;
+          run = R->d[k].run;
+          break;
+        }
+      sched_ev_type ty = what == 5   ? SCHED_EV_JOB_PROGRESS
+                         : what == 6 ? SCHED_EV_JOB_FINISH
+                         : what == 7 ? SCHED_EV_JOB_FAIL
+                         : what == 8 ? SCHED_EV_CKPT_DONE
+                         : what == 9 ? SCHED_EV_JOB_FINISH
+                                     : SCHED_EV_JOB_PROGRESS;
+      sched_job_status st = jstat(jid);
+      CU_ASSERT_EQUAL(jev(ty, t, jid, run, (double)(RND() % 100)), 0);
+      if (ty == SCHED_EV_JOB_FINISH && st.state == SCHED_JOB_RUNNING && jstat(jid).state == SCHED_JOB_ENDED &&
+          widths[jid] >= 64)
+        (*wide_done)++;
+    } else {
+      ev((sched_event){.type = (RND() % 4) ? SCHED_EV_TICK : SCHED_EV_BILLING, .t = t});
+    }
+    for (size_t k = before; k < R->n; k++)
+      if (R->d[k].type == SCHED_D_PLACE && R->d[k].ngpus > *widest) *widest = R->d[k].ngpus;
+    h = hash_decisions(h, before);
+    if (R->n > MAXD - 2000) R->n = 0;
+  }
+#undef RND
+  unsigned ended = 0;
+  for (uint32_t j = 0; j < njobs; j++) ended += jstat(j).state == SCHED_JOB_ENDED;
+  sched_counters c;
+  sched_counters_get(S, &c);
+  CU_ASSERT_EQUAL(c.jobs_completed + c.jobs_failed, ended);
+  CU_ASSERT_EQUAL(R->told, R->placed); /* every member of every placement was told as chosen */
+  teardown();
+  return h;
+}
+
+static void test_fuzz_wide_jobs(void) {
+  unsigned widest_all = 0, done_all = 0;
+  for (unsigned p = 0; p < SCHED_FT_COUNT + NFUZZ_COMBOS; p++) {
+    unsigned widest, done, w2, d2;
+    uint64_t a = fuzz_wide(fuzz_policy(p), 0x51ED270B27D5E3ull + p, &widest, &done);
+    uint64_t b = fuzz_wide(fuzz_policy(p), 0x51ED270B27D5E3ull + p, &w2, &d2);
+    CU_ASSERT_EQUAL(a, b);
+    if (getenv("SPOTLAB_TEST_VERBOSE"))
+      fprintf(stderr, "fuzz_wide %s: widest placement %u, %u jobs of 64+ GPUs completed\n",
+              sched_policy_name(fuzz_policy(p)), widest, done);
+    CU_ASSERT(widest >= 200);
+    widest_all = widest > widest_all ? widest : widest_all;
+    done_all += done;
+  }
+  CU_ASSERT(widest_all >= 480);
+  CU_ASSERT(done_all > 0); /* jobs of 64 GPUs or more completed */
 }
 
 /* GP Nodes with their own queues, on random streams for every policy: the invariants (checked
@@ -2451,6 +2561,7 @@ static CU_TestInfo core_tests[] = {
     {"randomized streams with the new API", test_fuzz_new_api},
     {"GP Node queues: place, replace and refill on the job's node", test_node_queues},
     {"GP Node queues on random streams, every policy", test_fuzz_node_queues},
+    {"wide jobs of 1-512 GPUs over hosts of 1-3 on random streams, every policy", test_fuzz_wide_jobs},
     CU_TEST_INFO_NULL,
 };
 CU_SuiteInfo spotlab_suites[] = {

@@ -467,7 +467,7 @@ static void trace_schedule(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
 
 static void on_trace(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
   const mkt_trace_job *tj = &c->trace[m->trace_next];
-  unsigned g = tj->gpus > 8 ? 8 : tj->gpus;
+  unsigned g = tj->gpus; /* <= MKT_TRACE_MAX_GPUS (wider rows were refused when the trace was read) */
   new_job(lp, c, m, tj->cls, tj->dur_s / c->cfg->trace_speedup, g ? g : 1, 1, -1);
   m->trace_next++;
   trace_schedule(lp, c, m);

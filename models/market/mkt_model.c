@@ -143,8 +143,10 @@ static const sim_param mkt__region_params[] = {
       P("diurnal_amp", SIM_P_DOUBLE, mkt_class_cfg, diurnal_amp, d_amp, 0, 1, "1", "daily amplitude of arrivals"),                                                                    \
       P("dur_mean_h", SIM_P_DOUBLE, mkt_class_cfg, dur_mean_h, d_dur, 1e-6, 1e5, "h", "mean run time"),                                                                               \
       P("dur_cv", SIM_P_DOUBLE, mkt_class_cfg, dur_cv, d_cv, 0, 100, "1", "run time CV (gamma; 1 = exponential)"),                                                                    \
-      P("gpus_min", SIM_P_INT, mkt_class_cfg, gpus_min, d_gmin, 1, 8, "GPUs", "fewest GPUs a job asks for"),                                                                          \
-      P("gpus_max", SIM_P_INT, mkt_class_cfg, gpus_max, d_gmax, 1, 8, "GPUs", "most GPUs (one host)"),                                                                                \
+      P("gpus_min", SIM_P_INT, mkt_class_cfg, gpus_min, d_gmin, 1, MKT_MAX_JOB_GPUS, "GPUs",                                                                                          \
+        "fewest GPUs a job asks for"),                                                                                                                                                \
+      P("gpus_max", SIM_P_INT, mkt_class_cfg, gpus_max, d_gmax, 1, MKT_MAX_JOB_GPUS, "GPUs",                                                                                          \
+        "most GPUs (a job wider than a host spans hosts)"),                                                                                                                           \
       P("mem_min_gb", SIM_P_DOUBLE, mkt_class_cfg, mem_min_gb, d_mem, 0, 1e4, "GB", "minimum GPU memory"),                                                                            \
       P("value_usd_h", SIM_P_DOUBLE, mkt_class_cfg, value_usd_h, d_val, 0, 1e4, "USD/GPU/h",                                                                                          \
         "median valuation (budget; the bid in the bidding pool)"),                                                                                                                    \

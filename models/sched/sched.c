@@ -1057,6 +1057,9 @@ static int sched__select(sched *s, const sched_job_spec *sp, unsigned need, uint
       }
   if (total < need) return -1;
   sched__pick pk = {need, 0, out, s->kscratch};
+  /* the window of the second pass: SCHED__SCAN_MAX candidates, or 4 per needed GPU for a wide job
+   * (a window narrower than the need could never fill it) */
+  uint64_t window = (uint64_t)need * 4 > SCHED__SCAN_MAX ? (uint64_t)need * 4 : SCHED__SCAN_MAX;
   for (int pass = 0; pass < 2; pass++) {
     pk.got = 0;
     uint64_t draws = (uint64_t)s->cfg.sample * need;
@@ -1073,7 +1076,7 @@ static int sched__select(sched *s, const sched_job_spec *sp, unsigned need, uint
       if (pk.got == need) return 0;
       continue; /* too few passed the filters: examine everyone (or a window of SCHED__SCAN_MAX) */
     }
-    if (total <= SCHED__SCAN_MAX) {
+    if (total <= window) {
       for (unsigned k = 0; k < nb; k++) {
         const sched__ivec *b = &s->buckets[s->bsel[k]];
         for (uint32_t i = 0; i < b->n; i++)
@@ -1081,14 +1084,15 @@ static int sched__select(sched *s, const sched_job_spec *sp, unsigned need, uint
       }
       return pk.got == need ? 0 : -1;
     }
-    /* Large pools: SCHED__SCAN_MAX consecutive candidates (in bucket order, wrapping) from a
-     * random start, so that a job few GPUs can take costs O(SCHED__SCAN_MAX), not O(pool), per
-     * attempt; it may miss a rare eligible GPU and is then retried at the next capacity change. */
+    /* Large pools: `window` consecutive candidates (in bucket order, wrapping; fewer than the pool
+     * holds, so none is seen twice) from a random start, so that a job few GPUs can take costs
+     * O(window), not O(pool), per attempt; it may miss a rare eligible GPU and is then retried at
+     * the next capacity change. */
     uint64_t x = sched__below(s, total);
     unsigned k = 0;
     while (x >= s->bcum[k]) k++;
     uint64_t off = x - (k ? s->bcum[k - 1] : 0);
-    for (uint32_t seen = 0; seen < SCHED__SCAN_MAX; seen++) {
+    for (uint64_t seen = 0; seen < window; seen++) {
       const sched__ivec *b = &s->buckets[s->bsel[k]];
       uint32_t id = b->v[off].id;
       if (sched__eligible(s, sp, &s->gpus[id])) sched__consider(s, &pk, id);

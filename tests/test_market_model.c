@@ -732,17 +732,22 @@ static void test_registered_policy_market(void) {
  * checkpoint+standby. Every job that started got its 32 GPUs on 16 or more hosts, each policy's
  * jobs carry its name, standbys replace lost members of such jobs, the end-of-run checks (the
  * books balance, per member) pass. */
-static void test_cluster_32_short(void) {
+/* Loads scenarios/NAME of the source tree (its text) for `end` seconds. */
+static void load_scenario_file(loaded *l, const char *name, double end) {
   char path[1024];
-  snprintf(path, sizeof path, "%s/scenarios/cluster_32.cfg", src_dir());
+  snprintf(path, sizeof path, "%s/scenarios/%s", src_dir(), name);
   FILE *f = fopen(path, "r");
   CU_ASSERT_PTR_NOT_NULL_FATAL(f);
   static char text[16384];
   size_t n = fread(text, 1, sizeof text - 1, f);
   fclose(f);
   text[n] = 0;
+  load_ok(l, text, end);
+}
+
+static void test_cluster_32_short(void) {
   loaded l;
-  load_ok(&l, text, 2 * 86400.0);
+  load_scenario_file(&l, "cluster_32.cfg", 2 * 86400.0);
   sim_results r;
   run_ok(&l, 7, &r);
   static const char *const names[5] = {"none", "checkpoint", "standby", "replicate", "checkpoint+standby"};
@@ -769,6 +774,43 @@ static void test_cluster_32_short(void) {
   CU_ASSERT_EQUAL(repl[0] + repl[1] + repl[3], 0);
   sim_results_free(&r);
   unload(&l);
+}
+
+/* The same jobs on the data-centre fleet of scenarios/cluster_32_datacentre.cfg (hosts of 8 H100s
+ * failing as Llama 3's fleet did: a host every 6,335 h) against the consumer rigs of cluster_32.cfg
+ * (leaving every ~15 h), two days each, world "none" (no fault tolerance): the consumer cluster's
+ * 32-GPU runs are interrupted dozens of times and lose thousands of GPU-hours, the data centre's
+ * rarely and little. */
+static void cluster_none_world(const char *name, size_t *interruptions, double *lost_h, size_t *started) {
+  loaded l;
+  load_scenario_file(&l, name, 2 * 86400.0);
+  sim_results r;
+  run_ok(&l, 11, &r);
+  const mkt_job_rec *j = (const mkt_job_rec *)r.tables[MKT_T_JOBS];
+  *interruptions = 0;
+  *lost_h = 0;
+  *started = 0;
+  for (size_t k = 0; k < r.nrecords[MKT_T_JOBS]; k++) {
+    if (j[k].world != 0) continue;
+    CU_ASSERT_STRING_EQUAL(j[k].policy, "none");
+    *interruptions += (size_t)j[k].interruptions;
+    *lost_h += j[k].lost_gpu_h;
+    *started += j[k].start_s >= 0;
+  }
+  sim_results_free(&r);
+  unload(&l);
+}
+static void test_cluster_32_datacentre(void) {
+  size_t ic, idc, sc, sdc;
+  double lc, ldc;
+  cluster_none_world("cluster_32.cfg", &ic, &lc, &sc);
+  cluster_none_world("cluster_32_datacentre.cfg", &idc, &ldc, &sdc);
+  if (getenv("SPOTLAB_TEST_VERBOSE"))
+    fprintf(stderr, "none: consumer %zu started, %zu interruptions, %.0f GPU-h lost; data centre %zu, %zu, %.0f\n", sc,
+            ic, lc, sdc, idc, ldc);
+  CU_ASSERT(sc > 0 && sdc > 0);
+  CU_ASSERT(ic > 20 * (idc + 1));
+  CU_ASSERT(lc > 1000 && lc > 20 * (ldc + 1));
 }
 
 /* Providers that switch pools (a target no pool pays, patience 1: every review) leave their old
@@ -1978,6 +2020,7 @@ static CU_TestInfo model_tests[] = {
      test_policies_common_random_numbers},
     {"a policy registered by the test file runs in the market", test_registered_policy_market},
     {"cluster_32: 32-GPU jobs over consumer rigs of 1-2 GPUs, five policies (short run)", test_cluster_32_short},
+    {"cluster_32: the consumer cluster against the Llama 3 data-centre fleet", test_cluster_32_datacentre},
     {"a bid that fits no host never wins and never preempts", test_bid_fits_nowhere},
     {"switchers: departed hosts' GPU ids recycled, their records kept", test_switchers_recycled},
     {"providers that cannot act on a review have the shorter state (random markets)", test_provider_types_random},

@@ -813,6 +813,46 @@ static void test_cluster_32_datacentre(void) {
   CU_ASSERT(lc > 1000 && lc > 20 * (ldc + 1));
 }
 
+/* A 256-GPU job in the market: 320 always-on rigs of one or two GPUs (about 480 GPUs), training
+ * jobs of 256 GPUs under checkpoint+standby with two standbys. Each job that started holds 256
+ * members on 128 to 256 hosts, is billed for every member and standby (GPU-hours at least 256 x
+ * its run time), and the end-of-run checks (the books, per member) pass. */
+static const char *wide_text =
+    "market = {\n"
+    "  compare_policies = \"checkpoint+standby\";\n"
+    "  training = { share = 1.0; dur_mean_h = 2.0; dur_cv = 0.0; gpus_min = 256; gpus_max = 256; mem_min_gb = 0.0;\n"
+    "               value_usd_h = 5.0; checkpoint_h = 1.0; ckpt_rule = \"young\"; ckpt_mb = 100.0; standby_k = 2;\n"
+    "               step_s = 10.0; grad_mb = 10.0; pool_share = [1.0, 0.0, 0.0]; patience_h = 0.0; };\n"
+    "  inference = { share = 0.0; }; batch = { share = 0.0; };\n"
+    "  personas = ( { name = \"jade\"; pool = \"fixed\"; alt_pool = \"fixed\"; fit = \"microsoft99\"; } );\n"
+    "  regions = ( { name = \"eu\"; providers = 320; persona_share = [1.0]; gpu_mix = \"rtx4090:1.0\";\n"
+    "                gpus_per_provider = [0.5, 0.5]; jobs_per_h = 0.3; } );\n"
+    "};\n";
+static void test_wide_job_market(void) {
+  loaded l;
+  load_ok(&l, wide_text, 86400.0);
+  sim_results r;
+  run_ok(&l, 3, &r);
+  const mkt_job_rec *j = (const mkt_job_rec *)r.tables[MKT_T_JOBS];
+  size_t started = 0, done = 0;
+  for (size_t k = 0; k < r.nrecords[MKT_T_JOBS]; k++) {
+    CU_ASSERT_EQUAL(j[k].gpus, 256);
+    CU_ASSERT_STRING_EQUAL(j[k].policy, "checkpoint+standby");
+    if (!(j[k].start_s >= 0)) continue;
+    started++;
+    CU_ASSERT(j[k].hosts >= 128 && j[k].hosts <= 256);
+    if (strcmp(j[k].outcome, "done")) continue;
+    done++;
+    CU_ASSERT(j[k].gpu_h >= 256 * (j[k].end_s - j[k].start_s) / 3600.0 * 0.999);
+    CU_ASSERT(j[k].standby_gpu_h > 0);
+  }
+  if (getenv("SPOTLAB_TEST_VERBOSE")) fprintf(stderr, "256-GPU jobs: %zu started, %zu done\n", started, done);
+  CU_ASSERT(started > 0);
+  CU_ASSERT(done > 0);
+  sim_results_free(&r);
+  unload(&l);
+}
+
 /* Providers that switch pools (a target no pool pays, patience 1: every review) leave their old
  * pool for good each time; the pool recycles the departed host's core GPU ids for the next host.
  * Every host keeps its record in every pool it joined (reputation from the core's provider
@@ -2021,6 +2061,7 @@ static CU_TestInfo model_tests[] = {
     {"a policy registered by the test file runs in the market", test_registered_policy_market},
     {"cluster_32: 32-GPU jobs over consumer rigs of 1-2 GPUs, five policies (short run)", test_cluster_32_short},
     {"cluster_32: the consumer cluster against the Llama 3 data-centre fleet", test_cluster_32_datacentre},
+    {"a 256-GPU job gang-placed over rigs of 1-2 GPUs, billed per member", test_wide_job_market},
     {"a bid that fits no host never wins and never preempts", test_bid_fits_nowhere},
     {"switchers: departed hosts' GPU ids recycled, their records kept", test_switchers_recycled},
     {"providers that cannot act on a review have the shorter state (random markets)", test_provider_types_random},

@@ -713,6 +713,10 @@ static unsigned trio_copies(const sched_ft *ft) {
   (void)ft;
   return 3;
 }
+static unsigned spare3_standbys(const sched_ft *ft) {
+  (void)ft;
+  return 3;
+}
 static int trio_policy(void) {
   static int id = -1;
   if (id < 0)
@@ -736,6 +740,21 @@ static void test_registered_policy(void) {
   CU_ASSERT_EQUAL(jstat(1).runs_active, 3);
   ev((sched_event){.type = SCHED_EV_TICK, .t = sched_next_wakeup(S)});
   CU_ASSERT(count(SCHED_D_CHECKPOINT) >= 1);
+  teardown();
+  /* a row whose standbys do not follow standby_k: the run has room for as many as it asks for */
+  static int spare3 = -1;
+  if (spare3 < 0)
+    spare3 = sched_ft_register(
+        &(sched_ft_row){.name = "spare3", .standbys = spare3_standbys, .on_lost = SCHED_FT_LOST_REPLACE});
+  CU_ASSERT_FATAL(spare3 >= SCHED_FT_COUNT);
+  setup((sched_policy)spare3, NULL); /* standby_k 1, the default */
+  for (uint32_t g = 0; g < 8; g++) join(0, g);
+  arrive(0, 1, batch(3, 1e6));
+  CU_ASSERT_EQUAL(count(SCHED_D_STANDBY), 3);
+  uint32_t lost = last(SCHED_D_PLACE)->gpus[1];
+  CU_ASSERT_EQUAL(gev(SCHED_EV_GPU_LEAVE, 5, lost, 0), 0);
+  CU_ASSERT_EQUAL(count(SCHED_D_REPLACE), 1);
+  CU_ASSERT_EQUAL(count(SCHED_D_STANDBY), 4); /* topped up to three again */
   teardown();
 }
 
@@ -1872,7 +1891,8 @@ static void test_names_and_defaults(void) {
     for (int k = 0; k < i; k++) CU_ASSERT(strcmp(sched_policy_names[k], sched_policy_names[i]) != 0);
   }
   /* after the built-in rows, only rows registered at run time (none but a test's) */
-  for (int i = SCHED_FT_COUNT; sched_policy_names[i]; i++) CU_ASSERT_STRING_EQUAL(sched_policy_names[i], "trio");
+  for (int i = SCHED_FT_COUNT; sched_policy_names[i]; i++)
+    CU_ASSERT(!strcmp(sched_policy_names[i], "trio") || !strcmp(sched_policy_names[i], "spare3"));
   /* The spellings scenarios use (docs/scheduling.md). */
   static const char *const doc[SCHED_FT_COUNT] = {"none", "checkpoint", "standby", "replicate", "speculative"};
   for (int i = 0; i < SCHED_FT_COUNT; i++) CU_ASSERT_STRING_EQUAL(sched_policy_names[i], doc[i]);

@@ -1136,7 +1136,7 @@ static int sched__place_run(sched *s, uint32_t jid, int backup) {
     }
   if (!r) return -1;
   if (sched__scratch_reserve(s, width > k ? width : k)) return SCHED_ENOMEM;
-  if (sched__run_room(r, width, ft->standby_k)) return SCHED_ENOMEM;
+  if (sched__run_room(r, width, k)) return SCHED_ENOMEM; /* room for the standbys its row asks for */
   /* Members first; standbys are best effort (a run starts without them when the pool is short
    * and gets them as GPUs join). */
   sched_job_spec sp;

@@ -152,16 +152,18 @@ void mkt__add_span(sim_lp *lp, const mkt_ctx *c, unsigned s, unsigned col, doubl
 enum { MKT_OBS_PRICE, MKT_OBS_WAIT, MKT_OBS_INTR, MKT_NOBS }; /* musd per GPU-hour, s, per job */
 enum { J_FREE, J_QUEUED, J_CORE, J_RUNNING, J_LEAVING };
 
-#define MKT__RUN_INL 8 /* members a run keeps in its record; a wider run keeps them in `wide` */
+#define MKT__RUN_INL 8 /* members a run keeps in its record; a wider run keeps them in a block */
 typedef struct mkt_run {
   uint32_t id, epoch, ck;
-  uint8_t active, doomed, nsb; /* doomed: a member left unseen; the run cannot finish */
-  uint16_t n;                  /* members (a job may ask for up to MKT_MAX_JOB_GPUS) */
-  uint32_t gpus[MKT__RUN_INL]; /* core GPU ids of its members (MKT__RG: of the first 8 of a wide run) */
-  uint32_t sb[8];              /* and of its standbys (the core frees them without a decision when
-                               it stops the run or ends the job) */
-  uint32_t wcap;               /* room in `wide` (0: none) */
-  uint32_t *wide;              /* a run that once had more than MKT__RUN_INL members: all of them */
+  uint8_t active : 1, doomed : 1; /* doomed: a member left unseen; the run cannot finish */
+  uint8_t nsb;
+  uint16_t n; /* members: the job's width (up to MKT_MAX_JOB_GPUS); MKT__RG names them */
+  union {
+    uint32_t gpus[MKT__RUN_INL]; /* core GPU ids of its members, n <= MKT__RUN_INL */
+    uint32_t *wide;              /* n > MKT__RUN_INL: a block of n (runs of a job all have its width) */
+  };
+  uint32_t sb[8]; /* and of its standbys (the core frees them without a decision when
+                  it stops the run or ends the job) */
   double work, last_t, pause_until, rate, t_durable, t_start;
   double fin_t; /* when its pending finish timer (epoch) fires, INFINITY if none */
   /* the core's checkpoint plan (sched cfg.ckpt_analytic), played out by mkt_place.c's ckpt_play:
@@ -170,6 +172,7 @@ typedef struct mkt_run {
    * work the core was last told; the durable work */
   double ck_T, ck_C, ck_next, ck_done, ck_work, told, ck_saved;
 } mkt_run;
+_Static_assert(sizeof(mkt_run) == 192, "a run record is three cache lines (a wide run's members apart)");
 
 typedef struct mkt_job {
   uint64_t id;
@@ -197,20 +200,15 @@ typedef struct mkt_job {
 } mkt_job;
 #define MKT__NOCORE UINT32_MAX
 /* The members of run r (r->n of them). */
-#define MKT__RG(r) ((r)->wide ? (r)->wide : (r)->gpus)
-/* Member i of run r becomes id (the first MKT__RUN_INL are also kept in the record). */
-static inline void mkt__run_set(mkt_run *r, unsigned i, uint32_t id) {
-  if (r->wide) r->wide[i] = id;
-  if (i < MKT__RUN_INL) r->gpus[i] = id;
-}
-/* Frees a job's run slots (those not in its record) and the member lists of its wide runs. */
+#define MKT__RG(r) ((r)->n > MKT__RUN_INL ? (r)->wide : (r)->gpus)
+/* Frees a job's run slots (those not in its record) and the member blocks of its wide runs. */
 static inline void mkt__job_runs_free(mkt_job *j) {
   if (j->runs)
-    for (unsigned k = 0; k < j->nruns; k++) {
-      free(j->runs[k].wide);
-      j->runs[k].wide = NULL;
-      j->runs[k].wcap = 0;
-    }
+    for (unsigned k = 0; k < j->nruns; k++)
+      if (j->runs[k].n > MKT__RUN_INL) {
+        free(j->runs[k].wide);
+        j->runs[k].n = 0;
+      }
   if (j->runs != &j->run0) free(j->runs);
   j->runs = NULL;
 }

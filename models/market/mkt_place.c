@@ -496,14 +496,15 @@ static void sink(void *ctx, const sched_decision *d) {
     r->active = 1;
     r->doomed = 0;
     r->id = d->run;
-    r->n = (uint16_t)d->ngpus;
-    if (d->ngpus > MKT__RUN_INL && d->ngpus > r->wcap) { /* a wide run: its members in a block of their own */
-      uint32_t *w = realloc(r->wide, d->ngpus * sizeof *w);
-      if (!w) SIM_FATAL("out of memory");
-      r->wide = w;
-      r->wcap = d->ngpus;
+    if (d->ngpus > MKT__RUN_INL && r->n <= MKT__RUN_INL) { /* a wide run: its members in a block of their own,
+                                                              kept for the slot's next runs (as wide) */
+      r->wide = malloc(d->ngpus * sizeof *r->wide);
+      if (!r->wide) SIM_FATAL("out of memory");
+    } else if (r->n > MKT__RUN_INL && d->ngpus != r->n) {
+      SIM_FATAL("job %u: a run of %u GPUs in a slot of %u", s, d->ngpus, r->n);
     }
-    for (unsigned i = 0; i < d->ngpus; i++) mkt__run_set(r, i, d->gpus[i]);
+    r->n = (uint16_t)d->ngpus;
+    memcpy(MKT__RG(r), d->gpus, d->ngpus * sizeof *d->gpus);
     r->nsb = 0;
     for (unsigned i = 0; i < r->n; i++) {
       employ(c, m, MKT__RG(r)[i], s, 0, now);
@@ -570,7 +571,7 @@ static void sink(void *ctx, const sched_decision *d) {
     run_to(lp, c, j, r, now);
     j->replacements++;
     for (unsigned i = 0; i < r->n; i++)
-      if (MKT__RG(r)[i] == d->old_gpu) mkt__run_set(r, i, d->gpu);
+      if (MKT__RG(r)[i] == d->old_gpu) MKT__RG(r)[i] = d->gpu;
     for (unsigned i = 0; i < r->nsb; i++)
       if (r->sb[i] == d->gpu) {
         r->sb[i] = r->sb[--r->nsb];

@@ -218,7 +218,7 @@ static inline uint8_t mkt__job_runs(const mkt_ctx *c, unsigned w, unsigned k) {
   return (uint8_t)sched_ft_slots(&c->ft[w][k]);
 }
 
-#define MKT__MAX_HOST_GPUS 8 /* GPUs per provider (mkt_run holds 8 members) */
+#define MKT__MAX_HOST_GPUS 8 /* GPUs per provider */
 
 /* A host of this pool as the market sees it (cid: -1 never joined, -2 departed, ids recycled). */
 typedef struct mkt_host {

@@ -624,7 +624,7 @@ void mkt__market_prefetch(const sim_lp *lp, const void *st, const void *vmsg, si
       __builtin_prefetch(p + offsetof(mkt_job, run0) + 64);
       if (m->core && j->cj != MKT__NOCORE) sched_prefetch_job(m->core, j->cj); /* cj: the early hint's line */
       if (j->runs == &j->run0 &&
-          j->run0.n <= MKT__MAX_HOST_GPUS) /* its members' GPU records (the early hint fetched the run) */
+          j->run0.n <= MKT__RUN_INL) /* its members' GPU records (the early hint fetched the run) */
         for (unsigned k = 0; k < j->run0.n; k++)
           if (j->run0.gpus[k] < m->ncg) {
             __builtin_prefetch(&m->cg[j->run0.gpus[k]]);

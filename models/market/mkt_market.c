@@ -524,10 +524,13 @@ static void on_tick(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
   mkt__q_trim(m);
   mkt__add_span(lp, c, MKT_S_DEMAND, m->region, now,
                 now + c->cfg->billing_s < c->end ? now + c->cfg->billing_s : c->end, want);
-  /* progress reports: the core judges slow runs (speculation) from them */
-  for (uint32_t s = 0; s < m->njobs; s++) {
+  /* progress reports: the core judges slow runs (speculation) from them; the classes whose policy
+   * backs slow runs up are asked once per tick, not once per job */
+  int backs_up[MKT_NCLASSES], any = 0;
+  for (int k = 0; k < MKT_NCLASSES; k++) any |= backs_up[k] = sched_ft_backs_up_slow(&c->ft[m->world][k]);
+  for (uint32_t s = 0; any && s < m->njobs; s++) {
     mkt_job *j = &m->jobs[s];
-    if (j->state != J_RUNNING || !sched_ft_backs_up_slow(&c->ft[m->world][j->cls])) continue;
+    if (j->state != J_RUNNING || !backs_up[j->cls]) continue;
     for (int k = 0; k < j->nruns; k++) {
       mkt_run *r = &j->runs[k];
       if (!r->active || r->doomed) continue;

@@ -166,6 +166,7 @@ static hid_t sim__field_type(sim_ftype t) {
   case SIM_F_I32: return H5Tcopy(H5T_NATIVE_INT32);
   case SIM_F_F64: return H5Tcopy(H5T_NATIVE_DOUBLE);
   case SIM_F_STR16: return sim__str_type(16);
+  case SIM_F_STR32: return sim__str_type(32);
   }
   return -1;
 }

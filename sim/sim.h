@@ -72,7 +72,7 @@ typedef struct sim_series_def {
 
 /* A table: records of fixed size written by LPs (usually in finalize), gathered in the order
  * (LP id, write order) and stored as an HDF5 compound dataset. */
-typedef enum sim_ftype { SIM_F_I64, SIM_F_U64, SIM_F_I32, SIM_F_F64, SIM_F_STR16 } sim_ftype;
+typedef enum sim_ftype { SIM_F_I64, SIM_F_U64, SIM_F_I32, SIM_F_F64, SIM_F_STR16, SIM_F_STR32 } sim_ftype;
 typedef struct sim_field {
   const char *name;
   sim_ftype type;

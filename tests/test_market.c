@@ -342,15 +342,16 @@ static void test_trace_rows_counted(void) {
                     "scheduled_time\n";
   FILE *f = fopen(p, "w");
   fputs(hdr, f);
-  fputs("a,1000,1,1,1000,,LS,Running,10,110,20\n" /* used: 90 s on 1 GPU */
-        "b,1000,1,2,500,,BE,Succeeded,0,50,5\n"   /* used: 45 s on 2 GPUs */
-        "c,1000,1,0,0,,LS,Running,0,100,0\n"      /* cpu_only */
-        "d,1000,1,1,1000,,LS,Pending,30,,\n"      /* pending */
-        "e,1000,1,1,1000,,LS,Running,10,20,20\n"  /* no_run_time */
-        "f,1000,1,1,1000,,LS,Running,50,100,40\n" /* bad_times: scheduled before created */
-        "g,1000,1,1,1000,,LS,Running,-5,100,0\n"  /* bad_times: negative */
-        "h,1000,1,0.5,1000,,LS,Running,0,100,0\n" /* fractional_gpus */
-        "i,1000,1,16,1000,,LS,Running,0,100,0\n"  /* too_wide */
+  fputs("a,1000,1,1,1000,,LS,Running,10,110,20\n"  /* used: 90 s on 1 GPU */
+        "b,1000,1,2,500,,BE,Succeeded,0,50,5\n"    /* used: 45 s on 2 GPUs */
+        "c,1000,1,0,0,,LS,Running,0,100,0\n"       /* cpu_only */
+        "d,1000,1,1,1000,,LS,Pending,30,,\n"       /* pending */
+        "e,1000,1,1,1000,,LS,Running,10,20,20\n"   /* no_run_time */
+        "f,1000,1,1,1000,,LS,Running,50,100,40\n"  /* bad_times: scheduled before created */
+        "g,1000,1,1,1000,,LS,Running,-5,100,0\n"   /* bad_times: negative */
+        "h,1000,1,0.5,1000,,LS,Running,0,100,0\n"  /* fractional_gpus */
+        "i,1000,1,2000,1000,,LS,Running,0,100,0\n" /* too_wide: more than MKT_TRACE_MAX_GPUS */
+        "j,1000,1,512,1000,,LS,Running,5,100,5\n"  /* used: a wide job, 95 s on 512 GPUs */
         "\n",
         f);
   fclose(f);
@@ -358,9 +359,9 @@ static void test_trace_rows_counted(void) {
   size_t n = 0;
   mkt_trace_stats st;
   CU_ASSERT_EQUAL_FATAL(mkt_trace_load_alibaba_pods(p, &j, &n, &st, err, sizeof err), MKT_OK);
-  CU_ASSERT_EQUAL(n, 2);
-  CU_ASSERT_EQUAL(st.rows, 9);
-  CU_ASSERT_EQUAL(st.used, 2);
+  CU_ASSERT_EQUAL(n, 3);
+  CU_ASSERT_EQUAL(st.rows, 10);
+  CU_ASSERT_EQUAL(st.used, 3);
   CU_ASSERT_EQUAL(st.dropped[MKT_TR_CPU_ONLY], 1);
   CU_ASSERT_EQUAL(st.dropped[MKT_TR_PENDING], 1);
   CU_ASSERT_EQUAL(st.dropped[MKT_TR_NO_RUN_TIME], 1);
@@ -370,9 +371,11 @@ static void test_trace_rows_counted(void) {
   size_t sum = st.used;
   for (int r = 0; r < MKT_TR_NREASONS; r++) sum += st.dropped[r];
   CU_ASSERT_EQUAL(sum, st.rows); /* every row accounted for */
-  CU_ASSERT_EQUAL(j[0].gpus, 2); /* sorted by submit time: b (0) then a (10) */
+  CU_ASSERT_EQUAL(j[0].gpus, 2); /* sorted by submit time: b (0), j (5), a (10) */
   CU_ASSERT_DOUBLE_EQUAL(j[0].dur_s, 45, 0);
-  CU_ASSERT_DOUBLE_EQUAL(j[1].dur_s, 90, 0);
+  CU_ASSERT_EQUAL(j[1].gpus, 512);
+  CU_ASSERT_DOUBLE_EQUAL(j[1].dur_s, 95, 0);
+  CU_ASSERT_DOUBLE_EQUAL(j[2].dur_s, 90, 0);
   free(j);
   /* no usable row: header only, empty, only dropped rows, a directory */
   const char *texts[] = {hdr, "", NULL};

@@ -671,6 +671,190 @@ static void test_policies_common_random_numbers(void) {
   unload(&l);
 }
 
+/* A policy defined in this file alone (sched_ft_register): two copies of each job, each of which
+ * checkpoints. The market runs it beside "none" on common random numbers, names it in its records
+ * and metrics, and gives its jobs the two run slots the row asks for: every job that started ran
+ * at least two runs, while "none" starts one per placement; the second copies are billed as
+ * redundant GPU time. No line of the market or the core names it. */
+static unsigned duo_copies(const sched_ft *ft) {
+  (void)ft;
+  return 2;
+}
+static const char *duo_text =
+    "market = {\n"
+    "  compare_policies = \"none, duo\"; heartbeat_timeout = \"60s\";\n"
+    "  training = { share = 1.0; dur_mean_h = 2.0; gpus_min = 1; gpus_max = 2; mem_min_gb = 0.0; value_usd_h = 5.0;\n"
+    "               checkpoint_h = 0.5; ckpt_mb = 2000.0; pool_share = [1.0, 0.0, 0.0]; patience_h = 0.0; };\n"
+    "  inference = { share = 0.0; }; batch = { share = 0.0; };\n"
+    "  personas = ( { name = \"katie\"; pool = \"fixed\"; alt_pool = \"fixed\"; fit = \"skype06\"; } );\n"
+    "  regions = ( { name = \"eu\"; providers = 80; persona_share = [1.0]; gpu_mix = \"rtx4090:1.0\";\n"
+    "                jobs_per_h = 3.0; } );\n"
+    "};\n";
+static void test_registered_policy_market(void) {
+  static int duo = -1;
+  if (duo < 0)
+    duo = sched_ft_register(
+        &(sched_ft_row){.name = "duo", .help = "two checkpointing copies", .copies = duo_copies, .checkpoints = 1});
+  CU_ASSERT_FATAL(duo >= SCHED_FT_COUNT);
+  loaded l;
+  load_ok(&l, duo_text, 2 * 86400.0);
+  sim_results r;
+  run_ok(&l, 5, &r);
+  const mkt_job_rec *j = (const mkt_job_rec *)r.tables[MKT_T_JOBS];
+  double ckpt_h[2] = {0, 0};
+  for (size_t k = 0; k < r.nrecords[MKT_T_JOBS]; k++) {
+    int w = j[k].world;
+    CU_ASSERT_FATAL(w == 0 || w == 1);
+    CU_ASSERT_STRING_EQUAL(j[k].policy, w == 0 ? "none" : "duo");
+    ckpt_h[w] += j[k].checkpoint_gpu_h;
+  }
+  CU_ASSERT_DOUBLE_EQUAL(ckpt_h[0], 0, 0);
+  CU_ASSERT(ckpt_h[1] > 0); /* its copies checkpoint */
+  int64_t runs[2], st[2];
+  for (int w = 0; w < 2; w++) {
+    const int64_t *jb = r.series[w * MKT_NSERIES + MKT_S_JOBS];
+    runs[w] = jb[MKT_CLS_TRAINING * MKT_NJCOLS + MKT_J_RUNS];
+    st[w] = jb[MKT_CLS_TRAINING * MKT_NJCOLS + MKT_J_STARTED];
+  }
+  CU_ASSERT(st[0] > 10 && st[1] > 10);
+  CU_ASSERT(runs[1] >= 2 * st[1]); /* two copies of every job that started */
+  CU_ASSERT(runs[0] < 2 * st[0]);
+  double *out = calloc(l.nmetrics, sizeof *out);
+  mkt_class.compute_metrics(&l.model, &r, out);
+  int gd = metric_index(&l, "goodput.policy.duo"), g0 = metric_index(&l, "goodput.policy.none");
+  CU_ASSERT_FATAL(gd >= 0 && g0 >= 0);
+  CU_ASSERT(out[gd] < out[g0]); /* it bills two copies for one job's work */
+  free(out);
+  sim_results_free(&r);
+  unload(&l);
+}
+
+/* scenarios/cluster_32.cfg, two days: 32-GPU training jobs gang-placed over consumer rigs of one or
+ * two GPUs (16 to 32 hosts each), under none, checkpoint, standby, replicate and
+ * checkpoint+standby. Every job that started got its 32 GPUs on 16 or more hosts, each policy's
+ * jobs carry its name, standbys replace lost members of such jobs, the end-of-run checks (the
+ * books balance, per member) pass. */
+/* Loads scenarios/NAME of the source tree (its text) for `end` seconds. */
+static void load_scenario_file(loaded *l, const char *name, double end) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/scenarios/%s", src_dir(), name);
+  FILE *f = fopen(path, "r");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  static char text[16384];
+  size_t n = fread(text, 1, sizeof text - 1, f);
+  fclose(f);
+  text[n] = 0;
+  load_ok(l, text, end);
+}
+
+static void test_cluster_32_short(void) {
+  loaded l;
+  load_scenario_file(&l, "cluster_32.cfg", 2 * 86400.0);
+  sim_results r;
+  run_ok(&l, 7, &r);
+  static const char *const names[5] = {"none", "checkpoint", "standby", "replicate", "checkpoint+standby"};
+  const mkt_job_rec *j = (const mkt_job_rec *)r.tables[MKT_T_JOBS];
+  size_t started[5] = {0}, done[5] = {0}, repl[5] = {0};
+  for (size_t k = 0; k < r.nrecords[MKT_T_JOBS]; k++) {
+    int w = j[k].world;
+    CU_ASSERT_FATAL(w >= 0 && w < 5);
+    CU_ASSERT_STRING_EQUAL(j[k].policy, names[w]);
+    CU_ASSERT_EQUAL(j[k].gpus, 32);
+    if (!(j[k].start_s >= 0)) continue; /* never started: NaN */
+    started[w]++;
+    CU_ASSERT(j[k].hosts >= 16 && j[k].hosts <= 32);
+    done[w] += !strcmp(j[k].outcome, "done");
+    repl[w] += (size_t)j[k].replacements;
+  }
+  for (int w = 0; w < 5; w++) CU_ASSERT(started[w] > 0);
+  if (getenv("SPOTLAB_TEST_VERBOSE"))
+    for (int w = 0; w < 5; w++)
+      fprintf(stderr, "cluster_32 %s: %zu started, %zu completed, %zu replacements\n", names[w], started[w], done[w],
+              repl[w]);
+  CU_ASSERT(done[1] + done[2] + done[4] > 0);
+  CU_ASSERT(repl[2] > 0 && repl[4] > 0); /* standbys take lost members' places in 32-GPU runs */
+  CU_ASSERT_EQUAL(repl[0] + repl[1] + repl[3], 0);
+  sim_results_free(&r);
+  unload(&l);
+}
+
+/* The same jobs on the data-centre fleet of scenarios/cluster_32_datacentre.cfg (hosts of 8 H100s
+ * failing as Llama 3's fleet did: a host every 6,335 h) against the consumer rigs of cluster_32.cfg
+ * (leaving every ~15 h), two days each, world "none" (no fault tolerance): the consumer cluster's
+ * 32-GPU runs are interrupted dozens of times and lose thousands of GPU-hours, the data centre's
+ * rarely and little. */
+static void cluster_none_world(const char *name, size_t *interruptions, double *lost_h, size_t *started) {
+  loaded l;
+  load_scenario_file(&l, name, 2 * 86400.0);
+  sim_results r;
+  run_ok(&l, 11, &r);
+  const mkt_job_rec *j = (const mkt_job_rec *)r.tables[MKT_T_JOBS];
+  *interruptions = 0;
+  *lost_h = 0;
+  *started = 0;
+  for (size_t k = 0; k < r.nrecords[MKT_T_JOBS]; k++) {
+    if (j[k].world != 0) continue;
+    CU_ASSERT_STRING_EQUAL(j[k].policy, "none");
+    *interruptions += (size_t)j[k].interruptions;
+    *lost_h += j[k].lost_gpu_h;
+    *started += j[k].start_s >= 0;
+  }
+  sim_results_free(&r);
+  unload(&l);
+}
+static void test_cluster_32_datacentre(void) {
+  size_t ic, idc, sc, sdc;
+  double lc, ldc;
+  cluster_none_world("cluster_32.cfg", &ic, &lc, &sc);
+  cluster_none_world("cluster_32_datacentre.cfg", &idc, &ldc, &sdc);
+  if (getenv("SPOTLAB_TEST_VERBOSE"))
+    fprintf(stderr, "none: consumer %zu started, %zu interruptions, %.0f GPU-h lost; data centre %zu, %zu, %.0f\n", sc,
+            ic, lc, sdc, idc, ldc);
+  CU_ASSERT(sc > 0 && sdc > 0);
+  CU_ASSERT(ic > 20 * (idc + 1));
+  CU_ASSERT(lc > 1000 && lc > 20 * (ldc + 1));
+}
+
+/* A 256-GPU job in the market: 320 always-on rigs of one or two GPUs (about 480 GPUs), training
+ * jobs of 256 GPUs under checkpoint+standby with two standbys. Each job that started holds 256
+ * members on 128 to 256 hosts, is billed for every member and standby (GPU-hours at least 256 x
+ * its run time), and the end-of-run checks (the books, per member) pass. */
+static const char *wide_text =
+    "market = {\n"
+    "  compare_policies = \"checkpoint+standby\";\n"
+    "  training = { share = 1.0; dur_mean_h = 2.0; dur_cv = 0.0; gpus_min = 256; gpus_max = 256; mem_min_gb = 0.0;\n"
+    "               value_usd_h = 5.0; checkpoint_h = 1.0; ckpt_rule = \"young\"; ckpt_mb = 100.0; standby_k = 2;\n"
+    "               step_s = 10.0; grad_mb = 10.0; pool_share = [1.0, 0.0, 0.0]; patience_h = 0.0; };\n"
+    "  inference = { share = 0.0; }; batch = { share = 0.0; };\n"
+    "  personas = ( { name = \"jade\"; pool = \"fixed\"; alt_pool = \"fixed\"; fit = \"microsoft99\"; } );\n"
+    "  regions = ( { name = \"eu\"; providers = 320; persona_share = [1.0]; gpu_mix = \"rtx4090:1.0\";\n"
+    "                gpus_per_provider = [0.5, 0.5]; jobs_per_h = 0.3; } );\n"
+    "};\n";
+static void test_wide_job_market(void) {
+  loaded l;
+  load_ok(&l, wide_text, 86400.0);
+  sim_results r;
+  run_ok(&l, 3, &r);
+  const mkt_job_rec *j = (const mkt_job_rec *)r.tables[MKT_T_JOBS];
+  size_t started = 0, done = 0;
+  for (size_t k = 0; k < r.nrecords[MKT_T_JOBS]; k++) {
+    CU_ASSERT_EQUAL(j[k].gpus, 256);
+    CU_ASSERT_STRING_EQUAL(j[k].policy, "checkpoint+standby");
+    if (!(j[k].start_s >= 0)) continue;
+    started++;
+    CU_ASSERT(j[k].hosts >= 128 && j[k].hosts <= 256);
+    if (strcmp(j[k].outcome, "done")) continue;
+    done++;
+    CU_ASSERT(j[k].gpu_h >= 256 * (j[k].end_s - j[k].start_s) / 3600.0 * 0.999);
+    CU_ASSERT(j[k].standby_gpu_h > 0);
+  }
+  if (getenv("SPOTLAB_TEST_VERBOSE")) fprintf(stderr, "256-GPU jobs: %zu started, %zu done\n", started, done);
+  CU_ASSERT(started > 0);
+  CU_ASSERT(done > 0);
+  sim_results_free(&r);
+  unload(&l);
+}
+
 /* Providers that switch pools (a target no pool pays, patience 1: every review) leave their old
  * pool for good each time; the pool recycles the departed host's core GPU ids for the next host.
  * Every host keeps its record in every pool it joined (reputation from the core's provider
@@ -2082,6 +2266,10 @@ static CU_TestInfo model_tests[] = {
     {"metrics are named after the scenario's personas and regions", test_metrics_follow_scenario},
     {"compared policies share providers, churn and arrivals; standbys are promoted",
      test_policies_common_random_numbers},
+    {"a policy registered by the test file runs in the market", test_registered_policy_market},
+    {"cluster_32: 32-GPU jobs over consumer rigs of 1-2 GPUs, five policies (short run)", test_cluster_32_short},
+    {"cluster_32: the consumer cluster against the Llama 3 data-centre fleet", test_cluster_32_datacentre},
+    {"a 256-GPU job gang-placed over rigs of 1-2 GPUs, billed per member", test_wide_job_market},
     {"a bid that fits no host never wins and never preempts", test_bid_fits_nowhere},
     {"switchers: departed hosts' GPU ids recycled, their records kept", test_switchers_recycled},
     {"providers that cannot act on a review have the shorter state (random markets)", test_provider_types_random},

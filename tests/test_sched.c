@@ -3,6 +3,7 @@
  * failures, a standby failing while promoted, a heartbeat back after its timeout), randomized
  * streams, and the invariants checked after every single event. */
 #include "models/sched/sched.h"
+#include "models/sched/sched_ft.h"
 
 #include <CUnit/CUnit.h>
 #include <math.h>
@@ -21,7 +22,7 @@ typedef struct rec {
   /* GPUs the core said it chose (sched_config.chosen) and no PLACE decision named yet, in order
    * (the decisions name them in that order, in the same event), and how many were named so far; the
    * counts of all told and of all members placed */
-  uint32_t chosen[256];
+  uint32_t chosen[1024];
   unsigned nchosen, named;
   uint64_t told, placed;
 } rec;
@@ -532,6 +533,231 @@ static void test_checkpoint_analytic(void) {
   teardown();
 }
 
+/* ---- The policy table (sched_ft.h) ------------------------------------------------------------ */
+
+/* What each built-in row answers, combinations named in any order, and what is refused. */
+static void test_policy_table(void) {
+  sched_ft f = {SCHED_FT_NONE, SCHED_CKPT_FIXED, 100, 3, 2, 100};
+  static const struct {
+    sched_policy p;
+    unsigned copies, standbys, slots;
+    int ckpt, lost, degr, slow;
+  } want[SCHED_FT_COUNT] = {{SCHED_FT_NONE, 1, 0, 1, 0, 0, 0, 0},
+                            {SCHED_FT_CHECKPOINT, 1, 0, 1, 1, 0, 0, 0},
+                            {SCHED_FT_STANDBY, 1, 3, 1, 0, 1, 1, 0},
+                            {SCHED_FT_REPLICATE, 2, 0, 2, 0, 0, 0, 0},
+                            {SCHED_FT_SPECULATIVE, 1, 0, 2, 0, 0, 0, 1}};
+  for (int i = 0; i < SCHED_FT_COUNT; i++) {
+    f.policy = want[i].p;
+    CU_ASSERT_EQUAL(sched_ft_copies(&f), want[i].copies);
+    CU_ASSERT_EQUAL(sched_ft_standbys(&f), want[i].standbys);
+    CU_ASSERT_EQUAL(sched_ft_slots(&f), want[i].slots);
+    CU_ASSERT_EQUAL(sched_ft_checkpoints(&f), want[i].ckpt);
+    CU_ASSERT_EQUAL(sched_ft_replaces_lost(&f), want[i].lost);
+    CU_ASSERT_EQUAL(sched_ft_replaces_degraded(&f), want[i].degr);
+    CU_ASSERT_EQUAL(sched_ft_backs_up_slow(&f), want[i].slow);
+    CU_ASSERT_EQUAL(sched_ft_loss_default(&f), want[i].p != SCHED_FT_STANDBY);
+  }
+  /* combinations: the same row in any order, named in table order, each part's mechanisms */
+  int cs = sched_policy_parse("checkpoint+standby");
+  CU_ASSERT_FATAL(cs >= SCHED_FT_COUNT);
+  CU_ASSERT_EQUAL(sched_policy_parse("standby+checkpoint"), cs);
+  CU_ASSERT_EQUAL(sched_ft_compose(SCHED_FT_STANDBY, SCHED_FT_CHECKPOINT), cs);
+  CU_ASSERT_STRING_EQUAL(sched_policy_name((sched_policy)cs), "checkpoint+standby");
+  f.policy = (sched_policy)cs;
+  CU_ASSERT_EQUAL(sched_ft_copies(&f), 1);
+  CU_ASSERT_EQUAL(sched_ft_standbys(&f), 3);
+  CU_ASSERT(sched_ft_checkpoints(&f) && sched_ft_replaces_lost(&f) && sched_ft_replaces_degraded(&f));
+  CU_ASSERT(!sched_ft_backs_up_slow(&f) && !sched_ft_loss_default(&f));
+  CU_ASSERT_EQUAL(sched_ft_without_checkpoints(cs), SCHED_FT_STANDBY);
+  CU_ASSERT_EQUAL(sched_ft_without_checkpoints(SCHED_FT_CHECKPOINT), SCHED_FT_NONE);
+  CU_ASSERT_EQUAL(sched_ft_without_checkpoints(SCHED_FT_REPLICATE), SCHED_FT_REPLICATE);
+  int rc = sched_policy_parse("replicate+checkpoint");
+  CU_ASSERT_FATAL(rc >= SCHED_FT_COUNT && rc != cs);
+  CU_ASSERT_STRING_EQUAL(sched_policy_name((sched_policy)rc), "checkpoint+replicate");
+  f.policy = (sched_policy)rc;
+  CU_ASSERT_EQUAL(sched_ft_copies(&f), 2); /* the replicas carry checkpoints */
+  CU_ASSERT_EQUAL(sched_ft_slots(&f), 2);
+  CU_ASSERT(sched_ft_checkpoints(&f) && !sched_ft_replaces_lost(&f) && sched_ft_loss_default(&f));
+  int three = sched_policy_parse("replicate+standby+checkpoint");
+  CU_ASSERT_EQUAL(sched_ft_compose(cs, SCHED_FT_REPLICATE), three);
+  CU_ASSERT_EQUAL(sched_ft_compose(rc, SCHED_FT_STANDBY), three);
+  CU_ASSERT_STRING_EQUAL(sched_policy_name((sched_policy)three), "checkpoint+standby+replicate");
+  f.policy = (sched_policy)sched_policy_parse("replicate+speculative");
+  CU_ASSERT_EQUAL(sched_ft_slots(&f), 3); /* two copies and a backup's slot */
+  /* refused: unknown parts, a part twice, none combined, empty parts */
+  const char *bad[] = {"checkpoint+",
+                       "+standby",
+                       "checkpoint+bogus",
+                       "none+checkpoint",
+                       "standby+none",
+                       "checkpoint+checkpoint",
+                       "checkpoint+standby+checkpoint",
+                       "checkpoint++standby",
+                       "Checkpoint"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) CU_ASSERT_EQUAL(sched_policy_parse(bad[i]), -1);
+  /* combinations are not single-policy names (the choices of the keys naming one policy) */
+  for (int i = 0; sched_policy_names[i]; i++) CU_ASSERT_PTR_NULL(strchr(sched_policy_names[i], '+'));
+  /* registration refuses taken and malformed names */
+  CU_ASSERT_EQUAL(sched_ft_register(&(sched_ft_row){.name = "standby"}), -1);
+  CU_ASSERT_EQUAL(sched_ft_register(&(sched_ft_row){.name = "a+b"}), -1);
+  CU_ASSERT_EQUAL(sched_ft_register(&(sched_ft_row){.name = ""}), -1);
+  CU_ASSERT_EQUAL(sched_ft_register(NULL), -1);
+  CU_ASSERT_PTR_NULL(sched_ft_row_of(sched_ft_rows()));
+  CU_ASSERT_STRING_EQUAL(sched_policy_name((sched_policy)sched_ft_rows()), "?");
+}
+
+/* The loss rate of N+k (sched_ft.c): k = 0 is the unprotected n lambda; k = 1 and 2 the
+ * rare-failure products worked by hand; a combination takes its most protective part's. */
+static void test_policy_loss_rates(void) {
+  double lam = 1.0 / 86400, R = 0.105;
+  sched_ft f = {SCHED_FT_STANDBY, SCHED_CKPT_YOUNG, 100, 0, 1, 100};
+  CU_ASSERT_DOUBLE_EQUAL(sched_ft_loss_rate(&f, 4, lam, R), 4 * lam, 1e-18);
+  f.standby_k = 1; /* n lambda x (n+1) lambda R */
+  CU_ASSERT_DOUBLE_EQUAL(sched_ft_loss_rate(&f, 4, lam, R) / (4 * lam * 5 * lam * R), 1, 1e-12);
+  f.standby_k = 2; /* n lambda x (n+2) lambda R x (n+1) lambda R / 2 */
+  CU_ASSERT_DOUBLE_EQUAL(sched_ft_loss_rate(&f, 4, lam, R) / (4 * lam * 6 * lam * R * 5 * lam * R / 2), 1, 1e-12);
+  f.policy = (sched_policy)sched_policy_parse("checkpoint+standby");
+  CU_ASSERT_DOUBLE_EQUAL(sched_ft_loss_rate(&f, 4, lam, R) / (4 * lam * 6 * lam * R * 5 * lam * R / 2), 1, 1e-12);
+  f.policy = SCHED_FT_CHECKPOINT;
+  CU_ASSERT_DOUBLE_EQUAL(sched_ft_loss_rate(&f, 4, lam, R), 4 * lam, 1e-18);
+}
+
+/* A core of policy p with the Young rule (prior MTBF 1 day) and k standbys, as young_core. */
+static void young_core_policy(int analytic, sched_policy p, unsigned k) {
+  sched_destroy(S);
+  sched_config c;
+  sched_config_default(&c);
+  c.max_gpus = c.max_providers = 8;
+  c.max_nodes = 4;
+  c.max_jobs = 10;
+  c.sink = sink;
+  c.sink_ctx = R;
+  c.net.mode = SCHED_NET_ARQ;
+  c.ckpt_rule = SCHED_CKPT_YOUNG;
+  c.gpu_mtbf_s = 86400;
+  c.ckpt_analytic = analytic;
+  c.policy = p;
+  c.standby_k = k;
+  CU_ASSERT_FATAL(sched_create(&c, &S) == 0);
+}
+
+/* checkpoint+standby: the run gets its standby, a lost member is replaced in place (no restart),
+ * and the Young interval is computed for the combination's loss rate, not for n lambda:
+ * T = sqrt(2 C M) (Young 1974) with M = 1 / (n lambda (n+1) lambda C), n = 2, C = the checkpoint's
+ * transfer time, which is also what a newcomer takes to load the state. */
+static void test_checkpoint_plus_standby(void) {
+  setup(SCHED_FT_NONE, NULL);
+  young_core_policy(1, (sched_policy)sched_policy_parse("checkpoint+standby"), 1);
+  for (uint32_t g = 0; g < 5; g++) join(0, g);
+  arrive(0, 1, batch(2, 1e6));
+  const sched_decision *p = last(SCHED_D_PLACE);
+  CU_ASSERT_FATAL(p != NULL);
+  double C = 0.025 + 8e6 / 100e6, lam = 1.0 / 86400, M = 1.0 / (2 * lam * 3 * lam * C);
+  CU_ASSERT_DOUBLE_EQUAL(p->ckpt_cost, C, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(p->ckpt_interval / sqrt(2 * C * M), 1, 1e-12);
+  CU_ASSERT(p->ckpt_interval > 100 * sqrt(2 * C * 43200.0)); /* far rarer than checkpoint alone */
+  CU_ASSERT_EQUAL(count(SCHED_D_STANDBY), 1);
+  uint32_t run = p->run, member = p->gpus[0];
+  CU_ASSERT_EQUAL(jev(SCHED_EV_CKPT_DONE, 500, 1, run, 400), 0);
+  CU_ASSERT_EQUAL(gev(SCHED_EV_GPU_LEAVE, 600, member, 0), 0);
+  CU_ASSERT_EQUAL(count(SCHED_D_REPLACE), 1); /* replaced in place: the run goes on */
+  CU_ASSERT_EQUAL(count(SCHED_D_PLACE), 1);
+  CU_ASSERT_EQUAL(count(SCHED_D_STOP), 0);
+  CU_ASSERT_EQUAL(count(SCHED_D_STANDBY), 2); /* and its standby is topped up */
+  /* every GPU lost at once but one: the run stops and the job resumes from its checkpoint */
+  for (uint32_t g = 0; g < 5; g++)
+    if (gstate(g) != SCHED_GPU_ABSENT && g != 4) gev(SCHED_EV_GPU_LEAVE, 700, g, 0);
+  CU_ASSERT(count(SCHED_D_STOP) >= 1);
+  CU_ASSERT_DOUBLE_EQUAL(jstat(1).saved_work, 400, 0);
+  teardown();
+}
+
+/* replicate+checkpoint: both copies write checkpoints (timers), the job keeps the most saved, and a
+ * copy placed again after a loss resumes from it. */
+static void test_replicas_carry_checkpoints(void) {
+  setup((sched_policy)sched_policy_parse("replicate+checkpoint"), NULL); /* fixed interval 100 */
+  for (uint32_t g = 0; g < 6; g++) join(0, g);
+  arrive(0, 1, batch(1, 1e6));
+  CU_ASSERT_EQUAL_FATAL(count(SCHED_D_PLACE), 2);
+  uint32_t runs[2] = {R->d[0].run, 0}, seen[2] = {0, 0};
+  for (size_t i = 0; i < R->n; i++)
+    if (R->d[i].type == SCHED_D_PLACE) runs[R->d[i].run != runs[0]] = R->d[i].run;
+  CU_ASSERT_NOT_EQUAL(runs[0], runs[1]);
+  ev((sched_event){.type = SCHED_EV_TICK, .t = sched_next_wakeup(S)});
+  ev((sched_event){.type = SCHED_EV_TICK, .t = sched_next_wakeup(S)});
+  for (size_t i = 0; i < R->n; i++)
+    if (R->d[i].type == SCHED_D_CHECKPOINT) seen[R->d[i].run == runs[1]]++;
+  CU_ASSERT(seen[0] == 1 && seen[1] == 1); /* each copy checkpoints */
+  double t = R->d[R->n - 1].t;
+  CU_ASSERT_EQUAL(jev(SCHED_EV_CKPT_DONE, t, 1, runs[0], 300), 0);
+  CU_ASSERT_EQUAL(jev(SCHED_EV_CKPT_DONE, t, 1, runs[1], 250), 0);
+  CU_ASSERT_DOUBLE_EQUAL(jstat(1).saved_work, 300, 0);
+  /* the first copy's member leaves: a new copy is placed at once, resuming from 300 */
+  const sched_decision *p0 = NULL;
+  for (size_t i = 0; i < R->n; i++)
+    if (R->d[i].type == SCHED_D_PLACE && R->d[i].run == runs[0]) p0 = &R->d[i];
+  CU_ASSERT_FATAL(p0 != NULL);
+  size_t before = R->n;
+  CU_ASSERT_EQUAL(gev(SCHED_EV_GPU_LEAVE, t + 1, p0->gpus[0], 0), 0);
+  CU_ASSERT_EQUAL(count(SCHED_D_PLACE), 3);
+  CU_ASSERT(last(SCHED_D_PLACE) > &R->d[before - 1]);
+  CU_ASSERT_EQUAL(jstat(1).runs_active, 2);
+  CU_ASSERT_DOUBLE_EQUAL(jstat(1).saved_work, 300, 0); /* kept: checkpoints are part of the policy */
+  teardown();
+}
+
+/* A policy defined here, in the test file alone: three copies each of which checkpoints. The core
+ * places three runs and checkpoints them, with no line of the core naming it. */
+static unsigned trio_copies(const sched_ft *ft) {
+  (void)ft;
+  return 3;
+}
+static unsigned spare3_standbys(const sched_ft *ft) {
+  (void)ft;
+  return 3;
+}
+static int trio_policy(void) {
+  static int id = -1;
+  if (id < 0)
+    id = sched_ft_register(
+        &(sched_ft_row){.name = "trio", .help = "three checkpointing copies", .copies = trio_copies, .checkpoints = 1});
+  return id;
+}
+static void test_registered_policy(void) {
+  int trio = trio_policy();
+  CU_ASSERT_FATAL(trio >= SCHED_FT_COUNT);
+  CU_ASSERT_EQUAL(sched_policy_parse("trio"), trio);
+  CU_ASSERT_STRING_EQUAL(sched_policy_name((sched_policy)trio), "trio");
+  int named = 0;
+  for (int i = 0; sched_policy_names[i]; i++) named |= !strcmp(sched_policy_names[i], "trio");
+  CU_ASSERT(named); /* a choice of every key naming one policy */
+  CU_ASSERT_STRING_EQUAL(sched_policy_name((sched_policy)sched_policy_parse("standby+trio")), "standby+trio");
+  setup((sched_policy)trio, NULL);
+  for (uint32_t g = 0; g < 8; g++) join(0, g);
+  arrive(0, 1, batch(2, 1e6));
+  CU_ASSERT_EQUAL(count(SCHED_D_PLACE), 3);
+  CU_ASSERT_EQUAL(jstat(1).runs_active, 3);
+  ev((sched_event){.type = SCHED_EV_TICK, .t = sched_next_wakeup(S)});
+  CU_ASSERT(count(SCHED_D_CHECKPOINT) >= 1);
+  teardown();
+  /* a row whose standbys do not follow standby_k: the run has room for as many as it asks for */
+  static int spare3 = -1;
+  if (spare3 < 0)
+    spare3 = sched_ft_register(
+        &(sched_ft_row){.name = "spare3", .standbys = spare3_standbys, .on_lost = SCHED_FT_LOST_REPLACE});
+  CU_ASSERT_FATAL(spare3 >= SCHED_FT_COUNT);
+  setup((sched_policy)spare3, NULL); /* standby_k 1, the default */
+  for (uint32_t g = 0; g < 8; g++) join(0, g);
+  arrive(0, 1, batch(3, 1e6));
+  CU_ASSERT_EQUAL(count(SCHED_D_STANDBY), 3);
+  uint32_t lost = last(SCHED_D_PLACE)->gpus[1];
+  CU_ASSERT_EQUAL(gev(SCHED_EV_GPU_LEAVE, 5, lost, 0), 0);
+  CU_ASSERT_EQUAL(count(SCHED_D_REPLACE), 1);
+  CU_ASSERT_EQUAL(count(SCHED_D_STANDBY), 4); /* topped up to three again */
+  teardown();
+}
+
 static void test_replicate(void) {
   setup(SCHED_FT_REPLICATE, NULL);
   for (uint32_t g = 0; g < 4; g++) join(0, g);
@@ -856,7 +1082,9 @@ static uint64_t fuzz(sched_policy pol, uint64_t seed, int nodeq) {
       CU_ASSERT_EQUAL(arrive(t, njobs++, sp), 0);
     } else if (what <= 10 && njobs) {
       uint32_t jid = RND() % njobs;
-      int recent = nodeq && (RND() % 2); /* half the time, the run placed last: more of them finish */
+      /* half the time, the run placed last: more of them finish (combinations keep their GPUs
+       * longer, with standbys, and finish only so) */
+      int recent = (nodeq || (unsigned)pol >= SCHED_FT_COUNT) && (RND() % 2);
       if (recent)
         for (size_t k = R->n; k-- > 0;)
           if (R->d[k].type == SCHED_D_PLACE) {
@@ -893,6 +1121,7 @@ static uint64_t fuzz(sched_policy pol, uint64_t seed, int nodeq) {
   sched_counters c;
   sched_counters_get(S, &c);
   CU_ASSERT_EQUAL(c.jobs_completed + c.jobs_failed, ended);
+  if (!c.jobs_completed) fprintf(stderr, "fuzz %s: no job completed\n", sched_policy_name(pol));
   CU_ASSERT(c.jobs_completed > 0);
   CU_ASSERT(c.gpu_failures > 0);
   /* every member of every placement was told as chosen, and nothing else */
@@ -902,21 +1131,139 @@ static uint64_t fuzz(sched_policy pol, uint64_t seed, int nodeq) {
   return h;
 }
 
+/* The combinations the fuzzers run besides the built-in rows. */
+static const char *const fuzz_combos[] = {"checkpoint+standby", "replicate+checkpoint", "standby+replicate",
+                                          "checkpoint+speculative", "checkpoint+standby+replicate"};
+#define NFUZZ_COMBOS (sizeof fuzz_combos / sizeof *fuzz_combos)
+static sched_policy fuzz_policy(unsigned i) {
+  return (sched_policy)(i < SCHED_FT_COUNT ? (int)i : sched_policy_parse(fuzz_combos[i - SCHED_FT_COUNT]));
+}
+
 static void test_fuzz_all_policies(void) {
-  for (int p = 0; p < SCHED_FT_COUNT; p++) {
-    uint64_t a = fuzz((sched_policy)p, 88172645463325252ull + (uint64_t)p, 0);
-    uint64_t b = fuzz((sched_policy)p, 88172645463325252ull + (uint64_t)p, 0);
+  for (unsigned p = 0; p < SCHED_FT_COUNT + NFUZZ_COMBOS; p++) {
+    uint64_t a = fuzz(fuzz_policy(p), 88172645463325252ull + (uint64_t)p, 0);
+    uint64_t b = fuzz(fuzz_policy(p), 88172645463325252ull + (uint64_t)p, 0);
     CU_ASSERT_EQUAL(a, b); /* same events, same decisions */
   }
+}
+
+/* Wide jobs on random streams: 1,100 GPUs on hosts of 1 to 4 (the consumer rigs of the market),
+ * jobs of 1 to 512 GPUs (log-uniform widths, so that a few are very wide), and every kind of event
+ * (joins, leaves, misses, degradations, progress, finishes, crashes, checkpoints, ticks); the
+ * invariants hold after every event and every decision, for every policy and the combinations.
+ * Every policy places a job of 200 GPUs or more (some of 480 or more), and jobs of 64 GPUs or more
+ * complete. */
+#define WIDE_GPUS 1100u
+static void wide_cfg(sched_config *c) {
+  c->max_gpus = c->max_providers = 2048;
+  c->heartbeat_timeout_s = 0;
+}
+static void wide_join(double t, uint32_t g) {
+  sched_event e = {.type = SCHED_EV_GPU_JOIN, .t = t, .gpu = g};
+  e.u.gpu = ginfo(g, g % 2, (g / 7) % 2, 0.5 + (g % 5) * 0.5);
+  e.u.gpu.host = 1 + g / 3;          /* hosts of 3 GPUs (the last may have fewer), consecutive ids */
+  if (g % 11 == 0) e.u.gpu.host = 0; /* some single-GPU machines */
+  CU_ASSERT_EQUAL(ev(e), 0);
+}
+static uint64_t fuzz_wide(sched_policy pol, uint64_t seed, unsigned *widest, unsigned *wide_done) {
+  setup(pol, wide_cfg);
+  uint64_t x = seed, h = 1469598103934665603ull;
+  double t = 0;
+  uint32_t njobs = 0;
+  *widest = 0;
+  *wide_done = 0;
+  unsigned widths[1000] = {0};
+#define RND() (x ^= x << 13, x ^= x >> 7, x ^= x << 17, x)
+  for (uint32_t g = 0; g < WIDE_GPUS; g++) wide_join(0, g);
+  for (int i = 0; i < 2500; i++) {
+    t += (double)(RND() % 100) / 10.0;
+    unsigned what = RND() % 12;
+    uint32_t g = (uint32_t)(RND() % WIDE_GPUS);
+    sched_gpu_status gs;
+    sched_gpu_query(S, g, t, &gs);
+    size_t before = R->n;
+    if (what <= 1) {
+      if (gs.state == SCHED_GPU_ABSENT)
+        wide_join(t, g);
+      else
+        CU_ASSERT_EQUAL(gev(what ? SCHED_EV_GPU_MISSED : SCHED_EV_GPU_LEAVE, t, g, 0), 0);
+    } else if (what == 2 && gs.state != SCHED_GPU_ABSENT) {
+      gev(SCHED_EV_GPU_DEGRADE, t, g, 0.1 + (RND() % 10) / 10.0);
+    } else if (what <= 4 && njobs < 1000) {
+      /* width 2^u for u uniform in [0, 9], then uniform below the next power: 1 .. 512 */
+      unsigned u = (unsigned)(RND() % 10), w = (1u << u) + (u ? (unsigned)(RND() % (1u << u)) : 0);
+      if (w > 512) w = 512;
+      sched_job_spec sp = batch(w, 100.0 * w);
+      sp.region = (RND() % 4) ? -1 : (int32_t)(RND() % 2);
+      sp.step_work = (RND() % 2) ? 1.0 : 0;
+      sp.step_bytes = sp.step_work > 0 ? 1e6 : 0;
+      widths[njobs] = w;
+      CU_ASSERT_EQUAL(arrive(t, njobs++, sp), 0);
+    } else if (what <= 10 && njobs) {
+      /* half the time the job placed last, else any job */
+      uint32_t jid = (uint32_t)(RND() % njobs), run = 0;
+      int recent = RND() % 2;
+      for (size_t k = R->n; k-- > 0;)
+        if (R->d[k].type == SCHED_D_PLACE && (recent || R->d[k].job == jid)) {
+          jid = R->d[k].job;
+          run = R->d[k].run;
+          break;
+        }
+      sched_ev_type ty = what == 5   ? SCHED_EV_JOB_PROGRESS
+                         : what == 6 ? SCHED_EV_JOB_FINISH
+                         : what == 7 ? SCHED_EV_JOB_FAIL
+                         : what == 8 ? SCHED_EV_CKPT_DONE
+                         : what == 9 ? SCHED_EV_JOB_FINISH
+                                     : SCHED_EV_JOB_PROGRESS;
+      sched_job_status st = jstat(jid);
+      CU_ASSERT_EQUAL(jev(ty, t, jid, run, (double)(RND() % 100)), 0);
+      if (ty == SCHED_EV_JOB_FINISH && st.state == SCHED_JOB_RUNNING && jstat(jid).state == SCHED_JOB_ENDED &&
+          widths[jid] >= 64)
+        (*wide_done)++;
+    } else {
+      ev((sched_event){.type = (RND() % 4) ? SCHED_EV_TICK : SCHED_EV_BILLING, .t = t});
+    }
+    for (size_t k = before; k < R->n; k++)
+      if (R->d[k].type == SCHED_D_PLACE && R->d[k].ngpus > *widest) *widest = R->d[k].ngpus;
+    h = hash_decisions(h, before);
+    if (R->n > MAXD - 2000) R->n = 0;
+  }
+#undef RND
+  unsigned ended = 0;
+  for (uint32_t j = 0; j < njobs; j++) ended += jstat(j).state == SCHED_JOB_ENDED;
+  sched_counters c;
+  sched_counters_get(S, &c);
+  CU_ASSERT_EQUAL(c.jobs_completed + c.jobs_failed, ended);
+  CU_ASSERT_EQUAL(R->told, R->placed); /* every member of every placement was told as chosen */
+  teardown();
+  return h;
+}
+
+static void test_fuzz_wide_jobs(void) {
+  unsigned widest_all = 0, done_all = 0;
+  for (unsigned p = 0; p < SCHED_FT_COUNT + NFUZZ_COMBOS; p++) {
+    unsigned widest, done, w2, d2;
+    uint64_t a = fuzz_wide(fuzz_policy(p), 0x51ED270B27D5E3ull + p, &widest, &done);
+    uint64_t b = fuzz_wide(fuzz_policy(p), 0x51ED270B27D5E3ull + p, &w2, &d2);
+    CU_ASSERT_EQUAL(a, b);
+    if (getenv("SPOTLAB_TEST_VERBOSE"))
+      fprintf(stderr, "fuzz_wide %s: widest placement %u, %u jobs of 64+ GPUs completed\n",
+              sched_policy_name(fuzz_policy(p)), widest, done);
+    CU_ASSERT(widest >= 200);
+    widest_all = widest > widest_all ? widest : widest_all;
+    done_all += done;
+  }
+  CU_ASSERT(widest_all >= 480);
+  CU_ASSERT(done_all > 0); /* jobs of 64 GPUs or more completed */
 }
 
 /* GP Nodes with their own queues, on random streams for every policy: the invariants (checked
  * after every event) include that a job naming a node holds only that node's GPUs, as members,
  * replacements and standbys. */
 static void test_fuzz_node_queues(void) {
-  for (int p = 0; p < SCHED_FT_COUNT; p++) {
-    uint64_t a = fuzz((sched_policy)p, 1234567 + (uint64_t)p, 1);
-    uint64_t b = fuzz((sched_policy)p, 1234567 + (uint64_t)p, 1);
+  for (unsigned p = 0; p < SCHED_FT_COUNT + NFUZZ_COMBOS; p++) {
+    uint64_t a = fuzz(fuzz_policy(p), 1234567 + (uint64_t)p, 1);
+    uint64_t b = fuzz(fuzz_policy(p), 1234567 + (uint64_t)p, 1);
     CU_ASSERT_EQUAL(a, b);
   }
 }
@@ -1065,7 +1412,7 @@ static void test_per_job_ft_invalid(void) {
   bad[3].ckpt_interval_s = 0;
   bad[4].ckpt_interval_s = -100;
   bad[5].ckpt_interval_s = NAN;
-  bad[6].policy = SCHED_FT_COUNT;
+  bad[6].policy = (sched_policy)SCHED_FT_MAX_ROWS;
   bad[7].ckpt_rule = (sched_ckpt_rule)3;
   bad[8].policy = SCHED_FT_STANDBY;
   bad[8].standby_k = 1000;
@@ -1543,14 +1890,16 @@ static void test_names_and_defaults(void) {
     CU_ASSERT_STRING_EQUAL(sched_policy_name((sched_policy)i), sched_policy_names[i]);
     for (int k = 0; k < i; k++) CU_ASSERT(strcmp(sched_policy_names[k], sched_policy_names[i]) != 0);
   }
-  CU_ASSERT_PTR_NULL(sched_policy_names[SCHED_FT_COUNT]);
+  /* after the built-in rows, only rows registered at run time (none but a test's) */
+  for (int i = SCHED_FT_COUNT; sched_policy_names[i]; i++)
+    CU_ASSERT(!strcmp(sched_policy_names[i], "trio") || !strcmp(sched_policy_names[i], "spare3"));
   /* The spellings scenarios use (docs/scheduling.md). */
   static const char *const doc[SCHED_FT_COUNT] = {"none", "checkpoint", "standby", "replicate", "speculative"};
   for (int i = 0; i < SCHED_FT_COUNT; i++) CU_ASSERT_STRING_EQUAL(sched_policy_names[i], doc[i]);
   CU_ASSERT_EQUAL(sched_policy_parse("bogus"), -1);
   CU_ASSERT_EQUAL(sched_policy_parse(""), -1);
   CU_ASSERT_EQUAL(sched_policy_parse(NULL), -1);
-  CU_ASSERT_STRING_EQUAL(sched_policy_name(SCHED_FT_COUNT), "?");
+  CU_ASSERT_STRING_EQUAL(sched_policy_name((sched_policy)SCHED_FT_MAX_ROWS), "?");
   CU_ASSERT_STRING_EQUAL(sched_ckpt_rule_names[SCHED_CKPT_FIXED], "fixed");
   CU_ASSERT_STRING_EQUAL(sched_ckpt_rule_names[SCHED_CKPT_YOUNG], "young");
   CU_ASSERT_STRING_EQUAL(sched_ckpt_rule_names[SCHED_CKPT_DALY], "daly");
@@ -1624,7 +1973,7 @@ static uint64_t fuzz_ext(sched_policy pol, uint64_t seed) {
       }
       sched_job_spec sp = batch(1 + RND() % 3, 100);
       sp.region = (RND() % 3) ? -1 : (int32_t)(RND() % 2);
-      sched_policy fp = (sched_policy)(RND() % SCHED_FT_COUNT);
+      sched_policy fp = fuzz_policy((unsigned)(RND() % (SCHED_FT_COUNT + NFUZZ_COMBOS)));
       sched_ft f = ftmake(fp, (unsigned)(RND() % 3));
       f.ckpt_rule = (sched_ckpt_rule)(RND() % 3);
       f.ckpt_interval_s = 20 + (double)(RND() % 200);
@@ -2202,6 +2551,11 @@ static CU_TestInfo core_tests[] = {
     {"heartbeat back after its timeout", test_heartbeat_after_timeout},
     {"Young checkpoint timer", test_checkpoint_young},
     {"analytic checkpoints: the plan at placement, reported saved work", test_checkpoint_analytic},
+    {"policy table: rows, combinations, refused names", test_policy_table},
+    {"policy table: loss rates of N+k and of combinations", test_policy_loss_rates},
+    {"checkpoint+standby: replaced in place, Young for the combination's loss rate", test_checkpoint_plus_standby},
+    {"replicate+checkpoint: every copy checkpoints", test_replicas_carry_checkpoints},
+    {"a policy registered by the test file runs in the core", test_registered_policy},
     {"replicas: first finish wins, billed", test_replicate},
     {"replicas: cancelled copies unbilled", test_replicate_unbilled},
     {"speculative backup on slow progress", test_speculative},
@@ -2212,7 +2566,7 @@ static CU_TestInfo core_tests[] = {
     {"ledger: platform, node and delegation fees", test_ledger_fees},
     {"autoscaling and pay per task", test_autoscale_service},
     {"bad input", test_bad_input},
-    {"randomized streams, every policy", test_fuzz_all_policies},
+    {"randomized streams, every policy and combinations", test_fuzz_all_policies},
     {"per-job policies in one core", test_per_job_policies},
     {"invalid per-job ft refused, state unchanged", test_per_job_ft_invalid},
     {"candidates: members only from them", test_candidates},
@@ -2227,6 +2581,7 @@ static CU_TestInfo core_tests[] = {
     {"randomized streams with the new API", test_fuzz_new_api},
     {"GP Node queues: place, replace and refill on the job's node", test_node_queues},
     {"GP Node queues on random streams, every policy", test_fuzz_node_queues},
+    {"wide jobs of 1-512 GPUs over hosts of 1-3 on random streams, every policy", test_fuzz_wide_jobs},
     CU_TEST_INFO_NULL,
 };
 CU_SuiteInfo spotlab_suites[] = {

@@ -182,11 +182,14 @@ typedef enum mkt_trace_reason {
   MKT_TR_NO_RUN_TIME,   /* deleted at or before it was scheduled: no run time */
   MKT_TR_BAD_TIMES,     /* negative times, scheduled before created, a date out of 1970-2100 */
   MKT_TR_FRACTIONAL,    /* a fractional GPU count (0.5 GPUs): refused, not rounded to 0 */
-  MKT_TR_TOO_WIDE,      /* more GPUs than a market host has (MKT_TRACE_MAX_GPUS): refused, not capped */
+  MKT_TR_TOO_WIDE,      /* more GPUs than a market job may ask for (MKT_TRACE_MAX_GPUS): refused, not capped */
   MKT_TR_NOT_SUCCEEDED, /* a GenAI request that did not succeed */
   MKT_TR_NREASONS
 } mkt_trace_reason;
-#define MKT_TRACE_MAX_GPUS 8
+/* GPUs one job may ask for (job classes' gpus_min and gpus_max, trace rows): a job wider than a
+ * host is gang-placed over as many hosts as it needs */
+#define MKT_MAX_JOB_GPUS 1024
+#define MKT_TRACE_MAX_GPUS MKT_MAX_JOB_GPUS
 extern const char *const mkt_trace_reason_names[MKT_TR_NREASONS]; /* "cpu_only", ... */
 typedef struct mkt_trace_stats {
   size_t rows, used; /* data rows read, rows replayed */

@@ -21,6 +21,7 @@
 #include "models/market/mkt_rule.h"
 #include "models/market/mkt_strategy.h"
 #include "models/sched/sched.h"
+#include "models/sched/sched_ft.h"
 #include "sim/bigmem.h"
 
 #include <math.h>
@@ -151,12 +152,18 @@ void mkt__add_span(sim_lp *lp, const mkt_ctx *c, unsigned s, unsigned col, doubl
 enum { MKT_OBS_PRICE, MKT_OBS_WAIT, MKT_OBS_INTR, MKT_NOBS }; /* musd per GPU-hour, s, per job */
 enum { J_FREE, J_QUEUED, J_CORE, J_RUNNING, J_LEAVING };
 
+#define MKT__RUN_INL 8 /* members a run keeps in its record; a wider run keeps them in a block */
 typedef struct mkt_run {
   uint32_t id, epoch, ck;
-  uint8_t active, doomed, n, nsb; /* doomed: a member left unseen; the run cannot finish */
-  uint32_t gpus[8];               /* core GPU ids of its members */
-  uint32_t sb[8];                 /* and of its standbys (the core frees them without a decision when
-                                  it stops the run or ends the job) */
+  uint8_t active : 1, doomed : 1; /* doomed: a member left unseen; the run cannot finish */
+  uint8_t nsb;
+  uint16_t n; /* members: the job's width (up to MKT_MAX_JOB_GPUS); MKT__RG names them */
+  union {
+    uint32_t gpus[MKT__RUN_INL]; /* core GPU ids of its members, n <= MKT__RUN_INL */
+    uint32_t *wide;              /* n > MKT__RUN_INL: a block of n (runs of a job all have its width) */
+  };
+  uint32_t sb[8]; /* and of its standbys (the core frees them without a decision when
+                  it stops the run or ends the job) */
   double work, last_t, pause_until, rate, t_durable, t_start;
   double fin_t; /* when its pending finish timer (epoch) fires, INFINITY if none */
   /* the core's checkpoint plan (sched cfg.ckpt_analytic), played out by mkt_place.c's ckpt_play:
@@ -165,6 +172,7 @@ typedef struct mkt_run {
    * work the core was last told; the durable work */
   double ck_T, ck_C, ck_next, ck_done, ck_work, told, ck_saved;
 } mkt_run;
+_Static_assert(sizeof(mkt_run) == 192, "a run record is three cache lines (a wide run's members apart)");
 
 typedef struct mkt_job {
   uint64_t id;
@@ -191,19 +199,26 @@ typedef struct mkt_job {
   mkt_run run0;
 } mkt_job;
 #define MKT__NOCORE UINT32_MAX
-/* Frees a job's run slots (those not in its record). */
+/* The members of run r (r->n of them). */
+#define MKT__RG(r) ((r)->n > MKT__RUN_INL ? (r)->wide : (r)->gpus)
+/* Frees a job's run slots (those not in its record) and the member blocks of its wide runs. */
 static inline void mkt__job_runs_free(mkt_job *j) {
+  if (j->runs)
+    for (unsigned k = 0; k < j->nruns; k++)
+      if (j->runs[k].n > MKT__RUN_INL) {
+        free(j->runs[k].wide);
+        j->runs[k].n = 0;
+      }
   if (j->runs != &j->run0) free(j->runs);
   j->runs = NULL;
 }
-/* Run slots a job of class k needs in world w: the copies (replicate), the run and its backup
- * (speculative), else one. */
+/* Run slots a job of class k needs in world w, as its policy's row says (sched_ft_slots: its
+ * copies, and a backup's slot). */
 static inline uint8_t mkt__job_runs(const mkt_ctx *c, unsigned w, unsigned k) {
-  const sched_ft *f = &c->ft[w][k];
-  return f->policy == SCHED_FT_REPLICATE ? (uint8_t)f->replicas : f->policy == SCHED_FT_SPECULATIVE ? 2 : 1;
+  return (uint8_t)sched_ft_slots(&c->ft[w][k]);
 }
 
-#define MKT__MAX_HOST_GPUS 8 /* GPUs per provider (mkt_run holds 8 members) */
+#define MKT__MAX_HOST_GPUS 8 /* GPUs per provider */
 
 /* A host of this pool as the market sees it (cid: -1 never joined, -2 departed, ids recycled). */
 typedef struct mkt_host {

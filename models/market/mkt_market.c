@@ -477,7 +477,7 @@ static void trace_schedule(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
 
 static void on_trace(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
   const mkt_trace_job *tj = &c->trace[m->trace_next];
-  unsigned g = tj->gpus > 8 ? 8 : tj->gpus;
+  unsigned g = tj->gpus; /* <= MKT_TRACE_MAX_GPUS (wider rows were refused when the trace was read) */
   new_job(lp, c, m, tj->cls, tj->dur_s / c->cfg->trace_speedup, g ? g : 1, 1, -1);
   m->trace_next++;
   trace_schedule(lp, c, m);
@@ -535,10 +535,13 @@ static void on_tick(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
   mkt__q_trim(m);
   mkt__add_span(lp, c, MKT_S_DEMAND, m->region, now,
                 now + c->cfg->billing_s < c->end ? now + c->cfg->billing_s : c->end, want);
-  /* progress reports: the core judges slow runs (speculation) from them */
-  for (uint32_t s = 0; s < m->njobs; s++) {
+  /* progress reports: the core judges slow runs (speculation) from them; the classes whose policy
+   * backs slow runs up are asked once per tick, not once per job */
+  int backs_up[MKT_NCLASSES], any = 0;
+  for (int k = 0; k < MKT_NCLASSES; k++) any |= backs_up[k] = sched_ft_backs_up_slow(&c->ft[m->world][k]);
+  for (uint32_t s = 0; any && s < m->njobs; s++) {
     mkt_job *j = &m->jobs[s];
-    if (j->state != J_RUNNING || c->ft[m->world][j->cls].policy != SCHED_FT_SPECULATIVE) continue;
+    if (j->state != J_RUNNING || !backs_up[j->cls]) continue;
     for (int k = 0; k < j->nruns; k++) {
       mkt_run *r = &j->runs[k];
       if (!r->active || r->doomed) continue;
@@ -636,7 +639,7 @@ void mkt__market_prefetch(const sim_lp *lp, const void *st, const void *vmsg, si
       __builtin_prefetch(p + offsetof(mkt_job, run0) + 64);
       if (m->core && j->cj != MKT__NOCORE) sched_prefetch_job(m->core, j->cj); /* cj: the early hint's line */
       if (j->runs == &j->run0 &&
-          j->run0.n <= MKT__MAX_HOST_GPUS) /* its members' GPU records (the early hint fetched the run) */
+          j->run0.n <= MKT__RUN_INL) /* its members' GPU records (the early hint fetched the run) */
         for (unsigned k = 0; k < j->run0.n; k++)
           if (j->run0.gpus[k] < m->ncg) {
             __builtin_prefetch(&m->cg[j->run0.gpus[k]]);

@@ -147,8 +147,10 @@ static const sim_param mkt__region_params[] = {
       P("diurnal_amp", SIM_P_DOUBLE, mkt_class_cfg, diurnal_amp, d_amp, 0, 1, "1", "daily amplitude of arrivals"),                                                                    \
       P("dur_mean_h", SIM_P_DOUBLE, mkt_class_cfg, dur_mean_h, d_dur, 1e-6, 1e5, "h", "mean run time"),                                                                               \
       P("dur_cv", SIM_P_DOUBLE, mkt_class_cfg, dur_cv, d_cv, 0, 100, "1", "run time CV (gamma; 1 = exponential)"),                                                                    \
-      P("gpus_min", SIM_P_INT, mkt_class_cfg, gpus_min, d_gmin, 1, 8, "GPUs", "fewest GPUs a job asks for"),                                                                          \
-      P("gpus_max", SIM_P_INT, mkt_class_cfg, gpus_max, d_gmax, 1, 8, "GPUs", "most GPUs (one host)"),                                                                                \
+      P("gpus_min", SIM_P_INT, mkt_class_cfg, gpus_min, d_gmin, 1, MKT_MAX_JOB_GPUS, "GPUs",                                                                                          \
+        "fewest GPUs a job asks for"),                                                                                                                                                \
+      P("gpus_max", SIM_P_INT, mkt_class_cfg, gpus_max, d_gmax, 1, MKT_MAX_JOB_GPUS, "GPUs",                                                                                          \
+        "most GPUs (a job wider than a host spans hosts)"),                                                                                                                           \
       P("mem_min_gb", SIM_P_DOUBLE, mkt_class_cfg, mem_min_gb, d_mem, 0, 1e4, "GB", "minimum GPU memory"),                                                                            \
       P("value_usd_h", SIM_P_DOUBLE, mkt_class_cfg, value_usd_h, d_val, 0, 1e4, "USD/GPU/h",                                                                                          \
         "median valuation (budget; the bid in the bidding pool)"),                                                                                                                    \
@@ -399,13 +401,13 @@ static int mkt__parse_policies(const char *text, int *out, char *bad, size_t bad
     if (!*p) break;
     const char *e = p;
     while (*e && *e != ',' && *e != ' ') e++;
-    char tok[32];
+    char tok[96];
     snprintf(tok, sizeof tok, "%.*s", (int)(e - p), p);
     int k = sched_policy_parse(tok);
     int dup = 0;
     for (int i = 0; i < n; i++) dup |= out[i] == k;
     if (k < 0 || dup || n >= MKT_MAX_WORLDS) {
-      snprintf(bad, badlen, "%s%s", tok, k < 0 ? "" : dup ? " (listed twice)" : " (too many)");
+      snprintf(bad, badlen, "%.80s%s", tok, k < 0 ? "" : dup ? " (listed twice)" : " (too many)");
       return -1;
     }
     out[n++] = k;
@@ -420,14 +422,31 @@ static int mkt__validate(const void *vcfg, const sim_scenario *s, sim_diag *d) {
   char path[128];
   {
     int pol[MKT_MAX_WORLDS];
-    char tok[64];
-    if (mkt__parse_policies(c->compare_policies, pol, tok, sizeof tok) < 0) {
+    char tok[96], names[512] = "";
+    for (int i = 0; sched_policy_names[i]; i++)
+      snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", sched_policy_names[i]);
+    int np = mkt__parse_policies(c->compare_policies, pol, tok, sizeof tok);
+    if (np < 0) {
       sim_param_error(s, "market.compare_policies", d,
-                      "'%s' is not a policy: write some of none, checkpoint, "
-                      "standby, replicate, speculative, separated by commas",
-                      tok);
+                      "'%s' is not a policy: write at most %d of %s, or combinations of them such as "
+                      "checkpoint+standby, separated by commas",
+                      tok, MKT_MAX_WORLDS, names);
       bad = 1;
     }
+    /* a combination holds no more run slots and standbys than a job has (sched_ft_slots) */
+    for (int w = 0; w < np; w++)
+      for (int k = 0; k < MKT_NCLASSES; k++) {
+        const mkt_class_cfg *cc = &c->cls[k];
+        sched_ft f = {
+            .policy = (sched_policy)pol[w], .standby_k = (unsigned)cc->standby_k, .replicas = (unsigned)cc->replicas};
+        if (sched_ft_slots(&f) > SCHED_MAX_RUNS) {
+          sim_param_error(s, "market.compare_policies", d,
+                          "%s with %s.replicas = %lld runs %u copies at once, more than %d",
+                          sched_policy_name(f.policy), mkt_class_names[k], (long long)cc->replicas, sched_ft_slots(&f),
+                          SCHED_MAX_RUNS);
+          bad = 1;
+        }
+      }
   }
   for (size_t i = 0; i < c->npersonas; i++) {
     const mkt_persona_cfg *p = &c->personas[i];
@@ -655,7 +674,7 @@ static const sim_field mkt__prov_fields[] = {
     {"start_pool", SIM_F_STR16, offsetof(mkt_prov_rec, start_pool), ""},
     {"region", SIM_F_STR16, offsetof(mkt_prov_rec, region), ""},
     {"gpu_class", SIM_F_STR16, offsetof(mkt_prov_rec, gpu_class), ""},
-    {"policy", SIM_F_STR16, offsetof(mkt_prov_rec, policy), ""},
+    {"policy", SIM_F_STR32, offsetof(mkt_prov_rec, policy), ""},
     {"world", SIM_F_I32, offsetof(mkt_prov_rec, world), "1"},
     {"gpus", SIM_F_I32, offsetof(mkt_prov_rec, gpus), "GPUs"},
     {"switches", SIM_F_I32, offsetof(mkt_prov_rec, switches), "1"},
@@ -678,7 +697,7 @@ static const sim_field mkt__job_fields[] = {
     {"region", SIM_F_STR16, offsetof(mkt_job_rec, region), ""},
     {"pool", SIM_F_STR16, offsetof(mkt_job_rec, pool), ""},
     {"outcome", SIM_F_STR16, offsetof(mkt_job_rec, outcome), ""},
-    {"policy", SIM_F_STR16, offsetof(mkt_job_rec, policy), ""},
+    {"policy", SIM_F_STR32, offsetof(mkt_job_rec, policy), ""},
     {"world", SIM_F_I32, offsetof(mkt_job_rec, world), "1"},
     {"gpus", SIM_F_I32, offsetof(mkt_job_rec, gpus), "GPUs"},
     {"interruptions", SIM_F_I32, offsetof(mkt_job_rec, interruptions), "1"},
@@ -706,7 +725,7 @@ static const sim_field mkt__job_fields[] = {
 static const sim_field mkt__host_fields[] = {
     {"provider", SIM_F_U64, offsetof(mkt_host_rec, provider), "1"},
     {"pool", SIM_F_STR16, offsetof(mkt_host_rec, pool), ""},
-    {"policy", SIM_F_STR16, offsetof(mkt_host_rec, policy), ""},
+    {"policy", SIM_F_STR32, offsetof(mkt_host_rec, policy), ""},
     {"world", SIM_F_I32, offsetof(mkt_host_rec, world), "1"},
     {"node", SIM_F_I32, offsetof(mkt_host_rec, node), "1"},
     {"failures", SIM_F_I32, offsetof(mkt_host_rec, failures), "1"},
@@ -814,7 +833,7 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
   char err[512];
   int rc = SIM_OK;
   {
-    char tok[64];
+    char tok[96];
     int n = mkt__parse_policies(cfg->compare_policies, c->world_policy, tok, sizeof tok);
     c->nworlds = n > 0 ? (unsigned)n : 1;
     if (n <= 0) c->world_policy[0] = -1;
@@ -1106,8 +1125,8 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
       f->policy = (sched_policy)(c->world_policy[w] >= 0 ? c->world_policy[w] : cc->policy);
       f->ckpt_rule = (sched_ckpt_rule)cc->ckpt_rule;
       f->ckpt_interval_s = cc->checkpoint_h > 0 ? cc->checkpoint_h * 3600.0 : SCHED_DEFAULT_CKPT_INTERVAL_S;
-      if (f->policy == SCHED_FT_CHECKPOINT && cc->checkpoint_h <= 0 && f->ckpt_rule == SCHED_CKPT_FIXED)
-        f->policy = SCHED_FT_NONE;
+      if (sched_ft_checkpoints(f) && cc->checkpoint_h <= 0 && f->ckpt_rule == SCHED_CKPT_FIXED)
+        f->policy = (sched_policy)sched_ft_without_checkpoints((int)f->policy);
       f->standby_k = (unsigned)cc->standby_k;
       f->replicas = (unsigned)cc->replicas;
       f->max_restarts = (unsigned)cc->max_restarts;
@@ -2404,7 +2423,7 @@ static double mkt__memory_estimate(const void *vcfg) {
     bytes += (double)g->providers * (72.0 + (sh > 0 ? state / sh : 0) + 64.0 + sizeof(mkt_pstat) + 640.0 * mean);
   }
   int pol[MKT_MAX_WORLDS];
-  char tok[64];
+  char tok[96];
   int nw = mkt__parse_policies(cfg->compare_policies, pol, tok, sizeof tok);
   return bytes * (nw > 1 ? nw : 1);
 }

@@ -186,7 +186,7 @@ typedef struct mkt_pstat {
 #define MKT_MAX_REGION_PROVIDERS 100000000 /* market.regions.[i].providers */
 #define MKT_MAX_NODE_QUEUES 4096           /* GP Nodes with their own queues (nodes.queues) */
 #define MKT_MAX_PERSONAS 16
-#define MKT_MAX_WORLDS SCHED_FT_COUNT
+#define MKT_MAX_WORLDS 8 /* policies compare_policies compares */
 
 typedef struct mkt_ctx {
   const mkt_config *cfg;
@@ -333,8 +333,9 @@ enum { MKT_F_BALANCE, MKT_F_RATE, MKT_F_SHORTFALL, MKT_NFCOLS };
 /* Table records. */
 typedef struct mkt_prov_rec {
   uint64_t id;
-  char persona[16], pool[16], start_pool[16], region[16], gpu_class[16], policy[16];
-  int32_t world; /* index of the compared policy (0 = the baseline) */
+  char persona[16], pool[16], start_pool[16], region[16], gpu_class[16];
+  char policy[32]; /* a combination's name is longer: "checkpoint+standby" */
+  int32_t world;   /* index of the compared policy (0 = the baseline) */
   int32_t gpus, switches, interruptions, days;
   double income_usd, balance_usd, available_h, rented_h, self_use_h, down_h, out_h, daily_income_cv;
   int64_t income_musd, balance_musd;
@@ -342,7 +343,8 @@ typedef struct mkt_prov_rec {
 
 typedef struct mkt_job_rec {
   uint64_t id;
-  char cls[16], region[16], pool[16], outcome[16], policy[16];
+  char cls[16], region[16], pool[16], outcome[16];
+  char policy[32];
   int32_t world; /* index of the compared policy (0 = the baseline) */
   int32_t gpus, interruptions, replacements, hosts, deadline_missed;
   int32_t node; /* GP Node that took it (nodes.queues), -1 none */
@@ -355,7 +357,8 @@ typedef struct mkt_job_rec {
 /* One record per (pool, provider that joined it): what the pool's core knew of it at the end. */
 typedef struct mkt_host_rec {
   uint64_t provider;
-  char pool[16], policy[16];
+  char pool[16];
+  char policy[32];
   int32_t world, node, failures;
   double reputation, stake_usd, slashed_usd;
   int64_t stake_musd, slashed_musd;

@@ -361,11 +361,16 @@ void mkt__ckpt_all(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
 }
 
 static double run_rate(const mkt_ctx *c, mkt_market *m, const mkt_job *j, const mkt_run *r) {
-  double sp[8];
-  sched_link ln[8];
+  double spb[MKT__RUN_INL], *sp = spb;
+  sched_link lnb[MKT__RUN_INL], *ln = lnb;
+  if (r->n > MKT__RUN_INL) { /* a wide run */
+    sp = malloc(r->n * sizeof *sp);
+    ln = malloc(r->n * sizeof *ln);
+    if (!sp || !ln) SIM_FATAL("out of memory");
+  }
   const mkt_class_cfg *cc = &c->cfg->cls[j->cls];
   for (unsigned i = 0; i < r->n; i++) {
-    const mkt_host *hg = mkt__cg_host(m, &m->cg[r->gpus[i]]);
+    const mkt_host *hg = mkt__cg_host(m, &m->cg[MKT__RG(r)[i]]);
     uint32_t prov = hg->prov;
     const mkt_pstat *ps = &c->prov[prov];
     const mkt_region_cfg *rg = &c->cfg->regions[ps->region];
@@ -380,7 +385,12 @@ static double run_rate(const mkt_ctx *c, mkt_market *m, const mkt_job *j, const 
       sp[i] *= sched_coloc_factor(&c->cluster, (double)k);
     }
   }
-  return sched_cluster_rate(&c->cluster, &c->net, sp, ln, r->n, cc->step_s * j->gpus, cc->grad_mb * 1e6);
+  double rate = sched_cluster_rate(&c->cluster, &c->net, sp, ln, r->n, cc->step_s * j->gpus, cc->grad_mb * 1e6);
+  if (sp != spb) {
+    free(sp);
+    free(ln);
+  }
+  return rate;
 }
 
 /* When the run would finish at its current rate (INFINITY: stalled, doomed or not computing),
@@ -433,7 +443,7 @@ static void rerate_host(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t pr
     for (int k = 0; k < j->nruns; k++) {
       mkt_run *r = &j->runs[k];
       int member = 0;
-      for (unsigned i = 0; r->active && i < r->n && !member; i++) member = r->gpus[i] == ids[g];
+      for (unsigned i = 0; r->active && i < r->n && !member; i++) member = MKT__RG(r)[i] == ids[g];
       if (!member) continue;
       double rate = run_rate(c, m, j, r);
       if (rate == r->rate) continue;
@@ -481,21 +491,28 @@ static void sink(void *ctx, const sched_decision *d) {
         r = &j->runs[k];
         break;
       }
-    if (!r || d->ngpus > 8) SIM_FATAL("job %u: more than %d runs or 8 GPUs", s, j->nruns);
+    if (!r || d->ngpus > UINT16_MAX) SIM_FATAL("job %u: more than %d runs or %u GPUs", s, j->nruns, UINT16_MAX);
     sched_job_status st;
     sched_job_query(m->core, cj, &st);
     r->active = 1;
     r->doomed = 0;
     r->id = d->run;
-    r->n = (uint8_t)d->ngpus;
-    memcpy(r->gpus, d->gpus, d->ngpus * sizeof *r->gpus);
+    if (d->ngpus > MKT__RUN_INL && r->n <= MKT__RUN_INL) { /* a wide run: its members in a block of their own,
+                                                              kept for the slot's next runs (as wide) */
+      r->wide = malloc(d->ngpus * sizeof *r->wide);
+      if (!r->wide) SIM_FATAL("out of memory");
+    } else if (r->n > MKT__RUN_INL && d->ngpus != r->n) {
+      SIM_FATAL("job %u: a run of %u GPUs in a slot of %u", s, d->ngpus, r->n);
+    }
+    r->n = (uint16_t)d->ngpus;
+    memcpy(MKT__RG(r), d->gpus, d->ngpus * sizeof *d->gpus);
     r->nsb = 0;
     for (unsigned i = 0; i < r->n; i++) {
-      employ(c, m, r->gpus[i], s, 0, now);
-      mkt__price_sample(lp, c, c->prov[mkt__cg_host(m, &m->cg[r->gpus[i]])->prov].gpu, now,
-                        cg_rate(c, m, &m->cg[r->gpus[i]]));
+      employ(c, m, MKT__RG(r)[i], s, 0, now);
+      mkt__price_sample(lp, c, c->prov[mkt__cg_host(m, &m->cg[MKT__RG(r)[i]])->prov].gpu, now,
+                        cg_rate(c, m, &m->cg[MKT__RG(r)[i]]));
     }
-    r->work = ft->policy == SCHED_FT_CHECKPOINT ? st.saved_work : 0;
+    r->work = sched_ft_checkpoints(ft) ? st.saved_work : 0;
     r->last_t = r->t_start = r->t_durable = now;
     r->pause_until = now + d->value; /* staging: inputs (and the checkpoint) reach every member */
     r->rate = run_rate(c, m, j, r);
@@ -508,20 +525,20 @@ static void sink(void *ctx, const sched_decision *d) {
     r->ck_saved = r->told = r->work;
     mkt__series(lp, c, MKT_S_JOBS, j->cls * MKT_NJCOLS + MKT_J_RUNS, 0, 1);
     if (mkt__quotes(c) && r->n)
-      m->price_h = mkt_ewma(m->price_h, (double)cg_rate(c, m, &m->cg[r->gpus[0]]), c->cfg->responses.memory_jobs);
+      m->price_h = mkt_ewma(m->price_h, (double)cg_rate(c, m, &m->cg[MKT__RG(r)[0]]), c->cfg->responses.memory_jobs);
     if (m->pool == MKT_POOL_BIDDING) mkt__bid_won(c, m, j);
     if (!j->started) {
       j->started = 1;
       j->first_start = now;
       mkt__observe(c, m, j->cls, MKT_OBS_WAIT, now - j->submit);
-      if (r->n) mkt__observe(c, m, j->cls, MKT_OBS_PRICE, (double)cg_rate(c, m, &m->cg[r->gpus[0]]));
+      if (r->n) mkt__observe(c, m, j->cls, MKT_OBS_PRICE, (double)cg_rate(c, m, &m->cg[MKT__RG(r)[0]]));
       mkt__series(lp, c, MKT_S_JOBS, j->cls * MKT_NJCOLS + MKT_J_STARTED, 0, 1);
       mkt__series(lp, c, MKT_S_JOBS, j->cls * MKT_NJCOLS + MKT_J_WAIT_MS, 0, mkt__ms(now) - mkt__ms(j->submit));
       uint32_t hosts = 0;
       for (unsigned i = 0; i < r->n; i++) {
         int seen = 0;
         for (unsigned k = 0; k < i; k++)
-          seen |= m->cg[r->gpus[k]].host == m->cg[r->gpus[i]].host; /* a host per provider */
+          seen |= m->cg[MKT__RG(r)[k]].host == m->cg[MKT__RG(r)[i]].host; /* a host per provider */
         hosts += !seen;
       }
       j->hosts = hosts;
@@ -555,7 +572,7 @@ static void sink(void *ctx, const sched_decision *d) {
     run_to(lp, c, j, r, now);
     j->replacements++;
     for (unsigned i = 0; i < r->n; i++)
-      if (r->gpus[i] == d->old_gpu) r->gpus[i] = d->gpu;
+      if (MKT__RG(r)[i] == d->old_gpu) MKT__RG(r)[i] = d->gpu;
     for (unsigned i = 0; i < r->nsb; i++)
       if (r->sb[i] == d->gpu) {
         r->sb[i] = r->sb[--r->nsb];
@@ -575,7 +592,7 @@ static void sink(void *ctx, const sched_decision *d) {
     j->lost_ms += lost;
     mkt__series(lp, c, MKT_S_JOBS, j->cls * MKT_NJCOLS + MKT_J_LOST_MS, 0, lost);
     r->doomed = 0;
-    for (unsigned i = 0; i < r->n; i++) r->doomed |= mkt__cg_host(m, &m->cg[r->gpus[i]])->unseen;
+    for (unsigned i = 0; i < r->n; i++) r->doomed |= mkt__cg_host(m, &m->cg[MKT__RG(r)[i]])->unseen;
     r->rate = run_rate(c, m, j, r);
     arm_finish(lp, m, s, r);
     break;
@@ -612,8 +629,8 @@ static void sink(void *ctx, const sched_decision *d) {
     int64_t pen = m->ops->penalty && d->reason == SCHED_R_GPU_LOST ? mkt__ms(c->cfg->fixed.penalty_h * 3600.0) : 0;
     /* the uptime refund is owed for the members whose host left, not for the others */
     for (unsigned i = 0; i < r->n; i++) {
-      int gone = !mkt__cg_host(m, &m->cg[r->gpus[i]])->in;
-      release(lp, c, m, r->gpus[i], gone ? pen : 0);
+      int gone = !mkt__cg_host(m, &m->cg[MKT__RG(r)[i]])->in;
+      release(lp, c, m, MKT__RG(r)[i], gone ? pen : 0);
     }
     for (unsigned i = 0; i < r->nsb; i++) release(lp, c, m, r->sb[i], 0);
     r->nsb = 0;
@@ -624,7 +641,7 @@ static void sink(void *ctx, const sched_decision *d) {
     for (int k = 0; k < j->nruns; k++)
       if (j->runs[k].active) {
         mkt_run *r = &j->runs[k];
-        for (unsigned i = 0; i < r->n; i++) release(lp, c, m, r->gpus[i], 0);
+        for (unsigned i = 0; i < r->n; i++) release(lp, c, m, MKT__RG(r)[i], 0);
         for (unsigned i = 0; i < r->nsb; i++) release(lp, c, m, r->sb[i], 0);
         r->nsb = 0;
         run_close(r);
@@ -865,7 +882,7 @@ void mkt__host_leave(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov,
       mkt_run *r = &j->runs[k];
       if (!r->active) continue;
       for (unsigned i = 0; i < r->n; i++)
-        if (r->gpus[i] == cid && !r->doomed) {
+        if (MKT__RG(r)[i] == cid && !r->doomed) {
           /* the checkpoints that started before the market learnt of it, as the timers had them */
           ckpt_play(lp, c, j, r, sim_now(lp), 1);
           advance(r, t_left > r->last_t ? t_left : r->last_t);
@@ -1032,8 +1049,8 @@ void mkt__reprice(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s, int64
     mkt_run *r = &j->runs[k];
     if (!r->active) continue;
     for (unsigned i = 0; i < r->n; i++) {
-      bill_gpu(lp, c, m, r->gpus[i], now); /* at the old price, j->price until the end */
-      mkt__price_sample(lp, c, c->prov[mkt__cg_host(m, &m->cg[r->gpus[i]])->prov].gpu, now, price);
+      bill_gpu(lp, c, m, MKT__RG(r)[i], now); /* at the old price, j->price until the end */
+      mkt__price_sample(lp, c, c->prov[mkt__cg_host(m, &m->cg[MKT__RG(r)[i]])->prov].gpu, now, price);
     }
     for (unsigned i = 0; i < r->nsb; i++) bill_gpu(lp, c, m, r->sb[i], now);
   }

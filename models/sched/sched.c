@@ -8,6 +8,7 @@
  * one binary heap with lazy deletion by sequence number. Nothing here reads a clock or does I/O.
  */
 #include "models/sched/sched.h"
+#include "models/sched/sched_ft.h"
 
 #include "sim/bigmem.h" /* header-only, no engine: large tables on huge pages */
 
@@ -26,16 +27,8 @@
 /* ---- Names ---------------------------------------------------------------------------------- */
 const char *sched_strerror(int err) { return spotlab_strerror(err); } /* sim/errors.h */
 
-const char *const sched_policy_names[SCHED_FT_COUNT + 1] = {"none",      "checkpoint",  "standby",
-                                                            "replicate", "speculative", NULL};
-_Static_assert(sizeof sched_policy_names / sizeof *sched_policy_names == SCHED_FT_COUNT + 1, "one name per policy");
 const char *const sched_ckpt_rule_names[] = {"fixed", "young", "daly", NULL};
-const char *sched_policy_name(sched_policy p) { return (unsigned)p < SCHED_FT_COUNT ? sched_policy_names[p] : "?"; }
-int sched_policy_parse(const char *name) {
-  for (int i = 0; i < SCHED_FT_COUNT; i++)
-    if (name && !strcmp(name, sched_policy_names[i])) return i;
-  return -1;
-}
+/* sched_policy_names, sched_policy_name and sched_policy_parse are the policy table's (sched_ft.c) */
 const char *sched_reason_name(int r) {
   static const char *const n[SCHED_R_COUNT] = {"none",      "completed", "gpu_lost", "app_failed",
                                                "cancelled", "gave_up",   "degraded", "scale_down",
@@ -826,9 +819,13 @@ static double sched__gpu_mtbf(const sched *s) {
   return s->cfg.gpu_mtbf_s;
 }
 
-/* Checkpoint interval of a run: fixed, or Young/Daly with C = time to write ckpt_bytes over the
- * slowest member link (the transfer model) and M = MTBF of one GPU / n (any member's failure
- * stops a synchronous run; independent exponential failures). */
+/* Checkpoint interval of a run: fixed, or Young/Daly (Young 1974, "A first order approximation to
+ * the optimum checkpoint interval", CACM 17(9); Daly 2006, "A higher order estimate of the optimum
+ * checkpoint interval for restart dumps", FGCS 22(3)) with C = time to write ckpt_bytes over the
+ * slowest member link (the transfer model) and M = 1 / the rate at which the run loses unsaved work
+ * under its policy (sched_ft_loss_rate: MTBF of one GPU / n when nothing but checkpoints protects
+ * it, as any member's failure stops a synchronous run; independent exponential failures). A
+ * combination with standbys loses work far less often, and checkpoints less often. */
 static double sched__ckpt_interval(sched *s, sched__job *j, sched__run *r, double *cost) {
   double C = r->ckpt_c;
   if (!(C >= 0)) { /* once per membership: the members' GPU records are cold in a large pool */
@@ -843,14 +840,15 @@ static double sched__ckpt_interval(sched *s, sched__job *j, sched__run *r, doubl
   *cost = C;
   const sched_ft *ft = SCHED__FT(s, j);
   if (ft->ckpt_rule == SCHED_CKPT_FIXED || !(C > 0) || !isfinite(C)) return ft->ckpt_interval_s;
-  double M = sched__gpu_mtbf(s) / (r->n ? r->n : 1);
+  double M = sched_ft_loss_default(ft) ? sched__gpu_mtbf(s) / (r->n ? r->n : 1)
+                                       : 1.0 / sched_ft_loss_rate(ft, r->n ? r->n : 1, 1.0 / sched__gpu_mtbf(s), C);
   double T = ft->ckpt_rule == SCHED_CKPT_DALY ? sched_daly_interval(C, M) : sched_young_interval(C, M);
   return T > 1.0 ? T : 1.0;
 }
 
 /* The job's runs take periodic checkpoints. */
 static int sched__ckpt_on(const sched *s, const sched__job *j) {
-  return SCHED__FT(s, j)->policy == SCHED_FT_CHECKPOINT && j->kind == SCHED_JOB_BATCH;
+  return sched_ft_checkpoints(SCHED__FT(s, j)) && j->kind == SCHED_JOB_BATCH;
 }
 
 static void sched__arm_ckpt(sched *s, sched__job *j, sched__run *r, double after) {
@@ -1059,6 +1057,9 @@ static int sched__select(sched *s, const sched_job_spec *sp, unsigned need, uint
       }
   if (total < need) return -1;
   sched__pick pk = {need, 0, out, s->kscratch};
+  /* the window of the second pass: SCHED__SCAN_MAX candidates, or 4 per needed GPU for a wide job
+   * (a window narrower than the need could never fill it) */
+  uint64_t window = (uint64_t)need * 4 > SCHED__SCAN_MAX ? (uint64_t)need * 4 : SCHED__SCAN_MAX;
   for (int pass = 0; pass < 2; pass++) {
     pk.got = 0;
     uint64_t draws = (uint64_t)s->cfg.sample * need;
@@ -1075,7 +1076,7 @@ static int sched__select(sched *s, const sched_job_spec *sp, unsigned need, uint
       if (pk.got == need) return 0;
       continue; /* too few passed the filters: examine everyone (or a window of SCHED__SCAN_MAX) */
     }
-    if (total <= SCHED__SCAN_MAX) {
+    if (total <= window) {
       for (unsigned k = 0; k < nb; k++) {
         const sched__ivec *b = &s->buckets[s->bsel[k]];
         for (uint32_t i = 0; i < b->n; i++)
@@ -1083,14 +1084,15 @@ static int sched__select(sched *s, const sched_job_spec *sp, unsigned need, uint
       }
       return pk.got == need ? 0 : -1;
     }
-    /* Large pools: SCHED__SCAN_MAX consecutive candidates (in bucket order, wrapping) from a
-     * random start, so that a job few GPUs can take costs O(SCHED__SCAN_MAX), not O(pool), per
-     * attempt; it may miss a rare eligible GPU and is then retried at the next capacity change. */
+    /* Large pools: `window` consecutive candidates (in bucket order, wrapping; fewer than the pool
+     * holds, so none is seen twice) from a random start, so that a job few GPUs can take costs
+     * O(window), not O(pool), per attempt; it may miss a rare eligible GPU and is then retried at
+     * the next capacity change. */
     uint64_t x = sched__below(s, total);
     unsigned k = 0;
     while (x >= s->bcum[k]) k++;
     uint64_t off = x - (k ? s->bcum[k - 1] : 0);
-    for (uint32_t seen = 0; seen < SCHED__SCAN_MAX; seen++) {
+    for (uint64_t seen = 0; seen < window; seen++) {
       const sched__ivec *b = &s->buckets[s->bsel[k]];
       uint32_t id = b->v[off].id;
       if (sched__eligible(s, sp, &s->gpus[id])) sched__consider(s, &pk, id);
@@ -1114,16 +1116,16 @@ static void sched__employ(sched *s, uint32_t id, uint32_t job, const sched__run 
   g->billed = 0;
 }
 
-/* Places a new run of job j (width members, plus standby_k standbys under STANDBY). Returns 0,
+/* Places a new run of job j (width members, plus the standbys its policy keeps). Returns 0,
  * -1 when the GPUs are not there (nothing changed), or SCHED_ENOMEM. */
 static int sched__place_run(sched *s, uint32_t jid, int backup) {
   sched__job *j = &s->jobs[jid];
   const sched_ft *ft = SCHED__FT(s, j);
   unsigned width = j->width;
-  unsigned k = ft->policy == SCHED_FT_STANDBY ? ft->standby_k : 0;
+  unsigned k = sched_ft_standbys(ft);
   if (!j->runs) {
-    /* as many run slots as the policy can use at once: copies, or the run and its backup */
-    unsigned n = ft->policy == SCHED_FT_REPLICATE ? ft->replicas : ft->policy == SCHED_FT_SPECULATIVE ? 2 : 1;
+    /* as many run slots as the policy can use at once: copies, and a backup */
+    unsigned n = sched_ft_slots(ft);
     if (sched__runs_alloc(j, n)) return SCHED_ENOMEM;
   }
   sched__run *r = NULL;
@@ -1134,7 +1136,7 @@ static int sched__place_run(sched *s, uint32_t jid, int backup) {
     }
   if (!r) return -1;
   if (sched__scratch_reserve(s, width > k ? width : k)) return SCHED_ENOMEM;
-  if (sched__run_room(r, width, ft->standby_k)) return SCHED_ENOMEM;
+  if (sched__run_room(r, width, k)) return SCHED_ENOMEM; /* room for the standbys its row asks for */
   /* Members first; standbys are best effort (a run starts without them when the pool is short
    * and gets them as GPUs join). */
   sched_job_spec sp;
@@ -1200,14 +1202,15 @@ static void sched__refill_standby(sched *s, uint32_t jid, sched__run *r) {
     s->oom = 1;
     return;
   }
-  while (r->nsb < SCHED__FT(s, j)->standby_k && sched__select(s, &any, 1, s->scratch) == 0) {
+  unsigned k = sched_ft_standbys(SCHED__FT(s, j));
+  while (r->nsb < k && sched__select(s, &any, 1, s->scratch) == 0) {
     uint32_t id = s->scratch[0];
     SCHED__SBY(r)[r->nsb++] = id;
     sched__employ(s, id, jid, r, SCHED_GPU_STANDBY);
     sched_decision e = {.type = SCHED_D_STANDBY, .job = jid, .run = r->id, .gpu = id};
     sched__emit(s, &e);
   }
-  if (r->nsb < SCHED__FT(s, j)->standby_k) sched__vec_push(&s->deficit, jid);
+  if (r->nsb < k) sched__vec_push(&s->deficit, jid);
 }
 
 static void sched__queue_push(sched *s, uint32_t jid, int front) {
@@ -1246,7 +1249,8 @@ static void sched__queue_remove(sched *s, uint32_t jid) {
 }
 
 /* Tries queued jobs in FIFO order (skipping those that do not fit: backfilling), at most
- * queue_scan of them. REPLICATE places up to `replicas` runs, the first being required. */
+ * queue_scan of them. A policy of several copies places up to that many runs, the first being
+ * required. */
 static int sched__schedule(sched *s) {
   unsigned tried = 0;
   uint32_t jid = s->qhead;
@@ -1257,9 +1261,8 @@ static int sched__schedule(sched *s) {
     if (rc < -1) return rc;
     if (rc == 0) {
       sched__queue_remove(s, jid);
-      if (SCHED__FT(s, &s->jobs[jid])->policy == SCHED_FT_REPLICATE)
-        for (unsigned c = 1; c < SCHED__FT(s, &s->jobs[jid])->replicas; c++)
-          if (sched__place_run(s, jid, 0) != 0) break;
+      for (unsigned c = 1, nc = sched_ft_copies(SCHED__FT(s, &s->jobs[jid])); c < nc; c++)
+        if (sched__place_run(s, jid, 0) != 0) break;
     }
     jid = next;
   }
@@ -1268,10 +1271,11 @@ static int sched__schedule(sched *s) {
     uint32_t d = s->deficit.v[--s->deficit.n];
     sched__job *j = &s->jobs[d];
     if (j->state != SCHED_JOB_RUNNING || !j->runs) continue;
+    unsigned want = sched_ft_standbys(SCHED__FT(s, j));
     for (unsigned k = 0; k < j->nruns; k++)
-      if (j->runs[k].active && j->runs[k].nsb < SCHED__FT(s, j)->standby_k) {
+      if (j->runs[k].active && j->runs[k].nsb < want) {
         sched__refill_standby(s, d, &j->runs[k]);
-        if (j->runs[k].nsb < SCHED__FT(s, j)->standby_k) return 0; /* pool dry; it was pushed back */
+        if (j->runs[k].nsb < want) return 0; /* pool dry; it was pushed back */
       }
   }
   return 0;
@@ -1324,15 +1328,15 @@ static int sched__interrupt(sched *s, uint32_t jid, sched__run *r, sched_reason 
   sched__job *j = &s->jobs[jid];
   sched__stop_run(s, jid, r, why);
   if (sched__active_runs(j) > 0) {
-    if (SCHED__FT(s, j)->policy == SCHED_FT_REPLICATE) {
-      int rc = sched__place_run(s, jid, 0); /* keep k copies when GPUs allow */
+    if (sched_ft_copies(SCHED__FT(s, j)) > 1) {
+      int rc = sched__place_run(s, jid, 0); /* keep its copies when GPUs allow */
       if (rc < -1) return rc;
     }
     return 0;
   }
   j->restarts++;
   j->speculated = 0;
-  if (SCHED__FT(s, j)->policy != SCHED_FT_CHECKPOINT) j->saved_work = 0;
+  if (!sched_ft_checkpoints(SCHED__FT(s, j))) j->saved_work = 0;
   if (j->restarts > SCHED__FT(s, j)->max_restarts) {
     sched__end_job(s, jid, SCHED_R_GAVE_UP);
     return 0;
@@ -1406,7 +1410,7 @@ static int sched__gpu_lost(sched *s, uint32_t id) {
     s->cnt.scale_events++;
     return sched__service_fill(s, jid);
   }
-  if (SCHED__FT(s, j)->policy == SCHED_FT_STANDBY) {
+  if (sched_ft_replaces_lost(SCHED__FT(s, j))) {
     /* N+k: promote a standby at once, else take an idle GPU; the newcomer loads the job's state
      * from its peers (ckpt_bytes over its link) while the run waits. */
     uint32_t nid = SCHED__NIL;
@@ -1596,7 +1600,8 @@ static int sched__gpu_degrade(sched *s, uint32_t id, double f) {
   sched__run *r = sched__run_at(j, g->rslot);
   if (!r) return SCHED_ESTATE;
   r->rate = sched__run_rate(s, j, r);
-  if (f >= s->cfg.degrade_ratio || SCHED__FT(s, j)->policy != SCHED_FT_STANDBY || !r->nsb || j->kind != SCHED_JOB_BATCH)
+  if (f >= s->cfg.degrade_ratio || !sched_ft_replaces_degraded(SCHED__FT(s, j)) || !r->nsb ||
+      j->kind != SCHED_JOB_BATCH)
     return 0;
   /* Replace the degraded member by a standby; the degraded GPU goes back to the pool, where its
    * speed factor lowers its selection weight. */
@@ -1742,6 +1747,15 @@ static int sched__job_grow(sched *s, uint32_t jid) {
   return 0;
 }
 
+/* A fault tolerance the core can run: a row of the policy table, settings in range, and no more
+ * run slots or standbys than a job holds. */
+static int sched__ft_valid(const sched_ft *ft) {
+  if (!sched_ft_row_of((int)ft->policy) || (unsigned)ft->ckpt_rule > SCHED_CKPT_DALY || !(ft->ckpt_interval_s > 0) ||
+      ft->standby_k > SCHED_MAX_STANDBY || ft->replicas < 1 || ft->replicas > SCHED_MAX_RUNS)
+    return 0;
+  return sched_ft_slots(ft) <= SCHED_MAX_RUNS && sched_ft_standbys(ft) <= SCHED_MAX_STANDBY;
+}
+
 /* A job spec is checked before the event changes anything (the clock, the counters). */
 static int sched__spec_check(const sched *s, const sched_job_spec *sp) {
   if (sp->kind == SCHED_JOB_BATCH && (sp->width == 0 || !(sp->work > 0))) return SCHED_EINVAL;
@@ -1751,10 +1765,7 @@ static int sched__spec_check(const sched *s, const sched_job_spec *sp) {
   if (sp->region >= (int32_t)s->cfg.nregions) return SCHED_EINVAL;
   if (s->cfg.node_queues && (sp->node < -1 || (sp->node >= 0 && (uint32_t)sp->node >= s->cfg.max_nodes)))
     return SCHED_EINVAL;
-  if (sp->ft && ((unsigned)sp->ft->policy >= SCHED_FT_COUNT || (unsigned)sp->ft->ckpt_rule > SCHED_CKPT_DALY ||
-                 !(sp->ft->ckpt_interval_s > 0) || sp->ft->standby_k > SCHED_MAX_STANDBY || sp->ft->replicas < 1 ||
-                 sp->ft->replicas > SCHED_MAX_RUNS))
-    return SCHED_EINVAL;
+  if (sp->ft && !sched__ft_valid(sp->ft)) return SCHED_EINVAL;
   if (sp->ncand && !sp->cand) return SCHED_EINVAL;
   return 0;
 }
@@ -1810,9 +1821,8 @@ static int sched__job_arrive(sched *s, uint32_t jid, const sched_job_spec *sp) {
       sched__end_job(s, jid, SCHED_R_RELEASED);
       return 0;
     }
-    if (SCHED__FT(s, j)->policy == SCHED_FT_REPLICATE)
-      for (unsigned c = 1; c < SCHED__FT(s, j)->replicas; c++)
-        if (sched__place_run(s, jid, 0) != 0) break;
+    for (unsigned c = 1, nc = sched_ft_copies(SCHED__FT(s, j)); c < nc; c++)
+      if (sched__place_run(s, jid, 0) != 0) break;
     return 0;
   }
   j->state = SCHED_JOB_QUEUED;
@@ -1832,7 +1842,7 @@ static int sched__job_withdraw(sched *s, uint32_t jid) {
   if (j->runs)
     for (unsigned k = 0; k < j->nruns; k++)
       if (j->runs[k].active) sched__stop_run(s, jid, &j->runs[k], SCHED_R_PREEMPTED);
-  if (SCHED__FT(s, j)->policy != SCHED_FT_CHECKPOINT) j->saved_work = 0;
+  if (!sched_ft_checkpoints(SCHED__FT(s, j))) j->saved_work = 0;
   sched__end_job(s, jid, SCHED_R_WITHDRAWN);
   return sched__schedule(s);
 }
@@ -1866,7 +1876,7 @@ static int sched__progress(sched *s, uint32_t jid, sched__run *r, double work) {
   }
   r->last_t = s->now;
   r->last_work = work;
-  if (r->slow && SCHED__FT(s, j)->policy == SCHED_FT_SPECULATIVE && !j->speculated && !r->backup &&
+  if (r->slow && sched_ft_backs_up_slow(SCHED__FT(s, j)) && !j->speculated && !r->backup &&
       sched__active_runs(j) == 1) {
     int rc = sched__place_run(s, jid, 1);
     if (rc < -1) return rc;
@@ -2063,11 +2073,13 @@ int sched_create(const sched_config *cfg, sched **out) {
   if (!cfg || !cfg->sink || cfg->max_gpus == 0 || cfg->max_gpus >= SCHED__NIL || cfg->max_providers == 0 ||
       cfg->max_nodes == 0 || cfg->max_nodes > SCHED_MAX_NODES || cfg->max_jobs == 0 || cfg->max_jobs >= SCHED__NIL ||
       cfg->nregions == 0 || cfg->ngrades == 0 || cfg->nregions > 65535 || cfg->ngrades > 65535 ||
-      (unsigned)cfg->policy >= SCHED_FT_COUNT || !(cfg->ckpt_interval_s > 0) || !(cfg->gpu_mtbf_s > 0) ||
-      cfg->replicas < 1 || cfg->replicas > SCHED__MAX_RUNS || cfg->standby_k > 64 || cfg->sample == 0 ||
-      !(cfg->platform_fee >= 0) || !(cfg->node_fee >= 0) || cfg->platform_fee + cfg->node_fee > 1 ||
-      !(cfg->delegation_fee >= 0 && cfg->delegation_fee <= 1) || !(cfg->target_util > 0 && cfg->target_util <= 1) ||
-      cfg->heartbeat_timeout_s < 0 || !(cfg->net.packet_bits >= 1) ||
+      !sched__ft_valid(&(sched_ft){cfg->policy, cfg->ckpt_rule, cfg->ckpt_interval_s, cfg->standby_k, cfg->replicas,
+                                   cfg->max_restarts}) ||
+      !(cfg->ckpt_interval_s > 0) || !(cfg->gpu_mtbf_s > 0) || cfg->replicas < 1 || cfg->replicas > SCHED__MAX_RUNS ||
+      cfg->standby_k > 64 || cfg->sample == 0 || !(cfg->platform_fee >= 0) || !(cfg->node_fee >= 0) ||
+      cfg->platform_fee + cfg->node_fee > 1 || !(cfg->delegation_fee >= 0 && cfg->delegation_fee <= 1) ||
+      !(cfg->target_util > 0 && cfg->target_util <= 1) || cfg->heartbeat_timeout_s < 0 ||
+      !(cfg->net.packet_bits >= 1) ||
       (cfg->node_queues && (uint64_t)cfg->max_nodes * cfg->nregions * cfg->ngrades > SCHED__MAX_QUEUES) ||
       cfg->max_kinds > SCHED_MAX_KINDS)
     return SCHED_EINVAL;

@@ -52,11 +52,17 @@ typedef enum sched_policy {
   SCHED_FT_SPECULATIVE, /* a run slower than expected gets a backup copy; first finish wins */
   SCHED_FT_COUNT
 } sched_policy;
-const char *sched_policy_name(sched_policy p);
-int sched_policy_parse(const char *name); /* index, or -1 */
-/* NULL-terminated names of the policies, in enum order: the one list that scenario keys (market,
- * lab) and `spotlab keys` use. */
-extern const char *const sched_policy_names[];
+/* A policy is a row of the table of fault-tolerance policies (models/sched/sched_ft.h): the values
+ * above are the built-in rows; rows registered at run time and combinations ("checkpoint+standby")
+ * follow them. The core asks the table what a policy does, never tests its number. */
+const char *sched_policy_name(sched_policy p); /* "?" for a number that names no row */
+/* A row's name, or a combination written "a+b[+c...]" (any order, each part once, "none" alone):
+ * its row number (a combination is added to the table when first named), or -1. */
+int sched_policy_parse(const char *name);
+/* NULL-terminated names of the rows that are not combinations, built-in ones first, then those
+ * registered (sched_ft_register): the one list that scenario keys naming one policy (market, lab)
+ * and `spotlab keys` use. */
+extern const char *sched_policy_names[];
 
 typedef enum sched_ckpt_rule {
   SCHED_CKPT_FIXED = 0, /* every ckpt_interval_s */
@@ -86,11 +92,12 @@ extern const char *const sched_ckpt_rule_names[]; /* "fixed", "young", "daly", N
 /* Fault tolerance of one job: its policy and the policy's settings. A job spec may carry its own
  * (the market sets one per job class); without one the configuration's apply. */
 typedef struct sched_ft {
-  sched_policy policy;
+  sched_policy policy; /* a row of the policy table (sched_ft.h) */
   sched_ckpt_rule ckpt_rule;
   double ckpt_interval_s; /* FIXED rule; also the fallback before any MTBF is known */
-  unsigned standby_k;     /* STANDBY: standbys per run (0..SCHED_MAX_STANDBY) */
-  unsigned replicas;      /* REPLICATE: copies per job (1..SCHED_MAX_RUNS) */
+  unsigned standby_k;     /* standby (and its combinations): standbys per run (0..SCHED_MAX_STANDBY) */
+  unsigned replicas;      /* replicate (and its combinations): copies per job (1..SCHED_MAX_RUNS, with
+                             a backup copy's slot when combined with speculative) */
   unsigned max_restarts;  /* a job interrupted more often than this ends as failed */
 } sched_ft;
 

@@ -24,7 +24,7 @@ const sim_param app_run_params[] = {
     {"end", SIM_P_DURATION, offsetof(app_run_cfg, end), "\"7d\"", 1e-9, 3.2e9, "s",
      "simulated time to run (seconds, or \"12h\", \"7d\", ...)"},
     /* Assumption: 1e12 events is about 16 days of one core at the 0.73 M events/s the 1M-GPU
-     * market runs at (docs/performance.md); beyond that a scenario is more likely a unit slip
+     * market runs at (docs/history/performance-log.md); beyond that a scenario is more likely a unit slip
      * (run.end in seconds where hours were meant) than a run someone will wait for. */
     {"max_events", SIM_P_DOUBLE, offsetof(app_run_cfg, max_events), "1e12", 0, 1e18, "events",
      "`check` refuses a scenario whose replications it estimates at more engine events than this "

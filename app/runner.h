@@ -22,7 +22,7 @@ extern const sim_param app_run_params[];
  *                     replications one after another;
  *   APP_SPREAD_AUTO   model when the replications this process runs cannot keep every rank busy
  *                     and the model has at least APP_SPREAD_MODEL_MIN_LPS entities per rank, reps
- *                     otherwise (app_spread_choose; docs/performance.md has the measurement).
+ *                     otherwise (app_spread_choose; docs/history/performance-log.md has the measurement).
  * Results are bit-identical whichever is chosen. */
 typedef enum app_spread { APP_SPREAD_AUTO = 0, APP_SPREAD_REPS, APP_SPREAD_MODEL } app_spread;
 #define APP_SPREAD_MODEL_MIN_LPS 50000

@@ -2,7 +2,7 @@
  * MB of records (LP records and states, the core's GPUs and jobs, the calendar's chunks) at
  * random, and with 4 KiB pages most of those loads miss the TLB as well as the cache: at 1M GPUs
  * the prefetch of the next provider's state was the market's hottest instruction (perf,
- * docs/performance.md). Where the kernel gives huge pages on request (transparent_hugepage
+ * docs/history/performance-log.md). Where the kernel gives huge pages on request (transparent_hugepage
  * "madvise", the Debian default), sim_bigmem_advise asks for them on the whole 2 MiB pages inside
  * a block; elsewhere it does nothing. Only the memory's mapping changes, never its contents, so
  * results are the same with and without it.

@@ -321,7 +321,7 @@ static inline void sim__heap_pop(sim_engine *e, sim__ev *top) {
     /* the grandchildren's four lines are fetched while this level's children are compared: the
      * chain of dependent loads down the heap overlaps two levels at a time (at 16,384 LPs the keys,
      * 256 KB, live in L2; PHOLD's ratio to the bare heap loop 1.07-1.15x what it was there,
-     * docs/performance.md) */
+     * docs/history/performance-log.md) */
     size_t g = 4 * c + 1;
     if (g + 12 < n) { /* (keys exist up to hn + 3: no address past the array) */
       __builtin_prefetch(&k[g]);
@@ -900,7 +900,7 @@ static sim_engine *sim__engine_new(const sim_model *m, const sim_run_opts *o) {
   e->slabmsg = calloc(m->msg_size > SIM__INLINE_BYTES ? m->msg_size : SIM__INLINE_BYTES, 1);
   if (!e->inl || !e->inl_next || !e->inl_next2 || !e->slabmsg) goto fail;
   /* Early hints on a rank with many LPs only: with fewer, their records stay in cache, and the
-   * hint's own work was 3-5% of the market's time at 10k GPUs (docs/performance.md).
+   * hint's own work was 3-5% of the market's time at 10k GPUs (docs/history/performance-log.md).
    * early_hints 0 turns them off, 1 on at any size (an A/B measurement, the tests). */
   int early = st.v[SIM_OPT_EARLY_HINTS] < 0 ? e->nlocal >= SIM__HINT2_MIN_LPS : st.v[SIM_OPT_EARLY_HINTS] > 0;
   for (unsigned t = 0; t < m->ntypes; t++) {

@@ -1174,7 +1174,7 @@ static void test_bids_find_free_hosts_random(void) {
  * the queue, and the first 1024 positions hold fewer than MKT__Q_PACK_EVERY holes. Until
  * 2026-12-06 trimming stopped at the head bid and the window filled with holes: at a million
  * GPUs a host's scan found 1023 holes and that one bid while 57,000 bids behind them fitted free
- * hosts (docs/performance.md, "Holes at the head of the bid queue"). */
+ * hosts (docs/history/performance-log.md, "Holes at the head of the bid queue"). */
 static void test_bid_queue_front_random(void) {
   rng g = {20261206};
   chk ck = {0};

@@ -292,7 +292,7 @@ typedef struct mkt_market {
    * busy hosts nor the GPUs that can never take the job: at a million GPUs x 10 days region 0's
    * bidding pool listed 96,674 available hosts, a new bid's scan of the first 256 found them all
    * busy while 84,608 had free GPUs, and 122,259 of its 122,287 waiting bids fitted one of those
-   * (docs/performance.md, "Bids that waited beside free GPUs"). */
+   * (docs/history/performance-log.md, "Bids that waited beside free GPUs"). */
   uint32_t *fre[MKT_NCLASSES], *fpos[MKT_NCLASSES];
   uint32_t nfre[MKT_NCLASSES];
   int32_t *hix;   /* per region provider: index in host, -1 */

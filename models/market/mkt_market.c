@@ -88,7 +88,7 @@ void mkt__q_del(mkt_market *m, uint32_t i) {
  * every ask waits out its patience). Trimming stops at that bid, and the compaction of
  * mkt__market_event waits for holes to be half the queue, so a scan of the first 1024 positions
  * (bid_host_free) found 1023 holes and the one bid that fits nowhere, while tens of thousands of
- * bids behind them fitted free hosts (docs/performance.md, "Holes at the head of the bid
+ * bids behind them fitted free hosts (docs/history/performance-log.md, "Holes at the head of the bid
  * queue"). Packing the front moves its live entries, in order, to the end of the span. */
 static void q_pack_front(mkt_market *m) {
   uint32_t end = m->qlen - m->qhead > MKT__Q_PACK_SPAN ? m->qhead + MKT__Q_PACK_SPAN : m->qlen;

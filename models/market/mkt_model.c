@@ -2400,7 +2400,7 @@ static int mkt__check(const sim_model *m, const sim_results *r, char *msg, size_
  * sizeof the provider LP, two pending events of 32 B, its shared record), plus per GPU what the
  * pools and their scheduling cores hold (host records, core GPU records and queues, jobs in flight,
  * message payloads): 640 B, measured: `spotlab bench market --gpus 1000000 --days 7` holds 1003 B
- * per single-GPU provider (docs/performance.md), of which the LP part is 360 B. ASSUMPTION: hosts
+ * per single-GPU provider (docs/history/performance-log.md), of which the LP part is 360 B. ASSUMPTION: hosts
  * with several GPUs need the per-GPU part per GPU (an upper bound: part of it is per host). Times
  * the compared policies' worlds. */
 static double mkt__memory_estimate(const void *vcfg) {

@@ -27,7 +27,7 @@ static sim_id phold__group_first(const void *ctx, unsigned g) { return (sim_id)g
  * it is the draw of the bare heap loop that `bench phold` measures the engine against
  * (phold_ref.c's expo), and glibc's log is the faster of the two: in a perf profile of
  * `bench phold` (1,024 LPs) log1p took 14.4% of the samples and the reference's log 8.4% for the
- * same number of calls (docs/performance.md). */
+ * same number of calls (docs/history/performance-log.md). */
 static void phold__schedule(sim_lp *lp) {
   const phold_config *c = phold__cfg(lp);
   gsl_rng *r = sim_lp_rng(lp);

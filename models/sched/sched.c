@@ -988,7 +988,7 @@ static uint32_t sched__drawn(const sched *s, unsigned nb, uint64_t x) { return s
  * caches, but a core's records share the cache with the rest of the model: at 100k GPUs in three
  * regions (pools of 10,000 to 13,000) sched__eligible and sched__consider took 135 ns of an event's
  * 1,026, against 41 at a million GPUs, whose pools fetched (perf, 2 days). With every pool fetching,
- * 10k GPUs run as fast as before (docs/performance.md, "Every pool fetches its candidates ahead"). */
+ * 10k GPUs run as fast as before (docs/history/performance-log.md, "Every pool fetches its candidates ahead"). */
 #define SCHED__FETCH_MAX 32u
 static void sched__fetch_draws(const sched *s, unsigned nb, uint64_t total, uint64_t draws) {
   uint64_t q[4];

@@ -1,5 +1,6 @@
 /* cli.c - option tables: parsing and --help from one declaration (cli.h). */
 #include "app/cli.h"
+#include "sim/edit_distance.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -32,21 +33,6 @@ static int cli__index(const app_args *a, const char *name) {
     abort();
   }
   return k;
-}
-
-/* Levenshtein distance, for "did you mean" (names are short; longer ones are not compared). */
-static unsigned cli__distance(const char *a, size_t la, const char *b) {
-  size_t lb = strlen(b);
-  if (la > 47 || lb > 47) return 99;
-  unsigned d[48][48];
-  for (size_t i = 0; i <= la; i++) d[i][0] = (unsigned)i;
-  for (size_t j = 0; j <= lb; j++) d[0][j] = (unsigned)j;
-  for (size_t i = 1; i <= la; i++)
-    for (size_t j = 1; j <= lb; j++) {
-      unsigned sub = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]), del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
-      d[i][j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
-    }
-  return d[la][lb];
 }
 
 /* The bounds of a number option as text: "[1, 10000]". */
@@ -131,7 +117,7 @@ static int cli__unknown(const app_cli *c, const char *arg, size_t len) {
   const char *best = NULL;
   unsigned bd = len < 6 ? 2 : 3;
   for (int k = 0; c->opts && c->opts[k].name; k++) {
-    unsigned d = cli__distance(arg, len, c->opts[k].name);
+    unsigned d = sim_edit_distance(arg, len, c->opts[k].name, strlen(c->opts[k].name));
     /* a prefix of an option ("--rep" for "--reps") is close whatever its distance */
     if (len >= 3 && !strncmp(c->opts[k].name, arg, len)) d = 1;
     if (d <= bd && (!best || d < bd)) {
@@ -434,7 +420,7 @@ int app_out_check(FILE *msg, const char *cmd, const char *out, const char *const
   return 0;
 }
 
-unsigned app_cli_distance(const char *a, const char *b) { return cli__distance(a, strlen(a), b); }
+unsigned app_cli_distance(const char *a, const char *b) { return sim_edit_distance(a, strlen(a), b, strlen(b)); }
 
 const char *app_cli_closest(const char *word, const char *const *names, size_t n) {
   const char *best = NULL;

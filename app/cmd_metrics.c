@@ -1,6 +1,7 @@
 /* cmd_metrics.c - `spotlab metrics [NAME]`: the metric catalogue (sim_metric_def: name, unit,
  * label, formula, population, weighting, what happens to jobs under way at the end), listed for a
  * model, shown in full for one metric or quantity, or written as docs/metrics.md (--markdown). */
+#include "sim/edit_distance.h"
 #include "app/app.h"
 #include "app/cli.h"
 #include "app/models.h"
@@ -126,21 +127,6 @@ static void metrics__full(FILE *f, const sim_metric_def *m) {
   fprintf(f, "  censored:  %s\n", metrics__s(m->censored));
 }
 
-/* Levenshtein distance of two short names (99 when either is over 63 characters). */
-static unsigned metrics__distance(const char *a, const char *b) {
-  size_t la = strlen(a), lb = strlen(b);
-  if (la > 63 || lb > 63) return 99;
-  unsigned d[64][64];
-  for (size_t i = 0; i <= la; i++) d[i][0] = (unsigned)i;
-  for (size_t j = 0; j <= lb; j++) d[0][j] = (unsigned)j;
-  for (size_t i = 1; i <= la; i++)
-    for (size_t j = 1; j <= lb; j++) {
-      unsigned sub = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]), del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
-      d[i][j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
-    }
-  return d[la][lb];
-}
-
 /* NAME in full: a metric, or every metric of a quantity (the first in full, the others by name). */
 static int metrics__show(const metrics__cat *c, const char *name) {
   for (unsigned k = 0; k < c->n; k++)
@@ -169,7 +155,8 @@ static int metrics__show(const metrics__cat *c, const char *name) {
   for (unsigned k = 0; k < c->n; k++) {
     char q[128];
     snprintf(q, sizeof q, "%.*s", (int)metrics__qlen(c->defs[k].name), c->defs[k].name);
-    unsigned dq = metrics__distance(name, q), dn = metrics__distance(name, c->defs[k].name);
+    unsigned dq = sim_edit_distance(name, strlen(name), q, strlen(q)),
+             dn = sim_edit_distance(name, strlen(name), c->defs[k].name, strlen(c->defs[k].name));
     unsigned dd = dq <= dn ? dq : dn;
     const char *cand = dq <= dn ? q : c->defs[k].name;
     int dup = 0;

@@ -142,15 +142,6 @@ int lab_calib_write(const char *path, const lab_config *cfg, const lab_calib *c,
   return 0;
 }
 
-static int lab__cerr(char *err, size_t len, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static int lab__cerr(char *err, size_t len, int rc, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, len, fmt, ap);
-  va_end(ap);
-  return rc;
-}
-
 /* KERNEL or KERNEL.A or KERNEL.A.B after a key's prefix: the kernel and up to two indices. */
 static int lab__ckey(const char *rest, int nidx, int *kernel, long *idx) {
   char kn[16];
@@ -176,7 +167,7 @@ static int lab__ckey(const char *rest, int nidx, int *kernel, long *idx) {
 int lab_calib_load(const char *path, const lab_config *cfg, lab_calib **out, char *err, size_t errlen) {
   *out = NULL;
   lab_calib *c = lab_calib_create(cfg);
-  if (!c) return lab__cerr(err, errlen, LAB_ENOMEM, "out of memory");
+  if (!c) return spotlab_errf(err, errlen, LAB_ENOMEM, "out of memory");
   sim_csv *csv;
   int rc = sim_csv_open(&csv, path, SIM_CSV_COMMENTS, "lab calibration file", err, errlen);
   if (rc) {
@@ -200,8 +191,8 @@ int lab_calib_load(const char *path, const lab_config *cfg, lab_calib **out, cha
     for (long q = 0; q < ndata && dup < 0; q++)
       if (!strcmp(seen[q], key)) dup = seen_line[q];
     if (dup >= 0) {
-      rc = lab__cerr(err, errlen, LAB_ECONFIG, "%s:%ld: key '%s' is given twice (first at line %ld)", path, row.line,
-                     key, dup);
+      rc = spotlab_errf(err, errlen, LAB_ECONFIG, "%s:%ld: key '%s' is given twice (first at line %ld)", path, row.line,
+                        key, dup);
       break;
     }
     char **ns = realloc(seen, (size_t)(ndata + 1) * sizeof *ns);
@@ -209,7 +200,7 @@ int lab_calib_load(const char *path, const lab_config *cfg, lab_calib **out, cha
     if (ns) seen = ns;
     if (nl) seen_line = nl;
     if (!ns || !nl || !(seen[ndata] = strdup(key))) {
-      rc = lab__cerr(err, errlen, LAB_ENOMEM, "out of memory");
+      rc = spotlab_errf(err, errlen, LAB_ENOMEM, "out of memory");
       break;
     }
     seen_line[ndata++] = row.line;
@@ -218,16 +209,16 @@ int lab_calib_load(const char *path, const lab_config *cfg, lab_calib **out, cha
         device = strdup(row.f[3]);
         device_line = row.line;
       } else if (strcmp(device, row.f[3])) {
-        rc = lab__cerr(err, errlen, LAB_ECONFIG,
-                       "%s:%ld: key '%s': device '%s', but line %ld says '%s': one calibration measures one device",
-                       path, row.line, key, row.f[3], device_line, device);
+        rc = spotlab_errf(err, errlen, LAB_ECONFIG,
+                          "%s:%ld: key '%s': device '%s', but line %ld says '%s': one calibration measures one device",
+                          path, row.line, key, row.f[3], device_line, device);
         break;
       }
     }
     double v;
     if (row.n < 2 || sim_csv_num(row.f[1], &v) != 0 || !isfinite(v)) {
-      rc = lab__cerr(err, errlen, LAB_ECONFIG, "%s:%ld: key '%s': expected key,value,unit,device,note with a number",
-                     path, row.line, key);
+      rc = spotlab_errf(err, errlen, LAB_ECONFIG, "%s:%ld: key '%s': expected key,value,unit,device,note with a number",
+                        path, row.line, key);
       break;
     }
     int k;
@@ -331,7 +322,7 @@ int lab_calib_load(const char *path, const lab_config *cfg, lab_calib **out, cha
       bad = "unknown key";
     }
     if (bad) {
-      rc = lab__cerr(err, errlen, LAB_ECONFIG, "%s:%ld: key '%s': %s", path, row.line, key, bad);
+      rc = spotlab_errf(err, errlen, LAB_ECONFIG, "%s:%ld: key '%s': %s", path, row.line, key, bad);
       break;
     }
   }
@@ -341,8 +332,8 @@ int lab_calib_load(const char *path, const lab_config *cfg, lab_calib **out, cha
   free(seen_line);
   free(device);
   if (rc >= 0 && ndata == 0) /* empty, or its header alone */
-    rc = lab__cerr(err, errlen, LAB_ECONFIG, "%s:%ld: no calibration figures (an empty or header-only file)", path,
-                   last_line ? last_line : 1);
+    rc = spotlab_errf(err, errlen, LAB_ECONFIG, "%s:%ld: no calibration figures (an empty or header-only file)", path,
+                      last_line ? last_line : 1);
   if (rc < 0) {
     lab_calib_free(c);
     return rc == SPOTLAB_ENOMEM ? LAB_ENOMEM : rc == SPOTLAB_EIO ? LAB_EIO : LAB_ECONFIG;
@@ -379,8 +370,8 @@ int lab_calib_load(const char *path, const lab_config *cfg, lab_calib **out, cha
   }
   if (miss) {
     lab_calib_free(c);
-    return lab__cerr(err, errlen, LAB_ECONFIG, "%s: no '%s': not a calibration of %s (measure one with --predict)",
-                     path, miss, cfg->path);
+    return spotlab_errf(err, errlen, LAB_ECONFIG, "%s: no '%s': not a calibration of %s (measure one with --predict)",
+                        path, miss, cfg->path);
   }
   *out = c;
   return 0;

@@ -6,6 +6,7 @@
  * found, so a scenario is used whole or not at all.
  */
 #include "sim/param.h"
+#include "sim/edit_distance.h"
 #include "sim/sim.h"
 
 #include <ctype.h>
@@ -736,21 +737,6 @@ static void sim__set_default(sim__pctx *c, const sim_param *p, void *base, const
   config_destroy(&tmp);
 }
 
-static unsigned sim__edit_distance(const char *a, const char *b) {
-  size_t la = strlen(a), lb = strlen(b);
-  if (la > 63 || lb > 63) return 99;
-  unsigned d[64][64];
-  for (size_t i = 0; i <= la; i++) d[i][0] = (unsigned)i;
-  for (size_t j = 0; j <= lb; j++) d[0][j] = (unsigned)j;
-  for (size_t i = 1; i <= la; i++)
-    for (size_t j = 1; j <= lb; j++) {
-      unsigned sub = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-      unsigned del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
-      d[i][j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
-    }
-  return d[la][lb];
-}
-
 static void sim__parse_group(sim__pctx *c, const config_setting_t *g, const sim_param *table, void *out,
                              const char *prefix, const char *const *ignore) {
   char path[256];
@@ -779,7 +765,8 @@ static void sim__parse_group(sim__pctx *c, const config_setting_t *g, const sim_
     const char *best = NULL;
     unsigned bd = 3;
     for (const sim_param *p = table; p->name && c->d->nerrors < SIM_DIAG_SHOWN; p++) {
-      unsigned dd = sim__edit_distance(name, p->name); /* a suggestion only where it is shown */
+      unsigned dd =
+          sim_edit_distance(name, strlen(name), p->name, strlen(p->name)); /* a suggestion only where it is shown */
       if (dd < bd) {
         bd = dd;
         best = p->name;

@@ -15,16 +15,6 @@
 #include <strings.h>
 #include <time.h>
 
-static int mkt__err(char *err, size_t len, int code, const char *fmt, ...) {
-  if (err && len) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, len, fmt, ap);
-    va_end(ap);
-  }
-  return code;
-}
-
 static int mkt__num(const char *s, double *v) { return sim_csv_num(s, v); }
 
 /* Opens a data file through the one CSV reader (sim/csvfile.h) with its header row. */
@@ -61,8 +51,8 @@ int mkt_gpus_load(const char *path, mkt_gpu **out, size_t *n, char *err, size_t 
     const char *const *fl = row.f;
     long lineno = row.line;
     if (row.n < need) {
-      rc = mkt__err(err, errlen, MKT_EFORMAT, "%s:%ld: expected at least %zu fields, found %zu", path, lineno, need,
-                    row.n);
+      rc = spotlab_errf(err, errlen, MKT_EFORMAT, "%s:%ld: expected at least %zu fields, found %zu", path, lineno, need,
+                        row.n);
       break;
     }
     if (cnt == cap) {
@@ -78,7 +68,7 @@ int mkt_gpus_load(const char *path, mkt_gpu **out, size_t *n, char *err, size_t 
     memset(r, 0, sizeof *r);
     const char *name = fl[col[0]];
     if (strlen(name) == 0 || strlen(name) >= sizeof r->name) {
-      rc = mkt__err(err, errlen, MKT_EFORMAT, "%s:%ld: GPU name must have 1 to 15 characters", path, lineno);
+      rc = spotlab_errf(err, errlen, MKT_EFORMAT, "%s:%ld: GPU name must have 1 to 15 characters", path, lineno);
       break;
     }
     strcpy(r->name, name);
@@ -87,29 +77,29 @@ int mkt_gpus_load(const char *path, mkt_gpu **out, size_t *n, char *err, size_t 
                      &r->pl_min_w,    &r->pl_max_w,    &r->ref_price_usd_h};
     for (int k = 0; k < 7 && rc == MKT_OK; k++)
       if (mkt__num(fl[col[2 + k]], dst[k]) || *dst[k] <= 0)
-        rc = mkt__err(err, errlen, MKT_EFORMAT, "%s:%ld: %s '%s' is not a positive number", path, lineno,
-                      mkt__gpu_cols[2 + k].name, fl[col[2 + k]]);
+        rc = spotlab_errf(err, errlen, MKT_EFORMAT, "%s:%ld: %s '%s' is not a positive number", path, lineno,
+                          mkt__gpu_cols[2 + k].name, fl[col[2 + k]]);
     r->power_w = r->pl_max_w;
     for (int k = 0; k < 2 && opt && rc == MKT_OK; k++) {
       double *o = k ? &r->interruptible_usd_h : &r->power_w;
       if (mkt__num(fl[ocol[k]], o) || *o <= 0)
-        rc = mkt__err(err, errlen, MKT_EFORMAT, "%s:%ld: %s '%s' is not a positive number", path, lineno,
-                      mkt__gpu_opt[k].name, fl[ocol[k]]);
+        rc = spotlab_errf(err, errlen, MKT_EFORMAT, "%s:%ld: %s '%s' is not a positive number", path, lineno,
+                          mkt__gpu_opt[k].name, fl[ocol[k]]);
     }
     if (rc == MKT_OK && r->pl_min_w > r->pl_max_w)
-      rc = mkt__err(err, errlen, MKT_EFORMAT, "%s:%ld: pl_min_w > pl_max_w", path, lineno);
+      rc = spotlab_errf(err, errlen, MKT_EFORMAT, "%s:%ld: pl_min_w > pl_max_w", path, lineno);
     if (rc == MKT_OK && r->interruptible_usd_h > r->ref_price_usd_h)
-      rc =
-          mkt__err(err, errlen, MKT_EFORMAT, "%s:%ld: interruptible_usd_h %g is above the on-demand ref_price_usd_h %g",
-                   path, lineno, r->interruptible_usd_h, r->ref_price_usd_h);
+      rc = spotlab_errf(err, errlen, MKT_EFORMAT,
+                        "%s:%ld: interruptible_usd_h %g is above the on-demand ref_price_usd_h %g", path, lineno,
+                        r->interruptible_usd_h, r->ref_price_usd_h);
     if (rc == MKT_OK && mkt_gpu_find(g, cnt, r->name) >= 0)
-      rc = mkt__err(err, errlen, MKT_EFORMAT, "%s:%ld: GPU '%s' listed twice", path, lineno, r->name);
+      rc = spotlab_errf(err, errlen, MKT_EFORMAT, "%s:%ld: GPU '%s' listed twice", path, lineno, r->name);
     if (rc) break;
     cnt++;
   }
   if (more < 0) rc = more;
   sim_csv_close(c);
-  if (rc == MKT_OK && cnt == 0) rc = mkt__err(err, errlen, MKT_EFORMAT, "%s: no GPU rows", path);
+  if (rc == MKT_OK && cnt == 0) rc = spotlab_errf(err, errlen, MKT_EFORMAT, "%s: no GPU rows", path);
   if (rc) {
     free(g);
     return rc;
@@ -150,8 +140,8 @@ static int mkt__trace_done(const char *path, mkt_trace_job *v, size_t cnt, const
         o += (size_t)snprintf(why + o, sizeof why - o, "%s%zu %s", o ? ", " : "", st->dropped[r],
                               mkt_trace_reason_names[r]);
     free(v);
-    return mkt__err(err, errlen, MKT_EFORMAT, "%s: no usable row (%zu data rows%s%s)", path, st->rows, o ? ": " : "",
-                    why);
+    return spotlab_errf(err, errlen, MKT_EFORMAT, "%s: no usable row (%zu data rows%s%s)", path, st->rows,
+                        o ? ": " : "", why);
   }
   if (cnt > 1) qsort(v, cnt, sizeof *v, mkt__job_cmp);
   *out = v;
@@ -182,15 +172,15 @@ int mkt_trace_load_alibaba_pods(const char *path, mkt_trace_job **out, size_t *n
     st->rows++;
     const char *const *fl = row.f;
     if (row.n < need) {
-      rc = mkt__err(err, errlen, MKT_EFORMAT, "%s:%ld: expected at least %zu fields, found %zu", path, row.line, need,
-                    row.n);
+      rc = spotlab_errf(err, errlen, MKT_EFORMAT, "%s:%ld: expected at least %zu fields, found %zu", path, row.line,
+                        need, row.n);
       break;
     }
     double ngpu, milli, create, del, sched;
     if (mkt__num(fl[col[POD_NUM_GPU]], &ngpu) || mkt__num(fl[col[POD_GPU_MILLI]], &milli) ||
         mkt__num(fl[col[POD_CREATE]], &create)) {
-      rc = mkt__err(err, errlen, MKT_EFORMAT, "%s:%ld: num_gpu, gpu_milli or creation_time not a number", path,
-                    row.line);
+      rc = spotlab_errf(err, errlen, MKT_EFORMAT, "%s:%ld: num_gpu, gpu_milli or creation_time not a number", path,
+                        row.line);
       break;
     }
     mkt_trace_reason why = MKT_TR_NREASONS;
@@ -255,8 +245,8 @@ int mkt_trace_load_genai(const char *path, mkt_trace_job **out, size_t *n, mkt_t
     st->rows++;
     const char *const *fl = row.f;
     if (row.n < need) {
-      rc = mkt__err(err, errlen, MKT_EFORMAT, "%s:%ld: expected at least %zu fields, found %zu", path, row.line, need,
-                    row.n);
+      rc = spotlab_errf(err, errlen, MKT_EFORMAT, "%s:%ld: expected at least %zu fields, found %zu", path, row.line,
+                        need, row.n);
       break;
     }
     if (strcmp(fl[col[GEN_STATUS]], "SUCCEED")) {
@@ -269,7 +259,7 @@ int mkt_trace_load_genai(const char *path, mkt_trace_job **out, size_t *n, mkt_t
     if (sscanf(fl[col[GEN_CREATE]], "%d-%d-%d %d:%d:%d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
                &tm.tm_sec) != 6 ||
         mkt__num(fl[col[GEN_EXEC]], &ex)) {
-      rc = mkt__err(err, errlen, MKT_EFORMAT, "%s:%ld: bad gmt_create or exec_time_seconds", path, row.line);
+      rc = spotlab_errf(err, errlen, MKT_EFORMAT, "%s:%ld: bad gmt_create or exec_time_seconds", path, row.line);
       break;
     }
     if (tm.tm_year < 1970 || tm.tm_year > 2100 || tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 ||
@@ -357,7 +347,7 @@ int mkt_calibration_load(const char *path, sched_cluster_params *cp, mkt_calib_i
     const char *key = row.f[0];
     if (!strcmp(key, "key")) continue; /* the header */
     if (row.n < 2) {
-      rc = mkt__err(err, len, MKT_EFORMAT, "%s:%ld: expected key,value,unit,device,note", path, row.line);
+      rc = spotlab_errf(err, len, MKT_EFORMAT, "%s:%ld: expected key,value,unit,device,note", path, row.line);
       break;
     }
     const char *val = row.f[1];
@@ -382,13 +372,13 @@ int mkt_calibration_load(const char *path, sched_cluster_params *cp, mkt_calib_i
       char *end;
       unsigned long k = strtoul(key + 23, &end, 10);
       if (*end || end == key + 23 || k < 1 || k > SCHED_MAX_COLOC) {
-        rc = mkt__err(err, len, MKT_EFORMAT, "%s:%ld: key '%s': expected colocated_speed_factor_K, K in 1..%d", path,
-                      row.line, key, SCHED_MAX_COLOC);
+        rc = spotlab_errf(err, len, MKT_EFORMAT, "%s:%ld: key '%s': expected colocated_speed_factor_K, K in 1..%d",
+                          path, row.line, key, SCHED_MAX_COLOC);
         break;
       }
       if (coloc_line[k - 1]) {
-        rc = mkt__err(err, len, MKT_EFORMAT, "%s:%ld: %s given twice (first on line %ld)", path, row.line, key,
-                      coloc_line[k - 1]);
+        rc = spotlab_errf(err, len, MKT_EFORMAT, "%s:%ld: %s given twice (first on line %ld)", path, row.line, key,
+                          coloc_line[k - 1]);
         break;
       }
       coloc_line[k - 1] = row.line;
@@ -398,8 +388,8 @@ int mkt_calibration_load(const char *path, sched_cluster_params *cp, mkt_calib_i
     }
     if (!dst) continue; /* keys for other models */
     if (mkt__num(val, &v) || !(v > lo && v <= hi)) {
-      rc = mkt__err(err, len, MKT_EFORMAT, "%s:%ld: %s = '%s' is not a number in (%g, %g]", path, row.line, key, val,
-                    lo, hi);
+      rc = spotlab_errf(err, len, MKT_EFORMAT, "%s:%ld: %s = '%s' is not a number in (%g, %g]", path, row.line, key,
+                        val, lo, hi);
       break;
     }
     *dst = v;
@@ -408,9 +398,9 @@ int mkt_calibration_load(const char *path, sched_cluster_params *cp, mkt_calib_i
   if (rc) return rc;
   for (unsigned k = 0; k < ncoloc; k++)
     if (!coloc_line[k])
-      return mkt__err(err, len, MKT_EFORMAT,
-                      "%s: colocated_speed_factor_%u is given but colocated_speed_factor_%u is not", path, ncoloc,
-                      k + 1);
+      return spotlab_errf(err, len, MKT_EFORMAT,
+                          "%s: colocated_speed_factor_%u is given but colocated_speed_factor_%u is not", path, ncoloc,
+                          k + 1);
   if (ncoloc) {
     memcpy(nc.coloc, coloc, ncoloc * sizeof *coloc);
     nc.ncoloc = ncoloc;

@@ -25,6 +25,11 @@ done
 for f in LICENSE CITATION.cff CHANGELOG.md README.md; do
   [ -f "$p/share/doc/spotlab/$f" ] || fail "no share/doc/spotlab/$f"
 done
+# docs/ beside the installed README, so that its links to docs/*.md resolve there
+for l in $(grep -o '](docs/[A-Za-z0-9_./-]*\.md)' "$p/share/doc/spotlab/README.md" | sed 's/^](//; s/)$//' | sort -u); do
+  [ -f "$p/share/doc/spotlab/$l" ] || fail "the installed README links $l, which is not in share/doc/spotlab"
+done
+[ -f "$p/share/doc/spotlab/docs/metrics.md" ] || fail "no share/doc/spotlab/docs/metrics.md"
 # the man page and the bash completion, written by the command from its option tables
 [ -f "$p/share/man/man1/spotlab.1" ] && grep -q '^\.TH SPOTLAB 1' "$p/share/man/man1/spotlab.1" || fail "no share/man/man1/spotlab.1"
 [ -f "$p/share/bash-completion/completions/spotlab" ] && bash -n "$p/share/bash-completion/completions/spotlab" ||

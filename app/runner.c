@@ -446,8 +446,18 @@ int app_write_results(const char *path, app_loaded *l, app_run_out *o) {
                         * interrupted), not a shard of the one asked for */
                        o->interrupted && o->first == 0 && o->count == (int)l->run.reps ? o->nreps : (int)l->run.reps,
                        app_spread_name(o->spread)};
+  /* the assumptions the run used, from the keys whose help marks them (docs/market.md, "Assumptions") */
+  char *as = NULL;
+  size_t alen = 0;
+  FILE *af = open_memstream(&as, &alen);
+  if (af) {
+    sim_param_dump_tagged(af, l->cls->name, l->cls->params, l->cfg, "ASSUMPTION");
+    fclose(af);
+  }
+  meta.assumptions = as && *as ? as : NULL;
   char err[512];
   int rc = sim_results_write(path, &meta, &l->model, o->reps, l->metrics, l->nmetrics, o->values, err, sizeof err);
+  free(as);
   if (rc) fprintf(stderr, "spotlab: %s\n", err);
   return rc;
 }

@@ -1163,6 +1163,54 @@ void sim_param_dump(FILE *f, const char *group, const sim_param *table, const vo
   }
 }
 
+/* One flat line per key whose help contains `tag`, under `prefix`; a list item is named by its
+ * `name` key when it has one (as --param addresses it), else by its index. */
+static void sim__dump_tagged(FILE *f, const char *prefix, const sim_param *table, const void *base, const char *tag) {
+  for (const sim_param *p = table; p->name; p++) {
+    char path[320];
+    snprintf(path, sizeof path, "%s%s%s", prefix, *prefix ? "." : "", p->name);
+    const void *v = (const char *)base + p->offset;
+    if (p->type == SIM_P_GROUP) {
+      sim__dump_tagged(f, path, p->sub, v, tag);
+    } else if (p->type == SIM_P_LIST) {
+      const unsigned char *arr = *(unsigned char *const *)v;
+      size_t n = *(const size_t *)((const char *)base + p->count_offset);
+      const sim_param *nm = NULL;
+      for (const sim_param *q = p->sub; q->name; q++)
+        if (q->type == SIM_P_STRING && !strcmp(q->name, "name")) nm = q;
+      for (size_t i = 0; i < n; i++) {
+        const void *item = arr + i * p->elem_size;
+        const char *in = nm ? *(char *const *)((const char *)item + nm->offset) : NULL;
+        char ip[360];
+        if (in && *in)
+          snprintf(ip, sizeof ip, "%s.%s", path, in);
+        else
+          snprintf(ip, sizeof ip, "%s.[%zu]", path, i);
+        sim__dump_tagged(f, ip, p->sub, item, tag);
+      }
+    } else if (p->help && strstr(p->help, tag)) {
+      fprintf(f, "%s = ", path);
+      if (p->type == SIM_P_DOUBLE || p->type == SIM_P_DURATION) { /* for reading: 0.2, not 0.20000000000000001 */
+        fprintf(f, "%.10g;", *(const double *)v);
+      } else if (p->type == SIM_P_DARRAY) {
+        const double *a = *(double *const *)v;
+        size_t n = *(const size_t *)((const char *)base + p->count_offset);
+        fputc('[', f);
+        for (size_t i = 0; i < n; i++) fprintf(f, "%s%.10g", i ? ", " : "", a[i]);
+        fputs("];", f);
+      } else {
+        sim__dump_value(f, p, base, 0);
+      }
+      int unit = p->unit && *p->unit && strcmp(p->unit, "1");
+      fprintf(f, "%s%s  # %s\n", unit ? " " : "", unit ? p->unit : "", p->help);
+    }
+  }
+}
+
+void sim_param_dump_tagged(FILE *f, const char *group, const sim_param *table, const void *out, const char *tag) {
+  sim__dump_tagged(f, group ? group : "", table, out, tag);
+}
+
 void sim_param_describe(FILE *f, const char *group, const sim_param *table) {
   for (const sim_param *p = table; p->name; p++) {
     char path[256];

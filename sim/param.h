@@ -119,6 +119,9 @@ void sim_param_error(const sim_scenario *s, const char *path, sim_diag *d, const
 
 /* Writes the effective values of `out` (defaults included) as libconfig text, under `group`. */
 void sim_param_dump(FILE *f, const char *group, const sim_param *table, const void *out);
+/* The keys whose help contains `tag` ("ASSUMPTION"), one line each: "group.key = value; UNIT  # help",
+ * list items named as --param addresses them. For the record of the assumptions a run used. */
+void sim_param_dump_tagged(FILE *f, const char *group, const sim_param *table, const void *out, const char *tag);
 /* Lists the keys of `table` (type, default, bounds, unit, help) for `spotlab keys`. */
 void sim_param_describe(FILE *f, const char *group, const sim_param *table);
 

@@ -354,6 +354,7 @@ int sim_results_write(const char *path, const sim_run_meta *meta, const sim_mode
     rc |= sim__attr_str(g, "host", pv.host);
     rc |= sim__dset_str(g, "scenario", meta->scenario_text);
     rc |= sim__dset_str(g, "effective", meta->effective);
+    if (meta->assumptions) rc |= sim__dset_str(g, "assumptions", meta->assumptions);
     H5Gclose(g);
   }
   rc |= sim__write_metrics(f, metrics, nmetrics, values, meta->reps);

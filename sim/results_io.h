@@ -25,6 +25,9 @@ typedef struct sim_run_meta {
    * run has rep_first 0 and reps_total 0 or reps. */
   int rep_first, reps_total;
   const char *spread; /* how the work was spread: "reps", "model" (NULL: not recorded) */
+  /* The behavioural assumptions the run used: the keys marked ASSUMPTION, one line each with its
+   * value and help (sim_param_dump_tagged), written as /meta/assumptions; NULL: none recorded. */
+  const char *assumptions;
 } sim_run_meta;
 
 /* Joins part files of one run (written with rep_first/reps_total) into `out`, identical dataset by

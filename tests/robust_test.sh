@@ -1,6 +1,7 @@
 #!/bin/sh
-# compare --robust (app/cmd_compare_robust.c): both sides of a comparison rerun over a grid of
-# assumption values. Checks:
+# Assumptions in the open: a run records the keys marked ASSUMPTION with its values and its report
+# lists them first; compare --robust (app/cmd_compare_robust.c) reruns both sides of a comparison
+# over a grid of assumption values. Checks:
 #  - a run over two values of a key, one of them the files' own, exits 0 and writes robust.md and
 #    robust.csv with one row per headline metric;
 #  - the point at the files' own value reruns the files' runs exactly (same effective keys, seeds
@@ -22,6 +23,28 @@ for side in before after; do
 done
 "$S" run "$SRC/scenarios/pricing_after.cfg" --reps 2 --seed 99 --param 'run.end="1d"' --out other.h5 --quiet \
   || fail "run other"
+
+# The assumptions a run used are recorded (/meta/assumptions: the keys whose help says ASSUMPTION,
+# with the values the run took, overrides included) and listed first in its report.
+"$S" run "$SRC/scenarios/pricing_before.cfg" --reps 1 --param 'run.end="2h"' \
+  --param market.inference.choice_cost=5 --out assumed.h5 --quiet || fail "run assumed"
+"$S" report assumed.h5 --out assumed-report --quiet --gnuplot none || fail "report assumed"
+/usr/bin/python3 - assumed.h5 assumed-report/summary.md <<'PY' || exit 1
+import sys, h5py
+a = h5py.File(sys.argv[1], "r")["meta/assumptions"][()].decode()
+lines = a.splitlines()
+for want in ("market.inference.choice_cost = 5;", "market.training.choice_cost = 3;",
+             "market.personas.henry.self_per_day = 2;", "market.training.elasticity = 1.2;"):
+    if not any(l.startswith(want) for l in lines):
+        sys.exit(f"FAIL: /meta/assumptions has no line '{want}...'")
+if not all("ASSUMPTION" in l for l in lines):
+    sys.exit("FAIL: a line of /meta/assumptions is not a key marked ASSUMPTION")
+md = open(sys.argv[2]).read()
+head = md.split("## Assumptions this run rests on", 1)
+if len(head) < 2 or "market.inference.choice_cost = 5;" not in head[1]:
+    sys.exit("FAIL: the report's summary does not list the assumptions")
+print(f"{len(lines)} assumptions recorded and listed")
+PY
 
 "$S" compare before.h5 after.h5 --out ok --quiet --robust market.fixed.price_factor=1.0,1.3 2>err.txt \
   || { cat err.txt; fail "compare --robust exited $?"; }

@@ -99,6 +99,39 @@ static void rpt__world_note(FILE *o, rpt_file *f, int html) {
   fputs(html ? "</p>\n" : "\n\n", o);
 }
 
+/* The behavioural assumptions the run used (/meta/assumptions: the keys whose help says ASSUMPTION,
+ * with their values), first on the page, so a reader sees what the numbers rest on. Files written
+ * before the record have none, and say nothing. */
+static void rpt__assumptions_note(FILE *o, rpt_file *f, int html) {
+  char *as = NULL;
+  if (rpt_meta_string(f, "assumptions", &as) || !as || !*as) {
+    free(as);
+    return;
+  }
+  fputs(html ? "<h2>Assumptions this run rests on</h2>\n<p>" : "## Assumptions this run rests on\n\n", o);
+  rpt__txt(o, html,
+           "The scenario keys marked ASSUMPTION (no published figure pins them down), with the values this "
+           "run used; spotlab compare --robust KEY=V1,V2 asks whether a conclusion survives other values.");
+  fputs(html ? "</p>\n<ul>\n" : "\n\n", o);
+  for (char *l = as, *e; *l; l = e + (*e != 0)) {
+    e = strchr(l, '\n');
+    if (!e) e = l + strlen(l);
+    char c = *e;
+    *e = 0;
+    if (*l) {
+      fputs(html ? "<li><code>" : "- `", o);
+      if (html)
+        rpt__html(o, l);
+      else
+        rpt__md(o, l);
+      fputs(html ? "</code></li>\n" : "`\n", o);
+    }
+    *e = c;
+  }
+  fputs(html ? "</ul>\n" : "\n", o);
+  free(as);
+}
+
 /* The section's heading suffix in a run of several worlds: " (policy world NAME)". */
 static void rpt__world_tag(FILE *o, rpt_file *f, const char *dim, int html) {
   char first[64];
@@ -238,6 +271,7 @@ int rpt__summary_html(rpt_file *f, FILE *o) {
   rpt__sections s;
   rpt__sections_of(f, &s);
   rpt__world_note(o, f, 1);
+  rpt__assumptions_note(o, f, 1);
   for (unsigned i = 0; i < s.ndims; i++) rpt__md_section(o, f, s.dims[i], ci, 1);
   free(ci);
   return 0;
@@ -274,6 +308,7 @@ int rpt_write_summary(rpt_file *f, const char *md_path, const char *csv_path, in
               rpt_nreps(f), rpt_nreps(f) == 1 ? "" : "s", (unsigned long long)rpt_seed(f), rpt_end_time(f) / ps, pu,
               !strcmp(pu, "h") ? "hours" : "days");
       rpt__world_note(o, f, 0);
+      rpt__assumptions_note(o, f, 0);
       for (unsigned i = 0; i < s.ndims; i++) rpt__md_section(o, f, s.dims[i], ci, 0);
       if (mm)
         fprintf(o,

@@ -85,7 +85,7 @@ static const sim_param mkt__persona_params[] = {
     P("busy_start_h", SIM_P_DOUBLE, mkt_persona_cfg, busy_start_h, "18", 0, 24, "h", "local start of that period"),
     P("busy_len_h", SIM_P_DOUBLE, mkt_persona_cfg, busy_len_h, "0", 0, 24, "h", "its length"),
     P("self_per_day", SIM_P_DOUBLE, mkt_persona_cfg, self_per_day, "0", 0, 1000, "1/day",
-      "owner self-use sessions per day (preempt rentals)"),
+      "owner self-use sessions per day (preempt rentals; ASSUMPTION of the persona)"),
     P("self_mean_h", SIM_P_DOUBLE, mkt_persona_cfg, self_mean_h, "2", 0, 1000, "h", "mean self-use session"),
     P("min_margin", SIM_P_DOUBLE, mkt_persona_cfg, min_margin, "0.2", 0, 100, "1",
       "bidding pool: ask = energy cost * (1 + min_margin)"),
@@ -102,11 +102,11 @@ static const sim_param mkt__persona_params[] = {
     P("target_cv", SIM_P_DOUBLE, mkt_persona_cfg, target_cv, "0.5", 0, 100, "1",
       "goal stability: the CV of income per review it accepts"),
     P("own_value_usd_h", SIM_P_DOUBLE, mkt_persona_cfg, own_value_usd_h, "0.02", 0, 1e3, "USD/GPU/h",
-      "reservation: the owner's own value of an available GPU-hour (responses.entry)"),
+      "reservation: the owner's own value of an available GPU-hour (responses.entry; ASSUMPTION)"),
     P("own_value_spread", SIM_P_DOUBLE, mkt_persona_cfg, own_value_spread, "0.5", 0, 1, "1",
       "each host's own value is own_value_usd_h x U(1 - spread, 1 + spread)"),
     P("wear_usd_h", SIM_P_DOUBLE, mkt_persona_cfg, wear_usd_h, "0.01", 0, 1e3, "USD/GPU/h",
-      "reservation: wear per rented GPU-hour, on top of the host's energy"),
+      "reservation: wear per rented GPU-hour, on top of the host's energy (ASSUMPTION)"),
     P("exit_patience", SIM_P_INT, mkt_persona_cfg, exit_patience, "3", 1, 255, "reviews",
       "responses.entry: reviews in a row with negative surplus before the provider leaves the market"),
     /* issue 46: off, a host never rents out a GPU-hour below its own energy cost */
@@ -153,7 +153,7 @@ static const sim_param mkt__region_params[] = {
         "most GPUs (a job wider than a host spans hosts)"),                                                                                                                           \
       P("mem_min_gb", SIM_P_DOUBLE, mkt_class_cfg, mem_min_gb, d_mem, 0, 1e4, "GB", "minimum GPU memory"),                                                                            \
       P("value_usd_h", SIM_P_DOUBLE, mkt_class_cfg, value_usd_h, d_val, 0, 1e4, "USD/GPU/h",                                                                                          \
-        "median valuation (budget; the bid in the bidding pool)"),                                                                                                                    \
+        "median valuation (budget; the bid in the bidding pool; ASSUMPTION)"),                                                                                                        \
       P("value_sigma", SIM_P_DOUBLE, mkt_class_cfg, value_sigma, d_sig, 0, 5, "1", "log-normal sigma of it"),                                                                         \
       P("checkpoint_h", SIM_P_DOUBLE, mkt_class_cfg, checkpoint_h, d_ck, 0, 1e4, "h",                                                                                                 \
         "checkpoint policy, fixed rule: time between checkpoints (0 = no checkpoints)"),                                                                                              \
@@ -186,8 +186,7 @@ static const sim_param mkt__region_params[] = {
         "responses.demand, ASSUMPTION: arrivals ~ (seen / price_ref)^-elasticity"), /* near the price default.cfg's clients saw, all reactions on, at amortised prices (0.26-0.36), \
        * 0.38-0.51 USD/h at market prices (docs/market.md): spotlab's anchor, not data */ \
       P("price_ref_usd_h", SIM_P_DOUBLE, mkt_class_cfg, price_ref_usd_h, "0.35", 1e-6, 1e4, "USD/GPU/h",                                                                              \
-        "responses.demand: price per reference GPU-hour at which arrivals are jobs_per_h x share; elasticity: "                                                                       \
-        "ASSUMPTION"),                                                                                                                                                                \
+        "responses.demand: price per reference GPU-hour at which arrivals are jobs_per_h x share (ASSUMPTION)"),                                                                      \
       P("choice_cost", SIM_P_DOUBLE, mkt_class_cfg, choice_cost, "3", 0, 1e3, "1",                                                                                                    \
         "responses.pool_choice: logit weight of price / value (ASSUMPTION: not estimated)"),                                                                                          \
       P("choice_wait", SIM_P_DOUBLE, mkt_class_cfg, choice_wait, "1", 0, 1e3, "1",                                                                                                    \
@@ -195,9 +194,9 @@ static const sim_param mkt__region_params[] = {
       P("choice_risk", SIM_P_DOUBLE, mkt_class_cfg, choice_risk, "0.5", 0, 1e3, "1",                                                                                                  \
         "responses.pool_choice: logit weight of expected interruptions per job (ASSUMPTION)"),                                                                                        \
       PA("strategies", mkt_class_cfg, strategies, nstrategies, "[1.0, 0.0, 0.0]", 3, 3, "1",                                                                                          \
-         "bidding pool: shares of its clients bidding [truthful, shade, adaptive] (docs/auction.md)"),                                                                                \
+         "bidding pool: shares of its clients bidding [truthful, shade, adaptive] (ASSUMPTION)"),                                                                                     \
       P("shade_factor", SIM_P_DOUBLE, mkt_class_cfg, shade_factor, "0.8", 0, 1, "1",                                                                                                  \
-        "shade under a rule that does not charge the bid: bid = shade_factor x value"),                                                                                               \
+        "shade under a rule that does not charge the bid: bid = shade_factor x value (ASSUMPTION)"),                                                                                  \
       P("adapt_rate", SIM_P_DOUBLE, mkt_class_cfg, adapt_rate, "0.3", 1e-6, 1, "1",                                                                                                   \
         "adaptive bidders: Widrow-Hoff learning rate"),                                                                                                                               \
       P("adapt_step", SIM_P_DOUBLE, mkt_class_cfg, adapt_step, "0.05", 0, 1, "1",                                                                                                     \
@@ -255,13 +254,13 @@ static const sim_param mkt__resp_params[] = {
     P("memory_jobs", SIM_P_DOUBLE, mkt_resp_cfg, memory_jobs, "20", 1, 1e6, "jobs",
       "clients' estimates of price, wait and interruptions average over about this many jobs"),
     P("entry_potential", SIM_P_DOUBLE, mkt_resp_cfg, entry_potential, "0.2", 0, 1, "1",
-      "responses.entry: share of the providers that start outside the market (potential entrants)"),
+      "responses.entry: share of the providers that start outside the market (ASSUMPTION)"),
     P("announce_max", SIM_P_DOUBLE, mkt_resp_cfg, announce_max, "0.9", 0, 1, "1",
-      "responses.reliability: the largest share of departures announced"),
+      "responses.reliability: the largest share of departures announced (ASSUMPTION)"),
     P("announce_usd", SIM_P_DOUBLE, mkt_resp_cfg, announce_usd, "2", 1e-6, 1e6, "USD",
-      "responses.reliability: what is at stake for 63% of announce_max"),
+      "responses.reliability: what is at stake for 63% of announce_max (ASSUMPTION)"),
     P("reputation_usd", SIM_P_DOUBLE, mkt_resp_cfg, reputation_usd, "0.5", 0, 1e6, "USD",
-      "responses.reliability: value of reputation lost per unannounced departure (when rep_exponent > 0)"),
+      "responses.reliability: reputation lost per unannounced departure, when rep_exponent > 0 (ASSUMPTION)"),
     {NULL}};
 
 static const char *const mkt__net_names[] = {"tcp", "arq", "harq", NULL};

@@ -15,6 +15,8 @@ static const app_option compare__opts[] = {
     {"--robust", APP_O_STRING, "KEY=V1,V2,...", 0, 0, APP_REPEAT,
      "an assumption key and the values to try (repeat for more keys; the full grid, at most 64 points):\n"
      "both runs are redone at every point and each headline difference's sign checked there"},
+    {"--robust-metric", APP_O_STRING, "NAME", 0, 0, APP_REPEAT,
+     "with --robust: a metric to check besides the headline ones (repeat for more)"},
     {NULL},
 };
 static const app_cli compare__cli = {
@@ -52,6 +54,15 @@ static int cmd_compare_main(int argc, char **argv) {
   int nrobust = app_args_count(&a, "--robust");
   const char *robust[APP_ROBUST_MAX_KEYS + 1];
   for (int i = 0; i < nrobust && i <= APP_ROBUST_MAX_KEYS; i++) robust[i] = app_args_at(&a, "--robust", i);
+  int nrm = app_args_count(&a, "--robust-metric");
+  const char *rmetric[16];
+  for (int i = 0; i < nrm && i < 16; i++) rmetric[i] = app_args_at(&a, "--robust-metric", i);
+  if ((nrm && !nrobust) || nrm > 16) {
+    fprintf(stderr, "spotlab compare: %s\n",
+            nrm > 16 ? "at most 16 --robust-metric" : "--robust-metric needs --robust (the assumption values to try)");
+    app_args_free(&a);
+    return 2;
+  }
   rpt_options opt = {out, gp, quiet, stdout, 0};
   rpt_diff *d;
   size_t nd;
@@ -75,7 +86,7 @@ static int cmd_compare_main(int argc, char **argv) {
   int orc = app_out_check(stderr, "compare", out, files, 2, 1);
   if (!orc && nrobust)
     orc = app_compare_robust_check(files[0], files[1], robust,
-                                   nrobust > APP_ROBUST_MAX_KEYS ? APP_ROBUST_MAX_KEYS + 1 : nrobust);
+                                   nrobust > APP_ROBUST_MAX_KEYS ? APP_ROBUST_MAX_KEYS + 1 : nrobust, rmetric, nrm);
   if (orc) {
     app_args_free(&a);
     return orc;
@@ -90,7 +101,7 @@ static int cmd_compare_main(int argc, char **argv) {
   }
   if (nrobust)
     rc = app_compare_robust(files[0], files[1], robust,
-                            nrobust > APP_ROBUST_MAX_KEYS ? APP_ROBUST_MAX_KEYS + 1 : nrobust, out, quiet,
+                            nrobust > APP_ROBUST_MAX_KEYS ? APP_ROBUST_MAX_KEYS + 1 : nrobust, rmetric, nrm, out, quiet,
                             quiet ? NULL : stdout);
   app_args_free(&a); /* after the robust mode: its specs point into the parsed values */
   return rc;

@@ -176,6 +176,8 @@ typedef struct robust__row {
 static int robust__sign(double x) { return x > 0 ? 1 : x < 0 ? -1 : 0; }
 
 static const char *robust__verdict(const robust__row *r, int npoints) {
+  if (!isfinite(r->base.mean)) return "undefined in the files";
+  if (r->lo > r->hi) return "undefined at every point";
   int s = robust__sign(r->base.mean);
   if (s == 0 && r->npos == 0 && r->nneg == 0) return "no change anywhere";
   if (s > 0 && r->npos == npoints) return r->nsig == npoints ? "holds (+), significant everywhere" : "holds (+)";
@@ -213,7 +215,10 @@ static int robust__write(const robust__row *rows, int nrows, const robust__key *
       const robust__row *r = &rows[i];
       char ci[64], range[64];
       snprintf(ci, sizeof ci, "[%.4g, %.4g]", r->base.lo, r->base.hi);
-      snprintf(range, sizeof range, "%.4g .. %.4g", r->lo, r->hi);
+      if (r->lo <= r->hi)
+        snprintf(range, sizeof range, "%.4g .. %.4g", r->lo, r->hi);
+      else
+        snprintf(range, sizeof range, "-");
       fprintf(tab, "%-44s %-10s %14.4g %27s %27s  %s", r->name, r->unit, r->base.mean, ci, range,
               robust__verdict(r, npoints));
       if (r->flip >= 0) {
@@ -258,14 +263,16 @@ static int robust__write(const robust__row *rows, int nrows, const robust__key *
       const robust__row *r = &rows[i];
       where[0] = 0;
       if (r->flip >= 0) robust__point_label(k, nk, r->flip, where, sizeof where);
-      fprintf(m, "| `%s` | %s | %.4g | [%.4g, %.4g] | %.4g .. %.4g | %d | %d | %d | %s%s%s%s |\n", r->name, r->unit,
-              r->base.mean, r->base.lo, r->base.hi, r->lo, r->hi, r->npos, r->nneg, r->nsig,
-              robust__verdict(r, npoints), *where ? " (first at `" : "", where, *where ? "`)" : "");
+      char range[64] = "-";
+      if (r->lo <= r->hi) snprintf(range, sizeof range, "%.4g .. %.4g", r->lo, r->hi);
+      fprintf(m, "| `%s` | %s | %.4g | [%.4g, %.4g] | %s | %d | %d | %d | %s%s%s%s |\n", r->name, r->unit, r->base.mean,
+              r->base.lo, r->base.hi, range, r->npos, r->nneg, r->nsig, robust__verdict(r, npoints),
+              *where ? " (first at `" : "", where, *where ? "`)" : "");
       robust__csv(c, r->name);
       fputc(',', c);
       robust__csv(c, r->unit);
-      fprintf(c, ",%.17g,%.17g,%.17g,%.17g,%.17g,%d,%d,%d,%d,", r->base.mean, r->base.lo, r->base.hi, r->lo, r->hi,
-              npoints, r->npos, r->nneg, r->nsig);
+      fprintf(c, ",%.17g,%.17g,%.17g,%.17g,%.17g,%d,%d,%d,%d,", r->base.mean, r->base.lo, r->base.hi,
+              r->lo <= r->hi ? r->lo : NAN, r->lo <= r->hi ? r->hi : NAN, npoints, r->npos, r->nneg, r->nsig);
       robust__csv(c, robust__verdict(r, npoints));
       fputc(',', c);
       robust__csv(c, where);
@@ -322,14 +329,23 @@ static int robust__check_all(const sim_run_record rec[2], const char *const file
 }
 
 /* The headline rows: metrics marked headline by the model, in both files and both point runs. */
-static int robust__rows(const robust__side *sb, const robust__side *sa, rpt_file *f[2], robust__row **out) {
+static int robust__wanted(const char *name, const char *const *extra, int nextra) {
+  for (int i = 0; i < nextra; i++)
+    if (!strcmp(extra[i], name)) return 1;
+  return 0;
+}
+
+static int robust__rows(const robust__side *sb, const robust__side *sa, rpt_file *f[2], const char *const *extra,
+                        int nextra, robust__row **out) {
   robust__row *rows = calloc(sa->nm ? sa->nm : 1, sizeof *rows);
   if (!rows) return -1;
   int n = 0;
   const double *vb = rpt_metric_values(f[0]), *va = rpt_metric_values(f[1]);
   unsigned nb = rpt_nmetrics(f[0]), na = rpt_nmetrics(f[1]);
   for (unsigned k = 0; k < sa->nm; k++) {
-    if (!sa->headline[k] || robust__find(sb->names, sb->nm, sa->names[k]) < 0) continue;
+    if (!(sa->headline[k] || robust__wanted(sa->names[k], extra, nextra)) ||
+        robust__find(sb->names, sb->nm, sa->names[k]) < 0)
+      continue;
     int kb = rpt_metric_find(f[0], sa->names[k]), ka = rpt_metric_find(f[1], sa->names[k]);
     if (kb < 0 || ka < 0) continue;
     robust__row *r = &rows[n++];
@@ -350,6 +366,10 @@ static void robust__account(robust__row *rows, int nrows, const robust__side *sb
     if (kb < 0 || ka < 0) continue;
     rpt_ci ci;
     robust__paired(sb->v, sb->nm, kb, sa->v, sa->nm, ka, sa->reps, &ci);
+    if (!isfinite(ci.mean)) { /* undefined at this point (a class with no jobs, a ratio of zeros) */
+      if (r->flip < 0 && isfinite(r->base.mean)) r->flip = p;
+      continue;
+    }
     if (ci.mean < r->lo) r->lo = ci.mean;
     if (ci.mean > r->hi) r->hi = ci.mean;
     int s = robust__sign(ci.mean), b = robust__sign(r->base.mean);
@@ -394,7 +414,8 @@ static int robust__keys(const char *const *specs, int nspecs, robust__key *keys,
   return 0;
 }
 
-int app_compare_robust_check(const char *before, const char *after, const char *const *specs, int nspecs) {
+int app_compare_robust_check(const char *before, const char *after, const char *const *specs, int nspecs,
+                             const char *const *metrics, int nmetrics) {
   robust__key keys[APP_ROBUST_MAX_KEYS];
   int nk, npoints;
   int rc = robust__keys(specs, nspecs, keys, &nk, &npoints);
@@ -403,6 +424,11 @@ int app_compare_robust_check(const char *before, const char *after, const char *
   rpt_file *f[2] = {NULL, NULL};
   const char *files[2] = {before, after};
   rc = robust__records(before, after, rec, f);
+  for (int i = 0; !rc && i < nmetrics; i++)
+    if (rpt_metric_find(f[0], metrics[i]) < 0 || rpt_metric_find(f[1], metrics[i]) < 0) {
+      fprintf(stderr, "spotlab compare: --robust-metric %s is not a metric of both files\n", metrics[i]);
+      rc = 2;
+    }
   if (!rc) rc = robust__check_all(rec, files, keys, nk, npoints);
   for (int i = 0; i < 2; i++) {
     if (f[i]) rpt_close(f[i]);
@@ -412,8 +438,8 @@ int app_compare_robust_check(const char *before, const char *after, const char *
   return rc;
 }
 
-int app_compare_robust(const char *before, const char *after, const char *const *specs, int nspecs, const char *outdir,
-                       int quiet, FILE *tab) {
+int app_compare_robust(const char *before, const char *after, const char *const *specs, int nspecs,
+                       const char *const *metrics, int nmetrics, const char *outdir, int quiet, FILE *tab) {
   robust__key keys[APP_ROBUST_MAX_KEYS];
   int nk, npoints, status = robust__keys(specs, nspecs, keys, &nk, &npoints);
   if (status) return status;
@@ -431,7 +457,7 @@ int app_compare_robust(const char *before, const char *after, const char *const 
     if (!quiet) fprintf(stderr, "robust point %d/%d (%s): running both sides\n", p + 1, npoints, label);
     status = robust__overrides(keys, nk, p, ovr) ? 1 : 0;
     for (int s = 0; !status && s < 2; s++) status = robust__side_go(&rec[s], files[s], ovr, nk, 1, &side[s]);
-    if (!status && p == 0 && (nrows = robust__rows(&side[0], &side[1], f, &rows)) < 0) status = 1;
+    if (!status && p == 0 && (nrows = robust__rows(&side[0], &side[1], f, metrics, nmetrics, &rows)) < 0) status = 1;
     if (!status) robust__account(rows, nrows, &side[0], &side[1], p);
     for (int s = 0; s < 2; s++) robust__side_free(&side[s]);
     for (int i = 0; i < nk; i++) free(ovr[i]);

@@ -56,6 +56,10 @@ if len(rows) < 5:
     sys.exit(f"FAIL: {len(rows)} rows in robust.csv")
 for r in rows:
     c, lo, hi = float(r["change"]), float(r["range_lo"]), float(r["range_hi"])
+    if math.isnan(c):  # a metric undefined in the files (no job of a class): said so, never ranked
+        if not r["verdict"].startswith("undefined"):
+            sys.exit(f"FAIL: {r['metric']}: undefined change with verdict '{r['verdict']}'")
+        continue
     n, pos, neg = int(r["points"]), int(r["points_pos"]), int(r["points_neg"])
     if n != 2 or pos + neg > n:
         sys.exit(f"FAIL: {r['metric']}: counts {n} {pos} {neg}")
@@ -82,6 +86,14 @@ for spec in 'nokey' 'market.fixed.price_factor=1' 'market.fixed.price_factor=1,1
   [ ! -e bad$n ] || fail "--robust '$spec': wrote bad$n/ ($(ls bad$n))"
 done
 grep -q no_such_key err4.txt || { cat err4.txt; fail "the unknown key is not named"; }
+# a metric to check besides the headline ones: one the files do not have is refused before anything
+"$S" compare before.h5 after.h5 --out bad8 --quiet --robust market.fixed.price_factor=1,2 \
+  --robust-metric no_such_metric 2>err8.txt
+st=$?
+[ $st -eq 2 ] && grep -q no_such_metric err8.txt && [ ! -e bad8 ] || { cat err8.txt; fail "--robust-metric no_such_metric: exit $st"; }
+"$S" compare before.h5 after.h5 --out ok2 --quiet --robust market.fixed.price_factor=1.0,1.3 \
+  --robust-metric served.class.batch 2>err7.txt || { cat err7.txt; fail "--robust-metric served.class.batch"; }
+grep -q '^"\{0,1\}served.class.batch' ok2/robust.csv || fail "the --robust-metric row is not in robust.csv"
 "$S" compare before.h5 other.h5 --out bad9 --quiet --robust market.fixed.price_factor=1,2 2>err9.txt
 st=$?
 [ $st -eq 2 ] && grep -q "not paired" err9.txt && [ ! -e bad9 ] || { cat err9.txt; fail "unpaired files: exit $st"; }

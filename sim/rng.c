@@ -16,22 +16,13 @@ typedef struct {
 
 static inline uint64_t sim__rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 
-/* splitmix64 (Steele, Lea, Flood, "Fast splittable pseudorandom number generators", OOPSLA 2014):
- * the recommended seeder for the xoshiro family. */
-static inline uint64_t sim__splitmix64(uint64_t *x) {
-  uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
 static inline uint64_t sim__xo_next(sim__xo_state *st) {
   gsl_rng r = {sim_rng_xoshiro, st};
-  return sim_rng_next(&r); /* sim.h: the one copy of the generator */
+  return sim_rng_next(&r); /* sim/xoshiro.h: the one copy of the generator */
 }
 
 static void sim__xo_fill(sim__xo_state *st, uint64_t x) {
-  for (int i = 0; i < 4; i++) st->s[i] = sim__splitmix64(&x);
+  for (int i = 0; i < 4; i++) st->s[i] = sim_splitmix64(&x);
   if (!(st->s[0] | st->s[1] | st->s[2] | st->s[3])) st->s[0] = 1; /* all-zero is the one bad state */
 }
 
@@ -47,14 +38,14 @@ const gsl_rng_type *sim_rng_xoshiro = &sim__xo_type;
 void sim_rng_seed_stream(gsl_rng *r, uint64_t seed, uint64_t stream) {
   /* Two rounds of splitmix64 over (seed, stream): neighbouring ids give unrelated states. */
   uint64_t x = seed;
-  uint64_t a = sim__splitmix64(&x);
+  uint64_t a = sim_splitmix64(&x);
   uint64_t y = stream ^ a;
-  uint64_t b = sim__splitmix64(&y);
+  uint64_t b = sim_splitmix64(&y);
   sim__xo_fill((sim__xo_state *)r->state, a ^ sim__rotl(b, 17) ^ (stream * 0xD1B54A32D192ED03ull));
 }
 
 uint64_t sim_rep_seed(uint64_t base_seed, unsigned rep) {
   if (rep == 0) return base_seed; /* replication 0 runs the seed the user gave */
   uint64_t x = base_seed ^ ((uint64_t)rep * 0xA0761D6478BD642Full);
-  return sim__splitmix64(&x);
+  return sim_splitmix64(&x);
 }

@@ -18,6 +18,7 @@
 #ifndef SIM_SIM_H
 #define SIM_SIM_H
 
+#include "sim/xoshiro.h"
 #include "sim/errors.h"
 #include <stddef.h>
 #include <stdint.h>
@@ -245,16 +246,8 @@ void sim_rng_seed_stream(gsl_rng *r, uint64_t seed, uint64_t stream);
  * same numbers as gsl_rng_get, gsl_rng_uniform and gsl_rng_uniform_int on it, inline rather than
  * through the generator's table of functions: for handlers on the hot path (PHOLD's three draws
  * an event were a tenth of its time). Mixed freely with gsl_* calls on the same stream. */
-static inline uint64_t sim_rng_next(gsl_rng *r) { /* xoshiro256** (see rng.c) */
-  uint64_t *s = (uint64_t *)r->state;
-  const uint64_t x = s[1] * 5, result = ((x << 7) | (x >> 57)) * 9, t = s[1] << 17;
-  s[2] ^= s[0];
-  s[3] ^= s[1];
-  s[1] ^= s[2];
-  s[0] ^= s[3];
-  s[2] ^= t;
-  s[3] = (s[3] << 45) | (s[3] >> 19);
-  return result;
+static inline uint64_t sim_rng_next(gsl_rng *r) { /* xoshiro256** (sim/xoshiro.h) */
+  return sim_xoshiro_next((uint64_t *)r->state);
 }
 /* [0, 1): the top 53 bits, as gsl_rng_uniform on this generator */
 static inline double sim_rng_uniform(gsl_rng *r) { return (double)(sim_rng_next(r) >> 11) * 0x1.0p-53; }

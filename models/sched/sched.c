@@ -10,7 +10,8 @@
 #include "models/sched/sched.h"
 #include "models/sched/sched_ft.h"
 
-#include "sim/bigmem.h" /* header-only, no engine: large tables on huge pages */
+#include "sim/bigmem.h"  /* header-only, no engine: large tables on huge pages */
+#include "sim/xoshiro.h" /* header-only: the generator the engine uses */
 
 #include <math.h>
 #include <stddef.h>
@@ -319,19 +320,8 @@ struct sched {
   uint64_t forgotten;      /* ended jobs dropped by JOB_FORGET */
 };
 
-/* ---- Random numbers: xoshiro256** (Blackman & Vigna 2018), seeded by splitmix64 ----------- */
-static uint64_t sched__rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-static uint64_t sched__xnext(uint64_t *q) {
-  uint64_t r = sched__rotl(q[1] * 5, 7) * 9, t = q[1] << 17;
-  q[2] ^= q[0];
-  q[3] ^= q[1];
-  q[1] ^= q[2];
-  q[0] ^= q[3];
-  q[2] ^= t;
-  q[3] = sched__rotl(q[3], 45);
-  return r;
-}
-static uint64_t sched__next(sched *s) { return sched__xnext(s->rng); }
+/* ---- Random numbers: xoshiro256**, seeded by splitmix64 (sim/xoshiro.h) ---------------------- */
+static uint64_t sched__next(sched *s) { return sim_xoshiro_next(s->rng); }
 static double sched__u01(sched *s) { return ((sched__next(s) >> 11) + 0.5) * 0x1.0p-53; }
 static uint64_t sched__below(sched *s, uint64_t k) { return k ? sched__next(s) % k : 0; }
 
@@ -996,7 +986,7 @@ static void sched__fetch_draws(const sched *s, unsigned nb, uint64_t total, uint
   memcpy(q, s->rng, sizeof q);
   unsigned n = draws * 2 - 1 < SCHED__FETCH_MAX ? (unsigned)(draws * 2 - 1) : SCHED__FETCH_MAX;
   for (unsigned i = 0; i < n; i++) {
-    at[i] = sched__drawn_at(s, nb, sched__xnext(q) % total);
+    at[i] = sched__drawn_at(s, nb, sim_xoshiro_next(q) % total);
     __builtin_prefetch(at[i]);
   }
   for (unsigned i = 0; i < n; i++) {
@@ -2090,12 +2080,7 @@ int sched_create(const sched_config *cfg, sched **out) {
   s->qhead = s->qtail = SCHED__NIL;
   s->cand_job = SCHED__NIL;
   uint64_t x = cfg->seed;
-  for (int i = 0; i < 4; i++) { /* splitmix64 */
-    uint64_t z = (x += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    s->rng[i] = z ^ (z >> 31);
-  }
+  for (int i = 0; i < 4; i++) s->rng[i] = sim_splitmix64(&x);
   size_t nb = sched__nbuckets(s);
   s->node_income = calloc(cfg->max_nodes, sizeof *s->node_income);
   s->buckets = calloc(nb, sizeof *s->buckets);

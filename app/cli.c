@@ -59,6 +59,23 @@ static void cli__choices(const app_option *o, char *buf, size_t len) {
   }
 }
 
+/* What an option accepts beyond its help: its range (and word), its choices, repeatable, required;
+ * the same text for --help and the man page. */
+static void cli__extra(const app_option *o, char *extra, size_t len) {
+  extra[0] = 0;
+  if (o->type == APP_O_U64 || o->type == APP_O_DOUBLE) {
+    char r[96];
+    cli__range(o, r, sizeof r);
+    snprintf(extra, len, " %s%s%s%s", r, o->word ? " or '" : "", o->word ? o->word : "", o->word ? "'" : "");
+  } else if (o->type == APP_O_CHOICE) {
+    char l[512];
+    cli__choices(o, l, sizeof l);
+    snprintf(extra, len, " (one of %s)", l);
+  }
+  if (o->flags & APP_REPEAT) strncat(extra, " (repeatable)", len - strlen(extra) - 1);
+  if (o->flags & APP_REQUIRED) strncat(extra, " (required)", len - strlen(extra) - 1);
+}
+
 /* Checks one value of option o; 0, or 2 after the message. */
 static int cli__value(const app_cli *c, const app_option *o, const char *v, double *num, int *word) {
   char range[96], list[512];
@@ -281,17 +298,7 @@ void app_cli_help(const app_cli *c, FILE *f) {
     char left[128], extra[600] = "";
     snprintf(left, sizeof left, "%s%s%s", o->name, o->type != APP_O_FLAG ? " " : "",
              o->type != APP_O_FLAG && o->metavar ? o->metavar : "");
-    if (o->type == APP_O_U64 || o->type == APP_O_DOUBLE) {
-      char r[96];
-      cli__range(o, r, sizeof r);
-      snprintf(extra, sizeof extra, " %s%s%s%s", r, o->word ? " or '" : "", o->word ? o->word : "", o->word ? "'" : "");
-    } else if (o->type == APP_O_CHOICE) {
-      char l[512];
-      cli__choices(o, l, sizeof l);
-      snprintf(extra, sizeof extra, " (one of %s)", l);
-    }
-    if (o->flags & APP_REPEAT) strncat(extra, " (repeatable)", sizeof extra - strlen(extra) - 1);
-    if (o->flags & APP_REQUIRED) strncat(extra, " (required)", sizeof extra - strlen(extra) - 1);
+    cli__extra(o, extra, sizeof extra);
     const char *h = o->help ? o->help : "";
     int first = 1;
     do {
@@ -475,17 +482,7 @@ void app_cli_man(const app_cli *c, const char *summary, FILE *f) {
     fputc('\n', f);
     cli__roff(f, o->help ? o->help : "");
     char extra[600] = "";
-    if (o->type == APP_O_U64 || o->type == APP_O_DOUBLE) {
-      char r[96];
-      cli__range(o, r, sizeof r);
-      snprintf(extra, sizeof extra, " %s%s%s%s", r, o->word ? " or '" : "", o->word ? o->word : "", o->word ? "'" : "");
-    } else if (o->type == APP_O_CHOICE) {
-      char l[512];
-      cli__choices(o, l, sizeof l);
-      snprintf(extra, sizeof extra, " (one of %s)", l);
-    }
-    if (o->flags & APP_REPEAT) strncat(extra, " (repeatable)", sizeof extra - strlen(extra) - 1);
-    if (o->flags & APP_REQUIRED) strncat(extra, " (required)", sizeof extra - strlen(extra) - 1);
+    cli__extra(o, extra, sizeof extra);
     cli__roff(f, extra);
     fputc('\n', f);
   }

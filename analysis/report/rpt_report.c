@@ -1426,6 +1426,19 @@ static int rpt__sweep_figs(rpt__ctx *c, const rpt_sweep *s) {
   return 0;
 }
 
+/* One cell of the sweep's tables, for the page and summary.md alike: metric k at point p over the
+ * replications (tmp: reps doubles), its 95% interval clipped to [rlo, rhi], formatted in the shown
+ * unit (conv). */
+static void rpt__sweep_cell(const rpt_sweep *s, unsigned p, unsigned k, double rlo, double rhi, double conv,
+                            double *tmp, rpt_ci *ci, char m[32], char lo[32], char hi[32]) {
+  for (int r = 0; r < s->reps; r++) tmp[r] = s->values[((size_t)p * s->reps + r) * s->nmetrics + k];
+  rpt_ci_t(tmp, (size_t)s->reps, 1, ci);
+  rpt_ci_clip(ci, rlo, rhi);
+  rpt__fmt(m, 32, ci->mean * conv);
+  rpt__fmt(lo, 32, ci->lo * conv);
+  rpt__fmt(hi, 32, ci->hi * conv);
+}
+
 /* The sweep's table on the page: at most RPT_SWEEP_COLS points per table, the key named once above
  * its values, cells that do not wrap (issue 49.13: one table of every point, each header
  * "key = value", was unreadable at 1400 px). */
@@ -1456,13 +1469,8 @@ static void rpt__sweep_html(const rpt_sweep *s, double *tmp, FILE *html) {
       fputs("</td>", html);
       for (unsigned p = p0; p < p1; p++) {
         rpt_ci ci;
-        for (int r = 0; r < s->reps; r++) tmp[r] = s->values[((size_t)p * s->reps + r) * nm + k];
-        rpt_ci_t(tmp, (size_t)s->reps, 1, &ci);
-        rpt_ci_clip(&ci, rlo, rhi);
         char m[32], lo[32], hi[32];
-        rpt__fmt(m, sizeof m, ci.mean * conv);
-        rpt__fmt(lo, sizeof lo, ci.lo * conv);
-        rpt__fmt(hi, sizeof hi, ci.hi * conv);
+        rpt__sweep_cell(s, p, k, rlo, rhi, conv, tmp, &ci, m, lo, hi);
         if (isfinite(ci.lo))
           fprintf(html, "<td>%s <span class=\"ci\">[%s, %s]</span></td>", m, lo, hi);
         else
@@ -1529,13 +1537,8 @@ static int rpt__sweep_tables(rpt__ctx *c, const rpt_sweep *s, FILE *md, FILE *cs
     fputs(" |", md);
     for (unsigned p = 0; p < np; p++) {
       rpt_ci ci;
-      for (int r = 0; r < s->reps; r++) tmp[r] = s->values[((size_t)p * s->reps + r) * nm + k];
-      rpt_ci_t(tmp, (size_t)s->reps, 1, &ci);
-      rpt_ci_clip(&ci, rlo, rhi);
       char m[32], lo[32], hi[32];
-      rpt__fmt(m, sizeof m, ci.mean * conv);
-      rpt__fmt(lo, sizeof lo, ci.lo * conv);
-      rpt__fmt(hi, sizeof hi, ci.hi * conv);
+      rpt__sweep_cell(s, p, k, rlo, rhi, conv, tmp, &ci, m, lo, hi);
       fprintf(md, " %s [%s, %s] |", m, lo, hi);
       rpt__csv(csv, s->param);
       fputc(',', csv);

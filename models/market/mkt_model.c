@@ -415,38 +415,41 @@ static int mkt__parse_policies(const char *text, int *out, char *bad, size_t bad
   return n;
 }
 
-static int mkt__validate(const void *vcfg, const sim_scenario *s, sim_diag *d) {
-  const mkt_config *c = vcfg;
+/* market.compare_policies: 1 after reporting what is wrong, else 0. */
+static int mkt__validate_policies(const mkt_config *c, const sim_scenario *s, sim_diag *d) {
+  int bad = 0;
+  int pol[MKT_MAX_WORLDS];
+  char tok[96], names[512] = "";
+  for (int i = 0; sched_policy_names[i]; i++)
+    snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", sched_policy_names[i]);
+  int np = mkt__parse_policies(c->compare_policies, pol, tok, sizeof tok);
+  if (np < 0) {
+    sim_param_error(s, "market.compare_policies", d,
+                    "'%s' is not a policy: write at most %d of %s, or combinations of them such as "
+                    "checkpoint+standby, separated by commas",
+                    tok, MKT_MAX_WORLDS, names);
+    bad = 1;
+  }
+  /* a combination holds no more run slots and standbys than a job has (sched_ft_slots) */
+  for (int w = 0; w < np; w++)
+    for (int k = 0; k < MKT_NCLASSES; k++) {
+      const mkt_class_cfg *cc = &c->cls[k];
+      sched_ft f = {
+          .policy = (sched_policy)pol[w], .standby_k = (unsigned)cc->standby_k, .replicas = (unsigned)cc->replicas};
+      if (sched_ft_slots(&f) > SCHED_MAX_RUNS) {
+        sim_param_error(s, "market.compare_policies", d,
+                        "%s with %s.replicas = %lld runs %u copies at once, more than %d", sched_policy_name(f.policy),
+                        mkt_class_names[k], (long long)cc->replicas, sched_ft_slots(&f), SCHED_MAX_RUNS);
+        bad = 1;
+      }
+    }
+  return bad;
+}
+
+/* The personas: names, churn distributions: 1 after reporting what is wrong, else 0. */
+static int mkt__validate_personas(const mkt_config *c, const sim_scenario *s, sim_diag *d) {
   int bad = 0;
   char path[128];
-  {
-    int pol[MKT_MAX_WORLDS];
-    char tok[96], names[512] = "";
-    for (int i = 0; sched_policy_names[i]; i++)
-      snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", sched_policy_names[i]);
-    int np = mkt__parse_policies(c->compare_policies, pol, tok, sizeof tok);
-    if (np < 0) {
-      sim_param_error(s, "market.compare_policies", d,
-                      "'%s' is not a policy: write at most %d of %s, or combinations of them such as "
-                      "checkpoint+standby, separated by commas",
-                      tok, MKT_MAX_WORLDS, names);
-      bad = 1;
-    }
-    /* a combination holds no more run slots and standbys than a job has (sched_ft_slots) */
-    for (int w = 0; w < np; w++)
-      for (int k = 0; k < MKT_NCLASSES; k++) {
-        const mkt_class_cfg *cc = &c->cls[k];
-        sched_ft f = {
-            .policy = (sched_policy)pol[w], .standby_k = (unsigned)cc->standby_k, .replicas = (unsigned)cc->replicas};
-        if (sched_ft_slots(&f) > SCHED_MAX_RUNS) {
-          sim_param_error(s, "market.compare_policies", d,
-                          "%s with %s.replicas = %lld runs %u copies at once, more than %d",
-                          sched_policy_name(f.policy), mkt_class_names[k], (long long)cc->replicas, sched_ft_slots(&f),
-                          SCHED_MAX_RUNS);
-          bad = 1;
-        }
-      }
-  }
   for (size_t i = 0; i < c->npersonas; i++) {
     const mkt_persona_cfg *p = &c->personas[i];
     for (size_t k = 0; k < i; k++)
@@ -477,6 +480,13 @@ static int mkt__validate(const void *vcfg, const sim_scenario *s, sim_diag *d) {
       }
     }
   }
+  return bad;
+}
+
+/* The regions: names, shares, GPU mix: 1 after reporting what is wrong, else 0. */
+static int mkt__validate_regions(const mkt_config *c, const sim_scenario *s, sim_diag *d) {
+  int bad = 0;
+  char path[128];
   for (size_t r = 0; r < c->nregions; r++) {
     const mkt_region_cfg *g = &c->regions[r];
     if (strlen(g->name) == 0 || strlen(g->name) > 15) {
@@ -531,6 +541,13 @@ static int mkt__validate(const void *vcfg, const sim_scenario *s, sim_diag *d) {
       bad = 1;
     }
   }
+  return bad;
+}
+
+/* The job classes: GPUs, pool shares, strategies: 1 after reporting what is wrong, else 0. */
+static int mkt__validate_classes(const mkt_config *c, const sim_scenario *s, sim_diag *d) {
+  int bad = 0;
+  char path[128];
   for (int k = 0; k < MKT_NCLASSES; k++) {
     const mkt_class_cfg *cc = &c->cls[k];
     if (cc->gpus_min > cc->gpus_max) {
@@ -561,6 +578,17 @@ static int mkt__validate(const void *vcfg, const sim_scenario *s, sim_diag *d) {
       bad = 1;
     }
   }
+  return bad;
+}
+
+static int mkt__validate(const void *vcfg, const sim_scenario *s, sim_diag *d) {
+  const mkt_config *c = vcfg;
+  int bad = 0;
+  char path[128];
+  bad |= mkt__validate_policies(c, s, d);
+  bad |= mkt__validate_personas(c, s, d);
+  bad |= mkt__validate_regions(c, s, d);
+  bad |= mkt__validate_classes(c, s, d);
   if (c->nodes.count > 0) {
     const double fees[MKT_NPOOLS] = {c->fixed.fee, c->bidding.fee, c->flexible.fee};
     for (int i = 0; i < MKT_NPOOLS; i++)
@@ -817,41 +845,22 @@ _Static_assert(sizeof mkt__rscol_names / sizeof *mkt__rscol_names == MKT_RS_N, "
 static const char *const mkt__rscol_units[] = {"jobs", "jobs", "USD*1e-6", "USD*1e-6"};
 _Static_assert(sizeof mkt__rscol_units / sizeof *mkt__rscol_units == MKT_RS_N, "one unit per column");
 
-static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, const sim_scenario *s, sim_diag *d,
-                      sim_model *out) {
-  const mkt_config *cfg = vcfg;
-  mkt_ctx *c = calloc(1, sizeof *c);
-  if (!c) return SIM_ENOMEM;
-  memset(out, 0, sizeof *out);
-  out->ctx = c;
-  c->cfg = cfg;
-  c->end = end;
-  c->nreg = (unsigned)cfg->nregions;
-  c->npers = (unsigned)cfg->npersonas;
-  c->nmarkets = (uint64_t)c->nreg * MKT_NPOOLS;
+/* ---- mkt__build in stages: each returns 0, or an error after reporting it; what a stage built
+ * is in the context, which mkt__build frees (mkt__destroy) on any failure. */
+
+/* The GPU table and the churn distributions per persona (market.gpus, market.churn_fits). */
+static int mkt__build_inputs(mkt_ctx *c, const char *base_dir, const sim_scenario *s, sim_diag *d) {
+  const mkt_config *cfg = c->cfg;
   char err[512];
   int rc = SIM_OK;
-  {
-    char tok[96];
-    int n = mkt__parse_policies(cfg->compare_policies, c->world_policy, tok, sizeof tok);
-    c->nworlds = n > 0 ? (unsigned)n : 1;
-    if (n <= 0) c->world_policy[0] = -1;
-  }
-  c->rule = mkt_rule_find(mkt_rule_names[cfg->bidding.rule]);
-  if (!c->rule) {
-    rc = SIM_EINVAL;
-    goto fail;
-  }
-
   /* GPU table */
   char *gp;
-  if ((rc = mkt__find(base_dir, cfg->gpus_file, s, "market.gpus", d, &gp))) goto fail;
+  if ((rc = mkt__find(base_dir, cfg->gpus_file, s, "market.gpus", d, &gp))) return rc;
   int e = mkt_gpus_load(gp, &c->gpus, &c->ngpus, err, sizeof err);
   free(gp);
   if (e) {
     sim_param_error(s, "market.gpus", d, "%s", err);
-    rc = SIM_ECONFIG;
-    goto fail;
+    return SIM_ECONFIG;
   }
   /* churn distributions per persona */
   for (unsigned i = 0; i < c->npers; i++) {
@@ -860,7 +869,7 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
     c->down[i] = (churn_dist){(churn_kind)p->down_dist, p->down_p1, p->down_p2};
     if (p->fit[0]) {
       char *fp;
-      if ((rc = mkt__find(base_dir, cfg->churn_fits, s, "market.churn_fits", d, &fp))) goto fail;
+      if ((rc = mkt__find(base_dir, cfg->churn_fits, s, "market.churn_fits", d, &fp))) return rc;
       char path[96];
       snprintf(path, sizeof path, "market.personas.[%u].fit", i);
       int e1 = churn_fits_load(fp, p->fit, "up", c->up[i].kind, &c->up[i], err, sizeof err);
@@ -868,12 +877,17 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
       int e2 = e1 ? e1 : churn_fits_load(fp, p->fit, "down", c->down[i].kind, &c->down[i], err, sizeof err);
       if (!e1 && e2) sim_param_error(s, path, d, "%s", err);
       free(fp);
-      if (e1 || e2) {
-        rc = SIM_ECONFIG;
-        goto fail;
-      }
+      if (e1 || e2) return SIM_ECONFIG;
     }
   }
+  return rc;
+}
+
+/* Measured GPU throughput: calibration files and market.score_tflops. */
+static int mkt__build_speeds_measured(mkt_ctx *c, const char *base_dir, const sim_scenario *s, sim_diag *d) {
+  const mkt_config *cfg = c->cfg;
+  char err[512];
+  int rc = SIM_OK;
   /* The cluster speed model of the scheduling core (defaults in sched_config_default,
    * docs/scheduling.md), and measured GPU throughput, from kernels/ calibration files
    * (market.calibration: one or more, comma-separated; a later file's keys override an earlier
@@ -883,53 +897,47 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
    * measured reaches the mean fraction f_mean of those measured; so a measured model's throughput
    * becomes (f / f_mean) x its FP16 spec and the others keep their spec: measured models keep their
    * measured ratios to each other, and one measured model alone changes no ratio. */
-  {
-    sched_config dflt;
-    sched_config_default(&dflt);
-    c->cluster = dflt.cluster;
-    double *frac = calloc(c->ngpus, sizeof *frac); /* > 0: the model was measured */
-    if (!frac) {
-      rc = SIM_ENOMEM;
-      goto fail;
+  sched_config dflt;
+  sched_config_default(&dflt);
+  c->cluster = dflt.cluster;
+  double *frac = calloc(c->ngpus, sizeof *frac); /* > 0: the model was measured */
+  if (!frac) return SIM_ENOMEM;
+  double fsum = 0;
+  unsigned fn = 0;
+  for (const char *p = cfg->calibration; *p;) {
+    while (*p == ' ' || *p == ',') p++;
+    if (!*p) break;
+    size_t l = strcspn(p, ",");
+    while (l && p[l - 1] == ' ') l--;
+    char one[1024];
+    snprintf(one, sizeof one, "%.*s", (int)l, p);
+    p += strcspn(p, ",");
+    char *cp;
+    if ((rc = mkt__find(base_dir, one, s, "market.calibration", d, &cp))) {
+      free(frac);
+      return rc;
     }
-    double fsum = 0;
-    unsigned fn = 0;
-    for (const char *p = cfg->calibration; *p;) {
-      while (*p == ' ' || *p == ',') p++;
-      if (!*p) break;
-      size_t l = strcspn(p, ",");
-      while (l && p[l - 1] == ' ') l--;
-      char one[1024];
-      snprintf(one, sizeof one, "%.*s", (int)l, p);
-      p += strcspn(p, ",");
-      char *cp;
-      if ((rc = mkt__find(base_dir, one, s, "market.calibration", d, &cp))) {
-        free(frac);
-        goto fail;
-      }
-      mkt_calib_info info;
-      int e4 = mkt_calibration_load(cp, &c->cluster, &info, err, sizeof err);
-      free(cp);
-      if (e4) {
-        free(frac);
-        sim_param_error(s, "market.calibration", d, "%s", err);
-        rc = SIM_ECONFIG;
-        goto fail;
-      }
-      int g = mkt_gpu_match(c->gpus, c->ngpus, info.device);
-      if (g < 0 || !(info.sgemm_gflops > 0) || !(c->gpus[g].fp32_tflops > 0)) continue; /* no catalog GPU */
-      if (frac[g] > 0) {
-        fsum -= frac[g];
-        fn--;
-      } /* measured again: the later file wins */
-      frac[g] = info.sgemm_gflops / 1e3 / c->gpus[g].fp32_tflops;
-      fsum += frac[g];
-      fn++;
+    mkt_calib_info info;
+    int e4 = mkt_calibration_load(cp, &c->cluster, &info, err, sizeof err);
+    free(cp);
+    if (e4) {
+      free(frac);
+      sim_param_error(s, "market.calibration", d, "%s", err);
+      return SIM_ECONFIG;
     }
-    for (size_t g = 0; fn && g < c->ngpus; g++)
-      if (frac[g] > 0) c->gpus[g].fp16_tflops *= frac[g] / (fsum / fn);
-    free(frac);
+    int g = mkt_gpu_match(c->gpus, c->ngpus, info.device);
+    if (g < 0 || !(info.sgemm_gflops > 0) || !(c->gpus[g].fp32_tflops > 0)) continue; /* no catalog GPU */
+    if (frac[g] > 0) {
+      fsum -= frac[g];
+      fn--;
+    } /* measured again: the later file wins */
+    frac[g] = info.sgemm_gflops / 1e3 / c->gpus[g].fp32_tflops;
+    fsum += frac[g];
+    fn++;
   }
+  for (size_t g = 0; fn && g < c->ngpus; g++)
+    if (frac[g] > 0) c->gpus[g].fp16_tflops *= frac[g] / (fsum / fn);
+  free(frac);
   /* measured throughput replaces the spec value in the score (kernels/ measure it); it wins over
    * a calibration file */
   if (cfg->score_tflops[0]) {
@@ -941,27 +949,30 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
       if (g < 0 || !(v[k] > 0)) {
         sim_param_error(s, "market.score_tflops", d, g < 0 ? "unknown GPU '%s'" : "throughput of '%s' must be > 0",
                         names[k]);
-        rc = SIM_ECONFIG;
-        goto fail;
+        return SIM_ECONFIG;
       }
       c->gpus[g].fp16_tflops = v[k];
     }
     if (n < 0) {
       sim_param_error(s, "market.score_tflops", d, "'%s' is not NAME:TFLOPS", tok);
-      rc = SIM_ECONFIG;
-      goto fail;
+      return SIM_ECONFIG;
     }
   }
+  return rc;
+}
+
+/* Prices and scores per GPU model, and the population: each provider's GPU model, count, persona,
+ * energy tariff and own value (population_seed), and the flexible pool's prices. */
+static int mkt__build_population(mkt_ctx *c, const sim_scenario *s, sim_diag *d) {
+  const mkt_config *cfg = c->cfg;
+  int rc = SIM_OK;
   /* prices and scores per GPU model */
   c->posted = calloc(c->ngpus, sizeof *c->posted);
   c->flex_price = calloc(c->ngpus, sizeof *c->flex_price);
   c->gpu_score_milli = calloc(c->ngpus, sizeof *c->gpu_score_milli);
   c->gpu_cols = calloc(c->ngpus, sizeof *c->gpu_cols);
   c->gpu_cls_fit = calloc(c->ngpus, sizeof *c->gpu_cls_fit);
-  if (!c->posted || !c->flex_price || !c->gpu_score_milli || !c->gpu_cols || !c->gpu_cls_fit) {
-    rc = SIM_ENOMEM;
-    goto fail;
-  }
+  if (!c->posted || !c->flex_price || !c->gpu_score_milli || !c->gpu_cols || !c->gpu_cls_fit) return SIM_ENOMEM;
   for (size_t g = 0; g < c->ngpus; g++) /* mkt_lot_fits of one GPU of model g, at any price */
     for (unsigned k = 0; k < MKT_NCLASSES; k++) {
       mkt_lot l = {1, c->gpus[g].mem_gb, c->gpus[g].pl_min_w, c->gpus[g].pl_max_w, 0, 0, 0};
@@ -986,15 +997,9 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
     c->daily_stride = np ? (np + (uint64_t)cfg->daily_income_providers - 1) / (uint64_t)cfg->daily_income_providers : 1;
   c->prov = sim_bigmem_realloc(NULL, (np ? np : 1) * sizeof *c->prov);
   c->region_cols = calloc(c->nreg, sizeof *c->region_cols);
-  if (!c->prov || !c->region_cols) {
-    rc = SIM_ENOMEM;
-    goto fail;
-  }
+  if (!c->prov || !c->region_cols) return SIM_ENOMEM;
   gsl_rng *pr = gsl_rng_alloc(sim_rng_xoshiro);
-  if (!pr) {
-    rc = SIM_ENOMEM;
-    goto fail;
-  }
+  if (!pr) return SIM_ENOMEM;
   sim_rng_seed_stream(pr, (uint64_t)cfg->population_seed, UINT64_C(0xB0B0));
   for (unsigned r = 0; r < c->nreg && rc == SIM_OK; r++) {
     const mkt_region_cfg *g = &cfg->regions[r];
@@ -1059,7 +1064,7 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
     c->prov[i].own_permille = (uint16_t)llround(1000.0 * (1.0 + sp * (2.0 * gsl_rng_uniform(pr) - 1.0)));
   }
   gsl_rng_free(pr);
-  if (rc) goto fail;
+  if (rc) return rc;
   /* Flexible pool pay-per-task price per GPU model: score x price_per_score_h (NGPU billing),
    * with the network and disk of a reference machine (the per-host score varies by region). */
   for (size_t g = 0; g < c->ngpus; g++) {
@@ -1068,53 +1073,60 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
     c->gpu_score_milli[g] = (uint32_t)llround(sc * 1000.0);
     c->flex_price[g] = (int64_t)llround(sc * cfg->flexible.price_per_score_h * MKT_MUSD);
   }
+  return rc;
+}
+
+/* Speeds relative to the reference GPU, and the memory grades the core selects by. */
+static int mkt__build_speeds(mkt_ctx *c, const sim_scenario *s, sim_diag *d) {
+  const mkt_config *cfg = c->cfg;
   /* Speeds: work units per second, FP16 throughput (measured where market.score_tflops names it,
    * else the spec sheet) relative to the reference GPU, whose speed is 1. */
-  {
-    int ref = mkt_gpu_find(c->gpus, c->ngpus, cfg->reference_gpu);
-    if (ref < 0) {
-      sim_param_error(s, "market.reference_gpu", d, "unknown GPU '%s' (see the names in %s)", cfg->reference_gpu,
-                      cfg->gpus_file);
-      rc = SIM_ECONFIG;
-      goto fail;
-    }
-    c->ref_gpu = ref;
-    c->speed = calloc(c->ngpus, sizeof *c->speed);
-    c->grade = calloc(c->ngpus, sizeof *c->grade);
-    if (!c->speed || !c->grade) {
-      rc = SIM_ENOMEM;
-      goto fail;
-    }
-    for (size_t g = 0; g < c->ngpus; g++) c->speed[g] = c->gpus[g].fp16_tflops / c->gpus[ref].fp16_tflops;
-    /* grades: GPU models ranked by memory, so that "at least M GB" is "grade >= the first grade
-     * with M GB" for the core's selection */
-    double mems[64];
-    unsigned nm = 0;
-    for (size_t g = 0; g < c->ngpus; g++) {
-      int seen = 0;
-      for (unsigned k = 0; k < nm; k++) seen |= mems[k] == c->gpus[g].mem_gb;
-      if (!seen && nm < 64) mems[nm++] = c->gpus[g].mem_gb;
-    }
-    for (unsigned a = 1; a < nm; a++)
-      for (unsigned b = a; b > 0 && mems[b - 1] > mems[b]; b--) {
-        double t = mems[b];
-        mems[b] = mems[b - 1];
-        mems[b - 1] = t;
-      }
-    c->ngrades = (uint16_t)(nm ? nm : 1);
-    for (size_t g = 0; g < c->ngpus; g++)
-      for (unsigned k = 0; k < nm; k++)
-        if (mems[k] == c->gpus[g].mem_gb) c->grade[g] = (uint16_t)k;
-    for (int k = 0; k < MKT_NCLASSES; k++) {
-      unsigned gmin = nm; /* none: no GPU has enough memory */
-      for (unsigned q = 0; q < nm; q++)
-        if (mems[q] >= cfg->cls[k].mem_min_gb) {
-          gmin = q;
-          break;
-        }
-      c->min_grade[k] = (uint16_t)gmin;
-    }
+  int ref = mkt_gpu_find(c->gpus, c->ngpus, cfg->reference_gpu);
+  if (ref < 0) {
+    sim_param_error(s, "market.reference_gpu", d, "unknown GPU '%s' (see the names in %s)", cfg->reference_gpu,
+                    cfg->gpus_file);
+    return SIM_ECONFIG;
   }
+  c->ref_gpu = ref;
+  c->speed = calloc(c->ngpus, sizeof *c->speed);
+  c->grade = calloc(c->ngpus, sizeof *c->grade);
+  if (!c->speed || !c->grade) return SIM_ENOMEM;
+  for (size_t g = 0; g < c->ngpus; g++) c->speed[g] = c->gpus[g].fp16_tflops / c->gpus[ref].fp16_tflops;
+  /* grades: GPU models ranked by memory, so that "at least M GB" is "grade >= the first grade
+   * with M GB" for the core's selection */
+  double mems[64];
+  unsigned nm = 0;
+  for (size_t g = 0; g < c->ngpus; g++) {
+    int seen = 0;
+    for (unsigned k = 0; k < nm; k++) seen |= mems[k] == c->gpus[g].mem_gb;
+    if (!seen && nm < 64) mems[nm++] = c->gpus[g].mem_gb;
+  }
+  for (unsigned a = 1; a < nm; a++)
+    for (unsigned b = a; b > 0 && mems[b - 1] > mems[b]; b--) {
+      double t = mems[b];
+      mems[b] = mems[b - 1];
+      mems[b - 1] = t;
+    }
+  c->ngrades = (uint16_t)(nm ? nm : 1);
+  for (size_t g = 0; g < c->ngpus; g++)
+    for (unsigned k = 0; k < nm; k++)
+      if (mems[k] == c->gpus[g].mem_gb) c->grade[g] = (uint16_t)k;
+  for (int k = 0; k < MKT_NCLASSES; k++) {
+    unsigned gmin = nm; /* none: no GPU has enough memory */
+    for (unsigned q = 0; q < nm; q++)
+      if (mems[q] >= cfg->cls[k].mem_min_gb) {
+        gmin = q;
+        break;
+      }
+    c->min_grade[k] = (uint16_t)gmin;
+  }
+  return SIM_OK;
+}
+
+/* Fault tolerance per world and class, the transfer model, GP Nodes, fees, the shares draws sum,
+ * quotes, bid shading tables and the treasury rule. */
+static int mkt__build_policies(mkt_ctx *c) {
+  const mkt_config *cfg = c->cfg;
   /* Fault tolerance per world and class: the class's policy, or the world's when policies are
    * compared. The checkpoint policy with no interval (checkpoint_h = 0) keeps nothing: none. */
   for (unsigned w = 0; w < c->nworlds; w++)
@@ -1131,21 +1143,16 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
       f->max_restarts = (unsigned)cc->max_restarts;
     }
   /* The transfer model of the scheduling core (defaults in sched_config_default) */
-  {
-    sched_config dflt;
-    sched_config_default(&dflt);
-    c->net = dflt.net;
-    c->net.mode = (sched_arq)cfg->net;
-  }
+  sched_config dflt;
+  sched_config_default(&dflt);
+  c->net = dflt.net;
+  c->net.mode = (sched_arq)cfg->net;
   /* GP Nodes: provider i of a region is managed by node (hash of i) mod count; the first
    * delegated_share of the licences delegate their node (an ASSUMPTION: the seed gives no
    * numbers). */
   if (cfg->nodes.count > 0) {
     c->node_delegated = calloc((size_t)cfg->nodes.count, 1);
-    if (!c->node_delegated) {
-      rc = SIM_ENOMEM;
-      goto fail;
-    }
+    if (!c->node_delegated) return SIM_ENOMEM;
     int64_t nd = llround(cfg->nodes.delegated_share * (double)cfg->nodes.count);
     for (int64_t i = 0; i < nd && i < cfg->nodes.count; i++) c->node_delegated[i] = 1;
     for (unsigned r = 0; r < c->nreg; r++)
@@ -1180,10 +1187,7 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
     if (!c->rule->pays_bid || cc->nstrategies < 3 || !(cc->strategies[MKT_STRAT_SHADE] > 0)) continue;
     if (!(cc->value_sigma > 0) || !(cc->value_usd_h > 0)) continue; /* all values equal: shade_factor */
     c->bne[k] = malloc(sizeof *c->bne[k]);
-    if (!c->bne[k]) {
-      rc = SIM_ENOMEM;
-      goto fail;
-    }
+    if (!c->bne[k]) return SIM_ENOMEM;
     if (mkt_bne_table_init(c->bne[k], cc->value_sigma, (double)c->min_bid / (cc->value_usd_h * MKT_MUSD))) {
       free(c->bne[k]);
       c->bne[k] = NULL;
@@ -1193,15 +1197,21 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
                                  (int64_t)llround(cfg->flexible.rate_min_usd_h * MKT_MUSD),
                                  (int64_t)llround(cfg->flexible.rate_max_usd_h * MKT_MUSD)};
   c->rate0 = (int64_t)llround(cfg->flexible.rate0_usd_h * MKT_MUSD);
-  c->nbill = (size_t)ceil(end / cfg->billing_s);
-  c->close_t = end - 3 * cfg->latency_s;
+  return SIM_OK;
+}
+
+/* Replayed traces (market.trace_pods, market.trace_genai), merged by submit time. */
+static int mkt__build_traces(mkt_ctx *c, const char *base_dir, const sim_scenario *s, sim_diag *d) {
+  const mkt_config *cfg = c->cfg;
+  char err[512];
+  int rc = SIM_OK;
   /* traces */
   const char *tf[2] = {cfg->trace_pods, cfg->trace_genai};
   const char *tk[2] = {"market.trace_pods", "market.trace_genai"};
   for (int t = 0; t < 2; t++) {
     if (!tf[t][0]) continue;
     char *p;
-    if ((rc = mkt__find(base_dir, tf[t], s, tk[t], d, &p))) goto fail;
+    if ((rc = mkt__find(base_dir, tf[t], s, tk[t], d, &p))) return rc;
     mkt_trace_job *v = NULL;
     size_t n = 0;
     mkt_trace_stats ts;
@@ -1210,8 +1220,7 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
     if (e3) {
       free(p);
       sim_param_error(s, tk[t], d, "%s", err);
-      rc = SIM_ECONFIG;
-      goto fail;
+      return SIM_ECONFIG;
     }
     /* every row is replayed or counted by reason: on stderr, and in the results (trace_rows.*) */
     char why[512] = "";
@@ -1229,8 +1238,7 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
     mkt_trace_job *all = malloc((c->ntrace + n) * sizeof *all);
     if (!all) {
       free(v);
-      rc = SIM_ENOMEM;
-      goto fail;
+      return SIM_ENOMEM;
     }
     size_t a = 0, b = 0, k = 0;
     while (a < c->ntrace || b < n)
@@ -1240,13 +1248,15 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
     c->trace = all;
     c->ntrace = k;
   }
-  /* outputs */
+  return rc;
+}
+
+/* The series of world 0: names, units and column names. */
+static int mkt__build_series(mkt_ctx *c) {
+  const mkt_config *cfg = c->cfg;
   c->persona_cols = calloc(c->npers, sizeof *c->persona_cols);
   c->series = calloc((size_t)MKT_NSERIES * c->nworlds, sizeof *c->series);
-  if (!c->persona_cols || !c->series) {
-    rc = SIM_ENOMEM;
-    goto fail;
-  }
+  if (!c->persona_cols || !c->series) return SIM_ENOMEM;
   for (unsigned i = 0; i < c->npers; i++) c->persona_cols[i] = cfg->personas[i].name;
   c->nseries = MKT_NSERIES; /* world 0's; set to all worlds' below */
   double bw = cfg->billing_s;
@@ -1255,10 +1265,7 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
   do {                                                                                                                 \
     const char *const *s_ = (src);                                                                                     \
     const char **v_ = malloc(((n) ? (n) : 1) * sizeof *v_);                                                            \
-    if (!v_) {                                                                                                         \
-      rc = SIM_ENOMEM;                                                                                                 \
-      goto fail;                                                                                                       \
-    }                                                                                                                  \
+    if (!v_) return SIM_ENOMEM;                                                                                        \
     for (unsigned i_ = 0; i_ < (n); i_++) v_[i_] = s_[i_];                                                             \
     (dst) = v_;                                                                                                        \
   } while (0)
@@ -1369,11 +1376,13 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
   S[MKT_S_RSTRAT].colunits = mkt__col_units(MKT_NSTRATS, mkt__rscol_units, MKT_RS_N);
   S[MKT_S_FLEX].colunits = mkt__col_units(1, mkt__fcol_units, MKT_NFCOLS);
   for (unsigned i = 0; i < MKT_NSERIES; i++)
-    if (!S[i].colnames || (!strcmp(S[i].unit, "mixed") && !S[i].colunits)) {
-      rc = SIM_ENOMEM;
-      goto fail;
-    }
-  /* the other worlds' series: the same definitions, named NAME@POLICY */
+    if (!S[i].colnames || (!strcmp(S[i].unit, "mixed") && !S[i].colunits)) return SIM_ENOMEM;
+  return SIM_OK;
+}
+
+/* The other worlds' series: world 0's definitions, named NAME@POLICY. */
+static int mkt__build_world_series(mkt_ctx *c) {
+  sim_series_def *S = c->series;
   for (unsigned w = 1; w < c->nworlds; w++)
     for (unsigned i = 0; i < MKT_NSERIES; i++) {
       sim_series_def *x = &S[w * MKT_NSERIES + i];
@@ -1385,13 +1394,45 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
       x->name = nm;
       x->colnames = cols;
       c->nseries = w * MKT_NSERIES + i + 1;
-      if (!nm || !cols) {
-        rc = SIM_ENOMEM;
-        goto fail;
-      }
+      if (!nm || !cols) return SIM_ENOMEM;
       snprintf(nm, len, "%s@%s", S[i].name, pn);
       for (unsigned k = 0; k < S[i].ncols; k++) cols[k] = S[i].colnames[k];
     }
+  return SIM_OK;
+}
+
+static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, const sim_scenario *s, sim_diag *d,
+                      sim_model *out) {
+  const mkt_config *cfg = vcfg;
+  mkt_ctx *c = calloc(1, sizeof *c);
+  if (!c) return SIM_ENOMEM;
+  memset(out, 0, sizeof *out);
+  out->ctx = c;
+  c->cfg = cfg;
+  c->end = end;
+  c->nreg = (unsigned)cfg->nregions;
+  c->npers = (unsigned)cfg->npersonas;
+  c->nmarkets = (uint64_t)c->nreg * MKT_NPOOLS;
+  int rc = SIM_OK;
+  {
+    char tok[96];
+    int n = mkt__parse_policies(cfg->compare_policies, c->world_policy, tok, sizeof tok);
+    c->nworlds = n > 0 ? (unsigned)n : 1;
+    if (n <= 0) c->world_policy[0] = -1;
+  }
+  c->rule = mkt_rule_find(mkt_rule_names[cfg->bidding.rule]);
+  if (!c->rule) {
+    rc = SIM_EINVAL;
+    goto fail;
+  }
+
+  if ((rc = mkt__build_inputs(c, base_dir, s, d)) || (rc = mkt__build_speeds_measured(c, base_dir, s, d)) ||
+      (rc = mkt__build_population(c, s, d)) || (rc = mkt__build_speeds(c, s, d)) || (rc = mkt__build_policies(c)))
+    goto fail;
+  c->nbill = (size_t)ceil(end / cfg->billing_s);
+  c->close_t = end - 3 * cfg->latency_s;
+  if ((rc = mkt__build_traces(c, base_dir, s, d)) || (rc = mkt__build_series(c)) || (rc = mkt__build_world_series(c)))
+    goto fail;
   c->nseries = MKT_NSERIES * c->nworlds;
 
   out->name = "market";
@@ -2109,13 +2150,12 @@ static void mkt__scalars(const mkt_ctx *c, const sim_results *r, double *SC) {
   SC[MX_IDENTITY] = mkt__identity(Lg, mf, r->series[MKT_S_POOL], r->series[MKT_S_FEES], NULL, 0) == 0;
 }
 
-static void mkt__compute(const sim_model *m, const sim_results *r, double *out) {
-  const mkt_ctx *c = m->ctx;
-  mkt__mlayout X = mkt__layout(c);
-  for (size_t i = 0; i < X.n; i++) out[i] = NAN;
-  double *P = out + X.pers, *PO = out + X.pool, *RG = out + X.reg, *CL = out + X.cls, *SC = out + X.scal;
-  const unsigned np = c->npers, nr = c->nreg;
-  const int64_t *per = r->series[MKT_S_PERSONA], *pool = r->series[MKT_S_POOL], *jobs = r->series[MKT_S_JOBS];
+/* Per persona: income per available hour, the income spread over providers and days, utilization;
+ * per persona and pool: mean, sample sd (two passes) and CV of income (baseline world). */
+static void mkt__compute_personas(const mkt_ctx *c, const sim_results *r, double *out, mkt__mlayout X) {
+  double *P = out + X.pers;
+  const unsigned np = c->npers;
+  const int64_t *per = r->series[MKT_S_PERSONA];
   for (unsigned pi = 0; pi < np; pi++) {
     const int64_t *v = per + pi * MKT_NPCOLS;
     P[0 * np + pi] = mkt__div((double)v[MKT_P_INCOME] / MKT_MUSD, (double)v[MKT_P_AVAIL_MS] / 3.6e6);
@@ -2174,6 +2214,47 @@ static void mkt__compute(const sim_model *m, const sim_results *r, double *out) 
       PP[2 * ng + g] = mkt__div(sd, mean);
     }
   }
+}
+
+/* Fault tolerance per class (baseline world) and, when policies are compared, per world and the
+ * worlds' differences to the first. */
+static void mkt__compute_worlds(const mkt_ctx *c, const sim_results *r, double *out, mkt__mlayout X) {
+  for (int k = 0; k < MKT_NCLASSES; k++) {
+    double v[MQ_F];
+    mkt__ft_values(r->series[MKT_S_JOBS], k, k + 1, v);
+    for (size_t q = 0; q < MQ_F; q++)
+      if (q != MF_COMPLETED) out[X.ftc + mkt__ftc_q(q) * MKT_NCLASSES + k] = v[q];
+  }
+  if (c->nworlds < 2) return;
+  for (unsigned w = 0; w < c->nworlds; w++) {
+    double *o = out + X.wld + (size_t)w * X.nq;
+    mkt__ft_values(r->series[w * MKT_NSERIES + MKT_S_JOBS], 0, MKT_NCLASSES, o);
+    const int64_t *pw = r->series[w * MKT_NSERIES + MKT_S_POOL], *pp = r->series[w * MKT_NSERIES + MKT_S_PERSONA];
+    double inc = 0;
+    for (int i = 0; i < MKT_NPOOLS; i++) inc += (double)pw[i * MKT_NPCOLS + MKT_P_INCOME];
+    o[MQ_F] = inc / MKT_MUSD;
+    o[MQ_F + 1] = (inc - (double)r->series[w * MKT_NSERIES + MKT_S_MONEY][MKT_M_SLASHED]) / MKT_MUSD;
+    for (unsigned pi = 0; pi < c->npers; pi++)
+      o[MQ_F + MQ_W + pi] = mkt__div((double)pp[pi * MKT_NPCOLS + MKT_P_INCOME] / MKT_MUSD,
+                                     (double)pp[pi * MKT_NPCOLS + MKT_P_AVAIL_MS] / 3.6e6);
+  }
+  for (unsigned w = 1; w < c->nworlds; w++)
+    for (unsigned q = 0; q < X.nq; q++) {
+      /* a ratio that is infinite (money spent, nothing completed) has no difference: NaN (the
+       * catalogue says so; the totals' differences are defined) */
+      double a = out[X.wld + (size_t)w * X.nq + q], b = out[X.wld + q];
+      out[X.dif + (size_t)(w - 1) * X.nq + q] = isfinite(a) && isfinite(b) ? a - b : NAN;
+    }
+}
+
+static void mkt__compute(const sim_model *m, const sim_results *r, double *out) {
+  const mkt_ctx *c = m->ctx;
+  mkt__mlayout X = mkt__layout(c);
+  for (size_t i = 0; i < X.n; i++) out[i] = NAN;
+  double *P = out + X.pers, *PO = out + X.pool, *RG = out + X.reg, *CL = out + X.cls, *SC = out + X.scal;
+  const unsigned np = c->npers, nr = c->nreg;
+  const int64_t *pool = r->series[MKT_S_POOL], *jobs = r->series[MKT_S_JOBS];
+  mkt__compute_personas(c, r, out, X);
   /* reactions: population (mean over days of the cumulative count), surplus, demand */
   const int64_t *rp = r->series[MKT_S_RPOOL], *pop = r->series[MKT_S_POP], *rs = r->series[MKT_S_RSTRAT];
   double popm[MKT_MAX_PERSONAS * MKT_NPOOLS] = {0};
@@ -2271,33 +2352,7 @@ static void mkt__compute(const sim_model *m, const sim_results *r, double *out) 
   (void)value, (void)pcost;
   for (size_t g = 0; g < c->ngpus; g++) out[X.spd + g] = c->speed[g];
   for (size_t k = 0; c->ntrace && k <= MKT_TR_NREASONS; k++) out[X.trc + k] = (double)c->trace_rows[k];
-  /* fault tolerance per class (baseline world) */
-  for (int k = 0; k < MKT_NCLASSES; k++) {
-    double v[MQ_F];
-    mkt__ft_values(r->series[MKT_S_JOBS], k, k + 1, v);
-    for (size_t q = 0; q < MQ_F; q++)
-      if (q != MF_COMPLETED) out[X.ftc + mkt__ftc_q(q) * MKT_NCLASSES + k] = v[q];
-  }
-  if (c->nworlds < 2) return;
-  for (unsigned w = 0; w < c->nworlds; w++) {
-    double *o = out + X.wld + (size_t)w * X.nq;
-    mkt__ft_values(r->series[w * MKT_NSERIES + MKT_S_JOBS], 0, MKT_NCLASSES, o);
-    const int64_t *pw = r->series[w * MKT_NSERIES + MKT_S_POOL], *pp = r->series[w * MKT_NSERIES + MKT_S_PERSONA];
-    double inc = 0;
-    for (int i = 0; i < MKT_NPOOLS; i++) inc += (double)pw[i * MKT_NPCOLS + MKT_P_INCOME];
-    o[MQ_F] = inc / MKT_MUSD;
-    o[MQ_F + 1] = (inc - (double)r->series[w * MKT_NSERIES + MKT_S_MONEY][MKT_M_SLASHED]) / MKT_MUSD;
-    for (unsigned pi = 0; pi < c->npers; pi++)
-      o[MQ_F + MQ_W + pi] = mkt__div((double)pp[pi * MKT_NPCOLS + MKT_P_INCOME] / MKT_MUSD,
-                                     (double)pp[pi * MKT_NPCOLS + MKT_P_AVAIL_MS] / 3.6e6);
-  }
-  for (unsigned w = 1; w < c->nworlds; w++)
-    for (unsigned q = 0; q < X.nq; q++) {
-      /* a ratio that is infinite (money spent, nothing completed) has no difference: NaN (the
-       * catalogue says so; the totals' differences are defined) */
-      double a = out[X.wld + (size_t)w * X.nq + q], b = out[X.wld + q];
-      out[X.dif + (size_t)(w - 1) * X.nq + q] = isfinite(a) && isfinite(b) ? a - b : NAN;
-    }
+  mkt__compute_worlds(c, r, out, X);
 }
 
 /* End-of-run checks, from integer records only, in every world: the ledger sums to zero; the

@@ -473,6 +473,196 @@ static void chosen(void *ctx, uint32_t cid) {
   if (cid < m->ncg) __builtin_prefetch(&m->cg[cid]);
 }
 
+/* The core started a run of job s: its members are employed and billed from now, its checkpoint plan and
+ * finish timer set. */
+static void sink_place(sim_lp *lp, const mkt_ctx *c, mkt_market *m, const sched_decision *d, uint32_t s, double now) {
+  const uint32_t cj = d->job;
+  mkt_job *j = &m->jobs[s];
+  const sched_ft *ft = &c->ft[m->world][j->cls];
+  mkt_run *r = NULL;
+  for (int k = 0; k < j->nruns; k++)
+    if (!j->runs[k].active) {
+      r = &j->runs[k];
+      break;
+    }
+  if (!r || d->ngpus > UINT16_MAX) SIM_FATAL("job %u: more than %d runs or %u GPUs", s, j->nruns, UINT16_MAX);
+  sched_job_status st;
+  sched_job_query(m->core, cj, &st);
+  r->active = 1;
+  r->doomed = 0;
+  r->id = d->run;
+  if (d->ngpus > MKT__RUN_INL && r->n <= MKT__RUN_INL) { /* a wide run: its members in a block of their own,
+                                                            kept for the slot's next runs (as wide) */
+    r->wide = malloc(d->ngpus * sizeof *r->wide);
+    if (!r->wide) SIM_FATAL("out of memory");
+  } else if (r->n > MKT__RUN_INL && d->ngpus != r->n) {
+    SIM_FATAL("job %u: a run of %u GPUs in a slot of %u", s, d->ngpus, r->n);
+  }
+  r->n = (uint16_t)d->ngpus;
+  memcpy(MKT__RG(r), d->gpus, d->ngpus * sizeof *d->gpus);
+  r->nsb = 0;
+  for (unsigned i = 0; i < r->n; i++) {
+    employ(c, m, MKT__RG(r)[i], s, 0, now);
+    mkt__price_sample(lp, c, c->prov[mkt__cg_host(m, &m->cg[MKT__RG(r)[i]])->prov].gpu, now,
+                      cg_rate(c, m, &m->cg[MKT__RG(r)[i]]));
+  }
+  r->work = sched_ft_checkpoints(ft) ? st.saved_work : 0;
+  r->last_t = r->t_start = r->t_durable = now;
+  r->pause_until = now + d->value; /* staging: inputs (and the checkpoint) reach every member */
+  r->rate = run_rate(c, m, j, r);
+  r->fin_t = INFINITY;
+  /* the core's checkpoint plan (none with timers: cfg.ckpt_analytic = 0) */
+  r->ck_T = d->ckpt_interval;
+  r->ck_C = d->ckpt_cost;
+  r->ck_next = r->ck_T > 0 ? r->pause_until + r->ck_T : INFINITY;
+  r->ck_done = INFINITY;
+  r->ck_saved = r->told = r->work;
+  mkt__series(lp, c, MKT_S_JOBS, j->cls * MKT_NJCOLS + MKT_J_RUNS, 0, 1);
+  if (mkt__quotes(c) && r->n)
+    m->price_h = mkt_ewma(m->price_h, (double)cg_rate(c, m, &m->cg[MKT__RG(r)[0]]), c->cfg->responses.memory_jobs);
+  if (m->pool == MKT_POOL_BIDDING) mkt__bid_won(c, m, j);
+  if (!j->started) {
+    j->started = 1;
+    j->first_start = now;
+    mkt__observe(c, m, j->cls, MKT_OBS_WAIT, now - j->submit);
+    if (r->n) mkt__observe(c, m, j->cls, MKT_OBS_PRICE, (double)cg_rate(c, m, &m->cg[MKT__RG(r)[0]]));
+    mkt__series(lp, c, MKT_S_JOBS, j->cls * MKT_NJCOLS + MKT_J_STARTED, 0, 1);
+    mkt__series(lp, c, MKT_S_JOBS, j->cls * MKT_NJCOLS + MKT_J_WAIT_MS, 0, mkt__ms(now) - mkt__ms(j->submit));
+    uint32_t hosts = 0;
+    for (unsigned i = 0; i < r->n; i++) {
+      int seen = 0;
+      for (unsigned k = 0; k < i; k++)
+        seen |= m->cg[MKT__RG(r)[k]].host == m->cg[MKT__RG(r)[i]].host; /* a host per provider */
+      hosts += !seen;
+    }
+    j->hosts = hosts;
+  }
+  j->state = J_RUNNING;
+  arm_finish(lp, m, s, r);
+}
+
+/* A member of a run was replaced: the newcomer loads the job's state while the run waits. */
+static void sink_replace(sim_lp *lp, const mkt_ctx *c, mkt_market *m, const sched_decision *d, uint32_t s, double now) {
+  mkt_job *j = &m->jobs[s];
+  mkt_run *r = run_find(j, d->run);
+  if (!r) SIM_FATAL("replace in unknown run %u of job %u", d->run, s);
+  run_to(lp, c, j, r, now);
+  j->replacements++;
+  for (unsigned i = 0; i < r->n; i++)
+    if (MKT__RG(r)[i] == d->old_gpu) MKT__RG(r)[i] = d->gpu;
+  for (unsigned i = 0; i < r->nsb; i++)
+    if (r->sb[i] == d->gpu) {
+      r->sb[i] = r->sb[--r->nsb];
+      break;
+    }
+  release(lp, c, m, d->old_gpu, 0);
+  if (m->cg[d->gpu].slot == NIL) employ(c, m, d->gpu, s, 0, now); /* taken from the idle pool */
+  if (m->cg[d->gpu].standby) {
+    m->cg[d->gpu].standby = 0;
+    mkt__cg_host(m, &m->cg[d->gpu])->sby--;
+  }
+  /* The newcomer loads the job's state from its peers; the whole run waits meanwhile. A run
+   * stalled by a member gone unseen resumes from the state its other members kept. */
+  double from = r->pause_until > now && isfinite(r->pause_until) ? r->pause_until : now;
+  r->pause_until = from + d->value;
+  int64_t lost = mkt__ms(d->value) * r->n;
+  j->lost_ms += lost;
+  mkt__series(lp, c, MKT_S_JOBS, j->cls * MKT_NJCOLS + MKT_J_LOST_MS, 0, lost);
+  r->doomed = 0;
+  for (unsigned i = 0; i < r->n; i++) r->doomed |= mkt__cg_host(m, &m->cg[MKT__RG(r)[i]])->unseen;
+  r->rate = run_rate(c, m, j, r);
+  arm_finish(lp, m, s, r);
+}
+
+/* A run writes a blocking checkpoint. */
+static void sink_checkpoint(sim_lp *lp, const mkt_ctx *c, mkt_market *m, const sched_decision *d, uint32_t s,
+                            double now) {
+  const uint32_t cj = d->job;
+  mkt_job *j = &m->jobs[s];
+  mkt_run *r = run_find(j, d->run);
+  if (!r) SIM_FATAL("checkpoint of unknown run %u of job %u", d->run, s);
+  run_to(lp, c, j, r, now);
+  double from = r->pause_until > now ? r->pause_until : now;
+  if (!isfinite(from)) return;      /* stalled: a member is gone; this checkpoint never completes */
+  r->pause_until = from + d->value; /* a blocking checkpoint: the run waits while it writes */
+  int64_t ck = mkt__ms(d->value) * r->n;
+  j->ckpt_ms += ck;
+  mkt__series(lp, c, MKT_S_JOBS, j->cls * MKT_NJCOLS + MKT_J_CKPT_MS, 0, ck);
+  mkt_msg msg = {.kind = M_CKPT, .slot = s, .gen = d->run, .epoch = ++r->ck, .a = cj, .b = mkt__d2i(r->work)};
+  arm_finish(lp, m, s, r);
+  mkt__send(lp, sim_lp_id(lp), r->pause_until - now, &msg);
+}
+
+/* A run stopped (cancelled, or a member lost): its work since the last checkpoint is lost, its GPUs
+ * released (with the uptime refund where the pool owes one). */
+static void sink_stop(sim_lp *lp, const mkt_ctx *c, mkt_market *m, const sched_decision *d, uint32_t s, double now) {
+  mkt_job *j = &m->jobs[s];
+  mkt_run *r = run_find(j, d->run);
+  if (!r) SIM_FATAL("stop of unknown run %u of job %u", d->run, s);
+  run_to(lp, c, j, r, now);
+  int64_t w = 0;
+  if (d->reason == SCHED_R_CANCELLED) {
+    w = (mkt__ms(now) - mkt__ms(r->t_start)) * r->n;
+    j->redundant_ms += w;
+  } else {
+    w = (mkt__ms(now) - mkt__ms(r->t_durable)) * r->n; /* work since the last checkpoint is lost */
+    j->lost_ms += w;
+    count_interrupt(lp, c, j);
+  }
+  mkt__series(lp, c, MKT_S_JOBS, j->cls * MKT_NJCOLS + MKT_J_LOST_MS, 0, w);
+  int64_t pen = m->ops->penalty && d->reason == SCHED_R_GPU_LOST ? mkt__ms(c->cfg->fixed.penalty_h * 3600.0) : 0;
+  /* the uptime refund is owed for the members whose host left, not for the others */
+  for (unsigned i = 0; i < r->n; i++) {
+    int gone = !mkt__cg_host(m, &m->cg[MKT__RG(r)[i]])->in;
+    release(lp, c, m, MKT__RG(r)[i], gone ? pen : 0);
+  }
+  for (unsigned i = 0; i < r->nsb; i++) release(lp, c, m, r->sb[i], 0);
+  r->nsb = 0;
+  run_close(r);
+}
+
+/* The core ended job s: completed, given up, or handed back to its pool. */
+static void sink_end(sim_lp *lp, const mkt_ctx *c, mkt_market *m, const sched_decision *d, uint32_t s, double now) {
+  const uint32_t cj = d->job;
+  mkt_job *j = &m->jobs[s];
+  for (int k = 0; k < j->nruns; k++)
+    if (j->runs[k].active) {
+      mkt_run *r = &j->runs[k];
+      for (unsigned i = 0; i < r->n; i++) release(lp, c, m, MKT__RG(r)[i], 0);
+      for (unsigned i = 0; i < r->nsb; i++) release(lp, c, m, r->sb[i], 0);
+      r->nsb = 0;
+      run_close(r);
+    }
+  m->forget = mkt__grow(m->forget, &m->capforget, m->nforget + 1, sizeof *m->forget);
+  m->forget[m->nforget++] = cj;
+  unsigned k = j->cls;
+  if (d->reason == SCHED_R_COMPLETED || d->reason == SCHED_R_GAVE_UP)
+    mkt__observe(c, m, k, MKT_OBS_INTR, j->interruptions);
+  if (d->reason == SCHED_R_COMPLETED) {
+    int64_t val = mkt__job_value(j);
+    mkt__rpool(lp, c, m->pool, MKT_RP_DONE, 1);
+    mkt__rpool(lp, c, m->pool, MKT_RP_VALUE, val);
+    if (m->pool == MKT_POOL_BIDDING) {
+      mkt__series(lp, c, MKT_S_RSTRAT, j->strat * MKT_RS_N + MKT_RS_DONE, 0, 1);
+      mkt__series(lp, c, MKT_S_RSTRAT, j->strat * MKT_RS_N + MKT_RS_VALUE, 0, val);
+    }
+    mkt__series(lp, c, MKT_S_JOBS, k * MKT_NJCOLS + MKT_J_DONE, 0, 1);
+    mkt__series(lp, c, MKT_S_JOBS, k * MKT_NJCOLS + MKT_J_TURN_MS, 0, mkt__ms(now) - mkt__ms(j->submit));
+    mkt__series(lp, c, MKT_S_JOBS, k * MKT_NJCOLS + MKT_J_USEFUL_MS, 0, mkt__ms(j->work_total));
+    mkt__series(lp, c, MKT_S_JOBS, k * MKT_NJCOLS + MKT_J_DONE_COST, 0, j->cost);
+    if (j->deadline > 0 && now > j->deadline) mkt__series(lp, c, MKT_S_JOBS, k * MKT_NJCOLS + MKT_J_MISSED, 0, 1);
+    mkt__job_record(lp, c, m, j, now, "done");
+    j->state = J_LEAVING;
+  } else if (d->reason == SCHED_R_GAVE_UP) {
+    mkt__series(lp, c, MKT_S_JOBS, k * MKT_NJCOLS + MKT_J_FAILED, 0, 1);
+    if (j->deadline > 0) mkt__series(lp, c, MKT_S_JOBS, k * MKT_NJCOLS + MKT_J_MISSED, 0, 1);
+    mkt__job_record(lp, c, m, j, now, "failed");
+    j->state = J_LEAVING;
+  } else if (!m->ops->handed_back(lp, c, m, s, d->value)) {
+    j->state = J_LEAVING;
+  }
+}
+
 static void sink(void *ctx, const sched_decision *d) {
   mkt_market *m = ctx;
   sim_lp *lp = m->lp;
@@ -482,71 +672,8 @@ static void sink(void *ctx, const sched_decision *d) {
   const uint32_t s = cj < m->ncj ? m->cslot[cj] : NIL;
   if (s >= m->njobs) SIM_FATAL("core decided about unknown job %u", cj);
   mkt_job *j = &m->jobs[s];
-  const sched_ft *ft = &c->ft[m->world][j->cls];
   switch (d->type) {
-  case SCHED_D_PLACE: {
-    mkt_run *r = NULL;
-    for (int k = 0; k < j->nruns; k++)
-      if (!j->runs[k].active) {
-        r = &j->runs[k];
-        break;
-      }
-    if (!r || d->ngpus > UINT16_MAX) SIM_FATAL("job %u: more than %d runs or %u GPUs", s, j->nruns, UINT16_MAX);
-    sched_job_status st;
-    sched_job_query(m->core, cj, &st);
-    r->active = 1;
-    r->doomed = 0;
-    r->id = d->run;
-    if (d->ngpus > MKT__RUN_INL && r->n <= MKT__RUN_INL) { /* a wide run: its members in a block of their own,
-                                                              kept for the slot's next runs (as wide) */
-      r->wide = malloc(d->ngpus * sizeof *r->wide);
-      if (!r->wide) SIM_FATAL("out of memory");
-    } else if (r->n > MKT__RUN_INL && d->ngpus != r->n) {
-      SIM_FATAL("job %u: a run of %u GPUs in a slot of %u", s, d->ngpus, r->n);
-    }
-    r->n = (uint16_t)d->ngpus;
-    memcpy(MKT__RG(r), d->gpus, d->ngpus * sizeof *d->gpus);
-    r->nsb = 0;
-    for (unsigned i = 0; i < r->n; i++) {
-      employ(c, m, MKT__RG(r)[i], s, 0, now);
-      mkt__price_sample(lp, c, c->prov[mkt__cg_host(m, &m->cg[MKT__RG(r)[i]])->prov].gpu, now,
-                        cg_rate(c, m, &m->cg[MKT__RG(r)[i]]));
-    }
-    r->work = sched_ft_checkpoints(ft) ? st.saved_work : 0;
-    r->last_t = r->t_start = r->t_durable = now;
-    r->pause_until = now + d->value; /* staging: inputs (and the checkpoint) reach every member */
-    r->rate = run_rate(c, m, j, r);
-    r->fin_t = INFINITY;
-    /* the core's checkpoint plan (none with timers: cfg.ckpt_analytic = 0) */
-    r->ck_T = d->ckpt_interval;
-    r->ck_C = d->ckpt_cost;
-    r->ck_next = r->ck_T > 0 ? r->pause_until + r->ck_T : INFINITY;
-    r->ck_done = INFINITY;
-    r->ck_saved = r->told = r->work;
-    mkt__series(lp, c, MKT_S_JOBS, j->cls * MKT_NJCOLS + MKT_J_RUNS, 0, 1);
-    if (mkt__quotes(c) && r->n)
-      m->price_h = mkt_ewma(m->price_h, (double)cg_rate(c, m, &m->cg[MKT__RG(r)[0]]), c->cfg->responses.memory_jobs);
-    if (m->pool == MKT_POOL_BIDDING) mkt__bid_won(c, m, j);
-    if (!j->started) {
-      j->started = 1;
-      j->first_start = now;
-      mkt__observe(c, m, j->cls, MKT_OBS_WAIT, now - j->submit);
-      if (r->n) mkt__observe(c, m, j->cls, MKT_OBS_PRICE, (double)cg_rate(c, m, &m->cg[MKT__RG(r)[0]]));
-      mkt__series(lp, c, MKT_S_JOBS, j->cls * MKT_NJCOLS + MKT_J_STARTED, 0, 1);
-      mkt__series(lp, c, MKT_S_JOBS, j->cls * MKT_NJCOLS + MKT_J_WAIT_MS, 0, mkt__ms(now) - mkt__ms(j->submit));
-      uint32_t hosts = 0;
-      for (unsigned i = 0; i < r->n; i++) {
-        int seen = 0;
-        for (unsigned k = 0; k < i; k++)
-          seen |= m->cg[MKT__RG(r)[k]].host == m->cg[MKT__RG(r)[i]].host; /* a host per provider */
-        hosts += !seen;
-      }
-      j->hosts = hosts;
-    }
-    j->state = J_RUNNING;
-    arm_finish(lp, m, s, r);
-    break;
-  }
+  case SCHED_D_PLACE: sink_place(lp, c, m, d, s, now); break;
   case SCHED_D_STANDBY: {
     mkt_run *r = run_find(j, d->run);
     if (!r) SIM_FATAL("standby for unknown run %u of job %u", d->run, s);
@@ -566,116 +693,10 @@ static void sink(void *ctx, const sched_decision *d) {
     release(lp, c, m, d->gpu, 0);
     break;
   }
-  case SCHED_D_REPLACE: {
-    mkt_run *r = run_find(j, d->run);
-    if (!r) SIM_FATAL("replace in unknown run %u of job %u", d->run, s);
-    run_to(lp, c, j, r, now);
-    j->replacements++;
-    for (unsigned i = 0; i < r->n; i++)
-      if (MKT__RG(r)[i] == d->old_gpu) MKT__RG(r)[i] = d->gpu;
-    for (unsigned i = 0; i < r->nsb; i++)
-      if (r->sb[i] == d->gpu) {
-        r->sb[i] = r->sb[--r->nsb];
-        break;
-      }
-    release(lp, c, m, d->old_gpu, 0);
-    if (m->cg[d->gpu].slot == NIL) employ(c, m, d->gpu, s, 0, now); /* taken from the idle pool */
-    if (m->cg[d->gpu].standby) {
-      m->cg[d->gpu].standby = 0;
-      mkt__cg_host(m, &m->cg[d->gpu])->sby--;
-    }
-    /* The newcomer loads the job's state from its peers; the whole run waits meanwhile. A run
-     * stalled by a member gone unseen resumes from the state its other members kept. */
-    double from = r->pause_until > now && isfinite(r->pause_until) ? r->pause_until : now;
-    r->pause_until = from + d->value;
-    int64_t lost = mkt__ms(d->value) * r->n;
-    j->lost_ms += lost;
-    mkt__series(lp, c, MKT_S_JOBS, j->cls * MKT_NJCOLS + MKT_J_LOST_MS, 0, lost);
-    r->doomed = 0;
-    for (unsigned i = 0; i < r->n; i++) r->doomed |= mkt__cg_host(m, &m->cg[MKT__RG(r)[i]])->unseen;
-    r->rate = run_rate(c, m, j, r);
-    arm_finish(lp, m, s, r);
-    break;
-  }
-  case SCHED_D_CHECKPOINT: {
-    mkt_run *r = run_find(j, d->run);
-    if (!r) SIM_FATAL("checkpoint of unknown run %u of job %u", d->run, s);
-    run_to(lp, c, j, r, now);
-    double from = r->pause_until > now ? r->pause_until : now;
-    if (!isfinite(from)) break;       /* stalled: a member is gone; this checkpoint never completes */
-    r->pause_until = from + d->value; /* a blocking checkpoint: the run waits while it writes */
-    int64_t ck = mkt__ms(d->value) * r->n;
-    j->ckpt_ms += ck;
-    mkt__series(lp, c, MKT_S_JOBS, j->cls * MKT_NJCOLS + MKT_J_CKPT_MS, 0, ck);
-    mkt_msg msg = {.kind = M_CKPT, .slot = s, .gen = d->run, .epoch = ++r->ck, .a = cj, .b = mkt__d2i(r->work)};
-    arm_finish(lp, m, s, r);
-    mkt__send(lp, sim_lp_id(lp), r->pause_until - now, &msg);
-    break;
-  }
-  case SCHED_D_STOP: {
-    mkt_run *r = run_find(j, d->run);
-    if (!r) SIM_FATAL("stop of unknown run %u of job %u", d->run, s);
-    run_to(lp, c, j, r, now);
-    int64_t w = 0;
-    if (d->reason == SCHED_R_CANCELLED) {
-      w = (mkt__ms(now) - mkt__ms(r->t_start)) * r->n;
-      j->redundant_ms += w;
-    } else {
-      w = (mkt__ms(now) - mkt__ms(r->t_durable)) * r->n; /* work since the last checkpoint is lost */
-      j->lost_ms += w;
-      count_interrupt(lp, c, j);
-    }
-    mkt__series(lp, c, MKT_S_JOBS, j->cls * MKT_NJCOLS + MKT_J_LOST_MS, 0, w);
-    int64_t pen = m->ops->penalty && d->reason == SCHED_R_GPU_LOST ? mkt__ms(c->cfg->fixed.penalty_h * 3600.0) : 0;
-    /* the uptime refund is owed for the members whose host left, not for the others */
-    for (unsigned i = 0; i < r->n; i++) {
-      int gone = !mkt__cg_host(m, &m->cg[MKT__RG(r)[i]])->in;
-      release(lp, c, m, MKT__RG(r)[i], gone ? pen : 0);
-    }
-    for (unsigned i = 0; i < r->nsb; i++) release(lp, c, m, r->sb[i], 0);
-    r->nsb = 0;
-    run_close(r);
-    break;
-  }
-  case SCHED_D_END: {
-    for (int k = 0; k < j->nruns; k++)
-      if (j->runs[k].active) {
-        mkt_run *r = &j->runs[k];
-        for (unsigned i = 0; i < r->n; i++) release(lp, c, m, MKT__RG(r)[i], 0);
-        for (unsigned i = 0; i < r->nsb; i++) release(lp, c, m, r->sb[i], 0);
-        r->nsb = 0;
-        run_close(r);
-      }
-    m->forget = mkt__grow(m->forget, &m->capforget, m->nforget + 1, sizeof *m->forget);
-    m->forget[m->nforget++] = cj;
-    unsigned k = j->cls;
-    if (d->reason == SCHED_R_COMPLETED || d->reason == SCHED_R_GAVE_UP)
-      mkt__observe(c, m, k, MKT_OBS_INTR, j->interruptions);
-    if (d->reason == SCHED_R_COMPLETED) {
-      int64_t val = mkt__job_value(j);
-      mkt__rpool(lp, c, m->pool, MKT_RP_DONE, 1);
-      mkt__rpool(lp, c, m->pool, MKT_RP_VALUE, val);
-      if (m->pool == MKT_POOL_BIDDING) {
-        mkt__series(lp, c, MKT_S_RSTRAT, j->strat * MKT_RS_N + MKT_RS_DONE, 0, 1);
-        mkt__series(lp, c, MKT_S_RSTRAT, j->strat * MKT_RS_N + MKT_RS_VALUE, 0, val);
-      }
-      mkt__series(lp, c, MKT_S_JOBS, k * MKT_NJCOLS + MKT_J_DONE, 0, 1);
-      mkt__series(lp, c, MKT_S_JOBS, k * MKT_NJCOLS + MKT_J_TURN_MS, 0, mkt__ms(now) - mkt__ms(j->submit));
-      mkt__series(lp, c, MKT_S_JOBS, k * MKT_NJCOLS + MKT_J_USEFUL_MS, 0, mkt__ms(j->work_total));
-      mkt__series(lp, c, MKT_S_JOBS, k * MKT_NJCOLS + MKT_J_DONE_COST, 0, j->cost);
-      if (j->deadline > 0 && now > j->deadline) mkt__series(lp, c, MKT_S_JOBS, k * MKT_NJCOLS + MKT_J_MISSED, 0, 1);
-      mkt__job_record(lp, c, m, j, now, "done");
-      j->state = J_LEAVING;
-    } else if (d->reason == SCHED_R_GAVE_UP) {
-      mkt__series(lp, c, MKT_S_JOBS, k * MKT_NJCOLS + MKT_J_FAILED, 0, 1);
-      if (j->deadline > 0) mkt__series(lp, c, MKT_S_JOBS, k * MKT_NJCOLS + MKT_J_MISSED, 0, 1);
-      mkt__job_record(lp, c, m, j, now, "failed");
-      j->state = J_LEAVING;
-    } else if (!m->ops->handed_back(lp, c, m, s, d->value)) {
-      j->state = J_LEAVING;
-    }
-    break;
-  }
+  case SCHED_D_REPLACE: sink_replace(lp, c, m, d, s, now); break;
+  case SCHED_D_CHECKPOINT: sink_checkpoint(lp, c, m, d, s, now); break;
+  case SCHED_D_STOP: sink_stop(lp, c, m, d, s, now); break;
+  case SCHED_D_END: sink_end(lp, c, m, d, s, now); break;
   default: break; /* SCALE: the market runs no services */
   }
 }

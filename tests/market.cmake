@@ -71,3 +71,14 @@ add_test(NAME bench_market_rank_share COMMAND sh -c
    awk '/^ranks: the busiest handled/ { s = $5 + 0; x = $10 + 0; n++ } END { exit !(n == 1 && s > 50 && s < 100 && x > 1 && x < 2 && (x - 100 / s) < 0.006 && (100 / s - x) < 0.006) }' share2.txt || { echo 'share and bound disagree'; exit 1; }"
   ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:spotlab>)
 set_tests_properties(bench_market_rank_share PROPERTIES ENVIRONMENT "${SPOTLAB_TEST_ENV}" TIMEOUT ${SPOTLAB_TEST_TIMEOUT})
+
+# No circle among the market model's files (issue 48): scripts/market_deps.py lists, per .c file of
+# models/market, the files whose non-static functions and tables it names, and fails on a circle.
+# It is first shown a circle of its own (two files calling each other), which it must report.
+add_test(NAME market_no_cycle COMMAND sh -c
+  "rm -rf cycle_probe && mkdir cycle_probe && printf 'void a(void) { b(); }\\n' > cycle_probe/a.c && \
+   printf 'void b(void) { a(); }\\n' > cycle_probe/b.c && \
+   if python3 $0 cycle_probe > cycle_probe.txt; then cat cycle_probe.txt; echo 'a circle went unseen'; exit 1; fi; \
+   grep -q '^CIRCLE: a.c <-> b.c$' cycle_probe.txt || { cat cycle_probe.txt; exit 1; }; \
+   python3 $0 $1" ${CMAKE_SOURCE_DIR}/scripts/market_deps.py ${CMAKE_SOURCE_DIR}/models/market)
+set_tests_properties(market_no_cycle PROPERTIES TIMEOUT 60)

@@ -1,13 +1,19 @@
 /* mkt_internal.h - what the market model's files share: the message protocol, the market and
  * provider LP states, the pool descriptors, and the placement layer on the scheduling core.
  *
- * Files, by concept:
- *   mkt_market.c    the market LP: arrivals, traces, queues, billing ticks, the flexible treasury
+ * Files, by concept, each calling only files below it (scripts/market_deps.py, test
+ * market_no_cycle):
+ *   mkt_model.c     scenario keys, build, metrics, end-of-run checks, the LP type table
+ *   mkt_market.c    the market LP: arrivals, traces, billing ticks, stakes
+ *   mkt_provider.c  the provider LP: churn, calendar, self-use, income, pool switching
+ *   mkt_pool.c      the pools' table; pool_fixed.c, pool_bidding.c, pool_flexible.c one pool each
+ *                   (mkt__pool_ops: what differs between pools is in its hooks and fields)
  *   mkt_place.c     the market's side of the scheduling core: hosts join and leave the core, jobs
  *                   are submitted and withdrawn, decisions are played out and billed per GPU
- *   pool_fixed.c, pool_bidding.c, pool_flexible.c   one pool each (mkt__pool_ops)
- *   mkt_provider.c  the provider LP: churn, calendar, self-use, income, pool switching
- *   mkt_model.c     scenario keys, build, metrics, end-of-run checks
+ *   mkt_treasury.c  a pool's treasury as its providers claim from it
+ *   mkt_jobs.c      job slots, the bid queue, job records, orders and lots, small helpers
+ * The peers' calls go down too: a market tells its providers their rentals through
+ * mkt_market.rented, which the market LP sets (mkt__prov_rented).
  *
  * LP layout: `worlds` copies of the whole market (one per compared policy, all on common random
  * numbers: LP k of every world draws from stream k). Within a world: markets first (region *
@@ -144,6 +150,8 @@ static inline void mkt__book(sim_lp *lp, const mkt_ctx *c, unsigned acct, int64_
 void mkt__send(sim_lp *lp, sim_id dst, double delay, const mkt_msg *m);
 /* Array p of *cap elements grown (by an eighth) to hold at least `need`; fatal when out of memory. */
 void *mkt__grow(void *p, uint32_t *cap, uint32_t need, size_t elem);
+/* The capacity a table of cap entries grows to for need (mkt__grow's). */
+uint32_t mkt__grown(uint32_t cap, uint32_t need);
 /* Adds mult per ms of [t0, t1) to series s, column col, split over its time bins. */
 void mkt__add_span(sim_lp *lp, const mkt_ctx *c, unsigned s, unsigned col, double t0, double t1, int64_t mult);
 
@@ -269,6 +277,9 @@ typedef struct mkt_market {
   unsigned world, region, pool;
   uint64_t nextid;
   const struct mkt__pool_ops *ops;
+  /* Tells the provider at plp that this pool employs n of its GPUs in its session (mkt__prov_rented,
+   * set by the market LP at init: the placement on the core reaches the provider LP through it). */
+  void (*rented)(sim_lp *plp, unsigned pool, unsigned n, uint32_t session);
   sched *core;
   sim_lp *lp; /* set while handling an event (the core's sink) */
   mkt_job *jobs;
@@ -357,14 +368,33 @@ typedef struct mkt__pool_ops {
   /* What a provider with GPUs like ps's would earn per available GPU-hour here now (musd), for
    * entry and goal-based switching (responses.entry, personas' goal). */
   int64_t (*quote)(const mkt_ctx *c, const mkt_market *m, const mkt_pstat *ps);
+  /* What clients believe a reference GPU-hour costs here before any client of their class started
+   * (musd per GPU-hour; responses.pool_choice, the pools' first quotes). */
+  double (*prior_price)(const mkt_ctx *c);
+  /* New job j arrives here (value drawn, bid = value): the pool may set its bid (the bidding pool
+   * draws its client's strategy). May be NULL. */
+  void (*arrive)(sim_lp *lp, const mkt_ctx *c, mkt_market *m, mkt_job *j);
+  /* Job j started a run here (a bid won its host). May be NULL. */
+  void (*started)(const mkt_ctx *c, mkt_market *m, const mkt_job *j);
   uint8_t hold;       /* jobs never wait in the core's queue (the pool's rule ranks them) */
   uint8_t treasury;   /* rental revenue feeds the pool's treasury; providers stake and claim */
   uint8_t penalty;    /* the host refunds penalty_h hours of an interrupted rental */
   uint8_t free_hosts; /* keeps the list of available hosts with free GPUs (mkt_market.fre) */
+  uint8_t bids;       /* clients bid: a job pays its own price (mkt_job.price), at most its bid, its
+                       * record shows the bid, and its payments count per client strategy */
+  uint8_t front_door; /* the region's front door (mkt__front): it draws the region's clients and
+                       * the other pools report to it; exactly one pool */
+  uint8_t imposed;    /* posts a price per rented GPU-hour that its hosts do not choose (their
+                       * personas' below_energy_cost decides whether they rent below energy) */
 } mkt__pool_ops;
 
 extern const mkt__pool_ops mkt__pool_fixed, mkt__pool_bidding, mkt__pool_flexible;
 extern const mkt__pool_ops *const mkt__pools[MKT_NPOOLS];
+/* The index of the front-door pool (its descriptor's front_door). */
+unsigned mkt__front_pool(void);
+/* The descriptor of the pool called `name` (its first n characters at most, as a record holds
+ * it), NULL for none. */
+const mkt__pool_ops *mkt__pool_named(const char *name, size_t n);
 
 /* Whether a persona's providers review their income: when it can change anything, that is they may
  * leave or come in (responses.entry), switch pools (patience and another pool), or claim staking
@@ -431,13 +461,11 @@ static inline mkt_host *mkt__cg_host(const mkt_market *m, const mkt_cgpu *g) { r
 /* The core GPU ids of host prov (pool-local), *n of them; NULL before it first joined. */
 const uint32_t *mkt__host_gpus(const mkt_ctx *c, mkt_market *m, uint32_t prov, unsigned *n, uint32_t *buf);
 
-/* ---- clients' bidding strategies (pool_bidding.c) -------------------------------------------- */
-/* Draws the strategy of new bid j from its class's mix and sets its bid. */
-void mkt__bid_strategy(sim_lp *lp, const mkt_ctx *c, mkt_market *m, mkt_job *j);
-/* Bid j started (it won): an adaptive bidder's class learns from it. */
-void mkt__bid_won(const mkt_ctx *c, mkt_market *m, const mkt_job *j);
-
-/* ---- market helpers (mkt_market.c) ----------------------------------------------------------- */
+/* ---- job slots, the bid queue, job records, orders and lots (mkt_jobs.c) ---------------------- */
+/* A free job slot of market m (the job table grown when none is free). */
+uint32_t mkt__job_alloc(mkt_market *m);
+/* Packs the queue's live entries to its front (their order kept). */
+void mkt__q_compact(mkt_market *m);
 uint32_t mkt__q_push(mkt_market *m, uint32_t slot, int front);
 void mkt__q_del(mkt_market *m, uint32_t i);
 /* After removals, where no queue position is held: drops the holes at the head and, every
@@ -483,14 +511,29 @@ void mkt__prov_rented(sim_lp *plp, unsigned pool, unsigned n, uint32_t session);
 /* The books of `pool` close (market.close, before the end): the provider at plp claims its staking
  * income up to now if it is in that pool. */
 void mkt__prov_close(sim_lp *plp, unsigned pool);
-/* ---- the market, as its providers reach it (mkt_market.c) ---------------------------------------- */
+/* ---- the treasury, as its providers reach it (mkt_treasury.c) ---------------------------------------- */
 /* Provider prov (its LP src) claims its staking income of [from_ms, to_ms) from the treasury of the
  * market at mlp (its peer): paid now, the money arriving a latency later. */
 void mkt__market_claim(sim_lp *mlp, uint32_t prov, sim_id src, int64_t from_ms, int64_t to_ms);
 
-/* market, provider, provider that reviews (mkt__type_of) */
+/* market, provider, provider that reviews (mkt__type_of); the table is the model's (mkt_model.c) */
 enum { MKT__LP_MARKET, MKT__LP_PROV, MKT__LP_PROV_RV, MKT__NLPTYPES };
 extern const sim_lptype mkt__lptypes[MKT__NLPTYPES];
 extern const size_t mkt__msg_size;
+/* The market LP's handlers (mkt_market.c). */
+void mkt__market_init(sim_lp *lp, void *st);
+void mkt__market_event(sim_lp *lp, void *st, const void *vmsg, sim_id src);
+void mkt__market_finalize(sim_lp *lp, void *st);
+void mkt__market_prefetch(const sim_lp *lp, const void *st, const void *vmsg, sim_id src);
+void mkt__market_prefetch_early(const sim_lp *lp, const void *st, const void *vmsg, sim_id src);
+/* The provider LP's handlers (mkt_provider.c), and its state's size: two cache lines, and a third
+ * for a provider that reviews (mkt_provider.c checks them against its records). */
+#define MKT__PROV_STATE 128
+#define MKT__PROV_RV_STATE 64
+void mkt__prov_init(sim_lp *lp, void *st);
+void mkt__prov_event(sim_lp *lp, void *st, const void *vmsg, sim_id src);
+void mkt__prov_finalize(sim_lp *lp, void *st);
+void mkt__prov_prefetch(const sim_lp *lp, const void *st, const void *vmsg, sim_id src);
+void mkt__prov_rv_prefetch(const sim_lp *lp, const void *st, const void *vmsg, sim_id src);
 
 #endif

@@ -1,8 +1,8 @@
 /* mkt_market.c - the market LP, one per (region, pool): its clients' jobs (synthetic arrivals and
  * trace replay), the billing tick (demand, abandonment, the pool's clearing, the flexible pool's
- * staking rate), the flexible treasury, and job records. Placement, recovery and billing per GPU
- * go through the pool's scheduling core (mkt_place.c); what differs between pools is in their
- * descriptors (pool_*.c).
+ * staking rate), stakes and slashing. Job slots and the bid queue are mkt_jobs.c's, claims on the
+ * treasury mkt_treasury.c's. Placement, recovery and billing per GPU go through the pool's
+ * scheduling core (mkt_place.c); what differs between pools is in their descriptors (pool_*.c).
  *
  * Protocol (every message to another LP travels with market.latency >= the lookahead):
  *   provider -> market: AVAIL (session), UNAVAIL (announced or not, when; with the staking claim
@@ -22,197 +22,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-void mkt__send(sim_lp *lp, sim_id dst, double delay, const mkt_msg *m) { sim_send(lp, dst, delay, m, sizeof *m); }
-
-void mkt__add_span(sim_lp *lp, const mkt_ctx *c, unsigned s, unsigned col, double t0, double t1, int64_t mult) {
-  if (t1 <= t0 || mult == 0) return;
-  double w = c->series[s].bin_width;
-  while (t0 < t1) {
-    double edge = (floor(t0 / w) + 1) * w;
-    double e = edge < t1 ? edge : t1;
-    mkt__series(lp, c, s, col, t0, (mkt__ms(e) - mkt__ms(t0)) * mult);
-    t0 = e;
-  }
-}
-
-void mkt__price_sample(sim_lp *lp, const mkt_ctx *c, unsigned gpu, double t, int64_t price) {
-  mkt__series(lp, c, MKT_S_PRICE_SUM, gpu, t, price);
-  mkt__series(lp, c, MKT_S_PRICE_N, gpu, t, 1);
-}
-
-/* ---- job slots and the bid queue ------------------------------------------------------------- */
-static uint32_t job_alloc(mkt_market *m) {
-  if (m->nfree) return m->freeslots[--m->nfree];
-  if (m->njobs == m->capjobs) { /* the free-slot list holds at most as many as there are slots */
-    uint32_t capf = m->capjobs;
-    m->jobs = mkt__grow(m->jobs, &m->capjobs, m->njobs + 1, sizeof *m->jobs);
-    for (uint32_t s = 0; s < m->njobs; s++) /* the records moved: so did their own run slots */
-      if (m->jobs[s].runs && m->jobs[s].nruns <= 1) m->jobs[s].runs = &m->jobs[s].run0;
-    m->freeslots = mkt__grow(m->freeslots, &capf, m->capjobs, sizeof *m->freeslots);
-  }
-  return m->njobs++;
-}
-
-void mkt__job_free(mkt_market *m, uint32_t s) {
-  mkt__job_runs_free(&m->jobs[s]);
-  m->jobs[s].state = J_FREE;
-  m->freeslots[m->nfree++] = s;
-}
-
-static void q_compact(mkt_market *m) {
-  uint32_t k = 0;
-  for (uint32_t i = m->qhead; i < m->qlen; i++)
-    if (m->q[i] != UINT32_MAX) {
-      m->qe[k] = m->qe[i];
-      m->q[k++] = m->q[i];
-    }
-  m->qhead = 0;
-  m->qlen = k;
-}
-
-static void q_set(mkt_market *m, uint32_t i, uint32_t slot) {
-  const mkt_job *j = &m->jobs[slot];
-  m->q[i] = slot;
-  m->qe[i] = (mkt_qent){j->bid, j->gpus, j->cls};
-}
-
-void mkt__q_del(mkt_market *m, uint32_t i) {
-  if (m->q[i] == UINT32_MAX) return;
-  m->q[i] = UINT32_MAX;
-  m->nlive--;
-  m->qdel++;
-}
-
-/* Holes gather where bids leave: at the front, behind a head bid that no host takes (one below
- * every ask waits out its patience). Trimming stops at that bid, and the compaction of
- * mkt__market_event waits for holes to be half the queue, so a scan of the first 1024 positions
- * (bid_host_free) found 1023 holes and the one bid that fits nowhere, while tens of thousands of
- * bids behind them fitted free hosts (docs/history/performance-log.md, "Holes at the head of the bid
- * queue"). Packing the front moves its live entries, in order, to the end of the span. */
-static void q_pack_front(mkt_market *m) {
-  uint32_t end = m->qlen - m->qhead > MKT__Q_PACK_SPAN ? m->qhead + MKT__Q_PACK_SPAN : m->qlen;
-  uint32_t k = end;
-  for (uint32_t i = end; i-- > m->qhead;)
-    if (m->q[i] != UINT32_MAX) {
-      if (--k != i) {
-        m->q[k] = m->q[i];
-        m->qe[k] = m->qe[i];
-        m->q[i] = UINT32_MAX;
-      }
-    }
-  m->qhead = k;
-}
-
-void mkt__q_trim(mkt_market *m) {
-  while (m->qhead < m->qlen && m->q[m->qhead] == UINT32_MAX) m->qhead++;
-  if (m->qdel >= MKT__Q_PACK_EVERY) {
-    m->qdel = 0;
-    q_pack_front(m);
-  }
-}
-
-uint32_t mkt__q_push(mkt_market *m, uint32_t slot, int front) {
-  m->nlive++;
-  if (front && m->qhead > 0) {
-    q_set(m, --m->qhead, slot);
-    return m->qhead;
-  }
-  if (m->qlen == m->qcap) {
-    if (m->qhead > m->qcap / 2) q_compact(m);
-    if (m->qlen == m->qcap) {
-      uint32_t nc = m->qcap ? 2 * m->qcap : 64;
-      uint32_t *nq = realloc(m->q, nc * sizeof *nq);
-      if (!nq) SIM_FATAL("out of memory");
-      m->q = nq;
-      mkt_qent *ne = realloc(m->qe, nc * sizeof *ne);
-      if (!ne) SIM_FATAL("out of memory");
-      m->qe = ne;
-      m->qcap = nc;
-    }
-  }
-  if (front) {
-    memmove(m->q + m->qhead + 1, m->q + m->qhead, (m->qlen - m->qhead) * sizeof *m->q);
-    memmove(m->qe + m->qhead + 1, m->qe + m->qhead, (m->qlen - m->qhead) * sizeof *m->qe);
-    q_set(m, m->qhead, slot);
-    m->qlen++;
-    return m->qhead;
-  }
-  q_set(m, m->qlen++, slot);
-  return m->qlen - 1;
-}
-
-/* ---- records --------------------------------------------------------------------------------- */
-/* Whether job j missed its deadline: it has one, and did not complete by it (completed late,
- * failed or reneged: it never will), or it is still under way (end NaN) and the deadline is at or
- * before `now`, the end of the run. The jobs table's deadline_missed and the deadline_misses
- * metrics (MKT_J_MISSED) both count this. */
-int mkt__deadline_missed(const mkt_job *j, double end, const char *outcome, double now) {
-  if (!(j->deadline > 0)) return 0;
-  if (isnan(end)) return j->deadline <= now;
-  return strcmp(outcome, "done") != 0 || end > j->deadline;
-}
-
-void mkt__job_record(sim_lp *lp, const mkt_ctx *c, const mkt_market *m, const mkt_job *j, double end,
-                     const char *outcome) {
-  if (!c->cfg->record_jobs) return;
-  mkt_job_rec r;
-  memset(&r, 0, sizeof r);
-  r.id = j->id;
-  snprintf(r.cls, sizeof r.cls, "%s", mkt_class_names[j->cls]);
-  snprintf(r.region, sizeof r.region, "%s", c->cfg->regions[m->region].name);
-  snprintf(r.pool, sizeof r.pool, "%s", mkt_pool_names[m->pool]);
-  snprintf(r.outcome, sizeof r.outcome, "%s", outcome);
-  snprintf(r.policy, sizeof r.policy, "%s", sched_policy_name(c->ft[m->world][j->cls].policy));
-  r.world = (int32_t)m->world;
-  r.gpus = j->gpus;
-  r.interruptions = j->interruptions;
-  r.replacements = j->replacements;
-  r.hosts = (int32_t)j->hosts;
-  r.node = j->node ? (int32_t)j->node - 1 : -1;
-  r.submit_s = j->submit;
-  r.start_s = j->started ? j->first_start : NAN;
-  r.end_s = end;
-  r.wait_s = j->started ? j->first_start - j->submit : NAN;
-  r.deadline_missed = mkt__deadline_missed(j, end, outcome, sim_now(lp));
-  r.cost_musd = j->cost;
-  r.cost_usd = (double)j->cost / MKT_MUSD;
-  r.value_musd_h = j->value;
-  r.bid_musd_h = m->pool == MKT_POOL_BIDDING ? j->bid : 0;
-  r.value_usd_h = (double)j->value / MKT_MUSD;
-  r.bid_usd_h = (double)r.bid_musd_h / MKT_MUSD;
-  r.gpu_h = (double)j->gpu_ms / 3.6e6;
-  r.paid_usd_h = j->gpu_ms > 0 ? r.cost_usd / r.gpu_h : NAN;
-  r.work_gpu_h = j->work_total / 3600.0;
-  r.standby_gpu_h = (double)j->standby_ms / 3.6e6;
-  r.checkpoint_gpu_h = (double)j->ckpt_ms / 3.6e6;
-  r.lost_gpu_h = (double)j->lost_ms / 3.6e6;
-  sim_table_put(lp, MKT_T_JOBS, &r);
-}
-
-/* ---- bids as the clearing rules see them ---------------------------------------------------- */
-mkt_lot mkt__lot_of(const mkt_ctx *c, unsigned region, uint32_t prov, uint32_t free_gpus) {
-  const mkt_pstat *ps = &c->prov[prov];
-  const mkt_gpu *g = &c->gpus[ps->gpu];
-  /* ASSUMPTION: the host's power ceiling is the card's maximum power limit (data/gpus.csv); no
-   * scenario key lowers it yet. */
-  return (mkt_lot){free_gpus,
-                   g->mem_gb,
-                   g->pl_min_w,
-                   g->pl_max_w,
-                   c->energy_musd_wh[region] * ps->energy_permille / 1000.0,
-                   c->cfg->personas[ps->persona].min_margin,
-                   c->min_bid};
-}
-
-mkt_order mkt__class_order(const mkt_ctx *c, unsigned k, int64_t price, uint32_t gpus, int32_t home) {
-  const mkt_class_cfg *cc = &c->cfg->cls[k];
-  return (mkt_order){price, gpus, (uint32_t)llround(cc->power_w), cc->mem_min_gb, home};
-}
-
-mkt_order mkt__order_of(const mkt_ctx *c, const mkt_job *j, int32_t home) {
-  return mkt__class_order(c, j->cls, j->bid, j->gpus, home);
-}
 
 /* ---- arrivals -------------------------------------------------------------------------------- */
 /* Arrival rate multiplier of class k at time t in region r: daily cosine peaking at peak_h local
@@ -235,7 +44,7 @@ static double class_rate(const mkt_ctx *c, const mkt_market *m, unsigned k) {
   double tot = c->share_tot;
   if (tot <= 0) return 0;
   double base = c->cfg->regions[m->region].jobs_per_h / 3600.0 * cc->share / tot;
-  if (mkt__front(c)) return m->pool == MKT_POOL_FIXED ? base * m->demand_f[k] : 0;
+  if (mkt__front(c)) return m->ops->front_door ? base * m->demand_f[k] : 0;
   double ps = c->pool_share_tot[k];
   if (ps <= 0) return 0;
   return base * cc->pool_share[m->pool] / ps;
@@ -275,7 +84,7 @@ static void new_job(sim_lp *lp, const mkt_ctx *c, mkt_market *m, unsigned k, dou
                     int64_t value) {
   gsl_rng *r = sim_lp_rng(lp);
   const mkt_class_cfg *cc = &c->cfg->cls[k];
-  uint32_t s = job_alloc(m);
+  uint32_t s = mkt__job_alloc(m);
   mkt_job *j = &m->jobs[s];
   memset(j, 0, sizeof *j);
   j->cj = MKT__NOCORE;
@@ -289,10 +98,7 @@ static void new_job(sim_lp *lp, const mkt_ctx *c, mkt_market *m, unsigned k, dou
   j->bid = j->value; /* truthful, unless its class mixes strategies (bidding pool, below) */
   j->gpus = (uint16_t)gpus;
   j->cls = (uint8_t)k;
-  if (m->pool == MKT_POOL_BIDDING) {
-    mkt__bid_strategy(lp, c, m, j);
-    mkt__series(lp, c, MKT_S_RSTRAT, j->strat * MKT_RS_N + MKT_RS_JOBS, 0, 1);
-  }
+  if (m->ops->arrive) m->ops->arrive(lp, c, m, j);
   j->price = j->bid;
   mkt__rpool(lp, c, m->pool, MKT_RP_SUBMITTED, 1);
   j->from_trace = (uint8_t)trace;
@@ -369,13 +175,7 @@ static void on_arrive(sim_lp *lp, const mkt_ctx *c, mkt_market *m, const mkt_msg
 /* Before any client of the class has started here: the pool's list price for the reference GPU
  * (the bidding pool: its minimum bid, or half the fixed pool's price when it has none, an
  * ASSUMPTION), no wait, no interruptions. */
-static double prior_price(const mkt_ctx *c, unsigned pool) {
-  int ref = c->ref_gpu;
-  return pool == MKT_POOL_FIXED  ? (double)c->posted[ref]
-         : pool == MKT_POOL_FLEX ? (double)c->flex_price[ref]
-         : c->min_bid > 0        ? (double)c->min_bid
-                                 : 0.5 * (double)c->posted[ref];
-}
+static double prior_price(const mkt_ctx *c, unsigned pool) { return mkt__pools[pool]->prior_price(c); }
 static void obs_prior(const mkt_ctx *c, mkt_market *m) {
   double price = prior_price(c, m->pool);
   for (unsigned k = 0; k < MKT_NCLASSES; k++) {
@@ -407,7 +207,7 @@ static void responses_tick(sim_lp *lp, const mkt_ctx *c, mkt_market *m, int64_t 
     m->util = mkt_ewma(m->util, u < 1 ? u : 1.0, c->cfg->responses.memory_jobs);
   }
   if (!mkt__front(c)) return;
-  if (m->pool != MKT_POOL_FIXED) {
+  if (!m->ops->front_door) {
     for (unsigned k = 0; k < MKT_NCLASSES; k++) {
       mkt_msg b = {.kind = M_BULLETIN,
                    .cls = (uint8_t)k,
@@ -415,7 +215,7 @@ static void responses_tick(sim_lp *lp, const mkt_ctx *c, mkt_market *m, int64_t 
                    .a = mkt_lround(m->obs[k][MKT_OBS_PRICE]),
                    .b = mkt_lround(m->obs[k][MKT_OBS_WAIT] * 1000.0),
                    .gen = (uint32_t)mkt_lround(m->obs[k][MKT_OBS_INTR] * 1000.0)};
-      mkt__send(lp, mkt__market_id(c, m->world, m->region, MKT_POOL_FIXED), c->cfg->latency_s, &b);
+      mkt__send(lp, mkt__market_id(c, m->world, m->region, mkt__front_pool()), c->cfg->latency_s, &b);
     }
     return;
   }
@@ -484,18 +284,6 @@ static void on_trace(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
 }
 
 /* ---- the flexible treasury ------------------------------------------------------------------- */
-/* Owed to a staker for [t0, t1): sum over billing intervals of rate * overlap * score / 100. */
-static int64_t flex_owed(const mkt_ctx *c, const mkt_market *m, int64_t t0_ms, int64_t t1_ms, uint32_t score_milli) {
-  int64_t owed = 0, bill_ms = mkt__ms(c->cfg->billing_s);
-  for (int64_t t = t0_ms; t < t1_ms;) {
-    int64_t i = t / bill_ms, edge = (i + 1) * bill_ms, e = edge < t1_ms ? edge : t1_ms;
-    int64_t rate = m->rate_hist[i < (int64_t)c->nbill ? i : (int64_t)c->nbill - 1];
-    /* rate is per score-100 GPU-hour: rate * score/100 per hour */
-    owed += mkt_cost((int64_t)((__int128)rate * score_milli / 100000), e - t);
-    t = e;
-  }
-  return owed;
-}
 
 /* ---- the billing tick ------------------------------------------------------------------------ */
 static void on_tick(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
@@ -576,6 +364,7 @@ void mkt__market_init(sim_lp *lp, void *st) {
   m->region = (unsigned)(local / MKT_NPOOLS);
   m->pool = (unsigned)(local % MKT_NPOOLS);
   m->ops = mkt__pools[m->pool];
+  m->rented = mkt__prov_rented;
   m->last_clear = -1;
   obs_prior(c, m);
   mkt__place_init(lp, c, m);
@@ -668,27 +457,6 @@ static void stake(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov, in
   mkt__stake(m, mkt__host(c, m, prov))->stake += amount;
 }
 
-/* A flexible-pool provider claims its staking income for the available span [from_ms, to_ms). */
-static void claim(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov, sim_id src, int64_t from_ms,
-                  int64_t to_ms) {
-  int64_t owed = flex_owed(c, m, from_ms, to_ms, c->prov[prov].score_milli);
-  int64_t sf = 0;
-  int64_t paid = mkt_treasury_pay(&m->treasury, owed, &sf);
-  m->shortfall += sf;
-  if (sf) mkt__series(lp, c, MKT_S_FLEX, MKT_F_SHORTFALL, sim_now(lp), sf);
-  if (paid) {
-    mkt__book(lp, c, MKT_A_TREASURY, -paid);
-    mkt__book(lp, c, MKT_A_TRANSIT, paid);
-    mkt__series(lp, c, MKT_S_MONEY, MKT_M_STAKING_PAID, 0, paid);
-    mkt_msg pay = {.kind = M_PAY, .reason = PAY_STAKING, .a = paid};
-    mkt__send(lp, src, c->cfg->latency_s, &pay);
-  }
-}
-
-void mkt__market_claim(sim_lp *mlp, uint32_t prov, sim_id src, int64_t from_ms, int64_t to_ms) {
-  claim(mlp, mkt__ctx(mlp), sim_lp_state(mlp), prov, src, from_ms, to_ms);
-}
-
 void mkt__market_event(sim_lp *lp, void *st, const void *vmsg, sim_id src) {
   const mkt_ctx *c = mkt__ctx(lp);
   mkt_market *m = st;
@@ -696,7 +464,7 @@ void mkt__market_event(sim_lp *lp, void *st, const void *vmsg, sim_id src) {
   uint32_t prov = (uint32_t)mkt__prov_of(c, m->region, src);
   /* keep removed entries (holes) at most about half the queue, so bounded scans see live bids;
    * done here, where no handler holds a queue position */
-  if (m->qlen - m->qhead > 2 * m->nlive + 64) q_compact(m);
+  if (m->qlen - m->qhead > 2 * m->nlive + 64) mkt__q_compact(m);
   switch (msg->kind) {
   case M_TICK: on_tick(lp, c, m); break;
   case M_ARRIVE: on_arrive(lp, c, m, msg); break;
@@ -736,7 +504,7 @@ void mkt__market_event(sim_lp *lp, void *st, const void *vmsg, sim_id src) {
     break;
   case M_UNAVAIL:
     mkt__host_leave(lp, c, m, prov, msg->reason, (double)msg->a / 1000.0);
-    if (msg->flag) claim(lp, c, m, prov, src, mkt__unavail_claim_from(msg), msg->a); /* its claim rides along */
+    if (msg->flag) mkt__market_claim(lp, prov, src, mkt__unavail_claim_from(msg), msg->a); /* its claim rides along */
     break;
   case M_DEPART: mkt__host_depart(lp, c, m, prov); break;
   case M_STAKE: stake(lp, c, m, prov, msg->a); break;
@@ -784,7 +552,7 @@ void mkt__market_finalize(sim_lp *lp, void *st) {
       mkt_host_rec r;
       memset(&r, 0, sizeof r);
       r.provider = c->reg_first[m->region] + i;
-      snprintf(r.pool, sizeof r.pool, "%s", mkt_pool_names[m->pool]);
+      snprintf(r.pool, sizeof r.pool, "%s", m->ops->name);
       snprintf(r.policy, sizeof r.policy, "%s", wp < 0 ? "by_class" : sched_policy_name((sched_policy)wp));
       r.world = (int32_t)m->world;
       r.node = c->cfg->nodes.count > 0 ? c->prov[r.provider].node : -1;

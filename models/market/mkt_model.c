@@ -18,7 +18,6 @@ _Static_assert((uint64_t)MKT_MAX_REGION_PROVIDERS < MKT__NOHOST, "host indices f
 _Static_assert((uint64_t)MKT_MAX_REGIONS *MKT_MAX_REGION_PROVIDERS < UINT32_MAX, "provider indices fit 32 bits");
 
 const char *const mkt_pool_names[] = {"fixed", "bidding", "flexible", NULL};
-const char *const mkt_class_names[] = {"training", "inference", "batch", NULL};
 static const char *const mkt__days[] = {"none", "daily", "weekdays", "weekends", NULL};
 const char *const mkt_goal_names[] = {"threshold", "income", "stability", "utilization", NULL};
 
@@ -844,6 +843,18 @@ static const char *const mkt__rscol_names[] = {"jobs", "done", "value_musd", "co
 _Static_assert(sizeof mkt__rscol_names / sizeof *mkt__rscol_names == MKT_RS_N, "one name per column");
 static const char *const mkt__rscol_units[] = {"jobs", "jobs", "USD*1e-6", "USD*1e-6"};
 _Static_assert(sizeof mkt__rscol_units / sizeof *mkt__rscol_units == MKT_RS_N, "one unit per column");
+
+/* The model's LP types: the market (mkt_market.c) and the provider, with or without reviews
+ * (mkt_provider.c; mkt__type_of picks). */
+const sim_lptype mkt__lptypes[MKT__NLPTYPES] = {
+    [MKT__LP_MARKET] = {"market", sizeof(mkt_market), mkt__market_init, mkt__market_event, mkt__market_finalize,
+                        mkt__market_prefetch, mkt__market_prefetch_early},
+    [MKT__LP_PROV] = {"provider", MKT__PROV_STATE, mkt__prov_init, mkt__prov_event, mkt__prov_finalize,
+                      mkt__prov_prefetch},
+    [MKT__LP_PROV_RV] = {"provider that reviews", MKT__PROV_STATE + MKT__PROV_RV_STATE, mkt__prov_init, mkt__prov_event,
+                         mkt__prov_finalize, mkt__prov_rv_prefetch},
+};
+const size_t mkt__msg_size = sizeof(mkt_msg);
 
 /* ---- mkt__build in stages: each returns 0, or an error after reporting it; what a stage built
  * is in the context, which mkt__build frees (mkt__destroy) on any failure. */
@@ -2384,15 +2395,15 @@ static int mkt__check(const sim_model *m, const sim_results *r, char *msg, size_
     }
     /* what clients paid, counted per pool and per bidding strategy, is the clients' account */
     const int64_t *rp = r->series[w * MKT_NSERIES + MKT_S_RPOOL], *rs = r->series[w * MKT_NSERIES + MKT_S_RSTRAT];
-    int64_t pc = 0, sc = 0;
+    int64_t pc = 0, sc = 0, bc = 0; /* bc: in the pools where clients bid */
     for (int i = 0; i < MKT_NPOOLS; i++) pc += rp[i * MKT_RP_N + MKT_RP_COST];
+    for (int i = 0; i < MKT_NPOOLS; i++) bc += mkt__pools[i]->bids ? rp[i * MKT_RP_N + MKT_RP_COST] : 0;
     for (int i = 0; i < MKT_NSTRATS; i++) sc += rs[i * MKT_RS_N + MKT_RS_COST];
-    if (pc != -L[MKT_A_CLIENTS] || sc != rp[MKT_POOL_BIDDING * MKT_RP_N + MKT_RP_COST]) {
+    if (pc != -L[MKT_A_CLIENTS] || sc != bc) {
       snprintf(msg, len,
                "%s%sclients' cost by pool %lld musd (bidding %lld, by strategy %lld) disagrees with the "
                "clients' account %lld",
-               wn, *wn ? ": " : "", (long long)pc, (long long)rp[MKT_POOL_BIDDING * MKT_RP_N + MKT_RP_COST],
-               (long long)sc, (long long)-L[MKT_A_CLIENTS]);
+               wn, *wn ? ": " : "", (long long)pc, (long long)bc, (long long)sc, (long long)-L[MKT_A_CLIENTS]);
       return 1;
     }
     /* the platform's account = fees collected - the treasuries' seed funding */
@@ -2430,7 +2441,8 @@ static int mkt__check(const sim_model *m, const sim_results *r, char *msg, size_
       for (size_t k = 0; k < r->nrecords[MKT_T_JOBS]; k++) {
         if (jr[k].world != (int32_t)w) continue;
         cost += jr[k].cost_musd;
-        int64_t limit = strcmp(jr[k].pool, "bidding") ? jr[k].value_musd_h : jr[k].bid_musd_h;
+        const mkt__pool_ops *po = mkt__pool_named(jr[k].pool, sizeof jr[k].pool);
+        int64_t limit = po && po->bids ? jr[k].bid_musd_h : jr[k].value_musd_h;
         int64_t gpu_ms = (int64_t)llround(jr[k].gpu_h * 3.6e6);
         /* 1 musd of slack per GPU-hour: gpu_h went through a double */
         if (jr[k].cost_musd < 0 || jr[k].cost_musd > mkt_cost(limit, gpu_ms) + (int64_t)jr[k].gpu_h + 1) {

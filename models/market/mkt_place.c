@@ -21,28 +21,11 @@
 
 #define NIL UINT32_MAX
 
-/* The capacity a table of cap entries grows to for need: by an eighth, as the host and GPU tables
- * grow one host at a time. */
-static uint32_t grown(uint32_t cap, uint32_t need) {
-  uint32_t nc = cap ? cap : 16;
-  while (nc < need) nc += nc / 8 + 1;
-  return nc;
-}
-
-void *mkt__grow(void *p, uint32_t *cap, uint32_t need, size_t elem) {
-  if (need <= *cap) return p;
-  uint32_t nc = grown(*cap, need);
-  void *q = sim_bigmem_realloc(p, (size_t)nc * elem);
-  if (!q) SIM_FATAL("out of memory");
-  *cap = nc;
-  return q;
-}
-
 mkt_host *mkt__host(const mkt_ctx *c, mkt_market *m, uint32_t prov) {
   int32_t *ix = &m->hix[prov - c->reg_first[m->region]];
   if (*ix < 0) {
     if (m->nhost == m->caphost) { /* on cache lines: no record straddles two */
-      uint32_t nc = grown(m->caphost, m->nhost + 1);
+      uint32_t nc = mkt__grown(m->caphost, m->nhost + 1);
       mkt_host *t =
           sim_bigmem_realloc_lines(&m->host_block, m->host, (size_t)m->caphost * sizeof *t, (size_t)nc * sizeof *t);
       if (!t) SIM_FATAL("out of memory");
@@ -126,7 +109,7 @@ static void pay_host(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov,
 /* What job j's client paid (amount musd, < 0 for a refund), by pool and by bidding strategy. */
 static void job_paid(sim_lp *lp, const mkt_ctx *c, const mkt_market *m, const mkt_job *j, int64_t amount) {
   mkt__rpool(lp, c, m->pool, MKT_RP_COST, amount);
-  if (m->pool == MKT_POOL_BIDDING) mkt__series(lp, c, MKT_S_RSTRAT, j->strat * MKT_RS_N + MKT_RS_COST, 0, amount);
+  if (m->ops->bids) mkt__series(lp, c, MKT_S_RSTRAT, j->strat * MKT_RS_N + MKT_RS_COST, 0, amount);
 }
 
 int64_t mkt__quote_rental(const mkt_ctx *c, const mkt_market *m, int64_t price) {
@@ -145,7 +128,7 @@ static mkt_pstat model_pstat(const mkt_market *m, unsigned gpu) {
 }
 
 static int64_t cg_rate(const mkt_ctx *c, const mkt_market *m, const mkt_cgpu *g) {
-  if (m->pool == MKT_POOL_BIDDING) return m->jobs[g->slot].price;
+  if (m->ops->bids) return m->jobs[g->slot].price;
   mkt_pstat ps = model_pstat(m, mkt__cg_host(m, g)->gpu);
   return m->ops->gpu_price(c, m->region, &ps);
 }
@@ -520,7 +503,7 @@ static void sink_place(sim_lp *lp, const mkt_ctx *c, mkt_market *m, const sched_
   mkt__series(lp, c, MKT_S_JOBS, j->cls * MKT_NJCOLS + MKT_J_RUNS, 0, 1);
   if (mkt__quotes(c) && r->n)
     m->price_h = mkt_ewma(m->price_h, (double)cg_rate(c, m, &m->cg[MKT__RG(r)[0]]), c->cfg->responses.memory_jobs);
-  if (m->pool == MKT_POOL_BIDDING) mkt__bid_won(c, m, j);
+  if (m->ops->started) m->ops->started(c, m, j);
   if (!j->started) {
     j->started = 1;
     j->first_start = now;
@@ -642,7 +625,7 @@ static void sink_end(sim_lp *lp, const mkt_ctx *c, mkt_market *m, const sched_de
     int64_t val = mkt__job_value(j);
     mkt__rpool(lp, c, m->pool, MKT_RP_DONE, 1);
     mkt__rpool(lp, c, m->pool, MKT_RP_VALUE, val);
-    if (m->pool == MKT_POOL_BIDDING) {
+    if (m->ops->bids) {
       mkt__series(lp, c, MKT_S_RSTRAT, j->strat * MKT_RS_N + MKT_RS_DONE, 0, 1);
       mkt__series(lp, c, MKT_S_RSTRAT, j->strat * MKT_RS_N + MKT_RS_VALUE, 0, val);
     }
@@ -709,7 +692,7 @@ void mkt__feed(sim_lp *lp, const mkt_ctx *c, mkt_market *m, sched_event *e) {
   int rc = sched_handle(m->core, e);
   if (rc)
     SIM_FATAL("market %s/%s: the scheduling core refused event %d at t=%g: %s", c->cfg->regions[m->region].name,
-              mkt_pool_names[m->pool], e->type, e->t, sched_strerror(rc));
+              m->ops->name, e->type, e->t, sched_strerror(rc));
   /* jobs the core ended: dropped from the core, their slots freed unless the pool keeps them */
   while (m->nforget) {
     uint32_t cj = m->forget[--m->nforget], s = m->cslot[cj];
@@ -752,7 +735,7 @@ void mkt__feed(sim_lp *lp, const mkt_ctx *c, mkt_market *m, sched_event *e) {
        * release and a placement in one event, a join with nothing placed, tell it nothing) */
       if (!h->in || h->busy == h->told) continue;
       h->told = h->busy;
-      mkt__prov_rented(sim_peer(lp, mkt__prov_id(c, m->world, m->region, prov)), m->pool, h->busy, h->session);
+      m->rented(sim_peer(lp, mkt__prov_id(c, m->world, m->region, prov)), m->pool, h->busy, h->session);
     }
     /* freed GPUs may take waiting bids at once */
     if (m->ops->host_free)
@@ -994,7 +977,7 @@ void mkt__submit(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s, const 
   sp->input_bytes = cc->input_mb * 1e6;
   sp->ckpt_bytes = cc->ckpt_mb * 1e6;
   /* a client never pays more per GPU-hour than it values (fixed, flexible) or bids (bidding) */
-  sp->max_price_per_h = (double)(m->pool == MKT_POOL_BIDDING ? j->bid : j->value) / MKT_MUSD;
+  sp->max_price_per_h = (double)(m->ops->bids ? j->bid : j->value) / MKT_MUSD;
   if (!(sp->max_price_per_h > 0)) sp->max_price_per_h = 1e-12;
   sp->ft = &c->ft[m->world][j->cls];
   sp->cand = cand;
@@ -1145,8 +1128,8 @@ void mkt__place_init(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
   sc.net = c->net;
   int rc = sched_create(&sc, &m->core);
   if (rc)
-    SIM_FATAL("market %s/%s: cannot create the scheduling core: %s", c->cfg->regions[m->region].name,
-              mkt_pool_names[m->pool], sched_strerror(rc));
+    SIM_FATAL("market %s/%s: cannot create the scheduling core: %s", c->cfg->regions[m->region].name, m->ops->name,
+              sched_strerror(rc));
   /* size the tables for the providers that start in this pool (switchers grow them later) */
   uint32_t g0 = 0, p0 = 0;
   for (uint64_t i = c->reg_first[m->region]; i < c->reg_first[m->region + 1]; i++)

@@ -21,7 +21,7 @@ enum { ST_DOWN, ST_OWNER, ST_IDLE, ST_RENTED, ST_OUT, ST_N };
 static const char *const st_names[] = {"down", "owner", "idle", "rented", "out"};
 /* Time per state is kept for what the providers table reports: available (idle and rented
  * together), self-use and down, three counters (st_ms); the time out of the market is the rest of
- * the run (prov_finalize: the spans flush adds up tile the run from 0, in whole ms). */
+ * the run (mkt__prov_finalize: the spans flush adds up tile the run from 0, in whole ms). */
 enum { SC_DOWN, SC_OWNER, SC_AVAIL, SC_N };
 static const uint8_t st_counter[ST_N] = {SC_DOWN, SC_OWNER, SC_AVAIL, SC_AVAIL, SC_N};
 
@@ -29,7 +29,7 @@ static const uint8_t st_counter[ST_N] = {SC_DOWN, SC_OWNER, SC_AVAIL, SC_AVAIL, 
  * (arm): one pending event for the three, not three, which at a million providers is 48 MB less
  * of the engine's calendar (24 bytes an event) for the 24 bytes a provider keeps their times in.
  * Each is set only by its own event (and at init), so the one pending is always the earliest; a
- * tie goes to the lower index, the order prov_init sets them in. The review's time, which would not
+ * tie goes to the lower index, the order mkt__prov_init sets them in. The review's time, which would not
  * fit in the lines, takes the slot of a timer its persona never sets (review_slot: no calendar, no
  * self-use or no churn), so that it is one of the timers the one event stands for: most personas
  * use two of the three, and at a million GPUs the engine's calendar holds 0.67 review events per
@@ -40,7 +40,7 @@ static const uint8_t t_kind[T_N] = {M_CHURN, M_SELF, M_CAL};
 
 /* The first two lines, every provider's: what the frequent events touch (churn, self-use and
  * calendar changes, rentals, PAY: the flags, the timers, the open span, the counters flush and earn
- * add to), which prov_prefetch fetches, and the daily statistics. Whether it is available is its
+ * add to), which mkt__prov_prefetch fetches, and the daily statistics. Whether it is available is its
  * state (idle or rented); its starting pool is its persona's (not kept); the days it closed are
  * `day`. A provider whose reviews can change nothing (mkt__persona_reviews: it cannot switch pools
  * or leave, and its pool has no treasury) never stakes, claims or reviews, and has these two lines
@@ -85,8 +85,10 @@ typedef struct mkt_prov_rv {
 } mkt_prov_rv;
 /* Two and three cache lines, which the engine's 64-byte aligned state blocks keep on line
  * boundaries (a block per LP type). */
-_Static_assert(sizeof(mkt_prov) == 128, "a provider's state: two cache lines, no padding");
-_Static_assert(sizeof(mkt_prov_rv) == 64, "the third line of a provider that reviews");
+_Static_assert(sizeof(mkt_prov) == 128 && sizeof(mkt_prov) == MKT__PROV_STATE,
+               "a provider's state: two cache lines, no padding");
+_Static_assert(sizeof(mkt_prov_rv) == 64 && sizeof(mkt_prov_rv) == MKT__PROV_RV_STATE,
+               "the third line of a provider that reviews");
 _Static_assert(MKT_NPOOLS < 32 && T_N < 4, "mkt_prov.pool and rslot fit their bits");
 
 static int prov_avail(const mkt_prov *p) { return p->state == ST_IDLE || p->state == ST_RENTED; }
@@ -131,12 +133,12 @@ static double cost_musd_h(const mkt_ctx *c, const mkt_pstat *ps) {
   return energy_musd_h(c, ps) + c->cfg->personas[ps->persona].wear_usd_h * MKT_MUSD;
 }
 /* 1 when host ps would rent out GPU-hours in `pool` below its own energy cost and its persona does
- * not say it accepts that (below_energy_cost, issue 46). Only the fixed pool posts a price a host
+ * not say it accepts that (below_energy_cost, issue 46). Only a pool with `imposed` (the fixed pool) posts a price a host
  * does not choose; the bidding pool's asks are at least the energy (mkt_lot_ask) and the flexible
  * pool pays from its treasury per available hour, not per rented one. */
 static int below_energy(const mkt_ctx *c, const mkt_pstat *ps, unsigned pool) {
-  if (pool != MKT_POOL_FIXED || c->cfg->personas[ps->persona].below_energy_cost) return 0;
-  return (double)c->posted[ps->gpu] < energy_musd_h(c, ps);
+  if (!mkt__pools[pool]->imposed || c->cfg->personas[ps->persona].below_energy_cost) return 0;
+  return (double)mkt__pools[pool]->gpu_price(c, ps->region, ps) < energy_musd_h(c, ps);
 }
 static double own_musd_h(const mkt_ctx *c, const mkt_pstat *ps) {
   return c->cfg->personas[ps->persona].own_value_usd_h * MKT_MUSD * ps->own_permille / 1000.0;
@@ -168,7 +170,7 @@ static void day_roll(sim_lp *lp, const mkt_ctx *c, mkt_prov *p, int64_t d) {
       r.world = (int32_t)mkt__world(c, lp);
       r.day = p->day;
       snprintf(r.persona, sizeof r.persona, "%s", c->cfg->personas[ps->persona].name);
-      snprintf(r.pool, sizeof r.pool, "%s", mkt_pool_names[p->pool]);
+      snprintf(r.pool, sizeof r.pool, "%s", mkt__pools[p->pool]->name);
       r.income_musd = p->day_income;
       r.income_usd = (double)p->day_income / MKT_MUSD;
       sim_table_put(lp, MKT_T_DAILY, &r);
@@ -416,7 +418,7 @@ static void pop(sim_lp *lp, const mkt_ctx *c, const mkt_prov *p, const mkt_pstat
   mkt__series(lp, c, MKT_S_POP, ps->persona * MKT_NPOOLS + p->pool, sim_now(lp), d);
 }
 
-static void prov_init(sim_lp *lp, void *st) {
+void mkt__prov_init(sim_lp *lp, void *st) {
   const mkt_ctx *c = mkt__ctx(lp);
   mkt_prov *p = st;
   const mkt_pstat *ps = &c->prov[pidx(c, lp)];
@@ -602,7 +604,7 @@ void mkt__prov_rented(sim_lp *plp, unsigned pool, unsigned n, uint32_t session) 
   set_state(plp, c, p, p->rented ? ST_RENTED : ST_IDLE);
 }
 
-static void prov_event(sim_lp *lp, void *st, const void *vmsg, sim_id src) {
+void mkt__prov_event(sim_lp *lp, void *st, const void *vmsg, sim_id src) {
   const mkt_ctx *c = mkt__ctx(lp);
   mkt_prov *p = st;
   const mkt_msg *msg = vmsg;
@@ -640,7 +642,7 @@ static void prov_event(sim_lp *lp, void *st, const void *vmsg, sim_id src) {
   }
 }
 
-static void prov_finalize(sim_lp *lp, void *st) {
+void mkt__prov_finalize(sim_lp *lp, void *st) {
   const mkt_ctx *c = mkt__ctx(lp);
   mkt_prov *p = st;
   const mkt_pstat *ps = &c->prov[pidx(c, lp)];
@@ -651,8 +653,8 @@ static void prov_finalize(sim_lp *lp, void *st) {
   memset(&r, 0, sizeof r);
   r.id = pidx(c, lp);
   snprintf(r.persona, sizeof r.persona, "%s", c->cfg->personas[ps->persona].name);
-  snprintf(r.pool, sizeof r.pool, "%s", mkt_pool_names[p->pool]);
-  snprintf(r.start_pool, sizeof r.start_pool, "%s", mkt_pool_names[c->cfg->personas[ps->persona].pool]);
+  snprintf(r.pool, sizeof r.pool, "%s", mkt__pools[p->pool]->name);
+  snprintf(r.start_pool, sizeof r.start_pool, "%s", mkt__pools[c->cfg->personas[ps->persona].pool]->name);
   snprintf(r.region, sizeof r.region, "%s", c->cfg->regions[ps->region].name);
   snprintf(r.gpu_class, sizeof r.gpu_class, "%s", c->gpus[ps->gpu].name);
   int wp = c->world_policy[mkt__world(c, lp)];
@@ -678,14 +680,8 @@ static void prov_finalize(sim_lp *lp, void *st) {
   sim_table_put(lp, MKT_T_PROVIDERS, &r);
 }
 
-extern void mkt__market_init(sim_lp *lp, void *st);
-extern void mkt__market_event(sim_lp *lp, void *st, const void *vmsg, sim_id src);
-extern void mkt__market_finalize(sim_lp *lp, void *st);
-extern void mkt__market_prefetch(const sim_lp *lp, const void *st, const void *vmsg, sim_id src);
-extern void mkt__market_prefetch_early(const sim_lp *lp, const void *st, const void *vmsg, sim_id src);
-
 /* the engine's hint for the next event: the provider's shared record (c->prov) */
-static void prov_prefetch(const sim_lp *lp, const void *st, const void *vmsg, sim_id src) {
+void mkt__prov_prefetch(const sim_lp *lp, const void *st, const void *vmsg, sim_id src) {
   (void)vmsg, (void)src;
   __builtin_prefetch(st); /* its two lines: what most of its events touch */
   __builtin_prefetch((const char *)st + 64);
@@ -693,16 +689,7 @@ static void prov_prefetch(const sim_lp *lp, const void *st, const void *vmsg, si
   __builtin_prefetch(&c->prov[mkt__prov_at(c, sim_lp_id(lp) % mkt__per_world(c))]);
 }
 /* the same, and the third line, whose review window flush adds to */
-static void prov_rv_prefetch(const sim_lp *lp, const void *st, const void *vmsg, sim_id src) {
+void mkt__prov_rv_prefetch(const sim_lp *lp, const void *st, const void *vmsg, sim_id src) {
   __builtin_prefetch((const char *)st + sizeof(mkt_prov));
-  prov_prefetch(lp, st, vmsg, src);
+  mkt__prov_prefetch(lp, st, vmsg, src);
 }
-
-const sim_lptype mkt__lptypes[MKT__NLPTYPES] = {
-    [MKT__LP_MARKET] = {"market", sizeof(mkt_market), mkt__market_init, mkt__market_event, mkt__market_finalize,
-                        mkt__market_prefetch, mkt__market_prefetch_early},
-    [MKT__LP_PROV] = {"provider", sizeof(mkt_prov), prov_init, prov_event, prov_finalize, prov_prefetch},
-    [MKT__LP_PROV_RV] = {"provider that reviews", sizeof(mkt_prov) + sizeof(mkt_prov_rv), prov_init, prov_event,
-                         prov_finalize, prov_rv_prefetch},
-};
-const size_t mkt__msg_size = sizeof(mkt_msg);

@@ -1,7 +1,7 @@
 /* mkt_rule.c - what every clearing rule of the bidding pool shares: a host's energy cost and ask,
- * whether an order fits a host, the table of rules and its look-ups, and the ranking and first-fit
- * placement the rules build on (mkt_rule_internal.h). The rules themselves are rule_*.c; what
- * each does, and how it is tested, is docs/auction.md.
+ * whether an order fits a host, and the ranking and first-fit placement the rules build on
+ * (mkt_rule_internal.h). The rules themselves are rule_*.c, their table mkt_rules.c; what each
+ * does, and how it is tested, is docs/auction.md.
  */
 #include "models/market/mkt_rule_internal.h"
 
@@ -58,26 +58,6 @@ int mkt__lot_fits_memo(mkt__ask_memo *mm, const mkt_lot *l, uint32_t free_gpus, 
     mm->a[mm->n++] = a;
   }
   return a <= o->price;
-}
-
-/* ---- The table ----------------------------------------------------------------------------------- */
-
-/* Same order as enum mkt_rule and mkt_rule_names (mkt.h); tests/test_auction.c checks the names. */
-const mkt_rule_ops *const mkt_rule_table[] = {&mkt_rule_gigaspot, &mkt_rule_pay_as_bid, &mkt_rule_vickrey,
-                                              &mkt_rule_double,   &mkt_rule_knapsack,   NULL};
-_Static_assert(sizeof mkt_rule_table / sizeof *mkt_rule_table == MKT_RULE_KNAPSACK + 2,
-               "one descriptor per mkt_rule, then NULL");
-
-int mkt_rule_index(const char *name) {
-  if (!name) return -1;
-  for (int k = 0; mkt_rule_table[k]; k++)
-    if (strcmp(mkt_rule_table[k]->name, name) == 0) return k;
-  return -1;
-}
-
-const mkt_rule_ops *mkt_rule_find(const char *name) {
-  int k = mkt_rule_index(name);
-  return k < 0 ? NULL : mkt_rule_table[k];
 }
 
 /* ---- Shared by the rules ------------------------------------------------------------------------- */

@@ -191,7 +191,8 @@ static int cand_desc(const void *a, const void *b) {
 }
 
 /* ---- clients' strategies (mkt_strategy.h) ----------------------------------------------------- */
-void mkt__bid_strategy(sim_lp *lp, const mkt_ctx *c, mkt_market *m, mkt_job *j) {
+/* Draws the strategy of new bid j from its class's mix and sets its bid. */
+static void bid_strategy(sim_lp *lp, const mkt_ctx *c, mkt_market *m, mkt_job *j) {
   const mkt_class_cfg *cc = &c->cfg->cls[j->cls];
   double tot = c->strat_tot[j->cls];
   j->strat = MKT_STRAT_TRUTHFUL;
@@ -237,11 +238,24 @@ static void adapt_losers(const mkt_ctx *c, mkt_market *m) {
   }
 }
 
-/* An adaptive bid won: its class's next bidders shade as it would have next time. */
-void mkt__bid_won(const mkt_ctx *c, mkt_market *m, const mkt_job *j) {
+/* A new bid (the pool's arrive): its client's strategy and bid, counted per strategy. */
+static void bid_arrive(sim_lp *lp, const mkt_ctx *c, mkt_market *m, mkt_job *j) {
+  bid_strategy(lp, c, m, j);
+  mkt__series(lp, c, MKT_S_RSTRAT, j->strat * MKT_RS_N + MKT_RS_JOBS, 0, 1);
+}
+
+/* An adaptive bid won (the pool's started): its class's next bidders shade as it would have next
+ * time. */
+static void bid_won(const mkt_ctx *c, mkt_market *m, const mkt_job *j) {
   if (j->strat != MKT_STRAT_ADAPTIVE) return;
   const mkt_class_cfg *cc = &c->cfg->cls[j->cls];
   m->margin[j->cls] = mkt_adapt_update(j->margin, 1, cc->adapt_rate, cc->adapt_step, cc->adapt_max);
+}
+
+/* Before any rental: the minimum bid, or half the fixed pool's price when there is none (an
+ * ASSUMPTION). */
+static double bid_prior(const mkt_ctx *c) {
+  return c->min_bid > 0 ? (double)c->min_bid : 0.5 * (double)c->posted[c->ref_gpu];
 }
 
 /* The pool's quote to providers: what the rentals started lately paid, at its utilization. */
@@ -408,5 +422,9 @@ const mkt__pool_ops mkt__pool_bidding = {.name = "bidding",
                                          .host_free = bid_host_free,
                                          .handed_back = bid_handed_back,
                                          .quote = bid_quote,
+                                         .prior_price = bid_prior,
+                                         .arrive = bid_arrive,
+                                         .started = bid_won,
                                          .hold = 1,
-                                         .free_hosts = 1};
+                                         .free_hosts = 1,
+                                         .bids = 1};

@@ -9,6 +9,8 @@ static int64_t fixed_price(const mkt_ctx *c, unsigned region, const mkt_pstat *p
   return c->posted[ps->gpu];
 }
 
+static double fixed_prior(const mkt_ctx *c) { return (double)c->posted[c->ref_gpu]; }
+
 static int64_t fixed_quote(const mkt_ctx *c, const mkt_market *m, const mkt_pstat *ps) {
   return mkt__quote_rental(c, m, c->posted[ps->gpu]);
 }
@@ -19,4 +21,7 @@ const mkt__pool_ops mkt__pool_fixed = {.name = "fixed",
                                        .tick = mkt__posted_tick,
                                        .handed_back = mkt__posted_handed_back,
                                        .quote = fixed_quote,
-                                       .penalty = 1};
+                                       .prior_price = fixed_prior,
+                                       .penalty = 1,
+                                       .front_door = 1,
+                                       .imposed = 1};

@@ -10,6 +10,8 @@ static int64_t flex_price(const mkt_ctx *c, unsigned region, const mkt_pstat *ps
   return c->flex_price[ps->gpu];
 }
 
+static double flex_prior(const mkt_ctx *c) { return (double)c->flex_price[c->ref_gpu]; }
+
 /* The treasury pays stakers its rate per available score-100 GPU-hour, rented or not. */
 static int64_t flex_quote(const mkt_ctx *c, const mkt_market *m, const mkt_pstat *ps) {
   return (int64_t)((__int128)m->rate * c->gpu_score_milli[ps->gpu] / 100000);
@@ -21,4 +23,5 @@ const mkt__pool_ops mkt__pool_flexible = {.name = "flexible",
                                           .tick = mkt__posted_tick,
                                           .handed_back = mkt__posted_handed_back,
                                           .quote = flex_quote,
+                                          .prior_price = flex_prior,
                                           .treasury = 1};

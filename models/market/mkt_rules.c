@@ -1,0 +1,27 @@
+/* mkt_rules.c - the clearing rules' table: one descriptor per rule (rule_*.c), in the order of enum
+ * mkt_rule and mkt_rule_names (mkt.h), found by name. Adding a rule: a file rule_NAME.c with its
+ * mkt_rule_ops, and an entry here. The table sits apart from what the rules share (mkt_rule.c),
+ * which the rules call: so no file calls back into one that calls it (scripts/market_deps.py). */
+#include "models/market/mkt_rule_internal.h"
+
+#include <string.h>
+
+/* ---- The table ----------------------------------------------------------------------------------- */
+
+/* Same order as enum mkt_rule and mkt_rule_names (mkt.h); tests/test_auction.c checks the names. */
+const mkt_rule_ops *const mkt_rule_table[] = {&mkt_rule_gigaspot, &mkt_rule_pay_as_bid, &mkt_rule_vickrey,
+                                              &mkt_rule_double,   &mkt_rule_knapsack,   NULL};
+_Static_assert(sizeof mkt_rule_table / sizeof *mkt_rule_table == MKT_RULE_KNAPSACK + 2,
+               "one descriptor per mkt_rule, then NULL");
+
+int mkt_rule_index(const char *name) {
+  if (!name) return -1;
+  for (int k = 0; mkt_rule_table[k]; k++)
+    if (strcmp(mkt_rule_table[k]->name, name) == 0) return k;
+  return -1;
+}
+
+const mkt_rule_ops *mkt_rule_find(const char *name) {
+  int k = mkt_rule_index(name);
+  return k < 0 ? NULL : mkt_rule_table[k];
+}

@@ -5,6 +5,9 @@ spotlab_add_test(test_market_model SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_mark
                  LIBS spotlab_market spotlab_sim)
 spotlab_add_test(test_auction SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_auction.c LIBS spotlab_market)
 spotlab_add_test(test_strategy SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_strategy.c LIBS spotlab_market)
+# A toy pool and a toy clearing rule, defined in the test and registered through the model's API,
+# run through the market (docs/architecture.md, "Adding a pool", "Adding a rule").
+spotlab_add_test(test_market_toy SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_market_toy.c LIBS spotlab_market spotlab_sim)
 
 # Bit-identical results on 1, 2 and 4 ranks: the digest of every series, table and metric of two
 # days of scenarios/default.cfg must not depend on the number of ranks. Its three regions are the

@@ -101,7 +101,10 @@ typedef enum mkt_rule {
   MKT_RULE_DOUBLE,   /* uniform-price double auction of bids against host asks */
   MKT_RULE_KNAPSACK  /* set of bids with the highest revenue that packs on the hosts, pay as bid */
 } mkt_rule;
-extern const char *const mkt_rule_names[]; /* "gigaspot", "pay_as_bid", "vickrey", "double", "knapsack", NULL */
+/* The clearing rules' names: "gigaspot", "pay_as_bid", "vickrey", "double", "knapsack", then those
+ * registered (mkt_rule_register, mkt_rule.h), NULL-terminated. */
+#define MKT_RULES_MAX 16
+extern const char *mkt_rule_names[MKT_RULES_MAX + 1];
 
 typedef struct mkt_bid {
   int64_t price;    /* musd per GPU-hour offered */

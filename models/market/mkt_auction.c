@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const mkt_rule_names[] = {"gigaspot", "pay_as_bid", "vickrey", "double", "knapsack", NULL};
+const char *mkt_rule_names[MKT_RULES_MAX + 1] = {"gigaspot", "pay_as_bid", "vickrey", "double", "knapsack", NULL};
 
 typedef struct mkt__rank {
   double key; /* ranking key, higher first */

@@ -389,7 +389,13 @@ typedef struct mkt__pool_ops {
 } mkt__pool_ops;
 
 extern const mkt__pool_ops mkt__pool_fixed, mkt__pool_bidding, mkt__pool_flexible;
-extern const mkt__pool_ops *const mkt__pools[MKT_NPOOLS];
+extern const mkt__pool_ops *mkt__pools[MKT_NPOOLS];
+/* Puts the pool `ops` (defined outside the model: a plug-in, a test's toy pool) in the place of pool
+ * `pool` (MKT_POOL_*): its markets run it, with that pool's scenario keys (share, fee) and, in the
+ * results, ops->name. Call before a model is built, from one thread. Returns the descriptor it
+ * replaced (to put back), or NULL, changing nothing, when pool is out of range or ops lacks a
+ * name or one of gpu_price, submit, tick, handed_back, quote, prior_price. */
+const mkt__pool_ops *mkt__pool_register(unsigned pool, const mkt__pool_ops *ops);
 /* The index of the front-door pool (its descriptor's front_door). */
 unsigned mkt__front_pool(void);
 /* The descriptor of the pool called `name` (its first n characters at most, as a record holds

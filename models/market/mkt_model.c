@@ -2206,7 +2206,7 @@ static void mkt__compute_personas(const mkt_ctx *c, const sim_results *r, double
         for (unsigned i = 0; i < np && pi < 0; i++)
           if (!strncmp(pr[k].persona, c->cfg->personas[i].name, sizeof pr[k].persona)) pi = (int)i;
         for (int i = 0; i < MKT_NPOOLS && qi < 0; i++)
-          if (!strncmp(pr[k].pool, mkt_pool_names[i], sizeof pr[k].pool)) qi = i;
+          if (!strncmp(pr[k].pool, mkt__pools[i]->name, sizeof pr[k].pool)) qi = i;
         if (pi < 0 || qi < 0) continue;
         size_t g = (size_t)pi * MKT_NPOOLS + (size_t)qi;
         if (pass == 0) {

@@ -3,9 +3,18 @@
  * in the descriptor's hooks and fields (mkt__pool_ops), never in a test of a pool's identity. */
 #include "models/market/mkt_internal.h"
 
-const mkt__pool_ops *const mkt__pools[MKT_NPOOLS] = {&mkt__pool_fixed, &mkt__pool_bidding, &mkt__pool_flexible};
+const mkt__pool_ops *mkt__pools[MKT_NPOOLS] = {&mkt__pool_fixed, &mkt__pool_bidding, &mkt__pool_flexible};
 _Static_assert(MKT_POOL_FIXED == 0 && MKT_POOL_BIDDING == 1 && MKT_POOL_FLEX == 2 && MKT_NPOOLS == 3,
                "mkt__pools follows the pool enum");
+
+const mkt__pool_ops *mkt__pool_register(unsigned pool, const mkt__pool_ops *ops) {
+  if (pool >= MKT_NPOOLS || !ops || !ops->name || !ops->gpu_price || !ops->submit || !ops->tick || !ops->handed_back ||
+      !ops->quote || !ops->prior_price)
+    return NULL;
+  const mkt__pool_ops *was = mkt__pools[pool];
+  mkt__pools[pool] = ops;
+  return was;
+}
 
 unsigned mkt__front_pool(void) {
   unsigned i = 0;

@@ -12,7 +12,8 @@
  * the order's power limit, and an ask at or below the bid. Money is integer micro-USD.
  *
  * Adding a rule: one file rule_NAME.c defining `const mkt_rule_ops mkt_rule_NAME`, and one entry
- * in mkt_rule_table (mkt_rule.c).
+ * in mkt_rule_table (mkt_rules.c) and mkt_rule_names (mkt_auction.c); or, from outside the model,
+ * mkt_rule_register (docs/architecture.md, tests/test_market_toy.c).
  */
 #ifndef MKT_RULE_H
 #define MKT_RULE_H
@@ -105,8 +106,15 @@ typedef struct mkt_rule_ops {
 long mkt_rule_host_choose(const mkt_rule_ops *r, const mkt_order *cand, size_t n, const mkt_lot *l, uint32_t free_gpus,
                           size_t *pick);
 
-/* The rules, NULL-terminated, in the order `spotlab keys` lists them. */
-extern const mkt_rule_ops *const mkt_rule_table[];
+/* The rules, NULL-terminated, in the order `spotlab keys` lists them: the built-in ones, then those
+ * registered. */
+extern const mkt_rule_ops *mkt_rule_table[MKT_RULES_MAX + 1];
+/* Registers a clearing rule defined outside the model (a plug-in, a test's toy rule): after it a
+ * scenario may name it (bidding.rule = "NAME") and mkt_rule_find finds it. Call before any scenario
+ * is read, from one thread; the rule stays registered for the process. Returns its index in
+ * mkt_rule_table, or -1 when ops or its name or clear or late_price is missing, the name is taken,
+ * or MKT_RULES_MAX rules are registered. */
+int mkt_rule_register(const mkt_rule_ops *ops);
 /* The rule named `name`, or NULL. */
 const mkt_rule_ops *mkt_rule_find(const char *name);
 /* Index of the rule in mkt_rule_table, or -1. */

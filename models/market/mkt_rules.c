@@ -9,10 +9,19 @@
 /* ---- The table ----------------------------------------------------------------------------------- */
 
 /* Same order as enum mkt_rule and mkt_rule_names (mkt.h); tests/test_auction.c checks the names. */
-const mkt_rule_ops *const mkt_rule_table[] = {&mkt_rule_gigaspot, &mkt_rule_pay_as_bid, &mkt_rule_vickrey,
-                                              &mkt_rule_double,   &mkt_rule_knapsack,   NULL};
-_Static_assert(sizeof mkt_rule_table / sizeof *mkt_rule_table == MKT_RULE_KNAPSACK + 2,
-               "one descriptor per mkt_rule, then NULL");
+const mkt_rule_ops *mkt_rule_table[MKT_RULES_MAX + 1] = {&mkt_rule_gigaspot, &mkt_rule_pay_as_bid, &mkt_rule_vickrey,
+                                                         &mkt_rule_double,   &mkt_rule_knapsack,   NULL};
+_Static_assert(MKT_RULE_KNAPSACK + 1 < MKT_RULES_MAX, "room for every mkt_rule and registered ones");
+
+int mkt_rule_register(const mkt_rule_ops *ops) {
+  if (!ops || !ops->name || !ops->clear || !ops->late_price || mkt_rule_index(ops->name) >= 0) return -1;
+  int k = 0;
+  while (mkt_rule_table[k]) k++;
+  if (k >= MKT_RULES_MAX) return -1;
+  mkt_rule_table[k] = ops; /* the NULL after it was there: the array holds MKT_RULES_MAX + 1 */
+  mkt_rule_names[k] = ops->name;
+  return k;
+}
 
 int mkt_rule_index(const char *name) {
   if (!name) return -1;

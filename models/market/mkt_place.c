@@ -456,8 +456,8 @@ static void chosen(void *ctx, uint32_t cid) {
   if (cid < m->ncg) __builtin_prefetch(&m->cg[cid]);
 }
 
-/* The core started a run of job s: its members are employed and billed from now, its checkpoint plan and
- * finish timer set. */
+/* The core started a run of job s: its members are employed and billed from now, its checkpoint
+ * plan and finish timer set. */
 static void sink_place(sim_lp *lp, const mkt_ctx *c, mkt_market *m, const sched_decision *d, uint32_t s, double now) {
   const uint32_t cj = d->job;
   mkt_job *j = &m->jobs[s];

@@ -60,7 +60,7 @@ typedef struct lab_job_def {
   double at;     /* submission time, s after the lab starts */
   int64_t seed;  /* kernel inputs */
   int64_t width; /* kernel: workers per run (data-parallel), 1 = one worker */
-  int strategy;  /* width > 1: how the members share the chunks (lab__strategy: even, weighted, dynamic) */
+  int strategy;  /* width > 1: how the members share the chunks (krn_split: even, weighted, dynamic) */
   /* services (a job with a `trace`): requests from the trace, served by autoscaled replicas */
   char *trace;                        /* the GenAI request trace ("" = not a service) */
   double trace_start;                 /* trace s where the stream starts */
@@ -135,8 +135,8 @@ void lab_config_free(lab_config *c);
 void lab_config_describe(FILE *f);
 
 /* ---- Calibration (`spotlab lab --predict`) -------------------------------------------------------
- * What the prediction is made from, measured before the lab runs (lab_run.c) and stored beside the
- * journal as JOURNAL.calib.csv, in the kernels' calibration layout (`key,value,unit,device,note`,
+ * What the prediction is made from, measured before the lab runs (lab_predict.c) and stored beside
+ * the journal as JOURNAL.calib.csv, in the kernels' calibration layout (`key,value,unit,device,note`,
  * '#' comments), so that a market scenario can name it in market.calibration. Keys (docs/lab.md):
  *   workers, calibrate_s, host_load_1min
  *   chunk_s.KERNEL      seconds per chunk execution, full speed, alone (the chunking's unit)

@@ -96,7 +96,7 @@ static const sim_param lab__job_params[] = {
     {"strategy", SIM_P_ENUM, offsetof(lab_job_def, strategy), "\"dynamic\"", SIM_UNBOUNDED, NULL,
      "width > 1: even (same share each), weighted (shares by calibrated speed) or dynamic (each member "
      "takes the next piece when done)",
-     lab__strategy_names},
+     krn_split_names},
     {"trace", SIM_P_STRING, offsetof(lab_job_def, trace), "\"\"", SIM_UNBOUNDED, NULL,
      "service: GenAI request trace (CSV, found on the data path), e.g. "
      "\"traces/alibaba2026_genai_inference_requests.csv\""},

@@ -305,8 +305,7 @@ static void ls_svc_step(sim_lp *lp, ls_state *st, long job) {
 static void ls_svc_scale(sim_lp *lp, ls_state *st, const sched_decision *d) {
   lab__svc *sv = &st->svc[d->job];
   if (sv->job < 0) return;
-  lab__svc_replicas(sv, sim_now(lp), (unsigned)d->value);
-  int add = d->reason != SCHED_R_SCALE_DOWN && d->reason != SCHED_R_GPU_LOST;
+  int add = lab__svc_rescale(sv, d, sim_now(lp));
   for (unsigned k = 0; k < d->ngpus; k++) {
     ls_worker *w = &st->w[d->gpus[k]];
     if (add) {
@@ -315,12 +314,7 @@ static void ls_svc_scale(sim_lp *lp, ls_state *st, const sched_decision *d) {
       w->req = -1;
       continue;
     }
-    if (w->req >= 0) {
-      if (d->reason == SCHED_R_GPU_LOST)
-        lab__svc_lost(sv, w->req);
-      else
-        lab__svc_requeue(sv, w->req);
-    }
+    lab__svc_release(sv, d, w->req);
     if (w->job == (long)d->job) {
       w->job = -1;
       w->gen++;
@@ -409,31 +403,7 @@ static void ls_apply(sim_lp *lp, ls_state *st, const sched_decision *d) {
 static void ls_handle(sim_lp *lp, ls_state *st, int type, uint32_t gpu, uint32_t job, uint32_t run, double value) {
   const ls_ctx *c = sim_lp_ctx(lp);
   sched_event ev;
-  memset(&ev, 0, sizeof ev);
-  ev.type = (sched_ev_type)type;
-  ev.t = sim_now(lp);
-  ev.gpu = gpu;
-  ev.job = job;
-  ev.run = run;
-  ev.value = value;
-  if (type == SCHED_EV_GPU_JOIN) {
-    ev.u.gpu.provider = gpu;
-    ev.u.gpu.score = value;
-    ev.u.gpu.price_per_h = 1.0;
-    ev.u.gpu.link.bw_bps = 1e9;
-    ev.u.gpu.link.rtt_s = 1e-3;
-  } else if (type == SCHED_EV_JOB_ARRIVE) {
-    const lab_job_def *jd = &c->cfg->jobs[job];
-    ev.u.job.kind = lab__is_service(jd) ? SCHED_JOB_SERVICE : SCHED_JOB_BATCH;
-    ev.u.job.width = (uint16_t)jd->width;
-    ev.u.job.region = -1;
-    ev.u.job.work = jd->work;
-    if (lab__is_service(jd)) {
-      ev.u.job.min_replicas = (uint16_t)jd->min_replicas;
-      ev.u.job.max_replicas = (uint16_t)jd->max_replicas;
-      ev.u.job.req_per_score_s = st->svc[job].req_per_score_s;
-    }
-  }
+  lab__core_event(c->cfg, st->svc, &ev, type, sim_now(lp), gpu, job, run, value);
   st->ndec = 0;
   if (sched_handle(st->s, &ev) != 0 || st->overflow) SIM_FATAL("lab twin: the core rejected event %d", type);
   size_t n = st->ndec;
@@ -457,25 +427,7 @@ static void ls_init(sim_lp *lp, void *state) {
   ls_state *st = state;
   size_t nw = (size_t)c->cfg->lab.workers;
   sched_config sc;
-  sched_config_default(&sc);
-  sc.max_gpus = sc.max_providers = (uint32_t)nw;
-  sc.max_nodes = 1;
-  sc.max_jobs = (uint32_t)c->cfg->njobs;
-  sc.sink = ls_sink;
-  sc.sink_ctx = st;
-  sc.seed = (uint64_t)c->cfg->lab.seed;
-  sc.policy = (sched_policy)c->cfg->lab.policy;
-  sc.ckpt_rule = SCHED_CKPT_FIXED;
-  sc.ckpt_interval_s = c->cfg->lab.ckpt_interval;
-  sc.standby_k = (unsigned)c->cfg->lab.standby;
-  sc.replicas = (unsigned)c->cfg->lab.replicas;
-  sc.heartbeat_timeout_s = c->cfg->lab.heartbeat_timeout;
-  sc.max_restarts = (unsigned)c->cfg->lab.max_restarts;
-  sc.queue_scan = (unsigned)(c->cfg->njobs < 64 ? c->cfg->njobs : 64);
-  /* services: the lab's cool-down and target (the core's defaults are for hours) */
-  sc.cooldown_s = c->cfg->lab.scale_cooldown;
-  for (size_t j = 0; j < c->cfg->njobs; j++)
-    if (lab__is_service(&c->cfg->jobs[j])) sc.target_util = c->cfg->jobs[j].target_util;
+  lab__core_config(c->cfg, ls_sink, st, &sc);
   st->w = calloc(nw, sizeof *st->w);
   st->jobs = calloc(c->cfg->njobs, sizeof *st->jobs);
   st->nwide = c->cfg->njobs * SCHED_MAX_RUNS;

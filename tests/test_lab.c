@@ -1431,7 +1431,7 @@ static void test_wide_twin_split(void) {
   lab__wide x;
   uint32_t mem[3] = {4, 5, 6};
   double wt[3] = {3, 1, 1};
-  CU_ASSERT_EQUAL_FATAL(lab__wide_init(&x, LAB_SPLIT_WEIGHTED, 10, 250, mem, wt, 3), 0);
+  CU_ASSERT_EQUAL_FATAL(lab__wide_init(&x, KRN_SPLIT_WEIGHTED, 10, 250, mem, wt, 3), 0);
   size_t cover = 0, cnt[3] = {0};
   for (size_t p = 0; p < x.npieces; p++) {
     size_t a, b;

@@ -17,6 +17,7 @@ _Static_assert(KRN_NKERNELS == LAB_CALIB_KERNELS, "lab_calib holds one row per k
 _Static_assert(LAB_CALIB_MAX_WORKERS == LAB__MAX_WORKERS, "a calibration covers every worker a lab may have");
 
 lab_calib *lab_calib_create(const lab_config *cfg) {
+  if (cfg->lab.workers > LAB_CALIB_MAX_WORKERS) return NULL; /* a lab the real runner cannot run */
   lab_calib *c = calloc(1, sizeof *c);
   if (!c) return NULL;
   c->nworkers = (size_t)cfg->lab.workers;
@@ -316,6 +317,9 @@ static const char *lab__calib_missing(lab__cload *s, char *what, size_t len) {
 
 int lab_calib_load(const char *path, const lab_config *cfg, lab_calib **out, char *err, size_t errlen) {
   *out = NULL;
+  if (cfg->lab.workers > LAB_CALIB_MAX_WORKERS)
+    return spotlab_errf(err, errlen, LAB_ECONFIG, "%s: a calibration covers at most %d workers; %s has %lld", path,
+                        LAB_CALIB_MAX_WORKERS, cfg->path, (long long)cfg->lab.workers);
   lab_calib *c = lab_calib_create(cfg);
   if (!c) return spotlab_errf(err, errlen, LAB_ENOMEM, "out of memory");
   sim_csv *csv;

@@ -37,8 +37,12 @@
 #include "models/sched/sched.h"
 
 #define LAB__LINE 1024
-/* Most workers a lab has (lab.workers is bounded to it in lab_config.c). */
+/* Most worker processes the real runner forks (its tables and the calibration's are sized by it):
+ * a job file of more is refused by lab_run (FILE:LINE, exit 2). The simulated twin (lab_sim.c,
+ * lab_simulate) plays up to LAB__MAX_TWIN_WORKERS, the bound of lab.workers in lab_config.c: a job
+ * as wide as a large training run (256 GPUs) is predicted from a job file alone. */
 #define LAB__MAX_WORKERS 64
+#define LAB__MAX_TWIN_WORKERS 512
 /* Longest command a job may have: LAB__LINE less "X JOB RUN " and the newline. */
 #define LAB__MAX_COMMAND 960
 #define LAB__ENV_MARK "SPOTLAB_LAB_JOURNAL" /* every process of a lab carries its journal's path */
@@ -103,8 +107,9 @@ void lab__core_event(const lab_config *cfg, const lab__svc *svc, sched_event *ev
 
 /* Kernel jobs wider than one worker (lab_wide.c): a run's chunk executions cut into pieces that
  * its members run one at a time, by strategy. The runner and the twin share it. */
-#define LAB__MAX_WIDTH 8         /* workers per run (job key `width`) */
-#define LAB__PIECES_PER_MEMBER 8 /* pieces a run is cut into, per member */
+#define LAB__MAX_WIDTH LAB__MAX_TWIN_WORKERS /* workers per run (job key `width`, at most lab.workers) */
+#define LAB__MAX_REPLICAS 8                  /* a service's replicas (min_replicas, max_replicas) */
+#define LAB__PIECES_PER_MEMBER 8             /* pieces a run is cut into, per member */
 typedef struct lab__wide {
   int strategy;                    /* krn_split (kernels/krn_split.h) */
   size_t first, nchunks;           /* the run does chunk executions [first, nchunks) */

@@ -97,13 +97,19 @@ static int lab__hosts_init(lab__lab *L) {
   }
   char *eq = strchr(mark, '=');
   *eq = '\0';
-  setenv(mark, eq + 1, 1); /* inherited by the workers and their commands */
-  if (L->nw > LAB__MAX_WORKERS || (size_t)L->nranks > L->nw) {
+  setenv(mark, eq + 1, 1);        /* inherited by the workers and their commands */
+  if (L->nw > LAB__MAX_WORKERS) { /* the job file's bound is the twin's (lab_simulate): more is its error here */
     if (L->rank == 0)
       fprintf(stderr,
-              "spotlab lab: %zu workers cannot be spread over %d ranks (at most %d, at least one per "
-              "rank)\n",
-              L->nw, L->nranks, LAB__MAX_WORKERS);
+              "%s: key 'lab.workers': %zu workers, but a real lab runs at most %d worker processes (its "
+              "simulated twin, up to %d)\n",
+              L->cfg->workers_at, L->nw, LAB__MAX_WORKERS, LAB__MAX_TWIN_WORKERS);
+    return LAB_ECONFIG;
+  }
+  if ((size_t)L->nranks > L->nw) {
+    if (L->rank == 0)
+      fprintf(stderr, "spotlab lab: %zu workers cannot be spread over %d ranks (at least one per rank)\n", L->nw,
+              L->nranks);
     return LAB_EINVAL;
   }
   for (size_t i = 0; i < L->nw; i++) {
@@ -601,6 +607,7 @@ fail_tables:
   free(L);
   return rc;
 }
+
 void lab_report_free(lab_report *r) {
   if (!r) return;
   free(r->executors);

@@ -57,8 +57,9 @@ typedef struct ls_state {
   lab__svc *svc;     /* per job: a service's requests, as the runner's (job -1: none) */
   uint32_t *svc_gen; /* per job: the LS_SVC step that counts (older ones were superseded) */
   sched_decision dec[64];
-  uint32_t gpus[64][LAB__MAX_WIDTH];
+  uint32_t *gpus; /* [64 x LAB__MAX_WIDTH]: dec[k].gpus points at row k */
   size_t ndec;
+  int applying; /* the decisions of an event are being applied (the core must not be called) */
   double tick_at;
   int overflow;
 } ls_state;
@@ -84,8 +85,9 @@ static void ls_sink(void *ctx, const sched_decision *d) {
   }
   st->dec[st->ndec] = *d;
   unsigned n = d->ngpus < LAB__MAX_WIDTH ? d->ngpus : LAB__MAX_WIDTH;
-  for (unsigned i = 0; i < n; i++) st->gpus[st->ndec][i] = d->gpus[i];
-  st->dec[st->ndec].gpus = st->gpus[st->ndec];
+  uint32_t *row = st->gpus + st->ndec * LAB__MAX_WIDTH;
+  for (unsigned i = 0; i < n; i++) row[i] = d->gpus[i];
+  st->dec[st->ndec].gpus = row;
   st->dec[st->ndec].ngpus = n;
   st->ndec++;
 }
@@ -402,19 +404,16 @@ static void ls_apply(sim_lp *lp, ls_state *st, const sched_decision *d) {
 
 static void ls_handle(sim_lp *lp, ls_state *st, int type, uint32_t gpu, uint32_t job, uint32_t run, double value) {
   const ls_ctx *c = sim_lp_ctx(lp);
+  /* The decisions are applied where the sink put them: applying one only sends messages and never
+   * calls the core again (a wide run's checkpoint answer, for one, is a message to self). */
+  if (st->applying) SIM_FATAL("lab twin: event %d handed to the core while its decisions were applied", type);
   sched_event ev;
   lab__core_event(c->cfg, st->svc, &ev, type, sim_now(lp), gpu, job, run, value);
   st->ndec = 0;
   if (sched_handle(st->s, &ev) != 0 || st->overflow) SIM_FATAL("lab twin: the core rejected event %d", type);
-  size_t n = st->ndec;
-  sched_decision dec[64];
-  uint32_t gp[64][LAB__MAX_WIDTH];
-  memcpy(dec, st->dec, n * sizeof dec[0]);
-  memcpy(gp, st->gpus, sizeof gp);
-  for (size_t k = 0; k < n; k++) {
-    dec[k].gpus = gp[k];
-    ls_apply(lp, st, &dec[k]);
-  }
+  st->applying = 1;
+  for (size_t k = 0; k < st->ndec; k++) ls_apply(lp, st, &st->dec[k]);
+  st->applying = 0;
   double wake = sched_next_wakeup(st->s);
   if (isfinite(wake) && (wake < st->tick_at || st->tick_at <= sim_now(lp))) {
     st->tick_at = wake;
@@ -434,7 +433,8 @@ static void ls_init(sim_lp *lp, void *state) {
   st->wide = calloc(st->nwide, sizeof *st->wide);
   st->svc = calloc(c->cfg->njobs, sizeof *st->svc);
   st->svc_gen = calloc(c->cfg->njobs, sizeof *st->svc_gen);
-  if (!st->w || !st->jobs || !st->wide || !st->svc || !st->svc_gen || sched_create(&sc, &st->s) != 0)
+  st->gpus = calloc(64 * (size_t)LAB__MAX_WIDTH, sizeof *st->gpus);
+  if (!st->w || !st->jobs || !st->wide || !st->svc || !st->svc_gen || !st->gpus || sched_create(&sc, &st->s) != 0)
     SIM_FATAL("lab twin: out of memory");
   for (size_t k = 0; k < st->nwide; k++) st->wide[k].job = -1;
   for (size_t j = 0; j < c->cfg->njobs; j++) {
@@ -617,6 +617,7 @@ static void ls_final(sim_lp *lp, void *state) {
     }
   free(st->svc);
   free(st->svc_gen);
+  free(st->gpus);
   sched_destroy(st->s);
   for (size_t k = 0; k < st->nwide; k++) lab__wide_free(&st->wide[k].x);
   free(st->wide);

@@ -20,6 +20,7 @@
 #ifndef KRN_KRN_H
 #define KRN_KRN_H
 
+#include "kernels/krn_split.h"
 #include "sim/errors.h"
 #include <stddef.h>
 #include <stdint.h>
@@ -137,14 +138,15 @@ int krn_exec_run_chunk(krn_exec *e, krn_job *job, size_t c, float *dst, krn_yiel
 int krn_exec_finish(krn_exec *e, krn_job *job);
 
 /* ---- The cluster and its strategies --------------------------------------------------------- */
+/* The first three are the work splits (krn_split.h), with their names; the others add redundancy. */
 typedef enum krn_strategy {
-  KRN_EVEN = 0,    /* static split into equal contiguous shares */
-  KRN_WEIGHTED,    /* static split proportional to measured capacity */
-  KRN_DYNAMIC,     /* self-scheduling from a shared chunk queue */
-  KRN_REDUNDANT,   /* every chunk on k members at once, first result wins, others cancelled */
-  KRN_CHECKPOINT,  /* weighted split in epochs ending in a checkpoint; a failure rolls the
+  KRN_EVEN = KRN_SPLIT_EVEN,         /* static split into equal contiguous shares */
+  KRN_WEIGHTED = KRN_SPLIT_WEIGHTED, /* static split proportional to measured capacity */
+  KRN_DYNAMIC = KRN_SPLIT_DYNAMIC,   /* self-scheduling from a shared chunk queue */
+  KRN_REDUNDANT,                     /* every chunk on k members at once, first result wins, others cancelled */
+  KRN_CHECKPOINT,                    /* weighted split in epochs ending in a checkpoint; a failure rolls the
                        epoch back and restarts it on the survivors */
-  KRN_SPECULATIVE, /* dynamic, plus up to k-1 backup replicas of running chunks once no fresh
+  KRN_SPECULATIVE,                   /* dynamic, plus up to k-1 backup replicas of running chunks once no fresh
                        chunk is left (MapReduce backup tasks) */
   KRN_NSTRATEGIES
 } krn_strategy;

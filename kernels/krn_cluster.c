@@ -48,12 +48,15 @@ struct krn_cluster {
   krn_exec *m[KRN_MAX_MEMBERS];
 };
 
-static const char *const krn__strategy_names[KRN_NSTRATEGIES] = {"even",      "weighted",   "dynamic",
-                                                                 "redundant", "checkpoint", "speculative"};
-const char *krn_strategy_name(krn_strategy s) { return (unsigned)s < KRN_NSTRATEGIES ? krn__strategy_names[s] : "?"; }
+/* The splits' names are krn_split.h's; these are the strategies' that follow them. */
+static const char *const krn__strategy_more[KRN_NSTRATEGIES - KRN_NSPLITS] = {"redundant", "checkpoint", "speculative"};
+const char *krn_strategy_name(krn_strategy s) {
+  if ((unsigned)s < KRN_NSPLITS) return krn_split_names[s];
+  return (unsigned)s < KRN_NSTRATEGIES ? krn__strategy_more[s - KRN_NSPLITS] : "?";
+}
 int krn_strategy_parse(const char *name, krn_strategy *out) {
   for (int i = 0; i < KRN_NSTRATEGIES; i++)
-    if (name && !strcmp(name, krn__strategy_names[i])) {
+    if (name && !strcmp(name, krn_strategy_name((krn_strategy)i))) {
       *out = (krn_strategy)i;
       return 0;
     }

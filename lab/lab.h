@@ -60,7 +60,7 @@ typedef struct lab_job_def {
   double at;     /* submission time, s after the lab starts */
   int64_t seed;  /* kernel inputs */
   int64_t width; /* kernel: workers per run (data-parallel), 1 = one worker */
-  int strategy;  /* width > 1: how the members share the chunks (lab__strategy: even, weighted, dynamic) */
+  int strategy;  /* width > 1: how the members share the chunks (krn_split: even, weighted, dynamic) */
   /* services (a job with a `trace`): requests from the trace, served by autoscaled replicas */
   char *trace;                        /* the GenAI request trace ("" = not a service) */
   double trace_start;                 /* trace s where the stream starts */
@@ -123,6 +123,8 @@ typedef struct lab_config {
   char *text;               /* its text (stored with the results) */
   char *effective;          /* every key's effective value */
   const char *command_line; /* how the lab was started, for the results' /meta (not owned; NULL: unknown) */
+  char workers_at[512];     /* "FILE:LINE" of lab.workers (the file alone if absent): more than the real
+                               runner forks is its error, not the twin's */
   char device_at[512];      /* "FILE:LINE" of lab.device (the file alone if absent), for the runner's
                                "no usable GPU" error */
 } lab_config;
@@ -135,8 +137,8 @@ void lab_config_free(lab_config *c);
 void lab_config_describe(FILE *f);
 
 /* ---- Calibration (`spotlab lab --predict`) -------------------------------------------------------
- * What the prediction is made from, measured before the lab runs (lab_run.c) and stored beside the
- * journal as JOURNAL.calib.csv, in the kernels' calibration layout (`key,value,unit,device,note`,
+ * What the prediction is made from, measured before the lab runs (lab_predict.c) and stored beside
+ * the journal as JOURNAL.calib.csv, in the kernels' calibration layout (`key,value,unit,device,note`,
  * '#' comments), so that a market scenario can name it in market.calibration. Keys (docs/lab.md):
  *   workers, calibrate_s, host_load_1min
  *   chunk_s.KERNEL      seconds per chunk execution, full speed, alone (the chunking's unit)
@@ -275,7 +277,8 @@ int lab_results_write(const char *path, const lab_config *cfg, const lab_report 
  * the duration of its last real run (s, NaN = unknown: `work` is used) and whether that run
  * failed. Runs one engine LP that holds a fresh scheduling core. Fills sim[njobs], *makespan.
  * A job file with a service: LAB_EINVAL (the twin needs its request stream, which the runner
- * builds: lab_run's --also-simulate and --predict give it). */
+ * builds: lab_run's --also-simulate and --predict give it). The twin takes job files of up to 512
+ * workers (a job 256 GPUs wide, say), where lab_run forks at most 64 worker processes. */
 int lab_simulate(const lab_config *cfg, const double *scores, const size_t *nchunks, const double *cmd_seconds,
                  const int *cmd_failed, lab_job_result *sim, double *makespan);
 

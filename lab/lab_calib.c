@@ -1,6 +1,6 @@
 /* lab_calib.c - the calibration `spotlab lab --predict` predicts from: its file (the kernels'
  * calibration layout, key,value,unit,device,note, so that market.calibration can read it too) and
- * the contention table learned from it. The measuring itself needs the workers: lab_run.c. */
+ * the contention table learned from it. The measuring itself needs the workers: lab_predict.c. */
 #include "lab/lab.h"
 #include "lab/lab_internal.h"
 #include "models/sched/sched.h"
@@ -17,6 +17,7 @@ _Static_assert(KRN_NKERNELS == LAB_CALIB_KERNELS, "lab_calib holds one row per k
 _Static_assert(LAB_CALIB_MAX_WORKERS == LAB__MAX_WORKERS, "a calibration covers every worker a lab may have");
 
 lab_calib *lab_calib_create(const lab_config *cfg) {
+  if (cfg->lab.workers > LAB_CALIB_MAX_WORKERS) return NULL; /* a lab the real runner cannot run */
   lab_calib *c = calloc(1, sizeof *c);
   if (!c) return NULL;
   c->nworkers = (size_t)cfg->lab.workers;
@@ -164,8 +165,161 @@ static int lab__ckey(const char *rest, int nidx, int *kernel, long *idx) {
   return *p ? -1 : 0;
 }
 
+/* What a calibration file's loader has seen so far, to say what it misses at the end. */
+typedef struct lab__cload {
+  const lab_config *cfg;
+  lab_calib *c;
+  long workers_line;
+  int have_f[LAB_CALIB_MAX_WORKERS];
+  int have_k[KRN_NKERNELS]; /* bit 1 chunk_s, 2 setup_s, 4 finish_s, 8 sync_s */
+  int have_alone[KRN_NKERNELS][LAB_CALIB_MAX_WORKERS];
+} lab__cload;
+
+/* One key and its value (at `line`) into the calibration: NULL, or what is wrong with it. */
+static const char *lab__calib_key(lab__cload *s, const char *key, double v, long line) {
+  int k;
+  long ix[2];
+  const char *bad = NULL;
+  if (!strcmp(key, "workers")) {
+    if (v != (double)s->cfg->lab.workers) bad = "the job file has another number of workers (lab.workers)";
+    s->workers_line = line;
+  } else if (!strcmp(key, "calibrate_s")) {
+    if (!(v > 0)) bad = "must be > 0";
+    s->c->calibrate_s = v;
+  } else if (!strcmp(key, "rounds")) {
+    if (!(v >= 1 && v <= 100 && v == floor(v))) bad = "an integer in 1..100";
+    s->c->rounds = (unsigned)v;
+  } else if (!strcmp(key, "hosts")) {
+    if (!(v >= 1 && v <= s->cfg->lab.workers && v == floor(v))) bad = "an integer in 1..lab.workers";
+    s->c->hosts = (unsigned)v;
+  } else if (!strncmp(key, "slowed.", 7)) {
+    char kn[16];
+    int wk = -1, used = 0;
+    double fac = 0;
+    krn_kernel kk;
+    if (sscanf(key + 7, "%15[a-z].%d@%lg%n", kn, &wk, &fac, &used) != 3 || key[7 + used] ||
+        krn_kernel_parse(kn, &kk) != 0)
+      bad = "expected slowed.KERNEL.WORKER@FACTOR";
+    else if (wk < 0 || wk >= s->cfg->lab.workers)
+      bad = "no such worker";
+    else if (!(fac > 0 && fac <= 1) || !(v > 0))
+      bad = "needs a factor in (0, 1] and a speed > 0";
+    else if (s->c->nslow == LAB_CALIB_MAX_WORKERS)
+      bad = "too many slowed speeds (64 at most)";
+    else {
+      s->c->slow[s->c->nslow].kernel = (int)kk;
+      s->c->slow[s->c->nslow].worker = wk;
+      s->c->slow[s->c->nslow].factor = fac;
+      s->c->slow[s->c->nslow++].rate = v;
+    }
+  } else if (!strcmp(key, "host_load_1min")) {
+    s->c->load1 = v;
+  } else if (!strncmp(key, "chunk_s.", 8) || !strncmp(key, "setup_s.", 8) || !strncmp(key, "finish_s.", 9) ||
+             !strncmp(key, "sync_s.", 7)) {
+    const char *dot = strchr(key, '.');
+    if (lab__ckey(dot + 1, 0, &k, ix) != 0) {
+      bad = "unknown kernel (triad, gemm, mlp)";
+    } else if (key[0] == 'c') {
+      if (!(v > 0)) bad = "must be > 0";
+      s->c->chunk_s[k] = v;
+      s->have_k[k] |= 1;
+    } else {
+      if (v < 0) bad = "must be >= 0";
+      double *dst = key[0] == 's' && key[1] == 'e' ? s->c->setup_s : key[0] == 'f' ? s->c->finish_s : s->c->sync_s;
+      dst[k] = v;
+      s->have_k[k] |= key[0] == 's' && key[1] == 'e' ? 2 : key[0] == 'f' ? 4 : 8;
+    }
+  } else if (!strncmp(key, "alone.", 6)) {
+    if (lab__ckey(key + 6, 1, &k, ix) != 0)
+      bad = "expected alone.KERNEL.WORKER";
+    else if (ix[0] >= s->cfg->lab.workers)
+      bad = "no such worker";
+    else if (!(v > 0))
+      bad = "a speed must be > 0";
+    else {
+      s->c->alone[k][ix[0]] = v;
+      s->have_alone[k][ix[0]] = 1;
+    }
+  } else if (!strncmp(key, "together.", 9)) {
+    if (lab__ckey(key + 9, 2, &k, ix) != 0)
+      bad = "expected together.KERNEL.K.WORKER";
+    else if (ix[0] < 2 || ix[0] > s->cfg->lab.workers || ix[1] >= ix[0])
+      bad = "needs 2 <= K <= lab.workers and WORKER < K";
+    else if (!(v > 0))
+      bad = "a speed must be > 0";
+    else
+      s->c->together[k][ix[0] - 1][ix[1]] = v;
+  } else if (!strncmp(key, "colocated_speed_factor_", 23)) {
+    char *end;
+    long K = strtol(key + 23, &end, 10);
+    if (*end || K < 1 || K > LAB_CALIB_MAX_WORKERS)
+      bad = "expected colocated_speed_factor_K, K in 1..64";
+    else if (!(v > 0 && v <= 2))
+      bad = "a speed factor must be in (0, 2]";
+    else {
+      s->c->coloc[K - 1] = v;
+      s->have_f[K - 1] = 1;
+      if ((unsigned)K > s->c->ncoloc) s->c->ncoloc = (unsigned)K;
+    }
+  } else if (!strncmp(key, "command_s.", 10) || !strncmp(key, "command_exit.", 13)) {
+    const char *name = strchr(key, '.') + 1;
+    size_t j = 0;
+    while (j < s->cfg->njobs && strcmp(s->cfg->jobs[j].name, name)) j++;
+    if (j == s->cfg->njobs || s->cfg->jobs[j].kernel[0])
+      bad = "no command job of that name in the job file";
+    else if (key[8] == 's') {
+      if (v < 0) bad = "must be >= 0";
+      s->c->cmd_s[j] = v;
+    } else {
+      if (v < 0 || v > 255 + 128 || v != floor(v)) bad = "an exit status is an integer in 0..383";
+      s->c->cmd_exit[j] = (int)v;
+    }
+  } else {
+    bad = "unknown key";
+  }
+  return bad;
+}
+
+/* The first figure the job file needs that the file lacks (NULL: none); what[len] holds its name. */
+static const char *lab__calib_missing(lab__cload *s, char *what, size_t len) {
+  lab_calib *c = s->c;
+  const lab_config *cfg = s->cfg;
+  const char *miss = NULL;
+  if (!s->workers_line) miss = "workers";
+  if (!miss && !(c->calibrate_s > 0)) miss = "calibrate_s";
+  for (unsigned K = 0; !miss && K < c->ncoloc; K++)
+    if (!s->have_f[K]) {
+      snprintf(what, len, "colocated_speed_factor_%u", K + 1);
+      miss = what;
+    }
+  if (!miss && c->ncoloc == 0) miss = "colocated_speed_factor_1";
+  for (size_t j = 0; !miss && j < cfg->njobs; j++) {
+    krn_kernel k;
+    if (cfg->jobs[j].kernel[0] && krn_kernel_parse(cfg->jobs[j].kernel, &k) == 0) {
+      c->kernel_used[k] = 1;
+      if (s->have_k[k] != 15) {
+        snprintf(what, len, "chunk_s, setup_s, finish_s and sync_s of kernel %s (job %s)", krn_kernel_name(k),
+                 cfg->jobs[j].name);
+        miss = what;
+      }
+      for (size_t i = 0; !miss && i < c->nworkers; i++)
+        if (!s->have_alone[k][i]) {
+          snprintf(what, len, "alone.%s.%zu", krn_kernel_name(k), i);
+          miss = what;
+        }
+    } else if (!cfg->jobs[j].kernel[0] && !isfinite(c->cmd_s[j])) {
+      snprintf(what, len, "command_s.%s", cfg->jobs[j].name);
+      miss = what;
+    }
+  }
+  return miss;
+}
+
 int lab_calib_load(const char *path, const lab_config *cfg, lab_calib **out, char *err, size_t errlen) {
   *out = NULL;
+  if (cfg->lab.workers > LAB_CALIB_MAX_WORKERS)
+    return spotlab_errf(err, errlen, LAB_ECONFIG, "%s: a calibration covers at most %d workers; %s has %lld", path,
+                        LAB_CALIB_MAX_WORKERS, cfg->path, (long long)cfg->lab.workers);
   lab_calib *c = lab_calib_create(cfg);
   if (!c) return spotlab_errf(err, errlen, LAB_ENOMEM, "out of memory");
   sim_csv *csv;
@@ -174,10 +328,10 @@ int lab_calib_load(const char *path, const lab_config *cfg, lab_calib **out, cha
     lab_calib_free(c);
     return rc == SPOTLAB_ENOMEM ? LAB_ENOMEM : rc == SPOTLAB_EIO ? LAB_EIO : LAB_ECONFIG;
   }
-  long workers_line = 0;
-  int have_f[LAB_CALIB_MAX_WORKERS] = {0};
-  int have_k[KRN_NKERNELS] = {0}; /* bit 1 chunk_s, 2 setup_s, 4 finish_s, 8 sync_s */
-  int have_alone[KRN_NKERNELS][LAB_CALIB_MAX_WORKERS] = {{0}};
+  lab__cload ld;
+  memset(&ld, 0, sizeof ld);
+  ld.cfg = cfg;
+  ld.c = c;
   sim_csv_row row;
   /* every key once, every figure of one device: a file joined from two calibrations, or edited
    * by hand, is refused instead of letting the later figure win silently */
@@ -221,106 +375,7 @@ int lab_calib_load(const char *path, const lab_config *cfg, lab_calib **out, cha
                         path, row.line, key);
       break;
     }
-    int k;
-    long ix[2];
-    const char *bad = NULL;
-    if (!strcmp(key, "workers")) {
-      if (v != (double)cfg->lab.workers) bad = "the job file has another number of workers (lab.workers)";
-      workers_line = row.line;
-    } else if (!strcmp(key, "calibrate_s")) {
-      if (!(v > 0)) bad = "must be > 0";
-      c->calibrate_s = v;
-    } else if (!strcmp(key, "rounds")) {
-      if (!(v >= 1 && v <= 100 && v == floor(v))) bad = "an integer in 1..100";
-      c->rounds = (unsigned)v;
-    } else if (!strcmp(key, "hosts")) {
-      if (!(v >= 1 && v <= cfg->lab.workers && v == floor(v))) bad = "an integer in 1..lab.workers";
-      c->hosts = (unsigned)v;
-    } else if (!strncmp(key, "slowed.", 7)) {
-      char kn[16];
-      int wk = -1, used = 0;
-      double fac = 0;
-      krn_kernel kk;
-      if (sscanf(key + 7, "%15[a-z].%d@%lg%n", kn, &wk, &fac, &used) != 3 || key[7 + used] ||
-          krn_kernel_parse(kn, &kk) != 0)
-        bad = "expected slowed.KERNEL.WORKER@FACTOR";
-      else if (wk < 0 || wk >= cfg->lab.workers)
-        bad = "no such worker";
-      else if (!(fac > 0 && fac <= 1) || !(v > 0))
-        bad = "needs a factor in (0, 1] and a speed > 0";
-      else if (c->nslow == LAB_CALIB_MAX_WORKERS)
-        bad = "too many slowed speeds (64 at most)";
-      else {
-        c->slow[c->nslow].kernel = (int)kk;
-        c->slow[c->nslow].worker = wk;
-        c->slow[c->nslow].factor = fac;
-        c->slow[c->nslow++].rate = v;
-      }
-    } else if (!strcmp(key, "host_load_1min")) {
-      c->load1 = v;
-    } else if (!strncmp(key, "chunk_s.", 8) || !strncmp(key, "setup_s.", 8) || !strncmp(key, "finish_s.", 9) ||
-               !strncmp(key, "sync_s.", 7)) {
-      const char *dot = strchr(key, '.');
-      if (lab__ckey(dot + 1, 0, &k, ix) != 0) {
-        bad = "unknown kernel (triad, gemm, mlp)";
-      } else if (key[0] == 'c') {
-        if (!(v > 0)) bad = "must be > 0";
-        c->chunk_s[k] = v;
-        have_k[k] |= 1;
-      } else {
-        if (v < 0) bad = "must be >= 0";
-        double *dst = key[0] == 's' && key[1] == 'e' ? c->setup_s : key[0] == 'f' ? c->finish_s : c->sync_s;
-        dst[k] = v;
-        have_k[k] |= key[0] == 's' && key[1] == 'e' ? 2 : key[0] == 'f' ? 4 : 8;
-      }
-    } else if (!strncmp(key, "alone.", 6)) {
-      if (lab__ckey(key + 6, 1, &k, ix) != 0)
-        bad = "expected alone.KERNEL.WORKER";
-      else if (ix[0] >= cfg->lab.workers)
-        bad = "no such worker";
-      else if (!(v > 0))
-        bad = "a speed must be > 0";
-      else {
-        c->alone[k][ix[0]] = v;
-        have_alone[k][ix[0]] = 1;
-      }
-    } else if (!strncmp(key, "together.", 9)) {
-      if (lab__ckey(key + 9, 2, &k, ix) != 0)
-        bad = "expected together.KERNEL.K.WORKER";
-      else if (ix[0] < 2 || ix[0] > cfg->lab.workers || ix[1] >= ix[0])
-        bad = "needs 2 <= K <= lab.workers and WORKER < K";
-      else if (!(v > 0))
-        bad = "a speed must be > 0";
-      else
-        c->together[k][ix[0] - 1][ix[1]] = v;
-    } else if (!strncmp(key, "colocated_speed_factor_", 23)) {
-      char *end;
-      long K = strtol(key + 23, &end, 10);
-      if (*end || K < 1 || K > LAB_CALIB_MAX_WORKERS)
-        bad = "expected colocated_speed_factor_K, K in 1..64";
-      else if (!(v > 0 && v <= 2))
-        bad = "a speed factor must be in (0, 2]";
-      else {
-        c->coloc[K - 1] = v;
-        have_f[K - 1] = 1;
-        if ((unsigned)K > c->ncoloc) c->ncoloc = (unsigned)K;
-      }
-    } else if (!strncmp(key, "command_s.", 10) || !strncmp(key, "command_exit.", 13)) {
-      const char *name = strchr(key, '.') + 1;
-      size_t j = 0;
-      while (j < cfg->njobs && strcmp(cfg->jobs[j].name, name)) j++;
-      if (j == cfg->njobs || cfg->jobs[j].kernel[0])
-        bad = "no command job of that name in the job file";
-      else if (key[8] == 's') {
-        if (v < 0) bad = "must be >= 0";
-        c->cmd_s[j] = v;
-      } else {
-        if (v < 0 || v > 255 + 128 || v != floor(v)) bad = "an exit status is an integer in 0..383";
-        c->cmd_exit[j] = (int)v;
-      }
-    } else {
-      bad = "unknown key";
-    }
+    const char *bad = lab__calib_key(&ld, key, v, row.line);
     if (bad) {
       rc = spotlab_errf(err, errlen, LAB_ECONFIG, "%s:%ld: key '%s': %s", path, row.line, key, bad);
       break;
@@ -339,35 +394,8 @@ int lab_calib_load(const char *path, const lab_config *cfg, lab_calib **out, cha
     return rc == SPOTLAB_ENOMEM ? LAB_ENOMEM : rc == SPOTLAB_EIO ? LAB_EIO : LAB_ECONFIG;
   }
   /* Does it cover the job file? */
-  const char *miss = NULL;
   char what[96] = "";
-  if (!workers_line) miss = "workers";
-  if (!miss && !(c->calibrate_s > 0)) miss = "calibrate_s";
-  for (unsigned K = 0; !miss && K < c->ncoloc; K++)
-    if (!have_f[K]) {
-      snprintf(what, sizeof what, "colocated_speed_factor_%u", K + 1);
-      miss = what;
-    }
-  if (!miss && c->ncoloc == 0) miss = "colocated_speed_factor_1";
-  for (size_t j = 0; !miss && j < cfg->njobs; j++) {
-    krn_kernel k;
-    if (cfg->jobs[j].kernel[0] && krn_kernel_parse(cfg->jobs[j].kernel, &k) == 0) {
-      c->kernel_used[k] = 1;
-      if (have_k[k] != 15) {
-        snprintf(what, sizeof what, "chunk_s, setup_s, finish_s and sync_s of kernel %s (job %s)", krn_kernel_name(k),
-                 cfg->jobs[j].name);
-        miss = what;
-      }
-      for (size_t i = 0; !miss && i < c->nworkers; i++)
-        if (!have_alone[k][i]) {
-          snprintf(what, sizeof what, "alone.%s.%zu", krn_kernel_name(k), i);
-          miss = what;
-        }
-    } else if (!cfg->jobs[j].kernel[0] && !isfinite(c->cmd_s[j])) {
-      snprintf(what, sizeof what, "command_s.%s", cfg->jobs[j].name);
-      miss = what;
-    }
-  }
+  const char *miss = lab__calib_missing(&ld, what, sizeof what);
   if (miss) {
     lab_calib_free(c);
     return spotlab_errf(err, errlen, LAB_ECONFIG, "%s: no '%s': not a calibration of %s (measure one with --predict)",

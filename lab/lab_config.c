@@ -30,8 +30,9 @@ static const sim_param lab__random_params[] = {
 };
 
 static const sim_param lab__settings_params[] = {
-    {"workers", SIM_P_INT, offsetof(lab_settings, workers), "2", 1, LAB__MAX_WORKERS, "workers",
-     "CPU worker processes (one per GPU or green-context partition where a GPU exists)"},
+    {"workers", SIM_P_INT, offsetof(lab_settings, workers), "2", 1, LAB__MAX_TWIN_WORKERS, "workers",
+     "CPU worker processes (one per GPU or green-context partition where a GPU exists); a real lab runs at "
+     "most 64, its simulated twin (lab_simulate) up to 512"},
     {"speeds", SIM_P_DARRAY, offsetof(lab_settings, speeds), "[1.0]", 1, 64, "1",
      "duty cycle of each worker in (0, 1] (one value applies to all)", NULL, NULL, 0, offsetof(lab_settings, nspeeds)},
     {"threads", SIM_P_INT, offsetof(lab_settings, threads), "1", 1, 64, "threads", "OpenMP threads per worker"},
@@ -96,7 +97,7 @@ static const sim_param lab__job_params[] = {
     {"strategy", SIM_P_ENUM, offsetof(lab_job_def, strategy), "\"dynamic\"", SIM_UNBOUNDED, NULL,
      "width > 1: even (same share each), weighted (shares by calibrated speed) or dynamic (each member "
      "takes the next piece when done)",
-     lab__strategy_names},
+     krn_split_names},
     {"trace", SIM_P_STRING, offsetof(lab_job_def, trace), "\"\"", SIM_UNBOUNDED, NULL,
      "service: GenAI request trace (CSV, found on the data path), e.g. "
      "\"traces/alibaba2026_genai_inference_requests.csv\""},
@@ -108,9 +109,9 @@ static const sim_param lab__job_params[] = {
      "service: requests taken from the trace"},
     {"work_scale", SIM_P_DOUBLE, offsetof(lab_job_def, work_scale), "0.002", 1e-6, 1e3, "1",
      "service: lab work seconds (speed 1) per trace exec_time_seconds of a request"},
-    {"min_replicas", SIM_P_INT, offsetof(lab_job_def, min_replicas), "1", 0, LAB__MAX_WIDTH, "workers",
+    {"min_replicas", SIM_P_INT, offsetof(lab_job_def, min_replicas), "1", 0, LAB__MAX_REPLICAS, "workers",
      "service: fewest replicas"},
-    {"max_replicas", SIM_P_INT, offsetof(lab_job_def, max_replicas), "2", 1, LAB__MAX_WIDTH, "workers",
+    {"max_replicas", SIM_P_INT, offsetof(lab_job_def, max_replicas), "2", 1, LAB__MAX_REPLICAS, "workers",
      "service: most replicas"},
     {"target_util", SIM_P_DOUBLE, offsetof(lab_job_def, target_util), "0.7", 0.01, 1, "1",
      "service: autoscaling target utilisation (the same for every service of a lab)"},
@@ -279,6 +280,18 @@ static int lab__validate(const lab__top *t, const sim_scenario *s, sim_diag *d) 
   return d->nerrors > before ? LAB_ECONFIG : 0;
 }
 
+/* "FILE:LINE" of key `key` in the job file (the file alone when the key is absent). */
+static void lab__key_at(const sim_scenario *s, const char *key, char *out, size_t len) {
+  sim_diag at;
+  sim_diag_init(&at, NULL);
+  sim_param_error(s, key, &at, "@");
+  char pat[96];
+  snprintf(pat, sizeof pat, ": key '%s'", key);
+  char *mark = strstr(at.first, pat);
+  if (mark) *mark = '\0';
+  snprintf(out, len, "%s", mark ? at.first : sim_scenario_path(s));
+}
+
 static int lab__load(sim_scenario *s, sim_diag *d, lab_config **out) {
   *out = NULL;
   if (!s) return LAB_ECONFIG;
@@ -325,14 +338,10 @@ static int lab__load(sim_scenario *s, sim_diag *d, lab_config **out) {
   c->njobs = t.njobs;
   c->faults = t.faults;
   c->nfaults = t.nfaults;
-  /* Where lab.device is, for the runner: whether a GPU is usable is known only once a worker
-   * has probed it, after the file was read. */
-  sim_diag at;
-  sim_diag_init(&at, NULL);
-  sim_param_error(s, "lab.device", &at, "@");
-  char *mark = strstr(at.first, ": key 'lab.device'");
-  if (mark) *mark = '\0';
-  snprintf(c->device_at, sizeof c->device_at, "%s", mark ? at.first : sim_scenario_path(s));
+  /* Where lab.device and lab.workers are, for the runner: whether a GPU is usable is known only
+   * once a worker has probed it, and how many workers it forks at most is its own bound. */
+  lab__key_at(s, "lab.device", c->device_at, sizeof c->device_at);
+  lab__key_at(s, "lab.workers", c->workers_at, sizeof c->workers_at);
   c->path = strdup(sim_scenario_path(s));
   c->text = strdup(sim_scenario_text(s));
   c->effective = eff;

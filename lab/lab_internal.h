@@ -37,8 +37,12 @@
 #include "models/sched/sched.h"
 
 #define LAB__LINE 1024
-/* Most workers a lab has (lab.workers is bounded to it in lab_config.c). */
+/* Most worker processes the real runner forks (its tables and the calibration's are sized by it):
+ * a job file of more is refused by lab_run (FILE:LINE, exit 2). The simulated twin (lab_sim.c,
+ * lab_simulate) plays up to LAB__MAX_TWIN_WORKERS, the bound of lab.workers in lab_config.c: a job
+ * as wide as a large training run (256 GPUs) is predicted from a job file alone. */
 #define LAB__MAX_WORKERS 64
+#define LAB__MAX_TWIN_WORKERS 512
 /* Longest command a job may have: LAB__LINE less "X JOB RUN " and the newline. */
 #define LAB__MAX_COMMAND 960
 #define LAB__ENV_MARK "SPOTLAB_LAB_JOURNAL" /* every process of a lab carries its journal's path */
@@ -94,14 +98,20 @@ int lab__simulate_observed(const lab_config *cfg, const double *scores, const si
 int lab__simulate(const lab_config *cfg, const lab__twin_in *in, lab_job_result *sim, double *makespan,
                   unsigned *losses);
 
+/* The scheduling core as the runner and the twin both set it up (lab_core.c): its configuration
+ * from the job file, and an event's content (GPU_JOIN: the worker's GPU, JOB_ARRIVE: the job's
+ * spec, svc[job] a service's stream; other types carry only their fields). */
+void lab__core_config(const lab_config *cfg, sched_sink sink, void *ctx, sched_config *sc);
+void lab__core_event(const lab_config *cfg, const lab__svc *svc, sched_event *ev, int type, double t, uint32_t gpu,
+                     uint32_t job, uint32_t run, double value);
+
 /* Kernel jobs wider than one worker (lab_wide.c): a run's chunk executions cut into pieces that
  * its members run one at a time, by strategy. The runner and the twin share it. */
-#define LAB__MAX_WIDTH 8         /* workers per run (job key `width`) */
-#define LAB__PIECES_PER_MEMBER 8 /* pieces a run is cut into, per member */
-typedef enum lab__strategy { LAB_SPLIT_EVEN = 0, LAB_SPLIT_WEIGHTED, LAB_SPLIT_DYNAMIC } lab__strategy;
-extern const char *const lab__strategy_names[]; /* "even", "weighted", "dynamic", NULL */
+#define LAB__MAX_WIDTH LAB__MAX_TWIN_WORKERS /* workers per run (job key `width`, at most lab.workers) */
+#define LAB__MAX_REPLICAS 8                  /* a service's replicas (min_replicas, max_replicas) */
+#define LAB__PIECES_PER_MEMBER 8             /* pieces a run is cut into, per member */
 typedef struct lab__wide {
-  int strategy;                    /* lab__strategy */
+  int strategy;                    /* krn_split (kernels/krn_split.h) */
   size_t first, nchunks;           /* the run does chunk executions [first, nchunks) */
   size_t piece, npieces;           /* executions per piece (the last may be shorter), pieces */
   unsigned char *state;            /* per piece: 0 to do, 1 running, 2 done (durable) */
@@ -174,6 +184,12 @@ void lab__svc_lost(lab__svc *s, long k);    /* its replica was lost (a fault) */
 void lab__svc_requeue(lab__svc *s, long k); /* its replica was scaled down: it waits again */
 int lab__svc_finished(const lab__svc *s);   /* every request served or lost */
 void lab__svc_replicas(lab__svc *s, double t, unsigned n);
+/* A SCALE decision d at t: the replica count recorded; 1 when it adds its GPUs as replicas, 0 when
+ * it removes them (scaled down, or lost). */
+int lab__svc_rescale(lab__svc *s, const sched_decision *d, double t);
+/* A replica removed by SCALE decision d while serving request k (-1: none): the request is lost
+ * with a lost replica (1), and waits again for a scaled-down one (0). */
+int lab__svc_release(lab__svc *s, const sched_decision *d, long k);
 void lab__svc_end(lab__svc *s, double t);
 void lab__svc_stats(const lab__svc *s, lab_job_result *r);
 

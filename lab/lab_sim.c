@@ -57,8 +57,9 @@ typedef struct ls_state {
   lab__svc *svc;     /* per job: a service's requests, as the runner's (job -1: none) */
   uint32_t *svc_gen; /* per job: the LS_SVC step that counts (older ones were superseded) */
   sched_decision dec[64];
-  uint32_t gpus[64][LAB__MAX_WIDTH];
+  uint32_t *gpus; /* [64 x LAB__MAX_WIDTH]: dec[k].gpus points at row k */
   size_t ndec;
+  int applying; /* the decisions of an event are being applied (the core must not be called) */
   double tick_at;
   int overflow;
 } ls_state;
@@ -84,8 +85,9 @@ static void ls_sink(void *ctx, const sched_decision *d) {
   }
   st->dec[st->ndec] = *d;
   unsigned n = d->ngpus < LAB__MAX_WIDTH ? d->ngpus : LAB__MAX_WIDTH;
-  for (unsigned i = 0; i < n; i++) st->gpus[st->ndec][i] = d->gpus[i];
-  st->dec[st->ndec].gpus = st->gpus[st->ndec];
+  uint32_t *row = st->gpus + st->ndec * LAB__MAX_WIDTH;
+  for (unsigned i = 0; i < n; i++) row[i] = d->gpus[i];
+  st->dec[st->ndec].gpus = row;
   st->dec[st->ndec].ngpus = n;
   st->ndec++;
 }
@@ -305,8 +307,7 @@ static void ls_svc_step(sim_lp *lp, ls_state *st, long job) {
 static void ls_svc_scale(sim_lp *lp, ls_state *st, const sched_decision *d) {
   lab__svc *sv = &st->svc[d->job];
   if (sv->job < 0) return;
-  lab__svc_replicas(sv, sim_now(lp), (unsigned)d->value);
-  int add = d->reason != SCHED_R_SCALE_DOWN && d->reason != SCHED_R_GPU_LOST;
+  int add = lab__svc_rescale(sv, d, sim_now(lp));
   for (unsigned k = 0; k < d->ngpus; k++) {
     ls_worker *w = &st->w[d->gpus[k]];
     if (add) {
@@ -315,12 +316,7 @@ static void ls_svc_scale(sim_lp *lp, ls_state *st, const sched_decision *d) {
       w->req = -1;
       continue;
     }
-    if (w->req >= 0) {
-      if (d->reason == SCHED_R_GPU_LOST)
-        lab__svc_lost(sv, w->req);
-      else
-        lab__svc_requeue(sv, w->req);
-    }
+    lab__svc_release(sv, d, w->req);
     if (w->job == (long)d->job) {
       w->job = -1;
       w->gen++;
@@ -408,43 +404,16 @@ static void ls_apply(sim_lp *lp, ls_state *st, const sched_decision *d) {
 
 static void ls_handle(sim_lp *lp, ls_state *st, int type, uint32_t gpu, uint32_t job, uint32_t run, double value) {
   const ls_ctx *c = sim_lp_ctx(lp);
+  /* The decisions are applied where the sink put them: applying one only sends messages and never
+   * calls the core again (a wide run's checkpoint answer, for one, is a message to self). */
+  if (st->applying) SIM_FATAL("lab twin: event %d handed to the core while its decisions were applied", type);
   sched_event ev;
-  memset(&ev, 0, sizeof ev);
-  ev.type = (sched_ev_type)type;
-  ev.t = sim_now(lp);
-  ev.gpu = gpu;
-  ev.job = job;
-  ev.run = run;
-  ev.value = value;
-  if (type == SCHED_EV_GPU_JOIN) {
-    ev.u.gpu.provider = gpu;
-    ev.u.gpu.score = value;
-    ev.u.gpu.price_per_h = 1.0;
-    ev.u.gpu.link.bw_bps = 1e9;
-    ev.u.gpu.link.rtt_s = 1e-3;
-  } else if (type == SCHED_EV_JOB_ARRIVE) {
-    const lab_job_def *jd = &c->cfg->jobs[job];
-    ev.u.job.kind = lab__is_service(jd) ? SCHED_JOB_SERVICE : SCHED_JOB_BATCH;
-    ev.u.job.width = (uint16_t)jd->width;
-    ev.u.job.region = -1;
-    ev.u.job.work = jd->work;
-    if (lab__is_service(jd)) {
-      ev.u.job.min_replicas = (uint16_t)jd->min_replicas;
-      ev.u.job.max_replicas = (uint16_t)jd->max_replicas;
-      ev.u.job.req_per_score_s = st->svc[job].req_per_score_s;
-    }
-  }
+  lab__core_event(c->cfg, st->svc, &ev, type, sim_now(lp), gpu, job, run, value);
   st->ndec = 0;
   if (sched_handle(st->s, &ev) != 0 || st->overflow) SIM_FATAL("lab twin: the core rejected event %d", type);
-  size_t n = st->ndec;
-  sched_decision dec[64];
-  uint32_t gp[64][LAB__MAX_WIDTH];
-  memcpy(dec, st->dec, n * sizeof dec[0]);
-  memcpy(gp, st->gpus, sizeof gp);
-  for (size_t k = 0; k < n; k++) {
-    dec[k].gpus = gp[k];
-    ls_apply(lp, st, &dec[k]);
-  }
+  st->applying = 1;
+  for (size_t k = 0; k < st->ndec; k++) ls_apply(lp, st, &st->dec[k]);
+  st->applying = 0;
   double wake = sched_next_wakeup(st->s);
   if (isfinite(wake) && (wake < st->tick_at || st->tick_at <= sim_now(lp))) {
     st->tick_at = wake;
@@ -457,32 +426,15 @@ static void ls_init(sim_lp *lp, void *state) {
   ls_state *st = state;
   size_t nw = (size_t)c->cfg->lab.workers;
   sched_config sc;
-  sched_config_default(&sc);
-  sc.max_gpus = sc.max_providers = (uint32_t)nw;
-  sc.max_nodes = 1;
-  sc.max_jobs = (uint32_t)c->cfg->njobs;
-  sc.sink = ls_sink;
-  sc.sink_ctx = st;
-  sc.seed = (uint64_t)c->cfg->lab.seed;
-  sc.policy = (sched_policy)c->cfg->lab.policy;
-  sc.ckpt_rule = SCHED_CKPT_FIXED;
-  sc.ckpt_interval_s = c->cfg->lab.ckpt_interval;
-  sc.standby_k = (unsigned)c->cfg->lab.standby;
-  sc.replicas = (unsigned)c->cfg->lab.replicas;
-  sc.heartbeat_timeout_s = c->cfg->lab.heartbeat_timeout;
-  sc.max_restarts = (unsigned)c->cfg->lab.max_restarts;
-  sc.queue_scan = (unsigned)(c->cfg->njobs < 64 ? c->cfg->njobs : 64);
-  /* services: the lab's cool-down and target (the core's defaults are for hours) */
-  sc.cooldown_s = c->cfg->lab.scale_cooldown;
-  for (size_t j = 0; j < c->cfg->njobs; j++)
-    if (lab__is_service(&c->cfg->jobs[j])) sc.target_util = c->cfg->jobs[j].target_util;
+  lab__core_config(c->cfg, ls_sink, st, &sc);
   st->w = calloc(nw, sizeof *st->w);
   st->jobs = calloc(c->cfg->njobs, sizeof *st->jobs);
   st->nwide = c->cfg->njobs * SCHED_MAX_RUNS;
   st->wide = calloc(st->nwide, sizeof *st->wide);
   st->svc = calloc(c->cfg->njobs, sizeof *st->svc);
   st->svc_gen = calloc(c->cfg->njobs, sizeof *st->svc_gen);
-  if (!st->w || !st->jobs || !st->wide || !st->svc || !st->svc_gen || sched_create(&sc, &st->s) != 0)
+  st->gpus = calloc(64 * (size_t)LAB__MAX_WIDTH, sizeof *st->gpus);
+  if (!st->w || !st->jobs || !st->wide || !st->svc || !st->svc_gen || !st->gpus || sched_create(&sc, &st->s) != 0)
     SIM_FATAL("lab twin: out of memory");
   for (size_t k = 0; k < st->nwide; k++) st->wide[k].job = -1;
   for (size_t j = 0; j < c->cfg->njobs; j++) {
@@ -665,6 +617,7 @@ static void ls_final(sim_lp *lp, void *state) {
     }
   free(st->svc);
   free(st->svc_gen);
+  free(st->gpus);
   sched_destroy(st->s);
   for (size_t k = 0; k < st->nwide; k++) lab__wide_free(&st->wide[k].x);
   free(st->wide);

@@ -1,6 +1,6 @@
 /* lab_svc.c - an inference service of a lab: its request stream, queue and statistics. The real
- * runner (lab_run.c) and the simulated twin (lab_sim.c) both keep a service's state here, so the
- * twin sees the very requests, arrival times and load reports the lab does.
+ * runner (lab_glue.c, lab_run.c) and the simulated twin (lab_sim.c) both keep a service's state
+ * here, so the twin sees the very requests, arrival times and load reports the lab does.
  *
  * Requests come from the GenAI trace (data/traces/alibaba2026_genai_inference_requests.csv, read
  * by the market's own loader, mkt_trace_load_genai: SUCCEED rows, submit times from the first
@@ -171,6 +171,21 @@ void lab__svc_replicas(lab__svc *s, double t, unsigned n) {
   s->rep_n = n;
   if (n < s->rep_min) s->rep_min = n;
   if (n > s->rep_max) s->rep_max = n;
+}
+
+/* What a SCALE decision does to the service, the runner's and the twin's alike. */
+int lab__svc_rescale(lab__svc *s, const sched_decision *d, double t) {
+  lab__svc_replicas(s, t, (unsigned)d->value);
+  return d->reason != SCHED_R_SCALE_DOWN && d->reason != SCHED_R_GPU_LOST;
+}
+int lab__svc_release(lab__svc *s, const sched_decision *d, long k) {
+  if (k < 0) return 0;
+  if (d->reason == SCHED_R_GPU_LOST) {
+    lab__svc_lost(s, k);
+    return 1;
+  }
+  lab__svc_requeue(s, k);
+  return 0;
 }
 
 void lab__svc_end(lab__svc *s, double t) {

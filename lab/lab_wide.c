@@ -1,5 +1,5 @@
 /* lab_wide.c - how a kernel job wider than one worker splits its chunk executions among the
- * members of its run. The real runner (lab_run.c) and the simulated twin (lab_sim.c) both use this
+ * members of its run. The real runner (lab_glue.c) and the simulated twin (lab_sim.c) both use this
  * file, so the twin predicts the very split the lab carries out.
  *
  * A run of a job of N chunk executions that resumes at execution `first` (the core's saved work,
@@ -21,8 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const lab__strategy_names[] = {"even", "weighted", "dynamic", NULL};
-
 int lab__wide_init(lab__wide *x, int strategy, size_t first, size_t nchunks, const uint32_t *members,
                    const double *weight, unsigned n) {
   memset(x, 0, sizeof *x);
@@ -43,9 +41,9 @@ int lab__wide_init(lab__wide *x, int strategy, size_t first, size_t nchunks, con
   double cnt[LAB__MAX_WIDTH] = {0};
   for (size_t k = 0; k < x->npieces; k++) {
     unsigned best = 0;
-    if (strategy == LAB_SPLIT_EVEN) {
+    if (strategy == KRN_SPLIT_EVEN) {
       best = (unsigned)(k % n);
-    } else if (strategy == LAB_SPLIT_WEIGHTED) {
+    } else if (strategy == KRN_SPLIT_WEIGHTED) {
       double bv = 0;
       for (unsigned m = 0; m < n; m++) {
         double w = weight && weight[m] > 0 ? weight[m] : 1.0, v = (cnt[m] + 1) / w;
@@ -102,7 +100,7 @@ int lab__wide_slot(const lab__wide *x, uint32_t gpu) {
 long lab__wide_next(lab__wide *x, unsigned slot) {
   if (slot >= x->n || x->cur[slot] >= 0) return -1;
   for (size_t k = 0; k < x->npieces; k++)
-    if (x->state[k] == 0 && (x->strategy == LAB_SPLIT_DYNAMIC || x->owner[k] == (int)slot)) {
+    if (x->state[k] == 0 && (x->strategy == KRN_SPLIT_DYNAMIC || x->owner[k] == (int)slot)) {
       x->state[k] = 1;
       x->cur[slot] = (long)k;
       return (long)k;

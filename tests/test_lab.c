@@ -1431,7 +1431,7 @@ static void test_wide_twin_split(void) {
   lab__wide x;
   uint32_t mem[3] = {4, 5, 6};
   double wt[3] = {3, 1, 1};
-  CU_ASSERT_EQUAL_FATAL(lab__wide_init(&x, LAB_SPLIT_WEIGHTED, 10, 250, mem, wt, 3), 0);
+  CU_ASSERT_EQUAL_FATAL(lab__wide_init(&x, KRN_SPLIT_WEIGHTED, 10, 250, mem, wt, 3), 0);
   size_t cover = 0, cnt[3] = {0};
   for (size_t p = 0; p < x.npieces; p++) {
     size_t a, b;
@@ -1450,6 +1450,144 @@ static void test_wide_twin_split(void) {
   CU_ASSERT_EQUAL(lab__wide_slot(&x, 7), 1);
   CU_ASSERT_EQUAL(lab__wide_slot(&x, 5), -1);
   lab__wide_free(&x);
+}
+
+/* A job eight workers wide, every worker of the lab a member (scenarios/lab/wide8.cfg's shape,
+ * shorter): `--predict` calibrates the eight workers, the twin predicts the wide run, then the real
+ * lab runs it on eight CPU worker processes with one member killed. Both complete it once; the
+ * real run's output is verified against the reference (its last step); its workers are the
+ * eight; the twin saw the same loss. */
+static void test_wide8_predict(void) {
+  const char *j = "lab_wide8.journal";
+  fresh(j);
+  unlink("lab_wide8.journal.calib.csv");
+  lab_config *c = load("lab = { workers = 8; heartbeat = 0.1; heartbeat_timeout = 0.6; respawn = 0.2;\n"
+                       "        policy = \"checkpoint\"; ckpt_interval = 0.3; max_restarts = 5; time_limit = 120;\n"
+                       "        calibrate = 0.05; predict_calibrate = 0.05; predict_rounds = 1; };\n"
+                       "jobs = ( { name = \"wide8\"; kernel = \"gemm\"; work = 2.0; width = 8; },\n"
+                       "         { name = \"after\"; kernel = \"triad\"; work = 0.2; at = 0.1; } );\n"
+                       "faults = ( { at = 0.15; worker = 5; action = \"kill\"; } );\n",
+                       "wide8.cfg", NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  lab_opts o = {j, NULL, 0, 0, 0, NULL, 0, 1, NULL};
+  lab_report r;
+  CU_ASSERT_EQUAL_FATAL(lab_run(c, &o, &r), 0);
+  assert_one_end_each(&r);
+  size_t w = job_index(c, "wide8");
+  CU_ASSERT_EQUAL(r.jobs[w].outcome, SCHED_R_COMPLETED);
+  CU_ASSERT_EQUAL(r.jobs[w].finishes, 1);
+  CU_ASSERT_EQUAL(r.completed, 2);
+  /* its runs held all eight workers */
+  int seen[8] = {0}, nseen = 0;
+  for (const char *p = r.jobs[w].workers; *p;) {
+    char *end;
+    long g = strtol(p, &end, 10);
+    if (end == p) break;
+    if (g >= 0 && g < 8 && !seen[g]++) nseen++;
+    p = *end == ',' ? end + 1 : end;
+  }
+  CU_ASSERT_EQUAL(nseen, 8);
+  /* the twin's prediction: both jobs completed once, the killed member lost there too */
+  CU_ASSERT_PTR_NOT_NULL_FATAL(r.pred);
+  for (size_t k = 0; k < r.njobs; k++) {
+    CU_ASSERT_EQUAL(r.pred[k].ends, 1);
+    CU_ASSERT_EQUAL(r.pred[k].outcome, SCHED_R_COMPLETED);
+    CU_ASSERT(isfinite(r.pred[k].end) && r.pred[k].end > r.pred[k].submit);
+  }
+  CU_ASSERT_EQUAL(r.pred_losses, 1);
+  CU_ASSERT(r.worker_losses >= 1); /* the kill (a loaded machine may starve a worker's heartbeats too) */
+  lab_report_free(&r);
+  lab_config_free(c);
+  assert_no_leftovers(NULL);
+}
+
+/* A 256-GPU job in the twin (lab_simulate): 256 workers, the job 256 wide, 4096 chunk executions
+ * (2048 pieces of 2, 8 per member, 0.00625 work units a chunk), no fixed costs. On workers of 1
+ * work unit/s every split ends at 8 x 2 x 0.00625 = 0.1 s. With half the workers at 0.5: even
+ * ends when the slow half ends its 8 pieces, 0.2 s; dynamic at the pace of all, 25.6 / 192 =
+ * 0.1333 s, plus a piece (0.025 s on a slow member) at most; weighted between the two. A member
+ * killed under `checkpoint`: the run is stopped and re-placed on all 256 once the member is back,
+ * and completes once. The real runner refuses the file (more workers than it forks): FILE:LINE,
+ * exit 2, and so does a calibration for it. */
+static void test_wide256_twin(void) {
+  static const char *names[] = {"even", "weighted", "dynamic"};
+  double end_eq[3], end_het[3];
+  for (int v = 0; v < 2; v++)
+    for (int k = 0; k < 3; k++) {
+      char text[1024];
+      snprintf(text, sizeof text,
+               "lab = { workers = 256; heartbeat = 0.1; heartbeat_timeout = 0.6; ckpt_interval = 100;\n"
+               "        verify = false; time_limit = 60; };\n"
+               "jobs = ( { name = \"w256\"; kernel = \"gemm\"; work = 25.6; width = 256; strategy = \"%s\"; } );\n",
+               names[k]);
+      lab_config *c = load(text, "wide256.cfg", NULL);
+      CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+      double scores[256];
+      for (int i = 0; i < 256; i++) scores[i] = v && i % 2 ? 0.5 : 1.0;
+      size_t nchunks[1] = {4096};
+      lab_job_result sim[1];
+      double mk = 0;
+      CU_ASSERT_EQUAL_FATAL(lab_simulate(c, scores, nchunks, NULL, NULL, sim, &mk), 0);
+      CU_ASSERT_EQUAL(sim[0].outcome, SCHED_R_COMPLETED);
+      CU_ASSERT_EQUAL(sim[0].ends, 1);
+      (v ? end_het : end_eq)[k] = sim[0].end;
+      lab_config_free(c);
+    }
+  for (int k = 0; k < 3; k++) CU_ASSERT_DOUBLE_EQUAL(end_eq[k], 0.1, 1e-9);
+  int even_ok = fabs(end_het[0] - 0.2) < 1e-9,
+      dyn_ok = end_het[2] >= 25.6 / 192 - 1e-9 && end_het[2] <= 25.6 / 192 + 0.025 + 1e-9,
+      wt_ok = end_het[1] < end_het[0] && end_het[1] >= 25.6 / 192 - 1e-9;
+  if (!even_ok || !dyn_ok || !wt_ok)
+    fprintf(stderr, "\n  256 wide, half at half speed: even %.6f weighted %.6f dynamic %.6f s\n", end_het[0],
+            end_het[1], end_het[2]);
+  CU_ASSERT(even_ok);
+  CU_ASSERT(dyn_ok);
+  CU_ASSERT(wt_ok);
+
+  /* a member killed: stopped, re-placed on all 256 from its checkpoint, one end */
+  const char *kill_text = "lab = { workers = 256; heartbeat = 0.1; heartbeat_timeout = 0.3; ckpt_interval = 0.05;\n"
+                          "        respawn = 0.1; policy = \"checkpoint\"; time_limit = 60; };\n"
+                          "jobs = ( { name = \"w256\"; kernel = \"gemm\"; work = 25.6; width = 256; } );\n"
+                          "faults = ( { at = 0.05; worker = 7; action = \"kill\"; } );\n";
+  lab_config *c = load(kill_text, "wide256.cfg", NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  double scores[256];
+  for (int i = 0; i < 256; i++) scores[i] = 1.0;
+  size_t nchunks[1] = {4096};
+  lab_job_result sim[1];
+  double mk = 0;
+  CU_ASSERT_EQUAL_FATAL(lab_simulate(c, scores, nchunks, NULL, NULL, sim, &mk), 0);
+  CU_ASSERT_EQUAL(sim[0].outcome, SCHED_R_COMPLETED);
+  CU_ASSERT_EQUAL(sim[0].ends, 1);
+  CU_ASSERT(sim[0].restarts >= 1);
+  CU_ASSERT(sim[0].end > 0.35); /* not before the core declared the member lost */
+  lab_config_free(c);
+
+  const char *bin = getenv("SPOTLAB_BIN");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(bin);
+  /* the real runner: more workers than it forks is the job file's error, and so is a calibration */
+  write_text("lab_wide256.cfg", kill_text);
+  write_text("lab_calib256.csv", "workers,256\n");
+  fresh("lab_wide256.journal");
+  static const char *const extra[] = {"", "--predict --calibration lab_calib256.csv"};
+  static const char *const want[] = {
+      "lab_wide256.cfg:1: key 'lab.workers': 256 workers, but a real lab runs at most 64",
+      "lab_calib256.csv: a calibration covers at most 64 workers"};
+  for (int k = 0; k < 2; k++) {
+    char cmd[1024], all[4096];
+    snprintf(cmd, sizeof cmd, "%s lab lab_wide256.cfg %s --journal lab_wide256.journal > /dev/null 2> lab_wide256.err",
+             bin, extra[k]);
+    int st = system(cmd);
+    CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 2);
+    FILE *f = fopen("lab_wide256.err", "r");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    size_t n = fread(all, 1, sizeof all - 1, f);
+    all[n] = 0;
+    fclose(f);
+    if (!strstr(all, want[k])) fprintf(stderr, "\n  got: %s  want: %s\n", all, want[k]);
+    CU_ASSERT_PTR_NOT_NULL(strstr(all, want[k]));
+    CU_ASSERT(access("lab_wide256.journal", F_OK) != 0); /* nothing written */
+  }
 }
 
 /* A width-3 job on three of four workers, one member killed mid-run: the core stops the run and
@@ -1803,6 +1941,9 @@ static CU_TestInfo lab_tests[] = {
     {"lab.device auto falls back to CPU (or runs GPU workers); gpu without one is exit 2", test_device_gpu},
     {"wide jobs: the twin's split (even, weighted, dynamic) on known answers", test_wide_twin_split},
     {"wide job, a member killed: recovered per the core, verified, one end", test_wide_kill},
+    {"wide job of 8 workers: --predict's twin and the real lab on CPU workers, a member killed", test_wide8_predict},
+    {"a 256-GPU job in the twin: the splits on known answers, a member killed; the runner refuses it",
+     test_wide256_twin},
     {"wide job, the runner killed and resumed: one end each", test_wide_resume},
     {"service: burst scales up then down, requests accounted for, a replica killed", test_service},
     {"service: the twin's latency and replicas on a known answer", test_service_twin},

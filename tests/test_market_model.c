@@ -163,7 +163,7 @@ static void ckpt_means(int events, int failures, int R, const char *const *names
 }
 static void test_checkpoints_analytic(void) {
   const char *names[] = {"checkpoint_gpu_h.class.training", "checkpoint_gpu_h.class.inference",
-                         "completion_mean.class.training",  "completion_mean.class.inference",
+                         "completion_rmean.class.training", "completion_rmean.class.inference",
                          "lost_gpu_h.class.training",       "client_cost_total"};
   enum { N = 6 };
   double me[N], he[N], ma[N], ha[N];

@@ -107,6 +107,10 @@ static void new_job(sim_lp *lp, const mkt_ctx *c, mkt_market *m, unsigned k, dou
   if (!j->runs) SIM_FATAL("out of memory");
   j->deadline = cc->deadline_slack > 0 ? j->submit + cc->deadline_slack * w : 0;
   mkt__series(lp, c, MKT_S_JOBS, k * MKT_NJCOLS + MKT_J_SUBMITTED, 0, 1);
+  /* censored sums (mkt_model.h): the job counts to the run's end until it starts or completes */
+  int64_t horizon = mkt__ms(c->end) - mkt__ms(j->submit);
+  mkt__series(lp, c, MKT_S_JOBS, k * MKT_NJCOLS + MKT_J_UNSTARTED_WAIT_MS, 0, horizon);
+  mkt__series(lp, c, MKT_S_JOBS, k * MKT_NJCOLS + MKT_J_RCOMPLETION_MS, 0, horizon);
   m->ops->submit(lp, c, m, s);
 }
 
@@ -299,6 +303,7 @@ static void on_tick(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
     double pat = c->cfg->cls[j->cls].patience_h * 3600.0;
     if (!j->started && pat > 0 && now - j->submit >= pat && (j->state == J_QUEUED || j->state == J_CORE)) {
       mkt__series(lp, c, MKT_S_JOBS, j->cls * MKT_NJCOLS + MKT_J_ABANDONED, 0, 1);
+      mkt__series(lp, c, MKT_S_JOBS, j->cls * MKT_NJCOLS + MKT_J_UNSTARTED_WAIT_MS, 0, mkt__ms(now) - mkt__ms(c->end));
       if (j->deadline > 0) mkt__series(lp, c, MKT_S_JOBS, j->cls * MKT_NJCOLS + MKT_J_MISSED, 0, 1);
       mkt__observe(c, m, j->cls, MKT_OBS_WAIT, now - j->submit); /* it waited this long, and more */
       mkt__job_record(lp, c, m, j, now, "abandoned");

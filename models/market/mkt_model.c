@@ -816,15 +816,18 @@ static const char *const mkt__jcol_names[] = {"submitted",
                                               "price_seen_n",
                                               "runs",
                                               "queued_at_end",
-                                              "running_at_end"};
+                                              "running_at_end",
+                                              "unstarted_wait_ms",
+                                              "rcompletion_ms"};
 _Static_assert(sizeof mkt__jcol_names / sizeof *mkt__jcol_names == MKT_NJCOLS, "one name per jobs column");
 static const char *const mkt__pcol_units[] = {"USD*1e-6", "GPU*ms", "GPU*ms", "providers", "GPUs"};
 _Static_assert(sizeof mkt__pcol_names / sizeof *mkt__pcol_names == MKT_NPCOLS &&
                    sizeof mkt__pcol_units / sizeof *mkt__pcol_units == MKT_NPCOLS,
                "one name and unit per column");
-static const char *const mkt__jcol_units[] = {
-    "jobs",   "jobs",   "jobs",   "ms",   "ms",       "1",    "USD*1e-6",       "jobs", "jobs", "GPU*ms", "GPU*ms",
-    "GPU*ms", "GPU*ms", "GPU*ms", "jobs", "USD*1e-6", "jobs", "USD*1e-6/GPU/h", "1",    "runs", "jobs",   "jobs"};
+static const char *const mkt__jcol_units[] = {"jobs",     "jobs",   "jobs", "ms",       "ms",     "1",
+                                              "USD*1e-6", "jobs",   "jobs", "GPU*ms",   "GPU*ms", "GPU*ms",
+                                              "GPU*ms",   "GPU*ms", "jobs", "USD*1e-6", "jobs",   "USD*1e-6/GPU/h",
+                                              "1",        "runs",   "jobs", "jobs",     "ms",     "ms"};
 _Static_assert(sizeof mkt__jcol_units / sizeof *mkt__jcol_units == MKT_NJCOLS, "one unit per jobs column");
 static const char *const mkt__fcol_names[] = {"treasury_musd", "rate_musd_h", "shortfall_musd"};
 static const char *const mkt__fcol_units[] = {"USD*1e-6", "USD*1e-6/h", "USD*1e-6"};
@@ -1521,7 +1524,11 @@ typedef struct mkt__mq {
 #define MQ_CEN_DONE "jobs still running or queued at the end have not completed: not counted (see jobs_running_at_end)"
 #define MQ_CEN_SPEND                                                                                                   \
   "what was billed to jobs still running at the end is counted; their work is not useful (not completed)"
-#define MQ_CEN_STARTED "jobs never started by the end have no wait yet: not counted (see jobs_queued_at_end)"
+#define MQ_CEN_UNSTARTED                                                                                               \
+  "jobs never started count the time they waited (to when they gave up, or to the run's end): a lower bound"
+#define MQ_CEN_RCOMP                                                                                                   \
+  "jobs not completed (failed, gave up, queued or running at the end) count the time from submission to the run's "    \
+  "end: a lower bound that never falls when jobs take longer"
 #define MQ_CEN_SUBMITTED "jobs still running or queued at the end count as submitted, not completed"
 #define MQ_CEN_NONE "no jobs involved"
 static const mkt__mq mkt__pq[] = {
@@ -1618,15 +1625,21 @@ static const mkt__mq mkt__rq[] = {
      "per available GPU-hour", MQ_CEN_PROV},
 };
 static const mkt__mq mkt__cq[] = {
-    {"wait_mean", "s", "mean wait of started jobs", 1, "mean wait of started jobs",
-     "sum over started jobs of (first start - submit) / started jobs", "started jobs", "per job", MQ_CEN_STARTED},
-    {"completion_mean", "s", "mean submit-to-end time of completed jobs", 0, "mean completion time",
-     "sum over completed jobs of (end - submit) / completed jobs", "completed jobs", "per job", MQ_CEN_DONE},
+    {"wait_mean", "s", "mean wait of submitted jobs (never started: the wait so far)", 1, "mean wait of submitted jobs",
+     "(sum over started jobs of (first start - submit) + sum over jobs never started of (the time they gave up, or "
+     "the run's end, - submit)) / submitted jobs",
+     "submitted jobs", "per job", MQ_CEN_UNSTARTED},
+    {"completion_rmean", "s", "restricted mean completion time: unfinished jobs count the time to the run's end", 0,
+     "restricted mean completion time",
+     "(sum over completed jobs of (end - submit) + sum over the others (failed, gave up, still under way) of (run's "
+     "end - submit)) / submitted jobs",
+     "submitted jobs", "per job", MQ_CEN_RCOMP},
     {"interruptions_mean", "1", "interruptions per submitted job", 0, "interruptions per job",
      "interruptions of the class's jobs / submitted jobs", "submitted jobs", "per job", MQ_CEN_SUBMITTED},
-    {"cost_mean", "USD", "billed cost per completed job (all billed cost / completed)", 0, "spend per completed job",
-     "all billed cost of the class's jobs (whatever their outcome) / completed jobs", "completed jobs",
-     "per completed job", MQ_CEN_SPEND},
+    {"spend_per_completed_job", "USD", "all billed cost of the class / completed jobs", 0, "spend per completed job",
+     "all billed cost of the class's jobs (whatever their outcome) / completed jobs; infinite when money was spent and "
+     "no job completed",
+     "submitted jobs' spend, per completed job", "per completed job", MQ_CEN_SPEND},
     {"completed_share", "1", "completed / submitted jobs", 1, "completed share of submitted jobs",
      "completed / submitted jobs", "submitted jobs", "per job", MQ_CEN_SUBMITTED},
     {"served", "jobs", "completed jobs", 0, "jobs completed", "completed jobs of the class", "completed jobs", "count",
@@ -2338,10 +2351,13 @@ static void mkt__compute(const sim_model *m, const sim_results *r, double *out) 
   }
   for (int k = 0; k < MKT_NCLASSES; k++) {
     const int64_t *v = jobs + k * MKT_NJCOLS;
-    CL[0 * MKT_NCLASSES + k] = mkt__div((double)v[MKT_J_WAIT_MS] / 1000.0, (double)v[MKT_J_STARTED]);
-    CL[1 * MKT_NCLASSES + k] = mkt__div((double)v[MKT_J_TURN_MS] / 1000.0, (double)v[MKT_J_DONE]);
+    CL[0 * MKT_NCLASSES + k] =
+        mkt__div((double)(v[MKT_J_WAIT_MS] + v[MKT_J_UNSTARTED_WAIT_MS]) / 1000.0, (double)v[MKT_J_SUBMITTED]);
+    CL[1 * MKT_NCLASSES + k] = mkt__div((double)v[MKT_J_RCOMPLETION_MS] / 1000.0, (double)v[MKT_J_SUBMITTED]);
     CL[2 * MKT_NCLASSES + k] = mkt__div((double)v[MKT_J_INTERRUPTS], (double)v[MKT_J_SUBMITTED]);
-    CL[3 * MKT_NCLASSES + k] = mkt__div((double)v[MKT_J_COST] / MKT_MUSD, (double)v[MKT_J_DONE]);
+    CL[3 * MKT_NCLASSES + k] = v[MKT_J_DONE] > 0   ? (double)v[MKT_J_COST] / MKT_MUSD / (double)v[MKT_J_DONE]
+                               : v[MKT_J_COST] > 0 ? INFINITY
+                                                   : NAN;
     CL[4 * MKT_NCLASSES + k] = mkt__div((double)v[MKT_J_DONE], (double)v[MKT_J_SUBMITTED]);
     CL[5 * MKT_NCLASSES + k] = (double)v[MKT_J_DONE];
     CL[6 * MKT_NCLASSES + k] = mkt__div((double)v[MKT_J_BALKED], (double)(v[MKT_J_SUBMITTED] + v[MKT_J_BALKED]));

@@ -325,6 +325,14 @@ enum {
   MKT_J_RUNS,        /* runs placed (first starts and restarts), the modelled job starts */
   MKT_J_QUEUED_END,  /* jobs never started when the run ended */
   MKT_J_RUNNING_END, /* jobs started and not ended when the run ended */
+  /* censored sums, kept by signed steps so that no end-of-run pass is needed (T = the run's end):
+   * + (T - submit) at submission, then (start - T) at the first start or (leave - T) when a job
+   * never started gives up: the sum of the waits of jobs never started, to when they gave up or
+   * to T */
+  MKT_J_UNSTARTED_WAIT_MS,
+  /* + (T - submit) at submission, + (end - T) at completion: sum over submitted jobs of
+   * min(completion time, T - submit), the restricted completion time */
+  MKT_J_RCOMPLETION_MS,
   MKT_NJCOLS
 };
 /* Columns of MKT_S_FLEX (one bin per billing interval, summed over regions). */

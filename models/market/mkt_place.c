@@ -511,6 +511,8 @@ static void sink_place(sim_lp *lp, const mkt_ctx *c, mkt_market *m, const sched_
     if (r->n) mkt__observe(c, m, j->cls, MKT_OBS_PRICE, (double)cg_rate(c, m, &m->cg[MKT__RG(r)[0]]));
     mkt__series(lp, c, MKT_S_JOBS, j->cls * MKT_NJCOLS + MKT_J_STARTED, 0, 1);
     mkt__series(lp, c, MKT_S_JOBS, j->cls * MKT_NJCOLS + MKT_J_WAIT_MS, 0, mkt__ms(now) - mkt__ms(j->submit));
+    mkt__series(lp, c, MKT_S_JOBS, j->cls * MKT_NJCOLS + MKT_J_UNSTARTED_WAIT_MS, 0,
+                mkt__ms(j->submit) - mkt__ms(c->end));
     uint32_t hosts = 0;
     for (unsigned i = 0; i < r->n; i++) {
       int seen = 0;
@@ -631,6 +633,7 @@ static void sink_end(sim_lp *lp, const mkt_ctx *c, mkt_market *m, const sched_de
     }
     mkt__series(lp, c, MKT_S_JOBS, k * MKT_NJCOLS + MKT_J_DONE, 0, 1);
     mkt__series(lp, c, MKT_S_JOBS, k * MKT_NJCOLS + MKT_J_TURN_MS, 0, mkt__ms(now) - mkt__ms(j->submit));
+    mkt__series(lp, c, MKT_S_JOBS, k * MKT_NJCOLS + MKT_J_RCOMPLETION_MS, 0, mkt__ms(now) - mkt__ms(c->end));
     mkt__series(lp, c, MKT_S_JOBS, k * MKT_NJCOLS + MKT_J_USEFUL_MS, 0, mkt__ms(j->work_total));
     mkt__series(lp, c, MKT_S_JOBS, k * MKT_NJCOLS + MKT_J_DONE_COST, 0, j->cost);
     if (j->deadline > 0 && now > j->deadline) mkt__series(lp, c, MKT_S_JOBS, k * MKT_NJCOLS + MKT_J_MISSED, 0, 1);

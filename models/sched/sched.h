@@ -25,6 +25,7 @@
 #ifndef MODELS_SCHED_SCHED_H
 #define MODELS_SCHED_SCHED_H
 
+#include "kernels/krn_split.h"
 #include "sim/errors.h"
 #include <stddef.h>
 #include <stdint.h>
@@ -101,10 +102,12 @@ typedef struct sched_ft {
   unsigned max_restarts;  /* a job interrupted more often than this ends as failed */
 } sched_ft;
 
+/* How a run's members share a step: the work split's vocabulary (kernels/krn_split.h, header-only;
+ * names: krn_split_names). */
 typedef enum sched_split {
-  SCHED_SPLIT_EVEN = 0, /* each member gets 1/n of a step: the slowest member sets the pace */
-  SCHED_SPLIT_WEIGHTED, /* shares proportional to member speed */
-  SCHED_SPLIT_DYNAMIC,  /* members pull fixed-size chunks from a queue */
+  SCHED_SPLIT_EVEN = KRN_SPLIT_EVEN,         /* each member gets 1/n of a step: the slowest sets the pace */
+  SCHED_SPLIT_WEIGHTED = KRN_SPLIT_WEIGHTED, /* shares proportional to member speed */
+  SCHED_SPLIT_DYNAMIC = KRN_SPLIT_DYNAMIC,   /* members pull fixed-size chunks from a queue */
 } sched_split;
 
 typedef enum sched_arq {

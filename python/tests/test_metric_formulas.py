@@ -13,6 +13,7 @@ import spotlab
 
 REL = 1e-9  # sums of musd integers through doubles
 CLASSES = ("training", "inference", "batch")
+END_S = {"default": 2 * 86400.0, "gp_nodes": 86400.0, "fault_tolerance": 86400.0}  # run.end below
 
 
 @pytest.fixture(scope="module")
@@ -95,6 +96,23 @@ def test_metrics_equal_their_formulas(runs, name):
                 got = x[f"spend_per_useful_gpu_h.{key}"]
                 assert (math.isnan(got) and math.isnan(want)) or got == pytest.approx(want, rel=1e-6), key
                 assert x[f"deadline_misses.{key}"] == jc.deadline_missed.sum(), key
+                # waits and completion times over submitted jobs, censored at the run's end (T)
+                T = END_S[name]
+                st = ~np.isnan(jc.start_s)
+                wait = np.where(st, jc.start_s - jc.submit_s,
+                                np.where(jc.outcome == "abandoned", jc.end_s, T) - jc.submit_s)
+                comp = np.where(jc.outcome == "done", jc.end_s, T) - jc.submit_s
+                n = len(jc)
+                for q, want in (("wait_mean", wait.sum() / n if n else math.nan),
+                                ("completion_rmean", comp.sum() / n if n else math.nan)):
+                    got = x[f"{q}.class.{c}"]
+                    assert (math.isnan(got) and math.isnan(want)) or got == pytest.approx(want, rel=1e-6, abs=1e-3), \
+                        f"{q}.class.{c}: {got} != {want}"
+                assert (wait <= T - jc.submit_s + 1e-3).all() and (comp >= wait - 1e-3).all()
+                done_n, ccost = (jc.outcome == "done").sum(), jc.cost_musd.sum() / 1e6
+                want = ccost / done_n if done_n else (math.inf if ccost > 0 else math.nan)
+                got = x[f"spend_per_completed_job.class.{c}"]
+                assert (math.isnan(got) and math.isnan(want)) or got == pytest.approx(want, rel=1e-9), c
                 assert x[f"jobs_unserved.{key}"] == jb[f"{c}.balked"] + (jc.outcome == "abandoned").sum() + \
                     ((jc.outcome == "queued") & np.isnan(jc.start_s)).sum(), key
             if name != "fault_tolerance":

@@ -5,8 +5,10 @@ For every .c file of the folder, lists the other .c files whose non-static funct
 it uses: a name defined at the top level of one .c file without `static` (a function, a
 descriptor, a table; mkt_internal.h and the public headers declare them) and named in another
 (called, or taken as a pointer into a table). Comments and string literals are left out. Exits 1 when the files use each other
-in a circle (a strongly connected group of two or more files, or a file through itself), naming
-the circle; 0 otherwise.
+in a circle (a strongly connected group of two or more files), naming the circle, or when a file
+tests a pool's or a rule's identity (compares with MKT_POOL_* or a clearing rule's descriptor, or
+a pool's or rule's name with strcmp) outside the tables (mkt_pool.c, mkt_rules.c) and the
+descriptors (pool_*.c, rule_*.c) instead of asking its descriptor, naming the line; 0 otherwise.
 
 usage: scripts/market_deps.py [FOLDER]   (default: models/market beside this script's folder)
 """
@@ -104,6 +106,29 @@ def circles(files, uses):
     return out
 
 
+POOL_NAMES = ("fixed", "bidding", "flexible")
+RULE_NAMES = ("gigaspot", "pay_as_bid", "vickrey", "double", "knapsack")
+IDENTITY = re.compile(
+    r"[!=]=\s*MKT_POOL_\w+|MKT_POOL_\w+\s*[!=]=|[!=]=\s*&mkt_rule_\w+|&mkt_rule_\w+\s*[!=]="
+    r"|\bstr(?:n)?cmp\s*\([^;]*\"(?:%s)\"" % "|".join(POOL_NAMES + RULE_NAMES))
+
+
+def identity_tests(folder, files):
+    """Lines that test a pool's or a rule's identity (comments left out; string literals kept for
+    the names)."""
+    out = []
+    for f in files:
+        if f in ("mkt_pool.c", "mkt_rules.c") or f.startswith(("pool_", "rule_")):
+            continue  # the tables and the descriptors themselves
+        raw = open(os.path.join(folder, f)).read()
+        text = re.sub(r"/\*.*?\*/", lambda m: "\n" * m.group(0).count("\n"), raw, flags=re.S)
+        text = re.sub(r"//[^\n]*", "", text)
+        for i, line in enumerate(text.split("\n")):
+            if IDENTITY.search(line):
+                out.append("%s:%d: %s" % (f, i + 1, line.strip()))
+    return out
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     folder = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "..", "models", "market")
@@ -117,9 +142,12 @@ def main():
     bad = circles(files, uses)
     for comp in bad:
         print("CIRCLE: " + " <-> ".join(comp))
-    if not bad:
-        print("no circle: %d files" % len(files))
-    return 1 if bad else 0
+    ident = identity_tests(folder, files)
+    for line in ident:
+        print("IDENTITY: " + line)
+    if not bad and not ident:
+        print("no circle, no pool or rule identity test: %d files" % len(files))
+    return 1 if bad or ident else 0
 
 
 if __name__ == "__main__":

@@ -75,13 +75,17 @@ add_test(NAME bench_market_rank_share COMMAND sh -c
   ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:spotlab>)
 set_tests_properties(bench_market_rank_share PROPERTIES ENVIRONMENT "${SPOTLAB_TEST_ENV}" TIMEOUT ${SPOTLAB_TEST_TIMEOUT})
 
-# No circle among the market model's files (issue 48): scripts/market_deps.py lists, per .c file of
-# models/market, the files whose non-static functions and tables it names, and fails on a circle.
-# It is first shown a circle of its own (two files calling each other), which it must report.
+# No circle among the market model's files: scripts/market_deps.py lists, per .c file of
+# models/market, the files whose non-static functions and tables it names, and fails on a circle or
+# on a test of a pool's or rule's identity outside its descriptor. It is first shown a circle of its
+# own (two files calling each other) and an identity test, which it must report.
 add_test(NAME market_no_cycle COMMAND sh -c
   "rm -rf cycle_probe && mkdir cycle_probe && printf 'void a(void) { b(); }\\n' > cycle_probe/a.c && \
    printf 'void b(void) { a(); }\\n' > cycle_probe/b.c && \
    if python3 $0 cycle_probe > cycle_probe.txt; then cat cycle_probe.txt; echo 'a circle went unseen'; exit 1; fi; \
    grep -q '^CIRCLE: a.c <-> b.c$' cycle_probe.txt || { cat cycle_probe.txt; exit 1; }; \
+   rm -rf cycle_probe && mkdir cycle_probe && printf 'int f(int p) { return p == MKT_POOL_FIXED; }\\n' > cycle_probe/a.c && \
+   if python3 $0 cycle_probe > cycle_probe.txt; then cat cycle_probe.txt; echo 'a pool identity test went unseen'; exit 1; fi; \
+   grep -q '^IDENTITY: a.c:1: ' cycle_probe.txt || { cat cycle_probe.txt; exit 1; }; \
    python3 $0 $1" ${CMAKE_SOURCE_DIR}/scripts/market_deps.py ${CMAKE_SOURCE_DIR}/models/market)
 set_tests_properties(market_no_cycle PROPERTIES TIMEOUT 60)

@@ -167,6 +167,9 @@ static void toy_market(const char *rule, toy_run *out) {
 
 /* The registration API refuses what it cannot run and names already taken. */
 static void test_register_refuses(void) {
+  /* the built-in pools' names, as the scenario keys and the series say them, are their descriptors' */
+  for (unsigned i = 0; i < MKT_NPOOLS; i++) CU_ASSERT_STRING_EQUAL(mkt__pools[i]->name, mkt_pool_names[i]);
+  CU_ASSERT_PTR_NULL(mkt_pool_names[MKT_NPOOLS]);
   mkt_rule_ops no_clear = toy_ask;
   no_clear.clear = NULL;
   CU_ASSERT_EQUAL(mkt_rule_register(&no_clear), -1);

@@ -19,12 +19,10 @@
 #include "app/points.h"
 #include "app/progress.h"
 
-#include <errno.h>
 #include <libgen.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 static char *xp__join(const char *a, const char *b) {
@@ -410,50 +408,6 @@ static int xp__check(const exp_spec *s, const char *file, const xp__plan *pl, ap
   return d->nerrors - before;
 }
 
-/* Where the results go: the experiment file (expfile) and the points' folder (pdir, created).
- * `out`: FILE.h5 (points in FILE.points/), DIR (DIR/experiment.h5, DIR/points/), or NULL
- * (results/NAME-experiment.h5). 0, or the exit status after a message. */
-static int xp__where(const char *file, const exp_spec *s, const char *out, char *expfile, size_t elen, char *pdir,
-                     size_t plen, int rank) {
-  char defout[4096];
-  if (!out) {
-    char *c = strdup(file);
-    char *b = c ? basename(c) : "experiment";
-    char *dot = strrchr(b, '.');
-    if (dot) *dot = 0;
-    snprintf(defout, sizeof defout, "results/%s-experiment.h5", b);
-    free(c);
-    out = defout;
-    if (rank == 0) mkdir("results", 0777);
-  }
-  size_t ol = strlen(out);
-  if (ol > 4000) { /* the results file and the points' folder are named after it */
-    if (rank == 0) fprintf(stderr, "spotlab experiment: --out '%.60s...' is %zu characters, more than 4000\n", out, ol);
-    return 2;
-  }
-  const char *ins[2] = {file, s->scenario};
-  int h5 = ol > 3 && !strcmp(out + ol - 3, ".h5"), rc;
-  if ((rc = app_out_check(rank == 0 ? stderr : NULL, "experiment", out, ins, 2, !h5))) return rc;
-  if (h5) {
-    snprintf(expfile, elen, "%s", out);
-    snprintf(pdir, plen, "%.*s.points", (int)(ol - 3), out);
-  } else {
-    if (mkdir(out, 0777) && errno != EEXIST) {
-      if (rank == 0) fprintf(stderr, "spotlab experiment: cannot create the folder '%s': %s\n", out, strerror(errno));
-      return 1;
-    }
-    snprintf(expfile, elen, "%s/experiment.h5", out);
-    snprintf(pdir, plen, "%s/points", out);
-  }
-  if (mkdir(pdir, 0777) && errno != EEXIST) {
-    if (rank == 0)
-      fprintf(stderr, "spotlab experiment: cannot create the folder '%s' for the points' results: %s\n", pdir,
-              strerror(errno));
-    return 1;
-  }
-  return 0;
-}
-
 /* The experiment file from the points' values (rank 0): analysed, written, printed. 0, or 1 when
  * it could not be written. e borrows from s, pl and pt, which free what they own. */
 static int xp__write(const exp_spec *s, const char *file, const xp__plan *pl, app_points *pt, const char *expfile,
@@ -581,7 +535,8 @@ static int cmd_experiment_main(int argc, char **argv) {
       fprintf(stderr, "spotlab experiment: %d error%s in %s; nothing was run\n", nerr, nerr == 1 ? "" : "s", file);
     rc = 2;
   }
-  if (!rc) rc = xp__where(file, s, out, expfile, sizeof expfile, pdir, sizeof pdir, rank);
+  const char *ins[2] = {file, s->scenario};
+  if (!rc) rc = app_points_where("experiment", ins, 2, out, 1, expfile, sizeof expfile, pdir, sizeof pdir);
   /* Run the points (or keep the finished ones), each written as it finishes. */
   if (!rc) rc = app_points_run(&pt);
   if (pt.sig && rank == 0) /* the analysis needs every point: no experiment file of some */

@@ -20,7 +20,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #define SWEEP_MAX_POINTS 1000
@@ -301,35 +300,6 @@ static int sweep__check(app_points *pt, int rank) {
   return rc;
 }
 
-/* The sweep file's name (default results/SCENARIO-sweep.h5, in *buf) and its points' folder
- * FILE.points (created). 0, or the exit status after a message. */
-static int sweep__where(const char *scenario, const char **out, char *buf, size_t len, char *pdir, size_t plen,
-                        int rank) {
-  if (!*out) {
-    char *c = strdup(scenario);
-    char *b = c ? basename(c) : "run";
-    char *dot = strrchr(b, '.');
-    if (dot) *dot = 0;
-    snprintf(buf, len, "results/%s-sweep.h5", b);
-    free(c);
-    *out = buf;
-    if (rank == 0) mkdir("results", 0777);
-  }
-  const char *ins[1] = {scenario};
-  int rc = app_out_check(rank == 0 ? stderr : NULL, "sweep", *out, ins, 1, 0);
-  if (rc) return rc;
-  size_t ol = strlen(*out);
-  snprintf(pdir, plen, "%.*s.points", (int)(ol > 3 && !strcmp(*out + ol - 3, ".h5") ? ol - 3 : ol), *out);
-  /* Every rank tries (EEXIST is fine), so that all of them agree on giving up. */
-  if (mkdir(pdir, 0777) && errno != EEXIST) {
-    if (rank == 0)
-      fprintf(stderr, "spotlab sweep: cannot create the folder '%s' for the points' results: %s\n", pdir,
-              strerror(errno));
-    return 1;
-  }
-  return 0;
-}
-
 /* The sweep file of the finished points 0..pt->ndone-1 (rank 0), marked interrupted when a signal
  * stopped the sweep; its summary on stdout. 0, or 1 when it could not be written. */
 static int sweep__write(const app_points *pt, const sweep__grid *g, sweep__axis *ax, int nkeys, const char *scenario,
@@ -391,7 +361,7 @@ static int cmd_sweep__go(const char *scenario, sweep__axis *ax, int nkeys, const
                          int nfixed, int quiet, int spread, int resume, int argc, char **argv) {
   sweep__grid g;
   sweep__grid_make(&g, ax, nkeys);
-  char defout[4096], pdir[4200];
+  char file[4096], pdir[4200];
   app_points pt;
   memset(&pt, 0, sizeof pt);
   pt.cmd = "sweep";
@@ -410,12 +380,13 @@ static int cmd_sweep__go(const char *scenario, sweep__axis *ax, int nkeys, const
   app_mpi_init(&argc, &argv);
   int rank = app_mpi_rank();
   int rc = sweep__check(&pt, rank);
-  if (!rc) rc = sweep__where(scenario, &out, defout, sizeof defout, pdir, sizeof pdir, rank);
+  const char *ins[1] = {scenario};
+  if (!rc) rc = app_points_where("sweep", ins, 1, out, 0, file, sizeof file, pdir, sizeof pdir);
   if (!rc) rc = app_points_run(&pt);
   if (pt.sig && rank == 0)
     fprintf(stderr, "spotlab sweep: stopped by signal %d after %d of %d points%s\n", pt.sig, pt.ndone, pt.np,
             pt.ndone ? "; the sweep file holds the finished ones, marked interrupted" : "; nothing was written");
-  if (rank == 0 && !rc && pt.ndone > 0) rc = sweep__write(&pt, &g, ax, nkeys, scenario, out, quiet);
+  if (rank == 0 && !rc && pt.ndone > 0) rc = sweep__write(&pt, &g, ax, nkeys, scenario, file, quiet);
   int sig = pt.sig, failed = pt.failed;
   app_points_free(&pt);
   sweep__grid_free(&g, nkeys);

@@ -1,18 +1,65 @@
 /* points.c - see points.h. */
 #include "app/points.h"
 #include "app/app.h"
+#include "app/cli.h"
 #include "app/progress.h"
 
+#include <errno.h>
+#include <libgen.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 static double pts__now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int app_points_where(const char *cmd, const char *const *inputs, int ninputs, const char *out, int dir_ok, char *file,
+                     size_t flen, char *pdir, size_t plen) {
+  int rank = app_mpi_rank();
+  FILE *msg = rank == 0 ? stderr : NULL;
+  char defout[4096];
+  if (!out) {
+    char *c = strdup(inputs[0]);
+    char *b = c ? basename(c) : "run";
+    char *dot = strrchr(b, '.');
+    if (dot) *dot = 0;
+    snprintf(defout, sizeof defout, "results/%s-%s.h5", b, cmd);
+    free(c);
+    out = defout;
+    if (rank == 0) mkdir("results", 0777);
+  }
+  size_t ol = strlen(out);
+  if (ol > 4000) { /* the results file and the points' folder are named after it */
+    if (msg) fprintf(msg, "spotlab %s: --out '%.60s...' is %zu characters, more than 4000\n", cmd, out, ol);
+    return 2;
+  }
+  int h5 = ol > 3 && !strcmp(out + ol - 3, ".h5"), rc;
+  if ((rc = app_out_check(msg, cmd, out, inputs, ninputs, dir_ok && !h5))) return rc;
+  if (dir_ok && !h5) {
+    if (mkdir(out, 0777) && errno != EEXIST) {
+      if (msg) fprintf(msg, "spotlab %s: cannot create the folder '%s': %s\n", cmd, out, strerror(errno));
+      return 1;
+    }
+    snprintf(file, flen, "%s/%s.h5", out, cmd);
+    snprintf(pdir, plen, "%s/points", out);
+  } else {
+    snprintf(file, flen, "%s", out);
+    snprintf(pdir, plen, "%.*s.points", (int)(h5 ? ol - 3 : ol), out);
+  }
+  /* Every rank tries (EEXIST is fine), so that all of them agree on giving up. */
+  if (mkdir(pdir, 0777) && errno != EEXIST) {
+    if (msg)
+      fprintf(msg, "spotlab %s: cannot create the folder '%s' for the points' results: %s\n", cmd, pdir,
+              strerror(errno));
+    return 1;
+  }
+  return 0;
 }
 
 void app_points_first(app_points *pt, const app_loaded *l) {

@@ -52,6 +52,13 @@ typedef struct app_points {
   int rc;              /* 0; 1 a point's file could not be written; 2 a point no longer loads */
 } app_points;
 
+/* Where a command's results go: its file (into file[flen]) and the points' folder (into
+ * pdir[plen], created). `out`: FILE.h5 (points in FILE.points/); with dir_ok, a DIR without .h5
+ * (DIR/CMD.h5, points in DIR/points/, DIR created); NULL: results/NAME-CMD.h5, NAME the first
+ * input's name without its extension. The output is checked first (app_out_check: not an input,
+ * writable). Every rank calls it. 0, or the exit status after a message (rank 0's). */
+int app_points_where(const char *cmd, const char *const *inputs, int ninputs, const char *out, int dir_ok, char *file,
+                     size_t flen, char *pdir, size_t plen);
 /* Records what point 1 (loaded as l) sets for all: replications, seed, metrics, model, spread. */
 void app_points_first(app_points *pt, const app_loaded *l);
 /* 1 when l (another point) reports the metrics of point 1, in the same order. */

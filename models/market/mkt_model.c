@@ -720,6 +720,7 @@ static const sim_field mkt__job_fields[] = {
     {"cost_musd", SIM_F_I64, offsetof(mkt_job_rec, cost_musd), "USD*1e-6"},
     {"value_musd_h", SIM_F_I64, offsetof(mkt_job_rec, value_musd_h), "USD*1e-6/GPU/h"},
     {"bid_musd_h", SIM_F_I64, offsetof(mkt_job_rec, bid_musd_h), "USD*1e-6/GPU/h"},
+    {"comm_gpu_h", SIM_F_F64, offsetof(mkt_job_rec, comm_gpu_h), "GPU*h"},
 };
 static const sim_field mkt__host_fields[] = {
     {"provider", SIM_F_U64, offsetof(mkt_host_rec, provider), "1"},
@@ -789,15 +790,17 @@ static const char *const mkt__jcol_names[] = {"submitted",
                                               "price_seen_n",
                                               "runs",
                                               "queued_at_end",
-                                              "running_at_end"};
+                                              "running_at_end",
+                                              "comm_gpu_ms"};
 _Static_assert(sizeof mkt__jcol_names / sizeof *mkt__jcol_names == MKT_NJCOLS, "one name per jobs column");
 static const char *const mkt__pcol_units[] = {"USD*1e-6", "GPU*ms", "GPU*ms", "providers", "GPUs"};
 _Static_assert(sizeof mkt__pcol_names / sizeof *mkt__pcol_names == MKT_NPCOLS &&
                    sizeof mkt__pcol_units / sizeof *mkt__pcol_units == MKT_NPCOLS,
                "one name and unit per column");
-static const char *const mkt__jcol_units[] = {
-    "jobs",   "jobs",   "jobs",   "ms",   "ms",       "1",    "USD*1e-6",       "jobs", "jobs", "GPU*ms", "GPU*ms",
-    "GPU*ms", "GPU*ms", "GPU*ms", "jobs", "USD*1e-6", "jobs", "USD*1e-6/GPU/h", "1",    "runs", "jobs",   "jobs"};
+static const char *const mkt__jcol_units[] = {"jobs",     "jobs",   "jobs", "ms",       "ms",     "1",
+                                              "USD*1e-6", "jobs",   "jobs", "GPU*ms",   "GPU*ms", "GPU*ms",
+                                              "GPU*ms",   "GPU*ms", "jobs", "USD*1e-6", "jobs",   "USD*1e-6/GPU/h",
+                                              "1",        "runs",   "jobs", "jobs",     "GPU*ms"};
 _Static_assert(sizeof mkt__jcol_units / sizeof *mkt__jcol_units == MKT_NJCOLS, "one unit per jobs column");
 static const char *const mkt__fcol_names[] = {"treasury_musd", "rate_musd_h", "shortfall_musd"};
 static const char *const mkt__fcol_units[] = {"USD*1e-6", "USD*1e-6/h", "USD*1e-6"};
@@ -1472,6 +1475,12 @@ typedef struct mkt__mq {
 #define MQ_CEN_STARTED "jobs never started by the end have no wait yet: not counted (see jobs_queued_at_end)"
 #define MQ_CEN_SUBMITTED "jobs still running or queued at the end count as submitted, not completed"
 #define MQ_CEN_NONE "no jobs involved"
+/* comm_share: what a wide job pays for spreading over hosts */
+#define MQ_COMM_FORMULA                                                                                                \
+  "GPU-hours the runs' members spent in the ring all-reduce of grad_mb per step (sched_cluster_step's t_comm per "     \
+  "step, over the members' links) / GPU-hours billed to members (standbys excluded); NaN when no member was billed"
+#define MQ_COMM_OVER "started jobs' run time (members' GPU time billed)"
+#define MQ_COMM_CEN "jobs running at the end are counted up to the end (time and communication)"
 static const mkt__mq mkt__pq[] = {
     {"income_per_available_hour", "USD/h", "income per available GPU-hour", 1, "provider income per available GPU-hour",
      "income the persona's providers received (rentals and staking, gross of slashing) / their available (idle or "
@@ -1690,6 +1699,8 @@ static const mkt__mq mkt__sq[] = {
     {"unannounced_share", "1", "departures by churn not announced / all departures by churn", 0,
      "unannounced share of departures", "departures by churn not announced / all departures by churn",
      "departures by churn", "per departure", MQ_CEN_PROV},
+    {"comm_share", "1", "share of the members' GPU time spent synchronising gradients (all classes)", 0,
+     "share of time communicating", MQ_COMM_FORMULA, MQ_COMM_OVER, "per member GPU-hour", MQ_COMM_CEN},
 };
 /* Fault tolerance, per class (the baseline world) and, when policies are compared, per policy
  * with the paired difference from the first listed policy (same providers, churn and arrivals).
@@ -1737,6 +1748,8 @@ static const mkt__mq mkt__fq[] = {
      "clients balked + jobs reneged + jobs queued and never started at the end",
      "clients (submitted jobs and balked clients)", "count",
      "jobs queued and never started at the end count as unserved; started ones do not"},
+    {"comm_share", "1", "share of the members' GPU time spent synchronising gradients", 0,
+     "share of time communicating", MQ_COMM_FORMULA, MQ_COMM_OVER, "per member GPU-hour", MQ_COMM_CEN},
 };
 static const mkt__mq mkt__wq[] = {
     {"provider_income", "USD", "income received by providers (rentals and staking), gross of slashing", 1,
@@ -1788,6 +1801,7 @@ enum {
   MX_ENTERED,
   MX_EXITED,
   MX_UNANNOUNCED,
+  MX_COMM,
   MX_N
 };
 _Static_assert(MX_N == MQ_S, "one MX_ index per scalar metric");
@@ -1804,6 +1818,7 @@ enum {
   MF_SPEND,
   MF_USEFUL,
   MF_UNSERVED,
+  MF_COMM,
   MF_N
 };
 _Static_assert(MF_N == MQ_F, "one MF_ index per fault-tolerance metric");
@@ -2049,6 +2064,7 @@ static void mkt__ft_values(const int64_t *jobs, int k0, int k1, double *v) {
   v[MF_SPEND] = spend;
   v[MF_USEFUL] = useful;
   v[MF_UNSERVED] = sum[MKT_J_BALKED] + sum[MKT_J_ABANDONED] + sum[MKT_J_QUEUED_END];
+  v[MF_COMM] = mkt__div(sum[MKT_J_COMM_MS], sum[MKT_J_GPU_MS] - sum[MKT_J_STANDBY_MS]);
 }
 
 /* The overall scalars from counters, the ledger and the money flows (world 0): prices, money
@@ -2277,6 +2293,11 @@ static void mkt__compute(const sim_model *m, const sim_results *r, double *out) 
     mkt__ft_values(r->series[MKT_S_JOBS], k, k + 1, v);
     for (size_t q = 0; q < MQ_F; q++)
       if (q != MF_COMPLETED) out[X.ftc + mkt__ftc_q(q) * MKT_NCLASSES + k] = v[q];
+  }
+  {
+    double v[MQ_F];
+    mkt__ft_values(r->series[MKT_S_JOBS], 0, MKT_NCLASSES, v);
+    SC[MX_COMM] = v[MF_COMM];
   }
   if (c->nworlds < 2) return;
   for (unsigned w = 0; w < c->nworlds; w++) {

@@ -325,6 +325,7 @@ enum {
   MKT_J_RUNS,        /* runs placed (first starts and restarts), the modelled job starts */
   MKT_J_QUEUED_END,  /* jobs never started when the run ended */
   MKT_J_RUNNING_END, /* jobs started and not ended when the run ended */
+  MKT_J_COMM_MS,     /* members' GPU time in the all-reduce of gradients (sched_cluster_step) */
   MKT_NJCOLS
 };
 /* Columns of MKT_S_FLEX (one bin per billing interval, summed over regions). */
@@ -352,6 +353,7 @@ typedef struct mkt_job_rec {
   double value_usd_h, bid_usd_h, paid_usd_h; /* per GPU-hour: valuation, bid, cost / GPU-hours */
   double gpu_h, work_gpu_h, standby_gpu_h, checkpoint_gpu_h, lost_gpu_h;
   int64_t cost_musd, value_musd_h, bid_musd_h;
+  double comm_gpu_h; /* members' GPU time spent synchronising gradients (all-reduce) */
 } mkt_job_rec;
 
 /* One record per (pool, provider that joined it): what the pool's core knew of it at the end. */

@@ -549,6 +549,17 @@ static void test_bad_values(void) {
   expect_error("market = {\n  training = { policy = \"checkpointing\"; };\n  personas = ( { name = \"a\"; } );\n"
                "  regions = ( { name = \"eu\"; providers = 2; persona_share = [1.0]; } );\n};\n",
                "test.cfg:2: key 'market.training.policy'");
+  /* a combination with an unknown part, a part named twice, none combined */
+  expect_error("market = {\n  personas = ( { name = \"a\"; } );\n  batch = {\n policy = \"checkpoint+standbye\"; };\n"
+               "  regions = ( { name = \"eu\"; providers = 2; persona_share = [1.0]; } );\n};\n",
+               "test.cfg:4: key 'market.batch.policy': 'checkpoint+standbye' is not a policy");
+  expect_error(
+      "market = {\n  training = { policy = \"checkpoint+checkpoint\"; };\n  personas = ( { name = \"a\"; } );\n"
+      "  regions = ( { name = \"eu\"; providers = 2; persona_share = [1.0]; } );\n};\n",
+      "test.cfg:2: key 'market.training.policy'");
+  expect_error("market = {\n  training = { policy = \"none+standby\"; };\n  personas = ( { name = \"a\"; } );\n"
+               "  regions = ( { name = \"eu\"; providers = 2; persona_share = [1.0]; } );\n};\n",
+               "test.cfg:2: key 'market.training.policy'");
   expect_error("market = {\n  training = { standby_k = 9; };\n  personas = ( { name = \"a\"; } );\n"
                "  regions = ( { name = \"eu\"; providers = 2; persona_share = [1.0]; } );\n};\n",
                "test.cfg:2: key 'market.training.standby_k'");
@@ -725,6 +736,52 @@ static void test_registered_policy_market(void) {
   CU_ASSERT_FATAL(gd >= 0 && g0 >= 0);
   CU_ASSERT(out[gd] < out[g0]); /* it bills two copies for one job's work */
   free(out);
+  sim_results_free(&r);
+  unload(&l);
+}
+
+/* A class's own policy may be a combination: training under "standby+checkpoint" (named
+ * checkpoint+standby, its parts in table order) and batch under "replicate+checkpoint", in one
+ * market without compare_policies. Training jobs both take checkpoints (a fixed half-hour
+ * interval) and have lost members replaced by standbys; batch jobs run two copies that checkpoint. */
+static const char *combo_class_text =
+    "market = {\n"
+    "  heartbeat_timeout = \"60s\";\n"
+    "  training = { share = 1.0; policy = \"standby+checkpoint\"; dur_mean_h = 2.0; gpus_min = 2; gpus_max = 4;\n"
+    "               mem_min_gb = 0.0; value_usd_h = 5.0; checkpoint_h = 0.5; ckpt_mb = 500.0; standby_k = 1;\n"
+    "               pool_share = [1.0, 0.0, 0.0]; patience_h = 0.0; };\n"
+    "  batch = { share = 1.0; policy = \"replicate+checkpoint\"; dur_mean_h = 2.0; gpus_min = 1; gpus_max = 1;\n"
+    "            mem_min_gb = 0.0; value_usd_h = 5.0; checkpoint_h = 0.5; ckpt_mb = 500.0; replicas = 2;\n"
+    "            pool_share = [1.0, 0.0, 0.0]; patience_h = 0.0; };\n"
+    "  inference = { share = 0.0; };\n"
+    "  personas = ( { name = \"katie\"; pool = \"fixed\"; alt_pool = \"fixed\"; fit = \"skype06\"; } );\n"
+    "  regions = ( { name = \"eu\"; providers = 120; persona_share = [1.0]; gpu_mix = \"rtx4090:1.0\";\n"
+    "                jobs_per_h = 3.0; } );\n"
+    "};\n";
+static void test_combination_class_policy(void) {
+  loaded l;
+  load_ok(&l, combo_class_text, 2 * 86400.0);
+  sim_results r;
+  run_ok(&l, 9, &r);
+  const mkt_job_rec *j = (const mkt_job_rec *)r.tables[MKT_T_JOBS];
+  size_t tr = 0, ba = 0, repl = 0;
+  double ckpt_h[2] = {0, 0}, sb_h = 0;
+  for (size_t k = 0; k < r.nrecords[MKT_T_JOBS]; k++) {
+    int t = !strcmp(j[k].cls, "training");
+    CU_ASSERT_STRING_EQUAL(j[k].policy, t ? "checkpoint+standby" : "checkpoint+replicate");
+    tr += t;
+    ba += !t;
+    ckpt_h[t] += j[k].checkpoint_gpu_h;
+    if (!t) continue;
+    repl += (size_t)j[k].replacements;
+    sb_h += j[k].standby_gpu_h;
+  }
+  CU_ASSERT(tr > 10 && ba > 10);
+  CU_ASSERT(ckpt_h[0] > 0 && ckpt_h[1] > 0); /* both combinations checkpoint */
+  CU_ASSERT(repl > 0 && sb_h > 0);           /* and training's standbys replace lost members */
+  const int64_t *jb = r.series[MKT_S_JOBS];
+  int64_t runs = jb[MKT_CLS_BATCH * MKT_NJCOLS + MKT_J_RUNS], st = jb[MKT_CLS_BATCH * MKT_NJCOLS + MKT_J_STARTED];
+  CU_ASSERT(st > 10 && runs >= 2 * st); /* two copies of every batch job that started */
   sim_results_free(&r);
   unload(&l);
 }
@@ -2344,6 +2401,7 @@ static CU_TestInfo model_tests[] = {
     {"compared policies share providers, churn and arrivals; standbys are promoted",
      test_policies_common_random_numbers},
     {"a policy registered by the test file runs in the market", test_registered_policy_market},
+    {"a class's policy may be a combination (checkpoint+standby, replicate+checkpoint)", test_combination_class_policy},
     {"cluster_32: 32-GPU jobs over consumer rigs of 1-2 GPUs, five policies (short run)", test_cluster_32_short},
     {"cluster_32: the consumer cluster against the Llama 3 data-centre fleet", test_cluster_32_datacentre},
     {"a 256-GPU job gang-placed over rigs of 1-2 GPUs, billed per member", test_wide_job_market},

@@ -163,8 +163,9 @@ static const sim_param mkt__region_params[] = {
         "a job not started after this leaves (0 = never)"),                                                                                                                           \
       P("power_w", SIM_P_DOUBLE, mkt_class_cfg, power_w, d_pw, 1, 2000, "W",                                                                                                          \
         "power limit per GPU in its bids (GigaSPOT: mandatory)"),                                                                                                                     \
-      PE("policy", mkt_class_cfg, policy, SCHED_DEFAULT_POLICY_TEXT, sched_policy_names,                                                                                              \
-         "fault tolerance of its jobs in the scheduling core (checkpoint with checkpoint_h = 0 is none)"),                                                                            \
+      P("policy", SIM_P_STRING, mkt_class_cfg, policy, SCHED_DEFAULT_POLICY_TEXT, 1.0, 0.0, NULL,                                                                                     \
+        "fault tolerance of its jobs: a policy, or parts joined by + (\"checkpoint+standby\"); checkpoint with "                                                                      \
+        "checkpoint_h = 0 is none"),                                                                                                                                                  \
       PE("ckpt_rule", mkt_class_cfg, ckpt_rule, "\"fixed\"", sched_ckpt_rule_names,                                                                                                   \
          "checkpoint interval: fixed (checkpoint_h), young or daly (from the checkpoint cost and MTBF)"),                                                                             \
       P("standby_k", SIM_P_INT, mkt_class_cfg, standby_k, SCHED_DEFAULT_STANDBY_K_TEXT, 0, 8, "GPUs",                                                                                 \
@@ -533,6 +534,29 @@ static int mkt__validate(const void *vcfg, const sim_scenario *s, sim_diag *d) {
   }
   for (int k = 0; k < MKT_NCLASSES; k++) {
     const mkt_class_cfg *cc = &c->cls[k];
+    /* its policy: a row of the policy table or a combination of rows (composed here, while the
+     * scenario is read, as compare_policies' are) */
+    int pol = sched_policy_parse(cc->policy);
+    snprintf(path, sizeof path, "market.%s.policy", mkt_class_names[k]);
+    if (pol < 0) {
+      char names[512] = "";
+      for (int i = 0; sched_policy_names[i]; i++)
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", sched_policy_names[i]);
+      sim_param_error(s, path, d,
+                      "'%s' is not a policy: write one of %s, or parts joined by + such as checkpoint+standby "
+                      "(each part once; none combines with nothing)",
+                      cc->policy, names);
+      bad = 1;
+    } else {
+      sched_ft f = {
+          .policy = (sched_policy)pol, .standby_k = (unsigned)cc->standby_k, .replicas = (unsigned)cc->replicas};
+      if (sched_ft_slots(&f) > SCHED_MAX_RUNS) {
+        sim_param_error(s, path, d, "%s with %s.replicas = %lld runs %u copies at once, more than %d",
+                        sched_policy_name(f.policy), mkt_class_names[k], (long long)cc->replicas, sched_ft_slots(&f),
+                        SCHED_MAX_RUNS);
+        bad = 1;
+      }
+    }
     if (cc->gpus_min > cc->gpus_max) {
       snprintf(path, sizeof path, "market.%s.gpus_min", mkt_class_names[k]);
       sim_param_error(s, path, d, "gpus_min %lld > gpus_max %lld", (long long)cc->gpus_min, (long long)cc->gpus_max);
@@ -1124,7 +1148,7 @@ static int mkt__build(const void *vcfg, sim_time end, const char *base_dir, cons
     for (int k = 0; k < MKT_NCLASSES; k++) {
       const mkt_class_cfg *cc = &cfg->cls[k];
       sched_ft *f = &c->ft[w][k];
-      f->policy = (sched_policy)(c->world_policy[w] >= 0 ? c->world_policy[w] : cc->policy);
+      f->policy = (sched_policy)(c->world_policy[w] >= 0 ? c->world_policy[w] : sched_policy_parse(cc->policy));
       f->ckpt_rule = (sched_ckpt_rule)cc->ckpt_rule;
       f->ckpt_interval_s = cc->checkpoint_h > 0 ? cc->checkpoint_h * 3600.0 : SCHED_DEFAULT_CKPT_INTERVAL_S;
       if (sched_ft_checkpoints(f) && cc->checkpoint_h <= 0 && f->ckpt_rule == SCHED_CKPT_FIXED)

@@ -69,7 +69,7 @@ typedef struct mkt_class_cfg {
   double mem_min_gb;               /* minimum GPU memory (the minimum GPU requirement) */
   double value_usd_h, value_sigma; /* valuation per GPU-hour: log-normal median, sigma */
   double checkpoint_h;             /* checkpoint policy, fixed rule: interval; 0 = no checkpoints */
-  int policy;                      /* sched_policy of its jobs */
+  char *policy;                    /* its jobs' policy: a row or a combination (sched_policy_parse) */
   int ckpt_rule;                   /* sched_ckpt_rule */
   int64_t standby_k, replicas, max_restarts;
   double deadline_slack;             /* deadline = submit + slack x ideal run time; 0 = none */

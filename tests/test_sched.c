@@ -1180,6 +1180,7 @@ static void test_fuzz_all_policies(void) {
  * Every policy places a job of 200 GPUs or more (some of 480 or more), and jobs of 64 GPUs or more
  * complete. */
 #define WIDE_GPUS 1100u
+static unsigned wide_asked_512; /* jobs of the widest width (512 GPUs) the streams submitted */
 static void wide_cfg(sched_config *c) {
   c->max_gpus = c->max_providers = 2048;
   c->heartbeat_timeout_s = 0;
@@ -1219,6 +1220,7 @@ static uint64_t fuzz_wide(sched_policy pol, uint64_t seed, unsigned *widest, uns
       /* width 2^u for u uniform in [0, 9], then uniform below the next power: 1 .. 512 */
       unsigned u = (unsigned)(RND() % 10), w = (1u << u) + (u ? (unsigned)(RND() % (1u << u)) : 0);
       if (w > 512) w = 512;
+      wide_asked_512 += w == 512;
       sched_job_spec sp = batch(w, 100.0 * w);
       sp.region = (RND() % 4) ? -1 : (int32_t)(RND() % 2);
       sp.step_work = (RND() % 2) ? 1.0 : 0;
@@ -1267,6 +1269,7 @@ static uint64_t fuzz_wide(sched_policy pol, uint64_t seed, unsigned *widest, uns
 
 static void test_fuzz_wide_jobs(void) {
   unsigned widest_all = 0, done_all = 0;
+  wide_asked_512 = 0;
   for (unsigned p = 0; p < SCHED_FT_COUNT + NFUZZ_COMBOS; p++) {
     unsigned widest, done, w2, d2;
     uint64_t a = fuzz_wide(fuzz_policy(p), 0x51ED270B27D5E3ull + p, &widest, &done);
@@ -1280,7 +1283,8 @@ static void test_fuzz_wide_jobs(void) {
     done_all += done;
   }
   CU_ASSERT(widest_all >= 480);
-  CU_ASSERT(done_all > 0); /* jobs of 64 GPUs or more completed */
+  CU_ASSERT(wide_asked_512 > 0); /* the streams reach the widest width, 512 */
+  CU_ASSERT(done_all > 0);       /* jobs of 64 GPUs or more completed */
 }
 
 /* GP Nodes with their own queues, on random streams for every policy: the invariants (checked

@@ -1178,6 +1178,13 @@ void mkt__free_hosts_check(const mkt_ctx *c, const mkt_market *m) {
 }
 
 void mkt__place_fini(mkt_market *m) {
+  /* The core's books at the end, once per market (a pass over its GPUs and jobs): every invariant
+   * holds, its floating-point ledger among them (billed = the providers', nodes', operators' and
+   * platform's shares). A broken one is a bug of the core or of the events the market fed it. */
+  char msg[256];
+  if (m->core && sched_check_invariants(m->core, msg, sizeof msg))
+    SIM_FATAL("market of region %u, pool %u: the scheduling core's invariants fail at the end: %s", m->region, m->pool,
+              msg);
   sched_destroy(m->core);
   free(m->host_block);
   free(m->hstake);

@@ -1173,6 +1173,41 @@ static void test_check_estimates_events(void) {
   free(out);
 }
 
+/* The same for a wide-job scenario (scenarios/cluster_32.cfg: 32-GPU jobs gang-placed over rigs of
+ * one or two GPUs, five policies): its 3 days counted exactly with the default pilot, and 12 days
+ * extrapolated from the default pilot within the factor 1.5 allowed above. The event rate grows over
+ * the first day as wide jobs pile up, so a pilot of well under a day underestimates (by 1.5x at a
+ * 0.02 s pilot, 2026-12-07): the default one covers about three days here. */
+static void test_check_estimates_wide_jobs(void) {
+  char args[4096], *out;
+  snprintf(args, sizeof args, "run %s/scenarios/cluster_32.cfg --reps 1 --out estw3.h5 --quiet", tu_src());
+  CU_ASSERT_EQUAL_FATAL(sl(args, &out), 0);
+  free(out);
+  double actual = events_of("estw3.h5");
+  CU_ASSERT(actual > 1000);
+  snprintf(args, sizeof args, "check %s/scenarios/cluster_32.cfg", tu_src());
+  CU_ASSERT_EQUAL(sl(args, &out), 0);
+  char want[128];
+  snprintf(want, sizeof want, "  %.0f engine events per replication (counted", actual);
+  if (!strstr(out, want)) fprintf(stderr, "expected '%s' in:\n%s\n", want, out);
+  CU_ASSERT(strstr(out, want) != NULL);
+  free(out);
+  snprintf(args, sizeof args,
+           "run %s/scenarios/cluster_32.cfg --reps 1 --param 'run.end=\"12d\"' --out estw12.h5 --quiet", tu_src());
+  CU_ASSERT_EQUAL_FATAL(sl(args, &out), 0);
+  free(out);
+  actual = events_of("estw12.h5");
+  snprintf(args, sizeof args, "check %s/scenarios/cluster_32.cfg --param 'run.end=\"12d\"'", tu_src());
+  CU_ASSERT_EQUAL(sl(args, &out), 0);
+  const char *p = strstr(out, "about ");
+  double est = p ? atof(p + 6) : -1;
+  if (getenv("SPOTLAB_TEST_VERBOSE") || !(est > actual / 1.5 && est < actual * 1.5))
+    fprintf(stderr, "cluster_32, 12 days: actual %.0f events, check said:\n%s\n", actual, out);
+  CU_ASSERT(est > actual / 1.5 && est < actual * 1.5);
+  CU_ASSERT(strstr(out, "extrapolated from replication 0's first") != NULL);
+  free(out);
+}
+
 static CU_TestInfo cli_tests[] = {
     {"help and usage errors", test_help},
     {"option tables: repeated, bad values, unknown options, operands", test_option_table_errors},
@@ -1183,6 +1218,8 @@ static CU_TestInfo cli_tests[] = {
     {"metrics: the catalogue, one in full, did you mean, renamed, other models", test_metrics_catalogue},
     {"--param reaches list items by name and index", test_param_list_items},
     {"check estimates events and refuses beyond run.max_events", test_check_estimates_events},
+    {"check estimates a wide-job scenario's events (cluster_32) within the same factor",
+     test_check_estimates_wide_jobs},
     {"run writes its results file", test_run_writes_results},
     {"results record the command line, commit, compiler, libraries and host", test_results_provenance},
     {"a model state too big for the machine is refused before it is built", test_model_too_big},

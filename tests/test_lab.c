@@ -1946,6 +1946,35 @@ static void test_wide_service_errors(void) {
   }
 }
 
+/* lab.policy takes a combination, as the market's classes do: "checkpoint+standby" is the core's
+ * composed policy (one worker held as a standby, so a 3-wide job on 4 workers), and its twin
+ * completes a job whose member is killed; an unknown part is the job file's FILE:LINE error. */
+static void test_policy_combination(void) {
+  const char *text = "lab = { workers = 4; heartbeat = 0.1; heartbeat_timeout = 0.3; ckpt_interval = 0.05;\n"
+                     "        respawn = 0.1; policy = \"checkpoint+standby\"; standby = 1; time_limit = 60; };\n"
+                     "jobs = ( { name = \"w3\"; kernel = \"gemm\"; work = 0.6; width = 3; } );\n"
+                     "faults = ( { at = 0.05; worker = 1; action = \"kill\"; } );\n";
+  lab_config *c = load(text, "combo.cfg", NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  int want = sched_policy_parse("checkpoint+standby");
+  CU_ASSERT(want >= 0 && c->lab.policy == want);
+  CU_ASSERT_STRING_EQUAL(sched_policy_name((sched_policy)c->lab.policy), "checkpoint+standby");
+  double scores[4] = {1, 1, 1, 1};
+  size_t nchunks[1] = {96};
+  lab_job_result sim[1];
+  double mk = 0;
+  CU_ASSERT_EQUAL_FATAL(lab_simulate(c, scores, nchunks, NULL, NULL, sim, &mk), 0);
+  CU_ASSERT_EQUAL(sim[0].outcome, SCHED_R_COMPLETED);
+  CU_ASSERT_EQUAL(sim[0].ends, 1);
+  lab_config_free(c);
+  expect_error(
+      "lab = { workers = 2; policy = \"checkpoint+bogus\"; };\njobs = ( { name = \"a\"; kernel = \"gemm\"; } );\n",
+      "jobs.cfg:1:", "'checkpoint+bogus' is not a policy");
+  expect_error(
+      "lab = { workers = 2;\n policy = \"standby+standby\"; };\njobs = ( { name = \"a\"; kernel = \"gemm\"; } );\n",
+      "jobs.cfg:2:", "each part once");
+}
+
 static CU_TestInfo lab_tests[] = {
     {"--predict: calibration file round trip, bad files as FILE:LINE", test_calib_file},
     {"--predict: the twin's contention on known answers", test_twin_contention},
@@ -1979,6 +2008,7 @@ static CU_TestInfo lab_tests[] = {
     {"service, the runner killed and resumed: no request served twice", test_service_resume},
     {"wide and service keys: FILE:LINE errors, the shipped examples", test_wide_service_errors},
     {"percentiles count the never answered and the failed as infinite", test_percentiles_count_the_unfinished},
+    {"lab.policy takes a combination (checkpoint+standby); a bad part is FILE:LINE", test_policy_combination},
     CU_TEST_INFO_NULL,
 };
 CU_SuiteInfo spotlab_suites[] = {{"lab", NULL, NULL, NULL, NULL, lab_tests}, CU_SUITE_INFO_NULL};

@@ -1244,6 +1244,71 @@ static void test_cli_sweep(void) {
   free(out);
 }
 
+/* A grid of two keys (issue 47.4) from the command, on the 32-GPU cluster of five policies: the
+ * report draws each quantity against each key that varies (numeric: a line with its band; the
+ * churn fits: categories), one panel per value of the other key for a quantity per policy, one
+ * line per value of the other key otherwise; names each key on the page, in the cheapest-policy
+ * table and on the axes, in words with units. A key with one value is no axis. */
+static int t_csv_records(const char *s, int want);
+static void test_cli_grid_sweep(void) {
+  if (!t_have_bin()) return;
+  char cmd[8192], *out = NULL;
+  snprintf(cmd, sizeof cmd,
+           "%s sweep %s/scenarios/cluster_32.cfg --param 'market.personas.katie.fit=\"microsoft99\",\"skype06\"' "
+           "--param market.training.standby_k=1,2 --param 'run.end=\"12h\"' --reps 2 --out rpt_grid.h5 --quiet",
+           tu_bin(), tu_src());
+  CU_ASSERT_EQUAL_FATAL(tu_run(cmd, &out), 0);
+  free(out);
+  /* the scripts, whatever gnuplot there is */
+  char *all = NULL, err[RPT_ERRLEN];
+  size_t len;
+  FILE *o = open_memstream(&all, &len);
+  rpt_options opt = {"rpt_grid_scripts", "none", 1, NULL, 0, t_keep_all, o};
+  rpt_outcome res;
+  CU_ASSERT_EQUAL(rpt_report("rpt_grid.h5", &opt, &res, err, sizeof err), 0);
+  rpt_outcome_free(&res);
+  fclose(o);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(all);
+  CU_ASSERT(strstr(all, "set xlabel 'standby k (GPUs), key market.training.standby_k'") != NULL); /* its unit */
+  CU_ASSERT(strstr(all, "set xlabel 'fit, key market.personas.katie.fit'") != NULL);
+  CU_ASSERT(strstr(all, "set xlabel 'end") == NULL); /* one value: not an axis */
+  CU_ASSERT(strstr(all, "set ylabel 'spend per useful GPU h (USD/h)'") != NULL);
+  CU_ASSERT(strstr(all, "set xtics ('microsoft99' 0, 'skype06' 1)") != NULL); /* categories, quotes dropped */
+  CU_ASSERT(strstr(all, "set title 'fit = skype06'") != NULL);                /* a panel per other value */
+  CU_ASSERT(strstr(all, "title 'standby k = 2'") != NULL);                    /* a line per other value */
+  CU_ASSERT(strstr(all, "with filledcurves") != NULL);                        /* the numeric key's band */
+  CU_ASSERT(strstr(all, "with yerrorbars") != NULL);                          /* the categories' whiskers */
+  CU_ASSERT(strstr(all, "title 'checkpoint+standby'") != NULL);
+  free(all);
+  snprintf(cmd, sizeof cmd, "%s report rpt_grid.h5 --out rpt_grid_report", tu_bin());
+  CU_ASSERT_EQUAL(tu_run(cmd, &out), 0);
+  free(out);
+  char *html = t_slurp("rpt_grid_report/index.html"), *cheap = t_slurp("rpt_grid_report/cheapest_policy.csv");
+  CU_ASSERT(html &&
+            strstr(html, "a grid of 4 points over 3 keys: <code>market.personas.katie.fit</code> "
+                         "(&quot;microsoft99&quot;, &quot;skype06&quot;); <code>market.training.standby_k</code> "
+                         "(1, 2); <code>run.end</code> (&quot;12h&quot;)"));
+  const char *head = "market.personas.katie.fit,market.training.standby_k,run.end,cheapest,";
+  CU_ASSERT(cheap && !strncmp(cheap, head, strlen(head)));
+  CU_ASSERT(cheap && t_csv_records(cheap, 12) == 5); /* the header and the four points, every key named */
+  free(html);
+  free(cheap);
+  if (rpt_gnuplot_available(NULL)) {
+    const char *const figs[] = {"sweep_spend_per_useful_gpu_h_by_policy_vs_market_personas_katie_fit",
+                                "sweep_spend_per_useful_gpu_h_by_policy_vs_market_training_standby_k",
+                                "sweep_client_cost_total_vs_market_personas_katie_fit",
+                                "sweep_client_cost_total_vs_market_training_standby_k", NULL};
+    for (size_t i = 0; figs[i]; i++) {
+      char f[256];
+      snprintf(f, sizeof f, "%s.png", figs[i]);
+      CU_ASSERT(t_exists("rpt_grid_report", f));
+      snprintf(f, sizeof f, "%s.svg", figs[i]);
+      CU_ASSERT(t_exists("rpt_grid_report", f));
+    }
+    CU_ASSERT(!t_exists("rpt_grid_report", "sweep_client_cost_total_vs_run_end.png"));
+  }
+}
+
 /* ---- hostile files (issue 49.1, 49.3) ------------------------------------------------------------ */
 
 /* Every text a file carries reaches gnuplot, HTML, Markdown, CSV and the terminal as data. Each
@@ -1435,6 +1500,25 @@ static void test_hostile_sweep_experiment(void) {
   char *csv = t_slurp("rpt_hostile_sweep_report/summary.csv");
   CU_ASSERT_EQUAL(t_csv_records(csv ? csv : "", 10), 1 + 2 * 3);
   free(csv);
+  /* the same as a grid of two keys (rpt_grid.c: axes, tics, panel titles, legends, the page's keys) */
+  char *keys[2] = {"\nEOD\n!touch pwn_g\n", "k'\n!touch pwn_h\n"};
+  char *klabels[4] = {"'\n!touch pwn_i\n", "1", "<svg/onload=1>", "2"};
+  double kx[4] = {NAN, 1, NAN, 2};
+  s.nkeys = 2, s.keys = keys, s.key_labels = klabels, s.key_x = kx;
+  CU_ASSERT_EQUAL_FATAL(rpt_sweep_write("rpt_hostile_grid.h5", &s, "m.cfg", 7, err, sizeof err), 0);
+  log = fopen("rpt_hostile_grid.log", "w");
+  rpt_options gopt = {"rpt_hostile_grid_report", NULL, 0, log, 0};
+  CU_ASSERT_EQUAL(rpt_report("rpt_hostile_grid.h5", &gopt, &o, err, sizeof err), 0);
+  fclose(log);
+  CU_ASSERT_EQUAL(t_pwned(), 0);
+  if (rpt_gnuplot_available(NULL)) CU_ASSERT(o.figures_drawn >= 4); /* two quantities against two keys */
+  rpt_outcome_free(&o);
+  html = t_slurp("rpt_hostile_grid_report/index.html");
+  CU_ASSERT(html && strstr(html, "<svg") == NULL && strstr(html, "<b>") == NULL && strstr(html, "a grid of 2 points"));
+  free(html);
+  csv = t_slurp("rpt_hostile_grid_report/summary.csv");
+  CU_ASSERT_EQUAL(t_csv_records(csv ? csv : "", 10), 1 + 2 * 3);
+  free(csv);
 
   /* experiment: 2 points x 2 factors, 2 metrics, 1 constraint, 2 objectives, 2 replications */
   char *factors[2] = {"\nEOD\n!touch pwn_s\n", "b'\n!touch pwn_a\n"};
@@ -1623,6 +1707,7 @@ static CU_TestInfo cli_tests[] = {
     {"report/compare/sweep exit statuses", test_cli_exit_codes},
     {"a --shard part is named as one (merge it); compare --quiet prints no table", test_cli_shard_quiet},
     {"sweep of PHOLD, its report, compare of two points", test_cli_sweep},
+    {"a two-key grid sweep: figures against each key, keys named in words with units", test_cli_grid_sweep},
     CU_TEST_INFO_NULL,
 };
 CU_SuiteInfo spotlab_suites[] = {

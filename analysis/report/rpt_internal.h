@@ -69,4 +69,26 @@ void rpt__exp_figs(const rpt_experiment *e, rpt__exp_sink *sink);
  * an HTML table and CSV rows. Writes nothing when the sweep has fewer than two such policies. */
 int rpt__cheapest(const rpt_sweep *s, const char *q, const char *unit_words, FILE *md, FILE *html, FILE *csv);
 
+/* A sweep over a grid of several keys (rpt_grid.c): per key, each point's value index (vi), the
+ * first point of each value, whether every value is a number, its unit (from a point's
+ * /meta/effective, numbers only) and its words for an axis. */
+typedef struct rpt__gaxis {
+  unsigned nv, *vi, *first;
+  int numeric;
+  char unit[32], words[200];
+} rpt__gaxis;
+typedef struct rpt__grid {
+  unsigned nkeys, nvarying; /* nvarying: keys with two values or more */
+  rpt__gaxis *ax;
+} rpt__grid;
+/* The axes of s (nothing when s has fewer than two keys); effective: a point's /meta/effective text
+ * or NULL. 0 or SIM_ENOMEM. */
+int rpt__grid_make(const rpt_sweep *s, const char *effective, rpt__grid *g);
+void rpt__grid_free(rpt__grid *g);
+/* The figures of quantity q (metrics ks[0..nk), dimension d or "") against each varying key. */
+void rpt__grid_figs(const rpt_sweep *s, const rpt__grid *g, const unsigned *ks, unsigned nk, const char *q,
+                    const char *d, double conv, const char *shown, rpt__exp_sink *sink);
+/* The page's line about a grid sweep (HTML, into buf): each key with its values. */
+void rpt__grid_what(char *buf, size_t len, const rpt_sweep *s, const char *path_html, const char *model_html);
+
 #endif

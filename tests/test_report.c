@@ -1309,6 +1309,65 @@ static void test_cli_grid_sweep(void) {
   }
 }
 
+/* CSV formula injection (OWASP): a text cell a spreadsheet would run as a formula (= + - @, a tab,
+ * a carriage return first) is written with a single quote before it, quoted; a number, negative or
+ * with a sign, stays a number; other texts as before. Then through a whole report: the summary
+ * CSV of a results file whose metric names and units start with formulas. */
+static char *t_csv_of(const char *field) {
+  char *b = NULL;
+  size_t n = 0;
+  FILE *o = open_memstream(&b, &n);
+  rpt__csv(o, field);
+  fclose(o);
+  return b;
+}
+static void test_csv_formula_injection(void) {
+  static const char *const cases[][2] = {
+      {"=cmd|' /C calc'!A0", "\"'=cmd|' /C calc'!A0\""},
+      {"=HYPERLINK(\"http://x\",\"y\")", "\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\""},
+      {"+1+cmd|x", "\"'+1+cmd|x\""},
+      {"-2+3", "\"'-2+3\""},
+      {"@SUM(A1:A2)", "\"'@SUM(A1:A2)\""},
+      {"\t=1", "\"'\t=1\""},
+      {"\r=1", "\"'\r=1\""},
+      {"-", "\"'-\""},
+      {"-inf", "\"'-inf\""}, /* not a decimal number: a text */
+      {"-0.5", "-0.5"},
+      {"+1e-3", "+1e-3"},
+      {"-.25E+2", "-.25E+2"},
+      {"-12", "-12"},
+      {"a=b", "a=b"},
+      {"x,y", "\"x,y\""},
+      {"", ""},
+      {"jobs", "jobs"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char *got = t_csv_of(cases[i][0]);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(got);
+    if (strcmp(got, cases[i][1])) fprintf(stderr, "\n  rpt__csv(%s) = %s, not %s", cases[i][0], got, cases[i][1]);
+    CU_ASSERT_STRING_EQUAL(got, cases[i][1]);
+    free(got);
+  }
+  sim_metric_def md[2] = {{"=HYPERLINK(1)", "@u", "", 0}, {"+x.persona.-cmd|a", "-USD", "", 0}};
+  double v[2 * 2] = {1, -2, 1.5, -2.5};
+  CU_ASSERT_EQUAL_FATAL(t_write_metrics("rpt_csv_formula.h5", 2, md, 2, v), 0);
+  char err[RPT_ERRLEN];
+  rpt_options opt = {"rpt_csv_formula_report", "none", 1, NULL, 0};
+  rpt_outcome out;
+  CU_ASSERT_EQUAL(rpt_report("rpt_csv_formula.h5", &opt, &out, err, sizeof err), 0);
+  rpt_outcome_free(&out);
+  char *csv = t_slurp("rpt_csv_formula_report/summary.csv");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(csv);
+  /* no record has a field that starts with a formula character, outside a number */
+  for (const char *l = csv; *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l))
+    for (const char *f = l; f && *f && *f != '\n'; f = strpbrk(f, ",\n"), f = f && *f == ',' ? f + 1 : NULL)
+      CU_ASSERT(!strchr("=+@", *f) && (*f != '-' || (f[1] >= '0' && f[1] <= '9') || f[1] == '.'));
+  CU_ASSERT(strstr(csv, "\"'=HYPERLINK(1)\"") != NULL && strstr(csv, "\"'@u\"") != NULL);
+  CU_ASSERT(strstr(csv, "\"'-cmd|a\"") != NULL && strstr(csv, "\"'-USD\"") != NULL);
+  CU_ASSERT(strstr(csv, ",-2,") != NULL || strstr(csv, ",-2.") != NULL); /* a negative mean stays a number */
+  free(csv);
+}
+
 /* ---- hostile files (issue 49.1, 49.3) ------------------------------------------------------------ */
 
 /* Every text a file carries reaches gnuplot, HTML, Markdown, CSV and the terminal as data. Each
@@ -1646,8 +1705,8 @@ static void test_cheapest_policy(void) {
         else if (second < 0 || mean[i] < mean[second])
           second = (int)i;
       }
-      CU_ASSERT_STRING_EQUAL(f[1], best >= 0 ? pols[best] : "-");
-      CU_ASSERT_STRING_EQUAL(f[3], second >= 0 ? pols[second] : "-");
+      CU_ASSERT_STRING_EQUAL(f[1], best >= 0 ? pols[best] : ""); /* none: an empty cell */
+      CU_ASSERT_STRING_EQUAL(f[3], second >= 0 ? pols[second] : "");
       if (second >= 0) {
         double d[8];
         for (int r = 0; r < reps; r++)
@@ -1699,6 +1758,7 @@ static CU_TestInfo report_tests[] = {
     {"market figures: price with traded volume, hours everywhere, distinct styles", test_market_figures_inform},
     {"hostile names in a results file: no command runs, HTML/Markdown/CSV hold them as text", test_hostile_results},
     {"hostile sweep and experiment files (the issue's EOD payload): no command runs", test_hostile_sweep_experiment},
+    {"CSV formula injection: = + - @ tab CR texts neutralised, numbers kept", test_csv_formula_injection},
     {"the cheapest policy per sweep point: lowest finite mean, paired excess of the runner-up (random)",
      test_cheapest_policy},
     CU_TEST_INFO_NULL,

@@ -161,9 +161,9 @@ int rpt__cheapest(const rpt_sweep *s, const char *q, const char *unit_words, FIL
     rpt__html(html, unr);
     fputs("</td></tr>\n", html);
     fputc(',', csv);
-    rpt__csv(csv, bn);
+    rpt__csv(csv, o.best >= 0 ? bn : ""); /* no policy: an empty cell, not a "-" text */
     fprintf(csv, ",%.17g,", o.best >= 0 ? o.mean[o.best] : NAN);
-    rpt__csv(csv, sn);
+    rpt__csv(csv, o.second >= 0 ? sn : "");
     fprintf(csv, ",%.17g,%.17g,%.17g,%.17g,", o.second >= 0 ? o.mean[o.second] : NAN, o.diff.mean, o.diff.lo,
             o.diff.hi);
     rpt__csv(csv, v);

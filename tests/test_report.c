@@ -1280,7 +1280,8 @@ static void test_cli_grid_sweep(void) {
   CU_ASSERT(strstr(all, "with yerrorbars") != NULL);                          /* the categories' whiskers */
   CU_ASSERT(strstr(all, "title 'checkpoint+standby'") != NULL);
   free(all);
-  snprintf(cmd, sizeof cmd, "%s report rpt_grid.h5 --out rpt_grid_report", tu_bin());
+  /* the page and the tables (figures below, on a smaller grid: this one has 142, ~20 s of gnuplot) */
+  snprintf(cmd, sizeof cmd, "%s report rpt_grid.h5 --out rpt_grid_report --gnuplot none", tu_bin());
   CU_ASSERT_EQUAL(tu_run(cmd, &out), 0);
   free(out);
   char *html = t_slurp("rpt_grid_report/index.html"), *cheap = t_slurp("rpt_grid_report/cheapest_policy.csv");
@@ -1293,20 +1294,27 @@ static void test_cli_grid_sweep(void) {
   CU_ASSERT(cheap && t_csv_records(cheap, 12) == 5); /* the header and the four points, every key named */
   free(html);
   free(cheap);
-  if (rpt_gnuplot_available(NULL)) {
-    const char *const figs[] = {"sweep_spend_per_useful_gpu_h_by_policy_vs_market_personas_katie_fit",
-                                "sweep_spend_per_useful_gpu_h_by_policy_vs_market_training_standby_k",
-                                "sweep_client_cost_total_vs_market_personas_katie_fit",
-                                "sweep_client_cost_total_vs_market_training_standby_k", NULL};
-    for (size_t i = 0; figs[i]; i++) {
-      char f[256];
-      snprintf(f, sizeof f, "%s.png", figs[i]);
-      CU_ASSERT(t_exists("rpt_grid_report", f));
-      snprintf(f, sizeof f, "%s.svg", figs[i]);
-      CU_ASSERT(t_exists("rpt_grid_report", f));
-    }
-    CU_ASSERT(!t_exists("rpt_grid_report", "sweep_client_cost_total_vs_run_end.png"));
+  /* the figure files, drawn by gnuplot, per key: a PHOLD grid of 2 x 2 points (a few metrics) */
+  if (!rpt_gnuplot_available(NULL)) return;
+  tu_write("rpt_grid_phold.cfg", "model = \"phold\";\nrun = { seed = 3; reps = 2; end = 20.0; };\n"
+                                 "phold = { lps = 32; start = 1; lookahead = 0.1; mean = 0.9; remote = 0.1; };\n");
+  snprintf(cmd, sizeof cmd,
+           "%s sweep rpt_grid_phold.cfg --param phold.remote=0.0,0.5 --param phold.mean=0.4,1.9 --out "
+           "rpt_grid_phold.h5 --quiet && %s report rpt_grid_phold.h5 --out rpt_grid_phold_report --quiet",
+           tu_bin(), tu_bin());
+  CU_ASSERT_EQUAL_FATAL(tu_run(cmd, &out), 0);
+  free(out);
+  const char *const figs[] = {"sweep_events_vs_phold_remote", "sweep_events_vs_phold_mean", NULL};
+  for (size_t i = 0; figs[i]; i++) {
+    char f[256];
+    snprintf(f, sizeof f, "%s.png", figs[i]);
+    CU_ASSERT(t_exists("rpt_grid_phold_report", f));
+    snprintf(f, sizeof f, "%s.svg", figs[i]);
+    CU_ASSERT(t_exists("rpt_grid_phold_report", f));
   }
+  html = t_slurp("rpt_grid_phold_report/index.html");
+  CU_ASSERT(html && strstr(html, "src=\"sweep_events_vs_phold_mean.png\"") != NULL);
+  free(html);
 }
 
 /* CSV formula injection (OWASP): a text cell a spreadsheet would run as a formula (= + - @, a tab,
@@ -1317,7 +1325,7 @@ static char *t_csv_of(const char *field) {
   char *b = NULL;
   size_t n = 0;
   FILE *o = open_memstream(&b, &n);
-  rpt__csv(o, field);
+  rpt_csv_field(o, field);
   fclose(o);
   return b;
 }
@@ -1344,7 +1352,7 @@ static void test_csv_formula_injection(void) {
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     char *got = t_csv_of(cases[i][0]);
     CU_ASSERT_PTR_NOT_NULL_FATAL(got);
-    if (strcmp(got, cases[i][1])) fprintf(stderr, "\n  rpt__csv(%s) = %s, not %s", cases[i][0], got, cases[i][1]);
+    if (strcmp(got, cases[i][1])) fprintf(stderr, "\n  rpt_csv_field(%s) = %s, not %s", cases[i][0], got, cases[i][1]);
     CU_ASSERT_STRING_EQUAL(got, cases[i][1]);
     free(got);
   }

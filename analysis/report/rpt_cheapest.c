@@ -104,7 +104,7 @@ int rpt__cheapest(const rpt_sweep *s, const char *q, const char *unit_words, FIL
     rpt__html(html, nk ? s->keys[j] : "point");
     fputs("</th>", html);
     if (j) fputc(',', csv);
-    rpt__csv(csv, nk ? s->keys[j] : "point");
+    rpt_csv_field(csv, nk ? s->keys[j] : "point");
   }
   fputs(" cheapest | mean | runner-up | mean | runner-up - cheapest [95% CI] | significantly cheaper? | "
         "not ranked |\n|",
@@ -144,7 +144,7 @@ int rpt__cheapest(const rpt_sweep *s, const char *q, const char *unit_words, FIL
       rpt__html(html, lab);
       fputs("</td>", html);
       if (j) fputc(',', csv);
-      rpt__csv(csv, lab);
+      rpt_csv_field(csv, lab);
     }
     fputs(" | ", md);
     rpt__md(md, bn);
@@ -161,14 +161,14 @@ int rpt__cheapest(const rpt_sweep *s, const char *q, const char *unit_words, FIL
     rpt__html(html, unr);
     fputs("</td></tr>\n", html);
     fputc(',', csv);
-    rpt__csv(csv, o.best >= 0 ? bn : ""); /* no policy: an empty cell, not a "-" text */
+    rpt_csv_field(csv, o.best >= 0 ? bn : ""); /* no policy: an empty cell, not a "-" text */
     fprintf(csv, ",%.17g,", o.best >= 0 ? o.mean[o.best] : NAN);
-    rpt__csv(csv, o.second >= 0 ? sn : "");
+    rpt_csv_field(csv, o.second >= 0 ? sn : "");
     fprintf(csv, ",%.17g,%.17g,%.17g,%.17g,", o.second >= 0 ? o.mean[o.second] : NAN, o.diff.mean, o.diff.lo,
             o.diff.hi);
-    rpt__csv(csv, v);
+    rpt_csv_field(csv, v);
     fputc(',', csv);
-    rpt__csv(csv, unr);
+    rpt_csv_field(csv, unr);
     fputc('\n', csv);
   }
   fputs("</table>\n", html);

@@ -17,10 +17,6 @@ const char *rpt__html_buf(char *buf, size_t len, const char *s);
 /* A Markdown table cell or code span: | escaped, ` as ', < > & as entities, control characters as
  * spaces (a name cannot end a row or open raw HTML in a rendered summary.md). */
 void rpt__md(FILE *o, const char *s);
-/* A CSV text field (RFC 4180, libcsv's csv_fwrite when it needs quotes); a text that a
- * spreadsheet would run as a formula (it starts with = + - @, a tab or a carriage return, and is
- * not a number) is written as '"'TEXT"' (OWASP's CSV injection advice). */
-void rpt__csv(FILE *o, const char *s);
 /* Control characters of s replaced by '?' in place (text for a terminal). */
 void rpt__term(char *s);
 /* Writes the common look (palette as linetypes 1..12, grid, fonts) into a script. */

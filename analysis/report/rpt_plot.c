@@ -136,7 +136,7 @@ static int rpt__csv_number(const char *s) {
   return !*s;
 }
 
-void rpt__csv(FILE *o, const char *s) {
+void rpt_csv_field(FILE *o, const char *s) {
   size_t n = strlen(s);
   /* Formula injection (OWASP, "CSV Injection", owasp.org/www-community/attacks/CSV_Injection, read
    * 2026-12-07; ASVS 5.0 requirement 1.2.10): a spreadsheet runs a cell that starts with = + - @,

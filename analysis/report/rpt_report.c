@@ -1577,13 +1577,13 @@ static int rpt__sweep_tables(rpt__ctx *c, const rpt_sweep *s, FILE *md, FILE *cs
       char m[32], lo[32], hi[32];
       rpt__sweep_cell(s, p, k, rlo, rhi, conv, tmp, &ci, m, lo, hi);
       fprintf(md, " %s [%s, %s] |", m, lo, hi);
-      rpt__csv(csv, s->param);
+      rpt_csv_field(csv, s->param);
       fputc(',', csv);
-      rpt__csv(csv, s->labels[p]);
+      rpt_csv_field(csv, s->labels[p]);
       fprintf(csv, ",%.17g,", s->x[p]);
-      rpt__csv(csv, s->names[k]);
+      rpt_csv_field(csv, s->names[k]);
       fputc(',', csv);
-      rpt__csv(csv, s->units[k]);
+      rpt_csv_field(csv, s->units[k]);
       fprintf(csv, ",%.17g,%.17g,%.17g,%.17g,%d\n", ci.mean, ci.sd, ci.lo, ci.hi, ci.n);
     }
     fputs("\n", md);

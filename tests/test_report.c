@@ -6,6 +6,7 @@
 #include "analysis/report/rpt.h"
 #include "analysis/report/rpt_internal.h"
 #include "sim/results_io.h"
+#include "tests/csv_records.h"
 #include "tests/testutil.h"
 
 #include <CUnit/CUnit.h>
@@ -1249,7 +1250,6 @@ static void test_cli_sweep(void) {
  * churn fits: categories), one panel per value of the other key for a quantity per policy, one
  * line per value of the other key otherwise; names each key on the page, in the cheapest-policy
  * table and on the axes, in words with units. A key with one value is no axis. */
-static int t_csv_records(const char *s, int want);
 static void test_cli_grid_sweep(void) {
   if (!t_have_bin()) return;
   char cmd[8192], *out = NULL;
@@ -1291,7 +1291,7 @@ static void test_cli_grid_sweep(void) {
                          "(1, 2); <code>run.end</code> (&quot;12h&quot;)"));
   const char *head = "market.personas.katie.fit,market.training.standby_k,run.end,cheapest,";
   CU_ASSERT(cheap && !strncmp(cheap, head, strlen(head)));
-  CU_ASSERT(cheap && t_csv_records(cheap, 12) == 5); /* the header and the four points, every key named */
+  CU_ASSERT(cheap && csv_records(cheap, 12, NULL, NULL) == 5); /* the header and the four points, every key named */
   free(html);
   free(cheap);
   /* the figure files, drawn by gnuplot, per key: a PHOLD grid of 2 x 2 points (a few metrics) */
@@ -1398,28 +1398,9 @@ static int t_pwned(void) {
   return n;
 }
 
-/* RFC 4180 records and fields of a CSV text: every record must have `want` fields. Returns the
- * number of records, or -1 when one has another number of fields. */
-static int t_csv_records(const char *s, int want) {
-  int rec = 0, fields = 1, q = 0;
-  for (; *s; s++) {
-    if (q) {
-      if (*s == '"' && s[1] == '"')
-        s++;
-      else if (*s == '"')
-        q = 0;
-    } else if (*s == '"')
-      q = 1;
-    else if (*s == ',')
-      fields++;
-    else if (*s == '\n') {
-      if (fields != want) return -1;
-      rec++;
-      fields = 1;
-    }
-  }
-  return rec;
-}
+/* RFC 4180 records and fields of a CSV text (tests/csv_records.h, the fuzz target's oracle too):
+ * every record must have `want` fields. Returns the number of records, or -1. */
+static int t_csv_records(const char *s, int want) { return csv_records(s, want, NULL, NULL); }
 
 static const char *const t_h_regions[] = {"'\n!touch pwn_e\n", "<i>r</i>", "x"};
 static const char *const t_h_classes[] = {"'\n!touch pwn_f\n", "b", "c"};

@@ -1245,6 +1245,73 @@ static void test_cli_sweep(void) {
   free(out);
 }
 
+/* A grid's limits and order, on a hand-made sweep: key A (numeric, given as 3,1,2) and key B with 13
+ * values. Against A: the quantity without a dimension has 13 lines, of which 12 are drawn; the one
+ * per policy has 13 panels, of which 9 are drawn, and one legend; the lines run in increasing x.
+ * Against B (categories b0..b12): one line per value of A, one panel per value of A. */
+typedef struct t_figset {
+  char *names[16], *bodies[16];
+  int n;
+} t_figset;
+static void t_keep_figs(void *ctx, const char *name, const char *body) {
+  t_figset *f = ctx;
+  if (f->n < 16) f->names[f->n] = strdup(name), f->bodies[f->n++] = strdup(body);
+}
+static const char *t_fig_body(const t_figset *f, const char *name) {
+  for (int i = 0; i < f->n; i++)
+    if (!strcmp(f->names[i], name)) return f->bodies[i];
+  return NULL;
+}
+static int t_count(const char *s, const char *what) {
+  int n = 0;
+  for (const char *p = s ? strstr(s, what) : NULL; p; p = strstr(p + 1, what)) n++;
+  return n;
+}
+static void test_grid_limits(void) {
+  enum { NA = 3, NB = 13, NP = NA * NB, NM = 3, R = 2 };
+  static const char *const av[NA] = {"3", "1", "2"};
+  char *labels[NP], *files[NP], *klabels[NP * 2], lab[NP][16], kb[NB][8], fl[NP][24];
+  char *names[NM] = {"rev", "spend.policy.a", "spend.policy.b"}, *units[NM] = {"USD", "USD", "USD"};
+  char *keys[2] = {"g.a", "g.b"};
+  double x[NP], kx[NP * 2], vals[NP * R * NM];
+  for (int b = 0; b < NB; b++) snprintf(kb[b], sizeof kb[b], "b%d", b);
+  for (int i = 0; i < NA; i++)
+    for (int b = 0; b < NB; b++) {
+      int p = i * NB + b;
+      snprintf(lab[p], sizeof lab[p], "%s, %s", av[i], kb[b]);
+      snprintf(fl[p], sizeof fl[p], "p/%d.h5", p);
+      labels[p] = lab[p], files[p] = fl[p], x[p] = NAN;
+      klabels[p * 2] = (char *)av[i], klabels[p * 2 + 1] = kb[b];
+      kx[p * 2] = atof(av[i]), kx[p * 2 + 1] = NAN;
+      for (int r = 0; r < R; r++)
+        for (int m = 0; m < NM; m++) vals[(p * R + r) * NM + m] = 10 * atof(av[i]) + b + m + 0.5 * r;
+    }
+  rpt_sweep s = {"g.a x g.b", "market", NP, NM, R, labels, x, names, units, vals, files};
+  s.nkeys = 2, s.keys = keys, s.key_labels = klabels, s.key_x = kx;
+  char err[RPT_ERRLEN];
+  CU_ASSERT_EQUAL_FATAL(rpt_sweep_write("rpt_grid_limits.h5", &s, "m.cfg", 7, err, sizeof err), 0);
+  t_figset f = {0};
+  rpt_options opt = {"rpt_grid_limits_report", "none", 1, NULL, 0, t_keep_figs, &f};
+  rpt_outcome o;
+  CU_ASSERT_EQUAL_FATAL(rpt_report("rpt_grid_limits.h5", &opt, &o, err, sizeof err), 0);
+  rpt_outcome_free(&o);
+  CU_ASSERT_EQUAL(f.n, 4); /* two quantities against two keys */
+  const char *ra = t_fig_body(&f, "sweep_rev_vs_g_a"), *pa = t_fig_body(&f, "sweep_spend_by_policy_vs_g_a"),
+             *rb = t_fig_body(&f, "sweep_rev_vs_g_b"), *pb = t_fig_body(&f, "sweep_spend_by_policy_vs_g_b");
+  CU_ASSERT_FATAL(ra && pa && rb && pb);
+  CU_ASSERT_EQUAL(t_count(ra, "with linespoints"), 12); /* 13 values of b: 12 lines */
+  CU_ASSERT(strstr(ra, "title 'b = b11'") && !strstr(ra, "title 'b = b12'"));
+  CU_ASSERT(strstr(ra, "$p0_0 << EOD\n1 ") != NULL);  /* A given as 3,1,2: drawn from 1 */
+  CU_ASSERT_EQUAL(t_count(pa, "set title 'b = "), 9); /* 13 panels: 9 */
+  CU_ASSERT_EQUAL(t_count(pa, "\nplot "), 10);        /* 9 panels and the legend */
+  CU_ASSERT(strstr(pa, "set multiplot title") && strstr(pa, "unset multiplot"));
+  CU_ASSERT(strstr(pa, "set xtics ('1' 1, '2' 2, '3' 3)") != NULL);
+  CU_ASSERT_EQUAL(t_count(rb, "with yerrorbars"), 3); /* categories: one line per value of a */
+  CU_ASSERT(strstr(rb, "title 'a = 3'") && strstr(rb, "'b12' 12)"));
+  CU_ASSERT_EQUAL(t_count(pb, "set title 'a = "), 3);
+  for (int i = 0; i < f.n; i++) free(f.names[i]), free(f.bodies[i]);
+}
+
 /* A grid of two keys (issue 47.4) from the command, on the 32-GPU cluster of five policies: the
  * report draws each quantity against each key that varies (numeric: a line with its band; the
  * churn fits: categories), one panel per value of the other key for a quantity per policy, one
@@ -1748,6 +1815,7 @@ static CU_TestInfo report_tests[] = {
     {"hostile names in a results file: no command runs, HTML/Markdown/CSV hold them as text", test_hostile_results},
     {"hostile sweep and experiment files (the issue's EOD payload): no command runs", test_hostile_sweep_experiment},
     {"CSV formula injection: = + - @ tab CR texts neutralised, numbers kept", test_csv_formula_injection},
+    {"a grid's figures: at most 12 lines and 9 panels, numbers in increasing order", test_grid_limits},
     {"the cheapest policy per sweep point: lowest finite mean, paired excess of the runner-up (random)",
      test_cheapest_policy},
     CU_TEST_INFO_NULL,

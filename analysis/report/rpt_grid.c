@@ -93,60 +93,15 @@ static void rpt__grid_key_unit(const char *eff, const char *key, char *unit, siz
 }
 
 void rpt__grid_free(rpt__grid *g) {
-  for (unsigned k = 0; k < g->nkeys; k++) {
+  for (unsigned k = 0; k < g->nkeys && g->ax; k++) {
     free(g->ax[k].vi);
     free(g->ax[k].first);
+    free(g->ax[k].order);
+    free(g->ax[k].combo);
+    free(g->ax[k].cfirst);
   }
   free(g->ax);
   memset(g, 0, sizeof *g);
-}
-
-int rpt__grid_make(const rpt_sweep *s, const char *effective, rpt__grid *g) {
-  memset(g, 0, sizeof *g);
-  if (s->nkeys < 2) return 0;
-  g->nkeys = s->nkeys;
-  g->ax = calloc(s->nkeys, sizeof *g->ax);
-  if (!g->ax) return SIM_ENOMEM;
-  unsigned np = s->npoints, nk = s->nkeys;
-  for (unsigned k = 0; k < nk; k++) {
-    rpt__gaxis *a = &g->ax[k];
-    a->vi = calloc(np ? np : 1, sizeof *a->vi);
-    a->first = calloc(np ? np : 1, sizeof *a->first);
-    if (!a->vi || !a->first) {
-      rpt__grid_free(g);
-      return SIM_ENOMEM;
-    }
-    a->numeric = np > 0;
-    for (unsigned p = 0; p < np; p++) {
-      const char *lab = s->key_labels[(size_t)p * nk + k];
-      unsigned v;
-      for (v = 0; v < a->nv && strcmp(s->key_labels[(size_t)a->first[v] * nk + k], lab); v++) {}
-      if (v == a->nv) a->first[a->nv++] = p;
-      a->vi[p] = v;
-      a->numeric &= isfinite(s->key_x[(size_t)p * nk + k]) != 0;
-    }
-    if (a->numeric && effective) rpt__grid_key_unit(effective, s->keys[k], a->unit, sizeof a->unit);
-    const char *last = strrchr(s->keys[k], '.');
-    rpt_metric_words(last ? last + 1 : s->keys[k], "", a->numeric ? a->unit : "", a->words, sizeof a->words);
-    if (a->nv >= 2) g->nvarying++;
-  }
-  return 0;
-}
-
-/* "fit = skype06, standby k = 2": point p's values of the varying keys other than `skip`. */
-static void rpt__grid_combo_label(const rpt_sweep *s, const rpt__grid *g, unsigned p, unsigned skip, char *buf,
-                                  size_t len) {
-  size_t o = 0;
-  buf[0] = 0;
-  for (unsigned k = 0; k < g->nkeys && o + 1 < len; k++) {
-    if (k == skip || g->ax[k].nv < 2) continue;
-    char v[128], w[160];
-    const char *last = strrchr(s->keys[k], '.');
-    rpt_metric_words(last ? last + 1 : s->keys[k], "", NULL, w, sizeof w);
-    rpt__grid_shown(s->key_labels[(size_t)p * g->nkeys + k], v, sizeof v);
-    int n = snprintf(buf + o, len - o, "%s%s = %s", o ? ", " : "", w, v);
-    o += n > 0 ? (size_t)n : 0;
-  }
 }
 
 /* Combinations of the other varying keys' values, in the order of their first point: combo[p],
@@ -168,25 +123,75 @@ static unsigned rpt__grid_combos(const rpt_sweep *s, const rpt__grid *g, unsigne
   return nc;
 }
 
+int rpt__grid_make(const rpt_sweep *s, const char *effective, rpt__grid *g) {
+  memset(g, 0, sizeof *g);
+  if (s->nkeys < 2) return 0;
+  g->nkeys = s->nkeys;
+  g->ax = calloc(s->nkeys, sizeof *g->ax);
+  if (!g->ax) return SIM_ENOMEM;
+  unsigned np = s->npoints, nk = s->nkeys;
+  for (unsigned k = 0; k < nk; k++) {
+    rpt__gaxis *a = &g->ax[k];
+    a->vi = calloc(np ? np : 1, sizeof *a->vi);
+    a->first = calloc(np ? np : 1, sizeof *a->first);
+    a->order = calloc(np ? np : 1, sizeof *a->order);
+    a->combo = calloc(np ? np : 1, sizeof *a->combo);
+    a->cfirst = calloc(np ? np : 1, sizeof *a->cfirst);
+    if (!a->vi || !a->first || !a->order || !a->combo || !a->cfirst) {
+      rpt__grid_free(g);
+      return SIM_ENOMEM;
+    }
+    a->numeric = np > 0;
+    for (unsigned p = 0; p < np; p++) {
+      const char *lab = s->key_labels[(size_t)p * nk + k];
+      unsigned v;
+      for (v = 0; v < a->nv && strcmp(s->key_labels[(size_t)a->first[v] * nk + k], lab); v++) {}
+      if (v == a->nv) a->first[a->nv++] = p;
+      a->vi[p] = v;
+      a->numeric &= isfinite(s->key_x[(size_t)p * nk + k]) != 0;
+    }
+    /* the order drawn: as given, or by value for numbers (insertion sort, stable) */
+    for (unsigned v = 0; v < a->nv; v++) {
+      unsigned i = v;
+      double xv = s->key_x[(size_t)a->first[v] * nk + k];
+      for (; i > 0 && a->numeric && s->key_x[(size_t)a->first[a->order[i - 1]] * nk + k] > xv; i--)
+        a->order[i] = a->order[i - 1];
+      a->order[i] = v;
+    }
+    if (a->numeric && effective) rpt__grid_key_unit(effective, s->keys[k], a->unit, sizeof a->unit);
+    const char *last = strrchr(s->keys[k], '.');
+    rpt_metric_words(last ? last + 1 : s->keys[k], "", a->numeric ? a->unit : "", a->words, sizeof a->words);
+    if (a->nv >= 2) g->nvarying++;
+  }
+  for (unsigned k = 0; k < nk; k++) g->ax[k].nc = rpt__grid_combos(s, g, k, g->ax[k].combo, g->ax[k].cfirst);
+  return 0;
+}
+
+/* "fit = skype06, standby k = 2": point p's values of the varying keys other than `skip`. */
+static void rpt__grid_combo_label(const rpt_sweep *s, const rpt__grid *g, unsigned p, unsigned skip, char *buf,
+                                  size_t len) {
+  size_t o = 0;
+  buf[0] = 0;
+  for (unsigned k = 0; k < g->nkeys && o + 1 < len; k++) {
+    if (k == skip || g->ax[k].nv < 2) continue;
+    char v[128], w[160];
+    const char *last = strrchr(s->keys[k], '.');
+    rpt_metric_words(last ? last + 1 : s->keys[k], "", NULL, w, sizeof w);
+    rpt__grid_shown(s->key_labels[(size_t)p * g->nkeys + k], v, sizeof v);
+    int n = snprintf(buf + o, len - o, "%s%s = %s", o ? ", " : "", w, v);
+    o += n > 0 ? (size_t)n : 0;
+  }
+}
+
 /* One line's datablock: the points of combination c along the key (sorted by x), metric m. */
-static void rpt__grid_block(FILE *o, const rpt_sweep *s, const rpt__grid *g, unsigned key, const unsigned *combo,
-                            unsigned c, unsigned m, double off, double conv, double *tmp, double *ylo, double *yhi) {
+static void rpt__grid_block(FILE *o, const rpt_sweep *s, const rpt__grid *g, unsigned key, unsigned c, unsigned m,
+                            double off, double conv, double *tmp, double *ylo, double *yhi) {
   const rpt__gaxis *a = &g->ax[key];
+  const unsigned *combo = a->combo;
   double rlo, rhi; /* bands within what the quantity can be */
   rpt_metric_range(s->names[m], s->units[m], &rlo, &rhi);
   for (unsigned v = 0; v < a->nv; v++) {
-    /* numeric keys: the values in increasing order, so that the line runs left to right */
-    unsigned vv = v;
-    if (a->numeric) {
-      unsigned rank = 0;
-      for (vv = 0; vv < a->nv; vv++) {
-        double xv = s->key_x[(size_t)a->first[vv] * g->nkeys + key];
-        rank = 0;
-        for (unsigned u = 0; u < a->nv; u++) rank += s->key_x[(size_t)a->first[u] * g->nkeys + key] < xv;
-        if (rank == v) break;
-      }
-      if (vv == a->nv) continue; /* a value given twice as different text ("1", "1.0") */
-    }
+    unsigned vv = a->order[v]; /* numbers in increasing order, so that the line runs left to right */
     for (unsigned p = 0; p < s->npoints; p++) {
       if (combo[p] != c || a->vi[p] != vv) continue;
       rpt_ci ci;
@@ -212,10 +217,11 @@ static void rpt__grid_xaxis(FILE *o, const rpt_sweep *s, const rpt__grid *g, uns
   fputc('\n', o);
   if (a->numeric && a->nv > 12) return; /* gnuplot's own tics; else a tic at each value, as given */
   fputs("set xtics (", o);
-  for (unsigned v = 0; v < a->nv; v++) {
+  for (unsigned i = 0; i < a->nv; i++) {
+    unsigned v = a->order[i]; /* in the order drawn (categories: as given, at 0, 1, ...) */
     char lab[128];
     rpt__grid_shown(s->key_labels[(size_t)a->first[v] * g->nkeys + key], lab, sizeof lab);
-    fputs(v ? ", " : "", o);
+    fputs(i ? ", " : "", o);
     rpt__gp_str(o, lab);
     if (a->numeric)
       fprintf(o, " %.9g", s->key_x[(size_t)a->first[v] * g->nkeys + key]);
@@ -243,10 +249,10 @@ static void rpt__grid_plot(FILE *o, const char *pfx, unsigned nl, int numeric, i
 
 /* The figure of one quantity (metrics ks[0..nk), its dimension d or none) against one key. */
 static void rpt__grid_fig(const rpt_sweep *s, const rpt__grid *g, unsigned key, const unsigned *ks, unsigned nk,
-                          const char *q, const char *d, double conv, const char *shown, double *tmp, unsigned *combo,
-                          unsigned *first, rpt__exp_sink *sink) {
+                          const char *q, const char *d, double conv, const char *shown, double *tmp,
+                          rpt__exp_sink *sink) {
   const rpt__gaxis *a = &g->ax[key];
-  unsigned nc = rpt__grid_combos(s, g, key, combo, first);
+  const unsigned nc = a->nc, *first = a->cfirst;
   int faceted = d[0] != 0;
   unsigned npan = faceted ? nc : 1, nl = faceted ? nk : nc, cut = 0;
   if (npan > RPT_GRID_PANELS) cut = npan, npan = RPT_GRID_PANELS;
@@ -269,7 +275,7 @@ static void rpt__grid_fig(const rpt_sweep *s, const rpt__grid *g, unsigned key, 
       unsigned m = faceted ? ks[j] : ks[0], c = faceted ? pn : j;
       double off = a->numeric || nl < 2 ? 0 : ((double)j - (nl - 1) / 2.0) * 0.5 / nl;
       fprintf(dt, "$p%u_%u << EOD\n", pn, j);
-      rpt__grid_block(dt, s, g, key, combo, c, m, off, conv, tmp, &ylo, &yhi);
+      rpt__grid_block(dt, s, g, key, c, m, off, conv, tmp, &ylo, &yhi);
       fputs("EOD\n", dt);
     }
   fclose(dt);
@@ -382,14 +388,9 @@ static void rpt__grid_fig(const rpt_sweep *s, const rpt__grid *g, unsigned key, 
 void rpt__grid_figs(const rpt_sweep *s, const rpt__grid *g, const unsigned *ks, unsigned nk, const char *q,
                     const char *d, double conv, const char *shown, rpt__exp_sink *sink) {
   double *tmp = malloc(((size_t)s->reps + 1) * sizeof *tmp);
-  unsigned *combo = malloc(((size_t)s->npoints + 1) * sizeof *combo),
-           *first = malloc(((size_t)s->npoints + 1) * sizeof *first);
-  if (tmp && combo && first)
-    for (unsigned k = 0; k < g->nkeys; k++)
-      if (g->ax[k].nv >= 2) rpt__grid_fig(s, g, k, ks, nk, q, d, conv, shown, tmp, combo, first, sink);
+  for (unsigned k = 0; tmp && k < g->nkeys; k++)
+    if (g->ax[k].nv >= 2) rpt__grid_fig(s, g, k, ks, nk, q, d, conv, shown, tmp, sink);
   free(tmp);
-  free(combo);
-  free(first);
 }
 
 /* Appends to buf (cut at len), as snprintf at its end. */

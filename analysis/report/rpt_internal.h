@@ -68,10 +68,12 @@ void rpt__exp_figs(const rpt_experiment *e, rpt__exp_sink *sink);
 int rpt__cheapest(const rpt_sweep *s, const char *q, const char *unit_words, FILE *md, FILE *html, FILE *csv);
 
 /* A sweep over a grid of several keys (rpt_grid.c): per key, each point's value index (vi), the
- * first point of each value, whether every value is a number, its unit (from a point's
- * /meta/effective, numbers only) and its words for an axis. */
+ * first point of each value, the values in the order drawn (order: increasing for numbers),
+ * each point's combination of the other keys' values (combo, nc of them, cfirst: the first point
+ * of each), whether every value is a number, its unit (from a point's /meta/effective, numbers
+ * only) and its words for an axis. */
 typedef struct rpt__gaxis {
-  unsigned nv, *vi, *first;
+  unsigned nv, *vi, *first, *order, nc, *combo, *cfirst;
   int numeric;
   char unit[32], words[200];
 } rpt__gaxis;

@@ -101,7 +101,7 @@ static const app_cli sweep__cli = {
     "and writes one sweep file: per point and replication every metric, and their means and\n"
     "95% confidence intervals. Each point's full results file is kept as\n"
     "FILE.points/point_NNNN.h5. `spotlab report FILE.h5` draws every metric against KEY with\n"
-    "its confidence band (a grid: against the point, labelled with each key's value).\n",
+    "its confidence band (a grid: against each key, a line or panel per value of the others).\n",
     "Every point is checked before the first one runs. Progress: one line per point on stderr.\n"
     "Under mpirun, whole points go to the ranks (point p to rank p mod P) when that takes fewer\n"
     "rounds than spreading each point's replications over them (--spread; one replication over\n"

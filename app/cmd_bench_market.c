@@ -7,7 +7,9 @@
  * figure is the simulation's own memory, not the output's. --out FILE appends a CSV line per run;
  * --repeat and --versus run it several times and against a second size in the same process;
  * --sizes runs a list of sizes in turn and prints the cost of an event by size beside the CPU's
- * caches (each run's own peak memory: the kernel's peak is reset before it).
+ * caches (each run's own peak memory: the kernel's peak is reset before it). --wide LO-HI makes the
+ * training class data-parallel jobs of LO to HI GPUs gang-placed over the single-GPU hosts, and
+ * runs the market without them (the same bench, the same process) before it, for the ratio.
  */
 #include "app/app.h"
 #include "app/cli.h"
@@ -18,11 +20,15 @@
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+
+#define MKT__STR_(x) #x
+#define MKT__STR(x) MKT__STR_(x)
 
 static double bm__rss_mib(void) {
   struct rusage ru;
@@ -171,6 +177,14 @@ static const app_option bm__opts[] = {
     {"--sizes", APP_O_STRING, "N1,N2,...", 0, 0, 0,
      "instead of --gpus: run each of these GPU counts in turn (2 to 16; with\n--repeat, K rounds of them) and print "
      "events/s, ns per event and each\nrun's peak memory by size, beside the sizes of the CPU's caches"},
+    {"--wide", APP_O_STRING, "LO-HI", 0, 0, 0,
+     "training jobs of LO to HI GPUs (uniform; at most " MKT__STR(
+         MKT_MAX_JOB_GPUS) ") gang-placed over the\n"
+                           "single-GPU hosts, all-reducing 10 MB every 10 s step, in the fixed and flexible\npools, at "
+                           "the same GPU-hours "
+                           "of training (its share of arrivals over the\nmean width); each run follows the same market "
+                           "without them, "
+                           "and a table\ncompares the two (events/s, wall, each run's peak memory)"},
     {"--progress", APP_O_FLAG, NULL, 0, 0, 0, "the engine's progress line"},
     {NULL},
 };
@@ -196,8 +210,7 @@ static const char *bm__scenario =
     "  checkpoint_events = %s;\n"
     "  responses = { demand = %s; pool_choice = %s; entry = %s; reliability = %s; };\n"
     "  bidding = { rule = \"%s\"; min_bid_usd_h = 0.02; };\n"
-    "  training  = { share = 0.2; dur_mean_h = 12.0; dur_cv = 1.5; gpus_min = 1; gpus_max = 1; mem_min_gb = 16.0;\n"
-    "                value_usd_h = 0.6; checkpoint_h = 1.0; pool_share = [0.6, 0.2, 0.2]; patience_h = 48.0; };\n"
+    "%s"
     "  inference = { share = 0.5; diurnal_amp = 0.6; dur_mean_h = 1.0; mem_min_gb = 8.0; value_usd_h = 0.5;\n"
     "                checkpoint_h = 0.25; pool_share = [0.2, 0.2, 0.6]; patience_h = 2.0; };\n"
     "  batch     = { share = 0.3; dur_mean_h = 3.0; gpus_min = 1; gpus_max = 1; mem_min_gb = 8.0;\n"
@@ -213,6 +226,18 @@ static const char *bm__scenario =
     "  );\n"
     "  regions = (\n%s  );\n"
     "};\n";
+
+/* The training class: single-GPU jobs, or (--wide) LO-HI GPU data-parallel jobs at the same GPU-hours
+ * (share 0.2 over the mean width), in the pools that run jobs wider than a host (a bid runs on one). */
+static const char *bm__training =
+    "  training  = { share = 0.2; dur_mean_h = 12.0; dur_cv = 1.5; gpus_min = 1; gpus_max = "
+    "1; mem_min_gb = 16.0;\n"
+    "                value_usd_h = 0.6; checkpoint_h = 1.0; pool_share = [0.6, 0.2, "
+    "0.2]; patience_h = 48.0; };\n";
+static const char *bm__training_wide =
+    "  training  = { share = %.9g; dur_mean_h = 12.0; dur_cv = 1.5; gpus_min = %u; gpus_max = %u; mem_min_gb = 16.0;\n"
+    "                value_usd_h = 0.6; checkpoint_h = 1.0; step_s = 10.0; grad_mb = 10.0;\n"
+    "                pool_share = [0.5, 0.0, 0.5]; patience_h = 48.0; };\n";
 
 /* The regions, cycled when there are more than three (eu, us, asia, eu2, ...). */
 static const char *bm__region[3] = {
@@ -230,7 +255,8 @@ typedef struct bm__setup {
   unsigned long long seed;
   const char *rule, *out;
   int progress, resp, ckev, rank, P;
-  int hwm; /* the process's peak was reset before this run (bm__hwm_reset): it is this run's own */
+  int hwm;           /* the process's peak was reset before this run (bm__hwm_reset): it is this run's own */
+  unsigned wlo, whi; /* --wide: training jobs of wlo..whi GPUs (0: single-GPU) */
 } bm__setup;
 typedef struct bm__fig {
   double rate, wall_s;  /* engine events per second, s */
@@ -258,8 +284,13 @@ static int bm__once(const bm__setup *u, unsigned long long gpus, unsigned long l
     off += (size_t)snprintf(regs + off, 16, " }%s\n", r + 1 < nreg ? "," : "");
   }
   const char *on = u->resp ? "true" : "false";
+  char training[512];
+  if (u->wlo)
+    snprintf(training, sizeof training, bm__training_wide, 0.2 / (0.5 * (u->wlo + u->whi)), u->wlo, u->whi);
+  else
+    snprintf(training, sizeof training, "%s", bm__training);
   snprintf(text, 8192 + 512 * (size_t)nreg, bm__scenario, SPOTLAB_SOURCE_DIR, SPOTLAB_SOURCE_DIR,
-           u->ckev ? "true" : "false", on, on, on, on, u->rule, regs);
+           u->ckev ? "true" : "false", on, on, on, on, u->rule, training, regs);
   free(regs);
   sim_diag d;
   sim_diag_init(&d, rank == 0 ? stderr : NULL);
@@ -279,8 +310,9 @@ static int bm__once(const bm__setup *u, unsigned long long gpus, unsigned long l
     fprintf(
         stderr,
         "bench market: %llu GPUs (%llu LPs) in %u regions, %llu days, hourly billing, rule %s, load %g jobs/GPU/day, "
-        "reactions %s, %d rank%s\n",
-        gpus, (unsigned long long)m.nlps, nreg, days, u->rule, u->load, u->resp ? "on" : "off", P, P == 1 ? "" : "s");
+        "reactions %s, %d rank%s%s\n",
+        gpus, (unsigned long long)m.nlps, nreg, days, u->rule, u->load, u->resp ? "on" : "off", P, P == 1 ? "" : "s",
+        u->wlo ? ", training jobs of --wide GPUs" : "");
   if (m.ntypes > BM__TYPES)
     SIM_FATAL("bench market: %u LP types, the count of events by kind wraps %d", m.ntypes, BM__TYPES);
   sim_lptype types[BM__TYPES];
@@ -346,6 +378,16 @@ static int bm__once(const bm__setup *u, unsigned long long gpus, unsigned long l
              "be an even split)\n",
              100.0 * (double)busiest / (double)r.events, (double)r.events / (double)busiest, 100.0 / P);
     bm__kinds(r.events, mkt_run_starts(&m, &r));
+    if (u->wlo) { /* the wide jobs did run: their starts, ends, width and time in all-reduces */
+      const int64_t *jb = r.series[MKT_S_JOBS] + MKT_CLS_TRAINING * MKT_NJCOLS;
+      double comm = NAN;
+      for (unsigned k = 0; k < nm; k++)
+        if (!strcmp(defs[k].name, "comm_share.class.training")) comm = met[k];
+      printf("training jobs of %u-%u GPUs: %lld submitted, %lld started (%lld runs), %lld completed; members' share "
+             "of time in all-reduces %.3f\n",
+             u->wlo, u->whi, (long long)jb[MKT_J_SUBMITTED], (long long)jb[MKT_J_STARTED], (long long)jb[MKT_J_RUNS],
+             (long long)jb[MKT_J_DONE], comm);
+    }
     if (bad) fprintf(stderr, "spotlab bench market: %s\n", msg);
     if (u->out) {
       FILE *f = fopen(u->out, "a");
@@ -484,6 +526,81 @@ static int bm__scale(bm__setup *u, const unsigned long long *g, int n, unsigned 
   return rc;
 }
 
+/* --wide: `rounds` rounds of the market without wide jobs, then with them (each run's peak memory its
+ * own where the kernel resets it), and a table of the two, with the median ratio of their events/s. */
+static int bm__wide(bm__setup *u, unsigned long long gpus, unsigned long long days, unsigned long long rounds) {
+  double *v = malloc(8 * rounds * sizeof *v);
+  if (!v) SIM_FATAL("out of memory");
+  double *rate[2] = {v, v + rounds}, *wall[2] = {v + 2 * rounds, v + 3 * rounds},
+         *mib[2] = {v + 4 * rounds, v + 5 * rounds}, *ratio = v + 6 * rounds;
+  unsigned long long ev[2] = {0, 0};
+  unsigned wlo = u->wlo, whi = u->whi;
+#ifdef __GLIBC__
+  mallopt(M_MMAP_THRESHOLD, 128 * 1024); /* as --sizes: each run allocates as a process's first does */
+#endif
+  int rc = 0, hwm_all = 1;
+  for (unsigned long long i = 0; i < rounds && !rc; i++)
+    for (int w = 0; w < 2 && !rc; w++) {
+#ifdef __GLIBC__
+      malloc_trim(0);
+#endif
+      u->hwm = bm__hwm_reset() == 0;
+      if (u->P > 1) MPI_Allreduce(MPI_IN_PLACE, &u->hwm, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+      hwm_all &= u->hwm;
+      double base = u->hwm ? bm__status_mib("VmRSS:") : bm__rss_mib();
+      u->wlo = w ? wlo : 0;
+      u->whi = w ? whi : 0;
+      bm__fig f;
+      rc = bm__once(u, gpus, days, base, u->hwm || (i == 0 && w == 0), &f);
+      rate[w][i] = f.rate;
+      wall[w][i] = f.wall_s;
+      mib[w][i] = f.model_mib;
+      ev[w] = f.n;
+      if (w) ratio[i] = f.rate / rate[0][i];
+    }
+  u->wlo = wlo;
+  u->whi = whi;
+  if (!rc && u->rank == 0) {
+    printf("\nwide jobs against none, %llu GPUs x %llu days, %d rank%s, median of %llu round%s:\n", gpus, days, u->P,
+           u->P == 1 ? "" : "s", rounds, rounds == 1 ? "" : "s");
+    printf("%-22s %14s %10s %12s %10s %17s\n", "training jobs", "events", "wall s", "events/s", "ns/event",
+           "peak MiB (model)");
+    for (int w = 0; w < 2; w++) {
+      char name[32], m[32] = "-";
+      if (w)
+        snprintf(name, sizeof name, "%u-%u GPUs", wlo, whi);
+      else
+        snprintf(name, sizeof name, "1 GPU");
+      if (hwm_all || w == 0) snprintf(m, sizeof m, "%.1f", hwm_all ? app_median(mib[w], rounds) : mib[0][0]);
+      double r = app_median(rate[w], rounds);
+      printf("%-22s %14llu %10.2f %12.4g %10.1f %17s\n", name, ev[w], app_median(wall[w], rounds), r, 1e9 / r, m);
+    }
+    printf("events/s with wide jobs over without, same round: %.3f (median)%s\n", app_median(ratio, rounds),
+           hwm_all ? "" : "; the kernel would not reset the peak, so only the first run has its memory");
+  }
+  free(v);
+  return rc;
+}
+
+/* Parses --wide's "LO-HI": 1 <= LO <= HI <= MKT_MAX_JOB_GPUS. 0 or -1 (with the message printed). */
+static int bm__wide_parse(const char *v, unsigned *lo, unsigned *hi) {
+  char *e1, *e2;
+  if (v[0] >= '0' && v[0] <= '9') {
+    unsigned long a = strtoul(v, &e1, 10);
+    if (*e1 == '-' && e1[1] >= '0' && e1[1] <= '9') {
+      unsigned long b = strtoul(e1 + 1, &e2, 10);
+      if (!*e2 && a >= 1 && a <= b && b <= MKT_MAX_JOB_GPUS) {
+        *lo = (unsigned)a;
+        *hi = (unsigned)b;
+        return 0;
+      }
+    }
+  }
+  fprintf(stderr, "spotlab bench market: --wide: '%s' is not LO-HI with 1 <= LO <= HI <= %d (e.g. 64-256)\n", v,
+          MKT_MAX_JOB_GPUS);
+  return -1;
+}
+
 /* Parses --versus's "GPUS:DAYS", each part in its option's range. 0 or -1 (with the message printed). */
 static int bm__versus(const char *v, unsigned long long *gpus, unsigned long long *days) {
   double glo, ghi, dlo, dhi;
@@ -528,10 +645,18 @@ static int cmd_bench_market_main(int argc, char **argv) {
   u.resp = app_args_flag(&a, "--responses");
   u.ckev = app_args_flag(&a, "--checkpoint-events");
   repeat = app_args_u64(&a, "--repeat", 1);
-  const char *vs = app_args_str(&a, "--versus", NULL), *sz = app_args_str(&a, "--sizes", NULL);
+  const char *vs = app_args_str(&a, "--versus", NULL), *sz = app_args_str(&a, "--sizes", NULL),
+             *wd = app_args_str(&a, "--wide", NULL);
   unsigned long long sizes[BM__SIZES];
   int nsizes = 0, bad = 0;
-  if (sz && (vs || app_args_count(&a, "--gpus") > 0)) {
+  if (wd && (vs || sz)) {
+    fprintf(stderr, "spotlab bench market: --wide and %s: give one of them\n", vs ? "--versus" : "--sizes");
+    bad = 1;
+  } else if (wd) {
+    bad = bm__wide_parse(wd, &u.wlo, &u.whi) != 0;
+  }
+  if (bad) {
+  } else if (sz && (vs || app_args_count(&a, "--gpus") > 0)) {
     fprintf(stderr, "spotlab bench market: --sizes and %s: give one of them\n", vs ? "--versus" : "--gpus");
     bad = 1;
   } else if (sz) {
@@ -554,6 +679,11 @@ static int cmd_bench_market_main(int argc, char **argv) {
   u.P = app_mpi_size();
   if (nsizes > 0) {
     int rc = bm__scale(&u, sizes, nsizes, days, repeat);
+    app_args_free(&a);
+    return rc;
+  }
+  if (u.wlo) {
+    int rc = bm__wide(&u, gpus, days, repeat);
     app_args_free(&a);
     return rc;
   }

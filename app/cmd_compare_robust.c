@@ -7,7 +7,6 @@
 #include "app/runner.h"
 #include "sim/results_io.h"
 
-#include <csv.h> /* libcsv: csv_fwrite */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -196,8 +195,6 @@ static void robust__point_label(const robust__key *k, int nk, int p, char *buf, 
   for (int i = 0; i < nk; i++) free(ovr[i]);
 }
 
-static void robust__csv(FILE *o, const char *s) { csv_fwrite(o, s, strlen(s)); }
-
 /* Writes the table: on tab (terminal), OUTDIR/robust.md and OUTDIR/robust.csv. 0 or 1. */
 static int robust__write(const robust__row *rows, int nrows, const robust__key *k, int nk, int npoints,
                          const char *before, const char *after, const char *outdir, FILE *tab) {
@@ -268,14 +265,14 @@ static int robust__write(const robust__row *rows, int nrows, const robust__key *
       fprintf(m, "| `%s` | %s | %.4g | [%.4g, %.4g] | %s | %d | %d | %d | %s%s%s%s |\n", r->name, r->unit, r->base.mean,
               r->base.lo, r->base.hi, range, r->npos, r->nneg, r->nsig, robust__verdict(r, npoints),
               *where ? " (first at `" : "", where, *where ? "`)" : "");
-      robust__csv(c, r->name);
+      rpt_csv_field(c, r->name);
       fputc(',', c);
-      robust__csv(c, r->unit);
+      rpt_csv_field(c, r->unit);
       fprintf(c, ",%.17g,%.17g,%.17g,%.17g,%.17g,%d,%d,%d,%d,", r->base.mean, r->base.lo, r->base.hi,
               r->lo <= r->hi ? r->lo : NAN, r->lo <= r->hi ? r->hi : NAN, npoints, r->npos, r->nneg, r->nsig);
-      robust__csv(c, robust__verdict(r, npoints));
+      rpt_csv_field(c, robust__verdict(r, npoints));
       fputc(',', c);
-      robust__csv(c, where);
+      rpt_csv_field(c, where);
       fputc('\n', c);
     }
   }

@@ -10,28 +10,20 @@
  *
  * Everything is checked before the first point runs: the experiment file (FILE:LINE), each
  * factor's values against the scenario, every point, and the metric names of the constraints and
- * objectives against the model's metric list. Parallelism is the runner's, as in a sweep. */
+ * objectives against the model's metric list. The points run in the point runner it shares with
+ * `spotlab sweep` (app/points.h): --resume, the spread under mpirun, progress and signals. */
 #include "analysis/experiment/exp.h"
 #include "analysis/report/rpt.h"
 #include "app/app.h"
 #include "app/cli.h"
-#include "app/runner.h"
+#include "app/points.h"
+#include "app/progress.h"
 
-#include <errno.h>
 #include <libgen.h>
 #include <math.h>
-#include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
-
-static double xp__now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static char *xp__join(const char *a, const char *b) {
   size_t n = strlen(a) + strlen(b) + 2;
@@ -47,6 +39,7 @@ static const app_option xp__opts[] = {
      "DIR: DIR/experiment.h5, points in DIR/points/"},
     APP_OPT_REPS("replications per point (overrides the file's reps and run.reps)"),
     APP_OPT_SEED("base seed, the same at every point (overrides the file's seed and run.seed)"),
+    APP_OPT_SPREAD("under mpirun, as spotlab run's: reps, model or auto (default)"),
     {"--resume", APP_O_FLAG, NULL, 0, 0, 0,
      "keep the points whose results file is already there (same scenario, values, seed and\n"
      "replications); run the others"},
@@ -68,7 +61,12 @@ static const app_cli xp__cli = {
     "points, the front and the sensitivities. Format and methods: docs/experiments.md.\n",
     "Every point is checked before the first one runs; bad input is reported as FILE:LINE.\n"
     "`spotlab report FILE.h5` draws the Pareto front, the sensitivities and the feasible region.\n"
-    "Exit status: 0 done, 1 a check failed or a file could not be written, 2 bad usage or input.\n",
+    "Under mpirun, whole points go to the ranks (point p to rank p mod P) when that takes fewer\n"
+    "rounds than spreading each point's replications over them (--spread), as in a sweep; the\n"
+    "choice is printed. Same files either way. SIGINT or SIGTERM: the point under way is dropped,\n"
+    "the finished points' files are kept for --resume, no experiment file is written.\n"
+    "Exit status: 0 done, 1 a check failed or a file could not be written, 2 bad usage or input,\n"
+    "128 + the signal when one stopped it.\n",
     xp__opts};
 
 /* ---- the printed tables ------------------------------------------------------------------------ */
@@ -291,62 +289,75 @@ static void xp__check_metric(const app_loaded *l, sim_diag *d, const char *file,
                   metric, sim[0] ? "metrics of that quantity: " : "no metric of that quantity", sim, l->nmetrics);
 }
 
-static int cmd_experiment_main(int argc, char **argv) {
-  app_args args;
-  int prc = app_cli_parse(&xp__cli, argc, argv, &args);
-  if (prc) {
-    app_args_free(&args);
-    return prc == 1 ? 0 : 2;
-  }
-  const char *file = args.operand[0], *out = app_args_str(&args, "--out", NULL);
-  long long reps_opt = app_args_count(&args, "--reps") ? (long long)app_args_u64(&args, "--reps", 0) : -1;
-  long long seed_opt = app_args_count(&args, "--seed") ? (long long)app_args_u64(&args, "--seed", 0) : -1;
-  int quiet = app_args_flag(&args, "--quiet"), resume = app_args_flag(&args, "--resume");
-  app_args_free(&args); /* the values point into argv, which outlives this */
-  app_mpi_init(&argc, &argv);
-  int rank = app_mpi_rank(), rc = 0, failed = 0;
-  sim_diag d;
-  sim_diag_init(&d, rank == 0 ? stderr : NULL);
-  exp_spec *s = NULL;
-  if (exp_spec_load(file, &d, &s)) {
-    if (rank == 0)
-      fprintf(stderr, "spotlab experiment: %d error%s in %s; nothing was run\n", d.nerrors, d.nerrors == 1 ? "" : "s",
-              file);
-    return 2;
-  }
-  unsigned np = 0, nf = (unsigned)s->nfactors;
-  char **labels = NULL;
-  double *x = NULL;
-  if (exp_points(s, &np, &labels, &x)) SIM_FATAL("out of memory");
-
-  /* The overrides of point p: the file's params, reps and seed, then the factors' values. */
+/* An experiment's points: the overrides at every point (the file's params, reps and seed) and each
+ * point's factor values, for the point runner. */
+typedef struct xp__plan {
+  const char **fixed; /* [nfix + 1] */
   int nfix;
-  const char **ovr = calloc((size_t)(s->nparams + 2) + nf, sizeof *ovr);
   char repsbuf[64], seedbuf[64];
-  if (!ovr) SIM_FATAL("out of memory");
-  for (int i = 0; i < s->nparams; i++) ovr[i] = s->params[i];
+  char **ptext; /* [np * nf] "key=value" of every point and factor */
+  char **text;  /* [np] a point's values in one line, for messages */
+  unsigned np, nf;
+  char **labels; /* [np * nf] the design's values, as scenario text */
+  double *x;     /* [np][nf] the same as numbers */
+} xp__plan;
+
+static void xp__plan_make(xp__plan *pl, const exp_spec *s, long long reps_opt, long long seed_opt) {
+  memset(pl, 0, sizeof *pl);
+  pl->nf = (unsigned)s->nfactors;
+  if (exp_points(s, &pl->np, &pl->labels, &pl->x)) SIM_FATAL("out of memory");
+  unsigned np = pl->np, nf = pl->nf;
+  pl->fixed = calloc((size_t)(s->nparams + 2) + 1, sizeof *pl->fixed);
+  pl->ptext = calloc((size_t)np * nf + 1, sizeof *pl->ptext);
+  pl->text = calloc((size_t)np + 1, sizeof *pl->text);
+  if (!pl->fixed || !pl->ptext || !pl->text) SIM_FATAL("out of memory");
+  for (int i = 0; i < s->nparams; i++) pl->fixed[pl->nfix++] = s->params[i];
   long long reps = reps_opt >= 0 ? reps_opt : s->reps, seed = seed_opt >= 0 ? seed_opt : s->seed;
-  nfix = s->nparams;
   if (reps >= 0) {
-    snprintf(repsbuf, sizeof repsbuf, "run.reps=%lld", reps);
-    ovr[nfix++] = repsbuf;
+    snprintf(pl->repsbuf, sizeof pl->repsbuf, "run.reps=%lld", reps);
+    pl->fixed[pl->nfix++] = pl->repsbuf;
   }
   if (seed >= 0) {
-    snprintf(seedbuf, sizeof seedbuf, "run.seed=%lld", seed);
-    ovr[nfix++] = seedbuf;
+    snprintf(pl->seedbuf, sizeof pl->seedbuf, "run.seed=%lld", seed);
+    pl->fixed[pl->nfix++] = pl->seedbuf;
   }
-  char **ptext = calloc((size_t)np * nf + 1, sizeof *ptext); /* "key=value" of every point and factor */
-  if (!ptext) SIM_FATAL("out of memory");
-  for (unsigned p = 0; p < np; p++)
-    for (unsigned f = 0; f < nf; f++)
-      ptext[(size_t)p * nf + f] = xp__join(s->factors[f].key, labels[(size_t)p * nf + f]);
+  for (unsigned p = 0; p < np; p++) {
+    size_t len = 1;
+    for (unsigned f = 0; f < nf; f++) {
+      pl->ptext[(size_t)p * nf + f] = xp__join(s->factors[f].key, pl->labels[(size_t)p * nf + f]);
+      len += strlen(pl->ptext[(size_t)p * nf + f]) + 1;
+    }
+    pl->text[p] = calloc(len, 1);
+    if (!pl->text[p]) SIM_FATAL("out of memory");
+    for (unsigned f = 0; f < nf; f++) {
+      if (f) strcat(pl->text[p], " ");
+      strcat(pl->text[p], pl->ptext[(size_t)p * nf + f]);
+    }
+  }
+}
 
-  /* Checks, each at its line of the experiment file: the fixed overrides, each factor alone at each
-   * of its values, then every point; the metrics of the constraints and objectives. */
+static void xp__plan_free(xp__plan *pl) {
+  for (size_t i = 0; i < (size_t)pl->np * pl->nf; i++) free(pl->ptext[i]);
+  for (unsigned p = 0; pl->text && p < pl->np; p++) free(pl->text[p]);
+  free(pl->ptext);
+  free(pl->text);
+  free(pl->fixed);
+  exp_labels_free(pl->labels, (size_t)pl->np * pl->nf);
+  free(pl->x);
+}
+
+/* Checks, each at its line of the experiment file: the fixed overrides, each factor alone at each
+ * of its values, then every point; the metrics of the constraints and objectives. Point 1 sets
+ * the runner's replications, metrics and spread. Returns the number of errors reported to d. */
+static int xp__check(const exp_spec *s, const char *file, const xp__plan *pl, app_points *pt, sim_diag *d) {
+  unsigned nf = pl->nf;
+  int nfix = pl->nfix, before = d->nerrors;
+  const char **ovr = calloc((size_t)nfix + nf + 1, sizeof *ovr);
+  if (!ovr) SIM_FATAL("out of memory");
+  memcpy(ovr, pl->fixed, (size_t)nfix * sizeof *ovr);
   char why[SIM_DIAG_MSG];
-  int before = d.nerrors;
   if (xp__try(s->scenario, ovr, nfix, why, sizeof why)) {
-    sim_diag_report(&d, file, s->nparams ? s->params_line[0] : s->scenario_line, "the scenario with params: %s", why);
+    sim_diag_report(d, file, s->nparams ? s->params_line[0] : s->scenario_line, "the scenario with params: %s", why);
   } else {
     for (unsigned f = 0; f < nf; f++) {
       const exp_factor *fa = &s->factors[f];
@@ -363,123 +374,62 @@ static int cmd_experiment_main(int argc, char **argv) {
         int bad = xp__try(s->scenario, ovr, nfix + 1, why, sizeof why);
         free(one);
         if (bad) {
-          sim_diag_report(&d, file, fa->line, "factor '%s' = %s: %s", fa->key, text, why);
+          sim_diag_report(d, file, fa->line, "factor '%s' = %s: %s", fa->key, text, why);
           break;
         }
       }
     }
   }
-  app_loaded l;
-  unsigned nm = 0;
-  char **names = NULL, **units = NULL;
-  const char *model = "";
-  char modelbuf[64] = "";
-  for (unsigned p = 0; d.nerrors == before && p < np; p++) {
-    for (unsigned f = 0; f < nf; f++) ovr[nfix + (int)f] = ptext[(size_t)p * nf + f];
+  for (unsigned p = 0; d->nerrors == before && p < pl->np; p++) {
+    for (unsigned f = 0; f < nf; f++) ovr[nfix + (int)f] = pl->ptext[(size_t)p * nf + f];
     sim_diag q;
     sim_diag_init(&q, NULL);
+    app_loaded l;
     if (app_load(s->scenario, ovr, nfix + (int)nf, &q, &l)) {
-      sim_diag_report(&d, file, s->design_line ? s->design_line : s->factors[0].line, "point %u (%s%s): %s", p + 1,
-                      ptext[(size_t)p * nf], nf > 1 ? ", ..." : "", q.first);
+      sim_diag_report(d, file, s->design_line ? s->design_line : s->factors[0].line, "point %u (%s%s): %s", p + 1,
+                      pl->ptext[(size_t)p * nf], nf > 1 ? ", ..." : "", q.first);
       break;
     }
     if (p == 0) {
-      nm = l.nmetrics;
-      names = calloc(nm + 1, sizeof *names);
-      units = calloc(nm + 1, sizeof *units);
-      if (!names || !units) SIM_FATAL("out of memory");
-      for (unsigned k = 0; k < nm; k++) {
-        names[k] = strdup(l.metrics[k].name);
-        units[k] = strdup(l.metrics[k].unit);
-        if (!names[k] || !units[k]) SIM_FATAL("out of memory");
-      }
-      snprintf(modelbuf, sizeof modelbuf, "%s", l.cls->name);
-      model = modelbuf;
-      if (reps < 0) reps = l.run.reps;
-      if (seed < 0) seed = l.run.seed;
+      app_points_first(pt, &l);
       for (int c = 0; c < s->ncons; c++)
-        xp__check_metric(&l, &d, file, s->cons[c].line, "constraint", s->cons[c].text, s->cons[c].metric);
+        xp__check_metric(&l, d, file, s->cons[c].line, "constraint", s->cons[c].text, s->cons[c].metric);
       for (int j = 0; j < s->nobjs; j++)
-        xp__check_metric(&l, &d, file, s->objs[j].line, "objective", s->objs[j].text, s->objs[j].metric);
-    } else {
-      int same = l.nmetrics == nm;
-      for (unsigned k = 0; same && k < nm; k++) same = !strcmp(l.metrics[k].name, names[k]);
-      if (!same)
-        sim_diag_report(&d, file, s->factors[0].line,
-                        "point %u reports other metrics than point 1 (%u vs %u): a factor must not change which "
-                        "metrics the model has",
-                        p + 1, l.nmetrics, nm);
+        xp__check_metric(&l, d, file, s->objs[j].line, "objective", s->objs[j].text, s->objs[j].metric);
+    } else if (!app_points_same(pt, &l)) {
+      sim_diag_report(d, file, s->factors[0].line,
+                      "point %u reports other metrics than point 1 (%u vs %u): a factor must not change which "
+                      "metrics the model has",
+                      p + 1, l.nmetrics, pt->nm);
     }
     app_unload(&l);
   }
-  if (d.nerrors > before) {
-    if (rank == 0)
-      fprintf(stderr, "spotlab experiment: %d error%s in %s; nothing was run\n", d.nerrors - before,
-              d.nerrors - before == 1 ? "" : "s", file);
-    rc = 2;
-    goto done;
-  }
+  free(ovr);
+  return d->nerrors - before;
+}
 
-  /* Where the results go. */
-  char expfile[4096], pdir[4200], defout[4096];
-  if (!out) {
-    char *c = strdup(file);
-    char *b = c ? basename(c) : "experiment";
-    char *dot = strrchr(b, '.');
-    if (dot) *dot = 0;
-    snprintf(defout, sizeof defout, "results/%s-experiment.h5", b);
-    free(c);
-    out = defout;
-    if (rank == 0) mkdir("results", 0777);
-  }
-  size_t ol = strlen(out);
-  if (ol > 4000) { /* the results file and the points' folder are named after it */
-    if (rank == 0) fprintf(stderr, "spotlab experiment: --out '%.60s...' is %zu characters, more than 4000\n", out, ol);
-    rc = 2;
-    goto done;
-  }
-  const char *ins[2] = {file, s->scenario};
-  if ((rc = app_out_check(rank == 0 ? stderr : NULL, "experiment", out, ins, 2,
-                          !(ol > 3 && !strcmp(out + ol - 3, ".h5")))))
-    goto done;
-  if (ol > 3 && !strcmp(out + ol - 3, ".h5")) {
-    snprintf(expfile, sizeof expfile, "%s", out);
-    snprintf(pdir, sizeof pdir, "%.*s.points", (int)(ol - 3), out);
-  } else {
-    if (mkdir(out, 0777) && errno != EEXIST) {
-      if (rank == 0) fprintf(stderr, "spotlab experiment: cannot create the folder '%s': %s\n", out, strerror(errno));
-      rc = 1;
-      goto done;
-    }
-    snprintf(expfile, sizeof expfile, "%s/experiment.h5", out);
-    snprintf(pdir, sizeof pdir, "%s/points", out);
-  }
-  if (mkdir(pdir, 0777) && errno != EEXIST) {
-    if (rank == 0)
-      fprintf(stderr, "spotlab experiment: cannot create the folder '%s' for the points' results: %s\n", pdir,
-              strerror(errno));
-    rc = 1;
-    goto done;
-  }
-
+/* The experiment file from the points' values (rank 0): analysed, written, printed. 0, or 1 when
+ * it could not be written. e borrows from s, pl and pt, which free what they own. */
+static int xp__write(const exp_spec *s, const char *file, const xp__plan *pl, app_points *pt, const char *expfile,
+                     int quiet) {
+  unsigned np = pl->np, nf = pl->nf, nm = pt->nm;
   rpt_experiment e;
   memset(&e, 0, sizeof e);
-  snprintf(e.model, sizeof e.model, "%s", model);
+  snprintf(e.model, sizeof e.model, "%s", pt->model);
   snprintf(e.design, sizeof e.design, "%s", exp_design_name(s->design));
-  e.seed = (uint64_t)seed;
-  e.reps = (int)reps;
+  e.seed = pt->seed;
+  e.reps = pt->reps;
   e.npoints = np;
   e.nfactors = nf;
   e.nmetrics = nm;
   e.ncons = (unsigned)s->ncons;
   e.nobjs = (unsigned)s->nobjs;
   e.factors = calloc(nf + 1, sizeof *e.factors);
-  e.labels = labels;
-  e.x = x;
-  e.names = names;
-  e.units = units;
-  size_t nv = (size_t)np * (size_t)reps * nm;
-  e.values = calloc(nv + 1, sizeof *e.values);
+  e.labels = pl->labels;
+  e.x = pl->x;
+  e.names = pt->names;
+  e.units = pt->units;
+  e.values = pt->values;
   e.mean = calloc((size_t)np * nm + 1, sizeof *e.mean);
   e.lo = calloc((size_t)np * nm + 1, sizeof *e.lo);
   e.hi = calloc((size_t)np * nm + 1, sizeof *e.hi);
@@ -494,104 +444,113 @@ static int cmd_experiment_main(int argc, char **argv) {
   e.sensitivity = calloc((size_t)e.nobjs * nf + 1, sizeof *e.sensitivity);
   e.r2 = calloc(e.nobjs + 1, sizeof *e.r2);
   e.point_files = calloc(np + 1, sizeof *e.point_files);
-  if (!e.factors || !e.values || !e.mean || !e.lo || !e.hi || !e.cons || !e.cons_metric || !e.met || !e.confidence ||
-      !e.feasible || !e.objs || !e.obj_metric || !e.pareto || !e.sensitivity || !e.r2 || !e.point_files)
+  char *pbase = strdup(pt->pdir);
+  if (!e.factors || !e.mean || !e.lo || !e.hi || !e.cons || !e.cons_metric || !e.met || !e.confidence || !e.feasible ||
+      !e.objs || !e.obj_metric || !e.pareto || !e.sensitivity || !e.r2 || !e.point_files || !pbase)
     SIM_FATAL("out of memory");
   for (unsigned f = 0; f < nf; f++) e.factors[f] = s->factors[f].key;
   for (unsigned c = 0; c < e.ncons; c++) {
     e.cons[c] = s->cons[c].text;
     for (unsigned k = 0; k < nm; k++)
-      if (!strcmp(names[k], s->cons[c].metric)) e.cons_metric[c] = (int)k;
+      if (!strcmp(pt->names[k], s->cons[c].metric)) e.cons_metric[c] = (int)k;
   }
   for (unsigned j = 0; j < e.nobjs; j++) {
     e.objs[j] = s->objs[j].text;
     for (unsigned k = 0; k < nm; k++)
-      if (!strcmp(names[k], s->objs[j].metric)) e.obj_metric[j] = (int)k;
+      if (!strcmp(pt->names[k], s->objs[j].metric)) e.obj_metric[j] = (int)k;
   }
-  char *pbase = strdup(pdir);
-  if (!pbase) SIM_FATAL("out of memory");
-  const char *rel = basename(pbase);
+  const char *rel = basename(pbase); /* point files relative to the experiment file's folder */
   for (unsigned p = 0; p < np; p++) {
     char pf[4400];
     snprintf(pf, sizeof pf, "%s/point_%04u.h5", rel, p);
     e.point_files[p] = strdup(pf);
     if (!e.point_files[p]) SIM_FATAL("out of memory");
   }
-
-  /* Run the points (or keep the finished ones), each written as it finishes. */
-  double t0 = xp__now();
-  unsigned kept = 0, ran = 0;
-  for (unsigned p = 0; p < np && !rc; p++) {
-    for (unsigned f = 0; f < nf; f++) ovr[nfix + (int)f] = ptext[(size_t)p * nf + f];
-    if (app_load(s->scenario, ovr, nfix + (int)nf, &d, &l)) { /* checked above: the scenario changed */
-      rc = 2;
-      break;
-    }
-    char pf[4400];
-    snprintf(pf, sizeof pf, "%s/point_%04u.h5", pdir, p);
-    double *dst = e.values + (size_t)p * (size_t)reps * nm;
-    int have = 0;
-    /* A point is finished when its results file is whole (checksum), for the same effective
-     * scenario (values, seed, replications) and the same metrics. */
-    if (resume && rank == 0) have = app_point_reusable(pf, &l, names, nm, dst);
-    if (app_mpi_size() > 1) MPI_Bcast(&have, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    if (have) {
-      kept++;
-      if (rank == 0 && !quiet) fprintf(stderr, "experiment: point %u/%u: finished earlier, kept (%s)\n", p + 1, np, pf);
-      app_unload(&l);
-      continue;
-    }
-    app_run_out o;
-    double tp = xp__now();
-    failed |= app_run_reps(&l, 0, &o);
-    ran++;
-    if (rank == 0) {
-      if (app_write_results(pf, &l, &o)) rc = 1;
-      memcpy(dst, o.values, (size_t)reps * nm * sizeof *dst);
-      double el = xp__now() - t0;
-      if (!quiet)
-        fprintf(stderr, "experiment: point %u/%u: %lld replication%s in %.1f s; %.0f s elapsed, about %.0f s left\n",
-                p + 1, np, reps, reps == 1 ? "" : "s", xp__now() - tp, el, el / ran * (np - p - 1));
-    }
-    app_run_out_free(&l, &o);
-    app_unload(&l);
+  int rc = 0;
+  xp__analyse(&e, s);
+  char err[RPT_ERRLEN];
+  if (rpt_experiment_write(expfile, &e, file, s->scenario, err, sizeof err)) {
+    fprintf(stderr, "spotlab experiment: %s\n", err);
+    rc = 1;
+  } else {
+    xp__print(stdout, &e, file);
+    if (!quiet)
+      printf("\nresults: %s (points in %s/; %d run, %d kept from an earlier run)\nnext: spotlab report %s\n", expfile,
+             pt->pdir, pt->ran, pt->kept, expfile);
   }
-  if (rank == 0 && !rc) {
-    xp__analyse(&e, s);
-    char err[RPT_ERRLEN];
-    if (rpt_experiment_write(expfile, &e, file, s->scenario, err, sizeof err)) {
-      fprintf(stderr, "spotlab experiment: %s\n", err);
-      rc = 1;
-    } else {
-      xp__print(stdout, &e, file);
-      if (!quiet)
-        printf("\nresults: %s (points in %s/; %u run, %u kept from an earlier run)\nnext: spotlab report %s\n", expfile,
-               pdir, ran, kept, expfile);
-    }
-  }
-  /* What e borrows (the factors' keys and the constraints' and objectives' texts from s; the
-   * design's labels and values; the metric names) is freed with its owner, below. */
   free(e.factors);
   free(e.cons);
   free(e.objs);
-  e.factors = e.cons = e.objs = e.labels = e.names = e.units = NULL;
-  e.x = NULL;
+  e.factors = e.cons = e.objs = e.labels = e.names = e.units = NULL; /* borrowed: freed by their owners */
+  e.x = e.values = NULL;
   rpt_experiment_free(&e);
   free(pbase);
-done:
-  if (names)
-    for (unsigned k = 0; k < nm; k++) free(names[k]);
-  if (units)
-    for (unsigned k = 0; k < nm; k++) free(units[k]);
-  free(names);
-  free(units);
-  for (size_t i = 0; i < (size_t)np * nf; i++) free(ptext[i]);
-  free(ptext);
-  free(ovr);
-  exp_labels_free(labels, (size_t)np * nf);
-  free(x);
+  return rc;
+}
+
+static int cmd_experiment_main(int argc, char **argv) {
+  app_args args;
+  int prc = app_cli_parse(&xp__cli, argc, argv, &args);
+  if (prc) {
+    app_args_free(&args);
+    return prc == 1 ? 0 : 2;
+  }
+  const char *file = args.operand[0], *out = app_args_str(&args, "--out", NULL);
+  long long reps_opt = app_args_count(&args, "--reps") ? (long long)app_args_u64(&args, "--reps", 0) : -1;
+  long long seed_opt = app_args_count(&args, "--seed") ? (long long)app_args_u64(&args, "--seed", 0) : -1;
+  int quiet = app_args_flag(&args, "--quiet"), resume = app_args_flag(&args, "--resume");
+  int spread = app_spread_parse(app_spread_choices[app_args_choice(&args, "--spread", 0)]);
+  app_args_free(&args); /* the values point into argv, which outlives this */
+  app_mpi_init(&argc, &argv);
+  int rank = app_mpi_rank(), rc = 0;
+  sim_diag d;
+  sim_diag_init(&d, rank == 0 ? stderr : NULL);
+  exp_spec *s = NULL;
+  if (exp_spec_load(file, &d, &s)) {
+    if (rank == 0)
+      fprintf(stderr, "spotlab experiment: %d error%s in %s; nothing was run\n", d.nerrors, d.nerrors == 1 ? "" : "s",
+              file);
+    return 2;
+  }
+  xp__plan pl;
+  xp__plan_make(&pl, s, reps_opt, seed_opt);
+  char expfile[4096], pdir[4200];
+  app_points pt;
+  memset(&pt, 0, sizeof pt);
+  pt.cmd = "experiment";
+  pt.scenario = s->scenario;
+  pt.fixed = pl.fixed;
+  pt.nfixed = pl.nfix;
+  pt.point_ovr = pl.ptext;
+  pt.nkeys = (int)pl.nf;
+  pt.text = pl.text;
+  pt.np = (int)pl.np;
+  pt.pdir = pdir;
+  pt.spread = spread;
+  pt.resume = resume;
+  pt.quiet = quiet;
+  int nerr = xp__check(s, file, &pl, &pt, &d);
+  if (nerr) {
+    if (rank == 0)
+      fprintf(stderr, "spotlab experiment: %d error%s in %s; nothing was run\n", nerr, nerr == 1 ? "" : "s", file);
+    rc = 2;
+  }
+  const char *ins[2] = {file, s->scenario};
+  if (!rc) rc = app_points_where("experiment", ins, 2, out, 1, expfile, sizeof expfile, pdir, sizeof pdir);
+  /* Run the points (or keep the finished ones), each written as it finishes. */
+  if (!rc) rc = app_points_run(&pt);
+  if (pt.sig && rank == 0) /* the analysis needs every point: no experiment file of some */
+    fprintf(stderr,
+            "spotlab experiment: stopped by signal %d after %d of %d points; no experiment file was written, the "
+            "finished points' files are kept in %s/ (run again with --resume to keep them)\n",
+            pt.sig, pt.ndone, pt.np, pdir);
+  if (rank == 0 && !rc && !pt.sig) rc = xp__write(s, file, &pl, &pt, expfile, quiet);
+  int sig = pt.sig, failed = pt.failed;
+  app_points_free(&pt);
+  xp__plan_free(&pl);
   exp_spec_free(s);
   if (rc) return rc;
+  if (sig) return app_stop_status(sig);
   return failed ? 1 : 0;
 }
 

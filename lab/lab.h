@@ -96,7 +96,8 @@ typedef struct lab_settings {
   double *gpu_sms; /* per worker (one value = all): green-context partition of that many SMs, 0 = the
                       whole GPU */
   size_t ngpu_sms;
-  int policy; /* sched_policy */
+  char *policy_text; /* the key: a row of the core's policy table, or rows joined by + */
+  int policy;        /* sched_policy, parsed from policy_text (a combination is its own value) */
   int64_t replicas, standby;
   double heartbeat;         /* s between heartbeats */
   double heartbeat_timeout; /* s of silence before the core declares a worker lost */

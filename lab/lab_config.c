@@ -45,8 +45,9 @@ static const sim_param lab__settings_params[] = {
      "applies to all)",
      NULL, NULL, 0, offsetof(lab_settings, ngpu_sms)},
     /* the policy names and defaults are the core's (SCHED_DEFAULT_*, shared with the market) */
-    {"policy", SIM_P_ENUM, offsetof(lab_settings, policy), SCHED_DEFAULT_POLICY_TEXT, SIM_UNBOUNDED, NULL,
-     "fault-tolerance policy of the scheduling core", sched_policy_names},
+    {"policy", SIM_P_STRING, offsetof(lab_settings, policy_text), SCHED_DEFAULT_POLICY_TEXT, SIM_UNBOUNDED, NULL,
+     "fault-tolerance policy of the scheduling core: a row of its table (none, checkpoint, standby, replicate, "
+     "...) or parts joined by +, such as checkpoint+standby"},
     {"replicas", SIM_P_INT, offsetof(lab_settings, replicas), SCHED_DEFAULT_REPLICAS_TEXT, 2, SCHED_MAX_RUNS, "copies",
      "policy replicate: copies per job"},
     {"standby", SIM_P_INT, offsetof(lab_settings, standby), SCHED_DEFAULT_STANDBY_K_TEXT, 1, 8, "workers",
@@ -168,6 +169,15 @@ static int lab__validate(const lab__top *t, const sim_scenario *s, sim_diag *d) 
     if (!(t->lab.gpu_sms[i] >= 0 && t->lab.gpu_sms[i] <= 100000 && t->lab.gpu_sms[i] == (double)(int)t->lab.gpu_sms[i]))
       sim_param_error(s, "lab.gpu_sms", d, "partition %g of worker %zu is not a whole number of SMs in [0, 100000]",
                       t->lab.gpu_sms[i], i);
+  if (sched_policy_parse(t->lab.policy_text) < 0) {
+    char names[512] = "";
+    for (int i = 0; sched_policy_names[i]; i++)
+      snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", sched_policy_names[i]);
+    sim_param_error(s, "lab.policy", d,
+                    "'%s' is not a policy: write one of %s, or parts joined by + such as checkpoint+standby "
+                    "(each part once; none combines with nothing)",
+                    t->lab.policy_text, names);
+  }
   if (t->lab.heartbeat_timeout <= t->lab.heartbeat)
     sim_param_error(s, "lab.heartbeat_timeout", d, "%g s is not longer than lab.heartbeat (%g s)",
                     t->lab.heartbeat_timeout, t->lab.heartbeat);
@@ -306,6 +316,7 @@ static int lab__load(sim_scenario *s, sim_diag *d, lab_config **out) {
     sim_scenario_free(s);
     return LAB_ECONFIG;
   }
+  t.lab.policy = sched_policy_parse(t.lab.policy_text);
   lab_config *c = calloc(1, sizeof *c);
   char *eff = NULL;
   size_t efflen = 0;

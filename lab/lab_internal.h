@@ -192,6 +192,9 @@ int lab__svc_rescale(lab__svc *s, const sched_decision *d, double t);
 int lab__svc_release(lab__svc *s, const sched_decision *d, long k);
 void lab__svc_end(lab__svc *s, double t);
 void lab__svc_stats(const lab__svc *s, lab_job_result *r);
+/* The median and 99th percentile (nearest rank) of n jobs' completion times (end - submit), a
+ * job that did not complete counting as infinite (lab_report.c). */
+void lab__completions(const lab_job_result *jr, size_t n, double *p50, double *p99);
 
 static inline int lab__is_service(const lab_job_def *j) { return j->trace && j->trace[0]; }
 

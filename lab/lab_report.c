@@ -43,11 +43,14 @@ static double lab__pct(const double *v, size_t n, double p) {
   return v[k ? k - 1 : 0];
 }
 
-static void lab__completions(const lab_job_result *jr, size_t n, double *p50, double *p99) {
+void lab__completions(const lab_job_result *jr, size_t n, double *p50, double *p99) {
   double *v = malloc((n ? n : 1) * sizeof *v);
   size_t m = 0;
+  /* over every job: one that failed, or was not done when the lab stopped, never completed and
+   * counts as an infinite completion time (dropping it would make the percentiles fall as more
+   * jobs fail) */
   for (size_t j = 0; v && j < n; j++)
-    if (jr[j].outcome == SCHED_R_COMPLETED && isfinite(jr[j].end)) v[m++] = jr[j].end - jr[j].submit;
+    v[m++] = jr[j].outcome == SCHED_R_COMPLETED && isfinite(jr[j].end) ? jr[j].end - jr[j].submit : INFINITY;
   if (v) qsort(v, m, sizeof *v, lab__dcmp);
   *p50 = v ? lab__pct(v, m, 0.50) : NAN;
   *p99 = v ? lab__pct(v, m, 0.99) : NAN;
@@ -243,15 +246,21 @@ static const sim_table_def lab__tables[] = {
     {"services", sizeof(lab__srec), lab__sfields, sizeof lab__sfields / sizeof lab__sfields[0],
      "one row per service: requests served and lost to faults, latency (nearest rank), replicas over time"},
 };
+/* What the percentiles do with what never finished (a percentile over the finished only would
+ * fall as more jobs fail or more requests are lost). */
+#define MQ_LAB_NEVER "a job that failed, or was not done when the lab stopped, counts as never completing (infinite)"
+#define MQ_LAB_UNANSWERED                                                                                              \
+  "a request lost to a fault, or still queued or served when its service ended, counts as never answered (infinite)"
 static const sim_metric_def lab__metrics[] = {
     {"makespan", "s", "first submission to last end", 0, "makespan", "last end - first submission over all jobs",
      "jobs", "none (one span)", "every job of the lab ends (completed or failed) before the run stops"},
-    {"completion_p50", "s", "median end - submit of completed jobs", 0, "median completion time",
-     "median over completed jobs of (end - submit)", "completed jobs", "per job (median)",
-     "jobs unfinished when the lab stopped are not completed: not counted"},
-    {"completion_p99", "s", "99th percentile of end - submit of completed jobs", 0, "99th percentile completion time",
-     "99th percentile (nearest rank) over completed jobs of (end - submit)", "completed jobs", "per job (nearest rank)",
-     "jobs unfinished when the lab stopped are not completed: not counted"},
+    {"completion_p50", "s", "median end - submit over all jobs (a job that failed: infinite)", 0,
+     "median completion time", "median (nearest rank) over all jobs of (end - submit), infinite for a job that failed",
+     "submitted jobs", "per job (median)", MQ_LAB_NEVER},
+    {"completion_p99", "s", "99th percentile of end - submit over all jobs (a job that failed: infinite)", 0,
+     "99th percentile completion time",
+     "99th percentile (nearest rank) over all jobs of (end - submit), infinite for a job that failed", "submitted jobs",
+     "per job (nearest rank)", MQ_LAB_NEVER},
     {"jobs_completed", "1", "jobs that completed", 0, "jobs completed", "jobs that completed", "jobs", "count",
      "every job of the lab ends (completed or failed) before the run stops"},
     {"jobs_failed", "1", "jobs that ended without completing", 0, "jobs failed", "jobs that ended without completing",
@@ -263,8 +272,8 @@ static const sim_metric_def lab__metrics[] = {
      "makespan of the simulated twin", "makespan of the discrete-event twin of the same jobs", "jobs (simulated)",
      "none (one span)", "every job of the lab ends (completed or failed) before the run stops"},
     {"sim_completion_p50", "s", "median completion of the simulated twin", 0, "median completion of the simulated twin",
-     "median (end - submit) of the twin's completed jobs", "completed jobs (simulated)", "per job (median)",
-     "jobs unfinished when the lab stopped are not completed: not counted"},
+     "median (nearest rank) over the twin's jobs of (end - submit), infinite for a job that failed",
+     "submitted jobs (simulated)", "per job (median)", MQ_LAB_NEVER},
     {"pred_makespan", "s", "makespan predicted before the run from the calibration (NaN without --predict)", 0,
      "predicted makespan", "makespan the calibrated model predicted before the run", "jobs", "none (one span)",
      "every job of the lab ends (completed or failed) before the run stops"},
@@ -283,21 +292,21 @@ static const sim_metric_def lab__metrics[] = {
      "requests whose replica was lost, summed over services", "requests", "count",
      "requests of services still up at the end are counted up to the end"},
     {"svc_latency_p50", "s", "median request latency, the largest over the services", 0, "median request latency",
-     "the largest over services of the median (nearest rank) request latency", "requests served",
-     "per request (median)", "requests of services still up at the end are counted up to the end"},
+     "the largest over services of the median (nearest rank) request latency, infinite for a request never answered",
+     "requests that arrived", "per request (median)", MQ_LAB_UNANSWERED},
     {"svc_latency_p99", "s", "99th percentile request latency, the largest over the services", 0,
-     "99th percentile request latency", "the largest over services of the 99th percentile (nearest rank) latency",
-     "requests served", "per request (nearest rank)",
-     "requests of services still up at the end are counted up to the end"},
+     "99th percentile request latency",
+     "the largest over services of the 99th percentile (nearest rank) latency, infinite for a request never answered",
+     "requests that arrived", "per request (nearest rank)", MQ_LAB_UNANSWERED},
     {"svc_replicas_mean", "1", "time-weighted mean replicas, summed over the services", 0, "mean replicas",
      "time-weighted mean of replicas up, summed over services", "service time", "per second",
      "requests of services still up at the end are counted up to the end"},
     {"pred_svc_latency_p50", "s", "svc_latency_p50 predicted (NaN without --predict)", 0,
-     "predicted median request latency", "svc_latency_p50 as the calibrated model predicted it", "requests",
-     "per request (median)", "requests of services still up at the end are counted up to the end"},
+     "predicted median request latency", "svc_latency_p50 as the calibrated model predicted it",
+     "requests that arrived", "per request (median)", MQ_LAB_UNANSWERED},
     {"pred_svc_latency_p99", "s", "svc_latency_p99 predicted", 0, "predicted 99th percentile latency",
-     "svc_latency_p99 as the calibrated model predicted it", "requests", "per request (nearest rank)",
-     "requests of services still up at the end are counted up to the end"},
+     "svc_latency_p99 as the calibrated model predicted it", "requests that arrived", "per request (nearest rank)",
+     MQ_LAB_UNANSWERED},
     {"pred_svc_replicas_mean", "1", "svc_replicas_mean predicted", 0, "predicted mean replicas",
      "svc_replicas_mean as the calibrated model predicted it", "service time", "per second",
      "requests of services still up at the end are counted up to the end"},

@@ -208,8 +208,14 @@ void lab__svc_stats(const lab__svc *s, lab_job_result *r) {
   r->req_total = (unsigned)s->n;
   double *v = malloc((s->n ? s->n : 1) * sizeof *v);
   size_t m = 0;
+  /* over every request that arrived: one lost to a fault, or still queued or being served when
+   * the service ended, was never answered and counts as an infinite latency (a percentile that
+   * dropped them would fall as more requests are lost) */
   for (size_t k = 0; v && k < s->n; k++)
-    if (s->state[k] == LAB_REQ_SERVED) v[m++] = s->done_t[k] - s->arrive[k];
+    if (s->state[k] == LAB_REQ_SERVED)
+      v[m++] = s->done_t[k] - s->arrive[k];
+    else if (s->state[k] != LAB_REQ_FUTURE)
+      v[m++] = INFINITY;
   r->lat_p50 = r->lat_p99 = NAN;
   if (v && m) {
     qsort(v, m, sizeof *v, lab__dcmp);

@@ -3,7 +3,7 @@
 spotlab_add_test(test_experiment SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_experiment.c LIBS spotlab_experiment
                  spotlab_report spotlab_sim)
 add_dependencies(test_experiment spotlab)
-# At 2 ranks: the same metrics as at 1 rank, and --resume keeps every finished point.
-add_test(NAME mpi_experiment_2ranks COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/experiment_mpi.sh ${MPIEXEC_EXECUTABLE}
+# At 3 ranks (whole points) and 2 (--spread model): the files of 1 rank; --resume keeps the finished points.
+add_test(NAME mpi_experiment_ranks COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/experiment_mpi.sh ${MPIEXEC_EXECUTABLE}
                                             $<TARGET_FILE:spotlab> ${CMAKE_SOURCE_DIR})
-set_tests_properties(mpi_experiment_2ranks PROPERTIES ENVIRONMENT "${SPOTLAB_TEST_ENV}" TIMEOUT ${SPOTLAB_TEST_TIMEOUT})
+set_tests_properties(mpi_experiment_ranks PROPERTIES ENVIRONMENT "${SPOTLAB_TEST_ENV}" TIMEOUT ${SPOTLAB_TEST_TIMEOUT})

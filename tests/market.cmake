@@ -75,6 +75,22 @@ add_test(NAME bench_market_rank_share COMMAND sh -c
   ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:spotlab>)
 set_tests_properties(bench_market_rank_share PROPERTIES ENVIRONMENT "${SPOTLAB_TEST_ENV}" TIMEOUT ${SPOTLAB_TEST_TIMEOUT})
 
+# `bench market --wide LO-HI`: the market without wide jobs, then with training jobs of LO-HI GPUs
+# gang-placed over the single-GPU hosts (started, with their share of time in all-reduces), and a
+# table of the two whose events are the runs'; a range out of 1..1024, or --wide with --sizes, is
+# refused with exit status 2.
+add_test(NAME bench_market_wide COMMAND sh -c
+  "$0 bench market --gpus 3000 --days 1 --wide 16-32 > wide.txt 2>&1 || { cat wide.txt; exit 1; }; \
+   cat wide.txt; test $(awk '$1 == 3000 && $2 == 1 && $3 == 1' wide.txt | wc -l) = 2 || { echo 'not two runs'; exit 1; }; \
+   awk '/^training jobs of 16-32 GPUs: / { s = $8 + 0; c = $NF + 0; n++ } END { exit !(n == 1 && s > 0 && c > 0 && c < 1) }' wide.txt || { echo 'no wide job started'; exit 1; }; \
+   test \"$(awk '/^wide jobs against none/ {t = 1; next} t && $1 == \"16-32\" {print $3}' wide.txt)\" = \"$(awk '$1 == 3000 && $2 == 1 {e = $4} END {print e}' wide.txt)\" || { echo 'table events differ from the wide run'; exit 1; }; \
+   test \"$(awk '/^wide jobs against none/ {t = 1; next} t && $1 == 1 && $2 == \"GPU\" {print $3}' wide.txt)\" = \"$(awk '$1 == 3000 && $2 == 1 {print $4; exit}' wide.txt)\" || { echo 'table events differ from the run without'; exit 1; }; \
+   grep -q '^events/s with wide jobs over without, same round: [0-9.]* (median)' wide.txt || exit 1; \
+   for bad in '--wide 0-3' '--wide 4-2000' '--wide 8' '--wide 4-8 --sizes 1000,2000'; do \
+     $0 bench market --gpus 3000 --days 1 $bad > wide_bad.txt 2>&1; rc=$?; \
+     test $rc = 2 && grep -q 'spotlab bench market: --wide' wide_bad.txt || { echo \"$bad: exit $rc\"; cat wide_bad.txt; exit 1; }; done" $<TARGET_FILE:spotlab>)
+set_tests_properties(bench_market_wide PROPERTIES ENVIRONMENT "${SPOTLAB_TEST_ENV}" TIMEOUT ${SPOTLAB_TEST_TIMEOUT})
+
 # No circle among the market model's files: scripts/market_deps.py lists, per .c file of
 # models/market, the files whose non-static functions and tables it names, and fails on a circle or
 # on a test of a pool's or rule's identity outside its descriptor. It is first shown a circle of its

@@ -488,6 +488,56 @@ static void test_sweep_sigterm_keeps_finished_points(void) {
   free(out);
 }
 
+/* SIGTERM to an experiment once a point has finished (the point runner it shares with the sweep):
+ * it stops at the next point boundary, exits 143, writes no experiment file (its analysis needs
+ * every point) and keeps the finished points' files, whole; the point under way is dropped. Run
+ * again with --resume it keeps exactly those and runs the rest. */
+static void test_experiment_sigterm_then_resume(void) {
+  tu_write("xsig.cfg", "model = \"phold\";\nrun = { end = 1000.0; reps = 2; seed = 5; };\nphold = { lps = 1024; };\n");
+  char levels[1024] = "", text[2048];
+  const int np = 40;
+  for (int p = 0; p < np; p++)
+    snprintf(levels + strlen(levels), sizeof levels - strlen(levels), "%s0.%03d", p ? ", " : "", p);
+  snprintf(text, sizeof text,
+           "scenario = \"xsig.cfg\";\nfactors = ( { key = \"phold.remote\"; levels = [%s]; } );\n"
+           "objectives = [ \"maximize events_per_lp\" ];\n",
+           levels);
+  tu_write("xsig_exp.cfg", text);
+  CU_ASSERT_EQUAL(tu_run("rm -rf xsig.h5 xsig.points", NULL), 0);
+  pid_t pid = sl_spawn("experiment xsig_exp.cfg --out xsig.h5", "xsig.out", "xsig.err");
+  CU_ASSERT_FATAL(pid > 0);
+  char first[64];
+  snprintf(first, sizeof first, "point 1/%d done", np);
+  int seen = wait_for_text("xsig.err", first, pid);
+  CU_ASSERT(seen);
+  if (seen) kill(pid, SIGTERM);
+  CU_ASSERT_EQUAL(exit_status(pid), 143);
+  CU_ASSERT(access("xsig.h5", F_OK) != 0);
+  long k = 0; /* the finished points: a prefix, each file whole */
+  for (;; k++) {
+    char pf[64];
+    snprintf(pf, sizeof pf, "xsig.points/point_%04ld.h5", k);
+    if (access(pf, F_OK) != 0) break;
+    CU_ASSERT_EQUAL(attr_int(pf, "meta", "reps"), 2);
+    CU_ASSERT_EQUAL(attr_int(pf, "meta", "interrupted"), -1);
+  }
+  CU_ASSERT(k >= 1 && k < np);
+  CU_ASSERT_EQUAL(tu_run("ls xsig.points | grep -v '^point_[0-9]*\\.h5$' | wc -l | grep -qx 0", NULL), 0);
+  char *out, expect[160];
+  snprintf(expect, sizeof expect, "stopped by signal 15 after %ld of %d points; no experiment file was written", k, np);
+  CU_ASSERT_EQUAL(tu_run("cat xsig.err", &out), 0);
+  if (!strstr(out, expect)) fprintf(stderr, "\nexpected '%s' in:\n%s\n", expect, out);
+  CU_ASSERT(strstr(out, expect) != NULL);
+  free(out);
+  CU_ASSERT_EQUAL(sl("experiment xsig_exp.cfg --out xsig.h5 --resume", &out), 0);
+  snprintf(expect, sizeof expect, "%ld run, %ld kept from an earlier run", np - k, k);
+  if (!strstr(out, expect)) fprintf(stderr, "\nexpected '%s' in:\n%s\n", expect, out);
+  CU_ASSERT(strstr(out, expect) != NULL);
+  CU_ASSERT(strstr(out, "point 1/40 (phold.remote=0.0): finished earlier, kept") != NULL);
+  free(out);
+  CU_ASSERT_EQUAL(tu_run("h5dump -H xsig.h5 > /dev/null", NULL), 0);
+}
+
 /* sweep --resume: the points whose results file is already there (whole, of the same scenario,
  * value, seed and replications) are kept, not run; a missing point and a point file of another
  * run are run; the sweep file is the one an uninterrupted sweep writes. */
@@ -1123,6 +1173,41 @@ static void test_check_estimates_events(void) {
   free(out);
 }
 
+/* The same for a wide-job scenario (scenarios/cluster_32.cfg: 32-GPU jobs gang-placed over rigs of
+ * one or two GPUs, five policies): its 3 days counted exactly with the default pilot, and 12 days
+ * extrapolated from the default pilot within the factor 1.5 allowed above. The event rate grows over
+ * the first day as wide jobs pile up, so a pilot of well under a day underestimates (by 1.5x at a
+ * 0.02 s pilot, 2026-12-07): the default one covers about three days here. */
+static void test_check_estimates_wide_jobs(void) {
+  char args[4096], *out;
+  snprintf(args, sizeof args, "run %s/scenarios/cluster_32.cfg --reps 1 --out estw3.h5 --quiet", tu_src());
+  CU_ASSERT_EQUAL_FATAL(sl(args, &out), 0);
+  free(out);
+  double actual = events_of("estw3.h5");
+  CU_ASSERT(actual > 1000);
+  snprintf(args, sizeof args, "check %s/scenarios/cluster_32.cfg", tu_src());
+  CU_ASSERT_EQUAL(sl(args, &out), 0);
+  char want[128];
+  snprintf(want, sizeof want, "  %.0f engine events per replication (counted", actual);
+  if (!strstr(out, want)) fprintf(stderr, "expected '%s' in:\n%s\n", want, out);
+  CU_ASSERT(strstr(out, want) != NULL);
+  free(out);
+  snprintf(args, sizeof args,
+           "run %s/scenarios/cluster_32.cfg --reps 1 --param 'run.end=\"12d\"' --out estw12.h5 --quiet", tu_src());
+  CU_ASSERT_EQUAL_FATAL(sl(args, &out), 0);
+  free(out);
+  actual = events_of("estw12.h5");
+  snprintf(args, sizeof args, "check %s/scenarios/cluster_32.cfg --param 'run.end=\"12d\"'", tu_src());
+  CU_ASSERT_EQUAL(sl(args, &out), 0);
+  const char *p = strstr(out, "about ");
+  double est = p ? atof(p + 6) : -1;
+  if (getenv("SPOTLAB_TEST_VERBOSE") || !(est > actual / 1.5 && est < actual * 1.5))
+    fprintf(stderr, "cluster_32, 12 days: actual %.0f events, check said:\n%s\n", actual, out);
+  CU_ASSERT(est > actual / 1.5 && est < actual * 1.5);
+  CU_ASSERT(strstr(out, "extrapolated from replication 0's first") != NULL);
+  free(out);
+}
+
 static CU_TestInfo cli_tests[] = {
     {"help and usage errors", test_help},
     {"option tables: repeated, bad values, unknown options, operands", test_option_table_errors},
@@ -1133,6 +1218,8 @@ static CU_TestInfo cli_tests[] = {
     {"metrics: the catalogue, one in full, did you mean, renamed, other models", test_metrics_catalogue},
     {"--param reaches list items by name and index", test_param_list_items},
     {"check estimates events and refuses beyond run.max_events", test_check_estimates_events},
+    {"check estimates a wide-job scenario's events (cluster_32) within the same factor",
+     test_check_estimates_wide_jobs},
     {"run writes its results file", test_run_writes_results},
     {"results record the command line, commit, compiler, libraries and host", test_results_provenance},
     {"a model state too big for the machine is refused before it is built", test_model_too_big},
@@ -1142,6 +1229,7 @@ static CU_TestInfo cli_tests[] = {
     {"compare refuses runs of two models", test_compare_models},
     {"SIGTERM to a sweep keeps its finished points", test_sweep_sigterm_keeps_finished_points},
     {"sweep --resume keeps the finished points and runs the others", test_sweep_resume},
+    {"SIGTERM to an experiment keeps its finished points; --resume runs the rest", test_experiment_sigterm_then_resume},
     {"sweep over the grid of several --param", test_sweep_grid},
     {"outputs: not the input, not a folder, writable, checked first", test_outputs_checked_first},
     {"an override does not hide a bad file; integers at 64 bits", test_override_does_not_hide_bad_file},

@@ -499,8 +499,8 @@ static void test_resume_after_kill(void) {
   snprintf(args, sizeof args, "%s --out %s/r.h5 --resume", path, tmpd);
   rpt_experiment e, c;
   CU_ASSERT_EQUAL_FATAL(run_exp(args, &e, &o), 0);
-  CU_ASSERT_PTR_NOT_NULL(strstr(o, "point 1/4: finished earlier, kept"));
-  CU_ASSERT_PTR_NOT_NULL(strstr(o, "point 2/4: finished earlier, kept"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(o, "point 1/4 (phold.mean=0.4): finished earlier, kept"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(o, "point 2/4 (phold.mean=0.9): finished earlier, kept"));
   CU_ASSERT_PTR_NOT_NULL(strstr(o, "2 run, 2 kept"));
   free(o);
   CU_ASSERT_EQUAL_FATAL(read_exp(f, &e), 0);

@@ -1872,6 +1872,35 @@ static void test_service_resume(void) {
 }
 
 /* The new keys' errors, each at its line, and the shipped example of them (exit 2). */
+/* Percentiles over everything that was asked: a request never answered (lost to a fault, or still
+ * queued when the service ended) and a job that failed count as infinite, so losing more can
+ * never make a percentile fall. */
+static void test_percentiles_count_the_unfinished(void) {
+  double arrive[5] = {0, 1, 2, 3, 9}, done[5] = {1, 3, 0, 0, 0};
+  unsigned char st[5] = {LAB_REQ_SERVED, LAB_REQ_SERVED, LAB_REQ_LOST, LAB_REQ_QUEUED, LAB_REQ_FUTURE};
+  lab__svc s = {.n = 5, .arrive = arrive, .done_t = done, .state = st, .rep_t = NAN};
+  lab_job_result r;
+  memset(&r, 0, sizeof r);
+  lab__svc_stats(&s, &r);
+  /* 4 arrived: latencies 1, 2, inf, inf (the one yet to arrive is not counted) */
+  CU_ASSERT_DOUBLE_EQUAL(r.lat_p50, 2.0, 1e-12);
+  CU_ASSERT(isinf(r.lat_p99) && r.lat_p99 > 0);
+  st[2] = st[3] = LAB_REQ_SERVED;
+  done[2] = 2.5, done[3] = 3.5;
+  lab__svc_stats(&s, &r);
+  CU_ASSERT_DOUBLE_EQUAL(r.lat_p99, 2.0, 1e-12);
+  lab_job_result j[3];
+  memset(j, 0, sizeof j);
+  for (int k = 0; k < 3; k++) j[k].submit = k, j[k].end = k + 10.0 * (k + 1), j[k].outcome = SCHED_R_COMPLETED;
+  double p50, p99;
+  lab__completions(j, 3, &p50, &p99);
+  CU_ASSERT_DOUBLE_EQUAL(p50, 20.0, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(p99, 30.0, 1e-12);
+  j[0].outcome = j[1].outcome = SCHED_R_GAVE_UP; /* two of three failed: the median never completed */
+  lab__completions(j, 3, &p50, &p99);
+  CU_ASSERT(isinf(p50) && isinf(p99));
+}
+
 static void test_wide_service_errors(void) {
   expect_error("lab = { workers = 2; };\njobs = (\n { name = \"a\"; kernel = \"gemm\";\n   width = 3; }\n);\n",
                "jobs.cfg:4:", "width 3 is more than the 2 workers");
@@ -1917,6 +1946,35 @@ static void test_wide_service_errors(void) {
   }
 }
 
+/* lab.policy takes a combination, as the market's classes do: "checkpoint+standby" is the core's
+ * composed policy (one worker held as a standby, so a 3-wide job on 4 workers), and its twin
+ * completes a job whose member is killed; an unknown part is the job file's FILE:LINE error. */
+static void test_policy_combination(void) {
+  const char *text = "lab = { workers = 4; heartbeat = 0.1; heartbeat_timeout = 0.3; ckpt_interval = 0.05;\n"
+                     "        respawn = 0.1; policy = \"checkpoint+standby\"; standby = 1; time_limit = 60; };\n"
+                     "jobs = ( { name = \"w3\"; kernel = \"gemm\"; work = 0.6; width = 3; } );\n"
+                     "faults = ( { at = 0.05; worker = 1; action = \"kill\"; } );\n";
+  lab_config *c = load(text, "combo.cfg", NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  int want = sched_policy_parse("checkpoint+standby");
+  CU_ASSERT(want >= 0 && c->lab.policy == want);
+  CU_ASSERT_STRING_EQUAL(sched_policy_name((sched_policy)c->lab.policy), "checkpoint+standby");
+  double scores[4] = {1, 1, 1, 1};
+  size_t nchunks[1] = {96};
+  lab_job_result sim[1];
+  double mk = 0;
+  CU_ASSERT_EQUAL_FATAL(lab_simulate(c, scores, nchunks, NULL, NULL, sim, &mk), 0);
+  CU_ASSERT_EQUAL(sim[0].outcome, SCHED_R_COMPLETED);
+  CU_ASSERT_EQUAL(sim[0].ends, 1);
+  lab_config_free(c);
+  expect_error(
+      "lab = { workers = 2; policy = \"checkpoint+bogus\"; };\njobs = ( { name = \"a\"; kernel = \"gemm\"; } );\n",
+      "jobs.cfg:1:", "'checkpoint+bogus' is not a policy");
+  expect_error(
+      "lab = { workers = 2;\n policy = \"standby+standby\"; };\njobs = ( { name = \"a\"; kernel = \"gemm\"; } );\n",
+      "jobs.cfg:2:", "each part once");
+}
+
 static CU_TestInfo lab_tests[] = {
     {"--predict: calibration file round trip, bad files as FILE:LINE", test_calib_file},
     {"--predict: the twin's contention on known answers", test_twin_contention},
@@ -1949,6 +2007,8 @@ static CU_TestInfo lab_tests[] = {
     {"service: the twin's latency and replicas on a known answer", test_service_twin},
     {"service, the runner killed and resumed: no request served twice", test_service_resume},
     {"wide and service keys: FILE:LINE errors, the shipped examples", test_wide_service_errors},
+    {"percentiles count the never answered and the failed as infinite", test_percentiles_count_the_unfinished},
+    {"lab.policy takes a combination (checkpoint+standby); a bad part is FILE:LINE", test_policy_combination},
     CU_TEST_INFO_NULL,
 };
 CU_SuiteInfo spotlab_suites[] = {{"lab", NULL, NULL, NULL, NULL, lab_tests}, CU_SUITE_INFO_NULL};

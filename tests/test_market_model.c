@@ -549,6 +549,17 @@ static void test_bad_values(void) {
   expect_error("market = {\n  training = { policy = \"checkpointing\"; };\n  personas = ( { name = \"a\"; } );\n"
                "  regions = ( { name = \"eu\"; providers = 2; persona_share = [1.0]; } );\n};\n",
                "test.cfg:2: key 'market.training.policy'");
+  /* a combination with an unknown part, a part named twice, none combined */
+  expect_error("market = {\n  personas = ( { name = \"a\"; } );\n  batch = {\n policy = \"checkpoint+standbye\"; };\n"
+               "  regions = ( { name = \"eu\"; providers = 2; persona_share = [1.0]; } );\n};\n",
+               "test.cfg:4: key 'market.batch.policy': 'checkpoint+standbye' is not a policy");
+  expect_error(
+      "market = {\n  training = { policy = \"checkpoint+checkpoint\"; };\n  personas = ( { name = \"a\"; } );\n"
+      "  regions = ( { name = \"eu\"; providers = 2; persona_share = [1.0]; } );\n};\n",
+      "test.cfg:2: key 'market.training.policy'");
+  expect_error("market = {\n  training = { policy = \"none+standby\"; };\n  personas = ( { name = \"a\"; } );\n"
+               "  regions = ( { name = \"eu\"; providers = 2; persona_share = [1.0]; } );\n};\n",
+               "test.cfg:2: key 'market.training.policy'");
   expect_error("market = {\n  training = { standby_k = 9; };\n  personas = ( { name = \"a\"; } );\n"
                "  regions = ( { name = \"eu\"; providers = 2; persona_share = [1.0]; } );\n};\n",
                "test.cfg:2: key 'market.training.standby_k'");
@@ -729,6 +740,52 @@ static void test_registered_policy_market(void) {
   unload(&l);
 }
 
+/* A class's own policy may be a combination: training under "standby+checkpoint" (named
+ * checkpoint+standby, its parts in table order) and batch under "replicate+checkpoint", in one
+ * market without compare_policies. Training jobs both take checkpoints (a fixed half-hour
+ * interval) and have lost members replaced by standbys; batch jobs run two copies that checkpoint. */
+static const char *combo_class_text =
+    "market = {\n"
+    "  heartbeat_timeout = \"60s\";\n"
+    "  training = { share = 1.0; policy = \"standby+checkpoint\"; dur_mean_h = 2.0; gpus_min = 2; gpus_max = 4;\n"
+    "               mem_min_gb = 0.0; value_usd_h = 5.0; checkpoint_h = 0.5; ckpt_mb = 500.0; standby_k = 1;\n"
+    "               pool_share = [1.0, 0.0, 0.0]; patience_h = 0.0; };\n"
+    "  batch = { share = 1.0; policy = \"replicate+checkpoint\"; dur_mean_h = 2.0; gpus_min = 1; gpus_max = 1;\n"
+    "            mem_min_gb = 0.0; value_usd_h = 5.0; checkpoint_h = 0.5; ckpt_mb = 500.0; replicas = 2;\n"
+    "            pool_share = [1.0, 0.0, 0.0]; patience_h = 0.0; };\n"
+    "  inference = { share = 0.0; };\n"
+    "  personas = ( { name = \"katie\"; pool = \"fixed\"; alt_pool = \"fixed\"; fit = \"skype06\"; } );\n"
+    "  regions = ( { name = \"eu\"; providers = 120; persona_share = [1.0]; gpu_mix = \"rtx4090:1.0\";\n"
+    "                jobs_per_h = 3.0; } );\n"
+    "};\n";
+static void test_combination_class_policy(void) {
+  loaded l;
+  load_ok(&l, combo_class_text, 2 * 86400.0);
+  sim_results r;
+  run_ok(&l, 9, &r);
+  const mkt_job_rec *j = (const mkt_job_rec *)r.tables[MKT_T_JOBS];
+  size_t tr = 0, ba = 0, repl = 0;
+  double ckpt_h[2] = {0, 0}, sb_h = 0;
+  for (size_t k = 0; k < r.nrecords[MKT_T_JOBS]; k++) {
+    int t = !strcmp(j[k].cls, "training");
+    CU_ASSERT_STRING_EQUAL(j[k].policy, t ? "checkpoint+standby" : "checkpoint+replicate");
+    tr += t;
+    ba += !t;
+    ckpt_h[t] += j[k].checkpoint_gpu_h;
+    if (!t) continue;
+    repl += (size_t)j[k].replacements;
+    sb_h += j[k].standby_gpu_h;
+  }
+  CU_ASSERT(tr > 10 && ba > 10);
+  CU_ASSERT(ckpt_h[0] > 0 && ckpt_h[1] > 0); /* both combinations checkpoint */
+  CU_ASSERT(repl > 0 && sb_h > 0);           /* and training's standbys replace lost members */
+  const int64_t *jb = r.series[MKT_S_JOBS];
+  int64_t runs = jb[MKT_CLS_BATCH * MKT_NJCOLS + MKT_J_RUNS], st = jb[MKT_CLS_BATCH * MKT_NJCOLS + MKT_J_STARTED];
+  CU_ASSERT(st > 10 && runs >= 2 * st); /* two copies of every batch job that started */
+  sim_results_free(&r);
+  unload(&l);
+}
+
 /* scenarios/cluster_32.cfg, two days: 32-GPU training jobs gang-placed over consumer rigs of one or
  * two GPUs (16 to 32 hosts each), under none, checkpoint, standby, replicate and
  * checkpoint+standby. Every job that started got its 32 GPUs on 16 or more hosts, each policy's
@@ -853,6 +910,83 @@ static void test_wide_job_market(void) {
   CU_ASSERT(done > 0);
   sim_results_free(&r);
   unload(&l);
+}
+
+/* The cost of spreading: 16-GPU training jobs on always-on rigs of one or two RTX 4090s (no churn,
+ * no inputs, no checkpoints: a run computes from its start to its end), 50 MB of gradients every
+ * 10 s. Every completed job spent, of its members' billed GPU time, exactly the share of a step the
+ * all-reduce takes (sched_cluster_step over the region's link, worked out here), the metric is the
+ * jobs table's communication over its members' GPU time, and the share grows as the link slows. */
+static double comm_share_at(double mbps, double *job_err) {
+  char text[2048];
+  snprintf(text, sizeof text,
+           "market = {\n"
+           "  churn = false; calendars = false; self_use = false; latency = 0.001;\n"
+           "  training = { share = 1.0; policy = \"none\"; dur_mean_h = 2.0; dur_cv = 0.0; gpus_min = 16;\n"
+           "               gpus_max = 16; mem_min_gb = 0.0; value_usd_h = 50.0; input_mb = 0.0; step_s = 10.0;\n"
+           "               grad_mb = 50.0; pool_share = [1.0, 0.0, 0.0]; patience_h = 0.0; };\n"
+           "  inference = { share = 0.0; }; batch = { share = 0.0; };\n"
+           "  personas = ( { name = \"jade\"; pool = \"fixed\"; alt_pool = \"fixed\"; } );\n"
+           "  regions = ( { name = \"eu\"; providers = 48; persona_share = [1.0]; gpu_mix = \"rtx4090:1\";\n"
+           "                gpus_per_provider = [0.5, 0.5]; jobs_per_h = 0.5; weekend_factor = 1.0;\n"
+           "                net_mbps = %g; latency_ms = 20.0; loss = 0.001; } );\n"
+           "};\n",
+           mbps);
+  loaded l;
+  load_ok(&l, text, 86400.0);
+  const mkt_ctx *c = l.model.ctx;
+  const mkt_region_cfg *rg = &c->cfg->regions[0];
+  double sp[16];
+  sched_link ln[16];
+  size_t g4 = c->ngpus;
+  for (size_t g = 0; g < c->ngpus; g++)
+    if (!strcmp(c->gpus[g].name, "rtx4090")) g4 = g;
+  CU_ASSERT_FATAL(g4 < c->ngpus);
+  for (int i = 0; i < 16; i++) {
+    sp[i] = c->speed[g4]; /* the one GPU model of the mix */
+    ln[i] = (sched_link){rg->net_mbps * 1e6, rg->latency_ms * 2e-3, rg->loss};
+  }
+  double tc = 0, tm = 0;
+  sched_cluster_step(&c->cluster, &c->net, sp, ln, 16, 10.0 * 16, 50e6, &tc, &tm);
+  double want = tm / (tc + tm);
+  CU_ASSERT(want > 0 && want < 1);
+  sim_results r;
+  run_ok(&l, 5, &r);
+  double *out = calloc(l.nmetrics, sizeof *out);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+  mkt_class.compute_metrics(&l.model, &r, out);
+  const mkt_job_rec *j = (const mkt_job_rec *)r.tables[MKT_T_JOBS];
+  double comm = 0, member = 0, err = 0;
+  size_t done = 0;
+  for (size_t k = 0; k < r.nrecords[MKT_T_JOBS]; k++) {
+    comm += j[k].comm_gpu_h;
+    member += j[k].gpu_h - j[k].standby_gpu_h;
+    if (strcmp(j[k].outcome, "done")) continue;
+    done++;
+    double e = fabs(j[k].comm_gpu_h / j[k].gpu_h - want);
+    if (e > err) err = e;
+  }
+  CU_ASSERT(done > 0);
+  *job_err = err;
+  int ms = metric_index(&l, "comm_share"), mc = metric_index(&l, "comm_share.class.training");
+  CU_ASSERT_FATAL(ms >= 0 && mc >= 0);
+  CU_ASSERT_DOUBLE_EQUAL(out[ms], comm / member, 1e-9);
+  CU_ASSERT_EQUAL(out[ms], out[mc]);
+  double share = out[ms];
+  if (getenv("SPOTLAB_TEST_VERBOSE"))
+    fprintf(stderr, "%g Mbit/s: all-reduce %.3f s of a %.3f s step (share %.4f); %zu done, metric %.4f\n", mbps, tm,
+            tc + tm, want, done, share);
+  free(out);
+  sim_results_free(&r);
+  unload(&l);
+  return share;
+}
+static void test_comm_share_market(void) {
+  double e1, e2, e3;
+  double fast = comm_share_at(1000.0, &e1), mid = comm_share_at(200.0, &e2), slow = comm_share_at(20.0, &e3);
+  /* a completed job's share is the step's, to the ms its GPU time is billed in */
+  CU_ASSERT(e1 < 1e-6 && e2 < 1e-6 && e3 < 1e-6);
+  CU_ASSERT(fast > 0 && fast < mid && mid < slow && slow < 1);
 }
 
 /* Providers that switch pools (a target no pool pays, patience 1: every review) leave their old
@@ -2267,9 +2401,11 @@ static CU_TestInfo model_tests[] = {
     {"compared policies share providers, churn and arrivals; standbys are promoted",
      test_policies_common_random_numbers},
     {"a policy registered by the test file runs in the market", test_registered_policy_market},
+    {"a class's policy may be a combination (checkpoint+standby, replicate+checkpoint)", test_combination_class_policy},
     {"cluster_32: 32-GPU jobs over consumer rigs of 1-2 GPUs, five policies (short run)", test_cluster_32_short},
     {"cluster_32: the consumer cluster against the Llama 3 data-centre fleet", test_cluster_32_datacentre},
     {"a 256-GPU job gang-placed over rigs of 1-2 GPUs, billed per member", test_wide_job_market},
+    {"comm_share: a job's share of time in the all-reduce, growing as the link slows", test_comm_share_market},
     {"a bid that fits no host never wins and never preempts", test_bid_fits_nowhere},
     {"switchers: departed hosts' GPU ids recycled, their records kept", test_switchers_recycled},
     {"providers that cannot act on a review have the shorter state (random markets)", test_provider_types_random},

@@ -6,6 +6,7 @@
 #include "analysis/report/rpt.h"
 #include "analysis/report/rpt_internal.h"
 #include "sim/results_io.h"
+#include "tests/csv_records.h"
 #include "tests/testutil.h"
 
 #include <CUnit/CUnit.h>
@@ -1244,6 +1245,204 @@ static void test_cli_sweep(void) {
   free(out);
 }
 
+/* A grid's limits and order, on a hand-made sweep: key A (numeric, given as 3,1,2) and key B with 13
+ * values. Against A: the quantity without a dimension has 13 lines, of which 12 are drawn; the one
+ * per policy has 13 panels, of which 9 are drawn, and one legend; the lines run in increasing x.
+ * Against B (categories b0..b12): one line per value of A, one panel per value of A. */
+typedef struct t_figset {
+  char *names[16], *bodies[16];
+  int n;
+} t_figset;
+static void t_keep_figs(void *ctx, const char *name, const char *body) {
+  t_figset *f = ctx;
+  if (f->n < 16) f->names[f->n] = strdup(name), f->bodies[f->n++] = strdup(body);
+}
+static const char *t_fig_body(const t_figset *f, const char *name) {
+  for (int i = 0; i < f->n; i++)
+    if (!strcmp(f->names[i], name)) return f->bodies[i];
+  return NULL;
+}
+static int t_count(const char *s, const char *what) {
+  int n = 0;
+  for (const char *p = s ? strstr(s, what) : NULL; p; p = strstr(p + 1, what)) n++;
+  return n;
+}
+static void test_grid_limits(void) {
+  enum { NA = 3, NB = 13, NP = NA * NB, NM = 3, R = 2 };
+  static const char *const av[NA] = {"3", "1", "2"};
+  char *labels[NP], *files[NP], *klabels[NP * 2], lab[NP][16], kb[NB][8], fl[NP][24];
+  char *names[NM] = {"rev", "spend.policy.a", "spend.policy.b"}, *units[NM] = {"USD", "USD", "USD"};
+  char *keys[2] = {"g.a", "g.b"};
+  double x[NP], kx[NP * 2], vals[NP * R * NM];
+  for (int b = 0; b < NB; b++) snprintf(kb[b], sizeof kb[b], "b%d", b);
+  for (int i = 0; i < NA; i++)
+    for (int b = 0; b < NB; b++) {
+      int p = i * NB + b;
+      snprintf(lab[p], sizeof lab[p], "%s, %s", av[i], kb[b]);
+      snprintf(fl[p], sizeof fl[p], "p/%d.h5", p);
+      labels[p] = lab[p], files[p] = fl[p], x[p] = NAN;
+      klabels[p * 2] = (char *)av[i], klabels[p * 2 + 1] = kb[b];
+      kx[p * 2] = atof(av[i]), kx[p * 2 + 1] = NAN;
+      for (int r = 0; r < R; r++)
+        for (int m = 0; m < NM; m++) vals[(p * R + r) * NM + m] = 10 * atof(av[i]) + b + m + 0.5 * r;
+    }
+  rpt_sweep s = {"g.a x g.b", "market", NP, NM, R, labels, x, names, units, vals, files};
+  s.nkeys = 2, s.keys = keys, s.key_labels = klabels, s.key_x = kx;
+  char err[RPT_ERRLEN];
+  CU_ASSERT_EQUAL_FATAL(rpt_sweep_write("rpt_grid_limits.h5", &s, "m.cfg", 7, err, sizeof err), 0);
+  t_figset f = {0};
+  rpt_options opt = {"rpt_grid_limits_report", "none", 1, NULL, 0, t_keep_figs, &f};
+  rpt_outcome o;
+  CU_ASSERT_EQUAL_FATAL(rpt_report("rpt_grid_limits.h5", &opt, &o, err, sizeof err), 0);
+  rpt_outcome_free(&o);
+  CU_ASSERT_EQUAL(f.n, 4); /* two quantities against two keys */
+  const char *ra = t_fig_body(&f, "sweep_rev_vs_g_a"), *pa = t_fig_body(&f, "sweep_spend_by_policy_vs_g_a"),
+             *rb = t_fig_body(&f, "sweep_rev_vs_g_b"), *pb = t_fig_body(&f, "sweep_spend_by_policy_vs_g_b");
+  CU_ASSERT_FATAL(ra && pa && rb && pb);
+  CU_ASSERT_EQUAL(t_count(ra, "with linespoints"), 12); /* 13 values of b: 12 lines */
+  CU_ASSERT(strstr(ra, "title 'b = b11'") && !strstr(ra, "title 'b = b12'"));
+  CU_ASSERT(strstr(ra, "$p0_0 << EOD\n1 ") != NULL);  /* A given as 3,1,2: drawn from 1 */
+  CU_ASSERT_EQUAL(t_count(pa, "set title 'b = "), 9); /* 13 panels: 9 */
+  CU_ASSERT_EQUAL(t_count(pa, "\nplot "), 10);        /* 9 panels and the legend */
+  CU_ASSERT(strstr(pa, "set multiplot title") && strstr(pa, "unset multiplot"));
+  CU_ASSERT(strstr(pa, "set xtics ('1' 1, '2' 2, '3' 3)") != NULL);
+  CU_ASSERT_EQUAL(t_count(rb, "with yerrorbars"), 3); /* categories: one line per value of a */
+  CU_ASSERT(strstr(rb, "title 'a = 3'") && strstr(rb, "'b12' 12)"));
+  CU_ASSERT_EQUAL(t_count(pb, "set title 'a = "), 3);
+  for (int i = 0; i < f.n; i++) free(f.names[i]), free(f.bodies[i]);
+}
+
+/* A grid of two keys (issue 47.4) from the command, on the 32-GPU cluster of five policies: the
+ * report draws each quantity against each key that varies (numeric: a line with its band; the
+ * churn fits: categories), one panel per value of the other key for a quantity per policy, one
+ * line per value of the other key otherwise; names each key on the page, in the cheapest-policy
+ * table and on the axes, in words with units. A key with one value is no axis. */
+static void test_cli_grid_sweep(void) {
+  if (!t_have_bin()) return;
+  char cmd[8192], *out = NULL;
+  snprintf(cmd, sizeof cmd,
+           "%s sweep %s/scenarios/cluster_32.cfg --param 'market.personas.katie.fit=\"microsoft99\",\"skype06\"' "
+           "--param market.training.standby_k=1,2 --param 'run.end=\"12h\"' --reps 2 --out rpt_grid.h5 --quiet",
+           tu_bin(), tu_src());
+  CU_ASSERT_EQUAL_FATAL(tu_run(cmd, &out), 0);
+  free(out);
+  /* the scripts, whatever gnuplot there is */
+  char *all = NULL, err[RPT_ERRLEN];
+  size_t len;
+  FILE *o = open_memstream(&all, &len);
+  rpt_options opt = {"rpt_grid_scripts", "none", 1, NULL, 0, t_keep_all, o};
+  rpt_outcome res;
+  CU_ASSERT_EQUAL(rpt_report("rpt_grid.h5", &opt, &res, err, sizeof err), 0);
+  rpt_outcome_free(&res);
+  fclose(o);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(all);
+  CU_ASSERT(strstr(all, "set xlabel 'standby k (GPUs), key market.training.standby_k'") != NULL); /* its unit */
+  CU_ASSERT(strstr(all, "set xlabel 'fit, key market.personas.katie.fit'") != NULL);
+  CU_ASSERT(strstr(all, "set xlabel 'end") == NULL); /* one value: not an axis */
+  CU_ASSERT(strstr(all, "set ylabel 'spend per useful GPU h (USD/h)'") != NULL);
+  CU_ASSERT(strstr(all, "set xtics ('microsoft99' 0, 'skype06' 1)") != NULL); /* categories, quotes dropped */
+  CU_ASSERT(strstr(all, "set title 'fit = skype06'") != NULL);                /* a panel per other value */
+  CU_ASSERT(strstr(all, "title 'standby k = 2'") != NULL);                    /* a line per other value */
+  CU_ASSERT(strstr(all, "with filledcurves") != NULL);                        /* the numeric key's band */
+  CU_ASSERT(strstr(all, "with yerrorbars") != NULL);                          /* the categories' whiskers */
+  CU_ASSERT(strstr(all, "title 'checkpoint+standby'") != NULL);
+  free(all);
+  /* the page and the tables (figures below, on a smaller grid: this one has 142, ~20 s of gnuplot) */
+  snprintf(cmd, sizeof cmd, "%s report rpt_grid.h5 --out rpt_grid_report --gnuplot none", tu_bin());
+  CU_ASSERT_EQUAL(tu_run(cmd, &out), 0);
+  free(out);
+  char *html = t_slurp("rpt_grid_report/index.html"), *cheap = t_slurp("rpt_grid_report/cheapest_policy.csv");
+  CU_ASSERT(html &&
+            strstr(html, "a grid of 4 points over 3 keys: <code>market.personas.katie.fit</code> "
+                         "(&quot;microsoft99&quot;, &quot;skype06&quot;); <code>market.training.standby_k</code> "
+                         "(1, 2); <code>run.end</code> (&quot;12h&quot;)"));
+  const char *head = "market.personas.katie.fit,market.training.standby_k,run.end,cheapest,";
+  CU_ASSERT(cheap && !strncmp(cheap, head, strlen(head)));
+  CU_ASSERT(cheap && csv_records(cheap, 12, NULL, NULL) == 5); /* the header and the four points, every key named */
+  free(html);
+  free(cheap);
+  /* the figure files, drawn by gnuplot, per key: a PHOLD grid of 2 x 2 points (a few metrics) */
+  if (!rpt_gnuplot_available(NULL)) return;
+  tu_write("rpt_grid_phold.cfg", "model = \"phold\";\nrun = { seed = 3; reps = 2; end = 20.0; };\n"
+                                 "phold = { lps = 32; start = 1; lookahead = 0.1; mean = 0.9; remote = 0.1; };\n");
+  snprintf(cmd, sizeof cmd,
+           "%s sweep rpt_grid_phold.cfg --param phold.remote=0.0,0.5 --param phold.mean=0.4,1.9 --out "
+           "rpt_grid_phold.h5 --quiet && %s report rpt_grid_phold.h5 --out rpt_grid_phold_report --quiet",
+           tu_bin(), tu_bin());
+  CU_ASSERT_EQUAL_FATAL(tu_run(cmd, &out), 0);
+  free(out);
+  const char *const figs[] = {"sweep_events_vs_phold_remote", "sweep_events_vs_phold_mean", NULL};
+  for (size_t i = 0; figs[i]; i++) {
+    char f[256];
+    snprintf(f, sizeof f, "%s.png", figs[i]);
+    CU_ASSERT(t_exists("rpt_grid_phold_report", f));
+    snprintf(f, sizeof f, "%s.svg", figs[i]);
+    CU_ASSERT(t_exists("rpt_grid_phold_report", f));
+  }
+  html = t_slurp("rpt_grid_phold_report/index.html");
+  CU_ASSERT(html && strstr(html, "src=\"sweep_events_vs_phold_mean.png\"") != NULL);
+  free(html);
+}
+
+/* CSV formula injection (OWASP): a text cell a spreadsheet would run as a formula (= + - @, a tab,
+ * a carriage return first) is written with a single quote before it, quoted; a number, negative or
+ * with a sign, stays a number; other texts as before. Then through a whole report: the summary
+ * CSV of a results file whose metric names and units start with formulas. */
+static char *t_csv_of(const char *field) {
+  char *b = NULL;
+  size_t n = 0;
+  FILE *o = open_memstream(&b, &n);
+  rpt_csv_field(o, field);
+  fclose(o);
+  return b;
+}
+static void test_csv_formula_injection(void) {
+  static const char *const cases[][2] = {
+      {"=cmd|' /C calc'!A0", "\"'=cmd|' /C calc'!A0\""},
+      {"=HYPERLINK(\"http://x\",\"y\")", "\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\""},
+      {"+1+cmd|x", "\"'+1+cmd|x\""},
+      {"-2+3", "\"'-2+3\""},
+      {"@SUM(A1:A2)", "\"'@SUM(A1:A2)\""},
+      {"\t=1", "\"'\t=1\""},
+      {"\r=1", "\"'\r=1\""},
+      {"-", "\"'-\""},
+      {"-inf", "\"'-inf\""}, /* not a decimal number: a text */
+      {"-0.5", "-0.5"},
+      {"+1e-3", "+1e-3"},
+      {"-.25E+2", "-.25E+2"},
+      {"-12", "-12"},
+      {"a=b", "a=b"},
+      {"x,y", "\"x,y\""},
+      {"", ""},
+      {"jobs", "jobs"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char *got = t_csv_of(cases[i][0]);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(got);
+    if (strcmp(got, cases[i][1])) fprintf(stderr, "\n  rpt_csv_field(%s) = %s, not %s", cases[i][0], got, cases[i][1]);
+    CU_ASSERT_STRING_EQUAL(got, cases[i][1]);
+    free(got);
+  }
+  sim_metric_def md[2] = {{"=HYPERLINK(1)", "@u", "", 0}, {"+x.persona.-cmd|a", "-USD", "", 0}};
+  double v[2 * 2] = {1, -2, 1.5, -2.5};
+  CU_ASSERT_EQUAL_FATAL(t_write_metrics("rpt_csv_formula.h5", 2, md, 2, v), 0);
+  char err[RPT_ERRLEN];
+  rpt_options opt = {"rpt_csv_formula_report", "none", 1, NULL, 0};
+  rpt_outcome out;
+  CU_ASSERT_EQUAL(rpt_report("rpt_csv_formula.h5", &opt, &out, err, sizeof err), 0);
+  rpt_outcome_free(&out);
+  char *csv = t_slurp("rpt_csv_formula_report/summary.csv");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(csv);
+  /* no record has a field that starts with a formula character, outside a number */
+  for (const char *l = csv; *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l))
+    for (const char *f = l; f && *f && *f != '\n'; f = strpbrk(f, ",\n"), f = f && *f == ',' ? f + 1 : NULL)
+      CU_ASSERT(!strchr("=+@", *f) && (*f != '-' || (f[1] >= '0' && f[1] <= '9') || f[1] == '.'));
+  CU_ASSERT(strstr(csv, "\"'=HYPERLINK(1)\"") != NULL && strstr(csv, "\"'@u\"") != NULL);
+  CU_ASSERT(strstr(csv, "\"'-cmd|a\"") != NULL && strstr(csv, "\"'-USD\"") != NULL);
+  CU_ASSERT(strstr(csv, ",-2,") != NULL || strstr(csv, ",-2.") != NULL); /* a negative mean stays a number */
+  free(csv);
+}
+
 /* ---- hostile files (issue 49.1, 49.3) ------------------------------------------------------------ */
 
 /* Every text a file carries reaches gnuplot, HTML, Markdown, CSV and the terminal as data. Each
@@ -1266,28 +1465,9 @@ static int t_pwned(void) {
   return n;
 }
 
-/* RFC 4180 records and fields of a CSV text: every record must have `want` fields. Returns the
- * number of records, or -1 when one has another number of fields. */
-static int t_csv_records(const char *s, int want) {
-  int rec = 0, fields = 1, q = 0;
-  for (; *s; s++) {
-    if (q) {
-      if (*s == '"' && s[1] == '"')
-        s++;
-      else if (*s == '"')
-        q = 0;
-    } else if (*s == '"')
-      q = 1;
-    else if (*s == ',')
-      fields++;
-    else if (*s == '\n') {
-      if (fields != want) return -1;
-      rec++;
-      fields = 1;
-    }
-  }
-  return rec;
-}
+/* RFC 4180 records and fields of a CSV text (tests/csv_records.h, the fuzz target's oracle too):
+ * every record must have `want` fields. Returns the number of records, or -1. */
+static int t_csv_records(const char *s, int want) { return csv_records(s, want, NULL, NULL); }
 
 static const char *const t_h_regions[] = {"'\n!touch pwn_e\n", "<i>r</i>", "x"};
 static const char *const t_h_classes[] = {"'\n!touch pwn_f\n", "b", "c"};
@@ -1435,6 +1615,25 @@ static void test_hostile_sweep_experiment(void) {
   char *csv = t_slurp("rpt_hostile_sweep_report/summary.csv");
   CU_ASSERT_EQUAL(t_csv_records(csv ? csv : "", 10), 1 + 2 * 3);
   free(csv);
+  /* the same as a grid of two keys (rpt_grid.c: axes, tics, panel titles, legends, the page's keys) */
+  char *keys[2] = {"\nEOD\n!touch pwn_g\n", "k'\n!touch pwn_h\n"};
+  char *klabels[4] = {"'\n!touch pwn_i\n", "1", "<svg/onload=1>", "2"};
+  double kx[4] = {NAN, 1, NAN, 2};
+  s.nkeys = 2, s.keys = keys, s.key_labels = klabels, s.key_x = kx;
+  CU_ASSERT_EQUAL_FATAL(rpt_sweep_write("rpt_hostile_grid.h5", &s, "m.cfg", 7, err, sizeof err), 0);
+  log = fopen("rpt_hostile_grid.log", "w");
+  rpt_options gopt = {"rpt_hostile_grid_report", NULL, 0, log, 0};
+  CU_ASSERT_EQUAL(rpt_report("rpt_hostile_grid.h5", &gopt, &o, err, sizeof err), 0);
+  fclose(log);
+  CU_ASSERT_EQUAL(t_pwned(), 0);
+  if (rpt_gnuplot_available(NULL)) CU_ASSERT(o.figures_drawn >= 4); /* two quantities against two keys */
+  rpt_outcome_free(&o);
+  html = t_slurp("rpt_hostile_grid_report/index.html");
+  CU_ASSERT(html && strstr(html, "<svg") == NULL && strstr(html, "<b>") == NULL && strstr(html, "a grid of 2 points"));
+  free(html);
+  csv = t_slurp("rpt_hostile_grid_report/summary.csv");
+  CU_ASSERT_EQUAL(t_csv_records(csv ? csv : "", 10), 1 + 2 * 3);
+  free(csv);
 
   /* experiment: 2 points x 2 factors, 2 metrics, 1 constraint, 2 objectives, 2 replications */
   char *factors[2] = {"\nEOD\n!touch pwn_s\n", "b'\n!touch pwn_a\n"};
@@ -1562,8 +1761,8 @@ static void test_cheapest_policy(void) {
         else if (second < 0 || mean[i] < mean[second])
           second = (int)i;
       }
-      CU_ASSERT_STRING_EQUAL(f[1], best >= 0 ? pols[best] : "-");
-      CU_ASSERT_STRING_EQUAL(f[3], second >= 0 ? pols[second] : "-");
+      CU_ASSERT_STRING_EQUAL(f[1], best >= 0 ? pols[best] : ""); /* none: an empty cell */
+      CU_ASSERT_STRING_EQUAL(f[3], second >= 0 ? pols[second] : "");
       if (second >= 0) {
         double d[8];
         for (int r = 0; r < reps; r++)
@@ -1615,6 +1814,8 @@ static CU_TestInfo report_tests[] = {
     {"market figures: price with traded volume, hours everywhere, distinct styles", test_market_figures_inform},
     {"hostile names in a results file: no command runs, HTML/Markdown/CSV hold them as text", test_hostile_results},
     {"hostile sweep and experiment files (the issue's EOD payload): no command runs", test_hostile_sweep_experiment},
+    {"CSV formula injection: = + - @ tab CR texts neutralised, numbers kept", test_csv_formula_injection},
+    {"a grid's figures: at most 12 lines and 9 panels, numbers in increasing order", test_grid_limits},
     {"the cheapest policy per sweep point: lowest finite mean, paired excess of the runner-up (random)",
      test_cheapest_policy},
     CU_TEST_INFO_NULL,
@@ -1623,6 +1824,7 @@ static CU_TestInfo cli_tests[] = {
     {"report/compare/sweep exit statuses", test_cli_exit_codes},
     {"a --shard part is named as one (merge it); compare --quiet prints no table", test_cli_shard_quiet},
     {"sweep of PHOLD, its report, compare of two points", test_cli_sweep},
+    {"a two-key grid sweep: figures against each key, keys named in words with units", test_cli_grid_sweep},
     CU_TEST_INFO_NULL,
 };
 CU_SuiteInfo spotlab_suites[] = {

@@ -278,6 +278,32 @@ static void test_cluster(void) {
   cp.weighted_eff = 1;
   double r1 = sched_cluster_rate(&cp, &np, sp2, ln, 1, 2, 1e6), r2 = sched_cluster_rate(&cp, &np, sp2, ln, 2, 2, 1e6);
   CU_ASSERT(r2 < 2 * r1);
+  /* The share of time spent communicating: 2 members of speed 1, a step of 2 work units (1 s of
+   * computing, weighted), 1 MB all-reduced over 8 Mbit/s links of 20 ms RTT: t_comm = 2 (1/2)
+   * 8e6 / 8e6 + 2 (2-1) 0.01 = 1.02 s, so the share is 1.02 / 2.02 and the rate 2 / 2.02. */
+  sched_link ln2[2] = {{8e6, 0.02, 0.0}, {8e6, 0.02, 0.0}};
+  double tcomp = -1, tcomm = -1;
+  CU_ASSERT_DOUBLE_EQUAL(sched_cluster_step(&cp, &np, sp2, ln2, 2, 2, 1e6, &tcomp, &tcomm), 2.0 / 2.02, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(tcomp, 1.0, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(tcomm, 1.02, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(tcomm / (tcomp + tcomm), 1.02 / 2.02, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(sched_allreduce_time(&np, ln2, 2, 1e6), 1.02, 1e-12);
+  /* the same rate as sched_cluster_rate, bit for bit */
+  CU_ASSERT_EQUAL(sched_cluster_step(&cp, &np, sp2, ln2, 2, 2, 1e6, NULL, NULL),
+                  sched_cluster_rate(&cp, &np, sp2, ln2, 2, 2, 1e6));
+  /* one member, no bytes, or no synchronous step: nothing is communicated */
+  sched_cluster_step(&cp, &np, sp2, ln2, 1, 2, 1e6, &tcomp, &tcomm);
+  CU_ASSERT_EQUAL(tcomm, 0.0);
+  sched_cluster_step(&cp, &np, sp2, ln2, 2, 2, 0, &tcomp, &tcomm);
+  CU_ASSERT_EQUAL(tcomm, 0.0);
+  sched_cluster_step(&cp, &np, sp2, ln2, 2, 0, 1e6, &tcomp, &tcomm);
+  CU_ASSERT_EQUAL(tcomm, 0.0);
+  /* half the bandwidth: the bandwidth term doubles, the latency term stays: 2.02 s */
+  ln2[0].bw_bps = 4e6;
+  CU_ASSERT_DOUBLE_EQUAL(sched_allreduce_time(&np, ln2, 2, 1e6), 2.02, 1e-12);
+  ln2[0].bw_bps = 0; /* a dead link: no progress, infinite communication */
+  CU_ASSERT_EQUAL(sched_cluster_step(&cp, &np, sp2, ln2, 2, 2, 1e6, &tcomp, &tcomm), 0.0);
+  CU_ASSERT(isinf(tcomm));
   CU_ASSERT_EQUAL(sched_autoscale_replicas(100, 10, 0.5, 1, 100), 20);
   CU_ASSERT_EQUAL(sched_autoscale_replicas(0, 10, 0.5, 2, 100), 2);
   CU_ASSERT_EQUAL(sched_autoscale_replicas(1e9, 10, 0.5, 1, 7), 7);
@@ -1154,6 +1180,7 @@ static void test_fuzz_all_policies(void) {
  * Every policy places a job of 200 GPUs or more (some of 480 or more), and jobs of 64 GPUs or more
  * complete. */
 #define WIDE_GPUS 1100u
+static unsigned wide_asked_512; /* jobs of the widest width (512 GPUs) the streams submitted */
 static void wide_cfg(sched_config *c) {
   c->max_gpus = c->max_providers = 2048;
   c->heartbeat_timeout_s = 0;
@@ -1193,6 +1220,7 @@ static uint64_t fuzz_wide(sched_policy pol, uint64_t seed, unsigned *widest, uns
       /* width 2^u for u uniform in [0, 9], then uniform below the next power: 1 .. 512 */
       unsigned u = (unsigned)(RND() % 10), w = (1u << u) + (u ? (unsigned)(RND() % (1u << u)) : 0);
       if (w > 512) w = 512;
+      wide_asked_512 += w == 512;
       sched_job_spec sp = batch(w, 100.0 * w);
       sp.region = (RND() % 4) ? -1 : (int32_t)(RND() % 2);
       sp.step_work = (RND() % 2) ? 1.0 : 0;
@@ -1241,6 +1269,7 @@ static uint64_t fuzz_wide(sched_policy pol, uint64_t seed, unsigned *widest, uns
 
 static void test_fuzz_wide_jobs(void) {
   unsigned widest_all = 0, done_all = 0;
+  wide_asked_512 = 0;
   for (unsigned p = 0; p < SCHED_FT_COUNT + NFUZZ_COMBOS; p++) {
     unsigned widest, done, w2, d2;
     uint64_t a = fuzz_wide(fuzz_policy(p), 0x51ED270B27D5E3ull + p, &widest, &done);
@@ -1254,7 +1283,8 @@ static void test_fuzz_wide_jobs(void) {
     done_all += done;
   }
   CU_ASSERT(widest_all >= 480);
-  CU_ASSERT(done_all > 0); /* jobs of 64 GPUs or more completed */
+  CU_ASSERT(wide_asked_512 > 0); /* the streams reach the widest width, 512 */
+  CU_ASSERT(done_all > 0);       /* jobs of 64 GPUs or more completed */
 }
 
 /* GP Nodes with their own queues, on random streams for every policy: the invariants (checked

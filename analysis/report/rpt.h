@@ -196,6 +196,16 @@ int rpt_experiment_write(const char *path, const rpt_experiment *e, const char *
 int rpt_experiment_read(rpt_file *f, rpt_experiment *e);
 void rpt_experiment_free(rpt_experiment *e);
 
+/* ---- CSV --------------------------------------------------------------------------------------- */
+
+/* Writes one CSV text field, as every CSV of the report, compare and compare --robust does: quoted
+ * per RFC 4180 (libcsv's csv_fwrite) when it holds a comma, a quote, a line break or edge spaces,
+ * else as it is; a text a spreadsheet would run as a formula (it starts with = + - @, a tab or a
+ * carriage return, and is not a decimal number such as -0.5) gets a single quote before it and is
+ * quoted ("'=HYPERLINK(..)"), as OWASP's CSV injection advice says. Numbers are the caller's
+ * (printf). */
+void rpt_csv_field(FILE *o, const char *s);
+
 /* ---- Figures (gnuplot) ----------------------------------------------------------------------- */
 
 /* The gnuplot to use: $SPOTLAB_GNUPLOT if set ("none" = no figures), else `gnuplot` on PATH.

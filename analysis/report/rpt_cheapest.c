@@ -88,17 +88,33 @@ int rpt__cheapest(const rpt_sweep *s, const char *q, const char *unit_words, FIL
           "(common random numbers) with its 95%% interval. A policy that completed no work in some "
           "replication (the quantity is undefined there) is not ranked.\n\n",
           q, unit_words, unit, s->reps);
-  fputs("| point | cheapest | mean | runner-up | mean | runner-up - cheapest [95% CI] | significantly cheaper? | "
-        "not ranked |\n|---|---|---|---|---|---|---|---|\n",
-        md);
+  /* the point: its value (one key), or one column per key of a grid, each named */
+  unsigned nk = s->nkeys >= 2 ? s->nkeys : 0;
+  fputs("|", md);
   fputs("<h2>The cheapest policy at each point</h2>\n<p>By mean ", html);
   rpt__html(html, q);
   fprintf(html, " (%s) over %d replications; the runner-up's excess is paired (common random numbers).</p>\n",
           unit_words, s->reps);
-  fputs("<table><tr><th>point</th><th>cheapest</th><th>mean</th><th>runner-up</th><th>mean</th>"
+  fputs("<table><tr>", html);
+  for (unsigned j = 0; j < (nk ? nk : 1); j++) {
+    fputs(" ", md);
+    rpt__md(md, nk ? s->keys[j] : "point");
+    fputs(" |", md);
+    fputs("<th>", html);
+    rpt__html(html, nk ? s->keys[j] : "point");
+    fputs("</th>", html);
+    if (j) fputc(',', csv);
+    rpt_csv_field(csv, nk ? s->keys[j] : "point");
+  }
+  fputs(" cheapest | mean | runner-up | mean | runner-up - cheapest [95% CI] | significantly cheaper? | "
+        "not ranked |\n|",
+        md);
+  for (unsigned j = 0; j < (nk ? nk : 1); j++) fputs("---|", md);
+  fputs("---|---|---|---|---|---|---|\n", md);
+  fputs("<th>cheapest</th><th>mean</th><th>runner-up</th><th>mean</th>"
         "<th>runner-up - cheapest [95% CI]</th><th>significantly cheaper?</th><th>not ranked</th></tr>\n",
         html);
-  fputs("point,cheapest,cheapest_mean,runner_up,runner_up_mean,diff_mean,diff_ci95_lo,diff_ci95_hi,significant,"
+  fputs(",cheapest,cheapest_mean,runner_up,runner_up_mean,diff_mean,diff_ci95_lo,diff_ci95_hi,significant,"
         "not_ranked\n",
         csv);
   for (unsigned p = 0; p < s->npoints; p++) {
@@ -119,8 +135,17 @@ int rpt__cheapest(const rpt_sweep *s, const char *q, const char *unit_words, FIL
         strncat(unr, pol[i], sizeof unr - strlen(unr) - 1);
       }
     const char *v = rpt__cheap_verdict(&o);
-    fputs("| ", md);
-    rpt__md(md, s->labels[p]);
+    fputs("<tr>", html);
+    for (unsigned j = 0; j < (nk ? nk : 1); j++) {
+      const char *lab = nk ? s->key_labels[(size_t)p * nk + j] : s->labels[p];
+      fputs(j ? " | " : "| ", md);
+      rpt__md(md, lab);
+      fputs("<td>", html);
+      rpt__html(html, lab);
+      fputs("</td>", html);
+      if (j) fputc(',', csv);
+      rpt_csv_field(csv, lab);
+    }
     fputs(" | ", md);
     rpt__md(md, bn);
     fprintf(md, " | %s | ", bm);
@@ -128,25 +153,22 @@ int rpt__cheapest(const rpt_sweep *s, const char *q, const char *unit_words, FIL
     fprintf(md, " | %s | %s [%s, %s] | %s | ", sm, dm, dl, dh, v);
     rpt__md(md, unr);
     fputs(" |\n", md);
-    fputs("<tr><td>", html);
-    rpt__html(html, s->labels[p]);
-    fputs("</td><td>", html);
+    fputs("<td>", html);
     rpt__html(html, bn);
     fprintf(html, "</td><td>%s</td><td>", bm);
     rpt__html(html, sn);
     fprintf(html, "</td><td>%s</td><td>%s [%s, %s]</td><td>%s</td><td>", sm, dm, dl, dh, v);
     rpt__html(html, unr);
     fputs("</td></tr>\n", html);
-    rpt__csv(csv, s->labels[p]);
     fputc(',', csv);
-    rpt__csv(csv, bn);
+    rpt_csv_field(csv, o.best >= 0 ? bn : ""); /* no policy: an empty cell, not a "-" text */
     fprintf(csv, ",%.17g,", o.best >= 0 ? o.mean[o.best] : NAN);
-    rpt__csv(csv, sn);
+    rpt_csv_field(csv, o.second >= 0 ? sn : "");
     fprintf(csv, ",%.17g,%.17g,%.17g,%.17g,", o.second >= 0 ? o.mean[o.second] : NAN, o.diff.mean, o.diff.lo,
             o.diff.hi);
-    rpt__csv(csv, v);
+    rpt_csv_field(csv, v);
     fputc(',', csv);
-    rpt__csv(csv, unr);
+    rpt_csv_field(csv, unr);
     fputc('\n', csv);
   }
   fputs("</table>\n", html);

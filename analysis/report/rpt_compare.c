@@ -291,9 +291,9 @@ static void rpt__row(const rpt_diff *d, size_t w, FILE *tab, FILE *md, FILE *csv
     fprintf(md, " | %s | %s | %s %s | %s |\n", bm, am, dm, ci, rel);
   }
   if (csv) {
-    rpt__csv(csv, d->name);
+    rpt_csv_field(csv, d->name);
     fputc(',', csv);
-    rpt__csv(csv, d->unit);
+    rpt_csv_field(csv, d->unit);
     fprintf(csv, ",%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%d\n", d->before.mean, d->before.lo,
             d->before.hi, d->after.mean, d->after.lo, d->after.hi, d->diff.mean, d->diff.lo, d->diff.hi, d->rel,
             d->diff.n);

@@ -143,11 +143,11 @@ int rpt__exp_tables(const rpt_experiment *e, FILE *md, FILE *csv, FILE *html) {
     }
     fputs("</table>\n", html);
   }
-  /* CSV: one row per point and metric, the factors' values first; every text through rpt__csv. */
+  /* CSV: one row per point and metric, the factors' values first; every text through rpt_csv_field. */
   fputs("point", csv);
   for (unsigned f = 0; f < nf; f++) {
     fputc(',', csv);
-    rpt__csv(csv, e->factors[f]);
+    rpt_csv_field(csv, e->factors[f]);
   }
   fputs(",metric,unit,mean,ci95_lo,ci95_hi,n,feasible,pareto\n", csv);
   for (unsigned p = 0; p < np; p++)
@@ -155,13 +155,13 @@ int rpt__exp_tables(const rpt_experiment *e, FILE *md, FILE *csv, FILE *html) {
       fprintf(csv, "%u", p + 1);
       for (unsigned f = 0; f < nf; f++) {
         fputc(',', csv);
-        rpt__csv(csv, e->labels[(size_t)p * nf + f]);
+        rpt_csv_field(csv, e->labels[(size_t)p * nf + f]);
       }
       size_t i = (size_t)p * nm + k;
       fputc(',', csv);
-      rpt__csv(csv, e->names[k]);
+      rpt_csv_field(csv, e->names[k]);
       fputc(',', csv);
-      rpt__csv(csv, e->units[k]);
+      rpt_csv_field(csv, e->units[k]);
       fprintf(csv, ",%.17g,%.17g,%.17g,%d,%d,%d\n", e->mean[i], e->lo[i], e->hi[i], e->reps, e->feasible[p] == 1,
               e->pareto[p] == 1);
     }

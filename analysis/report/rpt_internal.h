@@ -17,8 +17,6 @@ const char *rpt__html_buf(char *buf, size_t len, const char *s);
 /* A Markdown table cell or code span: | escaped, ` as ', < > & as entities, control characters as
  * spaces (a name cannot end a row or open raw HTML in a rendered summary.md). */
 void rpt__md(FILE *o, const char *s);
-/* A CSV field (RFC 4180, libcsv's csv_fwrite when it needs quotes). */
-void rpt__csv(FILE *o, const char *s);
 /* Control characters of s replaced by '?' in place (text for a terminal). */
 void rpt__term(char *s);
 /* Writes the common look (palette as linetypes 1..12, grid, fonts) into a script. */
@@ -68,5 +66,29 @@ void rpt__exp_figs(const rpt_experiment *e, rpt__exp_sink *sink);
  * QUANTITY.policy.P and whether the runner-up's paired excess is significant, as a Markdown section,
  * an HTML table and CSV rows. Writes nothing when the sweep has fewer than two such policies. */
 int rpt__cheapest(const rpt_sweep *s, const char *q, const char *unit_words, FILE *md, FILE *html, FILE *csv);
+
+/* A sweep over a grid of several keys (rpt_grid.c): per key, each point's value index (vi), the
+ * first point of each value, the values in the order drawn (order: increasing for numbers),
+ * each point's combination of the other keys' values (combo, nc of them, cfirst: the first point
+ * of each), whether every value is a number, its unit (from a point's /meta/effective, numbers
+ * only) and its words for an axis. */
+typedef struct rpt__gaxis {
+  unsigned nv, *vi, *first, *order, nc, *combo, *cfirst;
+  int numeric;
+  char unit[32], words[200];
+} rpt__gaxis;
+typedef struct rpt__grid {
+  unsigned nkeys, nvarying; /* nvarying: keys with two values or more */
+  rpt__gaxis *ax;
+} rpt__grid;
+/* The axes of s (nothing when s has fewer than two keys); effective: a point's /meta/effective text
+ * or NULL. 0 or SIM_ENOMEM. */
+int rpt__grid_make(const rpt_sweep *s, const char *effective, rpt__grid *g);
+void rpt__grid_free(rpt__grid *g);
+/* The figures of quantity q (metrics ks[0..nk), dimension d or "") against each varying key. */
+void rpt__grid_figs(const rpt_sweep *s, const rpt__grid *g, const unsigned *ks, unsigned nk, const char *q,
+                    const char *d, double conv, const char *shown, rpt__exp_sink *sink);
+/* The page's line about a grid sweep (HTML, into buf): each key with its values. */
+void rpt__grid_what(char *buf, size_t len, const rpt_sweep *s, const char *path_html, const char *model_html);
 
 #endif

@@ -116,10 +116,45 @@ void rpt__md(FILE *o, const char *s) {
   }
 }
 
-void rpt__csv(FILE *o, const char *s) {
+/* A decimal number as a spreadsheet reads one: [+-]digits[.digits][e[+-]digits] (or .digits). */
+static int rpt__csv_number(const char *s) {
+  s += *s == '+' || *s == '-';
+  size_t d = strspn(s, "0123456789");
+  s += d;
+  if (*s == '.') {
+    size_t f = strspn(s + 1, "0123456789");
+    d += f;
+    s += 1 + f;
+  }
+  if (!d) return 0;
+  if (*s == 'e' || *s == 'E') {
+    s += 1 + (s[1] == '+' || s[1] == '-');
+    size_t e = strspn(s, "0123456789");
+    if (!e) return 0;
+    s += e;
+  }
+  return !*s;
+}
+
+void rpt_csv_field(FILE *o, const char *s) {
+  size_t n = strlen(s);
+  /* Formula injection (OWASP, "CSV Injection", owasp.org/www-community/attacks/CSV_Injection, read
+   * 2026-12-07; ASVS 5.0 requirement 1.2.10): a spreadsheet runs a cell that starts with = + - @,
+   * a tab or a carriage return as a formula (=HYPERLINK(..), =cmd|..). Such a text cell gets a
+   * single quote before it and is quoted, so that it is shown as the text it is; a number such as
+   * -0.5 or +1e-3 is left a number. */
+  if (n && strchr("=+-@\t\r", s[0]) && !rpt__csv_number(s)) {
+    char *q = malloc(n + 2);
+    if (q) {
+      q[0] = '\'';
+      memcpy(q + 1, s, n + 1);
+      csv_fwrite(o, q, n + 1);
+      free(q);
+      return;
+    }
+  }
   /* RFC 4180: a field with a separator, a quote, a line break or edge spaces is quoted (libcsv's
    * writer doubles the quotes); any other field is written as it is, so plain names read the same */
-  size_t n = strlen(s);
   if (strpbrk(s, ",\"\r\n") || (n && (s[0] == ' ' || s[n - 1] == ' ')))
     csv_fwrite(o, s, n);
   else

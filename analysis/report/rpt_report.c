@@ -19,7 +19,7 @@
 #define RPT_MAX_SERIES 12 /* series per panel: beyond this, the 12 largest are kept */
 
 typedef struct rpt__fig {
-  char name[64], title[256], caption[1536];
+  char name[400], title[600], caption[1536];
 } rpt__fig;
 
 typedef struct rpt__ctx {
@@ -1278,18 +1278,41 @@ static void rpt__fig_dim_bars(rpt__ctx *c, const char *dim, const char *name, co
 
 /* ---- sweep report ----------------------------------------------------------------------------- */
 
+/* A grid's axes, with the units of its numeric keys from the first point's results file (its
+ * /meta/effective names each key's unit); without that file, the keys have no unit. */
+static int rpt__sweep_grid(rpt__ctx *c, const rpt_sweep *s, rpt__grid *g) {
+  char *eff = NULL, pf[4096];
+  /* only the sweep's own folder (NAME.points/...): a file that names another path is not followed */
+  if (s->nkeys >= 2 && s->npoints && s->point_files[0][0] != '/' && !strstr(s->point_files[0], "..")) {
+    const char *sp = rpt_path(c->f), *slash = strrchr(sp, '/');
+    snprintf(pf, sizeof pf, "%.*s%s", slash ? (int)(slash - sp + 1) : 0, sp, s->point_files[0]);
+    rpt_file *pfile;
+    char err[RPT_ERRLEN];
+    if (!rpt_open(pf, &pfile, err, sizeof err)) {
+      if (rpt_meta_string(pfile, "effective", &eff)) eff = NULL;
+      rpt_close(pfile);
+    }
+  }
+  int rc = rpt__grid_make(s, eff, g);
+  free(eff);
+  return rc;
+}
+
 static int rpt__sweep_figs(rpt__ctx *c, const rpt_sweep *s) {
   unsigned nm = s->nmetrics, np = s->npoints;
   int numeric = 1;
   for (unsigned p = 0; p < np; p++) numeric &= isfinite(s->x[p]);
-  /* One figure per quantity: its dimensionless metric alone, or one line per dimension value. */
+  /* One figure per quantity: its dimensionless metric alone, or one line per dimension value (a
+   * grid of several keys: one figure per quantity and key, rpt_grid.c). */
   char(*done)[130] = calloc(nm ? nm : 1, 130);
   double *tmp = malloc((size_t)s->reps * sizeof *tmp);
-  if (!done || !tmp) {
+  rpt__grid grid;
+  if (!done || !tmp || rpt__sweep_grid(c, s, &grid)) {
     free(done);
     free(tmp);
     return SIM_ENOMEM;
   }
+  rpt__exp_sink sink = {c, rpt__exp_emit, rpt__exp_skip};
   unsigned ndone = 0;
   for (unsigned k0 = 0; k0 < nm; k0++) {
     char q[64], d[64], v[64], key[130];
@@ -1341,6 +1364,10 @@ static int rpt__sweep_figs(rpt__ctx *c, const rpt_sweep *s) {
       char val[96];
       rpt__val_unit(val, sizeof val, first * conv, shown);
       rpt__line(c, "%s: %s%s at every value of %s (%d replications each)", what, val, every, s->param, s->reps);
+      continue;
+    }
+    if (grid.nkeys) {
+      rpt__grid_figs(s, &grid, ks, nk, q, d, conv, shown, &sink);
       continue;
     }
     FILE *g;
@@ -1421,6 +1448,8 @@ static int rpt__sweep_figs(rpt__ctx *c, const rpt_sweep *s) {
              s->param);
     rpt__emit(c, name, t, cap, 600, body);
   }
+  if (grid.nkeys && !grid.nvarying) rpt__skip(c, "sweep figures", "no key of the grid takes two values or more");
+  rpt__grid_free(&grid);
   free(done);
   free(tmp);
   return 0;
@@ -1483,6 +1512,16 @@ static void rpt__sweep_html(const rpt_sweep *s, double *tmp, FILE *html) {
   }
 }
 
+/* A point named in Markdown: "KEY = value", each key of a grid named ("A = a, B = b"). */
+static void rpt__sweep_point_md(FILE *md, const rpt_sweep *s, unsigned p) {
+  for (unsigned k = 0; k < (s->nkeys >= 2 ? s->nkeys : 1); k++) {
+    fputs(k ? ", " : "", md);
+    rpt__md(md, s->nkeys >= 2 ? s->keys[k] : s->param);
+    fputs(" = ", md);
+    rpt__md(md, s->nkeys >= 2 ? s->key_labels[(size_t)p * s->nkeys + k] : s->labels[p]);
+  }
+}
+
 static int rpt__sweep_tables(rpt__ctx *c, const rpt_sweep *s, FILE *md, FILE *csv, FILE *html) {
   unsigned nm = s->nmetrics, np = s->npoints;
   double *tmp = malloc((size_t)s->reps * sizeof *tmp);
@@ -1498,9 +1537,7 @@ static int rpt__sweep_tables(rpt__ctx *c, const rpt_sweep *s, FILE *md, FILE *cs
   fprintf(md, "| metric | unit |");
   for (unsigned p = 0; p < np; p++) {
     fputc(' ', md);
-    rpt__md(md, s->param);
-    fputs(" = ", md);
-    rpt__md(md, s->labels[p]);
+    rpt__sweep_point_md(md, s, p);
     fputs(" |", md);
   }
   fputs("\n|---|---|", md);
@@ -1540,13 +1577,13 @@ static int rpt__sweep_tables(rpt__ctx *c, const rpt_sweep *s, FILE *md, FILE *cs
       char m[32], lo[32], hi[32];
       rpt__sweep_cell(s, p, k, rlo, rhi, conv, tmp, &ci, m, lo, hi);
       fprintf(md, " %s [%s, %s] |", m, lo, hi);
-      rpt__csv(csv, s->param);
+      rpt_csv_field(csv, s->param);
       fputc(',', csv);
-      rpt__csv(csv, s->labels[p]);
+      rpt_csv_field(csv, s->labels[p]);
       fprintf(csv, ",%.17g,", s->x[p]);
-      rpt__csv(csv, s->names[k]);
+      rpt_csv_field(csv, s->names[k]);
       fputc(',', csv);
-      rpt__csv(csv, s->units[k]);
+      rpt_csv_field(csv, s->units[k]);
       fprintf(csv, ",%.17g,%.17g,%.17g,%.17g,%d\n", ci.mean, ci.sd, ci.lo, ci.hi, ci.n);
     }
     fputs("\n", md);
@@ -1555,9 +1592,7 @@ static int rpt__sweep_tables(rpt__ctx *c, const rpt_sweep *s, FILE *md, FILE *cs
   fputs("\nPer-point results files (run `spotlab report` on any of them for its own figures):\n\n", md);
   for (unsigned p = 0; p < np; p++) {
     fputs("- ", md);
-    rpt__md(md, s->param);
-    fputs(" = ", md);
-    rpt__md(md, s->labels[p]);
+    rpt__sweep_point_md(md, s, p);
     fputs(": `", md);
     rpt__md(md, s->point_files[p]);
     fputs("`\n", md);
@@ -1758,11 +1793,15 @@ int rpt_report(const char *path, const rpt_options *opt, rpt_outcome *out, char 
       rc = rpt__summary_files(&c, md, csv, rpt__sweep_tables_cb, &s, th, err, errlen);
       if (!rc) { rc = rpt__sweep_figs(&c, &s); }
       char hp[1024], hm[256], hk[512];
-      snprintf(what, sizeof what,
-               "Sweep file <code>%s</code>: model <code>%s</code>, key <code>%s</code> over %u values, %d "
-               "replication%s per point.",
-               rpt__html_buf(hp, sizeof hp, path), rpt__html_buf(hm, sizeof hm, s.model),
-               rpt__html_buf(hk, sizeof hk, s.param), s.npoints, s.reps, s.reps == 1 ? "" : "s");
+      if (s.nkeys >= 2) /* a grid: each key named with its values */
+        rpt__grid_what(what, sizeof what, &s, rpt__html_buf(hp, sizeof hp, path),
+                       rpt__html_buf(hm, sizeof hm, s.model));
+      else
+        snprintf(what, sizeof what,
+                 "Sweep file <code>%s</code>: model <code>%s</code>, key <code>%s</code> over %u values, %d "
+                 "replication%s per point.",
+                 rpt__html_buf(hp, sizeof hp, path), rpt__html_buf(hm, sizeof hm, s.model),
+                 rpt__html_buf(hk, sizeof hk, s.param), s.npoints, s.reps, s.reps == 1 ? "" : "s");
       rpt_sweep_free(&s);
     }
   } else if (rpt_file_kind(c.f) == RPT_EXPERIMENT) {

@@ -337,7 +337,7 @@ int rpt_write_summary(rpt_file *f, const char *md_path, const char *csv_path, in
           const char *cols[6] = {d[0] ? d : "overall", rpt_metric_name(f, k), q, d, v, rpt_metric_unit(f, k)};
           for (int j = 0; j < 6; j++) { /* every text through libcsv's writer when it needs quoting */
             if (j) fputc(',', o);
-            rpt__csv(o, cols[j]);
+            rpt_csv_field(o, cols[j]);
           }
           fprintf(o, ",%.17g,%.17g,%.17g,%.17g,%d\n", ci[k].mean, ci[k].sd, ci[k].lo, ci[k].hi, ci[k].n);
         }

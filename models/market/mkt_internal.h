@@ -194,8 +194,11 @@ typedef struct mkt_job {
   int64_t cost;      /* billed so far (net of penalty refunds), musd */
   int64_t gpu_ms;    /* GPU time billed (members and standbys), GPU*ms */
   int64_t standby_ms, lost_ms, ckpt_ms, redundant_ms; /* overheads, GPU*ms */
-  uint16_t hosts;                                     /* distinct hosts of its first placement */
-  uint16_t node;                                      /* 1 + the GP Node that took it (nodes.queues), 0 none */
+  /* communication: all-reduce seconds per work unit of its runs (sched_cluster_step's t_comm / the
+   * step's work; 0 for one member) and the members' GPU-seconds spent in it so far */
+  double comm_per_work, comm_gpu_s;
+  uint16_t hosts; /* distinct hosts of its first placement */
+  uint16_t node;  /* 1 + the GP Node that took it (nodes.queues), 0 none */
   uint16_t gpus, interruptions, replacements;
   uint8_t cls, state, from_trace, started, nruns;
   uint8_t strat; /* bidding pool: mkt_strategy of its client */
@@ -447,7 +450,8 @@ void mkt__withdraw(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t s);
 void mkt__on_finish(sim_lp *lp, const mkt_ctx *c, mkt_market *m, const mkt_msg *msg);
 void mkt__on_ckpt(sim_lp *lp, const mkt_ctx *c, mkt_market *m, const mkt_msg *msg);
 void mkt__on_wake(sim_lp *lp, const mkt_ctx *c, mkt_market *m, const mkt_msg *msg);
-/* Plays every running job's checkpoints up to now (book closing: their pauses are booked). */
+/* Plays every running job's checkpoints and work up to now (book closing: their pauses and
+ * communication are booked). */
 void mkt__ckpt_all(sim_lp *lp, const mkt_ctx *c, mkt_market *m);
 /* Bills every employed GPU up to now (book closing). */
 void mkt__bill_all(sim_lp *lp, const mkt_ctx *c, mkt_market *m);

@@ -196,6 +196,7 @@ void mkt__job_record(sim_lp *lp, const mkt_ctx *c, const mkt_market *m, const mk
   r.standby_gpu_h = (double)j->standby_ms / 3.6e6;
   r.checkpoint_gpu_h = (double)j->ckpt_ms / 3.6e6;
   r.lost_gpu_h = (double)j->lost_ms / 3.6e6;
+  r.comm_gpu_h = mkt__ms(j->comm_gpu_s) / 3.6e6; /* the ms the jobs series has of it */
   sim_table_put(lp, MKT_T_JOBS, &r);
 }
 

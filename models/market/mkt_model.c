@@ -162,8 +162,9 @@ static const sim_param mkt__region_params[] = {
         "a job not started after this leaves (0 = never)"),                                                                                                                           \
       P("power_w", SIM_P_DOUBLE, mkt_class_cfg, power_w, d_pw, 1, 2000, "W",                                                                                                          \
         "power limit per GPU in its bids (GigaSPOT: mandatory)"),                                                                                                                     \
-      PE("policy", mkt_class_cfg, policy, SCHED_DEFAULT_POLICY_TEXT, sched_policy_names,                                                                                              \
-         "fault tolerance of its jobs in the scheduling core (checkpoint with checkpoint_h = 0 is none)"),                                                                            \
+      P("policy", SIM_P_STRING, mkt_class_cfg, policy, SCHED_DEFAULT_POLICY_TEXT, 1.0, 0.0, NULL,                                                                                     \
+        "fault tolerance of its jobs: a policy, or parts joined by + (\"checkpoint+standby\"); checkpoint with "                                                                      \
+        "checkpoint_h = 0 is none"),                                                                                                                                                  \
       PE("ckpt_rule", mkt_class_cfg, ckpt_rule, "\"fixed\"", sched_ckpt_rule_names,                                                                                                   \
          "checkpoint interval: fixed (checkpoint_h), young or daly (from the checkpoint cost and MTBF)"),                                                                             \
       P("standby_k", SIM_P_INT, mkt_class_cfg, standby_k, SCHED_DEFAULT_STANDBY_K_TEXT, 0, 8, "GPUs",                                                                                 \
@@ -549,6 +550,29 @@ static int mkt__validate_classes(const mkt_config *c, const sim_scenario *s, sim
   char path[128];
   for (int k = 0; k < MKT_NCLASSES; k++) {
     const mkt_class_cfg *cc = &c->cls[k];
+    /* its policy: a row of the policy table or a combination of rows (composed here, while the
+     * scenario is read, as compare_policies' are) */
+    int pol = sched_policy_parse(cc->policy);
+    snprintf(path, sizeof path, "market.%s.policy", mkt_class_names[k]);
+    if (pol < 0) {
+      char names[512] = "";
+      for (int i = 0; sched_policy_names[i]; i++)
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", sched_policy_names[i]);
+      sim_param_error(s, path, d,
+                      "'%s' is not a policy: write one of %s, or parts joined by + such as checkpoint+standby "
+                      "(each part once; none combines with nothing)",
+                      cc->policy, names);
+      bad = 1;
+    } else {
+      sched_ft f = {
+          .policy = (sched_policy)pol, .standby_k = (unsigned)cc->standby_k, .replicas = (unsigned)cc->replicas};
+      if (sched_ft_slots(&f) > SCHED_MAX_RUNS) {
+        sim_param_error(s, path, d, "%s with %s.replicas = %lld runs %u copies at once, more than %d",
+                        sched_policy_name(f.policy), mkt_class_names[k], (long long)cc->replicas, sched_ft_slots(&f),
+                        SCHED_MAX_RUNS);
+        bad = 1;
+      }
+    }
     if (cc->gpus_min > cc->gpus_max) {
       snprintf(path, sizeof path, "market.%s.gpus_min", mkt_class_names[k]);
       sim_param_error(s, path, d, "gpus_min %lld > gpus_max %lld", (long long)cc->gpus_min, (long long)cc->gpus_max);
@@ -747,6 +771,7 @@ static const sim_field mkt__job_fields[] = {
     {"cost_musd", SIM_F_I64, offsetof(mkt_job_rec, cost_musd), "USD*1e-6"},
     {"value_musd_h", SIM_F_I64, offsetof(mkt_job_rec, value_musd_h), "USD*1e-6/GPU/h"},
     {"bid_musd_h", SIM_F_I64, offsetof(mkt_job_rec, bid_musd_h), "USD*1e-6/GPU/h"},
+    {"comm_gpu_h", SIM_F_F64, offsetof(mkt_job_rec, comm_gpu_h), "GPU*h"},
 };
 static const sim_field mkt__host_fields[] = {
     {"provider", SIM_F_U64, offsetof(mkt_host_rec, provider), "1"},
@@ -818,16 +843,17 @@ static const char *const mkt__jcol_names[] = {"submitted",
                                               "queued_at_end",
                                               "running_at_end",
                                               "unstarted_wait_ms",
-                                              "rcompletion_ms"};
+                                              "rcompletion_ms",
+                                              "comm_gpu_ms"};
 _Static_assert(sizeof mkt__jcol_names / sizeof *mkt__jcol_names == MKT_NJCOLS, "one name per jobs column");
 static const char *const mkt__pcol_units[] = {"USD*1e-6", "GPU*ms", "GPU*ms", "providers", "GPUs"};
 _Static_assert(sizeof mkt__pcol_names / sizeof *mkt__pcol_names == MKT_NPCOLS &&
                    sizeof mkt__pcol_units / sizeof *mkt__pcol_units == MKT_NPCOLS,
                "one name and unit per column");
-static const char *const mkt__jcol_units[] = {"jobs",     "jobs",   "jobs", "ms",       "ms",     "1",
-                                              "USD*1e-6", "jobs",   "jobs", "GPU*ms",   "GPU*ms", "GPU*ms",
-                                              "GPU*ms",   "GPU*ms", "jobs", "USD*1e-6", "jobs",   "USD*1e-6/GPU/h",
-                                              "1",        "runs",   "jobs", "jobs",     "ms",     "ms"};
+static const char *const mkt__jcol_units[] = {
+    "jobs",   "jobs",   "jobs",   "ms",     "ms",     "1",    "USD*1e-6", "jobs", "jobs",
+    "GPU*ms", "GPU*ms", "GPU*ms", "GPU*ms", "GPU*ms", "jobs", "USD*1e-6", "jobs", "USD*1e-6/GPU/h",
+    "1",      "runs",   "jobs",   "jobs",   "ms",     "ms",   "GPU*ms"};
 _Static_assert(sizeof mkt__jcol_units / sizeof *mkt__jcol_units == MKT_NJCOLS, "one unit per jobs column");
 static const char *const mkt__fcol_names[] = {"treasury_musd", "rate_musd_h", "shortfall_musd"};
 static const char *const mkt__fcol_units[] = {"USD*1e-6", "USD*1e-6/h", "USD*1e-6"};
@@ -1147,7 +1173,7 @@ static int mkt__build_policies(mkt_ctx *c) {
     for (int k = 0; k < MKT_NCLASSES; k++) {
       const mkt_class_cfg *cc = &cfg->cls[k];
       sched_ft *f = &c->ft[w][k];
-      f->policy = (sched_policy)(c->world_policy[w] >= 0 ? c->world_policy[w] : cc->policy);
+      f->policy = (sched_policy)(c->world_policy[w] >= 0 ? c->world_policy[w] : sched_policy_parse(cc->policy));
       f->ckpt_rule = (sched_ckpt_rule)cc->ckpt_rule;
       f->ckpt_interval_s = cc->checkpoint_h > 0 ? cc->checkpoint_h * 3600.0 : SCHED_DEFAULT_CKPT_INTERVAL_S;
       if (sched_ft_checkpoints(f) && cc->checkpoint_h <= 0 && f->ckpt_rule == SCHED_CKPT_FIXED)
@@ -1531,6 +1557,12 @@ typedef struct mkt__mq {
   "end: a lower bound that never falls when jobs take longer"
 #define MQ_CEN_SUBMITTED "jobs still running or queued at the end count as submitted, not completed"
 #define MQ_CEN_NONE "no jobs involved"
+/* comm_share: what a wide job pays for spreading over hosts */
+#define MQ_COMM_FORMULA                                                                                                \
+  "GPU-hours the runs' members spent in the ring all-reduce of grad_mb per step (sched_cluster_step's t_comm per "     \
+  "step, over the members' links) / GPU-hours billed to members (standbys excluded); NaN when no member was billed"
+#define MQ_COMM_OVER "started jobs' run time (members' GPU time billed)"
+#define MQ_COMM_CEN "jobs running at the end are counted up to the end (time and communication)"
 static const mkt__mq mkt__pq[] = {
     {"income_per_available_hour", "USD/h", "income per available GPU-hour", 1, "provider income per available GPU-hour",
      "income the persona's providers received (rentals and staking, gross of slashing) / their available (idle or "
@@ -1755,6 +1787,8 @@ static const mkt__mq mkt__sq[] = {
     {"unannounced_share", "1", "departures by churn not announced / all departures by churn", 0,
      "unannounced share of departures", "departures by churn not announced / all departures by churn",
      "departures by churn", "per departure", MQ_CEN_PROV},
+    {"comm_share", "1", "share of the members' GPU time spent synchronising gradients (all classes)", 0,
+     "share of time communicating", MQ_COMM_FORMULA, MQ_COMM_OVER, "per member GPU-hour", MQ_COMM_CEN},
 };
 /* Fault tolerance, per class (the baseline world) and, when policies are compared, per policy
  * with the paired difference from the first listed policy (same providers, churn and arrivals).
@@ -1802,6 +1836,8 @@ static const mkt__mq mkt__fq[] = {
      "clients balked + jobs reneged + jobs queued and never started at the end",
      "clients (submitted jobs and balked clients)", "count",
      "jobs queued and never started at the end count as unserved; started ones do not"},
+    {"comm_share", "1", "share of the members' GPU time spent synchronising gradients", 0,
+     "share of time communicating", MQ_COMM_FORMULA, MQ_COMM_OVER, "per member GPU-hour", MQ_COMM_CEN},
 };
 static const mkt__mq mkt__wq[] = {
     {"provider_income", "USD", "income received by providers (rentals and staking), gross of slashing", 1,
@@ -1853,6 +1889,7 @@ enum {
   MX_ENTERED,
   MX_EXITED,
   MX_UNANNOUNCED,
+  MX_COMM,
   MX_N
 };
 _Static_assert(MX_N == MQ_S, "one MX_ index per scalar metric");
@@ -1869,6 +1906,7 @@ enum {
   MF_SPEND,
   MF_USEFUL,
   MF_UNSERVED,
+  MF_COMM,
   MF_N
 };
 _Static_assert(MF_N == MQ_F, "one MF_ index per fault-tolerance metric");
@@ -2114,6 +2152,7 @@ static void mkt__ft_values(const int64_t *jobs, int k0, int k1, double *v) {
   v[MF_SPEND] = spend;
   v[MF_USEFUL] = useful;
   v[MF_UNSERVED] = sum[MKT_J_BALKED] + sum[MKT_J_ABANDONED] + sum[MKT_J_QUEUED_END];
+  v[MF_COMM] = mkt__div(sum[MKT_J_COMM_MS], sum[MKT_J_GPU_MS] - sum[MKT_J_STANDBY_MS]);
 }
 
 /* The overall scalars from counters, the ledger and the money flows (world 0): prices, money
@@ -2379,6 +2418,11 @@ static void mkt__compute(const sim_model *m, const sim_results *r, double *out) 
   (void)value, (void)pcost;
   for (size_t g = 0; g < c->ngpus; g++) out[X.spd + g] = c->speed[g];
   for (size_t k = 0; c->ntrace && k <= MKT_TR_NREASONS; k++) out[X.trc + k] = (double)c->trace_rows[k];
+  {
+    double v[MQ_F];
+    mkt__ft_values(r->series[MKT_S_JOBS], 0, MKT_NCLASSES, v);
+    SC[MX_COMM] = v[MF_COMM];
+  }
   mkt__compute_worlds(c, r, out, X);
 }
 

@@ -69,7 +69,7 @@ typedef struct mkt_class_cfg {
   double mem_min_gb;               /* minimum GPU memory (the minimum GPU requirement) */
   double value_usd_h, value_sigma; /* valuation per GPU-hour: log-normal median, sigma */
   double checkpoint_h;             /* checkpoint policy, fixed rule: interval; 0 = no checkpoints */
-  int policy;                      /* sched_policy of its jobs */
+  char *policy;                    /* its jobs' policy: a row or a combination (sched_policy_parse) */
   int ckpt_rule;                   /* sched_ckpt_rule */
   int64_t standby_k, replicas, max_restarts;
   double deadline_slack;             /* deadline = submit + slack x ideal run time; 0 = none */
@@ -333,6 +333,7 @@ enum {
   /* + (T - submit) at submission, + (end - T) at completion: sum over submitted jobs of
    * min(completion time, T - submit), the restricted completion time */
   MKT_J_RCOMPLETION_MS,
+  MKT_J_COMM_MS, /* members' GPU time in the all-reduce of gradients (sched_cluster_step) */
   MKT_NJCOLS
 };
 /* Columns of MKT_S_FLEX (one bin per billing interval, summed over regions). */
@@ -360,6 +361,7 @@ typedef struct mkt_job_rec {
   double value_usd_h, bid_usd_h, paid_usd_h; /* per GPU-hour: valuation, bid, cost / GPU-hours */
   double gpu_h, work_gpu_h, standby_gpu_h, checkpoint_gpu_h, lost_gpu_h;
   int64_t cost_musd, value_musd_h, bid_musd_h;
+  double comm_gpu_h; /* members' GPU time spent synchronising gradients (all-reduce) */
 } mkt_job_rec;
 
 /* One record per (pool, provider that joined it): what the pool's core knew of it at the end. */

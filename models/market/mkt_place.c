@@ -257,10 +257,21 @@ static mkt_run *timer_run(mkt_market *m, const mkt_msg *msg) {
 }
 
 /* Work done so far: the run computes at its rate except while paused (staging, checkpoint,
- * recovery of a replacement, a member gone unseen). */
-static void advance(mkt_run *r, double now) {
+ * recovery of a replacement, a member gone unseen). Of that computing time, each step's all-reduce
+ * is communication: dw work units are dw / step_work steps of t_comm each, on every member (the
+ * jobs series gets the job's GPU time in whole ms, so that its sum is the jobs table's). */
+static void advance(sim_lp *lp, const mkt_ctx *c, mkt_job *j, mkt_run *r, double now) {
   double from = r->last_t > r->pause_until ? r->last_t : r->pause_until;
-  if (now > from) r->work += r->rate * (now - from);
+  if (now > from) {
+    double dw = r->rate * (now - from);
+    r->work += dw;
+    if (j->comm_per_work > 0) {
+      int64_t was = mkt__ms(j->comm_gpu_s);
+      j->comm_gpu_s += dw * j->comm_per_work * r->n;
+      int64_t add = mkt__ms(j->comm_gpu_s) - was;
+      if (add) mkt__series(lp, c, MKT_S_JOBS, j->cls * MKT_NJCOLS + MKT_J_COMM_MS, 0, add);
+    }
+  }
   r->last_t = now;
 }
 
@@ -289,7 +300,7 @@ static void ckpt_play(sim_lp *lp, const mkt_ctx *c, mkt_job *j, mkt_run *r, doub
     }
     if (!(r->ck_next < now || (at_now && r->ck_next == now))) return;
     double t = r->ck_next;
-    advance(r, t); /* the work it saves */
+    advance(lp, c, j, r, t); /* the work it saves */
     double from = r->pause_until > t ? r->pause_until : t;
     r->pause_until = from + r->ck_C; /* a blocking checkpoint: the run waits while it writes */
     int64_t ck = mkt__ms(r->ck_C) * r->n;
@@ -303,7 +314,7 @@ static void ckpt_play(sim_lp *lp, const mkt_ctx *c, mkt_job *j, mkt_run *r, doub
 /* The run's work brought to now, its checkpoints first. */
 static void run_to(sim_lp *lp, const mkt_ctx *c, mkt_job *j, mkt_run *r, double now) {
   ckpt_play(lp, c, j, r, now, 0);
-  advance(r, now);
+  advance(lp, c, j, r, now);
 }
 static void ckpt_cancel(mkt_run *r) { r->ck_next = r->ck_done = INFINITY; }
 
@@ -338,12 +349,14 @@ void mkt__ckpt_all(sim_lp *lp, const mkt_ctx *c, mkt_market *m) {
   for (uint32_t s = 0; s < m->njobs; s++) {
     mkt_job *j = &m->jobs[s];
     if (j->state != J_RUNNING) continue;
-    for (int k = 0; k < j->nruns; k++)
-      if (j->runs[k].active) ckpt_play(lp, c, j, &j->runs[k], now, 0);
+    for (int k = 0; k < j->nruns; k++) /* the checkpoints and work (and communication) up to now */
+      if (j->runs[k].active) run_to(lp, c, j, &j->runs[k], now);
   }
 }
 
-static double run_rate(const mkt_ctx *c, mkt_market *m, const mkt_job *j, const mkt_run *r) {
+/* The run's work rate; sets the job's all-reduce time per work unit (the same for all its runs:
+ * their width, and the links of the pool's region). */
+static double run_rate(const mkt_ctx *c, mkt_market *m, mkt_job *j, const mkt_run *r) {
   double spb[MKT__RUN_INL], *sp = spb;
   sched_link lnb[MKT__RUN_INL], *ln = lnb;
   if (r->n > MKT__RUN_INL) { /* a wide run */
@@ -368,7 +381,9 @@ static double run_rate(const mkt_ctx *c, mkt_market *m, const mkt_job *j, const 
       sp[i] *= sched_coloc_factor(&c->cluster, (double)k);
     }
   }
-  double rate = sched_cluster_rate(&c->cluster, &c->net, sp, ln, r->n, cc->step_s * j->gpus, cc->grad_mb * 1e6);
+  double W = cc->step_s * j->gpus, tm = 0;
+  double rate = sched_cluster_step(&c->cluster, &c->net, sp, ln, r->n, W, cc->grad_mb * 1e6, NULL, &tm);
+  j->comm_per_work = rate > 0 && W > 0 ? tm / W : 0;
   if (sp != spb) {
     free(sp);
     free(ln);
@@ -892,7 +907,7 @@ void mkt__host_leave(sim_lp *lp, const mkt_ctx *c, mkt_market *m, uint32_t prov,
         if (MKT__RG(r)[i] == cid && !r->doomed) {
           /* the checkpoints that started before the market learnt of it, as the timers had them */
           ckpt_play(lp, c, j, r, sim_now(lp), 1);
-          advance(r, t_left > r->last_t ? t_left : r->last_t);
+          advance(lp, c, j, r, t_left > r->last_t ? t_left : r->last_t);
           r->doomed = 1;
           r->pause_until = INFINITY;
           cancel_finish(r); /* its finish and checkpoint never come */
@@ -1170,6 +1185,13 @@ void mkt__free_hosts_check(const mkt_ctx *c, const mkt_market *m) {
 }
 
 void mkt__place_fini(mkt_market *m) {
+  /* The core's books at the end, once per market (a pass over its GPUs and jobs): every invariant
+   * holds, its floating-point ledger among them (billed = the providers', nodes', operators' and
+   * platform's shares). A broken one is a bug of the core or of the events the market fed it. */
+  char msg[256];
+  if (m->core && sched_check_invariants(m->core, msg, sizeof msg))
+    SIM_FATAL("market of region %u, pool %u: the scheduling core's invariants fail at the end: %s", m->region, m->pool,
+              msg);
   sched_destroy(m->core);
   free(m->host_block);
   free(m->hstake);

@@ -501,6 +501,17 @@ double sched_net_transfer_time(const sched_net_params *np, const sched_link *l, 
  * and links `links[i]`, for a job of step_work and step_bytes. */
 double sched_cluster_rate(const sched_cluster_params *cp, const sched_net_params *np, const double *speed,
                           const sched_link *links, unsigned n, double step_work, double step_bytes);
+/* The same rate, with the two parts of one step (s): computing (*t_compute) and the ring all-reduce
+ * of step_bytes (*t_comm); t_comm / (t_compute + t_comm) is the share of the run's computing time
+ * spent communicating (0 for one member, no bytes or no synchronous step: step_work <= 0). Either
+ * pointer may be NULL. */
+double sched_cluster_step(const sched_cluster_params *cp, const sched_net_params *np, const double *speed,
+                          const sched_link *links, unsigned n, double step_work, double step_bytes, double *t_compute,
+                          double *t_comm);
+/* The ring all-reduce of step_bytes over n members' links, s: 2 (n-1)/n x 8 bytes / smallest goodput
+ * + 2 (n-1) x largest one-way latency (Patarasuk & Yuan 2009); 0 for n <= 1 or no bytes, INFINITY
+ * when a link passes nothing. It does not depend on the members' speeds. */
+double sched_allreduce_time(const sched_net_params *np, const sched_link *links, unsigned n, double step_bytes);
 
 /* Contention: f(k), the speed of one of k busy co-located members relative to its speed alone.
  *   1 <= k <= ncoloc:  linear interpolation of the measured coloc[] (f(1) = coloc[0]);

@@ -119,10 +119,13 @@ double sched_net_transfer_time(const sched_net_params *np, const sched_link *l, 
  *   t_comm = 2 (n-1)/n * 8B / g_min + 2 (n-1) a
  *   with g_min the smallest member goodput (the ring's bottleneck, from the transfer model)
  *   and a the largest one-way latency.
- * Rate = W / (t_compute + t_comm). Without synchronisation (W = 0) the run's rate is
- * eff * n * min s (even) or eff * sum s (weighted, dynamic). */
-double sched_cluster_rate(const sched_cluster_params *cp, const sched_net_params *np, const double *speed,
-                          const sched_link *links, unsigned n, double step_work, double step_bytes) {
+ * Rate = W / (t_compute + t_comm), and the share of a step spent communicating t_comm / (t_compute
+ * + t_comm) (sched_cluster_step gives both times). Without synchronisation (W = 0) the run's rate
+ * is eff * n * min s (even) or eff * sum s (weighted, dynamic), and nothing is communicated. */
+static double sched__cluster_step(const sched_cluster_params *cp, const sched_net_params *np, const double *speed,
+                                  const sched_link *links, unsigned n, double step_work, double step_bytes,
+                                  double *tc_out, double *tm_out) {
+  *tc_out = *tm_out = 0;
   if (n == 0) return 0;
   double sum = 0, mn = INFINITY;
   for (unsigned i = 0; i < n; i++) {
@@ -149,18 +152,41 @@ double sched_cluster_rate(const sched_cluster_params *cp, const sched_net_params
     double m = ceil((cp->chunks_per_member > 0 ? cp->chunks_per_member : 1) * n);
     tc = W / sum / eff + (m / n) * cp->chunk_overhead_s + 0.5 * (W / m) / (sum / n);
   }
-  double tm = 0;
-  if (n > 1 && step_bytes > 0) {
-    double gmin = INFINITY, amax = 0;
-    for (unsigned i = 0; i < n; i++) {
-      double g = sched_net_goodput(np, &links[i]);
-      if (g < gmin) gmin = g;
-      if (0.5 * links[i].rtt_s > amax) amax = 0.5 * links[i].rtt_s;
-    }
-    if (!(gmin > 0)) return 0;
-    tm = 2.0 * (n - 1) / n * 8.0 * step_bytes / gmin + 2.0 * (n - 1) * amax;
-  }
+  double tm = sched_allreduce_time(np, links, n, step_bytes);
+  *tc_out = tc;
+  *tm_out = tm;
+  if (!isfinite(tm)) return 0;
   return W / (tc + tm);
+}
+
+double sched_cluster_step(const sched_cluster_params *cp, const sched_net_params *np, const double *speed,
+                          const sched_link *links, unsigned n, double step_work, double step_bytes, double *t_compute,
+                          double *t_comm) {
+  double tc_out = 0, tm_out = 0;
+  double rate = sched__cluster_step(cp, np, speed, links, n, step_work, step_bytes, &tc_out, &tm_out);
+  if (t_compute) *t_compute = tc_out;
+  if (t_comm) *t_comm = tm_out;
+  return rate;
+}
+
+double sched_cluster_rate(const sched_cluster_params *cp, const sched_net_params *np, const double *speed,
+                          const sched_link *links, unsigned n, double step_work, double step_bytes) {
+  double tc, tm;
+  return sched__cluster_step(cp, np, speed, links, n, step_work, step_bytes, &tc, &tm);
+}
+
+/* The all-reduce time of one step, s (the t_comm above): 0 for one member or no bytes, INFINITY
+ * when a member's link passes nothing. */
+double sched_allreduce_time(const sched_net_params *np, const sched_link *links, unsigned n, double step_bytes) {
+  if (n <= 1 || !(step_bytes > 0)) return 0;
+  double gmin = INFINITY, amax = 0;
+  for (unsigned i = 0; i < n; i++) {
+    double g = sched_net_goodput(np, &links[i]);
+    if (g < gmin) gmin = g;
+    if (0.5 * links[i].rtt_s > amax) amax = 0.5 * links[i].rtt_s;
+  }
+  if (!(gmin > 0)) return INFINITY;
+  return 2.0 * (n - 1) / n * 8.0 * step_bytes / gmin + 2.0 * (n - 1) * amax;
 }
 
 /* Contention between co-located members; the form and its sources are in sched.h. */

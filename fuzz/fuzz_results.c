@@ -7,6 +7,7 @@
  * check and the HDF5 reading behind it are fuzzed (the size and the CRC are fuzzed by the inputs
  * left unchanged: one in 2^5 of those with the block). */
 #include "analysis/report/rpt.h"
+#include "models/market/mkt_names.h"
 #include "fuzz/fuzz_util.h"
 #include "sim/h5mem.h"
 
@@ -57,10 +58,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     if (rpt_file_kind(f) == RPT_RESULTS && rpt_nreps(f) > 0) {
       rpt_series s;
-      if (rpt_series_read(f, 0, "ledger", &s) == 0) rpt_series_free(&s);
+      if (rpt_series_read(f, 0, MKT_SERIES_LEDGER, &s) == 0) rpt_series_free(&s);
       double *v = NULL;
       size_t n = 0;
-      if (rpt_table_num(f, 0, "jobs", "cost_usd", &v, &n) == 0) free(v);
+      if (rpt_table_num(f, 0, MKT_TABLE_JOBS, "cost_usd", &v, &n) == 0) free(v);
     }
     rpt_close(f);
   }

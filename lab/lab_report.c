@@ -1,6 +1,7 @@
 /* lab_report.c - the lab's report: the per-job table on the terminal (with the simulation side by
  * side) and the HDF5 results file in the layout of simulated runs (docs/results-format.md). */
 #include "lab/lab.h"
+#include "models/market/mkt_names.h" /* the lab writes its jobs table under the market's name: one report reads both */
 #include "models/sched/sched.h"
 #include "sim/results_io.h"
 
@@ -241,7 +242,7 @@ static const sim_field lab__sfields[] = {
 };
 
 static const sim_table_def lab__tables[] = {
-    {"jobs", sizeof(lab__rec), lab__fields, sizeof lab__fields / sizeof lab__fields[0],
+    {MKT_TABLE_JOBS, sizeof(lab__rec), lab__fields, sizeof lab__fields / sizeof lab__fields[0],
      "one row per job of the lab: where it ran, when, how it ended"},
     {"services", sizeof(lab__srec), lab__sfields, sizeof lab__sfields / sizeof lab__sfields[0],
      "one row per service: requests served and lost to faults, latency (nearest rank), replicas over time"},

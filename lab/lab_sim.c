@@ -8,6 +8,7 @@
  * policy: the differences between the twin and the real lab are what the model leaves out
  * (process start-up, pipe latency, CPU contention between workers, duty-cycle jitter). */
 #include "lab/lab_internal.h"
+#include "models/market/mkt_names.h"
 #include "models/sched/sched.h"
 #include "sim/sim.h"
 
@@ -75,7 +76,7 @@ static const sim_field ls_fields[] = {
     {"submit", SIM_F_F64, offsetof(ls_rec, submit), "s"}, {"start", SIM_F_F64, offsetof(ls_rec, start), "s"},
     {"end", SIM_F_F64, offsetof(ls_rec, end), "s"},
 };
-static const sim_table_def ls_tables[] = {{"jobs", sizeof(ls_rec), ls_fields, 7, "simulated jobs"}};
+static const sim_table_def ls_tables[] = {{MKT_TABLE_JOBS, sizeof(ls_rec), ls_fields, 7, "simulated jobs"}};
 
 static void ls_sink(void *ctx, const sched_decision *d) {
   ls_state *st = ctx;

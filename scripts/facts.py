@@ -80,7 +80,7 @@ class Run:
     def __init__(self, path):
         import spotlab
         self.r = spotlab.open(path)
-        self.providers = self.r.table("providers")
+        self.providers = self.r.table(spotlab.names.TABLE_PROVIDERS)
         self._avail = None
         import h5py
         with h5py.File(path, "r") as f:
@@ -95,7 +95,8 @@ class Run:
 
     def avail(self):
         if self._avail is None:
-            self._avail = self.r.table("availability")
+            import spotlab
+            self._avail = self.r.table(spotlab.names.TABLE_AVAILABILITY)
         return self._avail
 
 

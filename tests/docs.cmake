@@ -20,3 +20,8 @@ add_test(NAME docs_metrics
          COMMAND sh -c "\"$1\" metrics --markdown 2>/dev/null | diff -u \"$2\" - && echo 'docs/metrics.md matches the catalogue'"
                  sh $<TARGET_FILE:spotlab> ${CMAKE_SOURCE_DIR}/docs/metrics.md)
 set_tests_properties(docs_metrics PROPERTIES ENVIRONMENT "${SPOTLAB_TEST_ENV}" TIMEOUT 60)
+# python/spotlab/names.py is generated from models/market/mkt_names.h (the market's table and
+# series names, declared once): it fails when one changes without the other (regenerate:
+# scripts/names.py). Its test that the names are the ones a run writes is python_package's.
+add_test(NAME names_python COMMAND python3 ${CMAKE_SOURCE_DIR}/scripts/names.py --check)
+set_tests_properties(names_python PROPERTIES TIMEOUT 60)

@@ -2307,9 +2307,18 @@ static void test_churn_raises_spend_per_useful_random(void) {
 }
 
 /* Removing capacity (fewer hosts, the same demand, churn and seeds) never raises jobs served, and
- * the unserved demand it leaves is counted: jobs_unserved = balked + reneged + never started. */
+ * the unserved demand it leaves is counted: jobs_unserved = balked + reneged + never started. Nor
+ * does it lower the mean wait or the restricted mean completion time, both over submitted jobs
+ * (a job never started counts its wait so far, one never completed its time to the end): the
+ * means over started or completed jobs they replaced could fall as service collapsed. */
 static void test_less_capacity_serves_no_more_random(void) {
-  const char *names[] = {"jobs_served", "jobs_unserved", "jobs_balked", "jobs_reneged", "jobs_queued_at_end"};
+  const char *names[] = {"jobs_served",
+                         "jobs_unserved",
+                         "jobs_balked",
+                         "jobs_reneged",
+                         "jobs_queued_at_end",
+                         "wait_mean.class.training",
+                         "completion_rmean.class.training"};
   rng g = {4242};
   chk c = {0};
   for (int t = 0; t < 4; t++) {
@@ -2325,14 +2334,20 @@ static void test_less_capacity_serves_no_more_random(void) {
     big.jobs_per_h = 1.5 * big.providers / big.dur_h; /* demand above what the bigger market serves */
     prop_case small = big;
     small.providers = (int)(big.providers * (0.5 + 0.3 * rng_unif(&g)));
-    double a[5], b[5];
-    int rc = prop_sums(&big, 4, 3 * 86400.0, names, 5, a) | prop_sums(&small, 4, 3 * 86400.0, names, 5, b);
+    double a[7], b[7];
+    int rc = prop_sums(&big, 4, 3 * 86400.0, names, 7, a) | prop_sums(&small, 4, 3 * 86400.0, names, 7, b);
     CU_ASSERT_EQUAL_FATAL(rc, 0);
     CHECK(&c, b[0] <= a[0], "%d -> %d hosts (%s, jobs of %.0f h): jobs served %.0f -> %.0f", big.providers,
           small.providers, big.policy, big.dur_h, a[0], b[0]);
     CHECK(&c, a[1] == a[2] + a[3] + a[4] && b[1] == b[2] + b[3] + b[4],
           "jobs_unserved %.0f, %.0f != balked + reneged + queued at the end", a[1], b[1]);
     CHECK(&c, b[1] > 0, "%d hosts for %.1f jobs/h left no demand unserved", small.providers, small.jobs_per_h);
+    CHECK(&c, b[5] >= a[5] && b[6] >= a[6],
+          "%d -> %d hosts (%s): mean wait %.0f -> %.0f s, restricted mean completion %.0f -> %.0f s", big.providers,
+          small.providers, big.policy, a[5] / 4, b[5] / 4, a[6] / 4, b[6] / 4);
+    printf("\n  %d -> %d hosts (%s): served %.0f -> %.0f, mean wait %.0f -> %.0f s, restricted completion %.0f -> "
+           "%.0f s",
+           big.providers, small.providers, big.policy, a[0], b[0], a[5] / 4, b[5] / 4, a[6] / 4, b[6] / 4);
   }
   chk_report(&c, "less capacity, jobs served");
 }
@@ -2431,7 +2446,8 @@ static CU_TestInfo model_tests[] = {
     {"strategies: truthful dominant under Vickrey, no surplus under pay as bid", test_strategies_known_outcomes},
     {"harsher churn never lowers total spend per useful GPU-hour (random, common random numbers)",
      test_churn_raises_spend_per_useful_random},
-    {"less capacity never serves more jobs; unserved demand counted (random, common random numbers)",
+    {"less capacity never serves more jobs nor shortens the mean wait or completion; unserved demand counted (random, "
+     "CRN)",
      test_less_capacity_serves_no_more_random},
     {"deadline misses match the jobs table in every replication (random)",
      test_deadline_misses_match_jobs_table_random},

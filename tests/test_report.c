@@ -4,6 +4,7 @@
  * statuses. The results files are written through the engine's own writer (sim_results_write)
  * from replications built by hand, so every number in them is known. */
 #include "analysis/report/rpt.h"
+#include "models/market/mkt_names.h"
 #include "analysis/report/rpt_internal.h"
 #include "sim/results_io.h"
 #include "tests/csv_records.h"
@@ -67,9 +68,9 @@ static const sim_field t_avail_f[] = {
     {"state", SIM_F_STR16, offsetof(t_avail, state), ""},
 };
 static const sim_table_def t_tables[] = {
-    {"providers", sizeof(t_prov), t_prov_f, 8, "providers"},
-    {"jobs", sizeof(t_job), t_job_f, 11, "jobs"},
-    {"availability", sizeof(t_avail), t_avail_f, 4, "availability"},
+    {MKT_TABLE_PROVIDERS, sizeof(t_prov), t_prov_f, 8, "providers"},
+    {MKT_TABLE_JOBS, sizeof(t_job), t_job_f, 11, "jobs"},
+    {MKT_TABLE_AVAILABILITY, sizeof(t_avail), t_avail_f, 4, "availability"},
 };
 
 #define T_END (3 * 86400.0)
@@ -85,10 +86,10 @@ static const char *const t_pools[] = {"fixed", "bidding", "flexible"};
 static const char *const t_jclasses[] = {"training", "inference", "batch"};
 static const char *const t_policies[] = {"none", "checkpoint", "replicate"};
 static const sim_series_def t_series[] = {
-    {"rented_gpu_ms_by_region", "GPU*ms", T_BIN, 3, t_regions, "rented"},
-    {"available_gpu_ms_by_region", "GPU*ms", T_BIN, 3, t_regions, "available"},
-    {"price_sum_by_class", "USD*1e-6/GPU-h", T_BIN, 3, t_classes, "price sum"},
-    {"price_n_by_class", "1", T_BIN, 3, t_classes, "price count"},
+    {MKT_SERIES_RENTED, "GPU*ms", T_BIN, 3, t_regions, "rented"},
+    {MKT_SERIES_AVAIL, "GPU*ms", T_BIN, 3, t_regions, "available"},
+    {MKT_SERIES_PRICE_SUM, "USD*1e-6/GPU-h", T_BIN, 3, t_classes, "price sum"},
+    {MKT_SERIES_PRICE_N, "1", T_BIN, 3, t_classes, "price count"},
 };
 
 /* Metric 0 is "revenue"; its values per replication are given, so its interval is known. */
@@ -476,7 +477,7 @@ static const sim_field t_ftjob_f[] = {
     {"end", SIM_F_F64, offsetof(t_ftjob, end), "s"},
 };
 static void test_report_policy_levels(void) {
-  static const sim_table_def tabs[] = {{"jobs", sizeof(t_ftjob), t_ftjob_f, 6, "jobs"}};
+  static const sim_table_def tabs[] = {{MKT_TABLE_JOBS, sizeof(t_ftjob), t_ftjob_f, 6, "jobs"}};
   sim_model m = {"fault_tolerance", NULL, 0, NULL, 0, 0, 1.0, 86400.0, NULL, NULL, 0, tabs, 1};
   enum { REPS = 3, NJ = 120 };
   sim_results r[REPS];
@@ -641,9 +642,9 @@ static void test_bad_files(void) {
   size_t n;
   CU_ASSERT_EQUAL(rpt_table_num(f, 0, "nosuch", "x", &x, &n), SIM_ENOTFOUND);
   CU_ASSERT(strstr(rpt_error(f), "/reps/rep_0000/tables/nosuch is missing") != NULL);
-  CU_ASSERT_EQUAL(rpt_table_num(f, 1, "jobs", "nosuch", &x, &n), SIM_ENOTFOUND);
+  CU_ASSERT_EQUAL(rpt_table_num(f, 1, MKT_TABLE_JOBS, "nosuch", &x, &n), SIM_ENOTFOUND);
   CU_ASSERT(strstr(rpt_error(f), "has no field 'nosuch'") != NULL);
-  CU_ASSERT_EQUAL(rpt_table_num(f, 1, "jobs", "wait_s", &x, &n), 0);
+  CU_ASSERT_EQUAL(rpt_table_num(f, 1, MKT_TABLE_JOBS, "wait_s", &x, &n), 0);
   CU_ASSERT_EQUAL(n, T_NJOBS);
   free(x);
   rpt_close(f);
@@ -695,12 +696,12 @@ static void test_declared_too_big(void) {
   H5Tclose(jt);
   CU_ASSERT_EQUAL_FATAL(rpt_open("rpt_huge_parts.h5", &f, err, sizeof err), 0);
   rpt_series sr;
-  CU_ASSERT_EQUAL(rpt_series_read(f, 0, "ledger", &sr), SIM_EFORMAT);
+  CU_ASSERT_EQUAL(rpt_series_read(f, 0, MKT_SERIES_LEDGER, &sr), SIM_EFORMAT);
   CU_ASSERT(strstr(rpt_error(f), "declares 1000000000 x 1000000 cells (damaged file?)") != NULL);
   rpt_series_free(&sr);
   double *x = NULL;
   size_t n = 0;
-  CU_ASSERT_EQUAL(rpt_table_num(f, 0, "jobs", "wait_s", &x, &n), SIM_EFORMAT);
+  CU_ASSERT_EQUAL(rpt_table_num(f, 0, MKT_TABLE_JOBS, "wait_s", &x, &n), SIM_EFORMAT);
   CU_ASSERT(strstr(rpt_error(f), "cannot be read (damaged file?)") != NULL);
   free(x);
   rpt_close(f);
@@ -817,6 +818,9 @@ static void test_ranges_and_checks(void) {
       {"daily_income_cv.persona.henry", "1", 0, INFINITY},
       {"client_price_per_gpu_h", "USD/h", 0, INFINITY},
       {"lost_gpu_h.policy.none", "GPU*h", 0, INFINITY},
+      {"spend_per_useful_gpu_h.policy.none", "USD/h", 0, INFINITY},
+      {"spend_per_completed_job.class.training", "USD", 0, INFINITY},
+      {"spend_per_useful_gpu_h_vs_none.policy.checkpoint", "USD/h", -INFINITY, INFINITY},
       {"provider_surplus", "USD", -INFINITY, INFINITY},
       {"income_mean.persona.jade", "USD", -INFINITY, INFINITY},
       {"goodput_vs_none.policy.checkpoint", "1", -INFINITY, INFINITY},
@@ -1472,10 +1476,10 @@ static int t_csv_records(const char *s, int want) { return csv_records(s, want, 
 static const char *const t_h_regions[] = {"'\n!touch pwn_e\n", "<i>r</i>", "x"};
 static const char *const t_h_classes[] = {"'\n!touch pwn_f\n", "b", "c"};
 static const sim_series_def t_h_series[] = {
-    {"rented_gpu_ms_by_region", "GPU*ms", T_BIN, 3, t_h_regions, "rented"},
-    {"available_gpu_ms_by_region", "GPU*ms", T_BIN, 3, t_h_regions, "available"},
-    {"price_sum_by_class", "USD*1e-6/GPU-h", T_BIN, 3, t_h_classes, "price sum"},
-    {"price_n_by_class", "1", T_BIN, 3, t_h_classes, "price count"},
+    {MKT_SERIES_RENTED, "GPU*ms", T_BIN, 3, t_h_regions, "rented"},
+    {MKT_SERIES_AVAIL, "GPU*ms", T_BIN, 3, t_h_regions, "available"},
+    {MKT_SERIES_PRICE_SUM, "USD*1e-6/GPU-h", T_BIN, 3, t_h_classes, "price sum"},
+    {MKT_SERIES_PRICE_N, "1", T_BIN, 3, t_h_classes, "price count"},
 };
 #define T_HNM 10
 static const sim_metric_def t_h_metrics[T_HNM] = {

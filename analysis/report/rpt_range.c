@@ -63,9 +63,9 @@ void rpt_metric_range(const char *name, const char *unit, double *lo, double *hi
     return;
   }
   /* 5. prices, costs, fees and what counts events */
-  static const char *const nonneg_words[] = {"price",         "cost",     "fee",       "revenue", "payout",
-                                             "interruptions", "switches", "restarts",  "served",  "misses",
-                                             "count",         "goodput",  "shortfall", NULL};
+  static const char *const nonneg_words[] = {"price",         "cost",     "spend",    "fee",       "revenue",
+                                             "payout",        "switches", "restarts", "served",    "misses",
+                                             "interruptions", "count",    "goodput",  "shortfall", NULL};
   if (rpt__has_any(q, nonneg_words)) *lo = 0;
 }
 

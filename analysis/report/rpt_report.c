@@ -7,6 +7,7 @@
  * with 95% Student-t bands (rpt_ci_t); distributions (income, waits) pool every replication.
  */
 #include "analysis/report/rpt_internal.h"
+#include "models/market/mkt_names.h" /* the market's table and series names (header only) */
 
 #include <errno.h>
 #include <math.h>
@@ -208,11 +209,11 @@ typedef struct rpt__jobf {
 static void rpt__job_fields(rpt__ctx *c, rpt__jobf *jf) {
   const char *sub[] = {"submit_s", "submit", NULL}, *st[] = {"start_s", "start", NULL}, *en[] = {"end_s", "end", NULL},
              *wt[] = {"wait_s", NULL}, *oc[] = {"outcome", NULL};
-  jf->submit = rpt_table_pick_field(c->f, "jobs", sub);
-  jf->start = rpt_table_pick_field(c->f, "jobs", st);
-  jf->end = rpt_table_pick_field(c->f, "jobs", en);
-  jf->wait = rpt_table_pick_field(c->f, "jobs", wt);
-  jf->outcome = rpt_table_pick_field(c->f, "jobs", oc);
+  jf->submit = rpt_table_pick_field(c->f, MKT_TABLE_JOBS, sub);
+  jf->start = rpt_table_pick_field(c->f, MKT_TABLE_JOBS, st);
+  jf->end = rpt_table_pick_field(c->f, MKT_TABLE_JOBS, en);
+  jf->wait = rpt_table_pick_field(c->f, MKT_TABLE_JOBS, wt);
+  jf->outcome = rpt_table_pick_field(c->f, MKT_TABLE_JOBS, oc);
 }
 
 enum { RPT_V_FIELD, RPT_V_WAIT, RPT_V_COMPLETION };
@@ -386,7 +387,7 @@ static void rpt__income_panel(FILE *g, const rpt__groups *gr, const char *dim, i
 static void rpt__fig_income(rpt__ctx *c) {
   const char *title = "Provider income per persona and pool";
   const char *need[] = {"income_usd", NULL};
-  if (!rpt_has_table(c->f, "providers", need)) {
+  if (!rpt_has_table(c->f, MKT_TABLE_PROVIDERS, need)) {
     rpt__skip(c, title, "no table 'providers' with a field income_usd");
     return;
   }
@@ -395,8 +396,8 @@ static void rpt__fig_income(rpt__ctx *c) {
   int have[2] = {0, 0};
   for (int i = 0; i < 2; i++) {
     const char *one[] = {dims[i], NULL};
-    if (rpt_has_table(c->f, "providers", one) &&
-        !rpt__group(c, "providers", dims[i], NULL, NULL, RPT_V_FIELD, "income_usd", NULL, &gr[i]))
+    if (rpt_has_table(c->f, MKT_TABLE_PROVIDERS, one) &&
+        !rpt__group(c, MKT_TABLE_PROVIDERS, dims[i], NULL, NULL, RPT_V_FIELD, "income_usd", NULL, &gr[i]))
       have[i] = 1;
   }
   if (!have[0] && !have[1]) {
@@ -430,7 +431,7 @@ static void rpt__fig_income(rpt__ctx *c) {
 /* Per region and bin: the mean over replications of f(rented, available) with its 95% band. */
 static void rpt__fig_util(rpt__ctx *c) {
   const char *title = "Utilization and idle-but-available GPUs per region";
-  if (!rpt_has_series(c->f, "rented_gpu_ms_by_region") || !rpt_has_series(c->f, "available_gpu_ms_by_region")) {
+  if (!rpt_has_series(c->f, MKT_SERIES_RENTED) || !rpt_has_series(c->f, MKT_SERIES_AVAIL)) {
     rpt__skip(c, title, "series rented_gpu_ms_by_region and available_gpu_ms_by_region are not both in the file");
     return;
   }
@@ -438,8 +439,8 @@ static void rpt__fig_util(rpt__ctx *c) {
   rpt_series *rs = calloc((size_t)reps, sizeof *rs), *as = calloc((size_t)reps, sizeof *as);
   int rc = !rs || !as ? SIM_ENOMEM : 0;
   for (int r = 0; !rc && r < reps; r++) {
-    rc = rpt_series_read(c->f, r, "rented_gpu_ms_by_region", &rs[r]);
-    if (!rc) rc = rpt_series_read(c->f, r, "available_gpu_ms_by_region", &as[r]);
+    rc = rpt_series_read(c->f, r, MKT_SERIES_RENTED, &rs[r]);
+    if (!rc) rc = rpt_series_read(c->f, r, MKT_SERIES_AVAIL, &as[r]);
     if (!rc && (rs[r].nbins != as[r].nbins || rs[r].ncols != as[r].ncols || rs[r].nbins != rs[0].nbins ||
                 rs[r].ncols != rs[0].ncols)) {
       rpt__skip(c, title, "the rented and available series do not have the same shape in every replication");
@@ -547,7 +548,7 @@ static void rpt__fig_util(rpt__ctx *c) {
 
 static void rpt__fig_price(rpt__ctx *c) {
   const char *title = "Clearing price per GPU class";
-  if (!rpt_has_series(c->f, "price_sum_by_class") || !rpt_has_series(c->f, "price_n_by_class")) {
+  if (!rpt_has_series(c->f, MKT_SERIES_PRICE_SUM) || !rpt_has_series(c->f, MKT_SERIES_PRICE_N)) {
     rpt__skip(c, title, "series price_sum_by_class and price_n_by_class are not both in the file");
     return;
   }
@@ -555,8 +556,8 @@ static void rpt__fig_price(rpt__ctx *c) {
   rpt_series *ps = calloc((size_t)reps, sizeof *ps), *pn = calloc((size_t)reps, sizeof *pn);
   if (!ps || !pn) rc = SIM_ENOMEM;
   for (int r = 0; !rc && r < reps; r++) {
-    rc = rpt_series_read(c->f, r, "price_sum_by_class", &ps[r]);
-    if (!rc) rc = rpt_series_read(c->f, r, "price_n_by_class", &pn[r]);
+    rc = rpt_series_read(c->f, r, MKT_SERIES_PRICE_SUM, &ps[r]);
+    if (!rc) rc = rpt_series_read(c->f, r, MKT_SERIES_PRICE_N, &pn[r]);
     if (!rc && (ps[r].nbins != pn[r].nbins || ps[r].ncols != pn[r].ncols || ps[r].nbins != ps[0].nbins ||
                 ps[r].ncols != ps[0].ncols)) {
       rpt__skip(c, title, "the price sum and count series do not have the same shape in every replication");
@@ -801,7 +802,7 @@ static void rpt__time_tics(FILE *g, double end_s, double div) {
  * value of `by` (class or policy). */
 static void rpt__fig_job_cdfs(rpt__ctx *c, const char *by, const char *name, const char *title) {
   const char *names_cls[] = {"class", "cls", NULL}, *names_by[] = {by, NULL}, *names_split[] = {"churn", NULL};
-  const char *cat = rpt_table_pick_field(c->f, "jobs", strcmp(by, "class") ? names_by : names_cls);
+  const char *cat = rpt_table_pick_field(c->f, MKT_TABLE_JOBS, strcmp(by, "class") ? names_by : names_cls);
   rpt__jobf jf;
   rpt__job_fields(c, &jf);
   int has_w = jf.wait || (jf.start && jf.submit), has_c = jf.end && jf.submit;
@@ -812,13 +813,13 @@ static void rpt__fig_job_cdfs(rpt__ctx *c, const char *by, const char *name, con
     return;
   }
   /* The split values (at most 4), from replication 0. */
-  const char *split = strcmp(by, "policy") ? NULL : rpt_table_pick_field(c->f, "jobs", names_split);
+  const char *split = strcmp(by, "policy") ? NULL : rpt_table_pick_field(c->f, MKT_TABLE_JOBS, names_split);
   char splits[4][64];
   unsigned nsplit = 0;
   if (split) {
     char *sv = NULL;
     size_t w, n;
-    if (rpt_table_str(c->f, 0, "jobs", split, &sv, &w, &n)) {
+    if (rpt_table_str(c->f, 0, MKT_TABLE_JOBS, split, &sv, &w, &n)) {
       rpt__hard(c, SIM_EFORMAT);
       return;
     }
@@ -832,8 +833,8 @@ static void rpt__fig_job_cdfs(rpt__ctx *c, const char *by, const char *name, con
   for (unsigned sp = 0; sp < (split ? nsplit : 1); sp++) {
     rpt__groups gw = {0}, gc = {0};
     const char *sv = split ? splits[sp] : NULL;
-    if (has_w && rpt__group(c, "jobs", cat, split, sv, RPT_V_WAIT, NULL, &jf, &gw)) return;
-    if (has_c && rpt__group(c, "jobs", cat, split, sv, RPT_V_COMPLETION, NULL, &jf, &gc)) {
+    if (has_w && rpt__group(c, MKT_TABLE_JOBS, cat, split, sv, RPT_V_WAIT, NULL, &jf, &gw)) return;
+    if (has_c && rpt__group(c, MKT_TABLE_JOBS, cat, split, sv, RPT_V_COMPLETION, NULL, &jf, &gc)) {
       rpt__groups_free(&gw);
       return;
     }
@@ -915,12 +916,13 @@ static void rpt__fig_job_cdfs(rpt__ctx *c, const char *by, const char *name, con
  * then the split by class (jobs.png), not a policy's effect; it is skipped with that reason. */
 static int rpt__policies_compared(rpt__ctx *c) {
   const char *names_cls[] = {"class", "cls", NULL};
-  const char *cls = rpt_table_pick_field(c->f, "jobs", names_cls);
+  const char *cls = rpt_table_pick_field(c->f, MKT_TABLE_JOBS, names_cls);
   if (!cls) return 1;
   char *cs = NULL, *ps = NULL;
   size_t w, wp, n, n2;
   int mixed = 0;
-  if (rpt_table_str(c->f, 0, "jobs", cls, &cs, &w, &n) || rpt_table_str(c->f, 0, "jobs", "policy", &ps, &wp, &n2))
+  if (rpt_table_str(c->f, 0, MKT_TABLE_JOBS, cls, &cs, &w, &n) ||
+      rpt_table_str(c->f, 0, MKT_TABLE_JOBS, "policy", &ps, &wp, &n2))
     mixed = 1; /* unreadable here: the figure's own reading reports it */
   for (size_t i = 0; !mixed && i < n && i < n2; i++)
     for (size_t j = 0; j < i && !mixed; j++)
@@ -951,17 +953,17 @@ static const char *rpt__state_colour(const char *s, unsigned i) {
 static void rpt__fig_timelines(rpt__ctx *c) {
   const char *title = "Provider availability timelines (sample)";
   const char *need[] = {"provider", "start_s", "end_s", "state", NULL};
-  if (!rpt_has_table(c->f, "availability", need)) {
+  if (!rpt_has_table(c->f, MKT_TABLE_AVAILABILITY, need)) {
     rpt__skip(c, title, "no table 'availability' with fields provider, start_s, end_s, state");
     return;
   }
   double *pid = NULL, *t0 = NULL, *t1 = NULL;
   char *st = NULL;
   size_t n, n2, w;
-  int rc = rpt_table_num(c->f, 0, "availability", "provider", &pid, &n);
-  if (!rc) rc = rpt_table_num(c->f, 0, "availability", "start_s", &t0, &n2);
-  if (!rc) rc = rpt_table_num(c->f, 0, "availability", "end_s", &t1, &n2);
-  if (!rc) rc = rpt_table_str(c->f, 0, "availability", "state", &st, &w, &n2);
+  int rc = rpt_table_num(c->f, 0, MKT_TABLE_AVAILABILITY, "provider", &pid, &n);
+  if (!rc) rc = rpt_table_num(c->f, 0, MKT_TABLE_AVAILABILITY, "start_s", &t0, &n2);
+  if (!rc) rc = rpt_table_num(c->f, 0, MKT_TABLE_AVAILABILITY, "end_s", &t1, &n2);
+  if (!rc) rc = rpt_table_str(c->f, 0, MKT_TABLE_AVAILABILITY, "state", &st, &w, &n2);
   if (rc) {
     rpt__hard(c, rc);
     goto done;
@@ -999,8 +1001,9 @@ static void rpt__fig_timelines(rpt__ctx *c) {
   double *pids = NULL;
   size_t np = 0, pw = 0, np2;
   const char *pf[] = {"id", "persona", NULL};
-  if (rpt_has_table(c->f, "providers", pf) && (rpt_table_str(c->f, 0, "providers", "persona", &pers, &pw, &np) ||
-                                               rpt_table_num(c->f, 0, "providers", "id", &pids, &np2))) {
+  if (rpt_has_table(c->f, MKT_TABLE_PROVIDERS, pf) &&
+      (rpt_table_str(c->f, 0, MKT_TABLE_PROVIDERS, "persona", &pers, &pw, &np) ||
+       rpt_table_num(c->f, 0, MKT_TABLE_PROVIDERS, "id", &pids, &np2))) {
     free(pers);
     pers = NULL;
   }
@@ -1843,7 +1846,7 @@ int rpt_report(const char *path, const rpt_options *opt, rpt_outcome *out, char 
       rpt__fig_timelines(&c);
       rpt__fig_dim_bars(&c, "policy", "policies", "Fault-tolerance policies side by side");
       const char *pol[] = {"policy", NULL};
-      if (rpt_table_pick_field(c.f, "jobs", pol) && rpt__policies_compared(&c))
+      if (rpt_table_pick_field(c.f, MKT_TABLE_JOBS, pol) && rpt__policies_compared(&c))
         rpt__fig_job_cdfs(&c, "policy", "policy_jobs", "Job wait and completion time per fault-tolerance policy");
       if (c.rc) {
         rc = c.rc;

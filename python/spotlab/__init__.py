@@ -5,6 +5,7 @@
     r.metrics()                                  # rep, name, ..., value, unit (long form)
     r.summary()                                  # mean, sd, 95% CI per metric
     r.table("providers")                         # every replication, with a `rep` column
+                                                 # (the names: spotlab.names.TABLES, .SERIES)
     r.series("rented_gpu_ms_by_region")          # rep, bin, bin_start_s, bin_start_h, one column per region
     r = spotlab.run("scenarios/default.cfg", params={"run.end": "1d"})
 
@@ -15,11 +16,12 @@ from ._errors import (BinaryNotFound, DamagedFile, FormatVersionError, NotInFile
 from ._h5 import FORMATS, open_checked, verify
 from ._results import Experiment, Results, Sweep, split_metric
 from ._run import experiment, find_binary, param_value, run, sweep
+from . import names
 
 __version__ = "0.1.0"
 __all__ = ["open", "run", "sweep", "find_binary", "param_value", "split_metric", "Results", "Sweep", "FORMATS",
            "SpotlabError", "ResultsNotFound", "NotSpotlabFile", "FormatVersionError", "NotInFile", "BinaryNotFound",
-           "RunError", "DamagedFile", "verify", "Experiment", "experiment"]
+           "RunError", "DamagedFile", "verify", "Experiment", "experiment", "names"]
 
 
 def open(path, verify=True):  # noqa: A001 - spotlab.open is the package's entry point, as h5py.File or gzip.open

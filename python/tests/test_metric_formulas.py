@@ -42,15 +42,17 @@ def close(a, b, what):
 
 def world0(f, rep, jobs, prov):
     """World 0's ledger, money flows, fees and job counters, and its jobs' cost and providers' income."""
-    return (series(f, rep, "ledger"), series(f, rep, "money_flows"), sum(series(f, rep, "fees_by_pool").values()),
-            series(f, rep, "jobs_by_class"), jobs.cost_musd.sum(), prov.income_musd.sum())
+    N = spotlab.names
+    return (series(f, rep, N.SERIES_LEDGER), series(f, rep, N.SERIES_MONEY),
+            sum(series(f, rep, N.SERIES_FEES).values()), series(f, rep, N.SERIES_JOBS), jobs.cost_musd.sum(),
+            prov.income_musd.sum())
 
 
 @pytest.mark.parametrize("name", ["default", "gp_nodes", "fault_tolerance"])
 def test_metrics_equal_their_formulas(runs, name):
     r = runs[name]
     m = r.metrics(wide=True)
-    jobs_all, prov_all = r.table("jobs"), r.table("providers")
+    jobs_all, prov_all = r.table(spotlab.names.TABLE_JOBS), r.table(spotlab.names.TABLE_PROVIDERS)
     with h5py.File(r.path) as f:
         for rep in range(r.reps):
             x = m.loc[rep]

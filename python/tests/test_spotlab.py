@@ -24,7 +24,9 @@ def test_open_meta(day_run):
     assert r.scenario.startswith("#") and "market" in r.effective
     with h5py.File(r.path) as f:
         assert r.rep_seeds == [int(f[f"reps/rep_{k:04d}"].attrs["seed"]) for k in range(2)]
-    assert {"providers", "jobs", "hosts", "availability", "daily_income"} <= set(r.table_names)
+    # every table and series models/market/mkt_names.h declares is in the file, and nothing else
+    assert set(spotlab.names.TABLES) == set(r.table_names)
+    assert set(spotlab.names.SERIES) == set(r.series_names)
     assert "rented_gpu_ms_by_region" in r.series_names
 
 

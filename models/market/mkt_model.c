@@ -2,6 +2,7 @@
  * speeds, policies, data files), headline metrics and end-of-run checks (money conserved). The
  * LPs are in mkt_market.c and mkt_provider.c (see mkt_internal.h). */
 #include "models/market/mkt_internal.h"
+#include "models/market/mkt_names.h"
 #include "sim/datapath.h"
 
 #include <gsl/gsl_randist.h>
@@ -802,15 +803,15 @@ static const sim_field mkt__day_fields[] = {
     {"income_musd", SIM_F_I64, offsetof(mkt_day_rec, income_musd), "USD*1e-6"},
 };
 static const sim_table_def mkt__tables[MKT_NTABLES] = {
-    {"providers", sizeof(mkt_prov_rec), mkt__prov_fields, sizeof mkt__prov_fields / sizeof mkt__prov_fields[0],
+    {MKT_TABLE_PROVIDERS, sizeof(mkt_prov_rec), mkt__prov_fields, sizeof mkt__prov_fields / sizeof mkt__prov_fields[0],
      "one record per provider: persona, pool, GPUs, income and time per state"},
-    {"jobs", sizeof(mkt_job_rec), mkt__job_fields, sizeof mkt__job_fields / sizeof mkt__job_fields[0],
+    {MKT_TABLE_JOBS, sizeof(mkt_job_rec), mkt__job_fields, sizeof mkt__job_fields / sizeof mkt__job_fields[0],
      "one record per job: class, pool, wait, interruptions, cost, outcome"},
-    {"availability", sizeof(mkt_avail_rec), mkt__avail_fields, 4,
+    {MKT_TABLE_AVAILABILITY, sizeof(mkt_avail_rec), mkt__avail_fields, 4,
      "state intervals (down, owner, idle, rented) of the first sample_providers providers"},
-    {"hosts", sizeof(mkt_host_rec), mkt__host_fields, sizeof mkt__host_fields / sizeof mkt__host_fields[0],
+    {MKT_TABLE_HOSTS, sizeof(mkt_host_rec), mkt__host_fields, sizeof mkt__host_fields / sizeof mkt__host_fields[0],
      "one record per (pool, provider that joined it): reputation, stake and slashing at the end"},
-    {"daily_income", sizeof(mkt_day_rec), mkt__day_fields, sizeof mkt__day_fields / sizeof mkt__day_fields[0],
+    {MKT_TABLE_DAILY_INCOME, sizeof(mkt_day_rec), mkt__day_fields, sizeof mkt__day_fields / sizeof mkt__day_fields[0],
      "income per whole day of every k-th provider (market.daily_income_providers): provider, day, persona, "
      "pool at the end of the day"},
 };
@@ -1311,40 +1312,33 @@ static int mkt__build_series(mkt_ctx *c) {
   } while (0)
   sim_series_def *S = c->series;
   S[MKT_S_RENTED] =
-      (sim_series_def){"rented_gpu_ms_by_region", "GPU*ms", 3600, c->nreg, NULL, "rented GPU time per hour and region"};
-  S[MKT_S_AVAIL] = (sim_series_def){"available_gpu_ms_by_region",
-                                    "GPU*ms",
-                                    3600,
-                                    c->nreg,
-                                    NULL,
-                                    "available (idle or rented) GPU time per hour and region"};
-  S[MKT_S_DEMAND] = (sim_series_def){"demand_gpu_ms_by_region",
-                                     "GPU*ms",
-                                     3600,
-                                     c->nreg,
-                                     NULL,
-                                     "GPU time wanted by queued and running jobs per hour and region"};
-  S[MKT_S_PRICE_SUM] = (sim_series_def){"price_sum_by_class",
+      (sim_series_def){MKT_SERIES_RENTED, "GPU*ms", 3600, c->nreg, NULL, "rented GPU time per hour and region"};
+  S[MKT_S_AVAIL] = (sim_series_def){
+      MKT_SERIES_AVAIL, "GPU*ms", 3600, c->nreg, NULL, "available (idle or rented) GPU time per hour and region"};
+  S[MKT_S_DEMAND] =
+      (sim_series_def){MKT_SERIES_DEMAND, "GPU*ms", 3600,
+                       c->nreg,           NULL,     "GPU time wanted by queued and running jobs per hour and region"};
+  S[MKT_S_PRICE_SUM] = (sim_series_def){MKT_SERIES_PRICE_SUM,
                                         "USD*1e-6/GPU/h",
                                         3600,
                                         (unsigned)c->ngpus,
                                         NULL,
                                         "sum of rental prices set per hour and GPU model"};
-  S[MKT_S_PRICE_N] = (sim_series_def){"price_n_by_class", "1",  3600,
+  S[MKT_S_PRICE_N] = (sim_series_def){MKT_SERIES_PRICE_N, "1",  3600,
                                       (unsigned)c->ngpus, NULL, "number of prices set per hour and GPU model"};
-  S[MKT_S_LEDGER] = (sim_series_def){"ledger",      "USD*1e-6", 0,
-                                     MKT_NACCOUNTS, NULL,       "double-entry balances at the end (sum must be 0)"};
+  S[MKT_S_LEDGER] = (sim_series_def){MKT_SERIES_LEDGER, "USD*1e-6", 0,
+                                     MKT_NACCOUNTS,     NULL,       "double-entry balances at the end (sum must be 0)"};
   S[MKT_S_PERSONA] = (sim_series_def){
-      "by_persona",          "mixed", 0,
+      MKT_SERIES_PERSONA,    "mixed", 0,
       c->npers * MKT_NPCOLS, NULL,    "income (musd), available and rented GPU*ms, providers, GPUs per persona"};
-  S[MKT_S_POOL] = (sim_series_def){"by_pool", "mixed",
-                                   0,         MKT_NPOOLS * MKT_NPCOLS,
-                                   NULL,      "income (musd), available and rented GPU*ms per pool (pool at the time)"};
+  S[MKT_S_POOL] = (sim_series_def){
+      MKT_SERIES_POOL,         "mixed", 0,
+      MKT_NPOOLS * MKT_NPCOLS, NULL,    "income (musd), available and rented GPU*ms per pool (pool at the time)"};
   S[MKT_S_JOBS] = (sim_series_def){
-      "jobs_by_class",           "mixed", 0,
+      MKT_SERIES_JOBS,           "mixed", 0,
       MKT_NCLASSES * MKT_NJCOLS, NULL,    "job counts, summed waits, turnarounds (ms), interruptions, cost (musd)"};
   S[MKT_S_FLEX] =
-      (sim_series_def){"flexible_pool",
+      (sim_series_def){MKT_SERIES_FLEX,
                        "USD*1e-6",
                        bw,
                        MKT_NFCOLS,
@@ -1361,19 +1355,20 @@ static int mkt__build_series(mkt_ctx *c) {
   S[MKT_S_JOBS].colnames = mkt__cols(mkt_class_names, MKT_NCLASSES, mkt__jcol_names, MKT_NJCOLS);
   COPY_NAMES(S[MKT_S_FLEX].colnames, mkt__fcol_names, MKT_NFCOLS);
   S[MKT_S_REGION] = (sim_series_def){
-      "by_region",          "mixed", 0,
+      MKT_SERIES_REGION,    "mixed", 0,
       c->nreg * MKT_NPCOLS, NULL,    "income (musd), available and rented GPU*ms, providers, GPUs per region"};
   S[MKT_S_REGION].colnames = mkt__cols((const char *const *)c->region_cols, c->nreg, mkt__pcol_names, MKT_NPCOLS);
-  S[MKT_S_GPU] = (sim_series_def){"by_gpu_class",
+  S[MKT_S_GPU] = (sim_series_def){MKT_SERIES_GPU,
                                   "mixed",
                                   0,
                                   (unsigned)c->ngpus * MKT_NPCOLS,
                                   NULL,
                                   "income (musd), available and rented GPU*ms, providers, GPUs per GPU model"};
   S[MKT_S_GPU].colnames = mkt__cols((const char *const *)c->gpu_cols, (unsigned)c->ngpus, mkt__pcol_names, MKT_NPCOLS);
-  S[MKT_S_FEES] = (sim_series_def){"fees_by_pool", "USD*1e-6", 0, MKT_NPOOLS, NULL, "platform fees collected per pool"};
+  S[MKT_S_FEES] =
+      (sim_series_def){MKT_SERIES_FEES, "USD*1e-6", 0, MKT_NPOOLS, NULL, "platform fees collected per pool"};
   COPY_NAMES(S[MKT_S_FEES].colnames, mkt_pool_names, MKT_NPOOLS);
-  S[MKT_S_RPOOL] = (sim_series_def){"responses_by_pool",
+  S[MKT_S_RPOOL] = (sim_series_def){MKT_SERIES_RPOOL,
                                     "mixed",
                                     0,
                                     MKT_NPOOLS * MKT_RP_N,
@@ -1382,7 +1377,7 @@ static int mkt__build_series(mkt_ctx *c) {
                                     "cost (musd), providers' reservation cost (musd), entries, exits, departures "
                                     "announced or not"};
   S[MKT_S_RPOOL].colnames = mkt__cols(mkt_pool_names, MKT_NPOOLS, mkt__rpcol_names, MKT_RP_N);
-  S[MKT_S_RSTRAT] = (sim_series_def){"bidding_by_strategy",
+  S[MKT_S_RSTRAT] = (sim_series_def){MKT_SERIES_RSTRAT,
                                      "mixed",
                                      0,
                                      MKT_NSTRATS * MKT_RS_N,
@@ -1390,7 +1385,7 @@ static int mkt__build_series(mkt_ctx *c) {
                                      "bidding pool per client strategy: jobs, completed, value of completed work "
                                      "and cost (musd)"};
   S[MKT_S_RSTRAT].colnames = mkt__cols(mkt_strat_names, MKT_NSTRATS, mkt__rscol_names, MKT_RS_N);
-  S[MKT_S_POP] = (sim_series_def){"population_change",
+  S[MKT_S_POP] = (sim_series_def){MKT_SERIES_POP,
                                   "providers",
                                   86400,
                                   c->npers * MKT_NPOOLS,
@@ -1398,7 +1393,7 @@ static int mkt__build_series(mkt_ctx *c) {
                                   "providers entering (+) and leaving (-) the market per day, persona and pool; "
                                   "the cumulative sum is the number in the market"};
   S[MKT_S_POP].colnames = mkt__cols((const char *const *)c->persona_cols, c->npers, mkt_pool_names, MKT_NPOOLS);
-  S[MKT_S_MONEY] = (sim_series_def){"money_flows",
+  S[MKT_S_MONEY] = (sim_series_def){MKT_SERIES_MONEY,
                                     "USD*1e-6",
                                     0,
                                     MKT_M_N,

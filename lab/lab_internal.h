@@ -30,6 +30,8 @@
 #ifndef LAB_LAB_INTERNAL_H
 #define LAB_LAB_INTERNAL_H
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <sys/types.h> /* pid_t */
 
 #include "kernels/krn.h"
@@ -37,6 +39,15 @@
 #include "models/sched/sched.h"
 
 #define LAB__LINE 1024
+/* One protocol line: fmt formatted into b (cap bytes), cut to fit, and a newline added; its length,
+ * or -1 when fmt could not be formatted. The runner's lines and the worker's are made alike. */
+static inline int lab__line_vformat(char *b, size_t cap, const char *fmt, va_list ap) {
+  int n = vsnprintf(b, cap - 1, fmt, ap);
+  if (n < 0) return -1;
+  if ((size_t)n > cap - 2) n = (int)cap - 2;
+  b[n++] = '\n';
+  return n;
+}
 /* Most worker processes the real runner forks (its tables and the calibration's are sized by it):
  * a job file of more is refused by lab_run (FILE:LINE, exit 2). The simulated twin (lab_sim.c,
  * lab_simulate) plays up to LAB__MAX_TWIN_WORKERS, the bound of lab.workers in lab_config.c: a job

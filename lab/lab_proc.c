@@ -38,11 +38,9 @@ void lab__send(lab__worker *w, const char *fmt, ...) {
   char b[LAB__LINE + 64];
   va_list ap;
   va_start(ap, fmt);
-  int n = vsnprintf(b, sizeof b - 1, fmt, ap);
+  int n = lab__line_vformat(b, sizeof b, fmt, ap);
   va_end(ap);
   if (n < 0) return;
-  if ((size_t)n > sizeof b - 2) n = (int)sizeof b - 2;
-  b[n++] = '\n';
   if (w->remote) {
     MPI_Send(b, n, MPI_CHAR, w->rank, w->gid, MPI_COMM_WORLD);
     return;

@@ -131,11 +131,9 @@ static void lab__say(lab__w *w, const char *fmt, ...) {
   char b[LAB__LINE];
   va_list ap;
   va_start(ap, fmt);
-  int n = vsnprintf(b, sizeof b - 1, fmt, ap);
+  int n = lab__line_vformat(b, sizeof b, fmt, ap);
   va_end(ap);
   if (n < 0) return;
-  if ((size_t)n > sizeof b - 2) n = (int)sizeof b - 2;
-  b[n++] = '\n';
   ssize_t rc;
   do rc = write(w->wfd, b, (size_t)n);
   while (rc < 0 && errno == EINTR);

@@ -12,7 +12,7 @@
  * rendered (rpt_options.script takes the scripts), so no gnuplot runs. */
 #include "analysis/report/rpt.h"
 #include "fuzz/fuzz_util.h"
-#include "sim/h5mem.h"
+#include "fuzz/fuzz_h5.h"
 #include "tests/csv_records.h"
 
 #include <dirent.h>
@@ -127,15 +127,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     quiet = 1;
   }
   char path[64], dir[96], err[RPT_ERRLEN], p[160];
-  uint8_t *copy = NULL;
-  size_t ml = sizeof SIM_H5MEM_MAGIC - 1;
-  if (size > SIM_H5MEM_USERBLOCK && !memcmp(data, SIM_H5MEM_MAGIC, ml) && (copy = malloc(size))) {
-    memcpy(copy, data, size);
-    memset(copy, 0, SIM_H5MEM_USERBLOCK);
-    snprintf((char *)copy, SIM_H5MEM_USERBLOCK, SIM_H5MEM_MAGIC "%lld %08lx\n", (long long)size,
-             (unsigned long)sim_h5mem_crc(copy + SIM_H5MEM_USERBLOCK, size - SIM_H5MEM_USERBLOCK, 0));
-    data = copy;
-  }
+  uint8_t *copy;
+  data = fz_reseal(data, size, &copy);
   int wrote = fz_named_file(data, size, path, sizeof path);
   free(copy);
   if (wrote) return 0;

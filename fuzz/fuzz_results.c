@@ -9,7 +9,7 @@
 #include "analysis/report/rpt.h"
 #include "models/market/mkt_names.h"
 #include "fuzz/fuzz_util.h"
-#include "sim/h5mem.h"
+#include "fuzz/fuzz_h5.h"
 
 #include <hdf5.h>
 
@@ -33,15 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   char path[64], err[512];
   uint8_t *copy = NULL;
-  size_t ml = sizeof SIM_H5MEM_MAGIC - 1;
-  if (size > SIM_H5MEM_USERBLOCK && !memcmp(data, SIM_H5MEM_MAGIC, ml) && (data[size - 1] & 31) != 0 &&
-      (copy = malloc(size))) {
-    memcpy(copy, data, size);
-    memset(copy, 0, SIM_H5MEM_USERBLOCK);
-    snprintf((char *)copy, SIM_H5MEM_USERBLOCK, SIM_H5MEM_MAGIC "%lld %08lx\n", (long long)size,
-             (unsigned long)sim_h5mem_crc(copy + SIM_H5MEM_USERBLOCK, size - SIM_H5MEM_USERBLOCK, 0));
-    data = copy;
-  }
+  if (size && (data[size - 1] & 31) != 0) data = fz_reseal(data, size, &copy); /* else: the check itself */
   int wrote = fz_named_file(data, size, path, sizeof path);
   free(copy);
   if (wrote) return 0;

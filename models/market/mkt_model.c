@@ -2102,6 +2102,11 @@ static const sim_metric_def *mkt__model_metrics(const sim_model *m, unsigned *n)
 }
 
 static double mkt__div(double a, double b) { return b != 0 ? a / b : NAN; }
+/* Money spent per unit of result (useful GPU-hour, completed job): infinite when money was spent
+ * and nothing came of it, NaN only when neither happened (the catalogue says so). */
+static double mkt__spend_per(double spend, double result) {
+  return result > 0 ? spend / result : spend > 0 ? INFINITY : NAN;
+}
 
 /* The ledger identity of one world, in musd (docs/market.md, "The ledger"):
  *   client_cost_total = provider_income_net + platform_revenue + treasury_change + gp_node_fees
@@ -2139,7 +2144,7 @@ static void mkt__ft_values(const int64_t *jobs, int k0, int k1, double *v) {
   v[MF_LOST] = sum[MKT_J_LOST_MS] / 3.6e6;
   v[MF_MISSED] = sum[MKT_J_MISSED];
   /* money spent on no useful work: +inf (the limit), not NaN; nothing spent, nothing done: NaN */
-  v[MF_SPEND_PER_USEFUL] = useful > 0 ? spend / useful : spend > 0 ? INFINITY : NAN;
+  v[MF_SPEND_PER_USEFUL] = mkt__spend_per(spend, useful);
   v[MF_DONE_COST_PER_USEFUL] = mkt__div(sum[MKT_J_DONE_COST] / MKT_MUSD, useful);
   v[MF_STANDBY] = sum[MKT_J_STANDBY_MS] / 3.6e6;
   v[MF_CKPT] = sum[MKT_J_CKPT_MS] / 3.6e6;
@@ -2389,9 +2394,7 @@ static void mkt__compute(const sim_model *m, const sim_results *r, double *out) 
         mkt__div((double)(v[MKT_J_WAIT_MS] + v[MKT_J_UNSTARTED_WAIT_MS]) / 1000.0, (double)v[MKT_J_SUBMITTED]);
     CL[1 * MKT_NCLASSES + k] = mkt__div((double)v[MKT_J_RCOMPLETION_MS] / 1000.0, (double)v[MKT_J_SUBMITTED]);
     CL[2 * MKT_NCLASSES + k] = mkt__div((double)v[MKT_J_INTERRUPTS], (double)v[MKT_J_SUBMITTED]);
-    CL[3 * MKT_NCLASSES + k] = v[MKT_J_DONE] > 0   ? (double)v[MKT_J_COST] / MKT_MUSD / (double)v[MKT_J_DONE]
-                               : v[MKT_J_COST] > 0 ? INFINITY
-                                                   : NAN;
+    CL[3 * MKT_NCLASSES + k] = mkt__spend_per((double)v[MKT_J_COST] / MKT_MUSD, (double)v[MKT_J_DONE]);
     CL[4 * MKT_NCLASSES + k] = mkt__div((double)v[MKT_J_DONE], (double)v[MKT_J_SUBMITTED]);
     CL[5 * MKT_NCLASSES + k] = (double)v[MKT_J_DONE];
     CL[6 * MKT_NCLASSES + k] = mkt__div((double)v[MKT_J_BALKED], (double)(v[MKT_J_SUBMITTED] + v[MKT_J_BALKED]));

@@ -245,7 +245,7 @@ void rpt_outcome_free(rpt_outcome *o);
 
 /* `spotlab report`: summary tables, figures and index.html for a results or sweep file. Returns 0,
  * or a negative sim_err with a message in err (SIM_EFORMAT/ENOTFOUND/EIO on the input, SIM_EIO
- * when the output cannot be written). */
+ * when the output cannot be written); on failure *out is empty (nothing to free). */
 int rpt_report(const char *path, const rpt_options *opt, rpt_outcome *out, char *err, size_t errlen);
 
 /* `spotlab compare`: paired differences of every metric the two files share. Prints a table on

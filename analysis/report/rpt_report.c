@@ -1880,5 +1880,6 @@ int rpt_report(const char *path, const rpt_options *opt, rpt_outcome *out, char 
   free(tables);
   free(c.figs);
   rpt_close(c.f);
+  if (rc) rpt_outcome_free(out); /* a failed report hands back nothing to free */
   return rc;
 }
